@@ -1,0 +1,79 @@
+//===- Diagnostics.cpp - one-line tool diagnostics ------------------------===//
+
+#include "compiler/Diagnostics.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+static StringRef severityName(DiagnosticSeverity severity) {
+  switch (severity) {
+  case DiagnosticSeverity::Error:
+    return "error";
+  case DiagnosticSeverity::Warning:
+    return "warning";
+  case DiagnosticSeverity::Remark:
+    return "remark";
+  case DiagnosticSeverity::Note:
+    return "note";
+  }
+  llvm_unreachable("unknown diagnostic severity");
+}
+
+/// Prints the innermost file position of `loc` as `file:line:col`, or
+/// nothing when the location carries none.
+static void printPosition(raw_ostream &os, Location loc) {
+  FileLineColLoc position;
+  loc->walk([&](Location inner) {
+    if (auto fileLoc = dyn_cast<FileLineColLoc>(inner)) {
+      position = fileLoc;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (position)
+    os << position.getFilename().getValue() << ":" << position.getLine()
+       << ":" << position.getColumn() << ": ";
+}
+
+/// Prints one diagnostic as a single stderr line.
+static void printLine(StringRef tool, DiagnosticSeverity severity,
+                      Location loc, const Diagnostic &diag) {
+  std::string line;
+  llvm::raw_string_ostream os(line);
+  os << tool << ": " << severityName(severity) << ": ";
+  printPosition(os, loc);
+  os << diag.str();
+  // Keep the one-line contract even for multi-line messages.
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  llvm::errs() << line << "\n";
+}
+
+lcc::OneLineDiagnosticHandler::OneLineDiagnosticHandler(MLIRContext *context,
+                                                        StringRef tool)
+    : context(context), tool(tool.str()) {
+  // The offending op is named in the message; its full text would span lines.
+  context->printOpOnDiagnostic(false);
+  id = context->getDiagEngine().registerHandler([this](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      ++numErrors;
+    printLine(this->tool, diag.getSeverity(), diag.getLocation(), diag);
+    for (Diagnostic &note : diag.getNotes())
+      printLine(this->tool, DiagnosticSeverity::Note, note.getLocation(),
+                note);
+    return success();
+  });
+}
+
+lcc::OneLineDiagnosticHandler::~OneLineDiagnosticHandler() {
+  context->getDiagEngine().eraseHandler(id);
+}
+
+void lcc::reportError(StringRef tool, const llvm::Twine &message) {
+  llvm::errs() << tool << ": error: " << message << "\n";
+}

@@ -1,0 +1,38 @@
+//===- Diagnostics.h - one-line tool diagnostics ----------------*- C++ -*-===//
+//
+// The command-line contract (DESIGN.md §6) wants every error on stderr as one
+// line, `TOOL: error: FILE:LINE:COL: message`. This handler prints MLIR
+// diagnostics that way instead of MLIR's multi-line source excerpts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_COMPILER_DIAGNOSTICS_H
+#define LCC_COMPILER_DIAGNOSTICS_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace lcc {
+
+/// While alive, prints every diagnostic of `context` to stderr as
+/// `tool: severity: location: message`, one line each, and counts errors.
+class OneLineDiagnosticHandler {
+public:
+  OneLineDiagnosticHandler(mlir::MLIRContext *context, llvm::StringRef tool);
+  ~OneLineDiagnosticHandler();
+
+  unsigned getNumErrors() const { return numErrors; }
+
+private:
+  mlir::MLIRContext *context;
+  mlir::DiagnosticEngine::HandlerID id;
+  std::string tool;
+  unsigned numErrors = 0;
+};
+
+/// Prints `tool: error: message` to stderr.
+void reportError(llvm::StringRef tool, const llvm::Twine &message);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_DIAGNOSTICS_H

@@ -1,0 +1,65 @@
+//===- AttnBase.td - attn dialect definition and attributes -*- tablegen -*-===//
+//
+// The attn dialect: transformer models and the attention forms of the
+// efficient-transformer literature, as a dataflow graph on tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_DIALECT_ATTN_IR_ATTNBASE
+#define LCC_DIALECT_ATTN_IR_ATTNBASE
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Attn_Dialect : Dialect {
+  let name = "attn";
+  let cppNamespace = "::lcc::attn";
+  let summary = "Transformer models and long-context attention forms";
+  let description = [{
+    The `attn` dialect describes transformer models as a dataflow graph on
+    tensors. It has two layers of ops:
+
+    * Attention ops on `[batch, heads, seq, head_dim]` tensors: dense
+      `attn.attention` and the long-context forms the compiler rewrites it
+      into (`attn.lsh_attention`, `attn.sparse_attention`,
+      `attn.routed_attention`). Their semantics are fixed in DESIGN.md §3.
+    * Model-level ops on `[batch, seq, d_model]` activations: embedding,
+      layer norm, linear, multi-head attention block, feed-forward, residual
+      and reversible blocks, softmax cross-entropy. Weights enter the graph
+      through `attn.param`, which names them so a runtime can load them by
+      name.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+}
+
+def Attn_SparsePattern : I32EnumAttr<"SparsePattern",
+    "Sparse Transformer attention pattern", [
+      I32EnumAttrCase<"Strided", 0, "strided">,
+      I32EnumAttrCase<"Fixed", 1, "fixed">
+    ]> {
+  let cppNamespace = "::lcc::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_SparsePatternAttr
+    : EnumAttr<Attn_Dialect, Attn_SparsePattern, "sparse_pattern">;
+
+def Attn_Activation : I32EnumAttr<"Activation",
+    "Feed-forward activation function", [
+      I32EnumAttrCase<"Relu", 0, "relu">,
+      I32EnumAttrCase<"Gelu", 1, "gelu">
+    ]> {
+  let cppNamespace = "::lcc::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_ActivationAttr
+    : EnumAttr<Attn_Dialect, Attn_Activation, "activation">;
+
+class Attn_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Attn_Dialect, mnemonic, traits>;
+
+// Element types of activations and weights: f32 first, half types later.
+def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def Attn_TokenTensor : RankedTensorOf<[I32, I64]>;
+
+#endif // LCC_DIALECT_ATTN_IR_ATTNBASE

@@ -1,0 +1,470 @@
+//===- AttnOps.cpp - attn dialect operations and verifiers ----------------===//
+//
+// Verifiers name the operand or attribute at fault and quote the expected and
+// actual value, so a user can fix a model from the message alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace lcc::attn;
+
+//===----------------------------------------------------------------------===//
+// Shape checking helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A ranked tensor operand or result, with the name messages use for it.
+struct NamedTensor {
+  StringRef name;
+  RankedTensorType type;
+
+  NamedTensor(StringRef name, Value value)
+      : name(name), type(cast<RankedTensorType>(value.getType())) {}
+
+  int64_t rank() const { return type.getRank(); }
+  int64_t dim(int64_t i) const { return type.getDimSize(i); }
+  Type elementType() const { return type.getElementType(); }
+};
+
+/// Checks a tensor's shape and element type against its expectations and
+/// reports the first mismatch on `op`.
+class ShapeChecker {
+public:
+  explicit ShapeChecker(Operation *op) : op(op) {}
+
+  /// `layout` names the dimensions, e.g. "[batch, heads, seq, head_dim]".
+  LogicalResult rank(const NamedTensor &t, int64_t expected,
+                     StringRef layout) {
+    if (t.rank() == expected)
+      return success();
+    return op->emitOpError() << "expected " << t.name << " of rank "
+                             << expected << " " << layout << ", got rank "
+                             << t.rank() << " (" << t.type << ")";
+  }
+
+  LogicalResult minRank(const NamedTensor &t, int64_t expected,
+                        StringRef layout) {
+    if (t.rank() >= expected)
+      return success();
+    return op->emitOpError() << "expected " << t.name << " of rank >= "
+                             << expected << " " << layout << ", got rank "
+                             << t.rank() << " (" << t.type << ")";
+  }
+
+  /// Dynamic sizes match anything; static ones must be equal.
+  LogicalResult dim(const NamedTensor &t, int64_t index, StringRef dimName,
+                    int64_t expected) {
+    int64_t actual = t.dim(index);
+    if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
+        actual == expected)
+      return success();
+    return op->emitOpError() << "expected " << t.name << " " << dimName << " "
+                             << expected << ", got " << actual;
+  }
+
+  LogicalResult elementType(const NamedTensor &t, Type expected) {
+    if (t.elementType() == expected)
+      return success();
+    return op->emitOpError() << "expected " << t.name << " element type "
+                             << expected << ", got " << t.elementType();
+  }
+
+  LogicalResult shape(const NamedTensor &t, ArrayRef<int64_t> expected) {
+    if (t.rank() != static_cast<int64_t>(expected.size()) ||
+        failed(verifyCompatibleShape(t.type.getShape(), expected)))
+      return op->emitOpError()
+             << "expected " << t.name << " of shape " << formatShape(expected)
+             << ", got " << formatShape(t.type.getShape());
+    return success();
+  }
+
+  static std::string formatShape(ArrayRef<int64_t> shape) {
+    std::string s = "[";
+    llvm::raw_string_ostream os(s);
+    llvm::interleaveComma(shape, os, [&](int64_t d) {
+      if (ShapedType::isDynamic(d))
+        os << "?";
+      else
+        os << d;
+    });
+    os << "]";
+    return s;
+  }
+
+private:
+  Operation *op;
+};
+
+constexpr StringLiteral kAttentionLayout = "[batch, heads, seq, head_dim]";
+constexpr StringLiteral kActivationLayout = "[batch, seq, d_model]";
+
+/// Checks the operands and result of an attention form: q, k, v of rank 4
+/// with matching batch, heads and element type, k and v of one sequence
+/// length, q and k of one head_dim, and a result of [batch, heads, q_seq,
+/// v_head_dim]. `sameSeq` requires one sequence for queries and keys.
+LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
+                                      Value value, Value result, bool sameSeq,
+                                      StringRef queryName = "query") {
+  ShapeChecker check(op);
+  NamedTensor q(queryName, query), k("key", key), v("value", value),
+      r("result", result);
+  if (failed(check.rank(q, 4, kAttentionLayout)) ||
+      failed(check.rank(k, 4, kAttentionLayout)) ||
+      failed(check.rank(v, 4, kAttentionLayout)) ||
+      failed(check.rank(r, 4, kAttentionLayout)))
+    return failure();
+  Type elt = q.elementType();
+  if (failed(check.elementType(k, elt)) || failed(check.elementType(v, elt)) ||
+      failed(check.elementType(r, elt)))
+    return failure();
+  if (failed(check.dim(k, 0, "batch", q.dim(0))) ||
+      failed(check.dim(k, 1, "heads", q.dim(1))) ||
+      failed(check.dim(k, 3, "head_dim", q.dim(3))) ||
+      failed(check.dim(v, 0, "batch", q.dim(0))) ||
+      failed(check.dim(v, 1, "heads", q.dim(1))) ||
+      failed(check.dim(v, 2, "seq", k.dim(2))))
+    return failure();
+  if (sameSeq && failed(check.dim(k, 2, "seq", q.dim(2))))
+    return failure();
+  return check.shape(r, {q.dim(0), q.dim(1), q.dim(2), v.dim(3)});
+}
+
+LogicalResult verifyScale(Operation *op, std::optional<APFloat> scale) {
+  if (!scale)
+    return success();
+  double s = scale->convertToDouble();
+  if (std::isfinite(s) && s > 0.0)
+    return success();
+  return op->emitOpError() << "expected 'scale' > 0, got " << s;
+}
+
+/// Checks `value >= minimum` for an integer attribute.
+LogicalResult verifyAtLeast(Operation *op, StringRef attr, int64_t value,
+                            int64_t minimum) {
+  if (value >= minimum)
+    return success();
+  return op->emitOpError() << "expected '" << attr << "' >= " << minimum
+                           << ", got " << value;
+}
+
+/// Checks `value <= limit` where the limit is a dimension (skipped when the
+/// dimension is dynamic).
+LogicalResult verifyAtMost(Operation *op, StringRef attr, int64_t value,
+                           StringRef limitName, int64_t limit) {
+  if (ShapedType::isDynamic(limit) || value <= limit)
+    return success();
+  return op->emitOpError() << "expected '" << attr << "' <= " << limitName
+                           << " (" << limit << "), got " << value;
+}
+
+/// Checks that `region` has one block whose arguments have `argTypes` and
+/// whose `attn.yield` yields exactly `yieldTypes`.
+LogicalResult verifyBlockSignature(Operation *op, Region &region,
+                                   StringRef regionName,
+                                   TypeRange argTypes, TypeRange yieldTypes) {
+  Block &block = region.front();
+  if (block.getNumArguments() != argTypes.size())
+    return op->emitOpError()
+           << "expected region '" << regionName << "' to take "
+           << argTypes.size() << " argument(s), got "
+           << block.getNumArguments();
+  for (auto [i, arg, expected] : llvm::enumerate(block.getArguments(),
+                                                 argTypes)) {
+    if (arg.getType() != expected)
+      return op->emitOpError()
+             << "expected region '" << regionName << "' argument #" << i
+             << " of type " << expected << ", got " << arg.getType();
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError() << "expected region '" << regionName
+                             << "' to end with 'attn.yield'";
+  if (yield.getValues().size() != yieldTypes.size())
+    return op->emitOpError()
+           << "expected region '" << regionName << "' to yield "
+           << yieldTypes.size() << " value(s), got "
+           << yield.getValues().size();
+  for (auto [i, value, expected] :
+       llvm::enumerate(yield.getValues(), yieldTypes)) {
+    if (value.getType() != expected)
+      return op->emitOpError()
+             << "expected region '" << regionName << "' to yield #" << i
+             << " of type " << expected << ", got " << value.getType();
+  }
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Attention forms
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  if (getSharedQk() && getKey() != getQuery())
+    return emitOpError("expected key to be the same value as query when "
+                       "'shared_qk' is set");
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getResult(), /*sameSeq=*/false)))
+    return failure();
+  return verifyScale(*this, getScale());
+}
+
+LogicalResult LSHAttentionOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQueryKey(), getQueryKey(),
+                                     getValue(), getResult(),
+                                     /*sameSeq=*/true, "query_key")) ||
+      failed(verifyAtLeast(*this, "n_hashes", getNHashes(), 1)) ||
+      failed(verifyAtLeast(*this, "bucket_size", getBucketSize(), 1)) ||
+      failed(verifyAtLeast(*this, "seed", getSeed(), 0)))
+    return failure();
+  return verifyScale(*this, getScale());
+}
+
+LogicalResult SparseAttentionOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getResult(), /*sameSeq=*/true)))
+    return failure();
+  int64_t seq = cast<RankedTensorType>(getQuery().getType()).getDimSize(2);
+  if (failed(verifyAtLeast(*this, "block", getBlock(), 1)) ||
+      failed(verifyAtLeast(*this, "stride", getStride(), 1)) ||
+      failed(verifyAtMost(*this, "stride", getStride(), "seq", seq)))
+    return failure();
+  std::optional<int64_t> summary = getSummary();
+  if (getPattern() == SparsePattern::Fixed) {
+    if (!summary)
+      return emitOpError("expected 'summary' for the fixed pattern");
+    if (failed(verifyAtLeast(*this, "summary", *summary, 1)) ||
+        failed(verifyAtMost(*this, "summary", *summary, "stride",
+                            getStride())))
+      return failure();
+  } else if (summary) {
+    return emitOpError("unexpected 'summary' for the strided pattern; it "
+                       "applies to the fixed pattern only");
+  }
+  return verifyScale(*this, getScale());
+}
+
+LogicalResult RoutedAttentionOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getResult(), /*sameSeq=*/false)))
+    return failure();
+  auto keyType = cast<RankedTensorType>(getKey().getType());
+  if (failed(verifyAtLeast(*this, "clusters", getClusters(), 1)) ||
+      failed(verifyAtMost(*this, "clusters", getClusters(), "key seq",
+                          keyType.getDimSize(2))) ||
+      failed(verifyAtLeast(*this, "window", getWindow(), 1)) ||
+      failed(verifyAtMost(*this, "window", getWindow(), "key seq",
+                          keyType.getDimSize(2))) ||
+      failed(verifyAtLeast(*this, "seed", getSeed(), 0)))
+    return failure();
+  if (Value centroids = getCentroids()) {
+    ShapeChecker check(*this);
+    NamedTensor c("centroids", centroids);
+    if (failed(check.elementType(c, keyType.getElementType())) ||
+        failed(check.shape(c, {keyType.getDimSize(1),
+                               static_cast<int64_t>(getClusters()),
+                               keyType.getDimSize(3)})))
+      return failure();
+  }
+  return verifyScale(*this, getScale());
+}
+
+//===----------------------------------------------------------------------===//
+// Model-level ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParamOp::verify() {
+  if (getName().empty())
+    return emitOpError("expected a non-empty parameter name");
+  auto type = cast<RankedTensorType>(getResult().getType());
+  if (!type.hasStaticShape())
+    return emitOpError() << "expected parameter '" << getName()
+                         << "' to have a static shape, got " << type;
+  return success();
+}
+
+LogicalResult EmbeddingOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor tokens("tokens", getTokens()), table("table", getTable()),
+      result("result", getResult());
+  if (failed(check.rank(tokens, 2, "[batch, seq]")) ||
+      failed(check.rank(table, 2, "[vocab, d_model]")) ||
+      failed(check.elementType(result, table.elementType())))
+    return failure();
+  return check.shape(result, {tokens.dim(0), tokens.dim(1), table.dim(1)});
+}
+
+LogicalResult LayerNormOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), gamma("gamma", getGamma()),
+      beta("beta", getBeta()), result("result", getResult());
+  if (failed(check.minRank(input, 1, "[..., features]")))
+    return failure();
+  int64_t features = input.dim(input.rank() - 1);
+  for (const NamedTensor *t : {&gamma, &beta}) {
+    if (failed(check.elementType(*t, input.elementType())) ||
+        failed(check.shape(*t, {features})))
+      return failure();
+  }
+  if (result.type != input.type)
+    return emitOpError() << "expected result type " << input.type << ", got "
+                         << result.type;
+  double epsilon = getEpsilon().convertToDouble();
+  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
+    return emitOpError() << "expected 'epsilon' > 0, got " << epsilon;
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), weight("weight", getWeight()),
+      result("result", getResult());
+  if (failed(check.minRank(input, 1, "[..., in]")) ||
+      failed(check.rank(weight, 2, "[in, out]")) ||
+      failed(check.elementType(weight, input.elementType())) ||
+      failed(check.elementType(result, input.elementType())))
+    return failure();
+  int64_t in = input.dim(input.rank() - 1);
+  if (failed(check.dim(weight, 0, "rows (input features)", in)))
+    return failure();
+  if (Value biasValue = getBias()) {
+    NamedTensor bias("bias", biasValue);
+    if (failed(check.elementType(bias, input.elementType())) ||
+        failed(check.shape(bias, {weight.dim(1)})))
+      return failure();
+  }
+  SmallVector<int64_t> expected(input.type.getShape());
+  expected.back() = weight.dim(1);
+  return check.shape(result, expected);
+}
+
+namespace {
+/// The per-head width of a [d_model, heads * head_dim] projection weight.
+FailureOr<int64_t> headDim(ShapeChecker &check, Operation *op,
+                           const NamedTensor &weight, int64_t dModel,
+                           int64_t heads) {
+  if (failed(check.rank(weight, 2, "[d_model, heads * head_dim]")) ||
+      failed(check.dim(weight, 0, "rows (d_model)", dModel)))
+    return failure();
+  int64_t cols = weight.dim(1);
+  if (ShapedType::isDynamic(cols))
+    return ShapedType::kDynamic;
+  if (cols % heads != 0)
+    return op->emitOpError()
+           << "expected " << weight.name << " columns (" << cols
+           << ") to be a multiple of 'heads' (" << heads << ")";
+  return cols / heads;
+}
+} // namespace
+
+LogicalResult MultiHeadAttentionOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), wq("query weight", getQueryWeight()),
+      wv("value weight", getValueWeight()),
+      wo("output weight", getOutputWeight()), result("result", getResult());
+  if (failed(check.rank(input, 3, kActivationLayout)) ||
+      failed(verifyAtLeast(*this, "heads", getHeads(), 1)))
+    return failure();
+  for (const NamedTensor *t : {&wq, &wv, &wo, &result}) {
+    if (failed(check.elementType(*t, input.elementType())))
+      return failure();
+  }
+  int64_t dModel = input.dim(2), heads = getHeads();
+  FailureOr<int64_t> qkDim = headDim(check, *this, wq, dModel, heads);
+  FailureOr<int64_t> vDim = headDim(check, *this, wv, dModel, heads);
+  if (failed(qkDim) || failed(vDim))
+    return failure();
+  if (Value keyWeight = getKeyWeight()) {
+    NamedTensor wk("key weight", keyWeight);
+    if (failed(check.elementType(wk, input.elementType())) ||
+        failed(check.shape(wk, wq.type.getShape())))
+      return failure();
+  }
+  if (failed(check.rank(wo, 2, "[heads * head_dim, d_model]")) ||
+      failed(check.dim(wo, 0, "rows (heads * value head_dim)", wv.dim(1))))
+    return failure();
+  return check.shape(result, {input.dim(0), input.dim(1), wo.dim(1)});
+}
+
+LogicalResult MultiHeadAttentionOp::verifyRegions() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto wq = cast<RankedTensorType>(getQueryWeight().getType());
+  auto wv = cast<RankedTensorType>(getValueWeight().getType());
+  int64_t heads = getHeads();
+  auto perHead = [&](RankedTensorType weight) {
+    int64_t cols = weight.getDimSize(1);
+    return RankedTensorType::get(
+        {input.getDimSize(0), heads, input.getDimSize(1),
+         ShapedType::isDynamic(cols) ? cols : cols / heads},
+        input.getElementType());
+  };
+  Type qk = perHead(wq), v = perHead(wv);
+  SmallVector<Type> args = isSharedQK() ? SmallVector<Type>{qk, v}
+                                        : SmallVector<Type>{qk, qk, v};
+  return verifyBlockSignature(*this, getBody(), "body", args, {v});
+}
+
+LogicalResult FeedForwardOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), up("up_weight", getUpWeight()),
+      upBias("up_bias", getUpBias()), down("down_weight", getDownWeight()),
+      downBias("down_bias", getDownBias()), result("result", getResult());
+  if (failed(check.rank(input, 3, kActivationLayout)))
+    return failure();
+  for (const NamedTensor *t : {&up, &upBias, &down, &downBias}) {
+    if (failed(check.elementType(*t, input.elementType())))
+      return failure();
+  }
+  int64_t dModel = input.dim(2);
+  if (failed(check.rank(up, 2, "[d_model, d_ff]")) ||
+      failed(check.dim(up, 0, "rows (d_model)", dModel)))
+    return failure();
+  int64_t dFF = up.dim(1);
+  if (failed(check.shape(upBias, {dFF})) ||
+      failed(check.shape(down, {dFF, dModel})) ||
+      failed(check.shape(downBias, {dModel})))
+    return failure();
+  if (result.type != input.type)
+    return emitOpError() << "expected result type " << input.type << ", got "
+                         << result.type;
+  if (failed(verifyAtLeast(*this, "chunks", getChunks(), 1)) ||
+      failed(verifyAtMost(*this, "chunks", getChunks(), "seq", input.dim(1))))
+    return failure();
+  return success();
+}
+
+LogicalResult ResidualOp::verifyRegions() {
+  Type type = getInput().getType();
+  return verifyBlockSignature(*this, getBody(), "body", {type}, {type});
+}
+
+LogicalResult ReversibleOp::verifyRegions() {
+  Type x1 = getX1().getType(), x2 = getX2().getType();
+  if (failed(verifyBlockSignature(*this, getF(), "f", {x2}, {x1})))
+    return failure();
+  return verifyBlockSignature(*this, getG(), "g", {x1}, {x2});
+}
+
+LogicalResult SoftmaxCrossEntropyOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor logits("logits", getLogits()), labels("labels", getLabels()),
+      loss("loss", getLoss());
+  if (failed(check.minRank(logits, 2, "[..., vocab]")) ||
+      failed(check.shape(labels, logits.type.getShape().drop_back())) ||
+      failed(check.elementType(loss, logits.elementType())))
+    return failure();
+  return check.shape(loss, {});
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Attn/IR/AttnOps.cpp.inc"

@@ -1,0 +1,379 @@
+//===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
+//
+// Attention ops work on [batch, heads, seq, head_dim] tensors; model-level
+// ops on [batch, seq, d_model] activations. DESIGN.md §3 is the contract for
+// the semantics written here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_DIALECT_ATTN_IR_ATTNOPS
+#define LCC_DIALECT_ATTN_IR_ATTNOPS
+
+include "dialects/Attn/IR/AttnBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Attention forms
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
+  let summary = "dense scaled dot-product attention";
+  let description = [{
+    Computes `softmax(q kᵀ · scale) · v` over the last two dimensions of
+    `[batch, heads, seq, head_dim]` tensors. `scale` defaults to
+    `1/sqrt(head_dim)`. The key and value sequences may differ in length from
+    the query sequence; the value head_dim may differ from the key head_dim.
+
+    * `causal`: key `j` is visible to query `i` iff `j <= i`.
+    * `shared_qk` (Reformer semantics): `key` must be the same SSA value as
+      `query`. Keys are then `q_j / ||q_j||₂`, and the score of a token with
+      itself is replaced by `-1e5`, so a token attends to itself only when
+      nothing else is visible.
+
+    Example:
+
+    ```mlir
+    %o = attn.attention %q, %k, %v {causal = true}
+        : (tensor<1x4x128x32xf32>, tensor<1x4x128x32xf32>,
+           tensor<1x4x128x32xf32>) -> tensor<1x4x128x32xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      OptionalAttr<F32Attr>:$scale,
+      UnitAttr:$shared_qk);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat =
+      "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
+  let summary = "Reformer locality-sensitive-hashing attention";
+  let description = [{
+    Approximates shared-QK attention (`attn.attention` with `shared_qk`) as
+    the Reformer does. With `n_buckets = padded_seq / bucket_size`:
+
+    1. random rotations `R ~ N(0, 1)` of shape
+       `[head_dim, n_hashes, n_buckets/2]`, drawn from `seed`;
+    2. per round, `bucket = argmax([xR; -xR])`;
+    3. per round, sort tokens by `(bucket, position)`; chunks of `bucket_size`
+       sorted tokens attend to themselves and the previous chunk, with the
+       self-mask of shared-QK attention and, if `causal`, the causal mask;
+    4. undo the sort and combine the rounds weighted by their per-row
+       logsumexp.
+
+    A `seq` that is not a multiple of `2 * bucket_size` is padded inside the
+    lowering with masked positions. `scale` defaults to `1/sqrt(head_dim)`.
+
+    Example:
+
+    ```mlir
+    %o = attn.lsh_attention %qk, %v {n_hashes = 4 : i64, bucket_size = 64 : i64,
+                                     causal = true, seed = 7 : i64}
+        : (tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>)
+        -> tensor<1x8x4096x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query_key, Attn_FloatTensor:$value,
+      I64Attr:$n_hashes,
+      I64Attr:$bucket_size,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<I64Attr, "0">:$seed,
+      OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat =
+      "$query_key `,` $value attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Attn_SparseAttentionOp : Attn_Op<"sparse_attention", [Pure]> {
+  let summary = "Sparse Transformer fixed or strided attention";
+  let description = [{
+    Exact attention restricted to the union of the two Sparse Transformer
+    index sets (the "merged head"). With stride `l`:
+
+    * `strided`: `j ∈ A(i)` iff `|i - j| < l` or `(i - j) mod l == 0`;
+    * `fixed` (summary `c`): `j ∈ A(i)` iff `floor(j/l) == floor(i/l)` or
+      `(j mod l) >= l - c`;
+    * `causal` additionally requires `j <= i`.
+
+    The result equals dense attention with that mask, to float rounding.
+    `block` is the compute tile: the lowering never touches a block of the
+    score matrix that the pattern masks entirely. Query and key sequences have
+    the same length.
+
+    Example:
+
+    ```mlir
+    %o = attn.sparse_attention fixed %q, %k, %v
+        {block = 64 : i64, stride = 128 : i64, summary = 16 : i64}
+        : (tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>,
+           tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_SparsePatternAttr:$pattern,
+      Attn_FloatTensor:$query, Attn_FloatTensor:$key, Attn_FloatTensor:$value,
+      I64Attr:$block,
+      I64Attr:$stride,
+      OptionalAttr<I64Attr>:$summary,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    `` $pattern $query `,` $key `,` $value attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure]> {
+  let summary = "Routing Transformer k-means routed attention";
+  let description = [{
+    Unit-normalised queries and keys are routed to `clusters` centroids: each
+    query joins its nearest centroid, and each cluster takes the `window` keys
+    nearest to its centroid (balanced top-k). A query attends to its
+    cluster's keys with the dense scores `q kᵀ · scale` (normalisation is for
+    routing only); `causal` additionally hides keys `j > i`.
+
+    Centroids are either an operand of shape `[heads, clusters, head_dim]`
+    (the trained centroids of a Routing Transformer) or, when absent, come
+    from a few k-means iterations over the run-time queries and keys,
+    initialised from `seed`. With `clusters = 1` and `window = seq` the result
+    equals dense attention.
+
+    Example:
+
+    ```mlir
+    %o = attn.routed_attention %q, %k, %v centroids %c
+        {clusters = 16 : i64, window = 256 : i64}
+        : (tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>,
+           tensor<1x8x4096x64xf32>, tensor<8x16x64xf32>)
+        -> tensor<1x8x4096x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value, Optional<Attn_FloatTensor>:$centroids,
+      I64Attr:$clusters,
+      I64Attr:$window,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<I64Attr, "0">:$seed,
+      OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`centroids` $centroids^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Model-level ops
+//===----------------------------------------------------------------------===//
+
+def Attn_ParamOp : Attn_Op<"param", [Pure]> {
+  let summary = "a named model parameter (weight)";
+  let description = [{
+    Produces the weight called `name`. The compiled artifact lists every
+    parameter by name, shape and dtype, and the runtime binds it from a
+    weights file (`.safetensors`) by that name. Two `attn.param` ops with the
+    same name denote the same weight (tied weights).
+
+    ```mlir
+    %wq = attn.param "layers.0.attn.wq" : tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure]> {
+  let summary = "token embedding lookup";
+  let description = [{
+    `result[b, s, :] = table[tokens[b, s], :]` for `tokens: [batch, seq]`
+    and `table: [vocab, d_model]`. A token outside `[0, vocab)` is a run-time
+    error.
+  }];
+  let arguments = (ins Attn_TokenTensor:$tokens, Attn_FloatTensor:$table);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat =
+      "$tokens `,` $table attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalisation over the last dimension";
+  let description = [{
+    `(x - mean(x)) / sqrt(var(x) + epsilon) * gamma + beta` over the last
+    dimension, with the biased variance. `gamma` and `beta` have the size of
+    that dimension.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$gamma,
+      Attn_FloatTensor:$beta,
+      DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $beta attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
+  let summary = "affine projection of the last dimension";
+  let description = [{
+    `result = input · weight + bias` for `input: [..., in]`,
+    `weight: [in, out]` and the optional `bias: [out]`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$weight,
+      Optional<Attn_FloatTensor>:$bias);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention",
+    [SingleBlock, RecursiveMemoryEffects]> {
+  let summary = "multi-head self-attention block";
+  let description = [{
+    For `input: [batch, seq, d_model]`, projects queries, keys and values
+    (`input · weight`), splits them into `heads` heads of
+    `[batch, heads, seq, head_dim]`, runs the attention form in `body` on each
+    head, merges the heads and projects the result with `output` weight.
+
+    `body` receives the per-head queries, keys and values and yields the
+    per-head attention result. Without a `key` weight the block is shared-QK
+    (Reformer): `body` then receives `(query_key, value)`. The attention
+    passes rewrite the op inside `body`, so the block keeps its projections
+    whatever form its attention takes.
+
+    ```mlir
+    %y = attn.multi_head_attention %x, query %wq, value %wv, output %wo
+        {heads = 4 : i64}
+        : (tensor<1x128x64xf32>, tensor<64x64xf32>, tensor<64x64xf32>,
+           tensor<64x64xf32>) -> tensor<1x128x64xf32> {
+    ^bb0(%qk: tensor<1x4x128x16xf32>, %v: tensor<1x4x128x16xf32>):
+      %o = attn.attention %qk, %qk, %v {shared_qk}
+          : (tensor<1x4x128x16xf32>, tensor<1x4x128x16xf32>,
+             tensor<1x4x128x16xf32>) -> tensor<1x4x128x16xf32>
+      attn.yield %o : tensor<1x4x128x16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input,
+      Attn_FloatTensor:$query_weight,
+      Optional<Attn_FloatTensor>:$key_weight,
+      Attn_FloatTensor:$value_weight,
+      Attn_FloatTensor:$output_weight,
+      I64Attr:$heads);
+  let results = (outs Attn_FloatTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $input `,` `query` $query_weight `,` (`key` $key_weight^ `,`)?
+    `value` $value_weight `,` `output` $output_weight attr-dict `:`
+    functional-type(operands, results) $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// True when queries and keys share one projection (Reformer).
+    bool isSharedQK() { return !getKeyWeight(); }
+  }];
+}
+
+def Attn_FeedForwardOp : Attn_Op<"feed_forward", [Pure]> {
+  let summary = "position-wise feed-forward layer, optionally chunked";
+  let description = [{
+    `act(input · up_weight + up_bias) · down_weight + down_bias` for
+    `input: [batch, seq, d_model]`, `up_weight: [d_model, d_ff]` and
+    `down_weight: [d_ff, d_model]`. `gelu` is the exact (erf) GELU.
+
+    `chunks` (default 1) splits the sequence into that many slices computed
+    one after another, so only a `[batch, seq/chunks, d_ff]` intermediate is
+    live at a time (Reformer's chunked feed-forward). The result does not
+    depend on `chunks`.
+  }];
+  let arguments = (ins Attn_ActivationAttr:$activation,
+      Attn_FloatTensor:$input,
+      Attn_FloatTensor:$up_weight, Attn_FloatTensor:$up_bias,
+      Attn_FloatTensor:$down_weight, Attn_FloatTensor:$down_bias,
+      DefaultValuedAttr<I64Attr, "1">:$chunks);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    `` $activation $input `,` $up_weight `,` $up_bias `,` $down_weight `,`
+    $down_bias attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_ResidualOp : Attn_Op<"residual",
+    [SingleBlock, RecursiveMemoryEffects, AllTypesMatch<["input", "result"]>]> {
+  let summary = "residual block: x + F(x)";
+  let description = [{
+    `result = input + F(input)` where `F` is `body`, a single block taking
+    one argument of the input's type and yielding a value of that type.
+
+    ```mlir
+    %y = attn.residual %x : tensor<1x128x64xf32> {
+    ^bb0(%a: tensor<1x128x64xf32>):
+      %f = attn.layer_norm %a, %g, %b : (...) -> tensor<1x128x64xf32>
+      attn.yield %f : tensor<1x128x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$input attr-dict `:` type($input) $body";
+  let hasRegionVerifier = 1;
+}
+
+def Attn_ReversibleOp : Attn_Op<"reversible",
+    [SingleBlock, RecursiveMemoryEffects,
+     AllTypesMatch<["x1", "y1"]>, AllTypesMatch<["x2", "y2"]>]> {
+  let summary = "reversible residual block (RevNet)";
+  let description = [{
+    `y1 = x1 + F(x2)`, `y2 = x2 + G(y1)`, with `F` and `G` the regions `f`
+    and `g`. Inputs can be recomputed from outputs (`x2 = y2 - G(y1)`,
+    `x1 = y1 - F(x2)`), so training need not store activations per layer.
+    `f` takes an argument of `x2`'s type and yields `x1`'s type; `g` takes
+    `y1` (of `x1`'s type) and yields `x2`'s type.
+  }];
+  let arguments = (ins Attn_FloatTensor:$x1, Attn_FloatTensor:$x2);
+  let results = (outs Attn_FloatTensor:$y1, Attn_FloatTensor:$y2);
+  let regions = (region SizedRegion<1>:$f, SizedRegion<1>:$g);
+  let assemblyFormat = [{
+    $x1 `,` $x2 attr-dict `:` type($x1) `,` type($x2) `f` $f `g` $g
+  }];
+  let hasRegionVerifier = 1;
+}
+
+def Attn_SoftmaxCrossEntropyOp : Attn_Op<"softmax_cross_entropy", [Pure]> {
+  let summary = "mean softmax cross-entropy of logits against labels";
+  let description = [{
+    `mean over positions p of (logsumexp(logits[p, :]) - logits[p, labels[p]])`
+    for `logits: [..., vocab]` and integer `labels` of the leading shape. The
+    result is a 0-d tensor. A label outside `[0, vocab)` is a run-time error.
+  }];
+  let arguments = (ins Attn_FloatTensor:$logits, Attn_TokenTensor:$labels);
+  let results = (outs Attn_FloatTensor:$loss);
+  let assemblyFormat =
+      "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Attn_YieldOp : Attn_Op<"yield", [Pure, ReturnLike, Terminator,
+    ParentOneOf<["MultiHeadAttentionOp", "ResidualOp", "ReversibleOp"]>]> {
+  let summary = "yields the value of an attn block's region";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
+#endif // LCC_DIALECT_ATTN_IR_ATTNOPS

@@ -1,0 +1,92 @@
+// reformer-tiny: a 2-layer Reformer language model. Each layer is a
+// reversible block (RevNet): F = layer norm + shared-QK multi-head attention
+// (causal), G = layer norm + feed-forward (ReLU). d_model 128, 4 heads of 32,
+// d_ff 512, vocab 256 (bytes), seq 1024. The two residual streams start as the
+// embedding and are summed before the final norm.
+//
+// The attention is written dense; `lcc --attention=lsh` turns it into LSH.
+// Input: token ids [1, 1024] i32. Output: next-token logits [1, 1024, 256].
+module {
+  func.func @forward(%tokens: tensor<1x1024xi32>) -> tensor<1x1024x256xf32> {
+  %table = attn.param "embed.tokens" : tensor<256x128xf32>
+  %tok_emb = attn.embedding %tokens, %table : (tensor<1x1024xi32>, tensor<256x128xf32>) -> tensor<1x1024x128xf32>
+  %pos = attn.param "embed.positions" : tensor<1x1024x128xf32>
+  %x0 = arith.addf %tok_emb, %pos : tensor<1x1024x128xf32>
+  %y0:2 = attn.reversible %x0, %x0 : tensor<1x1024x128xf32>, tensor<1x1024x128xf32>
+  f {
+  ^bb0(%a: tensor<1x1024x128xf32>):
+    %n_g = attn.param "layers.0.attn_norm.gamma" : tensor<128xf32>
+    %n_b = attn.param "layers.0.attn_norm.beta" : tensor<128xf32>
+    %n = attn.layer_norm %a, %n_g, %n_b
+        : (tensor<1x1024x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<1x1024x128xf32>
+    %h_wq = attn.param "layers.0.attn.wq" : tensor<128x128xf32>
+    %h_wv = attn.param "layers.0.attn.wv" : tensor<128x128xf32>
+    %h_wo = attn.param "layers.0.attn.wo" : tensor<128x128xf32>
+    %h = attn.multi_head_attention %n, query %h_wq, value %h_wv, output %h_wo
+        {heads = 4 : i64}
+        : (tensor<1x1024x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<1x1024x128xf32> {
+    ^bb0(%qk: tensor<1x4x1024x32xf32>, %v: tensor<1x4x1024x32xf32>):
+      %o = attn.attention %qk, %qk, %v {causal = true, shared_qk}
+          : (tensor<1x4x1024x32xf32>, tensor<1x4x1024x32xf32>, tensor<1x4x1024x32xf32>) -> tensor<1x4x1024x32xf32>
+      attn.yield %o : tensor<1x4x1024x32xf32>
+    }
+    attn.yield %h : tensor<1x1024x128xf32>
+  } g {
+  ^bb0(%a: tensor<1x1024x128xf32>):
+    %n_g = attn.param "layers.0.ff_norm.gamma" : tensor<128xf32>
+    %n_b = attn.param "layers.0.ff_norm.beta" : tensor<128xf32>
+    %n = attn.layer_norm %a, %n_g, %n_b
+        : (tensor<1x1024x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<1x1024x128xf32>
+    %h_w1 = attn.param "layers.0.ff.w1" : tensor<128x512xf32>
+    %h_b1 = attn.param "layers.0.ff.b1" : tensor<512xf32>
+    %h_w2 = attn.param "layers.0.ff.w2" : tensor<512x128xf32>
+    %h_b2 = attn.param "layers.0.ff.b2" : tensor<128xf32>
+    %h = attn.feed_forward relu %n, %h_w1, %h_b1, %h_w2, %h_b2
+        : (tensor<1x1024x128xf32>, tensor<128x512xf32>, tensor<512xf32>, tensor<512x128xf32>, tensor<128xf32>) -> tensor<1x1024x128xf32>
+    attn.yield %h : tensor<1x1024x128xf32>
+  }
+  %y1:2 = attn.reversible %y0#0, %y0#1 : tensor<1x1024x128xf32>, tensor<1x1024x128xf32>
+  f {
+  ^bb0(%a: tensor<1x1024x128xf32>):
+    %n_g = attn.param "layers.1.attn_norm.gamma" : tensor<128xf32>
+    %n_b = attn.param "layers.1.attn_norm.beta" : tensor<128xf32>
+    %n = attn.layer_norm %a, %n_g, %n_b
+        : (tensor<1x1024x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<1x1024x128xf32>
+    %h_wq = attn.param "layers.1.attn.wq" : tensor<128x128xf32>
+    %h_wv = attn.param "layers.1.attn.wv" : tensor<128x128xf32>
+    %h_wo = attn.param "layers.1.attn.wo" : tensor<128x128xf32>
+    %h = attn.multi_head_attention %n, query %h_wq, value %h_wv, output %h_wo
+        {heads = 4 : i64}
+        : (tensor<1x1024x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>, tensor<128x128xf32>) -> tensor<1x1024x128xf32> {
+    ^bb0(%qk: tensor<1x4x1024x32xf32>, %v: tensor<1x4x1024x32xf32>):
+      %o = attn.attention %qk, %qk, %v {causal = true, shared_qk}
+          : (tensor<1x4x1024x32xf32>, tensor<1x4x1024x32xf32>, tensor<1x4x1024x32xf32>) -> tensor<1x4x1024x32xf32>
+      attn.yield %o : tensor<1x4x1024x32xf32>
+    }
+    attn.yield %h : tensor<1x1024x128xf32>
+  } g {
+  ^bb0(%a: tensor<1x1024x128xf32>):
+    %n_g = attn.param "layers.1.ff_norm.gamma" : tensor<128xf32>
+    %n_b = attn.param "layers.1.ff_norm.beta" : tensor<128xf32>
+    %n = attn.layer_norm %a, %n_g, %n_b
+        : (tensor<1x1024x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<1x1024x128xf32>
+    %h_w1 = attn.param "layers.1.ff.w1" : tensor<128x512xf32>
+    %h_b1 = attn.param "layers.1.ff.b1" : tensor<512xf32>
+    %h_w2 = attn.param "layers.1.ff.w2" : tensor<512x128xf32>
+    %h_b2 = attn.param "layers.1.ff.b2" : tensor<128xf32>
+    %h = attn.feed_forward relu %n, %h_w1, %h_b1, %h_w2, %h_b2
+        : (tensor<1x1024x128xf32>, tensor<128x512xf32>, tensor<512xf32>, tensor<512x128xf32>, tensor<128xf32>) -> tensor<1x1024x128xf32>
+    attn.yield %h : tensor<1x1024x128xf32>
+  }
+  %merged = arith.addf %y1#0, %y1#1 : tensor<1x1024x128xf32>
+  %n_g = attn.param "final_norm.gamma" : tensor<128xf32>
+  %n_b = attn.param "final_norm.beta" : tensor<128xf32>
+  %n = attn.layer_norm %merged, %n_g, %n_b
+      : (tensor<1x1024x128xf32>, tensor<128xf32>, tensor<128xf32>) -> tensor<1x1024x128xf32>
+  %w_out = attn.param "lm_head.weight" : tensor<128x256xf32>
+  %b_out = attn.param "lm_head.bias" : tensor<256xf32>
+  %logits = attn.linear %n, %w_out, %b_out
+      : (tensor<1x1024x128xf32>, tensor<128x256xf32>, tensor<256xf32>) -> tensor<1x1024x256xf32>
+  return %logits : tensor<1x1024x256xf32>
+  }
+}

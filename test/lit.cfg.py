@@ -1,0 +1,19 @@
+# lit configuration for the lcc test suites.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "lcc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.lcc_obj_root, "test")
+
+config.substitutions.append(("%models", os.path.join(config.lcc_src_root, "models")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(
+    ["lcc", "lcc-opt"], [config.lcc_tools_dir])
