@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/Format.h"
 
 #include <cmath>
 
@@ -138,13 +139,27 @@ LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
   return check.shape(r, {q.dim(0), q.dim(1), q.dim(2), v.dim(3)});
 }
 
+/// Formats a float attribute value as a user wrote it ("0.5", "1e-05").
+std::string formatFloat(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
+/// Checks that an optional float attribute is finite and positive.
+LogicalResult verifyPositive(Operation *op, StringRef attr,
+                             std::optional<APFloat> value) {
+  if (!value)
+    return success();
+  double v = value->convertToDouble();
+  if (std::isfinite(v) && v > 0.0)
+    return success();
+  return op->emitOpError() << "expected '" << attr << "' > 0, got "
+                           << formatFloat(v);
+}
+
 LogicalResult verifyScale(Operation *op, std::optional<APFloat> scale) {
-  if (!scale)
-    return success();
-  double s = scale->convertToDouble();
-  if (std::isfinite(s) && s > 0.0)
-    return success();
-  return op->emitOpError() << "expected 'scale' > 0, got " << s;
+  return verifyPositive(op, "scale", scale);
 }
 
 /// Checks `value >= minimum` for an integer attribute.
@@ -204,6 +219,66 @@ LogicalResult verifyBlockSignature(Operation *op, Region &region,
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Enum keywords: `attn.sparse_attention fixed ...`, `attn.feed_forward gelu`
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What the custom<EnumKeyword> directive needs to know of one enum.
+template <typename AttrT>
+struct EnumKeywordTraits;
+
+template <>
+struct EnumKeywordTraits<SparsePatternAttr> {
+  using Enum = SparsePattern;
+  static constexpr StringLiteral description = "sparse pattern";
+  static std::optional<Enum> symbolize(StringRef s) {
+    return symbolizeSparsePattern(s);
+  }
+  static StringRef stringify(Enum e) { return stringifySparsePattern(e); }
+  static constexpr uint64_t maxValue = getMaxEnumValForSparsePattern();
+};
+
+template <>
+struct EnumKeywordTraits<ActivationAttr> {
+  using Enum = Activation;
+  static constexpr StringLiteral description = "activation";
+  static std::optional<Enum> symbolize(StringRef s) {
+    return symbolizeActivation(s);
+  }
+  static StringRef stringify(Enum e) { return stringifyActivation(e); }
+  static constexpr uint64_t maxValue = getMaxEnumValForActivation();
+};
+} // namespace
+
+/// Parses a bare enum keyword, with one error that lists the choices.
+template <typename AttrT>
+static ParseResult parseEnumKeyword(OpAsmParser &parser, AttrT &attr) {
+  using Traits = EnumKeywordTraits<AttrT>;
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseOptionalKeyword(&keyword))
+    return parser.emitError(loc) << "expected " << Traits::description;
+  std::optional<typename Traits::Enum> value = Traits::symbolize(keyword);
+  if (!value) {
+    InFlightDiagnostic diag = parser.emitError(loc)
+                              << "expected " << Traits::description
+                              << " to be one of ";
+    for (uint64_t i = 0; i <= Traits::maxValue; ++i)
+      diag << (i ? ", '" : "'")
+           << Traits::stringify(static_cast<typename Traits::Enum>(i)) << "'";
+    return diag << "; got '" << keyword << "'";
+  }
+  attr = AttrT::get(parser.getContext(), *value);
+  return success();
+}
+
+template <typename AttrT>
+static void printEnumKeyword(OpAsmPrinter &printer, Operation *,
+                             AttrT attr) {
+  printer << EnumKeywordTraits<AttrT>::stringify(attr.getValue());
+}
 
 //===----------------------------------------------------------------------===//
 // Attention forms
@@ -319,10 +394,7 @@ LogicalResult LayerNormOp::verify() {
   if (result.type != input.type)
     return emitOpError() << "expected result type " << input.type << ", got "
                          << result.type;
-  double epsilon = getEpsilon().convertToDouble();
-  if (!(epsilon > 0.0) || !std::isfinite(epsilon))
-    return emitOpError() << "expected 'epsilon' > 0, got " << epsilon;
-  return success();
+  return verifyPositive(*this, "epsilon", getEpsilon());
 }
 
 LogicalResult LinearOp::verify() {
@@ -380,9 +452,8 @@ LogicalResult MultiHeadAttentionOp::verify() {
       return failure();
   }
   int64_t dModel = input.dim(2), heads = getHeads();
-  FailureOr<int64_t> qkDim = headDim(check, *this, wq, dModel, heads);
-  FailureOr<int64_t> vDim = headDim(check, *this, wv, dModel, heads);
-  if (failed(qkDim) || failed(vDim))
+  if (failed(headDim(check, *this, wq, dModel, heads)) ||
+      failed(headDim(check, *this, wv, dModel, heads)))
     return failure();
   if (Value keyWeight = getKeyWeight()) {
     NamedTensor wk("key weight", keyWeight);

@@ -123,7 +123,7 @@ def Attn_SparseAttentionOp : Attn_Op<"sparse_attention", [Pure]> {
       OptionalAttr<F32Attr>:$scale);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    `` $pattern $query `,` $key `,` $value attr-dict `:`
+    custom<EnumKeyword>($pattern) $query `,` $key `,` $value attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -307,7 +307,7 @@ def Attn_FeedForwardOp : Attn_Op<"feed_forward", [Pure]> {
       DefaultValuedAttr<I64Attr, "1">:$chunks);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
-    `` $activation $input `,` $up_weight `,` $up_bias `,` $down_weight `,`
+    custom<EnumKeyword>($activation) $input `,` $up_weight `,` $up_bias `,` $down_weight `,`
     $down_bias attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;

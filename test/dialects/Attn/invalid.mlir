@@ -1,0 +1,689 @@
+// Every verifier error of the attn dialect, one function per case.
+// RUN: lcc-opt %s --split-input-file --verify-diagnostics
+
+func.func @attention_query_rank(%q: tensor<2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected query of rank 4 [batch, heads, seq, head_dim], got rank 3 ('tensor<2x8x4xf32>')}}
+  %0 = attn.attention %q, %k, %v : (tensor<2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_value_rank(%q: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4x1xf32>) {
+  // expected-error@+1 {{expected value of rank 4 [batch, heads, seq, head_dim], got rank 5}}
+  %0 = attn.attention %q, %q, %v : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4x1xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_element_type(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf16>) {
+  // expected-error@+1 {{expected key element type 'f32', got 'f16'}}
+  %0 = attn.attention %q, %k, %q : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf16>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_integer_operand(%q: tensor<1x2x8x4xi32>) {
+  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x2x8x4xi32>'}}
+  %0 = "attn.attention"(%q, %q, %q) {causal = false} : (tensor<1x2x8x4xi32>, tensor<1x2x8x4xi32>, tensor<1x2x8x4xi32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_batch(%q: tensor<1x2x8x4xf32>, %k: tensor<3x2x8x4xf32>, %v: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected key batch 1, got 3}}
+  %0 = attn.attention %q, %k, %v : (tensor<1x2x8x4xf32>, tensor<3x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_heads(%q: tensor<1x2x8x4xf32>, %k: tensor<1x4x8x4xf32>, %v: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{expected key heads 2, got 4}}
+  %0 = attn.attention %q, %k, %v : (tensor<1x2x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_key_head_dim(%q: tensor<1x2x8x64xf32>, %k: tensor<1x2x8x32xf32>, %v: tensor<1x2x8x64xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected key head_dim 64, got 32}}
+  %0 = attn.attention %q, %k, %v : (tensor<1x2x8x64xf32>, tensor<1x2x8x32xf32>, tensor<1x2x8x64xf32>) -> tensor<1x2x8x64xf32>
+  return
+}
+
+// -----
+
+func.func @attention_value_heads(%q: tensor<1x2x8x4xf32>, %v: tensor<1x3x8x4xf32>) {
+  // expected-error@+1 {{expected value heads 2, got 3}}
+  %0 = attn.attention %q, %q, %v : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x3x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_value_seq(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>, %v: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{expected value seq 16, got 8}}
+  %0 = attn.attention %q, %k, %v : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_result_shape(%q: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x6xf32>) {
+  // expected-error@+1 {{expected result of shape [1, 2, 8, 6], got [1, 2, 8, 4]}}
+  %0 = attn.attention %q, %q, %v : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x6xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_shared_qk_distinct_key(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{expected key to be the same value as query when 'shared_qk' is set}}
+  %0 = attn.attention %q, %k, %k {shared_qk} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_negative_scale(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{expected 'scale' > 0, got -0.5}}
+  %0 = attn.attention %q, %q, %q {scale = -0.5 : f32} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_zero_hashes(%qk: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected 'n_hashes' >= 1, got 0}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 0 : i64, bucket_size = 8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_negative_bucket_size(%qk: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'bucket_size' >= 1, got -8}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = -8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_negative_seed(%qk: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'seed' >= 0, got -1}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 8 : i64, seed = -1 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_value_seq(%qk: tensor<1x2x64x4xf32>, %v: tensor<1x2x32x4xf32>) {
+  // expected-error@+1 {{expected value seq 64, got 32}}
+  %0 = attn.lsh_attention %qk, %v {n_hashes = 1 : i64, bucket_size = 8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x32x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_query_key_rank(%qk: tensor<2x64x4xf32>, %v: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected query_key of rank 4 [batch, heads, seq, head_dim], got rank 3}}
+  %0 = attn.lsh_attention %qk, %v {n_hashes = 1 : i64, bucket_size = 8 : i64} : (tensor<2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_key_seq(%q: tensor<1x2x64x4xf32>, %k: tensor<1x2x32x4xf32>) {
+  // expected-error@+1 {{'attn.sparse_attention' op expected key seq 64, got 32}}
+  %0 = attn.sparse_attention strided %q, %k, %k {block = 8 : i64, stride = 8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x32x4xf32>, tensor<1x2x32x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_zero_block(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'block' >= 1, got 0}}
+  %0 = attn.sparse_attention strided %q, %q, %q {block = 0 : i64, stride = 8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_zero_stride(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'stride' >= 1, got 0}}
+  %0 = attn.sparse_attention strided %q, %q, %q {block = 8 : i64, stride = 0 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_stride_exceeds_seq(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{'attn.sparse_attention' op expected 'stride' <= seq (64), got 128}}
+  %0 = attn.sparse_attention strided %q, %q, %q {block = 8 : i64, stride = 128 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_fixed_without_summary(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'summary' for the fixed pattern}}
+  %0 = attn.sparse_attention fixed %q, %q, %q {block = 8 : i64, stride = 16 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_summary_exceeds_stride(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'summary' <= stride (16), got 32}}
+  %0 = attn.sparse_attention fixed %q, %q, %q {block = 8 : i64, stride = 16 : i64, summary = 32 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_zero_summary(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'summary' >= 1, got 0}}
+  %0 = attn.sparse_attention fixed %q, %q, %q {block = 8 : i64, stride = 16 : i64, summary = 0 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_strided_with_summary(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{unexpected 'summary' for the strided pattern; it applies to the fixed pattern only}}
+  %0 = attn.sparse_attention strided %q, %q, %q {block = 8 : i64, stride = 16 : i64, summary = 4 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @sparse_unknown_pattern(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{custom op 'attn.sparse_attention' expected sparse pattern to be one of 'strided', 'fixed'; got 'dilated'}}
+  %0 = attn.sparse_attention dilated %q, %q, %q {block = 8 : i64, stride = 16 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @routed_zero_clusters(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{'attn.routed_attention' op expected 'clusters' >= 1, got 0}}
+  %0 = attn.routed_attention %q, %q, %q {clusters = 0 : i64, window = 8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @routed_clusters_exceed_seq(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'clusters' <= key seq (64), got 65}}
+  %0 = attn.routed_attention %q, %q, %q {clusters = 65 : i64, window = 8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @routed_zero_window(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'window' >= 1, got 0}}
+  %0 = attn.routed_attention %q, %q, %q {clusters = 4 : i64, window = 0 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @routed_window_exceeds_seq(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{expected 'window' <= key seq (64), got 100}}
+  %0 = attn.routed_attention %q, %q, %q {clusters = 4 : i64, window = 100 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @routed_centroids_shape(%q: tensor<1x2x64x4xf32>, %c: tensor<2x8x4xf32>) {
+  // expected-error@+1 {{expected centroids of shape [2, 4, 4], got [2, 8, 4]}}
+  %0 = attn.routed_attention %q, %q, %q centroids %c {clusters = 4 : i64, window = 16 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<2x8x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @routed_centroids_element_type(%q: tensor<1x2x64x4xf32>, %c: tensor<2x4x4xbf16>) {
+  // expected-error@+1 {{expected centroids element type 'f32', got 'bf16'}}
+  %0 = attn.routed_attention %q, %q, %q centroids %c {clusters = 4 : i64, window = 16 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<2x4x4xbf16>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @param_empty_name() {
+  // expected-error@+1 {{'attn.param' op expected a non-empty parameter name}}
+  %0 = attn.param "" : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @param_dynamic_shape() {
+  // expected-error@+1 {{expected parameter 'w' to have a static shape, got 'tensor<?x4xf32>'}}
+  %0 = attn.param "w" : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_tokens_rank(%t: tensor<8xi32>, %table: tensor<16x4xf32>) {
+  // expected-error@+1 {{'attn.embedding' op expected tokens of rank 2 [batch, seq], got rank 1}}
+  %0 = attn.embedding %t, %table : (tensor<8xi32>, tensor<16x4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_table_rank(%t: tensor<1x8xi32>, %table: tensor<16xf32>) {
+  // expected-error@+1 {{expected table of rank 2 [vocab, d_model], got rank 1}}
+  %0 = attn.embedding %t, %table : (tensor<1x8xi32>, tensor<16xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_result_shape(%t: tensor<1x8xi32>, %table: tensor<16x4xf32>) {
+  // expected-error@+1 {{expected result of shape [1, 8, 4], got [1, 8, 16]}}
+  %0 = attn.embedding %t, %table : (tensor<1x8xi32>, tensor<16x4xf32>) -> tensor<1x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_float_tokens(%t: tensor<1x8xf32>, %table: tensor<16x4xf32>) {
+  // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<1x8xf32>'}}
+  %0 = attn.embedding %t, %table : (tensor<1x8xf32>, tensor<16x4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_gamma_shape(%x: tensor<1x8x4xf32>, %g: tensor<8xf32>, %b: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.layer_norm' op expected gamma of shape [4], got [8]}}
+  %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x4xf32>, tensor<8xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_beta_element_type(%x: tensor<1x8x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error@+1 {{expected beta element type 'f32', got 'f16'}}
+  %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<4xf16>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_result_type(%x: tensor<1x8x4xf32>, %g: tensor<4xf32>) {
+  // expected-error@+1 {{expected result type 'tensor<1x8x4xf32>', got 'tensor<8x4xf32>'}}
+  %0 = attn.layer_norm %x, %g, %g : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_zero_epsilon(%x: tensor<1x8x4xf32>, %g: tensor<4xf32>) {
+  // expected-error@+1 {{expected 'epsilon' > 0, got 0}}
+  %0 = attn.layer_norm %x, %g, %g {epsilon = 0.0 : f32} : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_scalar_input(%x: tensor<f32>, %g: tensor<4xf32>) {
+  // expected-error@+1 {{expected input of rank >= 1 [..., features], got rank 0}}
+  %0 = attn.layer_norm %x, %g, %g : (tensor<f32>, tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rank(%x: tensor<1x8x4xf32>, %w: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.linear' op expected weight of rank 2 [in, out], got rank 1}}
+  %0 = attn.linear %x, %w : (tensor<1x8x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_rows(%x: tensor<1x8x4xf32>, %w: tensor<6x2xf32>) {
+  // expected-error@+1 {{expected weight rows (input features) 4, got 6}}
+  %0 = attn.linear %x, %w : (tensor<1x8x4xf32>, tensor<6x2xf32>) -> tensor<1x8x2xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias_shape(%x: tensor<1x8x4xf32>, %w: tensor<4x2xf32>, %b: tensor<4xf32>) {
+  // expected-error@+1 {{expected bias of shape [2], got [4]}}
+  %0 = attn.linear %x, %w, %b : (tensor<1x8x4xf32>, tensor<4x2xf32>, tensor<4xf32>) -> tensor<1x8x2xf32>
+  return
+}
+
+// -----
+
+func.func @linear_result_shape(%x: tensor<1x8x4xf32>, %w: tensor<4x2xf32>) {
+  // expected-error@+1 {{expected result of shape [1, 8, 2], got [1, 8, 4]}}
+  %0 = attn.linear %x, %w : (tensor<1x8x4xf32>, tensor<4x2xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @mha_input_rank(%x: tensor<8x16xf32>, %w: tensor<16x16xf32>) {
+  // expected-error@+1 {{'attn.multi_head_attention' op expected input of rank 3 [batch, seq, d_model], got rank 2}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 2 : i64}
+      : (tensor<8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_zero_heads(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>) {
+  // expected-error@+1 {{expected 'heads' >= 1, got 0}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 0 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_heads_not_dividing_width(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>) {
+  // expected-error@+1 {{expected query weight columns (16) to be a multiple of 'heads' (3)}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 3 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x3x8x5xf32>, %v: tensor<1x3x8x5xf32>):
+    attn.yield %v : tensor<1x3x8x5xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_query_weight_rows(%x: tensor<1x8x16xf32>, %wq: tensor<12x16xf32>, %w: tensor<16x16xf32>) {
+  // expected-error@+1 {{expected query weight rows (d_model) 16, got 12}}
+  %0 = attn.multi_head_attention %x, query %wq, value %w, output %w {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<12x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_key_weight_shape(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>, %wk: tensor<16x8xf32>) {
+  // expected-error@+1 {{expected key weight of shape [16, 16], got [16, 8]}}
+  %0 = attn.multi_head_attention %x, query %w, key %wk, value %w, output %w {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x8xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_output_weight_rows(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>, %wo: tensor<8x16xf32>) {
+  // expected-error@+1 {{expected output weight rows (heads * value head_dim) 16, got 8}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %wo {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<8x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_weight_element_type(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>, %wv: tensor<16x16xbf16>) {
+  // expected-error@+1 {{expected value weight element type 'f32', got 'bf16'}}
+  %0 = attn.multi_head_attention %x, query %w, value %wv, output %w {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xbf16>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_result_shape(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>) {
+  // expected-error@+1 {{expected result of shape [1, 8, 16], got [1, 4, 16]}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x4x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_shared_qk_body_arguments(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>) {
+  // expected-error@+1 {{expected region 'body' to take 2 argument(s), got 3}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_body_head_dim(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>) {
+  // expected-error@+1 {{expected region 'body' argument #0 of type 'tensor<1x4x8x4xf32>', got 'tensor<1x4x8x8xf32>'}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 4 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x4x8x8xf32>, %v: tensor<1x4x8x4xf32>):
+    attn.yield %v : tensor<1x4x8x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_body_yield_type(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>, %o: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{expected region 'body' to yield #0 of type 'tensor<1x2x8x8xf32>', got 'tensor<1x2x8x4xf32>'}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %o : tensor<1x2x8x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @mha_body_yield_count(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>) {
+  // expected-error@+1 {{expected region 'body' to yield 1 value(s), got 2}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @feed_forward_input_rank(%x: tensor<8x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xf32>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.feed_forward' op expected input of rank 3 [batch, seq, d_model], got rank 2}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 : (tensor<8x4xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_up_weight_rows(%x: tensor<1x8x4xf32>, %w1: tensor<6x8xf32>, %b1: tensor<8xf32>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{expected up_weight rows (d_model) 4, got 6}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 : (tensor<1x8x4xf32>, tensor<6x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_up_bias_shape(%x: tensor<1x8x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<4xf32>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{expected up_bias of shape [8], got [4]}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 : (tensor<1x8x4xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_down_weight_shape(%x: tensor<1x8x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xf32>, %w2: tensor<4x8xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{expected down_weight of shape [8, 4], got [4, 8]}}
+  %0 = attn.feed_forward gelu %x, %w1, %b1, %w2, %b2 : (tensor<1x8x4xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_result_type(%x: tensor<1x8x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xf32>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{expected result type 'tensor<1x8x4xf32>', got 'tensor<1x8x8xf32>'}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 : (tensor<1x8x4xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_zero_chunks(%x: tensor<1x8x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xf32>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{expected 'chunks' >= 1, got 0}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 {chunks = 0 : i64} : (tensor<1x8x4xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_chunks_exceed_seq(%x: tensor<1x8x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xf32>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{expected 'chunks' <= seq (8), got 16}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 {chunks = 16 : i64} : (tensor<1x8x4xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_unknown_activation(%x: tensor<1x8x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xf32>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{custom op 'attn.feed_forward' expected activation to be one of 'relu', 'gelu'; got 'swish'}}
+  %0 = attn.feed_forward swish %x, %w1, %b1, %w2, %b2 : (tensor<1x8x4xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @residual_body_argument(%x: tensor<1x8x4xf32>) {
+  // expected-error@+1 {{'attn.residual' op expected region 'body' argument #0 of type 'tensor<1x8x4xf32>', got 'tensor<1x8x2xf32>'}}
+  %0 = attn.residual %x : tensor<1x8x4xf32> {
+  ^bb0(%a: tensor<1x8x2xf32>):
+    attn.yield %x : tensor<1x8x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @residual_body_yield(%x: tensor<1x8x4xf32>, %y: tensor<1x8x2xf32>) {
+  // expected-error@+1 {{expected region 'body' to yield #0 of type 'tensor<1x8x4xf32>', got 'tensor<1x8x2xf32>'}}
+  %0 = attn.residual %x : tensor<1x8x4xf32> {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    attn.yield %y : tensor<1x8x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @residual_body_without_yield(%x: tensor<1x8x4xf32>) {
+  // expected-error@+1 {{'attn.residual' op expects a non-empty block}}
+  %0 = attn.residual %x : tensor<1x8x4xf32> {
+  ^bb0(%a: tensor<1x8x4xf32>):
+  }
+  return
+}
+
+// -----
+
+func.func @reversible_f_yield(%x1: tensor<1x8x4xf32>, %x2: tensor<1x8x2xf32>) {
+  // expected-error@+1 {{'attn.reversible' op expected region 'f' to yield #0 of type 'tensor<1x8x4xf32>', got 'tensor<1x8x2xf32>'}}
+  %y:2 = attn.reversible %x1, %x2 : tensor<1x8x4xf32>, tensor<1x8x2xf32> f {
+  ^bb0(%a: tensor<1x8x2xf32>):
+    attn.yield %a : tensor<1x8x2xf32>
+  } g {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    attn.yield %x2 : tensor<1x8x2xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @reversible_g_arguments(%x: tensor<1x8x4xf32>) {
+  // expected-error@+1 {{expected region 'g' to take 1 argument(s), got 2}}
+  %y:2 = attn.reversible %x, %x : tensor<1x8x4xf32>, tensor<1x8x4xf32> f {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    attn.yield %a : tensor<1x8x4xf32>
+  } g {
+  ^bb0(%a: tensor<1x8x4xf32>, %b: tensor<1x8x4xf32>):
+    attn.yield %a : tensor<1x8x4xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @reversible_result_type(%x: tensor<1x8x4xf32>) {
+  // expected-error@+1 {{'attn.reversible' op failed to verify that all of {x1, y1} have same type}}
+  %y:2 = "attn.reversible"(%x, %x) ({
+  ^bb0(%a: tensor<1x8x4xf32>):
+    attn.yield %a : tensor<1x8x4xf32>
+  }, {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    attn.yield %a : tensor<1x8x4xf32>
+  }) : (tensor<1x8x4xf32>, tensor<1x8x4xf32>) -> (tensor<1x8x2xf32>, tensor<1x8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @yield_outside_block(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.yield' op expects parent op to be one of 'attn.multi_head_attention, attn.residual, attn.reversible'}}
+  attn.yield %x : tensor<4xf32>
+}
+
+// -----
+
+func.func @cross_entropy_labels_shape(%l: tensor<1x8x16xf32>, %t: tensor<1x4xi32>) {
+  // expected-error@+1 {{'attn.softmax_cross_entropy' op expected labels of shape [1, 8], got [1, 4]}}
+  %0 = attn.softmax_cross_entropy %l, %t : (tensor<1x8x16xf32>, tensor<1x4xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_logits_rank(%l: tensor<16xf32>, %t: tensor<i32>) {
+  // expected-error@+1 {{expected logits of rank >= 2 [..., vocab], got rank 1}}
+  %0 = attn.softmax_cross_entropy %l, %t : (tensor<16xf32>, tensor<i32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_loss_shape(%l: tensor<1x8x16xf32>, %t: tensor<1x8xi32>) {
+  // expected-error@+1 {{expected loss of shape [], got [1]}}
+  %0 = attn.softmax_cross_entropy %l, %t : (tensor<1x8x16xf32>, tensor<1x8xi32>) -> tensor<1xf32>
+  return
+}
