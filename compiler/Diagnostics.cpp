@@ -5,6 +5,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -76,4 +78,30 @@ lcc::OneLineDiagnosticHandler::~OneLineDiagnosticHandler() {
 
 void lcc::reportError(StringRef tool, const llvm::Twine &message) {
   llvm::errs() << tool << ": error: " << message << "\n";
+}
+
+bool lcc::parseCommandLine(int argc, char **argv, StringRef tool,
+                           StringRef overview) {
+  std::string clErrors;
+  llvm::raw_string_ostream clErrorStream(clErrors);
+  if (llvm::cl::ParseCommandLineOptions(argc, argv, overview, &clErrorStream))
+    return true;
+  // llvm::cl writes "PROGRAM: message" lines; keep one line with our prefix.
+  SmallVector<StringRef> lines;
+  StringRef(clErrors).split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  std::string message;
+  for (StringRef line : lines) {
+    line = line.trim();
+    size_t colon = line.find(": ");
+    if (colon != StringRef::npos &&
+        llvm::sys::path::filename(line.take_front(colon)) == tool)
+      line = line.drop_front(colon + 2);
+    if (!message.empty())
+      message += "; ";
+    message += line.str();
+  }
+  reportError(tool, message.empty() ? "invalid command line; see '" +
+                                         tool.str() + " --help'"
+                                   : message);
+  return false;
 }

@@ -30,6 +30,11 @@ private:
   unsigned numErrors = 0;
 };
 
+/// Parses the command line with llvm::cl, printing its errors in the
+/// one-line `tool: error: ...` form. Returns false on a bad command line.
+bool parseCommandLine(int argc, char **argv, llvm::StringRef tool,
+                      llvm::StringRef overview);
+
 /// Prints `tool: error: message` to stderr.
 void reportError(llvm::StringRef tool, const llvm::Twine &message);
 

@@ -31,7 +31,14 @@ namespace {
 
 constexpr llvm::StringLiteral kTool = "lcc";
 
+/// What `--emit` asks for; each stage of the pipeline adds its value.
 enum class EmitKind { Attn };
+
+struct EmitChoice {
+  llvm::StringLiteral name;
+  EmitKind kind;
+};
+constexpr EmitChoice kEmitChoices[] = {{"attn", EmitKind::Attn}};
 
 cl::OptionCategory lccCategory("lcc options");
 
@@ -43,11 +50,19 @@ cl::opt<std::string> outputFilename("o",
                                     cl::value_desc("file"), cl::init("-"),
                                     cl::cat(lccCategory));
 
-cl::opt<EmitKind> emitKind(
-    "emit", cl::desc("What to write"), cl::init(EmitKind::Attn),
-    cl::values(clEnumValN(EmitKind::Attn, "attn",
-                          "the verified model in the attn dialect")),
-    cl::cat(lccCategory));
+// A string rather than a cl::values enum: llvm::cl reports a bad enum value
+// on its own, without the one-line `lcc: error:` form.
+cl::opt<std::string> emitName(
+    "emit", cl::desc("What to write: 'attn' (the verified model in the attn "
+                     "dialect)"),
+    cl::value_desc("stage"), cl::init("attn"), cl::cat(lccCategory));
+
+std::optional<EmitKind> parseEmitKind(StringRef name) {
+  for (const EmitChoice &choice : kEmitChoices)
+    if (choice.name == name)
+      return choice.kind;
+  return std::nullopt;
+}
 
 void printVersion(llvm::raw_ostream &os) {
   os << "lcc " << LCC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
@@ -60,11 +75,23 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::SetVersionPrinter(printVersion);
   cl::HideUnrelatedOptions(lccCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "lcc: compiles transformer models written in the attn dialect\n\n"
-      "  Reads MODEL.mlir, verifies every op and writes the stage chosen by\n"
-      "  --emit. Errors are printed as one 'lcc: error:' line each.\n");
+  if (!lcc::parseCommandLine(
+          argc, argv, kTool,
+          "lcc: compiles transformer models written in the attn dialect\n\n"
+          "  Reads MODEL.mlir, verifies every op and writes the stage chosen "
+          "by\n  --emit. Errors are printed as one 'lcc: error:' line "
+          "each.\n"))
+    return 1;
+
+  std::optional<EmitKind> emitKind = parseEmitKind(emitName);
+  if (!emitKind) {
+    std::string choices;
+    for (const EmitChoice &choice : kEmitChoices)
+      choices += (choices.empty() ? "'" : ", '") + choice.name.str() + "'";
+    lcc::reportError(kTool, "unknown --emit value '" + emitName +
+                                "'; expected one of " + choices);
+    return 1;
+  }
 
   DialectRegistry registry;
   lcc::registerLccDialects(registry);
@@ -75,8 +102,7 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::MemoryBuffer> input =
       openInputFile(inputFilename, &errorMessage);
   if (!input) {
-    lcc::reportError(kTool, "cannot read model '" + inputFilename +
-                                "': " + errorMessage);
+    lcc::reportError(kTool, errorMessage);
     return 1;
   }
   llvm::SourceMgr sourceMgr;
@@ -88,11 +114,10 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);
   if (!output) {
-    lcc::reportError(kTool, "cannot write '" + outputFilename +
-                                "': " + errorMessage);
+    lcc::reportError(kTool, errorMessage);
     return 1;
   }
-  switch (emitKind) {
+  switch (*emitKind) {
   case EmitKind::Attn:
     module->print(output->os());
     output->os() << "\n";
