@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build ccache python3
+  build-essential clang cmake ninja-build ccache python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libflatbuffers-dev flatbuffers-compiler
 )
