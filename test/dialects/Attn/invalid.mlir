@@ -687,3 +687,55 @@ func.func @cross_entropy_loss_shape(%l: tensor<1x8x16xf32>, %t: tensor<1x8xi32>)
   %0 = attn.softmax_cross_entropy %l, %t : (tensor<1x8x16xf32>, tensor<1x8xi32>) -> tensor<1xf32>
   return
 }
+
+// -----
+
+func.func @cross_entropy_loss_element_type(%l: tensor<1x8x16xf32>, %t: tensor<1x8xi32>) {
+  // expected-error@+1 {{expected loss element type 'f32', got 'f16'}}
+  %0 = attn.softmax_cross_entropy %l, %t : (tensor<1x8x16xf32>, tensor<1x8xi32>) -> tensor<f16>
+  return
+}
+
+// -----
+
+func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<4x2xf32>) {
+  // expected-error@+1 {{expected input of rank >= 1 [..., in], got rank 0}}
+  %0 = attn.linear %x, %w : (tensor<f32>, tensor<4x2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight_element_type(%x: tensor<1x8x4xf32>, %w: tensor<4x2xf16>) {
+  // expected-error@+1 {{expected weight element type 'f32', got 'f16'}}
+  %0 = attn.linear %x, %w : (tensor<1x8x4xf32>, tensor<4x2xf16>) -> tensor<1x8x2xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_bias_element_type(%x: tensor<1x8x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xbf16>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{expected up_bias element type 'f32', got 'bf16'}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 : (tensor<1x8x4xf32>, tensor<4x8xf32>, tensor<8xbf16>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @mha_output_weight_rank(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>, %wo: tensor<16xf32>) {
+  // expected-error@+1 {{expected output weight of rank 2 [heads * head_dim, d_model], got rank 1}}
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %wo {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    attn.yield %v : tensor<1x2x8x8xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @sparse_zero_scale(%q: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{'attn.sparse_attention' op expected 'scale' > 0, got 0}}
+  %0 = attn.sparse_attention strided %q, %q, %q {block = 8 : i64, stride = 8 : i64, scale = 0.0 : f32} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
