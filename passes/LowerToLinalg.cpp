@@ -1,0 +1,758 @@
+//===- LowerToLinalg.cpp - attn ops to linalg on tensors ------------------===//
+//
+// Lowers every attn op to linalg/tensor/arith/math/scf on tensors. Dense
+// attention takes the tiled online-softmax (flash) form so that no
+// seq x seq tensor is ever built. The math of each op is stated in its
+// description in AttnOps.td; this file only chooses how to compute it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/TensorBuilder.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+#include <limits>
+
+namespace lcc {
+#define GEN_PASS_DEF_LOWERTOLINALG
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+
+namespace {
+
+constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
+/// Reformer's score of a token with itself under shared-QK attention.
+constexpr double kSelfAttentionScore = -1e5;
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddFOp::create(b, loc, x, y);
+}
+Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MulFOp::create(b, loc, x, y);
+}
+
+/// x + y for two tensors of one type.
+Value addTensors(TensorBuilder &tb, Value x, Value y) {
+  return tb.mapSameShape({x, y},
+                         [](OpBuilder &b, Location loc, ValueRange a) {
+                           return add(b, loc, a[0], a[1]);
+                         });
+}
+
+/// Replaces `op` (with a single-block region `region`) by the region's
+/// body, its arguments bound to `arguments`, and returns what it yielded.
+SmallVector<Value> inlineRegion(PatternRewriter &rewriter, Operation *op,
+                                Region &region, ValueRange arguments) {
+  Block &block = region.front();
+  auto yield = cast<YieldOp>(block.getTerminator());
+  SmallVector<Value> results(yield.getValues());
+  rewriter.inlineBlockBefore(&block, op, arguments);
+  rewriter.eraseOp(yield);
+  return results;
+}
+
+/// input (..., in) · weight (in, out) + bias (out).
+Value linear(TensorBuilder &tb, Value input, Value weight, Value bias) {
+  RankedTensorType inputType = tensorType(input);
+  int64_t out = tensorType(weight).getDimSize(1);
+  SmallVector<int64_t> shape(inputType.getShape());
+  shape.back() = out;
+  Type elt = inputType.getElementType();
+  Value init;
+  if (bias) {
+    // Start the accumulation from the bias: one pass less over the output.
+    init = tb.map(shape, elt, {bias}, {tb.lastDimMap(shape.size())},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  } else {
+    init = tb.filled(shape, elt, 0.0);
+  }
+  return tb.matmul(input, weight, init);
+}
+
+//===----------------------------------------------------------------------===//
+// Model-level ops
+//===----------------------------------------------------------------------===//
+
+struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    RankedTensorType resultType = tensorType(op.getResult());
+    Value table = op.getTable();
+    int64_t vocab = tensorType(table).getDimSize(0);
+    Value result = tb.map(
+        resultType.getShape(), resultType.getElementType(), {op.getTokens()},
+        {tb.map(3, {0, 1})}, [&](OpBuilder &b, Location loc, ValueRange a) {
+          // Out-of-range ids are clamped so a bad token can never read
+          // outside the table.
+          Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(), a[0]);
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          Value last = arith::ConstantIndexOp::create(b, loc, vocab - 1);
+          id = arith::MaxSIOp::create(b, loc, id, zero);
+          id = arith::MinSIOp::create(b, loc, id, last);
+          Value feature = linalg::IndexOp::create(b, loc, 2);
+          return tensor::ExtractOp::create(b, loc, table,
+                                           ValueRange{id, feature})
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Value x = op.getInput();
+    RankedTensorType type = tensorType(x);
+    unsigned rank = type.getRank();
+    Type elt = type.getElementType();
+    double features = static_cast<double>(type.getShape().back());
+    Value invFeatures = tb.scalar(elt, 1.0 / features);
+    Value epsilon = tb.scalar(elt, op.getEpsilon().convertToDouble());
+
+    Value sum = tb.reduceLastDim({x}, 0.0,
+                                 [](OpBuilder &b, Location loc, ValueRange a) {
+                                   return add(b, loc, a[1], a[0]);
+                                 });
+    Value mean = tb.mapSameShape({sum},
+                                 [&](OpBuilder &b, Location loc, ValueRange a) {
+                                   return mul(b, loc, a[0], invFeatures);
+                                 });
+    // Biased variance from centred values: stable for large means.
+    Value squares = tb.reduceLastDim(
+        {x}, {mean}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+          Value centred = arith::SubFOp::create(b, loc, a[0], a[1]);
+          return add(b, loc, a[2], mul(b, loc, centred, centred));
+        });
+    Value result = tb.map(
+        type.getShape(), elt, {x, mean, squares, op.getGamma(), op.getBeta()},
+        {tb.identityMap(rank), tb.dropLastMap(rank), tb.dropLastMap(rank),
+         tb.lastDimMap(rank), tb.lastDimMap(rank)},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value variance = mul(b, loc, a[2], invFeatures);
+          Value invStd =
+              math::RsqrtOp::create(b, loc, add(b, loc, variance, epsilon));
+          Value centred = arith::SubFOp::create(b, loc, a[0], a[1]);
+          return add(b, loc, mul(b, loc, mul(b, loc, centred, invStd), a[3]),
+                     a[4]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LowerLinear : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    rewriter.replaceOp(
+        op, linear(tb, op.getInput(), op.getWeight(), op.getBias()));
+    return success();
+  }
+};
+
+/// act(x) for the feed-forward activations.
+Value activation(OpBuilder &b, Location loc, Activation kind, Value x) {
+  Type type = x.getType();
+  switch (kind) {
+  case Activation::Relu: {
+    Value zero = arith::ConstantOp::create(b, loc, type,
+                                           b.getFloatAttr(type, 0.0));
+    return arith::MaximumFOp::create(b, loc, x, zero);
+  }
+  case Activation::Gelu: {
+    // Exact GELU: 0.5 x (1 + erf(x / sqrt(2))).
+    auto constant = [&](double v) -> Value {
+      return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v));
+    };
+    Value erf = math::ErfOp::create(b, loc, mul(b, loc, x, constant(M_SQRT1_2)));
+    return mul(b, loc, mul(b, loc, constant(0.5), x),
+               add(b, loc, constant(1.0), erf));
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+struct LowerFeedForward : OpRewritePattern<FeedForwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The whole feed-forward layer on `input` ([batch, rows, d_model]).
+  static Value feedForward(TensorBuilder &tb, FeedForwardOp op, Value input) {
+    Value hidden = linear(tb, input, op.getUpWeight(), op.getUpBias());
+    Activation kind = op.getActivation();
+    hidden = tb.mapSameShape({hidden},
+                             [&](OpBuilder &b, Location loc, ValueRange a) {
+                               return activation(b, loc, kind, a[0]);
+                             });
+    return linear(tb, hidden, op.getDownWeight(), op.getDownBias());
+  }
+
+  /// Computes rows [offset, offset + rows) of the layer into `out`.
+  static Value feedForwardSlice(TensorBuilder &tb, FeedForwardOp op,
+                                Value out, OpFoldResult offset,
+                                int64_t rows) {
+    OpBuilder &b = tb.builder();
+    RankedTensorType type = tensorType(op.getInput());
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), offset,
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(type.getDimSize(0)),
+                                       b.getIndexAttr(rows),
+                                       b.getIndexAttr(type.getDimSize(2))};
+    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(
+        b, tb.location(), op.getInput(), offsets, sizes, strides);
+    Value result = feedForward(tb, op, slice);
+    return tensor::InsertSliceOp::create(b, tb.location(), result, out,
+                                         offsets, sizes, strides);
+  }
+
+  LogicalResult matchAndRewrite(FeedForwardOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    int64_t chunks = op.getChunks();
+    if (chunks <= 1) {
+      rewriter.replaceOp(op, feedForward(tb, op, op.getInput()));
+      return success();
+    }
+    // Chunk i covers rows [i * rows, (i + 1) * rows); a shorter tail slice
+    // covers what is left, so every slice keeps a static shape.
+    RankedTensorType type = tensorType(op.getInput());
+    int64_t seq = type.getDimSize(1);
+    int64_t rows = llvm::divideCeil(seq, chunks);
+    int64_t fullChunks = seq / rows, tail = seq - fullChunks * rows;
+    Value out = tb.empty(type.getShape(), type.getElementType());
+    Location loc = op.getLoc();
+    auto loop = scf::ForOp::create(
+        rewriter, loc, tb.index(0), tb.index(fullChunks * rows),
+        tb.index(rows), ValueRange{out},
+        [&](OpBuilder &b, Location nestedLoc, Value row, ValueRange iter) {
+          TensorBuilder nested(b, nestedLoc);
+          scf::YieldOp::create(
+              b, nestedLoc,
+              feedForwardSlice(nested, op, iter[0], row, rows));
+        });
+    out = loop.getResult(0);
+    if (tail > 0)
+      out = feedForwardSlice(tb, op, out,
+                             rewriter.getIndexAttr(fullChunks * rows), tail);
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct LowerResidual : OpRewritePattern<ResidualOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ResidualOp op,
+                                PatternRewriter &rewriter) const override {
+    Value input = op.getInput();
+    Value body = inlineRegion(rewriter, op, op.getBody(), input)[0];
+    TensorBuilder tb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, addTensors(tb, input, body));
+    return success();
+  }
+};
+
+struct LowerReversible : OpRewritePattern<ReversibleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReversibleOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Value x1 = op.getX1(), x2 = op.getX2();
+    Value f = inlineRegion(rewriter, op, op.getF(), x2)[0];
+    Value y1 = addTensors(tb, x1, f);
+    Value g = inlineRegion(rewriter, op, op.getG(), y1)[0];
+    Value y2 = addTensors(tb, x2, g);
+    rewriter.replaceOp(op, {y1, y2});
+    return success();
+  }
+};
+
+struct LowerMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// x [batch, seq, d_model] · weight viewed as [d_model, heads, head_dim]
+  /// gives the heads directly as [batch, heads, seq, head_dim].
+  static Value projectToHeads(TensorBuilder &tb, Value x, Value weight,
+                              int64_t heads) {
+    OpBuilder &b = tb.builder();
+    RankedTensorType xType = tensorType(x), wType = tensorType(weight);
+    int64_t headDim = wType.getDimSize(1) / heads;
+    Type elt = xType.getElementType();
+    Value headWeight = tensor::ExpandShapeOp::create(
+        b, tb.location(),
+        RankedTensorType::get({wType.getDimSize(0), heads, headDim}, elt),
+        weight, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    // Loops (b, h, s, e, k): x(b, s, k) · w(k, h, e) -> out(b, h, s, e).
+    Value init = tb.filled(
+        {xType.getDimSize(0), heads, xType.getDimSize(1), headDim}, elt, 0.0);
+    using utils::IteratorType;
+    return tb.generic(
+        init, {x, headWeight},
+        {tb.map(5, {0, 2, 4}), tb.map(5, {4, 1, 3}), tb.map(5, {0, 1, 2, 3})},
+        {IteratorType::parallel, IteratorType::parallel,
+         IteratorType::parallel, IteratorType::parallel,
+         IteratorType::reduction},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          return add(b, loc, a[2], mul(b, loc, a[0], a[1]));
+        });
+  }
+
+  /// heads [batch, heads, seq, v_dim] · weight viewed as [heads, v_dim, out]
+  /// gives [batch, seq, out]: the head merge is part of the contraction.
+  static Value projectFromHeads(TensorBuilder &tb, Value headsValue,
+                                Value weight) {
+    OpBuilder &b = tb.builder();
+    RankedTensorType hType = tensorType(headsValue), wType = tensorType(weight);
+    int64_t heads = hType.getDimSize(1), vDim = hType.getDimSize(3);
+    int64_t out = wType.getDimSize(1);
+    Type elt = hType.getElementType();
+    Value headWeight = tensor::ExpandShapeOp::create(
+        b, tb.location(), RankedTensorType::get({heads, vDim, out}, elt),
+        weight, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    // Loops (b, s, n, h, e): heads(b, h, s, e) · w(h, e, n) -> out(b, s, n).
+    Value init =
+        tb.filled({hType.getDimSize(0), hType.getDimSize(2), out}, elt, 0.0);
+    using utils::IteratorType;
+    return tb.generic(
+        init, {headsValue, headWeight},
+        {tb.map(5, {0, 3, 1, 4}), tb.map(5, {3, 4, 2}), tb.map(5, {0, 1, 2})},
+        {IteratorType::parallel, IteratorType::parallel,
+         IteratorType::parallel, IteratorType::reduction,
+         IteratorType::reduction},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          return add(b, loc, a[2], mul(b, loc, a[0], a[1]));
+        });
+  }
+
+  LogicalResult matchAndRewrite(MultiHeadAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    int64_t heads = op.getHeads();
+    Value x = op.getInput();
+    SmallVector<Value> arguments = {
+        projectToHeads(tb, x, op.getQueryWeight(), heads)};
+    if (Value keyWeight = op.getKeyWeight())
+      arguments.push_back(projectToHeads(tb, x, keyWeight, heads));
+    arguments.push_back(projectToHeads(tb, x, op.getValueWeight(), heads));
+    Value attention = inlineRegion(rewriter, op, op.getBody(), arguments)[0];
+    rewriter.replaceOp(op,
+                       projectFromHeads(tb, attention, op.getOutputWeight()));
+    return success();
+  }
+};
+
+struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxCrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Value logits = op.getLogits(), labels = op.getLabels();
+    RankedTensorType type = tensorType(logits);
+    unsigned rank = type.getRank();
+    Type elt = type.getElementType();
+    int64_t vocab = type.getShape().back();
+
+    Value rowMax = tb.reduceLastDim(
+        {logits}, kNegativeInfinity,
+        [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+        });
+    Value sumExp = tb.reduceLastDim(
+        {logits}, {rowMax}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+          Value shifted = arith::SubFOp::create(b, loc, a[0], a[1]);
+          return add(b, loc, a[2], math::ExpOp::create(b, loc, shifted));
+        });
+    // Per position: logsumexp - logits[label] (label clamped into range).
+    SmallVector<int64_t> rowShape(type.getShape().drop_back());
+    unsigned rowRank = rank - 1;
+    Value perPosition = tb.map(
+        rowShape, elt, {rowMax, sumExp, labels},
+        {tb.identityMap(rowRank), tb.identityMap(rowRank),
+         tb.identityMap(rowRank)},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          SmallVector<Value> indices;
+          for (unsigned d = 0; d < rowRank; ++d)
+            indices.push_back(linalg::IndexOp::create(b, loc, d));
+          Value label =
+              arith::IndexCastOp::create(b, loc, b.getIndexType(), a[2]);
+          label = arith::MaxSIOp::create(
+              b, loc, label, arith::ConstantIndexOp::create(b, loc, 0));
+          label = arith::MinSIOp::create(
+              b, loc, label, arith::ConstantIndexOp::create(b, loc, vocab - 1));
+          indices.push_back(label);
+          Value picked = tensor::ExtractOp::create(b, loc, logits, indices);
+          Value logSumExp =
+              add(b, loc, math::LogOp::create(b, loc, a[1]), a[0]);
+          return arith::SubFOp::create(b, loc, logSumExp, picked).getResult();
+        });
+    // Mean over every position into a 0-d tensor.
+    int64_t positions = 1;
+    for (int64_t d : rowShape)
+      positions *= d;
+    Value invPositions = tb.scalar(elt, 1.0 / static_cast<double>(positions));
+    Value total = tb.generic(
+        tb.filled({}, elt, 0.0), {perPosition},
+        {tb.identityMap(rowRank), AffineMap::get(rowRank, 0, rewriter.getContext())},
+        SmallVector<utils::IteratorType>(rowRank,
+                                         utils::IteratorType::reduction),
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          return add(b, loc, a[1], a[0]);
+        });
+    Value mean = tb.mapSameShape({total},
+                                 [&](OpBuilder &b, Location loc, ValueRange a) {
+                                   return mul(b, loc, a[0], invPositions);
+                                 });
+    rewriter.replaceOp(op, mean);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Dense attention: the flash form
+//===----------------------------------------------------------------------===//
+
+struct LowerAttention : OpRewritePattern<AttentionOp> {
+  LowerAttention(MLIRContext *context, AttentionTiling tiling)
+      : OpRewritePattern(context), tiling(tiling) {}
+
+  /// Rows of `x` divided by their L2 norm (the keys of shared-QK attention).
+  static Value normalizeRows(TensorBuilder &tb, Value x) {
+    Value sumSquares = tb.reduceLastDim(
+        {x}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+          return add(b, loc, a[1], mul(b, loc, a[0], a[0]));
+        });
+    RankedTensorType type = tensorType(x);
+    unsigned rank = type.getRank();
+    return tb.map(type.getShape(), type.getElementType(), {x, sumSquares},
+                  {tb.identityMap(rank), tb.dropLastMap(rank)},
+                  [](OpBuilder &b, Location loc, ValueRange a) {
+                    Value invNorm = math::RsqrtOp::create(b, loc, a[1]);
+                    return mul(b, loc, a[0], invNorm);
+                  });
+  }
+
+  /// Pads dimension 2 (seq) of `x` with zeros up to `paddedSeq`.
+  static Value padSeq(TensorBuilder &tb, Value x, int64_t paddedSeq) {
+    RankedTensorType type = tensorType(x);
+    if (type.getDimSize(2) == paddedSeq)
+      return x;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[2] = paddedSeq;
+    Value zero = tb.scalar(type.getElementType(), 0.0);
+    return tensor::createPadHighOp(
+        RankedTensorType::get(shape, type.getElementType()), x, zero,
+        /*nofold=*/false, tb.location(), tb.builder());
+  }
+
+  /// The [tile, dim] slice at (b, h, offset) of a [batch, heads, seq, dim]
+  /// tensor.
+  static Value tileOf(OpBuilder &b, Location loc, Value x, Value batch,
+                      Value head, Value offset, int64_t tile) {
+    RankedTensorType type = tensorType(x);
+    int64_t dim = type.getDimSize(3);
+    SmallVector<OpFoldResult> offsets = {batch, head, offset,
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       b.getIndexAttr(tile),
+                                       b.getIndexAttr(dim)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    return tensor::ExtractSliceOp::create(
+        b, loc, RankedTensorType::get({tile, dim}, type.getElementType()), x,
+        offsets, sizes, strides);
+  }
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TensorBuilder tb(rewriter, loc);
+    RankedTensorType qType = tensorType(op.getQuery()),
+                     kType = tensorType(op.getKey()),
+                     vType = tensorType(op.getValue());
+    if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
+        !vType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    Type elt = qType.getElementType();
+    int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
+    int64_t querySeq = qType.getDimSize(2), headDim = qType.getDimSize(3);
+    int64_t keySeq = kType.getDimSize(2), valueDim = vType.getDimSize(3);
+    bool causal = op.getCausal(), sharedQK = op.getSharedQk();
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt(double(headDim));
+
+    int64_t queryTile = std::min(tiling.queryTile, querySeq);
+    int64_t keyTile = std::min(tiling.keyTile, keySeq);
+    int64_t queryTiles = llvm::divideCeil(querySeq, queryTile);
+    int64_t keyTiles = llvm::divideCeil(keySeq, keyTile);
+
+    Value key = sharedQK ? normalizeRows(tb, op.getQuery()) : op.getKey();
+    Value query = padSeq(tb, op.getQuery(), queryTiles * queryTile);
+    key = padSeq(tb, key, keyTiles * keyTile);
+    Value value = padSeq(tb, op.getValue(), keyTiles * keyTile);
+
+    Value out = tb.empty({batch, heads, queryTiles * queryTile, valueDim}, elt);
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batch),
+                               rewriter.getIndexAttr(heads),
+                               rewriter.getIndexAttr(queryTiles)},
+        ValueRange{out}, /*mapping=*/std::nullopt);
+
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    TensorBuilder body(rewriter, loc);
+    Value b = forall.getInductionVars()[0], h = forall.getInductionVars()[1];
+    Value queryOffset = arith::MulIOp::create(
+        rewriter, loc, forall.getInductionVars()[2], body.index(queryTile));
+    Value queryBlock = tileOf(rewriter, loc, query, b, h, queryOffset,
+                              queryTile);
+
+    // A causal query tile sees key tiles up to the one holding its last
+    // query: later tiles are skipped, not masked.
+    Value keyTileEnd = body.index(keyTiles);
+    if (causal) {
+      Value lastVisible = arith::CeilDivSIOp::create(
+          rewriter, loc,
+          arith::AddIOp::create(rewriter, loc, queryOffset,
+                                body.index(queryTile)),
+          body.index(keyTile));
+      keyTileEnd =
+          arith::MinSIOp::create(rewriter, loc, lastVisible, keyTileEnd);
+    }
+
+    Value rowMax0 = body.filled({queryTile}, elt, kNegativeInfinity);
+    Value rowSum0 = body.filled({queryTile}, elt, 0.0);
+    Value acc0 = body.filled({queryTile, valueDim}, elt, 0.0);
+    auto keyLoop = scf::ForOp::create(
+        rewriter, loc, body.index(0), keyTileEnd, body.index(1),
+        ValueRange{rowMax0, rowSum0, acc0},
+        [&](OpBuilder &nb, Location nloc, Value keyTileIndex,
+            ValueRange iter) {
+          TensorBuilder t(nb, nloc);
+          Value keyOffset =
+              arith::MulIOp::create(nb, nloc, keyTileIndex, t.index(keyTile));
+          Value keyBlock = tileOf(nb, nloc, key, b, h, keyOffset, keyTile);
+          Value valueBlock = tileOf(nb, nloc, value, b, h, keyOffset, keyTile);
+          Value dots = t.matmulTransposedB(
+              queryBlock, keyBlock, t.filled({queryTile, keyTile}, elt, 0.0));
+          Value scores = maskedScores(t, dots, queryOffset, keyOffset, keySeq,
+                                      scale, causal, sharedQK);
+          Value rowMax = iter[0], rowSum = iter[1], acc = iter[2];
+          Value blockMax = t.reduceLastDim(
+              {scores}, kNegativeInfinity,
+              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+              });
+          Value newMax = t.mapSameShape(
+              {rowMax, blockMax},
+              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+              });
+          Value probs = t.map(
+              {queryTile, keyTile}, elt, {scores, newMax},
+              {t.identityMap(2), t.dropLastMap(2)},
+              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                return math::ExpOp::create(
+                    b, loc, arith::SubFOp::create(b, loc, a[0], a[1]));
+              });
+          // exp(old max - new max) rescales what was accumulated so far.
+          Value correction = t.mapSameShape(
+              {rowMax, newMax},
+              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                return math::ExpOp::create(
+                    b, loc, arith::SubFOp::create(b, loc, a[0], a[1]));
+              });
+          Value blockSum = t.reduceLastDim(
+              {probs}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+                return add(b, loc, a[1], a[0]);
+              });
+          // sum' = sum * correction + rowsum(probs).
+          Value newSum = t.mapSameShape(
+              {rowSum, correction, blockSum},
+              [](OpBuilder &b, Location loc, ValueRange a) {
+                return add(b, loc, mul(b, loc, a[0], a[1]), a[2]);
+              });
+          Value rescaled = t.map({queryTile, valueDim}, elt,
+                                 {acc, correction},
+                                 {t.identityMap(2), t.dropLastMap(2)},
+                                 [](OpBuilder &b, Location loc, ValueRange a) {
+                                   return mul(b, loc, a[0], a[1]);
+                                 });
+          Value newAcc = t.matmul(probs, valueBlock, rescaled);
+          scf::YieldOp::create(nb, nloc, ValueRange{newMax, newSum, newAcc});
+        });
+
+    Value rowSum = keyLoop.getResult(1), acc = keyLoop.getResult(2);
+    Value normalized = body.map(
+        {queryTile, valueDim}, elt, {acc, rowSum},
+        {body.identityMap(2), body.dropLastMap(2)},
+        [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          return arith::DivFOp::create(b, loc, a[0], a[1]);
+        });
+
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    SmallVector<OpFoldResult> offsets = {b, h, queryOffset,
+                                         rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {
+        rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+        rewriter.getIndexAttr(queryTile), rewriter.getIndexAttr(valueDim)};
+    SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, normalized,
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, strides);
+
+    rewriter.setInsertionPointAfter(forall);
+    Value result = forall.getResult(0);
+    if (queryTiles * queryTile != querySeq) {
+      SmallVector<OpFoldResult> zeros(4, rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> shape = {
+          rewriter.getIndexAttr(batch), rewriter.getIndexAttr(heads),
+          rewriter.getIndexAttr(querySeq), rewriter.getIndexAttr(valueDim)};
+      result = tensor::ExtractSliceOp::create(rewriter, loc, result, zeros,
+                                              shape, strides);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  /// q kᵀ · scale for one block, with the masks of the op: padded keys and
+  /// (if causal) later keys get -inf; under shared QK a token's score with
+  /// itself becomes -1e5.
+  static Value maskedScores(TensorBuilder &t, Value dots, Value queryOffset,
+                            Value keyOffset, int64_t keySeq, double scale,
+                            bool causal, bool sharedQK) {
+    Type elt = tensorType(dots).getElementType();
+    return t.mapSameShape({dots}, [&](OpBuilder &b, Location loc,
+                                      ValueRange a) -> Value {
+      auto constant = [&](double v) -> Value {
+        return arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, v));
+      };
+      Value queryPos = arith::AddIOp::create(
+          b, loc, queryOffset, linalg::IndexOp::create(b, loc, 0));
+      Value keyPos = arith::AddIOp::create(b, loc, keyOffset,
+                                           linalg::IndexOp::create(b, loc, 1));
+      Value score = mul(b, loc, a[0], constant(scale));
+      if (sharedQK) {
+        Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           queryPos, keyPos);
+        score = arith::SelectOp::create(b, loc, self,
+                                        constant(kSelfAttentionScore), score);
+      }
+      Value hidden = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::sge, keyPos,
+          arith::ConstantIndexOp::create(b, loc, keySeq));
+      if (causal) {
+        Value future = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sgt, keyPos, queryPos);
+        hidden = arith::OrIOp::create(b, loc, hidden, future);
+      }
+      return arith::SelectOp::create(b, loc, hidden,
+                                     constant(kNegativeInfinity), score);
+    });
+  }
+
+  AttentionTiling tiling;
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// Turns each attn.param into a function argument tagged with its name; all
+/// params of one name in a function share one argument.
+LogicalResult paramsToArguments(func::FuncOp func) {
+  llvm::StringMap<BlockArgument> arguments;
+  SmallVector<ParamOp> params;
+  func.walk([&](ParamOp op) { params.push_back(op); });
+  for (ParamOp param : params) {
+    auto [it, inserted] = arguments.try_emplace(param.getName());
+    if (inserted) {
+      unsigned index = func.getNumArguments();
+      auto nameAttr = NamedAttribute(
+          StringAttr::get(func.getContext(), "attn.param"),
+          param.getNameAttr());
+      if (failed(func.insertArgument(
+              index, param.getType(),
+              DictionaryAttr::get(func.getContext(), {nameAttr}),
+              param.getLoc())))
+        return param.emitOpError("could not become a function argument");
+      it->second = func.getArgument(index);
+    } else if (it->second.getType() != param.getType()) {
+      return param.emitOpError()
+             << "parameter '" << param.getName() << "' has type "
+             << param.getType() << " here but " << it->second.getType()
+             << " elsewhere";
+    }
+    param.getResult().replaceAllUsesWith(it->second);
+    param.erase();
+  }
+  return success();
+}
+
+struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
+  using LowerToLinalgBase::LowerToLinalgBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (queryTile < 1 || keyTile < 1) {
+      module.emitError() << "attn-lower-to-linalg: expected tile sizes >= 1, "
+                            "got query-tile="
+                         << static_cast<int64_t>(queryTile)
+                         << ", key-tile=" << static_cast<int64_t>(keyTile);
+      return signalPassFailure();
+    }
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (failed(paramsToArguments(func)))
+        return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateLowerToLinalgPatterns(patterns, {queryTile, keyTile});
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
+    // What is left has no lowering: say which op, rather than emit
+    // half-lowered IR.
+    WalkResult remaining = module.walk([](Operation *op) {
+      if (!isa<AttnDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitOpError("has no lowering to linalg yet");
+      return WalkResult::interrupt();
+    });
+    if (remaining.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
+                                        AttentionTiling tiling) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<LowerEmbedding, LowerLayerNorm, LowerLinear, LowerFeedForward,
+               LowerResidual, LowerReversible, LowerMultiHeadAttention,
+               LowerSoftmaxCrossEntropy>(context);
+  patterns.add<LowerAttention>(context, tiling);
+}

@@ -1,0 +1,33 @@
+//===- Passes.h - lcc passes ------------------------------------*- C++ -*-===//
+
+#ifndef LCC_PASSES_PASSES_H
+#define LCC_PASSES_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
+namespace lcc {
+
+#define GEN_PASS_DECL
+#include "passes/Passes.h.inc"
+
+/// Tile sizes of the flash form of dense attention.
+struct AttentionTiling {
+  int64_t queryTile = 64;
+  int64_t keyTile = 64;
+};
+
+/// Patterns lowering each attn op (except attn.param, which the pass turns
+/// into function arguments) to linalg/tensor/arith/math/scf on tensors.
+void populateLowerToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                   AttentionTiling tiling);
+
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+
+} // namespace lcc
+
+#endif // LCC_PASSES_PASSES_H

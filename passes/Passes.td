@@ -1,0 +1,76 @@
+//===- Passes.td - lcc passes ------------------------------*- tablegen -*-===//
+//
+// Every lcc pass: one definition here, one .cpp file of the same name, one
+// lit test in test/passes/ named after the flag.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_PASSES
+#define LCC_PASSES_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
+  let summary = "lower attn ops to linalg, tensor, arith, math and scf";
+  let description = [{
+    Rewrites every op of the attn dialect into upstream ops on tensors:
+
+    * `attn.param` becomes a function argument carrying its name in the
+      `attn.param` argument attribute, so the artifact writer can bind it by
+      name; two params of one name share one argument.
+    * Block ops (`attn.residual`, `attn.reversible`,
+      `attn.multi_head_attention`) are inlined; the head split and merge of
+      the attention block are folded into its projections, which contract
+      `[batch, seq, d_model]` with a `[d_model, heads, head_dim]` view of the
+      weight directly, so no transpose is materialised.
+    * `attn.attention` becomes the tiled online-softmax (flash) form: an
+      `scf.forall` over (batch, heads, query tiles) whose body walks the key
+      tiles with an `scf.for`, keeping the running row maximum, row sum and
+      accumulator. Only a `query-tile x key-tile` block of scores exists at a
+      time, so memory is O(seq), never O(seq²). Causal attention stops at the
+      last key tile a query tile can see. A sequence that is not a multiple of
+      the tile is padded, and the padded keys are masked.
+    * `attn.feed_forward` with `chunks > 1` computes the sequence in that many
+      slices inside an `scf.for`.
+
+    The long-context forms (`attn.lsh_attention`, `attn.sparse_attention`,
+    `attn.routed_attention`) have no lowering yet: the pass fails on them
+    with an error naming the op.
+
+    Before:
+
+    ```mlir
+    %o = attn.attention %q, %k, %v {causal = true}
+        : (tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>,
+           tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32>
+    ```
+
+    After (abridged):
+
+    ```mlir
+    %o = scf.forall (%b, %h, %t) in (1, 8, 16) shared_outs(%out = %init) {
+      %qt = tensor.extract_slice %q[%b, %h, %t * 64, 0] [1, 1, 64, 64] [1, 1, 1, 1]
+      %r:3 = scf.for %kt = %c0 to %last step %c1
+          iter_args(%max = %m0, %sum = %l0, %acc = %a0) -> (...) {
+        %s = linalg.generic ... // q kᵀ for one 64 x 64 block
+        ...                     // mask, running max, exp, rescale, p v
+      }
+      ...
+      scf.forall.in_parallel { tensor.parallel_insert_slice ... }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect"
+  ];
+  let options = [
+    Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
+           "Queries per tile of the flash attention form">,
+    Option<"keyTile", "key-tile", "int64_t", /*default=*/"64",
+           "Keys per tile of the flash attention form">,
+  ];
+}
+
+#endif // LCC_PASSES_PASSES

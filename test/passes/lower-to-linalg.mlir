@@ -1,0 +1,228 @@
+// RUN: lcc-opt %s --split-input-file --attn-lower-to-linalg="query-tile=32 key-tile=16" --verify-diagnostics | FileCheck %s
+
+// Dense causal attention takes the flash form: a forall over (batch, heads,
+// query tiles), a loop over key tiles that stops at the last visible tile,
+// and only 32 x 16 blocks of scores. Seq 100 is padded to the tiles.
+// CHECK-LABEL: func @causal_attention
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x100x16xf32>, %[[K:.+]]: tensor<1x2x100x16xf32>, %[[V:.+]]: tensor<1x2x100x8xf32>)
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C7:.+]] = arith.constant 7 : index
+// CHECK-DAG: %[[C100:.+]] = arith.constant 100 : index
+// CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[QP:.+]] = tensor.pad %[[Q]] low[0, 0, 0, 0] high[0, 0, 28, 0]
+// CHECK: %[[KP:.+]] = tensor.pad %[[K]] low[0, 0, 0, 0] high[0, 0, 12, 0]
+// CHECK: %[[VP:.+]] = tensor.pad %[[V]] low[0, 0, 0, 0] high[0, 0, 12, 0]
+// CHECK: %[[OUT:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[T:.+]]) in (1, 2, 4) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x2x128x8xf32>)
+// CHECK: %[[QOFF:.+]] = arith.muli %[[T]], %[[C32]]
+// CHECK: tensor.extract_slice %[[QP]][%[[B]], %[[H]], %[[QOFF]], 0] [1, 1, 32, 16] [1, 1, 1, 1] : tensor<1x2x128x16xf32> to tensor<32x16xf32>
+// CHECK: %[[END:.+]] = arith.addi %[[QOFF]], %[[C32]]
+// CHECK: %[[TILES:.+]] = arith.ceildivsi %[[END]], %[[C16]]
+// CHECK: %[[LAST:.+]] = arith.minsi %[[TILES]], %[[C7]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[LAST]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>)
+// CHECK: tensor.extract_slice %[[KP]]{{.*}} to tensor<16x16xf32>
+// CHECK: tensor.extract_slice %[[VP]]{{.*}} to tensor<16x8xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.+}} : tensor<32x16xf32>)
+// Padded keys and future keys are masked.
+// CHECK: arith.cmpi sge, %{{.+}}, %[[C100]]
+// CHECK: arith.cmpi sgt
+// CHECK: arith.select %{{.+}}, %[[NEG_INF]]
+// CHECK: math.exp
+// CHECK: scf.yield {{.*}} : tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>
+// CHECK: arith.divf
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice {{.*}} [1, 1, 32, 8] [1, 1, 1, 1] : tensor<32x8xf32> into tensor<1x2x128x8xf32>
+// CHECK: %[[R:.+]] = tensor.extract_slice %[[OUT]][0, 0, 0, 0] [1, 2, 100, 8] [1, 1, 1, 1]
+// CHECK: return %[[R]]
+// CHECK-NOT: tensor<1x2x100x100xf32>
+func.func @causal_attention(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x100x16xf32>,
+                            %v: tensor<1x2x100x8xf32>) -> tensor<1x2x100x8xf32> {
+  %0 = attn.attention %q, %k, %v {causal = true}
+      : (tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32>, tensor<1x2x100x8xf32>)
+      -> tensor<1x2x100x8xf32>
+  return %0 : tensor<1x2x100x8xf32>
+}
+
+// -----
+
+// Non-causal attention walks every key tile; a multiple of the tiles needs
+// no padding.
+// CHECK-LABEL: func @attention_without_padding
+// CHECK-NOT: tensor.pad
+// CHECK: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (2, 1, 2)
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C4]]
+// CHECK-NOT: arith.cmpi sgt
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: tensor.extract_slice
+// CHECK: return
+func.func @attention_without_padding(%q: tensor<2x1x64x16xf32>, %v: tensor<2x1x64x16xf32>)
+    -> tensor<2x1x64x16xf32> {
+  %0 = attn.attention %q, %v, %v {scale = 0.5 : f32}
+      : (tensor<2x1x64x16xf32>, tensor<2x1x64x16xf32>, tensor<2x1x64x16xf32>)
+      -> tensor<2x1x64x16xf32>
+  return %0 : tensor<2x1x64x16xf32>
+}
+
+// -----
+
+// Shared-QK: keys are the queries divided by their L2 norm, and a token's
+// score with itself is replaced by -1e5.
+// CHECK-LABEL: func @shared_qk_attention
+// CHECK-DAG: %[[SELF:.+]] = arith.constant -1.000000e+05 : f32
+// CHECK: math.rsqrt
+// CHECK: scf.forall
+// CHECK: %[[EQ:.+]] = arith.cmpi eq
+// CHECK: arith.select %[[EQ]], %[[SELF]]
+func.func @shared_qk_attention(%qk: tensor<1x1x32x16xf32>, %v: tensor<1x1x32x16xf32>)
+    -> tensor<1x1x32x16xf32> {
+  %0 = attn.attention %qk, %qk, %v {causal = true, shared_qk}
+      : (tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>)
+      -> tensor<1x1x32x16xf32>
+  return %0 : tensor<1x1x32x16xf32>
+}
+
+// -----
+
+// Params become function arguments named by `attn.param`; one argument per
+// name. Embedding reads the table with clamped ids; linear starts from the
+// broadcast bias.
+// CHECK-LABEL: func @params_embedding_linear
+// CHECK-SAME: (%[[TOK:[^:]+]]: tensor<1x8xi32>, %[[TABLE:[^:]+]]: tensor<16x4xf32> {attn.param = "embed"}, %[[W:[^:]+]]: tensor<4x2xf32> {attn.param = "proj.w"}, %[[BIAS:[^:]+]]: tensor<2xf32> {attn.param = "proj.b"})
+// CHECK-NOT: attn.param "
+// CHECK: %[[X:.+]] = linalg.generic {{.*}} ins(%[[TOK]] : tensor<1x8xi32>)
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: tensor.extract %[[TABLE]]
+// CHECK: %[[INIT:.+]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<2xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[X]], %[[W]] : tensor<1x8x4xf32>, tensor<4x2xf32>) outs(%[[INIT]] : tensor<1x8x2xf32>)
+func.func @params_embedding_linear(%tokens: tensor<1x8xi32>) -> tensor<1x8x2xf32> {
+  %table = attn.param "embed" : tensor<16x4xf32>
+  %x = attn.embedding %tokens, %table : (tensor<1x8xi32>, tensor<16x4xf32>) -> tensor<1x8x4xf32>
+  %w = attn.param "proj.w" : tensor<4x2xf32>
+  %b = attn.param "proj.b" : tensor<2xf32>
+  %w2 = attn.param "proj.w" : tensor<4x2xf32>
+  %y = attn.linear %x, %w2, %b : (tensor<1x8x4xf32>, tensor<4x2xf32>, tensor<2xf32>) -> tensor<1x8x2xf32>
+  return %y : tensor<1x8x2xf32>
+}
+
+// -----
+
+// Layer norm: row sum, mean, centred sum of squares, then one normalising
+// map with gamma and beta.
+// CHECK-LABEL: func @layer_norm
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.subf
+// CHECK: linalg.generic
+// CHECK: math.rsqrt
+func.func @layer_norm(%x: tensor<1x8x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<1x8x4xf32> {
+  %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+  return %0 : tensor<1x8x4xf32>
+}
+
+// -----
+
+// The head split and merge are part of the projections: the weights are
+// viewed as [d_model, heads, head_dim] and [heads, v_dim, d_model], and the
+// body is inlined between them. No transpose is materialised.
+// CHECK-LABEL: func @multi_head_attention
+// CHECK-NOT: linalg.transpose
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [16, 2, 8] : tensor<16x16xf32> into tensor<16x2x8xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} outs(%{{.+}} : tensor<1x2x8x8xf32>)
+// CHECK: scf.forall
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1], [2]] output_shape [2, 8, 16] : tensor<16x16xf32> into tensor<2x8x16xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]{{.*}} outs(%{{.+}} : tensor<1x8x16xf32>)
+// CHECK-NOT: attn.
+func.func @multi_head_attention(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  %0 = attn.multi_head_attention %x, query %w, value %w, output %w {heads = 2 : i64}
+      : (tensor<1x8x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x8x16xf32> {
+  ^bb0(%qk: tensor<1x2x8x8xf32>, %v: tensor<1x2x8x8xf32>):
+    %o = attn.attention %qk, %qk, %v {shared_qk}
+        : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+    attn.yield %o : tensor<1x2x8x8xf32>
+  }
+  return %0 : tensor<1x8x16xf32>
+}
+
+// -----
+
+// A chunked feed-forward walks 3 full chunks of 3 rows in a loop and a tail
+// of 1 row after it; GELU is the erf form.
+// CHECK-LABEL: func @chunked_feed_forward
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C9:.+]] = arith.constant 9 : index
+// CHECK: scf.for %[[ROW:.+]] = %{{.+}} to %[[C9]] step %[[C3]]
+// CHECK: tensor.extract_slice %{{.+}}[0, %[[ROW]], 0] [1, 3, 4] [1, 1, 1]
+// CHECK: math.erf
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, %[[ROW]], 0] [1, 3, 4] [1, 1, 1]
+// CHECK: tensor.extract_slice %{{.+}}[0, 9, 0] [1, 1, 4] [1, 1, 1]
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 9, 0] [1, 1, 4] [1, 1, 1]
+func.func @chunked_feed_forward(%x: tensor<1x10x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xf32>,
+                                %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) -> tensor<1x10x4xf32> {
+  %0 = attn.feed_forward gelu %x, %w1, %b1, %w2, %b2 {chunks = 4 : i64}
+      : (tensor<1x10x4xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x10x4xf32>
+  return %0 : tensor<1x10x4xf32>
+}
+
+// -----
+
+// Residual and reversible blocks are inlined: y1 = x1 + F(x2),
+// y2 = x2 + G(y1).
+// CHECK-LABEL: func @reversible
+// CHECK-SAME: (%[[X1:[^:]+]]: tensor<1x8x4xf32>, %[[X2:[^:]+]]: tensor<1x8x4xf32>, %[[G:[^:]+]]: tensor<4xf32>)
+// CHECK: %[[F:.+]] = linalg.generic {{.*}} ins(%[[X2]], %{{.+}}, %{{.+}}, %[[G]], %[[G]] :
+// CHECK: %[[Y1:.+]] = linalg.generic {{.*}} ins(%[[X1]], %[[F]] :
+// CHECK: %[[GOUT:.+]] = linalg.generic {{.*}} ins(%[[Y1]], %{{.+}}, %{{.+}}, %[[G]], %[[G]] :
+// CHECK: %[[Y2:.+]] = linalg.generic {{.*}} ins(%[[X2]], %[[GOUT]] :
+// CHECK: return %[[Y1]], %[[Y2]]
+func.func @reversible(%x1: tensor<1x8x4xf32>, %x2: tensor<1x8x4xf32>, %g: tensor<4xf32>)
+    -> (tensor<1x8x4xf32>, tensor<1x8x4xf32>) {
+  %y:2 = attn.reversible %x1, %x2 : tensor<1x8x4xf32>, tensor<1x8x4xf32> f {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    %n = attn.layer_norm %a, %g, %g : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+    attn.yield %n : tensor<1x8x4xf32>
+  } g {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    %n = attn.layer_norm %a, %g, %g : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+    attn.yield %n : tensor<1x8x4xf32>
+  }
+  return %y#0, %y#1 : tensor<1x8x4xf32>, tensor<1x8x4xf32>
+}
+
+// -----
+
+// Cross-entropy: row max, sum of shifted exps, per-position loss reading
+// the (clamped) label's logit, then the mean into a 0-d tensor.
+// CHECK-LABEL: func @softmax_cross_entropy
+// CHECK-DAG: arith.constant 0.166666672 : f32
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : tensor<2x3x5xf32>
+// CHECK: math.log
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]{{.*}} outs(%{{.+}} : tensor<f32>)
+func.func @softmax_cross_entropy(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> tensor<f32> {
+  %0 = attn.softmax_cross_entropy %l, %t : (tensor<2x3x5xf32>, tensor<2x3xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// The long-context forms have no lowering yet: the pass says so.
+func.func @lsh_attention(%qk: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
+  // expected-error@+1 {{'attn.lsh_attention' op has no lowering to linalg yet}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 2 : i64, bucket_size = 8 : i64}
+      : (tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32>
+  return %0 : tensor<1x1x64x8xf32>
+}
+
+// -----
+
+// One name, two types: an error naming the parameter.
+func.func @param_type_conflict() -> (tensor<4xf32>, tensor<8xf32>) {
+  %0 = attn.param "w" : tensor<4xf32>
+  // expected-error@+1 {{'attn.param' op parameter 'w' has type 'tensor<8xf32>' here but 'tensor<4xf32>' elsewhere}}
+  %1 = attn.param "w" : tensor<8xf32>
+  return %0, %1 : tensor<4xf32>, tensor<8xf32>
+}
