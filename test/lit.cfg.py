@@ -16,4 +16,6 @@ config.substitutions.append(("%models", os.path.join(config.lcc_src_root, "model
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    ["lcc", "lcc-opt"], [config.lcc_tools_dir])
+    ["lcc", "lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
+     "lcc-run", "lcm-testgen"],
+    [config.lcc_tools_dir])

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential clang cmake ninja-build ccache python3
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  libflatbuffers-dev flatbuffers-compiler
+  libflatbuffers-dev flatbuffers-compiler libgtest-dev
 )
 
 missing=()

@@ -1,0 +1,217 @@
+/*===- lcc/runtime.h - the lcc runtime C API ----------------------*- C -*-===*\
+ *
+ * Loads compiled modules (.lcm files written by `lcc`) and runs their
+ * functions. The whole API in one example:
+ *
+ *   LccModule module; LccDevice device; LccSession session;
+ *   LccFunction function;
+ *   LccStatus status = lccModuleLoadFile("model.lcm", &module);
+ *   if (!status) status = lccDeviceCreate("cpu", 0, &device);
+ *   if (!status) status = lccSessionCreate(device, module, &session);
+ *   if (!status) status = lccSessionBindParametersFile(session, "w.st");
+ *   if (!status) status = lccSessionLookupFunction(session, "fwd", &function);
+ *   if (!status) status = lccFunctionCall(function, inputs, inputCount);
+ *   if (status) {
+ *     fprintf(stderr, "error: %s\n", lccStatusGetMessage(status));
+ *     lccStatusDestroy(status);
+ *   }
+ *   ... lccFunctionGetResult(function, 0, &result) ...
+ *   lccSessionDestroy(session); lccDeviceDestroy(device);
+ *   lccModuleDestroy(module);
+ *
+ * Conventions:
+ *  - Every call that can fail returns an LccStatus: NULL on success, else an
+ *    error the caller reads and must free with lccStatusDestroy. Nothing in
+ *    the runtime aborts or exits, whatever the input files hold.
+ *  - Handles are opaque. Modules, devices and sessions may be destroyed in
+ *    any order (a session keeps what it uses alive). An LccFunction belongs
+ *    to its session.
+ *  - Strings and shapes returned by the API stay valid while the handle
+ *    they came from lives. Index arguments of getters must be in range.
+ *
+\*===----------------------------------------------------------------------===*/
+
+#ifndef LCC_RUNTIME_H
+#define LCC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Status
+ *===----------------------------------------------------------------------===*/
+
+typedef enum LccStatusCode {
+  LCC_STATUS_OK = 0,
+  LCC_STATUS_INVALID_ARGUMENT = 1,   /* the caller passed something wrong */
+  LCC_STATUS_NOT_FOUND = 2,          /* file, function, tensor or symbol */
+  LCC_STATUS_INVALID_MODULE = 3,     /* corrupted or malformed .lcm */
+  LCC_STATUS_INVALID_DATA = 4,       /* malformed .npy or .safetensors */
+  LCC_STATUS_UNAVAILABLE = 5,        /* device or feature not in this build */
+  LCC_STATUS_RESOURCE_EXHAUSTED = 6, /* an allocation failed */
+  LCC_STATUS_INTERNAL = 7,           /* an operating system call failed */
+} LccStatusCode;
+
+/* NULL means success. */
+typedef struct LccStatusImpl *LccStatus;
+
+/* LCC_STATUS_OK for NULL. */
+LccStatusCode lccStatusGetCode(LccStatus status);
+/* One line, no trailing period; "" for NULL. */
+const char *lccStatusGetMessage(LccStatus status);
+void lccStatusDestroy(LccStatus status);
+
+/*===----------------------------------------------------------------------===*
+ * Tensors
+ *===----------------------------------------------------------------------===*/
+
+/* Same values as the schema's lcc.lcm.DType. */
+typedef enum LccDType {
+  LCC_DTYPE_F32 = 0,
+  LCC_DTYPE_F16 = 1,
+  LCC_DTYPE_BF16 = 2,
+  LCC_DTYPE_I32 = 3,
+  LCC_DTYPE_I64 = 4,
+} LccDType;
+
+/* "f32", "f16", "bf16", "i32", "i64". */
+const char *lccDTypeGetName(LccDType dtype);
+/* Bytes per element; 0 for an unknown value. */
+size_t lccDTypeGetSize(LccDType dtype);
+
+/* A dense, C-order, little-endian tensor. As a signature, `data` is NULL. */
+typedef struct LccTensorView {
+  const char *name; /* signature name; may be NULL in call inputs */
+  LccDType dtype;
+  size_t rank;
+  const int64_t *shape; /* `rank` dimensions */
+  const void *data;
+  uint64_t size; /* bytes at `data` */
+} LccTensorView;
+
+/* Element `index` of `tensor` (which must have data) as a double; f16 and
+ * bf16 are widened exactly. */
+double lccTensorGetElement(const LccTensorView *tensor, uint64_t index);
+
+/*===----------------------------------------------------------------------===*
+ * Modules
+ *===----------------------------------------------------------------------===*/
+
+typedef struct LccModuleImpl *LccModule;
+
+/* Reads and checks a module; a truncated, corrupted or hostile file is an
+ * error naming the first problem, e.g. "model.lcm: functions[0].commands[3]
+ * .bindings[1] binds buffer 9, only 7 exist". */
+LccStatus lccModuleLoadFile(const char *path, LccModule *module);
+/* The same from memory; the bytes are copied. */
+LccStatus lccModuleLoadMemory(const void *data, size_t size, LccModule *module);
+void lccModuleDestroy(LccModule module);
+
+size_t lccModuleGetFunctionCount(LccModule module);
+const char *lccModuleGetFunctionName(LccModule module, size_t index);
+size_t lccModuleGetParameterCount(LccModule module);
+
+/* Writes a .safetensors file holding every parameter the module does not
+ * embed, filled as its `init` says; the values depend only on `seed` and
+ * the parameter (see docs/runtime.md). */
+LccStatus lccModuleWriteInitialParameters(LccModule module, uint64_t seed,
+                                          const char *path);
+
+/*===----------------------------------------------------------------------===*
+ * Devices
+ *===----------------------------------------------------------------------===*/
+
+typedef struct LccDeviceImpl *LccDevice;
+
+/* `kind` is "cpu" ("cuda" is not available in this build: an
+ * LCC_STATUS_UNAVAILABLE error). `threadCount` 0 means one thread per
+ * hardware thread; at most 4096. */
+LccStatus lccDeviceCreate(const char *kind, unsigned threadCount,
+                          LccDevice *device);
+void lccDeviceDestroy(LccDevice device);
+unsigned lccDeviceGetThreadCount(LccDevice device);
+/* Bytes of device memory now allocated, and the most ever at once. */
+uint64_t lccDeviceGetCurrentBytes(LccDevice device);
+uint64_t lccDeviceGetPeakBytes(LccDevice device);
+
+/*===----------------------------------------------------------------------===*
+ * Sessions and functions
+ *===----------------------------------------------------------------------===*/
+
+typedef struct LccSessionImpl *LccSession;
+typedef struct LccFunctionImpl *LccFunction;
+
+/* Puts `module` on `device`: embedded parameters are copied to it. */
+LccStatus lccSessionCreate(LccDevice device, LccModule module,
+                           LccSession *session);
+void lccSessionDestroy(LccSession session);
+
+/* Binds every parameter the module does not embed from a .safetensors
+ * file, by name; a missing name, dtype or shape is an error naming it. */
+LccStatus lccSessionBindParametersFile(LccSession session, const char *path);
+/* Binds one parameter from memory (copied). */
+LccStatus lccSessionBindParameter(LccSession session, const char *name,
+                                  const LccTensorView *value);
+
+/* The function named `name` (NULL or "" for the module's first). The first
+ * lookup loads its kernels and allocates everything its calls need. */
+LccStatus lccSessionLookupFunction(LccSession session, const char *name,
+                                   LccFunction *function);
+
+const char *lccFunctionGetName(LccFunction function);
+size_t lccFunctionGetInputCount(LccFunction function);
+size_t lccFunctionGetOutputCount(LccFunction function);
+/* Signatures: `data` NULL, `size` the bytes a value needs. */
+void lccFunctionGetInput(LccFunction function, size_t index,
+                         LccTensorView *signature);
+void lccFunctionGetOutput(LccFunction function, size_t index,
+                          LccTensorView *signature);
+
+/* Runs the function. Inputs must match the signatures exactly (count,
+ * dtype, shape, size); they are copied, so they need no alignment. */
+LccStatus lccFunctionCall(LccFunction function, const LccTensorView *inputs,
+                          size_t inputCount);
+/* Result `index` of the last call, in device memory that the next call
+ * overwrites. */
+void lccFunctionGetResult(LccFunction function, size_t index,
+                          LccTensorView *result);
+
+/* Statistics since creation or the last lccFunctionResetStats. */
+typedef struct LccCommandStats {
+  const char *name;          /* the command's name in the module */
+  const char *kind;          /* "dispatch" or "copy" */
+  uint64_t totalNanoseconds; /* summed over calls */
+} LccCommandStats;
+
+uint64_t lccFunctionGetCallCount(LccFunction function);
+/* Whole calls (input copies and commands), summed. */
+uint64_t lccFunctionGetTotalNanoseconds(LccFunction function);
+/* Bytes of the transient arena, allocated once when the function is made. */
+uint64_t lccFunctionGetArenaBytes(LccFunction function);
+size_t lccFunctionGetCommandCount(LccFunction function);
+void lccFunctionGetCommandStats(LccFunction function, size_t index,
+                                LccCommandStats *stats);
+void lccFunctionResetStats(LccFunction function);
+
+/*===----------------------------------------------------------------------===*
+ * .npy files
+ *===----------------------------------------------------------------------===*/
+
+typedef struct LccHostTensorImpl *LccHostTensor;
+
+/* Reads a .npy file (v1.0/2.0, little-endian, C order; <f4 <f2 <i4 <i8). */
+LccStatus lccNpyRead(const char *path, LccHostTensor *tensor);
+void lccHostTensorGetView(LccHostTensor tensor, LccTensorView *view);
+void lccHostTensorDestroy(LccHostTensor tensor);
+/* Writes `tensor` as .npy; bf16, which .npy cannot hold, is written as f32. */
+LccStatus lccNpyWrite(const char *path, const LccTensorView *tensor);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LCC_RUNTIME_H */

@@ -1,0 +1,75 @@
+//===- Allocator.cpp - device memory with current and peak tracking -------===//
+
+#include "Allocator.h"
+
+#include "Tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace lcc::runtime {
+
+DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept {
+  *this = std::move(other);
+}
+
+DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&other) noexcept {
+  if (this != &other) {
+    release();
+    owner = other.owner;
+    bytes = other.bytes;
+    length = other.length;
+    reserved = other.reserved;
+    other.owner = nullptr;
+    other.bytes = nullptr;
+    other.length = other.reserved = 0;
+  }
+  return *this;
+}
+
+DeviceBuffer::~DeviceBuffer() { release(); }
+
+void DeviceBuffer::release() {
+  if (!bytes)
+    return;
+  std::free(bytes);
+  owner->release(reserved);
+  owner = nullptr;
+  bytes = nullptr;
+  length = reserved = 0;
+}
+
+StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
+                                           const std::string &what) {
+  if (size > kMaxTensorBytes)
+    return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
+                         size, " bytes for ", what, ": more than the ",
+                         kMaxTensorBytes, "-byte limit");
+  // An empty buffer still gets one line, so that every binding points at
+  // valid, distinct memory.
+  uint64_t reserved = size == 0 ? kBufferAlignment
+                                : (size + kBufferAlignment - 1) /
+                                      kBufferAlignment * kBufferAlignment;
+  void *bytes = nullptr;
+  if (posix_memalign(&bytes, kBufferAlignment, reserved) != 0 || !bytes)
+    return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
+                         size, " bytes for ", what);
+  std::memset(bytes, 0, reserved);
+
+  uint64_t now = current.fetch_add(reserved) + reserved;
+  uint64_t seen = peak.load();
+  while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+  }
+
+  DeviceBuffer buffer;
+  buffer.owner = this;
+  buffer.bytes = bytes;
+  buffer.length = size;
+  buffer.reserved = reserved;
+  return buffer;
+}
+
+void Allocator::release(uint64_t reserved) { current.fetch_sub(reserved); }
+
+} // namespace lcc::runtime

@@ -1,0 +1,63 @@
+//===- CpuExecutable.h - host shared objects loaded from memory -*- C++ -*-===//
+//
+// A HostSharedObject executable is an ELF shared object embedded in the
+// module. It is loaded without leaving a file behind (memfd_create, then
+// dlopen of /proc/self/fd/N, as IREE's system-library loader does), and each
+// entry point is resolved once, at load.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_RUNTIME_CPUEXECUTABLE_H
+#define LCC_RUNTIME_CPUEXECUTABLE_H
+
+#include "Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lcc::runtime {
+
+/// The entry point ABI of lcm.fbs: one pointer per binding, then the
+/// workgroup id.
+using KernelFunction = void (*)(void *const *bindings, int64_t workgroupX,
+                                int64_t workgroupY, int64_t workgroupZ);
+
+class CpuExecutable {
+public:
+  /// Where the bytes are written for dlopen: a memfd, or (where memfd_create
+  /// fails, or when asked) a temporary file removed on unload.
+  enum class Backing { Memfd, TemporaryFile };
+
+  /// Loads the shared object `bytes` and resolves `entryPointNames`.
+  /// `what` names the executable in errors, e.g. "executable 0".
+  static StatusOr<std::unique_ptr<CpuExecutable>>
+  load(const uint8_t *bytes, size_t size,
+       const std::vector<std::string> &entryPointNames, const std::string &what,
+       Backing backing = Backing::Memfd);
+  ~CpuExecutable();
+  CpuExecutable(const CpuExecutable &) = delete;
+  CpuExecutable &operator=(const CpuExecutable &) = delete;
+
+  KernelFunction getEntryPoint(size_t index) const {
+    return entryPoints[index];
+  }
+  size_t getEntryPointCount() const { return entryPoints.size(); }
+
+private:
+  CpuExecutable() = default;
+
+  void *handle = nullptr;
+  // The file the object was loaded from stays open (memfd) or present
+  // (temporary file) until dlclose: glibc recognises an already-loaded
+  // object by its path, so a reused "/proc/self/fd/N" while the first
+  // object is still loaded would hand back the wrong library.
+  int fd = -1;
+  std::string temporaryPath;
+  std::vector<KernelFunction> entryPoints;
+};
+
+} // namespace lcc::runtime
+
+#endif // LCC_RUNTIME_CPUEXECUTABLE_H

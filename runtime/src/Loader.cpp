@@ -1,0 +1,423 @@
+//===- Loader.cpp - reading and checking .lcm modules ---------------------===//
+
+#include "Loader.h"
+
+#include "File.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+namespace lcc::runtime {
+namespace {
+
+template <typename T> size_t sizeOf(const flatbuffers::Vector<T> *vector) {
+  return vector ? vector->size() : 0;
+}
+
+std::string quote(const flatbuffers::String *name) {
+  return name ? "'" + name->str() + "'" : "''";
+}
+
+/// "'LCM1'", with unprintable bytes escaped, for the identifier message.
+std::string printableIdentifier(const uint8_t *bytes) {
+  std::ostringstream os;
+  os << '\'';
+  for (int i = 0; i < 4; ++i) {
+    if (bytes[i] >= 0x20 && bytes[i] < 0x7f && bytes[i] != '\'') {
+      os << char(bytes[i]);
+    } else {
+      static const char digits[] = "0123456789abcdef";
+      os << "\\x" << digits[bytes[i] >> 4] << digits[bytes[i] & 15];
+    }
+  }
+  os << '\'';
+  return os.str();
+}
+
+template <typename... Parts> Status invalid(const Parts &...parts) {
+  return Status::error(StatusCode::InvalidModule, parts...);
+}
+
+/// The semantic checks that follow the FlatBuffers verifier. Each check
+/// names the item by its path in the schema ("functions[0].commands[3]").
+class ModuleChecker {
+public:
+  explicit ModuleChecker(const lcm::Module &module) : module(module) {}
+
+  Status check() {
+    if (module.version() != kModuleVersion)
+      return invalid("unsupported module version ", module.version(),
+                     "; this runtime reads version ", kModuleVersion);
+    for (size_t i = 0; i < sizeOf(module.parameters()); ++i)
+      LCC_RETURN_IF_ERROR(checkParameter(i));
+    for (size_t i = 0; i < sizeOf(module.executables()); ++i)
+      LCC_RETURN_IF_ERROR(checkExecutable(i));
+    std::map<std::string, size_t> functionNames;
+    for (size_t i = 0; i < sizeOf(module.functions()); ++i) {
+      const lcm::Function &function = *module.functions()->Get(i);
+      std::string path = "functions[" + std::to_string(i) + "]";
+      if (!function.name() || function.name()->size() == 0)
+        return invalid(path, " has no name");
+      auto [it, inserted] = functionNames.emplace(function.name()->str(), i);
+      if (!inserted)
+        return invalid(path, " and functions[", it->second, "] are both named ",
+                       quote(function.name()));
+      LCC_RETURN_IF_ERROR(checkFunction(function, path));
+    }
+    return Status();
+  }
+
+private:
+  /// Checks the dtype and shape of a signature and returns its byte size.
+  StatusOr<uint64_t> checkSignature(const lcm::TensorSignature *signature,
+                                    const std::string &path) {
+    if (!signature)
+      return invalid(path, " has no signature");
+    if (!isValidDType(signature->dtype()))
+      return invalid(path, " has unknown dtype ", int(signature->dtype()));
+    std::vector<int64_t> shape = getShape(*signature);
+    for (int64_t dim : shape)
+      if (dim < 0)
+        return invalid(path, " has negative dimension ", dim, " in shape ",
+                       formatShape(shape));
+    std::optional<uint64_t> bytes = byteSize(signature->dtype(), shape);
+    if (!bytes)
+      return invalid(path, " of type ", formatType(shape, signature->dtype()),
+                     " is larger than the ", kMaxTensorBytes, "-byte limit");
+    return *bytes;
+  }
+
+  Status checkParameter(size_t index) {
+    const lcm::Parameter &parameter = *module.parameters()->Get(index);
+    std::string path = "parameters[" + std::to_string(index) + "]";
+    StatusOr<uint64_t> bytes = checkSignature(parameter.signature(), path);
+    if (!bytes.ok())
+      return bytes.getStatus();
+    const lcm::TensorSignature &signature = *parameter.signature();
+    if (!signature.name() || signature.name()->size() == 0)
+      return invalid(path, " has no name");
+    auto [it, inserted] =
+        parameterNames.emplace(signature.name()->str(), index);
+    if (!inserted)
+      return invalid(path, " and parameters[", it->second, "] are both named ",
+                     quote(signature.name()));
+    path += " " + quote(signature.name());
+    if (parameter.init() < lcm::ParameterInit::MIN ||
+        parameter.init() > lcm::ParameterInit::MAX)
+      return invalid(path, " has unknown init ", int(parameter.init()));
+    if (parameter.init() == lcm::ParameterInit::Normal &&
+        !(std::isfinite(parameter.init_scale()) && parameter.init_scale() >= 0))
+      return invalid(path, " has init_scale ", parameter.init_scale(),
+                     ", expected a finite value >= 0");
+    if (parameter.data() && parameter.data()->size() != *bytes)
+      return invalid(path, " embeds ", parameter.data()->size(),
+                     " bytes, its type ",
+                     formatType(getShape(signature), signature.dtype()),
+                     " needs ", *bytes);
+    return Status();
+  }
+
+  Status checkExecutable(size_t index) {
+    const lcm::Executable &executable = *module.executables()->Get(index);
+    std::string path = "executables[" + std::to_string(index) + "]";
+    if (executable.format() < lcm::ExecutableFormat::MIN ||
+        executable.format() > lcm::ExecutableFormat::MAX)
+      return invalid(path, " has unknown format ", int(executable.format()));
+    if (sizeOf(executable.data()) == 0)
+      return invalid(path, " has no data");
+    for (size_t i = 0; i < sizeOf(executable.entry_points()); ++i) {
+      const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
+      if (!entryPoint.name() || entryPoint.name()->size() == 0)
+        return invalid(path, ".entry_points[", i, "] has no name");
+    }
+    return Status();
+  }
+
+  /// Checks that `binding` names a buffer and a byte range inside it.
+  Status checkBinding(const lcm::Binding *binding,
+                      const lcm::Function &function, const std::string &path) {
+    if (!binding)
+      return invalid(path, " is missing");
+    size_t bufferCount = sizeOf(function.buffers());
+    if (binding->buffer() >= bufferCount)
+      return invalid(path, " binds buffer ", binding->buffer(), ", only ",
+                     bufferCount, " exist");
+    uint64_t size = function.buffers()->Get(binding->buffer())->size();
+    // Written so that it cannot wrap: offset <= size, length <= size - offset.
+    if (binding->offset() > size ||
+        binding->length() > size - binding->offset())
+      return invalid(path, " binds ", binding->length(), " bytes at offset ",
+                     binding->offset(), " of buffer ", binding->buffer(),
+                     ", which has ", size);
+    return Status();
+  }
+
+  Status checkBuffer(const lcm::Buffer &buffer, const lcm::Function &function,
+                     const std::string &path) {
+    // Input, output and parameter buffers hold exactly one tensor.
+    auto checkSized = [&](size_t count, const char *kind,
+                          const char *plural) -> Status {
+      if (buffer.index() >= count)
+        return invalid(path, " is ", kind, " ", buffer.index(), ", only ",
+                       count, " ", plural, " exist");
+      const lcm::TensorSignature *signature =
+          buffer.kind() == lcm::BufferKind::Input
+              ? function.inputs()->Get(buffer.index())
+          : buffer.kind() == lcm::BufferKind::Output
+              ? function.outputs()->Get(buffer.index())
+              : module.parameters()->Get(buffer.index())->signature();
+      // Signatures were checked before buffers, so the size is known.
+      std::vector<int64_t> shape = getShape(*signature);
+      uint64_t bytes = *byteSize(signature->dtype(), shape);
+      if (buffer.size() != bytes)
+        return invalid(path, " has size ", buffer.size(), ", ", kind, " ",
+                       buffer.index(), " ", quote(signature->name()), " (",
+                       formatType(shape, signature->dtype()), ") needs ",
+                       bytes);
+      return Status();
+    };
+    switch (buffer.kind()) {
+    case lcm::BufferKind::Input:
+      return checkSized(sizeOf(function.inputs()), "input", "inputs");
+    case lcm::BufferKind::Output:
+      return checkSized(sizeOf(function.outputs()), "output", "outputs");
+    case lcm::BufferKind::Parameter:
+      return checkSized(sizeOf(module.parameters()), "parameter", "parameters");
+    case lcm::BufferKind::Transient: {
+      if (buffer.size() > kMaxTensorBytes)
+        return invalid(path, " has size ", buffer.size(), ", more than the ",
+                       kMaxTensorBytes, "-byte limit");
+      if (buffer.arena_offset() % kArenaAlignment != 0)
+        return invalid(path, " has arena_offset ", buffer.arena_offset(),
+                       ", not a multiple of ", kArenaAlignment);
+      uint64_t arenaSize = function.arena_size();
+      if (buffer.arena_offset() > arenaSize ||
+          buffer.size() > arenaSize - buffer.arena_offset())
+        return invalid(path, " holds ", buffer.size(),
+                       " bytes at arena_offset ", buffer.arena_offset(),
+                       ", beyond arena_size ", arenaSize);
+      return Status();
+    }
+    }
+    return invalid(path, " has unknown kind ", int(buffer.kind()));
+  }
+
+  Status checkDispatch(const lcm::Dispatch &dispatch,
+                       const lcm::Function &function, const std::string &path) {
+    size_t executableCount = sizeOf(module.executables());
+    if (dispatch.executable() >= executableCount)
+      return invalid(path, " dispatches executable ", dispatch.executable(),
+                     ", only ", executableCount, " exist");
+    const lcm::Executable &executable =
+        *module.executables()->Get(dispatch.executable());
+    size_t entryPointCount = sizeOf(executable.entry_points());
+    if (dispatch.entry_point() >= entryPointCount)
+      return invalid(path, " dispatches entry point ", dispatch.entry_point(),
+                     " of executables[", dispatch.executable(), "], only ",
+                     entryPointCount, " exist");
+    const lcm::EntryPoint &entryPoint =
+        *executable.entry_points()->Get(dispatch.entry_point());
+
+    size_t countSize = sizeOf(dispatch.workgroup_count());
+    if (countSize != 3)
+      return invalid(path, " has ", countSize,
+                     " workgroup_count values, expected 3");
+    uint64_t total = 1;
+    for (size_t i = 0; i < 3; ++i) {
+      uint32_t count = dispatch.workgroup_count()->Get(i);
+      if (count == 0)
+        return invalid(path, " has workgroup_count[", i,
+                       "] = 0, expected >= 1");
+      // Both factors are below 2^32 before the bound check, so this product
+      // of a value <= 2^32 and a uint32 cannot wrap.
+      total *= count;
+      if (total > kMaxWorkgroups)
+        return invalid(path, " runs more than ", kMaxWorkgroups, " workgroups");
+    }
+
+    size_t bindingCount = sizeOf(dispatch.bindings());
+    if (bindingCount != entryPoint.binding_count())
+      return invalid(path, " has ", bindingCount, " bindings, entry point ",
+                     quote(entryPoint.name()), " of executables[",
+                     dispatch.executable(), "] takes ",
+                     entryPoint.binding_count());
+    for (size_t i = 0; i < bindingCount; ++i)
+      LCC_RETURN_IF_ERROR(
+          checkBinding(dispatch.bindings()->Get(i), function,
+                       path + ".bindings[" + std::to_string(i) + "]"));
+    return Status();
+  }
+
+  Status checkCommand(const lcm::Command &command,
+                      const lcm::Function &function, const std::string &path) {
+    switch (command.kind()) {
+    case lcm::CommandKind::Dispatch:
+      if (!command.dispatch())
+        return invalid(path, " is a dispatch without a dispatch table");
+      if (command.copy())
+        return invalid(path, " is a dispatch but also has a copy table");
+      return checkDispatch(*command.dispatch(), function, path);
+    case lcm::CommandKind::Copy: {
+      const lcm::Copy *copy = command.copy();
+      if (!copy)
+        return invalid(path, " is a copy without a copy table");
+      if (command.dispatch())
+        return invalid(path, " is a copy but also has a dispatch table");
+      LCC_RETURN_IF_ERROR(
+          checkBinding(copy->source(), function, path + ".copy.source"));
+      LCC_RETURN_IF_ERROR(
+          checkBinding(copy->target(), function, path + ".copy.target"));
+      if (copy->source()->length() != copy->target()->length())
+        return invalid(path, " copies ", copy->source()->length(),
+                       " bytes into a target of ", copy->target()->length());
+      return Status();
+    }
+    }
+    return invalid(path, " has unknown kind ", int(command.kind()));
+  }
+
+  Status checkFunction(const lcm::Function &function, const std::string &path) {
+    for (size_t i = 0; i < sizeOf(function.inputs()); ++i) {
+      StatusOr<uint64_t> bytes =
+          checkSignature(function.inputs()->Get(i),
+                         path + ".inputs[" + std::to_string(i) + "]");
+      if (!bytes.ok())
+        return bytes.getStatus();
+    }
+    for (size_t i = 0; i < sizeOf(function.outputs()); ++i) {
+      StatusOr<uint64_t> bytes =
+          checkSignature(function.outputs()->Get(i),
+                         path + ".outputs[" + std::to_string(i) + "]");
+      if (!bytes.ok())
+        return bytes.getStatus();
+    }
+    if (function.arena_size() % kArenaAlignment != 0)
+      return invalid(path, " has arena_size ", function.arena_size(),
+                     ", not a multiple of ", kArenaAlignment);
+    if (function.arena_size() > kMaxTensorBytes)
+      return invalid(path, " has arena_size ", function.arena_size(),
+                     ", more than the ", kMaxTensorBytes, "-byte limit");
+    for (size_t i = 0; i < sizeOf(function.buffers()); ++i)
+      LCC_RETURN_IF_ERROR(
+          checkBuffer(*function.buffers()->Get(i), function,
+                      path + ".buffers[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < sizeOf(function.commands()); ++i)
+      LCC_RETURN_IF_ERROR(
+          checkCommand(*function.commands()->Get(i), function,
+                       path + ".commands[" + std::to_string(i) + "]"));
+    return Status();
+  }
+
+  static constexpr uint64_t kArenaAlignment = 64;
+
+  const lcm::Module &module;
+  std::map<std::string, size_t> parameterNames;
+};
+
+} // namespace
+
+Module::~Module() { std::free(bytes); }
+
+size_t Module::getFunctionCount() const { return sizeOf(root->functions()); }
+
+const lcm::Function &Module::getFunction(size_t index) const {
+  return *root->functions()->Get(index);
+}
+
+size_t Module::getParameterCount() const { return sizeOf(root->parameters()); }
+
+const lcm::Parameter &Module::getParameter(size_t index) const {
+  return *root->parameters()->Get(index);
+}
+
+const lcm::Executable &Module::getExecutable(size_t index) const {
+  return *root->executables()->Get(index);
+}
+
+StatusOr<size_t> Module::findFunction(const std::string &name) const {
+  std::string names;
+  for (size_t i = 0; i < getFunctionCount(); ++i) {
+    const std::string candidate = getFunction(i).name()->str();
+    if (candidate == name)
+      return i;
+    names += (i ? ", '" : "'") + candidate + "'";
+  }
+  if (names.empty())
+    return Status::error(StatusCode::NotFound, "no function '", name,
+                         "': the module has no functions");
+  return Status::error(StatusCode::NotFound, "no function '", name,
+                       "' in the module; it has ", names);
+}
+
+StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
+                                                             size_t size) {
+  if (size == 0)
+    return invalid("empty file, not an lcc module");
+  // The root offset and the file identifier take 8 bytes.
+  if (size < 8)
+    return invalid("file of ", size, " bytes is too small to be an lcc module");
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return invalid("module of ", size,
+                   " bytes is larger than FlatBuffers' 2 GiB limit");
+  const uint8_t *input = static_cast<const uint8_t *>(data);
+  if (!lcm::ModuleBufferHasIdentifier(input))
+    return invalid("not an lcc module: file identifier ",
+                   printableIdentifier(input + 4), ", expected '",
+                   lcm::ModuleIdentifier(), "'");
+
+  // The verifier checks alignment against real addresses, and embedded
+  // data is aligned to 64 relative to the start of the file.
+  std::shared_ptr<Module> module(new Module());
+  if (posix_memalign(reinterpret_cast<void **>(&module->bytes), 64, size) != 0)
+    return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
+                         size, " bytes for the module");
+  std::memcpy(module->bytes, input, size);
+  module->size = size;
+
+  // A table reached twice counts twice, which bounds the work of a file
+  // whose offsets all point at one big table; the checker below visits no
+  // more than the verifier. 16M tables leave room for the largest models.
+  flatbuffers::Verifier::Options options;
+  options.max_tables = 1u << 24;
+  flatbuffers::Verifier verifier(module->bytes, size, options);
+  if (!lcm::VerifyModuleBuffer(verifier))
+    return invalid("corrupted or truncated module (FlatBuffers verification "
+                   "failed)");
+  module->root = lcm::GetModule(module->bytes);
+  LCC_RETURN_IF_ERROR(ModuleChecker(*module->root).check());
+  return std::shared_ptr<const Module>(std::move(module));
+}
+
+StatusOr<std::shared_ptr<const Module>>
+loadModuleFromFile(const std::string &path) {
+  StatusOr<std::vector<uint8_t>> bytes = readFile(path);
+  if (!bytes.ok())
+    return bytes.getStatus();
+  StatusOr<std::shared_ptr<const Module>> module =
+      loadModuleFromMemory(bytes->data(), bytes->size());
+  if (!module.ok())
+    return module.getStatus().withContext(path);
+  return module;
+}
+
+std::vector<int64_t> getShape(const lcm::TensorSignature &signature) {
+  std::vector<int64_t> shape;
+  if (signature.shape())
+    shape.assign(signature.shape()->begin(), signature.shape()->end());
+  return shape;
+}
+
+std::string getName(const lcm::TensorSignature &signature) {
+  return signature.name() ? signature.name()->str() : std::string();
+}
+
+std::string getCommandName(const lcm::Command &command, size_t index) {
+  if (command.name() && command.name()->size() > 0)
+    return command.name()->str();
+  return "command" + std::to_string(index);
+}
+
+} // namespace lcc::runtime

@@ -1,0 +1,53 @@
+//===- ParameterInit.h - fresh weights for a module's parameters *- C++ -*-===//
+//
+// `lcc-run --init-params` writes a weights file a module can run with before
+// any training: each parameter filled as its `init` says. The values are a
+// documented function of the seed and the parameter's name, so the same seed
+// gives the same file on every machine and in every parameter order:
+//
+//   state  = seed XOR fnv1a64(name)
+//   u      = ((splitmix64(state) >> 11) + 1) * 2^-53         in (0, 1]
+//   Normal = init_scale * Box-Muller(u1, u2), two values per pair of draws:
+//            sqrt(-2 ln u1) * cos(2 pi u2), sqrt(-2 ln u1) * sin(2 pi u2)
+//
+// computed in double and rounded to the parameter's dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_RUNTIME_PARAMETERINIT_H
+#define LCC_RUNTIME_PARAMETERINIT_H
+
+#include "Loader.h"
+#include "Safetensors.h"
+
+namespace lcc::runtime {
+
+/// Sebastiano Vigna's splitmix64: a tiny generator that passes BigCrush and
+/// whose whole state is one seedable 64-bit word.
+class SplitMix64 {
+public:
+  explicit SplitMix64(uint64_t seed) : state(seed) {}
+  uint64_t next();
+  /// Uniform in (0, 1], never 0, so log() is always finite.
+  double nextUniform();
+
+private:
+  uint64_t state;
+};
+
+/// FNV-1a, 64-bit: mixes a parameter's name into its seed.
+uint64_t fnv1a64(const std::string &text);
+
+/// Fresh values for every parameter of `module` that the module does not
+/// embed (embedded data is a constant, never read from a weights file), in
+/// module order.
+StatusOr<std::vector<NamedTensor>> initializeParameters(const Module &module,
+                                                        uint64_t seed);
+
+/// initializeParameters() written as a .safetensors file at `path`.
+Status writeInitialParameters(const Module &module, uint64_t seed,
+                              const std::string &path);
+
+} // namespace lcc::runtime
+
+#endif // LCC_RUNTIME_PARAMETERINIT_H

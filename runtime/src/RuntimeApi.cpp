@@ -1,0 +1,377 @@
+//===- RuntimeApi.cpp - the C API over the C++ runtime --------------------===//
+//
+// Thin wrappers: convert handles and views, and turn every C++ exception
+// (std::bad_alloc, mostly) into a status, so none crosses the C boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lcc/runtime.h"
+
+#include "Npy.h"
+#include "ParameterInit.h"
+#include "Session.h"
+
+#include <new>
+
+using namespace lcc;
+using namespace lcc::runtime;
+
+struct LccStatusImpl {
+  LccStatusCode code;
+  std::string message;
+};
+
+struct LccModuleImpl {
+  std::shared_ptr<const Module> module;
+};
+
+struct LccDeviceImpl {
+  std::shared_ptr<CpuDevice> device;
+};
+
+struct LccSessionImpl {
+  std::unique_ptr<Session> session;
+};
+
+// An LccFunction is the address of a runtime Function.
+struct LccFunctionImpl;
+
+struct LccHostTensorImpl {
+  HostTensor tensor;
+};
+
+namespace {
+
+/// Far more than any host has; a larger count is a mistake, not a wish.
+constexpr unsigned kMaxThreads = 4096;
+
+LccStatus toC(const Status &status) {
+  if (status.ok())
+    return nullptr;
+  return new (std::nothrow)
+      LccStatusImpl{LccStatusCode(status.getCode()), status.getMessage()};
+}
+
+/// Runs `body`, turning an escaping exception into a status.
+template <typename Body> LccStatus guarded(const char *api, Body &&body) {
+  try {
+    return toC(body());
+  } catch (const std::bad_alloc &) {
+    return toC(
+        Status::error(StatusCode::ResourceExhausted, api, ": out of memory"));
+  } catch (const std::exception &error) {
+    return toC(Status::error(StatusCode::Internal, api, ": ", error.what()));
+  }
+}
+
+Status nullArgument(const char *api, const char *argument) {
+  return Status::error(StatusCode::InvalidArgument, api, ": ", argument,
+                       " is NULL");
+}
+
+Function *unwrap(LccFunction function) {
+  return reinterpret_cast<Function *>(function);
+}
+
+TensorView fromC(const LccTensorView &view) {
+  TensorView result;
+  result.dtype = DType(view.dtype);
+  result.shape = view.shape;
+  result.rank = view.shape ? view.rank : 0;
+  result.data = view.data;
+  result.size = view.size;
+  return result;
+}
+
+/// A signature's name as a C string that lives as long as the module.
+const char *cName(const lcm::TensorSignature &signature) {
+  return signature.name() ? signature.name()->c_str() : "";
+}
+
+void toC(const TensorView &view, const char *name, LccTensorView *out) {
+  out->name = name;
+  out->dtype = LccDType(view.dtype);
+  out->rank = view.rank;
+  out->shape = view.shape;
+  out->data = view.data;
+  out->size = view.size;
+}
+
+} // namespace
+
+extern "C" {
+
+LccStatusCode lccStatusGetCode(LccStatus status) {
+  return status ? status->code : LCC_STATUS_OK;
+}
+
+const char *lccStatusGetMessage(LccStatus status) {
+  return status ? status->message.c_str() : "";
+}
+
+void lccStatusDestroy(LccStatus status) { delete status; }
+
+const char *lccDTypeGetName(LccDType dtype) {
+  return isValidDType(DType(dtype)) ? dtypeName(DType(dtype)) : "unknown";
+}
+
+size_t lccDTypeGetSize(LccDType dtype) {
+  return isValidDType(DType(dtype)) ? dtypeSize(DType(dtype)) : 0;
+}
+
+double lccTensorGetElement(const LccTensorView *tensor, uint64_t index) {
+  return elementAsDouble(DType(tensor->dtype), tensor->data, index);
+}
+
+LccStatus lccModuleLoadFile(const char *path, LccModule *module) {
+  return guarded("lccModuleLoadFile", [&]() -> Status {
+    if (!path || !module)
+      return nullArgument("lccModuleLoadFile", !path ? "path" : "module");
+    StatusOr<std::shared_ptr<const Module>> loaded = loadModuleFromFile(path);
+    if (!loaded.ok())
+      return loaded.getStatus();
+    *module = new LccModuleImpl{loaded.take()};
+    return Status();
+  });
+}
+
+LccStatus lccModuleLoadMemory(const void *data, size_t size,
+                              LccModule *module) {
+  return guarded("lccModuleLoadMemory", [&]() -> Status {
+    if ((!data && size > 0) || !module)
+      return nullArgument("lccModuleLoadMemory", !module ? "module" : "data");
+    StatusOr<std::shared_ptr<const Module>> loaded =
+        loadModuleFromMemory(data, size);
+    if (!loaded.ok())
+      return loaded.getStatus();
+    *module = new LccModuleImpl{loaded.take()};
+    return Status();
+  });
+}
+
+void lccModuleDestroy(LccModule module) { delete module; }
+
+size_t lccModuleGetFunctionCount(LccModule module) {
+  return module->module->getFunctionCount();
+}
+
+const char *lccModuleGetFunctionName(LccModule module, size_t index) {
+  return module->module->getFunction(index).name()->c_str();
+}
+
+size_t lccModuleGetParameterCount(LccModule module) {
+  return module->module->getParameterCount();
+}
+
+LccStatus lccModuleWriteInitialParameters(LccModule module, uint64_t seed,
+                                          const char *path) {
+  return guarded("lccModuleWriteInitialParameters", [&]() -> Status {
+    if (!module || !path)
+      return nullArgument("lccModuleWriteInitialParameters",
+                          !module ? "module" : "path");
+    return writeInitialParameters(*module->module, seed, path);
+  });
+}
+
+LccStatus lccDeviceCreate(const char *kind, unsigned threadCount,
+                          LccDevice *device) {
+  return guarded("lccDeviceCreate", [&]() -> Status {
+    if (!kind || !device)
+      return nullArgument("lccDeviceCreate", !kind ? "kind" : "device");
+    std::string name = kind;
+    if (name == "cuda")
+      return Status(StatusCode::Unavailable,
+                    "the cuda device is not available in this build");
+    if (name != "cpu")
+      return Status::error(StatusCode::InvalidArgument, "unknown device '",
+                           name, "'; expected 'cpu' or 'cuda'");
+    if (threadCount > kMaxThreads)
+      return Status::error(StatusCode::InvalidArgument, "cannot use ",
+                           threadCount, " threads; at most ", kMaxThreads);
+    *device = new LccDeviceImpl{std::make_shared<CpuDevice>(threadCount)};
+    return Status();
+  });
+}
+
+void lccDeviceDestroy(LccDevice device) { delete device; }
+
+unsigned lccDeviceGetThreadCount(LccDevice device) {
+  return device->device->getThreadCount();
+}
+
+uint64_t lccDeviceGetCurrentBytes(LccDevice device) {
+  return device->device->getAllocator().currentBytes();
+}
+
+uint64_t lccDeviceGetPeakBytes(LccDevice device) {
+  return device->device->getAllocator().peakBytes();
+}
+
+LccStatus lccSessionCreate(LccDevice device, LccModule module,
+                           LccSession *session) {
+  return guarded("lccSessionCreate", [&]() -> Status {
+    if (!device || !module || !session)
+      return nullArgument("lccSessionCreate", !device   ? "device"
+                                              : !module ? "module"
+                                                        : "session");
+    StatusOr<std::unique_ptr<Session>> created =
+        Session::create(device->device, module->module);
+    if (!created.ok())
+      return created.getStatus();
+    *session = new LccSessionImpl{created.take()};
+    return Status();
+  });
+}
+
+void lccSessionDestroy(LccSession session) { delete session; }
+
+LccStatus lccSessionBindParametersFile(LccSession session, const char *path) {
+  return guarded("lccSessionBindParametersFile", [&]() -> Status {
+    if (!session || !path)
+      return nullArgument("lccSessionBindParametersFile",
+                          !session ? "session" : "path");
+    return session->session->bindParameters(path);
+  });
+}
+
+LccStatus lccSessionBindParameter(LccSession session, const char *name,
+                                  const LccTensorView *value) {
+  return guarded("lccSessionBindParameter", [&]() -> Status {
+    if (!session || !name || !value)
+      return nullArgument("lccSessionBindParameter", !session ? "session"
+                                                     : !name  ? "name"
+                                                              : "value");
+    return session->session->bindParameter(name, fromC(*value));
+  });
+}
+
+LccStatus lccSessionLookupFunction(LccSession session, const char *name,
+                                   LccFunction *function) {
+  return guarded("lccSessionLookupFunction", [&]() -> Status {
+    if (!session || !function)
+      return nullArgument("lccSessionLookupFunction",
+                          !session ? "session" : "function");
+    StatusOr<Function *> found =
+        session->session->lookupFunction(name ? name : "");
+    if (!found.ok())
+      return found.getStatus();
+    *function = reinterpret_cast<LccFunction>(*found);
+    return Status();
+  });
+}
+
+const char *lccFunctionGetName(LccFunction function) {
+  return unwrap(function)->getName().c_str();
+}
+
+size_t lccFunctionGetInputCount(LccFunction function) {
+  return unwrap(function)->getInputCount();
+}
+
+size_t lccFunctionGetOutputCount(LccFunction function) {
+  return unwrap(function)->getOutputCount();
+}
+
+void lccFunctionGetInput(LccFunction function, size_t index,
+                         LccTensorView *signature) {
+  Function *fn = unwrap(function);
+  toC(fn->getInputType(index), cName(fn->getInput(index)), signature);
+}
+
+void lccFunctionGetOutput(LccFunction function, size_t index,
+                          LccTensorView *signature) {
+  Function *fn = unwrap(function);
+  toC(fn->getResult(index), cName(fn->getOutput(index)), signature);
+  signature->data = nullptr;
+}
+
+LccStatus lccFunctionCall(LccFunction function, const LccTensorView *inputs,
+                          size_t inputCount) {
+  return guarded("lccFunctionCall", [&]() -> Status {
+    if (!function || (!inputs && inputCount > 0))
+      return nullArgument("lccFunctionCall", !function ? "function" : "inputs");
+    std::vector<TensorView> views;
+    views.reserve(inputCount);
+    for (size_t i = 0; i < inputCount; ++i)
+      views.push_back(fromC(inputs[i]));
+    return unwrap(function)->call(views.data(), views.size());
+  });
+}
+
+void lccFunctionGetResult(LccFunction function, size_t index,
+                          LccTensorView *result) {
+  Function *fn = unwrap(function);
+  toC(fn->getResult(index), cName(fn->getOutput(index)), result);
+}
+
+uint64_t lccFunctionGetCallCount(LccFunction function) {
+  return unwrap(function)->getCallCount();
+}
+
+uint64_t lccFunctionGetTotalNanoseconds(LccFunction function) {
+  return unwrap(function)->getTotalNanoseconds();
+}
+
+uint64_t lccFunctionGetArenaBytes(LccFunction function) {
+  return unwrap(function)->getArenaBytes();
+}
+
+size_t lccFunctionGetCommandCount(LccFunction function) {
+  return unwrap(function)->getCommandStats().size();
+}
+
+void lccFunctionGetCommandStats(LccFunction function, size_t index,
+                                LccCommandStats *stats) {
+  const CommandStats &command = unwrap(function)->getCommandStats()[index];
+  stats->name = command.name.c_str();
+  stats->kind =
+      command.kind == lcm::CommandKind::Dispatch ? "dispatch" : "copy";
+  stats->totalNanoseconds = command.totalNanoseconds;
+}
+
+void lccFunctionResetStats(LccFunction function) {
+  unwrap(function)->resetStats();
+}
+
+LccStatus lccNpyRead(const char *path, LccHostTensor *tensor) {
+  return guarded("lccNpyRead", [&]() -> Status {
+    if (!path || !tensor)
+      return nullArgument("lccNpyRead", !path ? "path" : "tensor");
+    StatusOr<HostTensor> read = readNpy(path);
+    if (!read.ok())
+      return read.getStatus();
+    *tensor = new LccHostTensorImpl{read.take()};
+    return Status();
+  });
+}
+
+void lccHostTensorGetView(LccHostTensor tensor, LccTensorView *view) {
+  view->name = nullptr;
+  view->dtype = LccDType(tensor->tensor.dtype);
+  view->rank = tensor->tensor.shape.size();
+  view->shape = tensor->tensor.shape.data();
+  view->data = tensor->tensor.data.data();
+  view->size = tensor->tensor.data.size();
+}
+
+void lccHostTensorDestroy(LccHostTensor tensor) { delete tensor; }
+
+LccStatus lccNpyWrite(const char *path, const LccTensorView *tensor) {
+  return guarded("lccNpyWrite", [&]() -> Status {
+    if (!path || !tensor)
+      return nullArgument("lccNpyWrite", !path ? "path" : "tensor");
+    TensorView view = fromC(*tensor);
+    std::vector<int64_t> shape(view.shape, view.shape + view.rank);
+    std::optional<uint64_t> bytes = byteSize(view.dtype, shape);
+    if (!bytes || *bytes != view.size || (view.size > 0 && !view.data))
+      return Status::error(
+          StatusCode::InvalidArgument, "lccNpyWrite: ", view.size,
+          " bytes of data do not hold a ",
+          isValidDType(view.dtype) ? formatType(shape, view.dtype)
+                                   : formatShape(shape) + " tensor of unknown "
+                                                          "dtype");
+    return writeNpy(path, view.dtype, shape, view.data);
+  });
+}
+
+} // extern "C"

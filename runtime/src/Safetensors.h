@@ -1,0 +1,87 @@
+//===- Safetensors.h - .safetensors weight files ----------------*- C++ -*-===//
+//
+// Parameters are bound by name from a .safetensors file: an 8-byte
+// little-endian header length, a JSON header mapping each tensor name to
+// {"dtype", "shape", "data_offsets": [begin, end]} (offsets relative to the
+// data section), then the data. The header is checked when the file is
+// opened; tensor data is read on demand, straight into its destination.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_RUNTIME_SAFETENSORS_H
+#define LCC_RUNTIME_SAFETENSORS_H
+
+#include "Status.h"
+#include "Tensor.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lcc::runtime {
+
+/// One tensor of a .safetensors header.
+struct SafetensorsEntry {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0; // data_offsets, relative to the data section
+  uint64_t end = 0;
+};
+
+/// The parsed, checked header of a .safetensors file whose data section has
+/// `dataSize` bytes.
+struct SafetensorsHeader {
+  std::vector<SafetensorsEntry> entries; // in file order
+  std::map<std::string, std::string> metadata;
+};
+StatusOr<SafetensorsHeader> parseSafetensorsHeader(const std::string &json,
+                                                   uint64_t dataSize);
+
+class SafetensorsReader {
+public:
+  /// Opens `path` and checks its header; errors start with the path.
+  static StatusOr<std::unique_ptr<SafetensorsReader>>
+  open(const std::string &path);
+  ~SafetensorsReader();
+  SafetensorsReader(const SafetensorsReader &) = delete;
+  SafetensorsReader &operator=(const SafetensorsReader &) = delete;
+
+  const std::string &getPath() const { return path; }
+  const SafetensorsHeader &getHeader() const { return header; }
+  /// The tensor named `name`, or an error naming it and the file.
+  StatusOr<const SafetensorsEntry *> find(const std::string &name) const;
+  /// Reads the `entry.end - entry.begin` bytes of `entry` to `destination`.
+  Status read(const SafetensorsEntry &entry, void *destination) const;
+  /// find() then read() into a new host tensor.
+  StatusOr<HostTensor> readTensor(const std::string &name) const;
+
+private:
+  SafetensorsReader() = default;
+
+  std::string path;
+  int fd = -1;
+  uint64_t dataStart = 0;
+  SafetensorsHeader header;
+  std::map<std::string, size_t> byName;
+};
+
+/// A tensor with the name it has in a weights file.
+struct NamedTensor {
+  std::string name;
+  HostTensor tensor;
+};
+
+/// The bytes of a .safetensors file holding `tensors` in order.
+std::vector<uint8_t>
+encodeSafetensors(const std::vector<NamedTensor> &tensors,
+                  const std::map<std::string, std::string> &metadata = {});
+Status
+writeSafetensors(const std::string &path,
+                 const std::vector<NamedTensor> &tensors,
+                 const std::map<std::string, std::string> &metadata = {});
+
+} // namespace lcc::runtime
+
+#endif // LCC_RUNTIME_SAFETENSORS_H

@@ -1,0 +1,337 @@
+//===- Session.cpp - a module loaded on a device, and its functions -------===//
+
+#include "Session.h"
+
+#include "Safetensors.h"
+
+#include <chrono>
+#include <cstring>
+
+namespace lcc::runtime {
+namespace {
+
+uint64_t nowNanoseconds() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+std::string describeArgument(const char *kind, size_t index,
+                             const lcm::TensorSignature &signature) {
+  return std::string(kind) + " " + std::to_string(index) + " '" +
+         getName(signature) + "'";
+}
+
+/// Checks that `value` has the dtype and shape of `signature`.
+Status checkTensor(const TensorView &value,
+                   const lcm::TensorSignature &signature,
+                   const std::string &what) {
+  std::vector<int64_t> expected = getShape(signature);
+  std::vector<int64_t> actual(value.shape, value.shape + value.rank);
+  if (value.dtype != signature.dtype() || actual != expected)
+    return Status::error(StatusCode::InvalidArgument, what, ": expected shape ",
+                         formatType(expected, signature.dtype()), ", got ",
+                         isValidDType(value.dtype)
+                             ? formatType(actual, value.dtype)
+                             : formatShape(actual) + " of unknown dtype");
+  uint64_t bytes = *byteSize(signature.dtype(), expected);
+  if (value.size != bytes || (bytes > 0 && !value.data))
+    return Status::error(StatusCode::InvalidArgument, what, ": expected ",
+                         bytes, " bytes of data for ",
+                         formatType(expected, signature.dtype()), ", got ",
+                         value.data ? value.size : 0);
+  return Status();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Function
+//===----------------------------------------------------------------------===//
+
+Function::Function(Session &session, const lcm::Function &definition)
+    : session(session), definition(definition), name(definition.name()->str()) {
+}
+
+const lcm::TensorSignature &Function::getInput(size_t index) const {
+  return *inputs[index].signature;
+}
+
+const lcm::TensorSignature &Function::getOutput(size_t index) const {
+  return *outputs[index].signature;
+}
+
+Status Function::prepare(size_t index) {
+  Allocator &allocator = session.getDevice().getAllocator();
+  std::string path = "functions[" + std::to_string(index) + "]";
+  auto makeArguments = [&](const auto *signatures, std::vector<Argument> &out,
+                           const char *kind) -> Status {
+    if (!signatures)
+      return Status();
+    for (size_t i = 0; i < signatures->size(); ++i) {
+      const lcm::TensorSignature *signature = signatures->Get(i);
+      std::vector<int64_t> shape = getShape(*signature);
+      StatusOr<DeviceBuffer> buffer =
+          allocator.allocate(*byteSize(signature->dtype(), shape),
+                             describeArgument(kind, i, *signature) +
+                                 " of function '" + name + "'");
+      if (!buffer.ok())
+        return buffer.getStatus();
+      out.push_back({signature, std::move(shape), buffer.take()});
+    }
+    return Status();
+  };
+  LCC_RETURN_IF_ERROR(makeArguments(definition.inputs(), inputs, "input"));
+  LCC_RETURN_IF_ERROR(makeArguments(definition.outputs(), outputs, "output"));
+  StatusOr<DeviceBuffer> arenaBuffer = allocator.allocate(
+      definition.arena_size(), "the arena of function '" + name + "'");
+  if (!arenaBuffer.ok())
+    return arenaBuffer.getStatus();
+  arena = arenaBuffer.take();
+
+  // Where each buffer starts; the loader checked every index and range.
+  std::vector<char *> bufferBase;
+  if (definition.buffers()) {
+    for (const lcm::Buffer *buffer : *definition.buffers()) {
+      void *base = nullptr;
+      switch (buffer->kind()) {
+      case lcm::BufferKind::Input:
+        base = inputs[buffer->index()].buffer.data();
+        break;
+      case lcm::BufferKind::Output:
+        base = outputs[buffer->index()].buffer.data();
+        break;
+      case lcm::BufferKind::Parameter:
+        base = session.parameters[buffer->index()].data();
+        usedParameters.push_back(buffer->index());
+        break;
+      case lcm::BufferKind::Transient:
+        base = static_cast<char *>(arena.data()) + buffer->arena_offset();
+        break;
+      }
+      bufferBase.push_back(static_cast<char *>(base));
+    }
+  }
+  auto resolve = [&](const lcm::Binding &binding) -> void * {
+    return bufferBase[binding.buffer()] + binding.offset();
+  };
+
+  size_t commandCount =
+      definition.commands() ? definition.commands()->size() : 0;
+  for (size_t c = 0; c < commandCount; ++c) {
+    const lcm::Command &command = *definition.commands()->Get(c);
+    PreparedCommand prepared;
+    if (command.kind() == lcm::CommandKind::Dispatch) {
+      const lcm::Dispatch &dispatch = *command.dispatch();
+      StatusOr<const CpuExecutable *> executable =
+          session.getExecutable(dispatch.executable());
+      if (!executable.ok())
+        return executable.getStatus().withContext(path + ".commands[" +
+                                                  std::to_string(c) + "]");
+      prepared.kernel = (*executable)->getEntryPoint(dispatch.entry_point());
+      for (size_t i = 0; i < 3; ++i)
+        prepared.workgroupCount[i] = dispatch.workgroup_count()->Get(i);
+      if (dispatch.bindings())
+        for (const lcm::Binding *binding : *dispatch.bindings())
+          prepared.bindings.push_back(resolve(*binding));
+    } else {
+      const lcm::Copy &copy = *command.copy();
+      prepared.bindings = {resolve(*copy.target()), resolve(*copy.source())};
+      prepared.copyLength = copy.source()->length();
+    }
+    commands.push_back(std::move(prepared));
+    stats.push_back({getCommandName(command, c), command.kind(), 0});
+  }
+  return Status();
+}
+
+Status Function::call(const TensorView *values, size_t count) {
+  std::lock_guard<std::mutex> lock(callMutex);
+  if (count != inputs.size())
+    return Status::error(StatusCode::InvalidArgument, "function '", name,
+                         "' takes ", inputs.size(), " input",
+                         inputs.size() == 1 ? "" : "s", ", got ", count);
+  for (size_t i = 0; i < count; ++i)
+    LCC_RETURN_IF_ERROR(
+        checkTensor(values[i], *inputs[i].signature,
+                    describeArgument("input", i, *inputs[i].signature)));
+  for (uint32_t index : usedParameters)
+    if (!session.parameterBound[index])
+      return Status::error(
+          StatusCode::InvalidArgument, "parameter '",
+          runtime::getName(*session.module->getParameter(index).signature()),
+          "' of function '", name,
+          "' is not bound; give a weights file (--params)");
+
+  uint64_t callStart = nowNanoseconds();
+  for (size_t i = 0; i < count; ++i)
+    if (values[i].size > 0)
+      std::memcpy(inputs[i].buffer.data(), values[i].data, values[i].size);
+  CpuDevice &device = session.getDevice();
+  for (size_t c = 0; c < commands.size(); ++c) {
+    const PreparedCommand &command = commands[c];
+    uint64_t start = nowNanoseconds();
+    if (command.kernel) {
+      device.dispatch(command.kernel, command.workgroupCount,
+                      command.bindings.data());
+    } else {
+      // memmove: the planner may place a copy's source and target in
+      // overlapping arena bytes.
+      std::memmove(command.bindings[0], command.bindings[1],
+                   command.copyLength);
+    }
+    stats[c].totalNanoseconds += nowNanoseconds() - start;
+  }
+  totalNanoseconds += nowNanoseconds() - callStart;
+  ++callCount;
+  return Status();
+}
+
+TensorView Function::getInputType(size_t index) const {
+  const Argument &input = inputs[index];
+  TensorView view;
+  view.dtype = input.signature->dtype();
+  view.shape = input.shape.data();
+  view.rank = input.shape.size();
+  view.size = input.buffer.size();
+  return view;
+}
+
+TensorView Function::getResult(size_t index) const {
+  const Argument &output = outputs[index];
+  TensorView view;
+  view.dtype = output.signature->dtype();
+  view.shape = output.shape.data();
+  view.rank = output.shape.size();
+  view.data = output.buffer.data();
+  view.size = output.buffer.size();
+  return view;
+}
+
+void Function::resetStats() {
+  std::lock_guard<std::mutex> lock(callMutex);
+  callCount = 0;
+  totalNanoseconds = 0;
+  for (CommandStats &command : stats)
+    command.totalNanoseconds = 0;
+}
+
+//===----------------------------------------------------------------------===//
+// Session
+//===----------------------------------------------------------------------===//
+
+Session::Session(std::shared_ptr<CpuDevice> device,
+                 std::shared_ptr<const Module> module)
+    : device(std::move(device)), module(std::move(module)) {}
+
+Session::~Session() = default;
+
+StatusOr<std::unique_ptr<Session>>
+Session::create(std::shared_ptr<CpuDevice> device,
+                std::shared_ptr<const Module> module) {
+  std::unique_ptr<Session> session(
+      new Session(std::move(device), std::move(module)));
+  const Module &loaded = *session->module;
+  session->executables.resize(
+      loaded.get().executables() ? loaded.get().executables()->size() : 0);
+  for (size_t i = 0; i < loaded.getParameterCount(); ++i) {
+    const lcm::Parameter &parameter = loaded.getParameter(i);
+    const lcm::TensorSignature &signature = *parameter.signature();
+    std::string name = getName(signature);
+    StatusOr<DeviceBuffer> buffer = session->device->getAllocator().allocate(
+        *byteSize(signature.dtype(), getShape(signature)),
+        "parameter '" + name + "'");
+    if (!buffer.ok())
+      return buffer.getStatus();
+    if (parameter.data() && parameter.data()->size() > 0)
+      std::memcpy(buffer->data(), parameter.data()->data(),
+                  parameter.data()->size());
+    session->parameters.push_back(buffer.take());
+    session->parameterBound.push_back(parameter.data() != nullptr);
+    session->parameterIndex[name] = i;
+  }
+  return session;
+}
+
+Status Session::bindParameters(const std::string &path) {
+  StatusOr<std::unique_ptr<SafetensorsReader>> reader =
+      SafetensorsReader::open(path);
+  if (!reader.ok())
+    return reader.getStatus();
+  std::lock_guard<std::mutex> lock(mutex);
+  for (size_t i = 0; i < module->getParameterCount(); ++i) {
+    const lcm::Parameter &parameter = module->getParameter(i);
+    if (parameter.data())
+      continue;
+    const lcm::TensorSignature &signature = *parameter.signature();
+    StatusOr<const SafetensorsEntry *> entry =
+        (*reader)->find(getName(signature));
+    if (!entry.ok())
+      return entry.getStatus();
+    std::vector<int64_t> shape = getShape(signature);
+    if ((*entry)->dtype != signature.dtype() || (*entry)->shape != shape)
+      return Status::error(StatusCode::InvalidArgument, "weights file '", path,
+                           "': parameter '", getName(signature),
+                           "': expected shape ",
+                           formatType(shape, signature.dtype()), ", got ",
+                           formatType((*entry)->shape, (*entry)->dtype));
+    LCC_RETURN_IF_ERROR((*reader)->read(**entry, parameters[i].data()));
+    parameterBound[i] = true;
+  }
+  return Status();
+}
+
+Status Session::bindParameter(const std::string &name,
+                              const TensorView &value) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = parameterIndex.find(name);
+  if (it == parameterIndex.end())
+    return Status::error(StatusCode::NotFound, "the module has no parameter '",
+                         name, "'");
+  const lcm::Parameter &parameter = module->getParameter(it->second);
+  if (parameter.data())
+    return Status::error(StatusCode::InvalidArgument, "parameter '", name,
+                         "' is embedded in the module and cannot be rebound");
+  LCC_RETURN_IF_ERROR(
+      checkTensor(value, *parameter.signature(), "parameter '" + name + "'"));
+  if (value.size > 0)
+    std::memcpy(parameters[it->second].data(), value.data, value.size);
+  parameterBound[it->second] = true;
+  return Status();
+}
+
+StatusOr<const CpuExecutable *> Session::getExecutable(uint32_t index) {
+  if (!executables[index]) {
+    StatusOr<std::unique_ptr<CpuExecutable>> loaded =
+        device->loadExecutable(module->getExecutable(index), index);
+    if (!loaded.ok())
+      return loaded.getStatus();
+    executables[index] = loaded.take();
+  }
+  return executables[index].get();
+}
+
+StatusOr<Function *> Session::lookupFunction(const std::string &name) {
+  std::lock_guard<std::mutex> lock(mutex);
+  size_t index = 0;
+  if (name.empty()) {
+    if (module->getFunctionCount() == 0)
+      return Status::error(StatusCode::NotFound, "the module has no functions");
+  } else {
+    StatusOr<size_t> found = module->findFunction(name);
+    if (!found.ok())
+      return found.getStatus();
+    index = *found;
+  }
+  auto it = functions.find(index);
+  if (it != functions.end())
+    return it->second.get();
+  std::unique_ptr<Function> function(
+      new Function(*this, module->getFunction(index)));
+  LCC_RETURN_IF_ERROR(function->prepare(index));
+  Function *result = function.get();
+  functions[index] = std::move(function);
+  return result;
+}
+
+} // namespace lcc::runtime

@@ -1,0 +1,144 @@
+//===- Session.h - a module on a device, and its functions ------*- C++ -*-===//
+//
+// A Session binds a checked Module to a device: it loads the executables,
+// holds the parameters, and creates each Function the first time it is
+// looked up. A Function owns everything one call needs (input and output
+// buffers, the transient arena, the binding tables of its commands),
+// allocated once and reused by every call, so a call allocates nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_RUNTIME_SESSION_H
+#define LCC_RUNTIME_SESSION_H
+
+#include "CpuDevice.h"
+#include "Loader.h"
+
+#include <map>
+#include <mutex>
+
+namespace lcc::runtime {
+
+/// A dense tensor in memory the caller owns (inputs), or a device buffer
+/// (outputs, valid until the next call or the end of the session).
+struct TensorView {
+  DType dtype = DType::F32;
+  const int64_t *shape = nullptr;
+  size_t rank = 0;
+  const void *data = nullptr;
+  uint64_t size = 0; // bytes at `data`
+};
+
+/// Time spent in one command, summed over calls since the last reset.
+struct CommandStats {
+  std::string name;
+  lcm::CommandKind kind = lcm::CommandKind::Dispatch;
+  uint64_t totalNanoseconds = 0;
+};
+
+class Session;
+
+class Function {
+public:
+  const std::string &getName() const { return name; }
+  size_t getInputCount() const { return inputs.size(); }
+  size_t getOutputCount() const { return outputs.size(); }
+  const lcm::TensorSignature &getInput(size_t index) const;
+  const lcm::TensorSignature &getOutput(size_t index) const;
+  /// Input `index` as a view without data: dtype, shape and byte size.
+  TensorView getInputType(size_t index) const;
+
+  /// Runs the function: checks and copies `inputs` (count, dtype, shape and
+  /// size), then runs every command in order. Calls to one Function are
+  /// serialised; they share its arena.
+  Status call(const TensorView *inputs, size_t count);
+
+  /// Result `index` of the last call (zeros before the first).
+  TensorView getResult(size_t index) const;
+
+  uint64_t getCallCount() const { return callCount; }
+  /// Time of whole calls (input copies and commands), summed.
+  uint64_t getTotalNanoseconds() const { return totalNanoseconds; }
+  uint64_t getArenaBytes() const { return arena.size(); }
+  const std::vector<CommandStats> &getCommandStats() const { return stats; }
+  /// Forgets the calls and times so far (e.g. after warm-up calls).
+  void resetStats();
+
+private:
+  friend class Session;
+  struct Argument {
+    const lcm::TensorSignature *signature;
+    std::vector<int64_t> shape;
+    DeviceBuffer buffer;
+  };
+  /// A command with its pointers resolved once, when the function is made.
+  struct PreparedCommand {
+    KernelFunction kernel = nullptr;
+    std::array<uint32_t, 3> workgroupCount{};
+    // Dispatch: one pointer per binding. Copy: the target, then the source.
+    std::vector<void *> bindings;
+    uint64_t copyLength = 0;
+  };
+
+  Function(Session &session, const lcm::Function &definition);
+  Status prepare(size_t index);
+
+  Session &session;
+  const lcm::Function &definition;
+  std::string name;
+  std::vector<Argument> inputs;
+  std::vector<Argument> outputs;
+  DeviceBuffer arena;
+  std::vector<PreparedCommand> commands;
+  std::vector<uint32_t> usedParameters;
+
+  std::mutex callMutex;
+  uint64_t callCount = 0;
+  uint64_t totalNanoseconds = 0;
+  std::vector<CommandStats> stats;
+};
+
+class Session {
+public:
+  /// Copies the module's embedded parameters to the device and reserves
+  /// device memory for the others, which must be bound before a call.
+  static StatusOr<std::unique_ptr<Session>>
+  create(std::shared_ptr<CpuDevice> device,
+         std::shared_ptr<const Module> module);
+  ~Session();
+
+  /// Binds every parameter the module does not embed from the .safetensors
+  /// file at `path`, by name; dtype and shape must match. Tensors the module
+  /// does not need are ignored.
+  Status bindParameters(const std::string &path);
+  /// Binds the parameter named `name` from memory.
+  Status bindParameter(const std::string &name, const TensorView &value);
+
+  /// The function named `name` ("" for the module's first function), made
+  /// on first use: its executables are loaded and its buffers allocated.
+  StatusOr<Function *> lookupFunction(const std::string &name);
+
+  CpuDevice &getDevice() { return *device; }
+  const Module &getModule() const { return *module; }
+
+private:
+  friend class Function;
+  Session(std::shared_ptr<CpuDevice> device,
+          std::shared_ptr<const Module> module);
+  StatusOr<const CpuExecutable *> getExecutable(uint32_t index);
+
+  std::shared_ptr<CpuDevice> device;
+  std::shared_ptr<const Module> module;
+  std::vector<std::unique_ptr<CpuExecutable>> executables; // loaded lazily
+  std::vector<DeviceBuffer> parameters;
+  std::vector<bool> parameterBound;
+  std::map<std::string, size_t> parameterIndex;
+  std::mutex mutex; // guards lookups and binding
+  // Functions hold pointers into `parameters` and `executables`: declared
+  // last, they are destroyed first.
+  std::map<size_t, std::unique_ptr<Function>> functions;
+};
+
+} // namespace lcc::runtime
+
+#endif // LCC_RUNTIME_SESSION_H

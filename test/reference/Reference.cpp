@@ -1,0 +1,662 @@
+//===- Reference.cpp - Independent double-precision reference of lcc ops --===//
+//
+// Each function transcribes the math of one op; see Reference.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace lcc::reference {
+
+//===----------------------------------------------------------------------===//
+// Tensor
+//===----------------------------------------------------------------------===//
+
+std::string shapeToString(const Shape &shape) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    os << (i ? ", " : "") << shape[i];
+  os << "]";
+  return os.str();
+}
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw ReferenceError("negative dimension in shape " +
+                           shapeToString(shape));
+    n *= d;
+  }
+  return n;
+}
+
+Tensor::Tensor(Shape shape)
+    : shape(shape), data(static_cast<size_t>(numElements(shape)), 0.0) {}
+
+Tensor Tensor::filled(Shape shape, double value) {
+  Tensor t(shape);
+  for (double &x : t.data)
+    x = value;
+  return t;
+}
+
+Tensor::Tensor(Shape shape, std::vector<double> data)
+    : shape(shape), data(std::move(data)) {
+  if (static_cast<int64_t>(this->data.size()) != numElements(shape))
+    throw ReferenceError("tensor of shape " + shapeToString(shape) + " needs " +
+                         std::to_string(numElements(shape)) + " values, got " +
+                         std::to_string(this->data.size()));
+}
+
+int64_t Tensor::dim(int64_t i) const {
+  int64_t r = rank();
+  if (i < -r || i >= r)
+    throw ReferenceError("dimension " + std::to_string(i) +
+                         " out of range for shape " + shapeToString(shape));
+  return shape[static_cast<size_t>(i < 0 ? i + r : i)];
+}
+
+int64_t Tensor::offset(const std::vector<int64_t> &index) const {
+  if (index.size() != shape.size())
+    throw ReferenceError("index of rank " + std::to_string(index.size()) +
+                         " into tensor of shape " + shapeToString(shape));
+  int64_t flat = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (index[i] < 0 || index[i] >= shape[i])
+      throw ReferenceError("index " + shapeToString(index) +
+                           " out of bounds for shape " + shapeToString(shape));
+    flat = flat * shape[i] + index[i];
+  }
+  return flat;
+}
+
+double &Tensor::at(const std::vector<int64_t> &index) {
+  return data[static_cast<size_t>(offset(index))];
+}
+
+double Tensor::at(const std::vector<int64_t> &index) const {
+  return data[static_cast<size_t>(offset(index))];
+}
+
+void expectShape(const Tensor &t, const Shape &expected,
+                 const std::string &what) {
+  if (t.shape != expected)
+    throw ReferenceError(what + ": expected shape " + shapeToString(expected) +
+                         ", got " + shapeToString(t.shape));
+}
+
+Tensor add(const Tensor &a, const Tensor &b) {
+  expectShape(b, a.shape, "add: second operand");
+  Tensor result(a.shape);
+  for (int64_t i = 0; i < a.size(); ++i)
+    result.data[i] = a.data[i] + b.data[i];
+  return result;
+}
+
+namespace {
+
+/// The value of an integer tensor element (token id, label), checked to be a
+/// whole number in [0, limit).
+int64_t indexValue(double value, int64_t limit, const std::string &what) {
+  if (!(value >= 0 && value < static_cast<double>(limit)) ||
+      value != std::floor(value)) {
+    std::ostringstream os;
+    os << what << " " << value << " is outside [0, " << limit << ")";
+    throw ReferenceError(os.str());
+  }
+  return static_cast<int64_t>(value);
+}
+
+double dot(const double *a, const double *b, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i)
+    sum += a[i] * b[i];
+  return sum;
+}
+
+//===----------------------------------------------------------------------===//
+// Attention core
+//===----------------------------------------------------------------------===//
+
+/// Whether key j is visible to query i.
+using Mask = std::function<bool(int64_t i, int64_t j)>;
+
+/// Sizes of q [B, H, Sq, D], k [B, H, Sk, D] and v [B, H, Sk, Dv].
+struct AttentionDims {
+  int64_t batch, heads, querySeq, keySeq, headDim, valueDim;
+};
+
+AttentionDims checkAttentionOperands(const std::string &op, const Tensor &q,
+                                     const Tensor &k, const Tensor &v) {
+  auto checkRank4 = [&](const char *name, const Tensor &t) {
+    if (t.rank() != 4)
+      throw ReferenceError(op + ": " + name +
+                           " must be [batch, heads, seq, head_dim], got " +
+                           shapeToString(t.shape));
+    for (int64_t d : t.shape)
+      if (d < 1)
+        throw ReferenceError(op + ": " + name + " has an empty dimension: " +
+                             shapeToString(t.shape));
+  };
+  checkRank4("query", q);
+  checkRank4("key", k);
+  checkRank4("value", v);
+  AttentionDims dims{q.dim(0), q.dim(1), q.dim(2),
+                     k.dim(2), q.dim(3), v.dim(3)};
+  expectShape(k, {dims.batch, dims.heads, dims.keySeq, dims.headDim},
+              op + ": key");
+  expectShape(v, {dims.batch, dims.heads, dims.keySeq, dims.valueDim},
+              op + ": value");
+  return dims;
+}
+
+/// Flat offset of the vector t[b, h, s, :] of a rank-4 tensor.
+int64_t rowOffset(const Tensor &t, int64_t b, int64_t h, int64_t s) {
+  return ((b * t.shape[1] + h) * t.shape[2] + s) * t.shape[3];
+}
+
+const double *rowOf(const Tensor &t, int64_t b, int64_t h, int64_t s) {
+  return t.data.data() + rowOffset(t, b, h, s);
+}
+
+double *rowOf(Tensor &t, int64_t b, int64_t h, int64_t s) {
+  return t.data.data() + rowOffset(t, b, h, s);
+}
+
+/// softmax(q k^T * scale) v with masked scores left out of the softmax
+/// entirely (weight exactly 0). With `sharedQK`, keys are the unit-normalised
+/// queries and the self score is kSharedQKSelfScore.
+Tensor maskedAttention(const std::string &op, const Tensor &q, const Tensor &k,
+                       const Tensor &v, std::optional<double> scale,
+                       const Mask &visible, bool sharedQK) {
+  AttentionDims dims = checkAttentionOperands(op, q, k, v);
+  double scaleValue =
+      scale ? *scale : 1.0 / std::sqrt(static_cast<double>(dims.headDim));
+
+  // The keys the scores use: k itself, or the normalised queries.
+  Tensor keys = k;
+  if (sharedQK) {
+    if (k.shape != q.shape || k.data != q.data)
+      throw ReferenceError(op + ": shared_qk needs the key to be the query");
+    // A zero query gives a zero key rather than NaN (a 0/0 choice: such a
+    // key scores 0 against every query).
+    for (int64_t b = 0; b < dims.batch; ++b)
+      for (int64_t h = 0; h < dims.heads; ++h)
+        for (int64_t j = 0; j < dims.keySeq; ++j) {
+          double *key = rowOf(keys, b, h, j);
+          double norm = std::sqrt(dot(key, key, dims.headDim));
+          for (int64_t d = 0; d < dims.headDim; ++d)
+            key[d] = norm > 0 ? key[d] / norm : 0.0;
+        }
+  }
+
+  Tensor out({dims.batch, dims.heads, dims.querySeq, dims.valueDim});
+  std::vector<double> scores;
+  std::vector<int64_t> visibleKeys;
+  for (int64_t b = 0; b < dims.batch; ++b) {
+    for (int64_t h = 0; h < dims.heads; ++h) {
+      for (int64_t i = 0; i < dims.querySeq; ++i) {
+        const double *query = rowOf(q, b, h, i);
+        scores.clear();
+        visibleKeys.clear();
+        for (int64_t j = 0; j < dims.keySeq; ++j) {
+          if (!visible(i, j))
+            continue;
+          double score =
+              (sharedQK && j == i)
+                  ? kSharedQKSelfScore
+                  : dot(query, rowOf(keys, b, h, j), dims.headDim) * scaleValue;
+          scores.push_back(score);
+          visibleKeys.push_back(j);
+        }
+        if (visibleKeys.empty())
+          throw ReferenceError(op + ": query " + std::to_string(i) +
+                               " sees no key");
+
+        // Stable softmax: subtracting the row max leaves it unchanged.
+        double maxScore = *std::max_element(scores.begin(), scores.end());
+        double sum = 0;
+        for (double &score : scores) {
+          score = std::exp(score - maxScore);
+          sum += score;
+        }
+
+        double *result = rowOf(out, b, h, i);
+        for (size_t n = 0; n < visibleKeys.size(); ++n) {
+          double weight = scores[n] / sum;
+          const double *value = rowOf(v, b, h, visibleKeys[n]);
+          for (int64_t d = 0; d < dims.valueDim; ++d)
+            result[d] += weight * value[d];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Attention ops
+//===----------------------------------------------------------------------===//
+
+Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v, bool causal,
+                 std::optional<double> scale, bool sharedQK) {
+  Mask visible = [causal](int64_t i, int64_t j) { return !causal || j <= i; };
+  return maskedAttention("attention", q, k, v, scale, visible, sharedQK);
+}
+
+namespace {
+void checkSparseParameters(SparsePattern pattern, int64_t stride,
+                           int64_t summary) {
+  if (stride < 1)
+    throw ReferenceError("sparse_attention: stride must be >= 1, got " +
+                         std::to_string(stride));
+  if (pattern == SparsePattern::Fixed && (summary < 0 || summary > stride))
+    throw ReferenceError("sparse_attention: fixed summary must be in [0, "
+                         "stride=" +
+                         std::to_string(stride) + "], got " +
+                         std::to_string(summary));
+}
+} // namespace
+
+bool sparseMaskAllows(SparsePattern pattern, int64_t i, int64_t j,
+                      int64_t stride, int64_t summary, bool causal) {
+  checkSparseParameters(pattern, stride, summary);
+  if (i < 0 || j < 0)
+    throw ReferenceError("sparse mask: negative position");
+  if (causal && j > i)
+    return false;
+  int64_t l = stride;
+  switch (pattern) {
+  case SparsePattern::Strided:
+    // (i - j) % l is 0 exactly when l divides i - j, whatever its sign.
+    return std::abs(i - j) < l || (i - j) % l == 0;
+  case SparsePattern::Fixed:
+    return j / l == i / l || j % l >= l - summary;
+  }
+  throw ReferenceError("sparse mask: unknown pattern");
+}
+
+Tensor sparseAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                       SparsePattern pattern, int64_t stride, int64_t summary,
+                       bool causal, std::optional<double> scale) {
+  checkSparseParameters(pattern, stride, summary);
+  AttentionDims dims = checkAttentionOperands("sparse_attention", q, k, v);
+  if (dims.querySeq != dims.keySeq)
+    throw ReferenceError("sparse_attention: query and key sequences differ: " +
+                         std::to_string(dims.querySeq) + " vs " +
+                         std::to_string(dims.keySeq));
+  Mask visible = [=](int64_t i, int64_t j) {
+    return sparseMaskAllows(pattern, i, j, stride, summary, causal);
+  };
+  return maskedAttention("sparse_attention", q, k, v, scale, visible,
+                         /*sharedQK=*/false);
+}
+
+//===----------------------------------------------------------------------===//
+// Model-level ops
+//===----------------------------------------------------------------------===//
+
+Tensor embedding(const Tensor &tokens, const Tensor &table) {
+  if (table.rank() != 2)
+    throw ReferenceError("embedding: table must be [vocab, d_model], got " +
+                         shapeToString(table.shape));
+  int64_t vocab = table.dim(0), dModel = table.dim(1);
+  Shape shape = tokens.shape;
+  shape.push_back(dModel);
+  Tensor out(shape);
+  for (int64_t p = 0; p < tokens.size(); ++p) {
+    int64_t token = indexValue(tokens.data[p], vocab, "embedding: token");
+    for (int64_t d = 0; d < dModel; ++d)
+      out.data[p * dModel + d] = table.data[token * dModel + d];
+  }
+  return out;
+}
+
+Tensor layerNorm(const Tensor &x, const Tensor &gamma, const Tensor &beta,
+                 double epsilon) {
+  if (x.rank() < 1 || x.dim(-1) < 1)
+    throw ReferenceError("layer_norm: input needs a non-empty last dimension, "
+                         "got " +
+                         shapeToString(x.shape));
+  int64_t n = x.dim(-1);
+  expectShape(gamma, {n}, "layer_norm: gamma");
+  expectShape(beta, {n}, "layer_norm: beta");
+  Tensor out(x.shape);
+  for (int64_t row = 0; row < x.size() / n; ++row) {
+    const double *in = x.data.data() + row * n;
+    double mean = 0;
+    for (int64_t i = 0; i < n; ++i)
+      mean += in[i];
+    mean /= n;
+    double variance = 0; // biased: divide by n, not n - 1
+    for (int64_t i = 0; i < n; ++i)
+      variance += (in[i] - mean) * (in[i] - mean);
+    variance /= n;
+    double invStd = 1.0 / std::sqrt(variance + epsilon);
+    for (int64_t i = 0; i < n; ++i)
+      out.data[row * n + i] =
+          (in[i] - mean) * invStd * gamma.data[i] + beta.data[i];
+  }
+  return out;
+}
+
+Tensor linear(const Tensor &x, const Tensor &weight, const Tensor *bias) {
+  if (weight.rank() != 2)
+    throw ReferenceError("linear: weight must be [in, out], got " +
+                         shapeToString(weight.shape));
+  int64_t in = weight.dim(0), outDim = weight.dim(1);
+  if (x.rank() < 1 || x.dim(-1) != in)
+    throw ReferenceError("linear: input " + shapeToString(x.shape) +
+                         " does not end in weight's in-dimension " +
+                         std::to_string(in));
+  if (bias)
+    expectShape(*bias, {outDim}, "linear: bias");
+  Shape shape = x.shape;
+  shape.back() = outDim;
+  Tensor out(shape);
+  int64_t rows = numElements(Shape(x.shape.begin(), x.shape.end() - 1));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < outDim; ++o) {
+      double sum = bias ? bias->data[o] : 0.0;
+      for (int64_t i = 0; i < in; ++i)
+        sum += x.data[r * in + i] * weight.data[i * outDim + o];
+      out.data[r * outDim + o] = sum;
+    }
+  return out;
+}
+
+double relu(double x) { return x > 0 ? x : 0.0; }
+
+double gelu(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+Tensor feedForward(const Tensor &x, const Tensor &up, const Tensor &upBias,
+                   const Tensor &down, const Tensor &downBias,
+                   Activation activation) {
+  Tensor hidden = linear(x, up, &upBias);
+  for (double &h : hidden.data)
+    h = activation == Activation::Gelu ? gelu(h) : relu(h);
+  return linear(hidden, down, &downBias);
+}
+
+Tensor splitHeads(const Tensor &x, int64_t heads) {
+  if (x.rank() != 3)
+    throw ReferenceError("split heads: input must be [batch, seq, features], "
+                         "got " +
+                         shapeToString(x.shape));
+  int64_t batch = x.dim(0), seq = x.dim(1), features = x.dim(2);
+  if (heads < 1 || features % heads != 0)
+    throw ReferenceError("split heads: " + std::to_string(features) +
+                         " features do not split into " +
+                         std::to_string(heads) + " heads");
+  int64_t headDim = features / heads;
+  Tensor out({batch, heads, seq, headDim});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t s = 0; s < seq; ++s)
+        for (int64_t d = 0; d < headDim; ++d)
+          out.at({b, h, s, d}) = x.at({b, s, h * headDim + d});
+  return out;
+}
+
+Tensor mergeHeads(const Tensor &x) {
+  if (x.rank() != 4)
+    throw ReferenceError("merge heads: input must be [batch, heads, seq, "
+                         "head_dim], got " +
+                         shapeToString(x.shape));
+  int64_t batch = x.dim(0), heads = x.dim(1), seq = x.dim(2),
+          headDim = x.dim(3);
+  Tensor out({batch, seq, heads * headDim});
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t s = 0; s < seq; ++s)
+        for (int64_t d = 0; d < headDim; ++d)
+          out.at({b, s, h * headDim + d}) = x.at({b, h, s, d});
+  return out;
+}
+
+Tensor multiHeadAttention(const Tensor &x, const Tensor &queryWeight,
+                          const Tensor *keyWeight, const Tensor &valueWeight,
+                          const Tensor &outputWeight, int64_t heads,
+                          const AttentionBody &body) {
+  if (x.rank() != 3)
+    throw ReferenceError("multi_head_attention: input must be [batch, seq, "
+                         "d_model], got " +
+                         shapeToString(x.shape));
+  std::vector<Tensor> args;
+  args.push_back(splitHeads(linear(x, queryWeight), heads));
+  if (keyWeight)
+    args.push_back(splitHeads(linear(x, *keyWeight), heads));
+  args.push_back(splitHeads(linear(x, valueWeight), heads));
+
+  Tensor perHead = body(args);
+  const Tensor &value = args.back();
+  if (perHead.rank() != 4 || perHead.dim(0) != value.dim(0) ||
+      perHead.dim(1) != heads || perHead.dim(2) != value.dim(2))
+    throw ReferenceError("multi_head_attention: body returned " +
+                         shapeToString(perHead.shape) + ", expected [" +
+                         std::to_string(value.dim(0)) + ", " +
+                         std::to_string(heads) + ", " +
+                         std::to_string(value.dim(2)) + ", head_dim]");
+  return linear(mergeHeads(perHead), outputWeight);
+}
+
+Tensor residual(const Tensor &x, const Block &f) {
+  Tensor fx = f(x);
+  expectShape(fx, x.shape, "residual: body result");
+  return add(x, fx);
+}
+
+std::pair<Tensor, Tensor> reversible(const Tensor &x1, const Tensor &x2,
+                                     const Block &f, const Block &g) {
+  Tensor fx2 = f(x2);
+  expectShape(fx2, x1.shape, "reversible: F result");
+  Tensor y1 = add(x1, fx2);
+  Tensor gy1 = g(y1);
+  expectShape(gy1, x2.shape, "reversible: G result");
+  Tensor y2 = add(x2, gy1);
+  return {y1, y2};
+}
+
+Tensor softmaxCrossEntropy(const Tensor &logits, const Tensor &labels) {
+  if (logits.rank() < 1 || logits.dim(-1) < 1)
+    throw ReferenceError("softmax_cross_entropy: logits need a non-empty "
+                         "vocab dimension, got " +
+                         shapeToString(logits.shape));
+  int64_t vocab = logits.dim(-1);
+  Shape leading(logits.shape.begin(), logits.shape.end() - 1);
+  expectShape(labels, leading, "softmax_cross_entropy: labels");
+  int64_t positions = numElements(leading);
+  if (positions == 0)
+    throw ReferenceError("softmax_cross_entropy: no positions to average");
+
+  double total = 0;
+  for (int64_t p = 0; p < positions; ++p) {
+    const double *row = logits.data.data() + p * vocab;
+    int64_t label =
+        indexValue(labels.data[p], vocab, "softmax_cross_entropy: label");
+    double maxLogit = *std::max_element(row, row + vocab);
+    double sum = 0;
+    for (int64_t c = 0; c < vocab; ++c)
+      sum += std::exp(row[c] - maxLogit);
+    double logSumExp = maxLogit + std::log(sum);
+    total += logSumExp - row[label];
+  }
+  return Tensor(Shape{}, std::vector<double>{total / positions});
+}
+
+//===----------------------------------------------------------------------===//
+// Bundled models
+//===----------------------------------------------------------------------===//
+
+TinyModelConfig transformerTinyConfig() {
+  TinyModelConfig c;
+  c.seq = 512;
+  return c;
+}
+
+TinyModelConfig reformerTinyConfig() {
+  TinyModelConfig c;
+  c.seq = 1024;
+  return c;
+}
+
+namespace {
+
+std::string layerPrefix(int64_t layer) {
+  return "layers." + std::to_string(layer) + ".";
+}
+
+/// Parameters both models share: embeddings, per-layer norms and
+/// feed-forward, final norm and LM head.
+std::map<std::string, Shape> commonParams(const TinyModelConfig &c,
+                                          bool withKey) {
+  std::map<std::string, Shape> p;
+  p["embed.tokens"] = {c.vocab, c.dModel};
+  p["embed.positions"] = {1, c.seq, c.dModel};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    std::string pre = layerPrefix(l);
+    p[pre + "attn_norm.gamma"] = {c.dModel};
+    p[pre + "attn_norm.beta"] = {c.dModel};
+    p[pre + "attn.wq"] = {c.dModel, c.dModel};
+    if (withKey)
+      p[pre + "attn.wk"] = {c.dModel, c.dModel};
+    p[pre + "attn.wv"] = {c.dModel, c.dModel};
+    p[pre + "attn.wo"] = {c.dModel, c.dModel};
+    p[pre + "ff_norm.gamma"] = {c.dModel};
+    p[pre + "ff_norm.beta"] = {c.dModel};
+    p[pre + "ff.w1"] = {c.dModel, c.dFF};
+    p[pre + "ff.b1"] = {c.dFF};
+    p[pre + "ff.w2"] = {c.dFF, c.dModel};
+    p[pre + "ff.b2"] = {c.dModel};
+  }
+  p["final_norm.gamma"] = {c.dModel};
+  p["final_norm.beta"] = {c.dModel};
+  p["lm_head.weight"] = {c.dModel, c.vocab};
+  p["lm_head.bias"] = {c.vocab};
+  return p;
+}
+
+/// Looks parameters up by name (attn.param) and checks their shapes.
+class ParamReader {
+public:
+  ParamReader(const std::string &model, const Weights &weights,
+              std::map<std::string, Shape> shapes)
+      : model(model), weights(weights), shapes(std::move(shapes)) {}
+
+  const Tensor &operator()(const std::string &name) const {
+    const Shape &expected = shapes.at(name);
+    auto it = weights.find(name);
+    if (it == weights.end())
+      throw ReferenceError(model + ": missing parameter '" + name +
+                           "' (expected shape " + shapeToString(expected) +
+                           ")");
+    expectShape(it->second, expected, model + ": parameter '" + name + "'");
+    return it->second;
+  }
+
+private:
+  std::string model;
+  const Weights &weights;
+  std::map<std::string, Shape> shapes;
+};
+
+/// embed.tokens lookup plus learned positions (the models' %x0).
+Tensor embedTokens(const std::string &model, const ParamReader &param,
+                   const Tensor &tokens, const TinyModelConfig &c) {
+  expectShape(tokens, {1, c.seq}, model + ": tokens");
+  return add(embedding(tokens, param("embed.tokens")),
+             param("embed.positions"));
+}
+
+/// layer norm "<pre>ff_norm" then the feed-forward "<pre>ff".
+Tensor normFeedForward(const ParamReader &param, const std::string &pre,
+                       const Tensor &a, Activation activation) {
+  Tensor n =
+      layerNorm(a, param(pre + "ff_norm.gamma"), param(pre + "ff_norm.beta"));
+  return feedForward(n, param(pre + "ff.w1"), param(pre + "ff.b1"),
+                     param(pre + "ff.w2"), param(pre + "ff.b2"), activation);
+}
+
+/// final_norm then lm_head.
+Tensor head(const ParamReader &param, const Tensor &x) {
+  Tensor n = layerNorm(x, param("final_norm.gamma"), param("final_norm.beta"));
+  return linear(n, param("lm_head.weight"), &param("lm_head.bias"));
+}
+
+} // namespace
+
+std::map<std::string, Shape> transformerTinyParams(const TinyModelConfig &c) {
+  return commonParams(c, /*withKey=*/true);
+}
+
+std::map<std::string, Shape> reformerTinyParams(const TinyModelConfig &c) {
+  return commonParams(c, /*withKey=*/false);
+}
+
+Tensor transformerTiny(const Weights &weights, const Tensor &tokens,
+                       const TinyModelConfig &c) {
+  const std::string model = "transformer-tiny";
+  ParamReader param(model, weights, transformerTinyParams(c));
+  Tensor x = embedTokens(model, param, tokens, c);
+  for (int64_t l = 0; l < c.layers; ++l) {
+    std::string pre = layerPrefix(l);
+    // Pre-norm residual: x + MHA(LN(x)), dense causal attention.
+    x = residual(x, [&](const Tensor &a) {
+      Tensor n = layerNorm(a, param(pre + "attn_norm.gamma"),
+                           param(pre + "attn_norm.beta"));
+      return multiHeadAttention(
+          n, param(pre + "attn.wq"), &param(pre + "attn.wk"),
+          param(pre + "attn.wv"), param(pre + "attn.wo"), c.heads,
+          [](const std::vector<Tensor> &qkv) {
+            return attention(qkv[0], qkv[1], qkv[2], /*causal=*/true);
+          });
+    });
+    // Pre-norm residual: x + FF(LN(x)), GELU.
+    x = residual(x, [&](const Tensor &a) {
+      return normFeedForward(param, pre, a, Activation::Gelu);
+    });
+  }
+  return head(param, x);
+}
+
+Tensor reformerTiny(const Weights &weights, const Tensor &tokens,
+                    const TinyModelConfig &c) {
+  const std::string model = "reformer-tiny";
+  ParamReader param(model, weights, reformerTinyParams(c));
+  Tensor x0 = embedTokens(model, param, tokens, c);
+  // Both reversible streams start as the embedding.
+  std::pair<Tensor, Tensor> streams{x0, x0};
+  for (int64_t l = 0; l < c.layers; ++l) {
+    std::string pre = layerPrefix(l);
+    // F: layer norm + shared-QK causal multi-head attention (no key weight).
+    Block f = [&](const Tensor &a) {
+      Tensor n = layerNorm(a, param(pre + "attn_norm.gamma"),
+                           param(pre + "attn_norm.beta"));
+      return multiHeadAttention(
+          n, param(pre + "attn.wq"), /*keyWeight=*/nullptr,
+          param(pre + "attn.wv"), param(pre + "attn.wo"), c.heads,
+          [](const std::vector<Tensor> &qkAndV) {
+            const Tensor &qk = qkAndV[0], &v = qkAndV[1];
+            return attention(qk, qk, v, /*causal=*/true, std::nullopt,
+                             /*sharedQK=*/true);
+          });
+    };
+    // G: layer norm + ReLU feed-forward.
+    Block g = [&](const Tensor &a) {
+      return normFeedForward(param, pre, a, Activation::Relu);
+    };
+    streams = reversible(streams.first, streams.second, f, g);
+  }
+  // The two streams are summed (arith.addf) before the final norm.
+  return head(param, add(streams.first, streams.second));
+}
+
+} // namespace lcc::reference

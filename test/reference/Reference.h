@@ -1,0 +1,205 @@
+//===- Reference.h - Independent double-precision reference of lcc ops ----===//
+//
+// A direct transcription of the op semantics of DESIGN.md section 3 and
+// docs/attn-dialect.md, in plain C++17 with `double` everywhere. Tests check
+// compiled code against it, so it is written to be obviously right, not fast,
+// and it shares no code with the compiler or the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_TEST_REFERENCE_REFERENCE_H
+#define LCC_TEST_REFERENCE_REFERENCE_H
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lcc::reference {
+
+/// Every failure of the reference (bad shape, missing parameter, bad file)
+/// is reported with this exception and a message naming what was wrong.
+class ReferenceError : public std::runtime_error {
+public:
+  explicit ReferenceError(const std::string &message)
+      : std::runtime_error(message) {}
+};
+
+using Shape = std::vector<int64_t>;
+
+/// "[1, 8, 1024, 64]"; "[]" for a 0-d tensor.
+std::string shapeToString(const Shape &shape);
+
+/// Number of elements of a shape (1 for a 0-d shape).
+int64_t numElements(const Shape &shape);
+
+/// A dense row-major tensor of doubles. Integer tensors (token ids, labels)
+/// are held as doubles too: every int32/int64 id of interest is exact.
+struct Tensor {
+  Shape shape;
+  std::vector<double> data;
+
+  /// A 0-d tensor holding 0.
+  Tensor() : data(1, 0.0) {}
+  /// Zeros.
+  explicit Tensor(Shape shape);
+  /// Row-major `data`; its size must match the shape.
+  Tensor(Shape shape, std::vector<double> data);
+  /// Every element `value`. (Not a constructor, so that Tensor({1}, {x})
+  /// can only mean the data {x}.)
+  static Tensor filled(Shape shape, double value);
+
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t size() const { return static_cast<int64_t>(data.size()); }
+  /// Size of dimension `i`; negative `i` counts from the back.
+  int64_t dim(int64_t i) const;
+
+  /// Element access by a full multi-index, bounds-checked.
+  double &at(const std::vector<int64_t> &index);
+  double at(const std::vector<int64_t> &index) const;
+  /// Flat (row-major) offset of a full multi-index, bounds-checked.
+  int64_t offset(const std::vector<int64_t> &index) const;
+};
+
+/// Throws ReferenceError "<what>: expected shape X, got Y" on a mismatch.
+void expectShape(const Tensor &t, const Shape &expected,
+                 const std::string &what);
+
+/// Elementwise sum of two tensors of the same shape (arith.addf).
+Tensor add(const Tensor &a, const Tensor &b);
+
+//===----------------------------------------------------------------------===//
+// Attention ops on [batch, heads, seq, head_dim]
+//===----------------------------------------------------------------------===//
+
+/// Score assigned to a token's key for itself under shared-QK attention.
+constexpr double kSharedQKSelfScore = -1e5;
+
+/// attn.attention: softmax(q k^T * scale) v per (batch, head).
+/// `scale` defaults to 1/sqrt(head_dim of q). Causal: key j is visible to
+/// query i iff j <= i. With `sharedQK` (Reformer), `k` must equal `q`; keys
+/// are q_j / ||q_j||_2 and the score of a token with itself is replaced by
+/// kSharedQKSelfScore.
+Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v, bool causal,
+                 std::optional<double> scale = std::nullopt,
+                 bool sharedQK = false);
+
+enum class SparsePattern { Strided, Fixed };
+
+/// Whether key j is in A(i) for attn.sparse_attention with stride l and
+/// summary c (c is ignored by the strided pattern):
+///   strided: |i-j| < l or (i-j) mod l == 0;
+///   fixed:   floor(j/l) == floor(i/l) or (j mod l) >= l-c;
+///   causal additionally needs j <= i.
+bool sparseMaskAllows(SparsePattern pattern, int64_t i, int64_t j,
+                      int64_t stride, int64_t summary, bool causal);
+
+/// attn.sparse_attention: dense attention restricted to sparseMaskAllows.
+/// `block` is a compute tile only and does not appear here.
+Tensor sparseAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                       SparsePattern pattern, int64_t stride, int64_t summary,
+                       bool causal, std::optional<double> scale = std::nullopt);
+
+//===----------------------------------------------------------------------===//
+// Model-level ops on [batch, seq, d_model]
+//===----------------------------------------------------------------------===//
+
+/// result[b, s, :] = table[tokens[b, s], :]; tokens of any rank.
+Tensor embedding(const Tensor &tokens, const Tensor &table);
+
+constexpr double kDefaultLayerNormEpsilon = 1e-5;
+
+/// (x - mean) / sqrt(var + epsilon) * gamma + beta over the last dimension,
+/// with the biased variance (divide by n).
+Tensor layerNorm(const Tensor &x, const Tensor &gamma, const Tensor &beta,
+                 double epsilon = kDefaultLayerNormEpsilon);
+
+/// x [..., in] . weight [in, out] (+ bias [out]).
+Tensor linear(const Tensor &x, const Tensor &weight,
+              const Tensor *bias = nullptr);
+
+enum class Activation { Relu, Gelu };
+
+double relu(double x);
+/// Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
+double gelu(double x);
+
+/// act(x . up + upBias) . down + downBias. The op's `chunks` attribute only
+/// changes the schedule, never the result, so it has no parameter here.
+Tensor feedForward(const Tensor &x, const Tensor &up, const Tensor &upBias,
+                   const Tensor &down, const Tensor &downBias,
+                   Activation activation);
+
+/// [batch, seq, heads*head_dim] -> [batch, heads, seq, head_dim]: columns
+/// h*head_dim .. (h+1)*head_dim-1 are head h.
+Tensor splitHeads(const Tensor &x, int64_t heads);
+/// The inverse of splitHeads.
+Tensor mergeHeads(const Tensor &x);
+
+/// The region of attn.multi_head_attention. It receives the block arguments
+/// in order: {q, k, v}, or {qk, v} for a shared-QK block; each is
+/// [batch, heads, seq, head_dim]. It returns the per-head result.
+using AttentionBody = std::function<Tensor(const std::vector<Tensor> &)>;
+
+/// attn.multi_head_attention: project x with each weight, split heads, run
+/// `body`, merge heads, project with `outputWeight`. A null `keyWeight` makes
+/// the block shared-QK: the body gets (x . queryWeight split, v).
+Tensor multiHeadAttention(const Tensor &x, const Tensor &queryWeight,
+                          const Tensor *keyWeight, const Tensor &valueWeight,
+                          const Tensor &outputWeight, int64_t heads,
+                          const AttentionBody &body);
+
+using Block = std::function<Tensor(const Tensor &)>;
+
+/// attn.residual: x + F(x).
+Tensor residual(const Tensor &x, const Block &f);
+
+/// attn.reversible: y1 = x1 + F(x2), y2 = x2 + G(y1). Returns {y1, y2}.
+std::pair<Tensor, Tensor> reversible(const Tensor &x1, const Tensor &x2,
+                                     const Block &f, const Block &g);
+
+/// attn.softmax_cross_entropy: the mean over positions p of
+/// logsumexp(logits[p, :]) - logits[p, labels[p]]; a 0-d tensor.
+Tensor softmaxCrossEntropy(const Tensor &logits, const Tensor &labels);
+
+//===----------------------------------------------------------------------===//
+// The bundled models (models/*.mlir)
+//===----------------------------------------------------------------------===//
+
+/// Sizes of the bundled models. The defaults below are exactly those of the
+/// .mlir files; tests may shrink them.
+struct TinyModelConfig {
+  int64_t layers = 2;
+  int64_t dModel = 128;
+  int64_t heads = 4;
+  int64_t dFF = 512;
+  int64_t vocab = 256;
+  int64_t seq = 512;
+};
+
+/// models/transformer-tiny.mlir: seq 512.
+TinyModelConfig transformerTinyConfig();
+/// models/reformer-tiny.mlir: seq 1024.
+TinyModelConfig reformerTinyConfig();
+
+using Weights = std::map<std::string, Tensor>;
+
+/// Name -> shape of every parameter the model reads (`attn.param`).
+std::map<std::string, Shape> transformerTinyParams(const TinyModelConfig &c);
+std::map<std::string, Shape> reformerTinyParams(const TinyModelConfig &c);
+
+/// The models end to end: tokens [1, seq] -> logits [1, seq, vocab]. Throws
+/// ReferenceError on a missing parameter or a parameter of the wrong shape.
+/// Weights the model does not read are ignored.
+Tensor transformerTiny(const Weights &weights, const Tensor &tokens,
+                       const TinyModelConfig &config = transformerTinyConfig());
+Tensor reformerTiny(const Weights &weights, const Tensor &tokens,
+                    const TinyModelConfig &config = reformerTinyConfig());
+
+} // namespace lcc::reference
+
+#endif // LCC_TEST_REFERENCE_REFERENCE_H

@@ -1,0 +1,120 @@
+//===- lcc-compare.cpp - Normwise comparison of two .npy files ------------===//
+//
+//   lcc-compare A.npy B.npy [--rtol=1e-5]
+//
+// B is the reference. Prints
+//   max_abs_err: max |a - b|
+//   max_abs_ref: max |b|
+//   rel_err:     max_abs_err / max_abs_ref   (normwise, infinity norm)
+//   non_finite:  how many positions hold a NaN or infinity (only if any)
+//   worst_index: the multi-index of max_abs_err, or of the first non-finite
+//   PASS/FAIL:   the verdict
+// Exit status: 0 iff rel_err <= rtol; 1 if not (any NaN or infinity makes
+// rel_err nan and fails; any error against an all-zero reference makes it
+// inf); 2 on a usage or file error ("lcc-compare: error: ...").
+//
+//===----------------------------------------------------------------------===//
+
+#include "Reference.h"
+#include "TensorIO.h"
+#include "ToolSupport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+
+using namespace lcc::reference;
+
+namespace {
+
+const char *const kUsage =
+    "usage: lcc-compare ACTUAL.npy REFERENCE.npy [--rtol=1e-5]\n"
+    "exits 0 iff max|a-b| / max|b| <= rtol\n";
+
+/// Multi-index of flat offset `flat` in `shape`.
+Shape unflatten(int64_t flat, const Shape &shape) {
+  Shape index(shape.size());
+  for (size_t i = shape.size(); i-- > 0;) {
+    index[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return index;
+}
+
+int run(int argc, char **argv) {
+  Arguments args =
+      parseArguments(argc, argv, {{"help", false}, {"rtol", true}});
+  if (args.has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (args.positionals.size() != 2)
+    throw ReferenceError("expected two files (ACTUAL.npy REFERENCE.npy), got " +
+                         std::to_string(args.positionals.size()));
+  double rtol =
+      args.has("rtol") ? parseDouble(args.value("rtol"), "--rtol") : 1e-5;
+  if (!(rtol >= 0))
+    throw ReferenceError("--rtol must be >= 0");
+
+  const std::string &pathA = args.positionals[0], &pathB = args.positionals[1];
+  Tensor a = readNpy(pathA);
+  Tensor b = readNpy(pathB);
+  if (a.shape != b.shape)
+    throw ReferenceError("shape mismatch: " + pathA + " is " +
+                         shapeToString(a.shape) + " but " + pathB + " is " +
+                         shapeToString(b.shape));
+
+  // A NaN or infinity anywhere makes the norms meaningless: it fails, and
+  // worst_index points at the first one.
+  int64_t nonFinite = 0, worst = -1;
+  double maxAbsErr = 0, maxAbsRef = 0;
+  for (int64_t i = 0; i < a.size(); ++i) {
+    double x = a.data[i], y = b.data[i];
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      if (nonFinite++ == 0)
+        worst = i;
+      continue;
+    }
+    double err = std::fabs(x - y);
+    if (err > maxAbsErr && nonFinite == 0) {
+      maxAbsErr = err;
+      worst = i;
+    }
+    maxAbsRef = std::max(maxAbsRef, std::fabs(y));
+  }
+  double relErr;
+  if (nonFinite > 0)
+    maxAbsErr = relErr = std::numeric_limits<double>::quiet_NaN();
+  else if (maxAbsErr == 0)
+    relErr = 0;
+  else if (maxAbsRef == 0)
+    relErr = std::numeric_limits<double>::infinity();
+  else
+    relErr = maxAbsErr / maxAbsRef;
+
+  bool pass = relErr <= rtol; // false for NaN
+  std::printf("max_abs_err: %.6e\n", maxAbsErr);
+  std::printf("max_abs_ref: %.6e\n", maxAbsRef);
+  std::printf("rel_err: %.6e\n", relErr);
+  if (nonFinite > 0)
+    std::printf("non_finite: %lld\n", static_cast<long long>(nonFinite));
+  if (worst >= 0)
+    std::printf("worst_index: %s\n",
+                shapeToString(unflatten(worst, a.shape)).c_str());
+  std::printf("%s: rel_err %s rtol %.3e\n", pass ? "PASS" : "FAIL",
+              pass ? "<=" : "exceeds", rtol);
+  return pass ? 0 : 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "lcc-compare: error: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,250 @@
+//===- lcc-testdata.cpp - Reproducible random test inputs -----------------===//
+//
+//   lcc-testdata --output=F.npy --shape=1,8,1024,64 [--dtype=f32|i32]
+//       [--normal | --uniform=LO,HI | --clustered=K [--noise=S] [--radius=R]]
+//       [--seed=N]
+//   lcc-testdata --model-params=transformer-tiny|reformer-tiny
+//       --output=W.safetensors [--seed=N]
+//
+// Always prints "seed: N" (a seed from the clock when --seed is absent), so
+// any failing case can be regenerated. The stream is Random.h's splitmix64;
+// elements are drawn in row-major order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Random.h"
+#include "Reference.h"
+#include "TensorIO.h"
+#include "ToolSupport.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+
+using namespace lcc::reference;
+
+namespace {
+
+const char *const kUsage = R"(usage:
+  lcc-testdata --output=F.npy --shape=D0,D1,... [--dtype=f32|i32] [--seed=N]
+               [--normal | --uniform=LO,HI | --clustered=K [--noise=S]
+               [--radius=R]]
+  lcc-testdata --model-params=transformer-tiny|reformer-tiny
+               --output=W.safetensors [--seed=N]
+distributions:
+  --normal          f32 N(0, 1) (the default for f32)
+  --uniform=LO,HI   f32: reals in [LO, HI); i32: integers in [LO, HI)
+                    (required for i32)
+  --clustered=K     f32 [batch, heads, seq, head_dim]: per (batch, head), K
+                    random unit directions; each token picks one uniformly and
+                    is R * (direction + S * N(0, I) / sqrt(head_dim));
+                    S (--noise) defaults to 0.1, R (--radius) to 1
+model parameters (sorted by name, row-major; matrices [in, out]):
+  weights N(0, 1/in); layer-norm gamma 1 + 0.1 N(0, 1); beta and biases
+  0.1 N(0, 1); embeddings N(0, 1)
+)";
+
+Shape parseShape(const std::string &text) {
+  Shape shape;
+  for (const std::string &part : splitCommas(text)) {
+    int64_t d = parseInt64(part, "--shape");
+    if (d < 1)
+      throw ReferenceError("--shape: dimensions must be >= 1, got " + part);
+    shape.push_back(d);
+  }
+  return shape;
+}
+
+Tensor clustered(const Shape &shape, int64_t clusters, double noise,
+                 double radius, SplitMix64 &rng) {
+  if (shape.size() != 4)
+    throw ReferenceError("--clustered needs a [batch, heads, seq, head_dim] "
+                         "shape, got " +
+                         shapeToString(shape));
+  if (clusters < 1)
+    throw ReferenceError("--clustered: K must be >= 1");
+  int64_t batch = shape[0], heads = shape[1], seq = shape[2],
+          headDim = shape[3];
+  // Draw order, per (batch, head): K * head_dim normals for the directions;
+  // then per token one uniform (its cluster) and head_dim normals (noise).
+  Tensor t(shape);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h) {
+      // K unit directions: normalised Gaussian vectors (uniform on the
+      // sphere).
+      std::vector<std::vector<double>> directions(clusters);
+      for (auto &direction : directions) {
+        double norm2 = 0;
+        for (int64_t d = 0; d < headDim; ++d) {
+          direction.push_back(rng.normal());
+          norm2 += direction.back() * direction.back();
+        }
+        for (double &x : direction)
+          x /= std::sqrt(norm2);
+      }
+      for (int64_t s = 0; s < seq; ++s) {
+        const auto &direction = directions[rng.integer(0, clusters)];
+        for (int64_t d = 0; d < headDim; ++d)
+          t.at({b, h, s, d}) =
+              radius * (direction[d] +
+                        noise * rng.normal() / std::sqrt(double(headDim)));
+      }
+    }
+  return t;
+}
+
+/// Random weights for a bundled model, scaled so activations stay O(1) and
+/// attention is neither uniform nor one-hot.
+Weights modelParams(const std::string &model, SplitMix64 &rng) {
+  std::map<std::string, Shape> shapes;
+  if (model == "transformer-tiny")
+    shapes = transformerTinyParams(transformerTinyConfig());
+  else if (model == "reformer-tiny")
+    shapes = reformerTinyParams(reformerTinyConfig());
+  else
+    throw ReferenceError("unknown --model-params=" + model +
+                         " (transformer-tiny or reformer-tiny)");
+  Weights weights;
+  for (const auto &[name, shape] : shapes) {
+    const std::string suffix = ".gamma";
+    bool isGamma =
+        name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    Tensor t(shape);
+    bool isEmbedding = name.rfind("embed.", 0) == 0;
+    for (double &x : t.data) {
+      double n = rng.normal();
+      if (isEmbedding)
+        x = n;
+      else if (shape.size() == 2)
+        x = n / std::sqrt(double(shape[0]));
+      else if (isGamma)
+        x = 1.0 + 0.1 * n;
+      else
+        x = 0.1 * n;
+    }
+    weights[name] = t;
+  }
+  return weights;
+}
+
+int run(int argc, char **argv) {
+  Arguments args = parseArguments(argc, argv,
+                                  {{"help", false},
+                                   {"output", true},
+                                   {"shape", true},
+                                   {"dtype", true},
+                                   {"normal", false},
+                                   {"uniform", true},
+                                   {"clustered", true},
+                                   {"noise", true},
+                                   {"radius", true},
+                                   {"seed", true},
+                                   {"model-params", true}});
+  if (args.has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (!args.positionals.empty())
+    throw ReferenceError("unexpected argument '" + args.positionals[0] + "'");
+  std::string output = args.value("output");
+
+  uint64_t seed;
+  if (args.has("seed"))
+    seed = parseUInt64(args.value("seed"), "--seed");
+  else
+    seed = static_cast<uint64_t>(
+        std::chrono::system_clock::now().time_since_epoch().count());
+  // Printed first, so even a failure below can be reproduced.
+  std::cout << "seed: " << seed << std::endl;
+  SplitMix64 rng(seed);
+
+  if (args.has("model-params")) {
+    for (const char *flag : {"shape", "dtype", "normal", "uniform", "clustered",
+                             "noise", "radius"})
+      if (args.has(flag))
+        throw ReferenceError(std::string("--") + flag +
+                             " does not apply to --model-params");
+    writeSafetensors(output, modelParams(args.value("model-params"), rng));
+    return 0;
+  }
+
+  Shape shape = parseShape(args.value("shape"));
+  std::string dtypeName = args.has("dtype") ? args.value("dtype") : "f32";
+  if (dtypeName != "f32" && dtypeName != "i32")
+    throw ReferenceError("--dtype must be f32 or i32, got '" + dtypeName + "'");
+  bool isInt = dtypeName == "i32";
+  int distributions =
+      args.has("normal") + args.has("uniform") + args.has("clustered");
+  if (distributions > 1)
+    throw ReferenceError("give at most one of --normal, --uniform, "
+                         "--clustered");
+  if ((args.has("noise") || args.has("radius")) && !args.has("clustered"))
+    throw ReferenceError("--noise and --radius apply to --clustered only");
+
+  Tensor t(shape);
+  if (args.has("clustered")) {
+    if (isInt)
+      throw ReferenceError("--clustered needs --dtype=f32");
+    double noise =
+        args.has("noise") ? parseDouble(args.value("noise"), "--noise") : 0.1;
+    double radius = args.has("radius")
+                        ? parseDouble(args.value("radius"), "--radius")
+                        : 1.0;
+    t = clustered(shape, parseInt64(args.value("clustered"), "--clustered"),
+                  noise, radius, rng);
+  } else if (args.has("uniform")) {
+    std::vector<std::string> bounds = splitCommas(args.value("uniform"));
+    if (bounds.size() != 2)
+      throw ReferenceError("--uniform needs LO,HI");
+    if (isInt) {
+      int64_t lo = parseInt64(bounds[0], "--uniform LO");
+      int64_t hi = parseInt64(bounds[1], "--uniform HI");
+      if (lo >= hi)
+        throw ReferenceError("--uniform: need LO < HI");
+      if (lo == 0 && hi == 1)
+        throw ReferenceError("--uniform=0,1 for i32 gives only zeros");
+      if (lo < INT32_MIN || hi - 1 > INT32_MAX)
+        throw ReferenceError("--uniform: range does not fit in i32");
+      for (double &x : t.data)
+        x = static_cast<double>(rng.integer(lo, hi));
+    } else {
+      double lo = parseDouble(bounds[0], "--uniform LO");
+      double hi = parseDouble(bounds[1], "--uniform HI");
+      if (!(lo < hi))
+        throw ReferenceError("--uniform: need LO < HI");
+      for (double &x : t.data)
+        x = rng.uniform(lo, hi);
+    }
+  } else {
+    if (isInt)
+      throw ReferenceError("--dtype=i32 needs --uniform=LO,HI (integers in "
+                           "[LO, HI))");
+    for (double &x : t.data)
+      x = rng.normal();
+  }
+
+  // Zeros would hide a kernel that never writes its output.
+  bool anyNonZero = false;
+  for (double x : t.data)
+    anyNonZero = anyNonZero || static_cast<float>(x) != 0.0f;
+  if (!anyNonZero)
+    throw ReferenceError("seed " + std::to_string(seed) +
+                         " gave all zeros; use another --seed or range");
+
+  writeNpy(output, t, isInt ? DType::I32 : DType::F32);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "lcc-testdata: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,98 @@
+//===- ArtifactBuilder.h - test-only .lcm writer ----------------*- C++ -*-===//
+//
+// Describes a module as plain structs and writes it with the FlatBuffers
+// builder API. Tests start from a valid description, change one field, and
+// check what the loader says; nothing here validates anything.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_TEST_RUNTIME_ARTIFACTBUILDER_H
+#define LCC_TEST_RUNTIME_ARTIFACTBUILDER_H
+
+#include "lcc/lcm_generated.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lcc::test {
+
+struct SignatureSpec {
+  std::string name;
+  lcm::DType dtype = lcm::DType::F32;
+  std::vector<int64_t> shape;
+};
+
+struct ParameterSpec {
+  SignatureSpec signature;
+  lcm::ParameterInit init = lcm::ParameterInit::Zeros;
+  float initScale = 0;
+  std::optional<std::vector<uint8_t>> data;
+};
+
+struct BufferSpec {
+  lcm::BufferKind kind = lcm::BufferKind::Transient;
+  uint32_t index = 0;
+  uint64_t size = 0;
+  uint64_t arenaOffset = 0;
+};
+
+struct BindingSpec {
+  uint32_t buffer = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+struct CommandSpec {
+  lcm::CommandKind kind = lcm::CommandKind::Dispatch;
+  std::string name;
+  // Dispatch
+  uint32_t executable = 0;
+  uint32_t entryPoint = 0;
+  std::vector<uint32_t> workgroupCount = {1, 1, 1};
+  std::vector<BindingSpec> bindings;
+  // Copy
+  BindingSpec source;
+  BindingSpec target;
+  // Which tables to write; by default the one `kind` names.
+  std::optional<bool> writeDispatch;
+  std::optional<bool> writeCopy;
+};
+
+struct FunctionSpec {
+  std::string name;
+  std::vector<SignatureSpec> inputs;
+  std::vector<SignatureSpec> outputs;
+  std::vector<BufferSpec> buffers;
+  uint64_t arenaSize = 0;
+  std::vector<CommandSpec> commands;
+};
+
+struct EntryPointSpec {
+  std::string name;
+  uint32_t bindingCount = 0;
+};
+
+struct ExecutableSpec {
+  lcm::ExecutableFormat format = lcm::ExecutableFormat::HostSharedObject;
+  std::string target = "x86_64";
+  std::vector<EntryPointSpec> entryPoints;
+  std::vector<uint8_t> data;
+};
+
+struct ModuleSpec {
+  uint32_t version = 1;
+  std::string producer = "lcc runtime tests";
+  std::string identifier = "LCM1";
+  std::vector<FunctionSpec> functions;
+  std::vector<ParameterSpec> parameters;
+  std::vector<ExecutableSpec> executables;
+};
+
+/// The .lcm bytes of `spec`.
+std::vector<uint8_t> buildModule(const ModuleSpec &spec);
+
+} // namespace lcc::test
+
+#endif // LCC_TEST_RUNTIME_ARTIFACTBUILDER_H

@@ -1,0 +1,469 @@
+//===- LoaderTest.cpp - the .lcm loader's checks --------------------------===//
+//
+// Each malformed module gives one exact message naming the item, and no
+// input, however corrupted, crashes the loader.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Loader.h"
+#include "Session.h"
+
+#include "TestModules.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+using namespace lcc;
+using namespace lcc::runtime;
+using namespace lcc::test;
+
+namespace {
+
+std::string loadError(const std::vector<uint8_t> &bytes) {
+  return messageOf(loadModuleFromMemory(bytes.data(), bytes.size()));
+}
+
+std::string loadError(const ModuleSpec &spec) {
+  return loadError(buildModule(spec));
+}
+
+TEST(Loader, LoadsEachSampleModule) {
+  for (const ModuleSpec &spec :
+       {vectorAddModule(), matmulModule(), affineModule(), copyModule(),
+        gridModule(), widenModule(), parameterInitModule()})
+    EXPECT_EQ(loadError(spec), "<ok>");
+  std::vector<uint8_t> bytes = buildModule(gridModule());
+  StatusOr<std::shared_ptr<const Module>> module =
+      loadModuleFromMemory(bytes.data(), bytes.size());
+  ASSERT_TRUE(module.ok());
+  EXPECT_EQ((*module)->getFunctionCount(), 2u);
+  EXPECT_EQ(*(*module)->findFunction("visits"), 1u);
+  EXPECT_EQ(messageOf((*module)->findFunction("nope")),
+            "no function 'nope' in the module; it has 'grid', 'visits'");
+}
+
+TEST(Loader, RejectsEmptyFile) {
+  EXPECT_EQ(loadError(std::vector<uint8_t>{}), "empty file, not an lcc module");
+}
+
+TEST(Loader, RejectsFileShorterThanAHeader) {
+  EXPECT_EQ(loadError(std::vector<uint8_t>{1, 2, 3, 4, 5}),
+            "file of 5 bytes is too small to be an lcc module");
+}
+
+TEST(Loader, RejectsWrongIdentifier) {
+  ModuleSpec spec = vectorAddModule();
+  spec.identifier = "LCM2";
+  EXPECT_EQ(loadError(spec),
+            "not an lcc module: file identifier 'LCM2', expected 'LCM1'");
+  std::vector<uint8_t> bytes = buildModule(vectorAddModule());
+  bytes[4] = 0x00;
+  bytes[5] = 0xff;
+  EXPECT_EQ(loadError(bytes), "not an lcc module: file identifier "
+                              "'\\x00\\xffM1', expected 'LCM1'");
+}
+
+TEST(Loader, RejectsVersion2) {
+  ModuleSpec spec = vectorAddModule();
+  spec.version = 2;
+  EXPECT_EQ(loadError(spec),
+            "unsupported module version 2; this runtime reads version 1");
+}
+
+TEST(Loader, RejectsCorruptedRootOffset) {
+  std::vector<uint8_t> bytes = buildModule(vectorAddModule());
+  bytes[0] = 0xf0;
+  bytes[1] = 0xff;
+  bytes[2] = 0xff;
+  bytes[3] = 0x7f;
+  EXPECT_EQ(loadError(bytes), "corrupted or truncated module (FlatBuffers "
+                              "verification failed)");
+}
+
+TEST(Loader, PrefixesFileErrorsWithThePath) {
+  TempDir dir;
+  writeBytes(dir.file("empty.lcm"), {});
+  EXPECT_EQ(messageOf(loadModuleFromFile(dir.file("empty.lcm"))),
+            dir.file("empty.lcm") + ": empty file, not an lcc module");
+  EXPECT_EQ(messageOf(loadModuleFromFile(dir.file("missing.lcm"))),
+            "cannot open '" + dir.file("missing.lcm") +
+                "': No such file or directory");
+  EXPECT_EQ(loadModuleFromFile(dir.file("missing.lcm")).getStatus().getCode(),
+            StatusCode::NotFound);
+  EXPECT_EQ(messageOf(loadModuleFromFile(dir.path())),
+            "cannot read '" + dir.path() + "': Is a directory");
+  writeBytes(dir.file("add.lcm"), buildModule(vectorAddModule()));
+  EXPECT_EQ(messageOf(loadModuleFromFile(dir.file("add.lcm"))), "<ok>");
+}
+
+// Every strict prefix of a valid module fails cleanly, except one that only
+// drops trailing alignment padding (FlatBuffers writes back to front, so the
+// first-written object may be followed by zero padding nothing refers to).
+TEST(Loader, RejectsEveryTruncation) {
+  for (const ModuleSpec &spec : {affineModule(), copyModule()}) {
+    std::vector<uint8_t> bytes = buildModule(spec);
+    size_t loaded = 0;
+    for (size_t length = 0; length < bytes.size(); ++length) {
+      StatusOr<std::shared_ptr<const Module>> module =
+          loadModuleFromMemory(bytes.data(), length);
+      if (module.ok()) {
+        ++loaded;
+        for (size_t i = length; i < bytes.size(); ++i)
+          ASSERT_EQ(bytes[i], 0) << "a prefix of " << length << " of "
+                                 << bytes.size() << " bytes loaded";
+        continue;
+      }
+      EXPECT_EQ(module.getStatus().getCode(), StatusCode::InvalidModule);
+    }
+    EXPECT_LT(loaded, 8u);
+  }
+}
+
+/// Whether running `module` needs little enough memory to try in a test.
+bool isSmall(const Module &module) {
+  uint64_t total = 0;
+  for (size_t i = 0; i < module.getFunctionCount(); ++i)
+    total += module.getFunction(i).arena_size();
+  return total < (1u << 20);
+}
+
+// Every single-byte corruption of a module either fails to load with a
+// message or loads; a module that loads is then run as far as is safe:
+// the Copy-only module is called (its commands are all memmoves the loader
+// bounded), the module with kernels gets its functions prepared (kernels
+// trust their bindings, so they are not called on a corrupted module).
+TEST(Loader, SurvivesEveryByteFlip) {
+  struct Case {
+    ModuleSpec spec;
+    bool call;
+  };
+  for (const Case &c :
+       {Case{copyModule(), true}, Case{affineModule(), false}}) {
+    std::vector<uint8_t> original = buildModule(c.spec);
+    size_t loaded = 0, failed = 0;
+    for (size_t position = 0; position < original.size(); ++position) {
+      std::vector<uint8_t> bytes = original;
+      bytes[position] ^= 0xff;
+      StatusOr<std::shared_ptr<const Module>> module =
+          loadModuleFromMemory(bytes.data(), bytes.size());
+      if (!module.ok()) {
+        EXPECT_FALSE(module.getStatus().getMessage().empty());
+        ++failed;
+        continue;
+      }
+      ++loaded;
+      const Module &checked = **module;
+      // A flipped byte inside the shared object is not dlopen'ed: the
+      // dynamic loader is not built to survive a corrupted ELF file.
+      bool touchesLibrary = false;
+      const std::vector<uint8_t> &library = getKernelLibrary();
+      if (checked.get().executables())
+        for (const lcm::Executable *executable : *checked.get().executables())
+          touchesLibrary |= executable->data()->size() != library.size() ||
+                            std::memcmp(executable->data()->data(),
+                                        library.data(), library.size()) != 0;
+      if (touchesLibrary || !isSmall(checked))
+        continue;
+      auto device = std::make_shared<CpuDevice>(2);
+      StatusOr<std::unique_ptr<Session>> session =
+          Session::create(device, *module);
+      if (!session.ok())
+        continue;
+      for (size_t f = 0; f < checked.getFunctionCount(); ++f) {
+        StatusOr<Function *> function =
+            (*session)->lookupFunction(checked.getFunction(f).name()->str());
+        if (!function.ok() || !c.call)
+          continue;
+        std::vector<float> x(64, 1.0f);
+        int64_t shape[] = {4, 16};
+        TensorView input{DType::F32, shape, 2, x.data(), 256};
+        (void)(*function)->call(&input, 1);
+      }
+    }
+    EXPECT_GT(failed, 0u);
+    EXPECT_EQ(loaded + failed, original.size());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// One test per semantic check, each asserting the exact message.
+//===----------------------------------------------------------------------===//
+
+TEST(Loader, RejectsBindingOfMissingBuffer) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[1].bindings[1].buffer = 9;
+  EXPECT_EQ(loadError(spec), "functions[0].commands[1].bindings[1] binds "
+                             "buffer 9, only 4 exist");
+}
+
+TEST(Loader, RejectsBindingBeyondItsBuffer) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[0].bindings[1] = {1, 64, 512};
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0].bindings[1] binds 512 "
+                             "bytes at offset 64 of buffer 1, which has 512");
+}
+
+TEST(Loader, RejectsBindingWhoseEndWrapsAround) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[0].bindings[0] = {0, UINT64_MAX, 2};
+  EXPECT_EQ(loadError(spec),
+            "functions[0].commands[0].bindings[0] binds 2 bytes at offset "
+            "18446744073709551615 of buffer 0, which has 512");
+}
+
+TEST(Loader, RejectsTransientBeyondTheArena) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[1].arenaOffset = 128;
+  EXPECT_EQ(loadError(spec), "functions[0].buffers[1] holds 512 bytes at "
+                             "arena_offset 128, beyond arena_size 576");
+}
+
+TEST(Loader, RejectsUnalignedArenaOffset) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[1].arenaOffset = 32;
+  EXPECT_EQ(loadError(spec), "functions[0].buffers[1] has arena_offset 32, "
+                             "not a multiple of 64");
+}
+
+TEST(Loader, RejectsUnalignedArenaSize) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].arenaSize = 600;
+  EXPECT_EQ(loadError(spec),
+            "functions[0] has arena_size 600, not a multiple of 64");
+}
+
+TEST(Loader, RejectsHugeArena) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].arenaSize = uint64_t(1) << 50;
+  EXPECT_EQ(loadError(spec), "functions[0] has arena_size 1125899906842624, "
+                             "more than the 1099511627776-byte limit");
+}
+
+TEST(Loader, RejectsTwoWorkgroupCounts) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[0].workgroupCount = {2, 1};
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0] has 2 workgroup_count "
+                             "values, expected 3");
+}
+
+TEST(Loader, RejectsZeroWorkgroupCount) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[1].workgroupCount = {2, 0, 1};
+  EXPECT_EQ(loadError(spec), "functions[0].commands[1] has "
+                             "workgroup_count[1] = 0, expected >= 1");
+}
+
+TEST(Loader, RejectsTooManyWorkgroups) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[0].workgroupCount = {65536, 65536, 2};
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0] runs more than "
+                             "4294967296 workgroups");
+}
+
+TEST(Loader, RejectsWrongBindingCount) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[1].bindings.pop_back();
+  EXPECT_EQ(loadError(spec),
+            "functions[0].commands[1] has 2 bindings, entry point 'add_bias' "
+            "of executables[0] takes 3");
+}
+
+TEST(Loader, RejectsMissingExecutable) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[0].executable = 1;
+  EXPECT_EQ(loadError(spec),
+            "functions[0].commands[0] dispatches executable 1, only 1 exist");
+}
+
+TEST(Loader, RejectsMissingEntryPoint) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[0].entryPoint = 6;
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0] dispatches entry "
+                             "point 6 of executables[0], only 6 exist");
+}
+
+TEST(Loader, RejectsInputBufferOfWrongSize) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[0].size = 256;
+  EXPECT_EQ(loadError(spec), "functions[0].buffers[0] has size 256, input 0 "
+                             "'x' ([128] f32) needs 512");
+}
+
+TEST(Loader, RejectsOutputBufferOfWrongSize) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[3].size = 1024;
+  EXPECT_EQ(loadError(spec), "functions[0].buffers[3] has size 1024, output "
+                             "0 'y' ([128] f32) needs 512");
+}
+
+TEST(Loader, RejectsParameterBufferOfWrongSize) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[2].size = 512;
+  EXPECT_EQ(loadError(spec), "functions[0].buffers[2] has size 512, "
+                             "parameter 0 'bias' ([64] f32) needs 256");
+}
+
+TEST(Loader, RejectsMissingInput) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[0].index = 3;
+  EXPECT_EQ(loadError(spec),
+            "functions[0].buffers[0] is input 3, only 1 inputs exist");
+}
+
+TEST(Loader, RejectsMissingOutput) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[3].index = 1;
+  EXPECT_EQ(loadError(spec),
+            "functions[0].buffers[3] is output 1, only 1 outputs exist");
+}
+
+TEST(Loader, RejectsMissingParameter) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[2].index = 5;
+  EXPECT_EQ(loadError(spec),
+            "functions[0].buffers[2] is parameter 5, only 1 parameters exist");
+}
+
+TEST(Loader, RejectsUnknownBufferKind) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].buffers[2].kind = lcm::BufferKind(7);
+  EXPECT_EQ(loadError(spec), "functions[0].buffers[2] has unknown kind 7");
+}
+
+TEST(Loader, RejectsCopyOfMissingBuffer) {
+  ModuleSpec spec = copyModule();
+  spec.functions[0].commands[2].source.buffer = 7;
+  EXPECT_EQ(loadError(spec), "functions[0].commands[2].copy.source binds "
+                             "buffer 7, only 4 exist");
+}
+
+TEST(Loader, RejectsCopyBeyondItsTarget) {
+  ModuleSpec spec = copyModule();
+  spec.functions[0].commands[2].target = {3, 16, 64};
+  EXPECT_EQ(loadError(spec), "functions[0].commands[2].copy.target binds 64 "
+                             "bytes at offset 16 of buffer 3, which has 64");
+}
+
+TEST(Loader, RejectsCopyOfUnequalLengths) {
+  ModuleSpec spec = copyModule();
+  spec.functions[0].commands[2].target = {3, 0, 32};
+  EXPECT_EQ(loadError(spec), "functions[0].commands[2] copies 64 bytes into "
+                             "a target of 32");
+}
+
+TEST(Loader, RejectsCommandWithoutItsTable) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].commands[0].writeDispatch = false;
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0] is a dispatch without "
+                             "a dispatch table");
+  spec = copyModule();
+  spec.functions[0].commands[1].writeCopy = false;
+  EXPECT_EQ(loadError(spec),
+            "functions[0].commands[1] is a copy without a copy table");
+}
+
+TEST(Loader, RejectsCommandWithBothTables) {
+  ModuleSpec spec = copyModule();
+  spec.functions[0].commands[0].writeDispatch = true;
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0] is a copy but also "
+                             "has a dispatch table");
+}
+
+TEST(Loader, RejectsUnknownCommandKind) {
+  ModuleSpec spec = copyModule();
+  spec.functions[0].commands[0].kind = lcm::CommandKind(9);
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0] has unknown kind 9");
+}
+
+TEST(Loader, RejectsUnknownDType) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].inputs[0].dtype = lcm::DType(9);
+  EXPECT_EQ(loadError(spec), "functions[0].inputs[0] has unknown dtype 9");
+}
+
+TEST(Loader, RejectsNegativeDimension) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].outputs[0].shape = {2, -64};
+  EXPECT_EQ(loadError(spec), "functions[0].outputs[0] has negative "
+                             "dimension -64 in shape [2, -64]");
+}
+
+TEST(Loader, RejectsHugeTensor) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].inputs[0].shape = {1 << 20, 1 << 20, 1 << 20};
+  EXPECT_EQ(loadError(spec),
+            "functions[0].inputs[0] of type [1048576, 1048576, 1048576] f32 "
+            "is larger than the 1099511627776-byte limit");
+}
+
+TEST(Loader, RejectsFunctionWithoutName) {
+  ModuleSpec spec = affineModule();
+  spec.functions[0].name = "";
+  EXPECT_EQ(loadError(spec), "functions[0] has no name");
+}
+
+TEST(Loader, RejectsDuplicateFunctionNames) {
+  ModuleSpec spec = gridModule();
+  spec.functions[1].name = "grid";
+  EXPECT_EQ(loadError(spec),
+            "functions[1] and functions[0] are both named 'grid'");
+}
+
+TEST(Loader, RejectsParameterWithoutName) {
+  ModuleSpec spec = affineModule();
+  spec.parameters[0].signature.name = "";
+  EXPECT_EQ(loadError(spec), "parameters[0] has no name");
+}
+
+TEST(Loader, RejectsDuplicateParameterNames) {
+  ModuleSpec spec = parameterInitModule();
+  spec.parameters[2].signature.name = "w.normal";
+  EXPECT_EQ(loadError(spec),
+            "parameters[2] and parameters[0] are both named 'w.normal'");
+}
+
+TEST(Loader, RejectsEmbeddedDataOfWrongSize) {
+  ModuleSpec spec = affineModule();
+  spec.parameters[0].data = std::vector<uint8_t>(12);
+  EXPECT_EQ(loadError(spec), "parameters[0] 'bias' embeds 12 bytes, its type "
+                             "[64] f32 needs 256");
+}
+
+TEST(Loader, RejectsUnknownParameterInit) {
+  ModuleSpec spec = affineModule();
+  spec.parameters[0].init = lcm::ParameterInit(5);
+  EXPECT_EQ(loadError(spec), "parameters[0] 'bias' has unknown init 5");
+}
+
+TEST(Loader, RejectsBadInitScale) {
+  ModuleSpec spec = affineModule();
+  spec.parameters[0].initScale = -1;
+  EXPECT_EQ(loadError(spec), "parameters[0] 'bias' has init_scale -1, "
+                             "expected a finite value >= 0");
+  spec.parameters[0].initScale = NAN;
+  EXPECT_EQ(loadError(spec), "parameters[0] 'bias' has init_scale nan, "
+                             "expected a finite value >= 0");
+}
+
+TEST(Loader, RejectsUnknownExecutableFormat) {
+  ModuleSpec spec = affineModule();
+  spec.executables[0].format = lcm::ExecutableFormat(3);
+  EXPECT_EQ(loadError(spec), "executables[0] has unknown format 3");
+}
+
+TEST(Loader, RejectsExecutableWithoutData) {
+  ModuleSpec spec = affineModule();
+  spec.executables[0].data.clear();
+  EXPECT_EQ(loadError(spec), "executables[0] has no data");
+}
+
+TEST(Loader, RejectsEntryPointWithoutName) {
+  ModuleSpec spec = affineModule();
+  spec.executables[0].entryPoints[4].name = "";
+  EXPECT_EQ(loadError(spec), "executables[0].entry_points[4] has no name");
+}
+
+} // namespace

@@ -1,0 +1,201 @@
+//===- RuntimeApiTest.cpp - the public C API ------------------------------===//
+
+#include "lcc/runtime.h"
+
+#include "TestModules.h"
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace lcc::test;
+
+namespace {
+
+/// The message of `status` (freed), or "<ok>".
+std::string take(LccStatus status) {
+  std::string message = status ? lccStatusGetMessage(status) : "<ok>";
+  lccStatusDestroy(status);
+  return message;
+}
+
+TEST(RuntimeApi, RunsAModuleFromAFile) {
+  TempDir dir;
+  writeBytes(dir.file("add.lcm"), buildModule(vectorAddModule(128)));
+  LccModule module = nullptr;
+  ASSERT_EQ(take(lccModuleLoadFile(dir.file("add.lcm").c_str(), &module)),
+            "<ok>");
+  EXPECT_EQ(lccModuleGetFunctionCount(module), 1u);
+  EXPECT_STREQ(lccModuleGetFunctionName(module, 0), "add");
+  LccDevice device = nullptr;
+  ASSERT_EQ(take(lccDeviceCreate("cpu", 3, &device)), "<ok>");
+  EXPECT_EQ(lccDeviceGetThreadCount(device), 3u);
+  LccSession session = nullptr;
+  ASSERT_EQ(take(lccSessionCreate(device, module, &session)), "<ok>");
+  // The session keeps the module and device alive.
+  lccModuleDestroy(module);
+  LccFunction function = nullptr;
+  ASSERT_EQ(take(lccSessionLookupFunction(session, nullptr, &function)),
+            "<ok>");
+  EXPECT_STREQ(lccFunctionGetName(function), "add");
+  ASSERT_EQ(lccFunctionGetInputCount(function), 2u);
+  LccTensorView signature;
+  lccFunctionGetInput(function, 1, &signature);
+  EXPECT_STREQ(signature.name, "b");
+  EXPECT_EQ(signature.dtype, LCC_DTYPE_F32);
+  ASSERT_EQ(signature.rank, 1u);
+  EXPECT_EQ(signature.shape[0], 128);
+  EXPECT_EQ(signature.size, 512u);
+  EXPECT_EQ(signature.data, nullptr);
+  lccFunctionGetOutput(function, 0, &signature);
+  EXPECT_STREQ(signature.name, "sum");
+  EXPECT_EQ(signature.data, nullptr);
+
+  std::vector<float> a(128, 0.5f), b(128);
+  for (int i = 0; i < 128; ++i)
+    b[i] = float(i);
+  int64_t shape[] = {128};
+  LccTensorView inputs[] = {{nullptr, LCC_DTYPE_F32, 1, shape, a.data(), 512},
+                            {nullptr, LCC_DTYPE_F32, 1, shape, b.data(), 512}};
+  ASSERT_EQ(take(lccFunctionCall(function, inputs, 2)), "<ok>");
+  ASSERT_EQ(take(lccFunctionCall(function, inputs, 2)), "<ok>");
+  LccTensorView result;
+  lccFunctionGetResult(function, 0, &result);
+  EXPECT_STREQ(result.name, "sum");
+  ASSERT_EQ(result.size, 512u);
+  for (uint64_t i = 0; i < 128; ++i)
+    ASSERT_EQ(lccTensorGetElement(&result, i), double(i) + 0.5);
+
+  EXPECT_EQ(lccFunctionGetCallCount(function), 2u);
+  EXPECT_EQ(lccFunctionGetArenaBytes(function), 0u);
+  ASSERT_EQ(lccFunctionGetCommandCount(function), 1u);
+  LccCommandStats stats;
+  lccFunctionGetCommandStats(function, 0, &stats);
+  EXPECT_STREQ(stats.name, "add");
+  EXPECT_STREQ(stats.kind, "dispatch");
+  EXPECT_GT(stats.totalNanoseconds, 0u);
+  EXPECT_GE(lccFunctionGetTotalNanoseconds(function), stats.totalNanoseconds);
+  lccFunctionResetStats(function);
+  EXPECT_EQ(lccFunctionGetCallCount(function), 0u);
+  // Inputs, output and the (empty) arena's one line.
+  EXPECT_EQ(lccDeviceGetCurrentBytes(device), 3 * 512u + 64);
+  EXPECT_EQ(lccDeviceGetPeakBytes(device), 3 * 512u + 64);
+
+  inputs[1].dtype = LCC_DTYPE_I32;
+  LccStatus status = lccFunctionCall(function, inputs, 2);
+  EXPECT_EQ(lccStatusGetCode(status), LCC_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(take(status),
+            "input 1 'b': expected shape [128] f32, got [128] i32");
+  lccSessionDestroy(session);
+  EXPECT_EQ(lccDeviceGetCurrentBytes(device), 0u);
+  lccDeviceDestroy(device);
+}
+
+TEST(RuntimeApi, ReportsErrorsAsStatuses) {
+  TempDir dir;
+  LccModule module = nullptr;
+  LccStatus status =
+      lccModuleLoadFile(dir.file("missing.lcm").c_str(), &module);
+  EXPECT_EQ(lccStatusGetCode(status), LCC_STATUS_NOT_FOUND);
+  EXPECT_EQ(take(status), "cannot open '" + dir.file("missing.lcm") +
+                              "': No such file or directory");
+  EXPECT_EQ(module, nullptr);
+
+  status = lccModuleLoadMemory("LCM", 3, &module);
+  EXPECT_EQ(lccStatusGetCode(status), LCC_STATUS_INVALID_MODULE);
+  EXPECT_EQ(take(status), "file of 3 bytes is too small to be an lcc module");
+
+  LccDevice device = nullptr;
+  status = lccDeviceCreate("cuda", 0, &device);
+  EXPECT_EQ(lccStatusGetCode(status), LCC_STATUS_UNAVAILABLE);
+  EXPECT_EQ(take(status), "the cuda device is not available in this build");
+  EXPECT_EQ(take(lccDeviceCreate("tpu", 0, &device)),
+            "unknown device 'tpu'; expected 'cpu' or 'cuda'");
+  EXPECT_EQ(take(lccDeviceCreate("cpu", 100000, &device)),
+            "cannot use 100000 threads; at most 4096");
+  EXPECT_EQ(take(lccDeviceCreate(nullptr, 0, &device)),
+            "lccDeviceCreate: kind is NULL");
+  EXPECT_EQ(take(lccModuleLoadFile("x.lcm", nullptr)),
+            "lccModuleLoadFile: module is NULL");
+  EXPECT_EQ(lccStatusGetCode(nullptr), LCC_STATUS_OK);
+  EXPECT_STREQ(lccStatusGetMessage(nullptr), "");
+  lccStatusDestroy(nullptr);
+}
+
+TEST(RuntimeApi, BindsParametersAndWritesInitialOnes) {
+  TempDir dir;
+  std::vector<uint8_t> bytes = buildModule(affineModule());
+  LccModule module = nullptr;
+  ASSERT_EQ(take(lccModuleLoadMemory(bytes.data(), bytes.size(), &module)),
+            "<ok>");
+  EXPECT_EQ(lccModuleGetParameterCount(module), 1u);
+  std::string weights = dir.file("init.safetensors");
+  ASSERT_EQ(take(lccModuleWriteInitialParameters(module, 11, weights.c_str())),
+            "<ok>");
+  LccDevice device = nullptr;
+  LccSession session = nullptr;
+  ASSERT_EQ(take(lccDeviceCreate("cpu", 1, &device)), "<ok>");
+  ASSERT_EQ(take(lccSessionCreate(device, module, &session)), "<ok>");
+  ASSERT_EQ(take(lccSessionBindParametersFile(session, weights.c_str())),
+            "<ok>");
+  LccFunction function = nullptr;
+  ASSERT_EQ(take(lccSessionLookupFunction(session, "affine", &function)),
+            "<ok>");
+  std::vector<float> x(128, 0.0f);
+  int64_t shape[] = {128};
+  LccTensorView input = {"x", LCC_DTYPE_F32, 1, shape, x.data(), 512};
+  ASSERT_EQ(take(lccFunctionCall(function, &input, 1)), "<ok>");
+  // With x = 0 the result is the bias: the initial N(0, 0.5^2) values.
+  LccTensorView result;
+  lccFunctionGetResult(function, 0, &result);
+  double squares = 0;
+  for (uint64_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(lccTensorGetElement(&result, i),
+              lccTensorGetElement(&result, i + 64));
+    squares +=
+        lccTensorGetElement(&result, i) * lccTensorGetElement(&result, i);
+  }
+  EXPECT_NEAR(std::sqrt(squares / 64), 0.5, 0.2);
+
+  float bias[64] = {};
+  int64_t biasShape[] = {64};
+  LccTensorView value = {nullptr, LCC_DTYPE_F32, 1, biasShape, bias, 256};
+  ASSERT_EQ(take(lccSessionBindParameter(session, "bias", &value)), "<ok>");
+  ASSERT_EQ(take(lccFunctionCall(function, &input, 1)), "<ok>");
+  lccFunctionGetResult(function, 0, &result);
+  EXPECT_EQ(lccTensorGetElement(&result, 5), 0.0);
+  EXPECT_EQ(take(lccSessionLookupFunction(session, "nope", &function)),
+            "no function 'nope' in the module; it has 'affine'");
+  lccSessionDestroy(session);
+  lccDeviceDestroy(device);
+  lccModuleDestroy(module);
+}
+
+TEST(RuntimeApi, ReadsAndWritesNpy) {
+  TempDir dir;
+  uint16_t halves[] = {0x3c00, 0xc000, 0x3800};
+  int64_t shape[] = {3};
+  LccTensorView tensor = {nullptr, LCC_DTYPE_F16, 1, shape, halves, 6};
+  std::string path = dir.file("h.npy");
+  ASSERT_EQ(take(lccNpyWrite(path.c_str(), &tensor)), "<ok>");
+  LccHostTensor read = nullptr;
+  ASSERT_EQ(take(lccNpyRead(path.c_str(), &read)), "<ok>");
+  LccTensorView view;
+  lccHostTensorGetView(read, &view);
+  EXPECT_EQ(view.dtype, LCC_DTYPE_F16);
+  ASSERT_EQ(view.rank, 1u);
+  EXPECT_EQ(view.shape[0], 3);
+  EXPECT_EQ(lccTensorGetElement(&view, 0), 1.0);
+  EXPECT_EQ(lccTensorGetElement(&view, 1), -2.0);
+  EXPECT_EQ(lccTensorGetElement(&view, 2), 0.5);
+  lccHostTensorDestroy(read);
+  tensor.size = 4;
+  EXPECT_EQ(take(lccNpyWrite(path.c_str(), &tensor)),
+            "lccNpyWrite: 4 bytes of data do not hold a [3] f16");
+  EXPECT_STREQ(lccDTypeGetName(LCC_DTYPE_BF16), "bf16");
+  EXPECT_EQ(lccDTypeGetSize(LCC_DTYPE_I64), 8u);
+  EXPECT_EQ(lccDTypeGetSize(LccDType(17)), 0u);
+}
+
+} // namespace

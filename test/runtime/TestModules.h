@@ -1,0 +1,58 @@
+//===- TestModules.h - sample modules over the test kernels -----*- C++ -*-===//
+//
+// Valid module descriptions that run the kernels of kernels.c, shared by the
+// unit tests and lcm-testgen (which writes them out for the lit tests).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_TEST_RUNTIME_TESTMODULES_H
+#define LCC_TEST_RUNTIME_TESTMODULES_H
+
+#include "ArtifactBuilder.h"
+
+#include <string>
+#include <vector>
+
+namespace lcc::test {
+
+/// Bytes of the shared objects built from kernels.c and kernels_variant.c.
+const std::vector<uint8_t> &getKernelLibrary();
+const std::vector<uint8_t> &getVariantKernelLibrary();
+
+/// One executable holding every kernel of kernels.c; entry point indices:
+enum KernelIndex : uint32_t {
+  kVectorAdd = 0,   // (a, b, out) f32, 64 elements per workgroup
+  kMatmul = 1,      // (A[8,6], B[6,12], C[8,12]) f32, grid (3, 2, 1)
+  kScale2 = 2,      // (in, out) f32, 64 per workgroup
+  kAddBias = 3,     // (in, bias[64], out) f32, 64 per workgroup
+  kGridIds = 4,     // (ids[2,3,4] i32), grid (4, 3, 2)
+  kCountVisits = 5, // (visits i32), one element per workgroup
+};
+ExecutableSpec kernelExecutable();
+
+/// "add": sum = a + b over `n` f32 (n a multiple of 64).
+ModuleSpec vectorAddModule(int64_t n = 256);
+/// "matmul": C = A B with A [8, 6], B [6, 12].
+ModuleSpec matmulModule();
+/// "affine": y = 2 x + bias (bias [64] repeated) over x [128], through a
+/// transient buffer at arena offset 64. The parameter "bias" (Normal, 0.5)
+/// is embedded when `embeddedBias` is given, else bound from a file.
+ModuleSpec affineModule(const std::vector<float> *embeddedBias = nullptr);
+/// "copy": input x [4, 16] f32; outputs "y" (x copied through the arena)
+/// and "row3" (the last row of x), all by Copy commands.
+ModuleSpec copyModule();
+/// "grid": ids [2, 3, 4] i32 from grid_ids; "visits": [1000] i32 from
+/// count_visits over 1000 workgroups. Neither takes inputs.
+ModuleSpec gridModule();
+/// "widen": output = the embedded bf16 parameter "values" [4] = {1.5, -2,
+/// 0.25, 3}, by a Copy.
+ModuleSpec widenModule();
+/// No functions; parameters covering each init and dtype.
+ModuleSpec parameterInitModule();
+
+/// Little-endian bytes of `values`.
+std::vector<uint8_t> toBytes(const std::vector<float> &values);
+
+} // namespace lcc::test
+
+#endif // LCC_TEST_RUNTIME_TESTMODULES_H

@@ -1,0 +1,124 @@
+//===- lcm-testgen.cpp - writes sample modules for the lcc-run tests ------===//
+//
+// lcm-testgen DIR
+//
+// Writes the sample modules of TestModules.h (valid and broken), their
+// inputs as .npy and weights as .safetensors into DIR, for the lit tests of
+// lcc-run (test/tools/lcc-run-*.test). Test-only: not installed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Npy.h"
+#include "Safetensors.h"
+
+#include "TestModules.h"
+
+#include <cstdio>
+#include <string>
+
+using namespace lcc;
+using namespace lcc::runtime;
+using namespace lcc::test;
+
+namespace {
+
+std::string directory;
+
+bool writeOut(const std::string &name, const std::vector<uint8_t> &bytes) {
+  std::string path = directory + "/" + name;
+  FILE *file = std::fopen(path.c_str(), "wb");
+  if (!file) {
+    std::fprintf(stderr, "lcm-testgen: error: cannot write '%s'\n",
+                 path.c_str());
+    return false;
+  }
+  if (!bytes.empty())
+    std::fwrite(bytes.data(), 1, bytes.size(), file);
+  return std::fclose(file) == 0;
+}
+
+template <typename T>
+std::vector<uint8_t> npy(DType dtype, const std::vector<int64_t> &shape,
+                         const std::vector<T> &values) {
+  return encodeNpy(dtype, shape, values.data());
+}
+
+/// 0, 1, 2, ... scaled by `step`.
+std::vector<float> ramp(size_t count, float step = 1) {
+  std::vector<float> values(count);
+  for (size_t i = 0; i < count; ++i)
+    values[i] = float(i) * step;
+  return values;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: lcm-testgen DIR\n");
+    return 2;
+  }
+  directory = argv[1];
+  bool ok = true;
+
+  // Valid modules (see TestModules.h for what each computes).
+  ok &= writeOut("add.lcm", buildModule(vectorAddModule(128)));
+  ok &= writeOut("matmul.lcm", buildModule(matmulModule()));
+  ok &= writeOut("affine.lcm", buildModule(affineModule()));
+  ok &= writeOut("copy.lcm", buildModule(copyModule()));
+  ok &= writeOut("grid.lcm", buildModule(gridModule()));
+  ok &= writeOut("widen.lcm", buildModule(widenModule()));
+  ok &= writeOut("params.lcm", buildModule(parameterInitModule()));
+
+  // Inputs: add sums to 3 * (0 + ... + 127) = 24384.
+  ok &= writeOut("a.npy", npy(DType::F32, {128}, ramp(128)));
+  ok &= writeOut("b.npy", npy(DType::F32, {128}, ramp(128, 2)));
+  ok &= writeOut("a-short.npy", npy(DType::F32, {64}, ramp(64)));
+  ok &= writeOut("a-i32.npy",
+                 npy(DType::I32, {128}, std::vector<int32_t>(128, 1)));
+  ok &= writeOut("A.npy", npy(DType::F32, {8, 6}, ramp(48)));
+  ok &= writeOut("B.npy", npy(DType::F32, {6, 12}, ramp(72)));
+  ok &= writeOut("x4x16.npy", npy(DType::F32, {4, 16}, ramp(64)));
+  ok &= writeOut("not-npy.npy", {'n', 'o', 't', ' ', 'n', 'p', 'y'});
+  std::vector<uint8_t> fortran = encodeNpy(DType::F32, {2, 2}, ramp(4).data());
+  std::string header(fortran.begin(), fortran.end());
+  header.replace(header.find("False"), 5, "True ");
+  ok &= writeOut("fortran.npy",
+                 std::vector<uint8_t>(header.begin(), header.end()));
+
+  // Weights: affine on x = 0..127 with bias[i] = i sums to
+  // 2 * 8128 + 2 * 2016 = 20288.
+  HostTensor bias{DType::F32, {64}, toBytes(ramp(64))};
+  ok &= writeOut("x.npy", npy(DType::F32, {128}, ramp(128)));
+  ok &= writeOut("bias.safetensors", encodeSafetensors({{"bias", bias}}));
+  ok &= writeOut("other.safetensors", encodeSafetensors({{"other", bias}}));
+  HostTensor shortBias{DType::F32, {32}, toBytes(ramp(32))};
+  ok &= writeOut("short-bias.safetensors",
+                 encodeSafetensors({{"bias", shortBias}}));
+
+  // Broken modules, one problem each.
+  std::vector<uint8_t> add = buildModule(vectorAddModule(128));
+  ok &= writeOut("empty.lcm", {});
+  ok &=
+      writeOut("truncated.lcm",
+               std::vector<uint8_t>(add.begin(), add.begin() + add.size() / 2));
+  std::vector<uint8_t> corrupted = add;
+  corrupted[0] ^= 0x7f;
+  ok &= writeOut("corrupted.lcm", corrupted);
+  ModuleSpec spec = vectorAddModule(128);
+  spec.identifier = "ABCD";
+  ok &= writeOut("wrong-identifier.lcm", buildModule(spec));
+  spec = vectorAddModule(128);
+  spec.version = 2;
+  ok &= writeOut("version2.lcm", buildModule(spec));
+  spec = vectorAddModule(128);
+  spec.functions[0].commands[0].bindings[2].buffer = 9;
+  ok &= writeOut("bad-binding.lcm", buildModule(spec));
+  spec = vectorAddModule(128);
+  spec.executables[0].entryPoints[kVectorAdd].name = "vector_sub";
+  ok &= writeOut("missing-symbol.lcm", buildModule(spec));
+  spec = vectorAddModule(128);
+  spec.executables[0].format = lcm::ExecutableFormat::Ptx;
+  ok &= writeOut("ptx.lcm", buildModule(spec));
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,399 @@
+//===- lcc-run.cpp - runs a compiled lcc module ---------------------------===//
+//
+// lcc-run MODEL.lcm [--device=cpu|cuda] [--function=NAME]
+//     [--input=FILE.npy]... [--params=FILE.safetensors] [--output-dir=DIR]
+//     [--repeat=N] [--warmup=N] [--report=json] [--threads=N]
+// lcc-run MODEL.lcm --init-params=FILE.safetensors [--seed=N]
+//
+// The command line is a contract (DESIGN.md §6): inputs in argument order,
+// result i written to DIR/result<i>.npy, and every error one
+// `lcc-run: error:` line on stderr with exit status 1 (2 for usage errors).
+// Uses the runtime's C API only, as any embedding application would.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lcc/runtime.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+const char kUsage[] =
+    "usage: lcc-run MODEL.lcm [options]\n"
+    "\n"
+    "Runs a function of a compiled lcc module and writes its results.\n"
+    "\n"
+    "  --device=cpu|cuda           device to run on (default cpu)\n"
+    "  --function=NAME             function to run (default: the first)\n"
+    "  --input=FILE.npy            next input, in argument order (repeat)\n"
+    "  --params=FILE.safetensors   weights, bound to parameters by name\n"
+    "  --output-dir=DIR            where result<i>.npy go (default .)\n"
+    "  --repeat=N                  timed calls (default 1)\n"
+    "  --warmup=N                  untimed calls before them (default 0)\n"
+    "  --report=json               print one JSON object instead of text\n"
+    "  --threads=N                 CPU threads (default: all)\n"
+    "  --init-params=FILE.safetensors\n"
+    "                              write freshly initialised weights for the\n"
+    "                              module's parameters, then exit\n"
+    "  --seed=N                    seed for --init-params (default 0)\n"
+    "  --help, --version\n";
+
+struct Options {
+  std::string model;
+  std::string device = "cpu";
+  std::string function;
+  std::vector<std::string> inputs;
+  std::string params;
+  std::string outputDir = ".";
+  uint64_t repeat = 1;
+  uint64_t warmup = 0;
+  bool jsonReport = false;
+  unsigned threads = 0;
+  std::string initParams;
+  uint64_t seed = 0;
+  bool seedGiven = false;
+};
+
+/// One error line and the exit status that goes with it.
+int fail(int status, const std::string &message) {
+  std::fprintf(stderr, "lcc-run: error: %s\n", message.c_str());
+  return status;
+}
+
+int fail(LccStatus status) {
+  int result = fail(kExitError, lccStatusGetMessage(status));
+  lccStatusDestroy(status);
+  return result;
+}
+
+bool parseCount(const std::string &text, uint64_t &value) {
+  if (text.empty() || text[0] < '0' || text[0] > '9')
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  value = parsed;
+  return true;
+}
+
+/// Parses argv into `options`; returns an error message or "".
+std::string parseArguments(int argc, char **argv, Options &options,
+                           bool &exitNow) {
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i];
+    if (argument == "--help" || argument == "-h") {
+      std::fputs(kUsage, stdout);
+      exitNow = true;
+      return "";
+    }
+    if (argument == "--version") {
+      std::printf("lcc-run %s (reads .lcm version 1)\n", LCC_VERSION);
+      exitNow = true;
+      return "";
+    }
+    if (argument.size() < 2 || argument.compare(0, 2, "--") != 0) {
+      if (!options.model.empty())
+        return "unexpected argument '" + argument + "': the model is '" +
+               options.model + "'";
+      options.model = argument;
+      continue;
+    }
+    size_t equals = argument.find('=');
+    std::string flag = argument.substr(0, equals);
+    bool hasValue = equals != std::string::npos;
+    std::string value = hasValue ? argument.substr(equals + 1) : "";
+    // Each option and what its value looks like, for the error when the
+    // value is missing.
+    static const struct {
+      const char *flag;
+      const char *value;
+    } kFlags[] = {
+        {"--device", "cpu|cuda"}, {"--function", "NAME"},
+        {"--input", "FILE.npy"},  {"--params", "FILE.safetensors"},
+        {"--output-dir", "DIR"},  {"--repeat", "N"},
+        {"--warmup", "N"},        {"--report", "json"},
+        {"--threads", "N"},       {"--init-params", "FILE.safetensors"},
+        {"--seed", "N"}};
+    const char *valueForm = nullptr;
+    for (const auto &candidate : kFlags)
+      if (flag == candidate.flag)
+        valueForm = candidate.value;
+    if (!valueForm)
+      return "unknown argument '" + argument + "'; see lcc-run --help";
+    if (!hasValue || value.empty())
+      return flag + " needs a value: " + flag + "=" + valueForm;
+
+    uint64_t number = 0;
+    if (flag == "--repeat" || flag == "--warmup" || flag == "--threads" ||
+        flag == "--seed") {
+      if (!parseCount(value, number))
+        return "invalid " + flag + " value '" + value +
+               "'; expected a non-negative integer";
+      if ((flag == "--repeat" || flag == "--threads") && number == 0)
+        return flag + " must be at least 1";
+      if (flag == "--threads" && number > 4096)
+        return "--threads must be at most 4096, got " + value;
+    }
+    if (flag == "--device") {
+      if (value != "cpu" && value != "cuda")
+        return "unknown --device value '" + value +
+               "'; expected 'cpu' or 'cuda'";
+      options.device = value;
+    } else if (flag == "--function") {
+      options.function = value;
+    } else if (flag == "--input") {
+      options.inputs.push_back(value);
+    } else if (flag == "--params") {
+      options.params = value;
+    } else if (flag == "--output-dir") {
+      options.outputDir = value;
+    } else if (flag == "--repeat") {
+      options.repeat = number;
+    } else if (flag == "--warmup") {
+      options.warmup = number;
+    } else if (flag == "--report") {
+      if (value != "json")
+        return "unknown --report value '" + value + "'; expected 'json'";
+      options.jsonReport = true;
+    } else if (flag == "--threads") {
+      options.threads = unsigned(number);
+    } else if (flag == "--init-params") {
+      options.initParams = value;
+    } else if (flag == "--seed") {
+      options.seed = number;
+      options.seedGiven = true;
+    }
+  }
+  if (options.model.empty())
+    return "no model given; usage: lcc-run MODEL.lcm [options] (see --help)";
+  if (options.seedGiven && options.initParams.empty())
+    return "--seed only applies to --init-params";
+  return "";
+}
+
+/// The shortest decimal text that reads back as the same double.
+std::string formatNumber(double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
+  char text[40];
+  // Integers (the common checksum of integer test data) print in full.
+  if (value == std::trunc(value) && std::fabs(value) < 0x1p53) {
+    std::snprintf(text, sizeof(text), "%.0f", value);
+    return text;
+  }
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*g", precision, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  return text;
+}
+
+std::string jsonNumber(double value) {
+  return std::isfinite(value) ? formatNumber(value) : "null";
+}
+
+std::string jsonString(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof(escape), "\\u%04x", byte);
+      out += escape;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string formatShape(const LccTensorView &tensor, const char *separator) {
+  std::string out = "[";
+  for (size_t i = 0; i < tensor.rank; ++i)
+    out += (i ? separator : "") + std::to_string(tensor.shape[i]);
+  return out + "]";
+}
+
+double checksum(const LccTensorView &tensor) {
+  uint64_t count = tensor.size / lccDTypeGetSize(tensor.dtype);
+  double sum = 0;
+  for (uint64_t i = 0; i < count; ++i)
+    sum += lccTensorGetElement(&tensor, i);
+  return sum;
+}
+
+/// Owns the handles of one run; destroys them in any order on exit.
+struct Handles {
+  LccModule module = nullptr;
+  LccDevice device = nullptr;
+  LccSession session = nullptr;
+  std::vector<LccHostTensor> inputs;
+  ~Handles() {
+    for (LccHostTensor input : inputs)
+      lccHostTensorDestroy(input);
+    lccSessionDestroy(session);
+    lccDeviceDestroy(device);
+    lccModuleDestroy(module);
+  }
+};
+
+int run(const Options &options) {
+  Handles handles;
+  if (LccStatus status =
+          lccModuleLoadFile(options.model.c_str(), &handles.module))
+    return fail(status);
+
+  if (!options.initParams.empty()) {
+    if (LccStatus status = lccModuleWriteInitialParameters(
+            handles.module, options.seed, options.initParams.c_str()))
+      return fail(status);
+    std::printf("wrote initial values of the parameters of '%s' (seed %llu) "
+                "to '%s'\n",
+                options.model.c_str(), (unsigned long long)options.seed,
+                options.initParams.c_str());
+    return 0;
+  }
+
+  if (LccStatus status = lccDeviceCreate(options.device.c_str(),
+                                         options.threads, &handles.device))
+    return fail(status);
+  if (LccStatus status =
+          lccSessionCreate(handles.device, handles.module, &handles.session))
+    return fail(status);
+  if (!options.params.empty())
+    if (LccStatus status = lccSessionBindParametersFile(handles.session,
+                                                        options.params.c_str()))
+      return fail(status);
+  // Looking a function up loads its kernels: name the model in errors.
+  LccFunction function = nullptr;
+  if (LccStatus status = lccSessionLookupFunction(
+          handles.session, options.function.c_str(), &function)) {
+    std::string message = options.model + ": " + lccStatusGetMessage(status);
+    lccStatusDestroy(status);
+    return fail(kExitError, message);
+  }
+
+  std::vector<LccTensorView> inputs;
+  for (const std::string &path : options.inputs) {
+    LccHostTensor tensor = nullptr;
+    if (LccStatus status = lccNpyRead(path.c_str(), &tensor))
+      return fail(status);
+    handles.inputs.push_back(tensor);
+    LccTensorView view;
+    lccHostTensorGetView(tensor, &view);
+    inputs.push_back(view);
+  }
+
+  for (uint64_t i = 0; i < options.warmup; ++i)
+    if (LccStatus status =
+            lccFunctionCall(function, inputs.data(), inputs.size()))
+      return fail(status);
+  lccFunctionResetStats(function);
+  for (uint64_t i = 0; i < options.repeat; ++i)
+    if (LccStatus status =
+            lccFunctionCall(function, inputs.data(), inputs.size()))
+      return fail(status);
+
+  std::string directory = options.outputDir;
+  if (directory.back() != '/')
+    directory += '/';
+  size_t outputCount = lccFunctionGetOutputCount(function);
+  std::vector<std::string> files;
+  std::vector<double> sums;
+  for (size_t i = 0; i < outputCount; ++i) {
+    LccTensorView result;
+    lccFunctionGetResult(function, i, &result);
+    files.push_back(directory + "result" + std::to_string(i) + ".npy");
+    if (LccStatus status = lccNpyWrite(files.back().c_str(), &result))
+      return fail(status);
+    sums.push_back(checksum(result));
+  }
+
+  double calls = double(lccFunctionGetCallCount(function));
+  auto meanMs = [&](uint64_t nanoseconds) {
+    return double(nanoseconds) / calls / 1e6;
+  };
+  double mean = meanMs(lccFunctionGetTotalNanoseconds(function));
+  if (!options.jsonReport) {
+    for (size_t i = 0; i < outputCount; ++i) {
+      LccTensorView result;
+      lccFunctionGetResult(function, i, &result);
+      std::printf("result%zu: %s %s checksum %s (%s)\n", i,
+                  formatShape(result, ", ").c_str(),
+                  lccDTypeGetName(result.dtype), formatNumber(sums[i]).c_str(),
+                  files[i].c_str());
+    }
+    std::printf("mean %.6f ms per call over %llu call%s\n", mean,
+                (unsigned long long)calls, calls == 1 ? "" : "s");
+    return 0;
+  }
+
+  std::string json = "{";
+  json += "\"model\":" + jsonString(options.model);
+  json += ",\"function\":" + jsonString(lccFunctionGetName(function));
+  json += ",\"device\":" + jsonString(options.device);
+  json +=
+      ",\"threads\":" + std::to_string(lccDeviceGetThreadCount(handles.device));
+  json += ",\"calls\":" + std::to_string(lccFunctionGetCallCount(function));
+  json += ",\"warmup\":" + std::to_string(options.warmup);
+  json += ",\"mean_ms\":" + jsonNumber(mean);
+  json += ",\"peak_bytes\":" +
+          std::to_string(lccDeviceGetPeakBytes(handles.device));
+  json +=
+      ",\"arena_bytes\":" + std::to_string(lccFunctionGetArenaBytes(function));
+  json += ",\"commands\":[";
+  for (size_t i = 0; i < lccFunctionGetCommandCount(function); ++i) {
+    LccCommandStats stats;
+    lccFunctionGetCommandStats(function, i, &stats);
+    json += i ? ",{" : "{";
+    json += "\"name\":" + jsonString(stats.name);
+    json += ",\"kind\":" + jsonString(stats.kind);
+    json += ",\"mean_ms\":" + jsonNumber(meanMs(stats.totalNanoseconds));
+    json += "}";
+  }
+  json += "],\"outputs\":[";
+  for (size_t i = 0; i < outputCount; ++i) {
+    LccTensorView result;
+    lccFunctionGetResult(function, i, &result);
+    json += i ? ",{" : "{";
+    json += "\"name\":" + jsonString(result.name);
+    json += ",\"file\":" + jsonString(files[i]);
+    json += ",\"dtype\":" + jsonString(lccDTypeGetName(result.dtype));
+    json += ",\"shape\":" + formatShape(result, ",");
+    json += ",\"checksum\":" + jsonNumber(sums[i]);
+    json += "}";
+  }
+  json += "]}";
+  std::printf("%s\n", json.c_str());
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  bool exitNow = false;
+  std::string error = parseArguments(argc, argv, options, exitNow);
+  if (!error.empty())
+    return fail(kExitUsage, error);
+  if (exitNow)
+    return 0;
+  return run(options);
+}
