@@ -3,6 +3,7 @@
 #include "compiler/Registration.h"
 
 #include "dialects/Attn/IR/AttnDialect.h"
+#include "compiler/Passes.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -24,4 +25,5 @@ void lcc::registerLccDialects(mlir::DialectRegistry &registry) {
 void lcc::registerLccPasses() {
   mlir::registerAllPasses();
   registerLCCPasses();
+  registerLCCCompilerPasses();
 }

@@ -212,20 +212,20 @@ struct LowerFeedForward : OpRewritePattern<FeedForwardOp> {
     return linear(tb, hidden, op.getDownWeight(), op.getDownBias());
   }
 
-  /// Computes rows [offset, offset + rows) of the layer into `out`.
+  /// Computes rows [offset, offset + rows) of `input` ([positions,
+  /// d_model]) into the same rows of `out`.
   static Value feedForwardSlice(TensorBuilder &tb, FeedForwardOp op,
-                                Value out, OpFoldResult offset,
+                                Value input, Value out, int64_t offset,
                                 int64_t rows) {
     OpBuilder &b = tb.builder();
-    RankedTensorType type = tensorType(op.getInput());
-    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), offset,
+    int64_t dModel = tensorType(input).getDimSize(1);
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(offset),
                                          b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(type.getDimSize(0)),
-                                       b.getIndexAttr(rows),
-                                       b.getIndexAttr(type.getDimSize(2))};
-    SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
-    Value slice = tensor::ExtractSliceOp::create(
-        b, tb.location(), op.getInput(), offsets, sizes, strides);
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rows),
+                                       b.getIndexAttr(dModel)};
+    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(b, tb.location(), input,
+                                                 offsets, sizes, strides);
     Value result = feedForward(tb, op, slice);
     return tensor::InsertSliceOp::create(b, tb.location(), result, out,
                                          offsets, sizes, strides);
@@ -239,28 +239,25 @@ struct LowerFeedForward : OpRewritePattern<FeedForwardOp> {
       rewriter.replaceOp(op, feedForward(tb, op, op.getInput()));
       return success();
     }
-    // Chunk i covers rows [i * rows, (i + 1) * rows); a shorter tail slice
-    // covers what is left, so every slice keeps a static shape.
+    // The layer is position-wise: chunk the batch * seq positions, so every
+    // chunk is a contiguous block of rows. Chunk i covers rows
+    // [i * rows, (i + 1) * rows) and a shorter tail covers what is left,
+    // each slice with a static shape. The chunks are written out one after
+    // another rather than as a loop: each becomes its own dispatches, and
+    // the memory planner gives every chunk's hidden activations the same
+    // bytes.
     RankedTensorType type = tensorType(op.getInput());
-    int64_t seq = type.getDimSize(1);
-    int64_t rows = llvm::divideCeil(seq, chunks);
-    int64_t fullChunks = seq / rows, tail = seq - fullChunks * rows;
-    Value out = tb.empty(type.getShape(), type.getElementType());
-    Location loc = op.getLoc();
-    auto loop = scf::ForOp::create(
-        rewriter, loc, tb.index(0), tb.index(fullChunks * rows),
-        tb.index(rows), ValueRange{out},
-        [&](OpBuilder &b, Location nestedLoc, Value row, ValueRange iter) {
-          TensorBuilder nested(b, nestedLoc);
-          scf::YieldOp::create(
-              b, nestedLoc,
-              feedForwardSlice(nested, op, iter[0], row, rows));
-        });
-    out = loop.getResult(0);
-    if (tail > 0)
-      out = feedForwardSlice(tb, op, out,
-                             rewriter.getIndexAttr(fullChunks * rows), tail);
-    rewriter.replaceOp(op, out);
+    int64_t positions = type.getDimSize(0) * type.getDimSize(1);
+    int64_t dModel = type.getDimSize(2);
+    SmallVector<ReassociationIndices> rowsOf = {{0, 1}, {2}};
+    Value input = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                  op.getInput(), rowsOf);
+    int64_t rows = llvm::divideCeil(positions, chunks);
+    Value out = tb.empty({positions, dModel}, type.getElementType());
+    for (int64_t row = 0; row < positions; row += rows)
+      out = feedForwardSlice(tb, op, input, out, row,
+                             std::min(rows, positions - row));
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, out, rowsOf);
     return success();
   }
 };
@@ -307,18 +304,19 @@ struct LowerMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
         b, tb.location(),
         RankedTensorType::get({wType.getDimSize(0), heads, headDim}, elt),
         weight, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-    // Loops (b, h, s, e, k): x(b, s, k) · w(k, h, e) -> out(b, h, s, e).
+    // Loops (b, h, s, k, e): x(b, s, k) · w(k, h, e) -> out(b, h, s, e);
+    // e innermost walks the weight and the output contiguously.
     Value init = tb.filled(
         {xType.getDimSize(0), heads, xType.getDimSize(1), headDim}, elt, 0.0);
     using utils::IteratorType;
     return tb.generic(
         init, {x, headWeight},
-        {tb.map(5, {0, 2, 4}), tb.map(5, {4, 1, 3}), tb.map(5, {0, 1, 2, 3})},
+        {tb.map(5, {0, 2, 3}), tb.map(5, {3, 1, 4}), tb.map(5, {0, 1, 2, 4})},
         {IteratorType::parallel, IteratorType::parallel,
-         IteratorType::parallel, IteratorType::parallel,
-         IteratorType::reduction},
+         IteratorType::parallel, IteratorType::reduction,
+         IteratorType::parallel},
         [](OpBuilder &b, Location loc, ValueRange a) {
-          return add(b, loc, a[2], mul(b, loc, a[0], a[1]));
+          return multiplyAccumulate(b, loc, a[0], a[1], a[2]);
         });
   }
 
@@ -334,18 +332,19 @@ struct LowerMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
     Value headWeight = tensor::ExpandShapeOp::create(
         b, tb.location(), RankedTensorType::get({heads, vDim, out}, elt),
         weight, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-    // Loops (b, s, n, h, e): heads(b, h, s, e) · w(h, e, n) -> out(b, s, n).
+    // Loops (b, s, h, e, n): heads(b, h, s, e) · w(h, e, n) -> out(b, s, n);
+    // n innermost walks the weight and the output contiguously.
     Value init =
         tb.filled({hType.getDimSize(0), hType.getDimSize(2), out}, elt, 0.0);
     using utils::IteratorType;
     return tb.generic(
         init, {headsValue, headWeight},
-        {tb.map(5, {0, 3, 1, 4}), tb.map(5, {3, 4, 2}), tb.map(5, {0, 1, 2})},
+        {tb.map(5, {0, 2, 1, 3}), tb.map(5, {2, 3, 4}), tb.map(5, {0, 1, 4})},
         {IteratorType::parallel, IteratorType::parallel,
-         IteratorType::parallel, IteratorType::reduction,
-         IteratorType::reduction},
+         IteratorType::reduction, IteratorType::reduction,
+         IteratorType::parallel},
         [](OpBuilder &b, Location loc, ValueRange a) {
-          return add(b, loc, a[2], mul(b, loc, a[0], a[1]));
+          return multiplyAccumulate(b, loc, a[0], a[1], a[2]);
         });
   }
 

@@ -30,8 +30,9 @@ def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
       time, so memory is O(seq), never O(seq²). Causal attention stops at the
       last key tile a query tile can see. A sequence that is not a multiple of
       the tile is padded, and the padded keys are masked.
-    * `attn.feed_forward` with `chunks > 1` computes the sequence in that many
-      slices inside an `scf.for`.
+    * `attn.feed_forward` with `chunks > 1` computes the batch * seq
+      positions in that many slices of rows, one after another, so only one
+      slice's `[rows, d_ff]` activations need to be live at a time.
 
     The long-context forms (`attn.lsh_attention`, `attn.sparse_attention`,
     `attn.routed_attention`) have no lowering yet: the pass fails on them

@@ -86,15 +86,31 @@ Value TensorBuilder::reduceLastDim(ValueRange inputs, ValueRange rowInputs,
   return generic(init, operands, maps, iterators, body);
 }
 
+/// Contraction sums may be reassociated: that is what lets LLVM vectorise
+/// a reduction loop (f32 rounding changes, well inside the 1e-5 budget).
+arith::FastMathFlagsAttr contractionFlags(OpBuilder &b) {
+  return arith::FastMathFlagsAttr::get(
+      b.getContext(),
+      arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+}
+
+Value lcc::multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
+                              Value acc) {
+  arith::FastMathFlagsAttr flags = contractionFlags(b);
+  Value product = arith::MulFOp::create(b, loc, x, y, flags);
+  return arith::AddFOp::create(b, loc, acc, product, flags);
+}
+
 static Value multiplyAdd(OpBuilder &b, Location loc, ValueRange args) {
-  Value product = arith::MulFOp::create(b, loc, args[0], args[1]);
-  return arith::AddFOp::create(b, loc, args[2], product);
+  return multiplyAccumulate(b, loc, args[0], args[1], args[2]);
 }
 
 Value TensorBuilder::matmul(Value a, Value bMatrix, Value init) {
-  // Loops: (i..., n, k) with a(i..., k), b(k, n), init(i..., n).
+  // Loops (i..., k, n) with a(i..., k), b(k, n), init(i..., n): the output
+  // column is innermost, so the inner loop walks rows of b and of the
+  // output contiguously and carries no reduction.
   unsigned batchRank = cast<RankedTensorType>(a.getType()).getRank() - 1;
-  unsigned rank = batchRank + 2, n = batchRank, k = batchRank + 1;
+  unsigned rank = batchRank + 2, k = batchRank, n = batchRank + 1;
   SmallVector<unsigned> aDims, outDims;
   for (unsigned i = 0; i < batchRank; ++i) {
     aDims.push_back(i);
@@ -104,14 +120,15 @@ Value TensorBuilder::matmul(Value a, Value bMatrix, Value init) {
   outDims.push_back(n);
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  iterators.back() = utils::IteratorType::reduction;
+  iterators[k] = utils::IteratorType::reduction;
   return generic(init, {a, bMatrix},
                  {map(rank, aDims), map(rank, {k, n}), map(rank, outDims)},
                  iterators, multiplyAdd);
 }
 
 Value TensorBuilder::matmulTransposedB(Value a, Value bMatrix, Value init) {
-  // Loops: (m, n, k) with a(m, k), b(n, k), init(m, n).
+  // Loops (m, n, k) with a(m, k), b(n, k), init(m, n): the inner loop is a
+  // contiguous dot product of two rows.
   SmallVector<utils::IteratorType> iterators = {
       utils::IteratorType::parallel, utils::IteratorType::parallel,
       utils::IteratorType::reduction};

@@ -22,6 +22,11 @@ using ScalarBody =
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                    mlir::ValueRange)>;
 
+/// acc + x * y with the flags of a contraction (reassociable sums), so that
+/// LLVM may vectorise the loops around it.
+mlir::Value multiplyAccumulate(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value x, mlir::Value y, mlir::Value acc);
+
 class TensorBuilder {
 public:
   TensorBuilder(mlir::OpBuilder &builder, mlir::Location loc)

@@ -1,26 +1,30 @@
 //===- lcc.cpp - the lcc compiler driver ----------------------------------===//
 //
-// lcc MODEL.mlir -o OUT [--emit=attn]
+// lcc MODEL.mlir -o MODEL.lcm [--target=cpu] [--emit=attn|linalg|llvm|artifact]
+//     [--dump-ir=DIR]
 //
-// Reads a model written in the attn dialect, verifies it and writes the
-// requested stage. The command line is a contract (DESIGN.md §6): errors are
-// one `lcc: error:` line on stderr and a non-zero exit.
+// Reads a model written in the attn dialect, verifies it, compiles it and
+// writes the requested stage. The command line is a contract (DESIGN.md §6):
+// errors are one `lcc: error:` line on stderr and a non-zero exit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Diagnostics.h"
+#include "compiler/Pipeline.h"
 #include "compiler/Registration.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -31,43 +35,99 @@ namespace {
 
 constexpr llvm::StringLiteral kTool = "lcc";
 
-/// What `--emit` asks for; each stage of the pipeline adds its value.
-enum class EmitKind { Attn };
-
-struct EmitChoice {
+template <typename T>
+struct Choice {
   llvm::StringLiteral name;
-  EmitKind kind;
+  T value;
 };
-constexpr EmitChoice kEmitChoices[] = {{"attn", EmitKind::Attn}};
+
+constexpr Choice<lcc::Stage> kEmitChoices[] = {
+    {"attn", lcc::Stage::Attn},
+    {"linalg", lcc::Stage::Linalg},
+    {"llvm", lcc::Stage::Llvm},
+    {"artifact", lcc::Stage::Artifact}};
+
+enum class Target { Cpu };
+constexpr Choice<Target> kTargetChoices[] = {{"cpu", Target::Cpu}};
 
 cl::OptionCategory lccCategory("lcc options");
 
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.mlir>"),
                                    cl::Required, cl::cat(lccCategory));
 
-cl::opt<std::string> outputFilename("o",
-                                    cl::desc("Output file ('-' for stdout)"),
-                                    cl::value_desc("file"), cl::init("-"),
-                                    cl::cat(lccCategory));
+cl::opt<std::string> outputFilename(
+    "o", cl::desc("Output file ('-' for stdout; an artifact needs a file)"),
+    cl::value_desc("file"), cl::init("-"), cl::cat(lccCategory));
 
-// A string rather than a cl::values enum: llvm::cl reports a bad enum value
-// on its own, without the one-line `lcc: error:` form.
+// Strings rather than cl::values enums: llvm::cl reports a bad enum value on
+// its own, without the one-line `lcc: error:` form.
 cl::opt<std::string> emitName(
-    "emit", cl::desc("What to write: 'attn' (the verified model in the attn "
-                     "dialect)"),
-    cl::value_desc("stage"), cl::init("attn"), cl::cat(lccCategory));
+    "emit",
+    cl::desc("What to write: 'attn' (the verified model), 'linalg' (after "
+             "lowering to linalg on tensors), 'llvm' (the kernels' LLVM IR), "
+             "'artifact' (the .lcm module lcc-run runs; the default)"),
+    cl::value_desc("stage"), cl::init("artifact"), cl::cat(lccCategory));
 
-std::optional<EmitKind> parseEmitKind(StringRef name) {
-  for (const EmitChoice &choice : kEmitChoices)
-    if (choice.name == name)
-      return choice.kind;
-  return std::nullopt;
-}
+cl::opt<std::string> targetName(
+    "target", cl::desc("Device to compile for: 'cpu' (x86-64, the default)"),
+    cl::value_desc("device"), cl::init("cpu"), cl::cat(lccCategory));
+
+cl::opt<std::string> dumpDirectory(
+    "dump-ir",
+    cl::desc("Write the IR after every stage to DIR, one numbered file each "
+             "(00-attn.mlir, 01-linalg.mlir, ...)"),
+    cl::value_desc("DIR"), cl::cat(lccCategory));
+
+cl::opt<std::string> cpuName(
+    "cpu",
+    cl::desc("LLVM CPU the host code is tuned for ('native': this machine)"),
+    cl::value_desc("name"), cl::init("native"), cl::cat(lccCategory));
 
 void printVersion(llvm::raw_ostream &os) {
   os << "lcc " << LCC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
      << ")\n";
 }
+
+/// The value of `name` among `choices`, or an error naming the option.
+template <typename T, size_t N>
+std::optional<T> parseChoice(StringRef option, StringRef name,
+                             const Choice<T> (&choices)[N]) {
+  for (const Choice<T> &choice : choices)
+    if (choice.name == name)
+      return choice.value;
+  std::string expected;
+  for (const Choice<T> &choice : choices)
+    expected += (expected.empty() ? "'" : ", '") + choice.name.str() + "'";
+  lcc::reportError(kTool, "unknown --" + option + " value '" + name +
+                              "'; expected one of " + expected);
+  return std::nullopt;
+}
+
+/// Writes each stage to DIR/NN-name.ext in the order the stages run.
+class StageDumper {
+public:
+  explicit StageDumper(std::string directory)
+      : directory(std::move(directory)) {}
+
+  void operator()(StringRef name, StringRef text) {
+    StringRef extension = name.ends_with(".ll") ? "" : ".mlir";
+    SmallString<256> path(directory);
+    llvm::sys::path::append(path, llvm::formatv("{0:d2}-{1}{2}", index++,
+                                                name, extension)
+                                      .str());
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (ec) {
+      lcc::reportError(kTool, "cannot write '" + path + "': " + ec.message());
+      return;
+    }
+    os << text;
+  }
+
+private:
+  std::string directory;
+  unsigned index = 0;
+};
 
 } // namespace
 
@@ -78,19 +138,30 @@ int main(int argc, char **argv) {
   if (!lcc::parseCommandLine(
           argc, argv, kTool,
           "lcc: compiles transformer models written in the attn dialect\n\n"
-          "  Reads MODEL.mlir, verifies every op and writes the stage chosen "
-          "by\n  --emit. Errors are printed as one 'lcc: error:' line "
-          "each.\n"))
+          "  Reads MODEL.mlir, verifies every op, lowers it to native code and\n"
+          "  writes the stage chosen by --emit (by default the .lcm artifact\n"
+          "  that lcc-run runs). Errors are one 'lcc: error:' line each.\n\n"
+          "  Example: lcc models/reformer-tiny.mlir -o reformer-tiny.lcm\n"))
     return 1;
 
-  std::optional<EmitKind> emitKind = parseEmitKind(emitName);
-  if (!emitKind) {
-    std::string choices;
-    for (const EmitChoice &choice : kEmitChoices)
-      choices += (choices.empty() ? "'" : ", '") + choice.name.str() + "'";
-    lcc::reportError(kTool, "unknown --emit value '" + emitName +
-                                "'; expected one of " + choices);
+  std::optional<lcc::Stage> stage =
+      parseChoice("emit", emitName, kEmitChoices);
+  if (!stage)
     return 1;
+  if (!parseChoice("target", targetName, kTargetChoices))
+    return 1;
+  if (*stage == lcc::Stage::Artifact && outputFilename == "-") {
+    lcc::reportError(kTool, "an artifact is binary: name the output file "
+                            "with -o (or pick another --emit)");
+    return 1;
+  }
+  if (!dumpDirectory.empty()) {
+    if (std::error_code ec =
+            llvm::sys::fs::create_directories(dumpDirectory)) {
+      lcc::reportError(kTool, "cannot create --dump-ir directory '" +
+                                  dumpDirectory + "': " + ec.message());
+      return 1;
+    }
   }
 
   DialectRegistry registry;
@@ -111,18 +182,27 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // The parser or a verifier reported why.
 
+  lcc::CompileOptions options;
+  options.stopAfter = *stage;
+  options.cpu = cpuName;
+  if (!dumpDirectory.empty())
+    options.dump = StageDumper(dumpDirectory);
+  FailureOr<std::string> result = lcc::compile(*module, options);
+  if (failed(result)) {
+    if (diagnostics.getNumErrors() == 0)
+      lcc::reportError(kTool, "compilation failed");
+    return 1;
+  }
+
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);
   if (!output) {
     lcc::reportError(kTool, errorMessage);
     return 1;
   }
-  switch (*emitKind) {
-  case EmitKind::Attn:
-    module->print(output->os());
+  output->os() << *result;
+  if (*stage != lcc::Stage::Artifact && *stage != lcc::Stage::Llvm)
     output->os() << "\n";
-    break;
-  }
   if (output->os().has_error()) {
     lcc::reportError(kTool, "failed writing '" + outputFilename + "'");
     output->os().clear_error();

@@ -295,10 +295,11 @@ def Attn_FeedForwardOp : Attn_Op<"feed_forward", [Pure]> {
     `input: [batch, seq, d_model]`, `up_weight: [d_model, d_ff]` and
     `down_weight: [d_ff, d_model]`. `gelu` is the exact (erf) GELU.
 
-    `chunks` (default 1) splits the sequence into that many slices computed
-    one after another, so only a `[batch, seq/chunks, d_ff]` intermediate is
-    live at a time (Reformer's chunked feed-forward). The result does not
-    depend on `chunks`.
+    `chunks` (default 1) splits the `batch * seq` positions into that many
+    slices computed one after another, so only a
+    `[batch * seq / chunks, d_ff]` intermediate is live at a time
+    (Reformer's chunked feed-forward). The result does not depend on
+    `chunks`.
   }];
   let arguments = (ins Attn_ActivationAttr:$activation,
       Attn_FloatTensor:$input,

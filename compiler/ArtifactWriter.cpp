@@ -1,0 +1,177 @@
+//===- ArtifactWriter.cpp - the .lcm FlatBuffers file ---------------------===//
+
+#include "compiler/ArtifactWriter.h"
+
+#include "lcc/lcm_generated.h"
+
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace lcc;
+
+namespace {
+
+std::optional<lcm::DType> dtypeOf(Type type) {
+  if (type.isF32())
+    return lcm::DType::F32;
+  if (type.isF16())
+    return lcm::DType::F16;
+  if (type.isBF16())
+    return lcm::DType::BF16;
+  if (type.isInteger(32))
+    return lcm::DType::I32;
+  if (type.isInteger(64))
+    return lcm::DType::I64;
+  return std::nullopt;
+}
+
+class Writer {
+public:
+  FailureOr<std::string> run(ArrayRef<HostProgram> functions,
+                             const ParameterTable &parameters,
+                             const ExecutableImage &executable,
+                             std::string &error);
+
+private:
+  FailureOr<flatbuffers::Offset<lcm::TensorSignature>>
+  signature(const TensorSignature &s, std::string &error) {
+    std::optional<lcm::DType> dtype = dtypeOf(s.type.getElementType());
+    if (!dtype) {
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << "'" << s.name << "' has element type " << s.type.getElementType()
+         << ", which an artifact cannot hold";
+      error = text;
+      return failure();
+    }
+    std::vector<int64_t> shape(s.type.getShape().begin(),
+                               s.type.getShape().end());
+    return lcm::CreateTensorSignatureDirect(fbb, s.name.c_str(), *dtype,
+                                            &shape);
+  }
+  flatbuffers::Offset<lcm::Binding> binding(const BufferRange &r) {
+    return lcm::CreateBinding(fbb, r.buffer, r.offset, r.length);
+  }
+
+  flatbuffers::FlatBufferBuilder fbb;
+};
+
+lcm::BufferKind bufferKind(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Input:
+    return lcm::BufferKind::Input;
+  case BufferKind::Output:
+    return lcm::BufferKind::Output;
+  case BufferKind::Parameter:
+    return lcm::BufferKind::Parameter;
+  case BufferKind::Transient:
+    return lcm::BufferKind::Transient;
+  }
+  llvm_unreachable("unknown buffer kind");
+}
+
+lcm::ParameterInit parameterInit(ParameterInit init) {
+  switch (init) {
+  case ParameterInit::Normal:
+    return lcm::ParameterInit::Normal;
+  case ParameterInit::Zeros:
+    return lcm::ParameterInit::Zeros;
+  case ParameterInit::Ones:
+    return lcm::ParameterInit::Ones;
+  }
+  llvm_unreachable("unknown parameter init");
+}
+
+FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
+                                   const ParameterTable &parameters,
+                                   const ExecutableImage &executable,
+                                   std::string &error) {
+  llvm::StringMap<unsigned> entryIndex;
+  std::vector<flatbuffers::Offset<lcm::EntryPoint>> entryPoints;
+  for (auto [i, entry] : llvm::enumerate(executable.entryPoints)) {
+    entryIndex[entry.first] = i;
+    entryPoints.push_back(lcm::CreateEntryPointDirect(
+        fbb, entry.first.c_str(), entry.second));
+  }
+  std::vector<uint8_t> image(executable.sharedObject.begin(),
+                             executable.sharedObject.end());
+  auto executableOffset = lcm::CreateExecutableDirect(
+      fbb, lcm::ExecutableFormat::HostSharedObject, executable.target.c_str(),
+      &entryPoints, &image);
+
+  std::vector<flatbuffers::Offset<lcm::Parameter>> parameterOffsets;
+  for (const Parameter &p : parameters.parameters) {
+    auto sig = signature(p.signature, error);
+    if (failed(sig))
+      return failure();
+    parameterOffsets.push_back(lcm::CreateParameter(
+        fbb, *sig, parameterInit(p.init), p.initScale));
+  }
+
+  std::vector<flatbuffers::Offset<lcm::Function>> functionOffsets;
+  for (const HostProgram &program : functions) {
+    std::vector<flatbuffers::Offset<lcm::TensorSignature>> inputs, outputs;
+    for (const TensorSignature &s : program.inputs) {
+      auto sig = signature(s, error);
+      if (failed(sig))
+        return failure();
+      inputs.push_back(*sig);
+    }
+    for (const TensorSignature &s : program.outputs) {
+      auto sig = signature(s, error);
+      if (failed(sig))
+        return failure();
+      outputs.push_back(*sig);
+    }
+    std::vector<flatbuffers::Offset<lcm::Buffer>> buffers;
+    for (const PlannedBuffer &b : program.buffers)
+      buffers.push_back(lcm::CreateBuffer(fbb, bufferKind(b.kind), b.index,
+                                          b.size, b.arenaOffset));
+    std::vector<flatbuffers::Offset<lcm::Command>> commands;
+    for (const PlannedCommand &c : program.commands) {
+      if (c.kind == PlannedCommand::Kind::Copy) {
+        auto copy =
+            lcm::CreateCopy(fbb, binding(c.source), binding(c.target));
+        commands.push_back(lcm::CreateCommandDirect(
+            fbb, lcm::CommandKind::Copy, c.name.c_str(), 0, copy));
+        continue;
+      }
+      auto entry = entryIndex.find(c.entryPoint);
+      if (entry == entryIndex.end()) {
+        error = "dispatch '" + c.entryPoint + "' has no compiled entry point";
+        return failure();
+      }
+      std::vector<uint32_t> count(c.workgroupCount.begin(),
+                                  c.workgroupCount.end());
+      std::vector<flatbuffers::Offset<lcm::Binding>> bindings;
+      for (const BufferRange &r : c.bindings)
+        bindings.push_back(binding(r));
+      auto dispatch = lcm::CreateDispatchDirect(fbb, /*executable=*/0,
+                                                entry->second, &count,
+                                                &bindings);
+      commands.push_back(lcm::CreateCommandDirect(
+          fbb, lcm::CommandKind::Dispatch, c.name.c_str(), dispatch));
+    }
+    functionOffsets.push_back(lcm::CreateFunctionDirect(
+        fbb, program.name.c_str(), &inputs, &outputs, &buffers,
+        program.arenaSize, &commands));
+  }
+
+  std::vector<flatbuffers::Offset<lcm::Executable>> executables = {
+      executableOffset};
+  auto module = lcm::CreateModuleDirect(
+      fbb, /*version=*/1, "lcc " LCC_VERSION, &functionOffsets,
+      &parameterOffsets, &executables);
+  lcm::FinishModuleBuffer(fbb, module);
+  return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
+                     fbb.GetSize());
+}
+
+} // namespace
+
+FailureOr<std::string>
+lcc::writeArtifact(ArrayRef<HostProgram> functions,
+                   const ParameterTable &parameters,
+                   const ExecutableImage &executable, std::string &error) {
+  return Writer().run(functions, parameters, executable, error);
+}

@@ -1,0 +1,340 @@
+//===- CpuTarget.cpp - dispatches to an x86-64 shared object --------------===//
+//
+// Dispatch functions arrive on tensors with their outputs as the last
+// arguments. They are given buffer signatures (each argument a memref the
+// runtime binds), bufferized, lowered to loops and to the LLVM dialect,
+// translated, wrapped in entry points of the HostSharedObject ABI, optimised,
+// compiled with LLVM's TargetMachine and linked into a shared object.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CpuTarget.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Gives a dispatch memref arguments: inputs are read through
+/// `to_tensor restrict`, results are materialised into the output arguments
+/// (the last ones), so bufferization writes each output in place.
+LogicalResult useBufferSignature(func::FuncOp dispatch) {
+  Block &entry = dispatch.getBody().front();
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+  unsigned numOutputs = ret.getNumOperands();
+  unsigned numArgs = entry.getNumArguments();
+  if (numOutputs > numArgs)
+    return dispatch.emitOpError("expected one output argument per result");
+  OpBuilder b(dispatch.getContext());
+  b.setInsertionPointToStart(&entry);
+  for (BlockArgument arg : entry.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape())
+      return dispatch.emitOpError("expected statically shaped tensor "
+                                  "arguments, got ")
+             << arg.getType();
+    arg.setType(MemRefType::get(type.getShape(), type.getElementType()));
+    bool isOutput = arg.getArgNumber() >= numArgs - numOutputs;
+    auto tensor = bufferization::ToTensorOp::create(
+        b, arg.getLoc(), type, arg, /*restrict=*/true, /*writable=*/isOutput);
+    arg.replaceAllUsesExcept(tensor, tensor);
+  }
+  b.setInsertionPoint(ret);
+  for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
+    BlockArgument output = entry.getArgument(numArgs - numOutputs + i);
+    auto materialize = bufferization::MaterializeInDestinationOp::create(
+        b, ret.getLoc(), result, output);
+    materialize.setRestrict(true);
+    materialize.setWritable(true);
+  }
+  func::ReturnOp::create(b, ret.getLoc());
+  ret.erase();
+  dispatch.setFunctionType(
+      FunctionType::get(dispatch.getContext(), entry.getArgumentTypes(), {}));
+  return success();
+}
+
+/// Replaces gpu.block_id x/y/z by three trailing index arguments: on the CPU
+/// the workgroup id is a parameter of the kernel.
+void blockIdsToArguments(func::FuncOp dispatch) {
+  Block &entry = dispatch.getBody().front();
+  Location loc = dispatch.getLoc();
+  IndexType index = IndexType::get(dispatch.getContext());
+  Value ids[3] = {entry.addArgument(index, loc), entry.addArgument(index, loc),
+                  entry.addArgument(index, loc)};
+  dispatch.walk([&](gpu::BlockIdOp op) {
+    op.replaceAllUsesWith(ids[static_cast<unsigned>(op.getDimension())]);
+    op.erase();
+  });
+  dispatch.setFunctionType(FunctionType::get(
+      dispatch.getContext(), entry.getArgumentTypes(), {}));
+}
+
+/// memref.copy of strided views would lower to a call of MLIR's runner
+/// library, which the runtime does not have: make every copy a linalg.copy,
+/// which becomes loops.
+void copiesToLoops(ModuleOp kernels) {
+  kernels.walk([](memref::CopyOp copy) {
+    OpBuilder b(copy);
+    linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                           copy.getTarget());
+    copy.erase();
+  });
+}
+
+LogicalResult runPipeline(ModuleOp module, StringRef stage,
+                          const lcc::CpuTargetOptions &options,
+                          llvm::function_ref<void(PassManager &)> build) {
+  PassManager pm(module.getContext());
+  build(pm);
+  if (failed(pm.run(module)))
+    return failure();
+  if (options.dump) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module.print(os);
+    options.dump(stage, text);
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult
+lcc::lowerDispatchesToLLVM(ModuleOp kernels, const CpuTargetOptions &options,
+                           SmallVectorImpl<KernelSignature> &signatures) {
+  // Ops are created below outside any pass: their dialects must be loaded.
+  kernels.getContext()
+      ->loadDialect<bufferization::BufferizationDialect, memref::MemRefDialect,
+                    func::FuncDialect>();
+  for (auto dispatch : kernels.getOps<func::FuncOp>())
+    if (!dispatch->hasAttr("lcc.dispatch"))
+      return dispatch.emitOpError("is not a dispatch function");
+    else if (failed(useBufferSignature(dispatch)))
+      return failure();
+  for (auto dispatch : kernels.getOps<func::FuncOp>()) {
+    KernelSignature signature{dispatch.getName().str(), {}};
+    for (Type type : dispatch.getArgumentTypes())
+      signature.bindingShapes.emplace_back(
+          cast<MemRefType>(type).getShape());
+    signatures.push_back(std::move(signature));
+  }
+
+  if (failed(runPipeline(kernels, "bufferized", options, [](PassManager &pm) {
+        pm.addPass(createCanonicalizerPass());
+        bufferization::OneShotBufferizePassOptions bufferize;
+        bufferize.allowReturnAllocsFromLoops = true;
+        pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+        pm.addPass(createCanonicalizerPass());
+        pm.addNestedPass<func::FuncOp>(
+            bufferization::createBufferLoopHoistingPass());
+        bufferization::buildBufferDeallocationPipeline(pm);
+      })))
+    return failure();
+
+  for (auto dispatch : kernels.getOps<func::FuncOp>())
+    if (dispatch->hasAttr("lcc.dispatch"))
+      blockIdsToArguments(dispatch);
+  copiesToLoops(kernels);
+
+  return runPipeline(kernels, "llvm-dialect", options, [](PassManager &pm) {
+    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+    pm.addPass(createLowerAffinePass());
+    pm.addPass(createSCFToControlFlowPass());
+    pm.addPass(memref::createExpandStridedMetadataPass());
+    pm.addPass(createLowerAffinePass());
+    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+    pm.addPass(createConvertMathToLLVMPass());
+    pm.addPass(createConvertMathToLibmPass());
+    pm.addPass(createArithToLLVMConversionPass());
+    pm.addPass(createConvertIndexToLLVMPass());
+    pm.addPass(createConvertFuncToLLVMPass());
+    pm.addPass(createConvertControlFlowToLLVMPass());
+    pm.addPass(createReconcileUnrealizedCastsPass());
+  });
+}
+
+namespace {
+
+/// Renames each kernel `name` to `name.kernel` (internal) and adds the
+/// exported entry point `name(void *const *bindings, i64, i64, i64)`, which
+/// expands each binding into the memref descriptor the kernel takes
+/// (allocated and aligned pointer, offset 0, static sizes, row-major
+/// strides), then the three workgroup ids.
+LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
+                             ArrayRef<lcc::KernelSignature> signatures) {
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *entryType = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                            {ptr, i64, i64, i64}, false);
+  for (const lcc::KernelSignature &signature : signatures) {
+    llvm::Function *kernel = module.getFunction(signature.name);
+    if (!kernel)
+      return kernels.emitError() << "dispatch '" << signature.name
+                                 << "' was lost in translation to LLVM IR";
+    kernel->setName(signature.name + ".kernel");
+    kernel->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::Function *entry = llvm::Function::Create(
+        entryType, llvm::GlobalValue::ExternalLinkage, signature.name, module);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+    SmallVector<llvm::Value *> args;
+    for (auto [i, shape] : llvm::enumerate(signature.bindingShapes)) {
+      llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);
+      llvm::Value *base = b.CreateLoad(ptr, slot);
+      args.append({base, base, b.getInt64(0)});
+      for (int64_t size : shape)
+        args.push_back(b.getInt64(size));
+      int64_t stride = 1;
+      SmallVector<llvm::Value *> strides(shape.size());
+      for (int64_t d = shape.size() - 1; d >= 0; --d) {
+        strides[d] = b.getInt64(stride);
+        stride *= shape[d];
+      }
+      args.append(strides.begin(), strides.end());
+    }
+    for (unsigned i = 1; i <= 3; ++i)
+      args.push_back(entry->getArg(i));
+    if (args.size() != kernel->arg_size())
+      return kernels.emitError()
+             << "dispatch '" << signature.name << "' takes "
+             << kernel->arg_size() << " arguments, its bindings give "
+             << args.size();
+    b.CreateCall(kernel, args);
+    b.CreateRetVoid();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult lcc::emitSharedObject(ModuleOp kernels,
+                                    ArrayRef<KernelSignature> signatures,
+                                    const CpuTargetOptions &options,
+                                    std::string &llvmIR,
+                                    std::string &sharedObject) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  kernels.getContext()->appendDialectRegistry(registry);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> module =
+      translateModuleToLLVMIR(kernels, llvmContext, "lcc_kernels");
+  if (!module)
+    return kernels.emitError("failed to translate the kernels to LLVM IR");
+  if (failed(addEntryPoints(*module, kernels, signatures)))
+    return failure();
+
+  std::string triple = llvm::sys::getProcessTriple();
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
+  if (!target)
+    return kernels.emitError() << "no LLVM target for " << triple << ": "
+                               << error;
+  std::string cpu = options.cpu == "native"
+                        ? llvm::sys::getHostCPUName().str()
+                        : options.cpu;
+  std::string features;
+  if (options.cpu == "native") {
+    llvm::SubtargetFeatures subtarget;
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      subtarget.AddFeature(feature.first(), feature.second);
+    features = subtarget.getString();
+  }
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      llvm::Triple(triple), cpu, features, targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return kernels.emitError() << "cannot create a target machine for cpu '"
+                               << cpu << "'";
+  module->setDataLayout(machine->createDataLayout());
+  module->setTargetTriple(llvm::Triple(triple));
+
+  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
+                                            machine.get());
+  if (llvm::Error err = optimize(module.get()))
+    return kernels.emitError() << "LLVM optimisation failed: "
+                               << llvm::toString(std::move(err));
+  {
+    llvm::raw_string_ostream os(llvmIR);
+    module->print(os, nullptr);
+  }
+  if (options.dump)
+    options.dump("kernels.ll", llvmIR);
+
+  // Object file, then a shared object linked by the system linker.
+  SmallString<128> objectPath, libraryPath;
+  int objectFd;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "lcc-kernels", "o", objectFd, objectPath))
+    return kernels.emitError() << "cannot create a temporary file: "
+                               << ec.message();
+  llvm::FileRemover removeObject(objectPath);
+  {
+    llvm::raw_fd_ostream os(objectFd, /*shouldClose=*/true);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return kernels.emitError("the target cannot emit object files");
+    codegen.run(*module);
+  }
+  if (std::error_code ec = llvm::sys::fs::getPotentiallyUniqueTempFileName(
+          "lcc-kernels", "so", libraryPath))
+    return kernels.emitError() << "cannot name a temporary file: "
+                               << ec.message();
+  llvm::FileRemover removeLibrary(libraryPath);
+  llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("ld");
+  if (!linker)
+    return kernels.emitError("cannot find the system linker 'ld' on PATH "
+                             "(Debian package binutils)");
+  std::string linkError;
+  SmallVector<StringRef> args = {*linker, "-shared", "--no-undefined-version",
+                                 "-o",    libraryPath, objectPath,
+                                 "-lm"};
+  if (llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
+                                &linkError) != 0)
+    return kernels.emitError() << "linking the kernels failed: " << linkError;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> library =
+      llvm::MemoryBuffer::getFile(libraryPath);
+  if (!library)
+    return kernels.emitError() << "cannot read the linked kernels: "
+                               << library.getError().message();
+  sharedObject = (*library)->getBuffer().str();
+  return success();
+}

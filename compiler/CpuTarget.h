@@ -1,0 +1,60 @@
+//===- CpuTarget.h - dispatches to an x86-64 shared object ------*- C++ -*-===//
+//
+// Turns the dispatch functions of a module into one ELF shared object whose
+// exported entry points follow the HostSharedObject ABI of
+// runtime/schema/lcm.fbs:
+//
+//   void <dispatch>(void *const *bindings, int64_t wg_x, int64_t wg_y,
+//                   int64_t wg_z)
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_COMPILER_CPUTARGET_H
+#define LCC_COMPILER_CPUTARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <functional>
+#include <string>
+
+namespace lcc {
+
+/// Receives the IR after each stage (`name`, text) for --dump-ir.
+using StageDumper =
+    std::function<void(llvm::StringRef name, llvm::StringRef text)>;
+
+struct CpuTargetOptions {
+  /// LLVM CPU name; "native" is the machine lcc runs on.
+  std::string cpu = "native";
+  /// Dumps each stage when set.
+  StageDumper dump;
+};
+
+/// A dispatch and the shapes of the buffers it binds, in binding order.
+struct KernelSignature {
+  std::string name;
+  llvm::SmallVector<llvm::SmallVector<int64_t>> bindingShapes;
+};
+
+/// Bufferizes and lowers `kernels` (a module holding only dispatch functions
+/// on tensors, outputs last) to the LLVM dialect, in place, and returns the
+/// signature of each dispatch in `signatures`.
+mlir::LogicalResult
+lowerDispatchesToLLVM(mlir::ModuleOp kernels, const CpuTargetOptions &options,
+                      llvm::SmallVectorImpl<KernelSignature> &signatures);
+
+/// Translates lowered `kernels` to LLVM IR with an entry point for each of
+/// `signatures`,
+/// optimises it, and returns its text (`--emit=llvm`) in `llvmIR` and the
+/// linked shared object in `sharedObject`. Emits an error on `kernels` and
+/// fails if code generation or linking fails.
+mlir::LogicalResult emitSharedObject(mlir::ModuleOp kernels,
+                                     llvm::ArrayRef<KernelSignature> signatures,
+                                     const CpuTargetOptions &options,
+                                     std::string &llvmIR,
+                                     std::string &sharedObject);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_CPUTARGET_H

@@ -1,0 +1,90 @@
+//===- HostProgram.h - the host side of a compiled function -----*- C++ -*-===//
+//
+// After dispatch outlining a function is a list of dispatch calls on
+// tensors. Planning gives every tensor a buffer (argument, result,
+// parameter, or a range of the transient arena) and turns the calls into
+// the command list of the artifact (DESIGN.md §5).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_COMPILER_HOSTPROGRAM_H
+#define LCC_COMPILER_HOSTPROGRAM_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <array>
+#include <string>
+
+namespace lcc {
+
+enum class ParameterInit { Normal, Zeros, Ones };
+
+struct TensorSignature {
+  std::string name;
+  mlir::RankedTensorType type;
+};
+
+struct Parameter {
+  TensorSignature signature;
+  ParameterInit init = ParameterInit::Normal;
+  float initScale = 0.02f;
+};
+
+/// Parameters of a module, shared by its functions, in first-use order.
+struct ParameterTable {
+  llvm::SmallVector<Parameter> parameters;
+  llvm::StringMap<unsigned> indexByName;
+};
+
+enum class BufferKind { Input, Output, Parameter, Transient };
+
+struct PlannedBuffer {
+  BufferKind kind;
+  unsigned index = 0;       // argument, result or parameter index
+  uint64_t size = 0;        // bytes
+  uint64_t arenaOffset = 0; // Transient only, set by planArena
+  unsigned firstCommand = 0, lastCommand = 0; // live range (Transient)
+};
+
+/// A byte range of a buffer.
+struct BufferRange {
+  unsigned buffer = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+struct PlannedCommand {
+  enum class Kind { Dispatch, Copy } kind = Kind::Dispatch;
+  std::string name;
+  std::string entryPoint; // Dispatch: the dispatch function's name
+  std::array<int64_t, 3> workgroupCount = {1, 1, 1};
+  llvm::SmallVector<BufferRange> bindings; // Dispatch
+  BufferRange source, target;              // Copy
+};
+
+struct HostProgram {
+  std::string name;
+  llvm::SmallVector<TensorSignature> inputs, outputs;
+  llvm::SmallVector<PlannedBuffer> buffers;
+  llvm::SmallVector<PlannedCommand> commands;
+  uint64_t arenaSize = 0;
+};
+
+/// Plans `host` (a function of dispatch calls, reshapes and tensor.empty),
+/// adding the parameters it uses to `parameters`.
+mlir::FailureOr<HostProgram> planHostProgram(mlir::func::FuncOp host,
+                                             ParameterTable &parameters);
+
+/// Places every transient buffer of `program` in one arena so that buffers
+/// live at the same time never overlap (first fit, largest first); offsets
+/// are multiples of 64. Sets `arenaSize`.
+void planArena(HostProgram &program);
+
+/// Bytes of a statically shaped tensor.
+uint64_t byteSize(mlir::RankedTensorType type);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_HOSTPROGRAM_H

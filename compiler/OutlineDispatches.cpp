@@ -1,0 +1,285 @@
+//===- OutlineDispatches.cpp - scf.forall into dispatch functions ---------===//
+//
+// Splits a function into a host program and dispatches. A dispatch is a
+// function of the workgroup id (gpu.block_id) and of its tensors, one per
+// top-level scf.forall, so the host program is only an ordered list of calls
+// whose tensors become planned buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_OUTLINEDISPATCHES
+#include "compiler/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+/// Ops a dispatch recomputes rather than receives: they cost nothing, and
+/// cloning a view keeps the dispatch's argument the whole underlying tensor.
+bool isClonedIntoDispatch(Operation *op) {
+  if (isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+          tensor::CollapseShapeOp>(op))
+    return true;
+  // Scalar arithmetic (constants, index math) hoisted out of a body.
+  return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+         llvm::none_of(op->getResultTypes(),
+                       [](Type t) { return isa<ShapedType>(t); });
+}
+
+/// Builds one dispatch function: arguments are added as the body asks for
+/// outer values, outputs last.
+class DispatchBuilder {
+public:
+  DispatchBuilder(func::FuncOp dispatch) : dispatch(dispatch) {
+    builder.setInsertionPointToStart(&dispatch.getBody().front());
+  }
+
+  OpBuilder &getBuilder() { return builder; }
+  IRMapping &getMapping() { return mapping; }
+  ArrayRef<Value> getHostOperands() const { return hostOperands; }
+
+  /// The dispatch-side value of outer value `v`: a clone of cheap producers,
+  /// otherwise a new argument.
+  Value materialize(Value v) {
+    if (Value mapped = mapping.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    if (def && isClonedIntoDispatch(def)) {
+      for (Value operand : def->getOperands())
+        materialize(operand);
+      builder.clone(*def, mapping);
+      return mapping.lookup(v);
+    }
+    return addArgument(v);
+  }
+
+  Value addArgument(Value hostValue) {
+    Block &entry = dispatch.getBody().front();
+    BlockArgument arg =
+        entry.addArgument(hostValue.getType(), hostValue.getLoc());
+    hostOperands.push_back(hostValue);
+    mapping.map(hostValue, arg);
+    return arg;
+  }
+
+  /// Values defined outside `region` and used in it, materialised.
+  void materializeCaptures(Region &region) {
+    llvm::SetVector<Value> captures;
+    getUsedValuesDefinedAbove(region, captures);
+    for (Value capture : captures)
+      materialize(capture);
+  }
+
+  void finish(ValueRange results, ArrayRef<int64_t> workgroupCount) {
+    func::ReturnOp::create(builder, dispatch.getLoc(), results);
+    Block &entry = dispatch.getBody().front();
+    dispatch.setFunctionType(FunctionType::get(
+        dispatch.getContext(), entry.getArgumentTypes(),
+        TypeRange(ValueRange(results))));
+    dispatch->setAttr("lcc.workgroup_count",
+                      builder.getDenseI64ArrayAttr(workgroupCount));
+  }
+
+private:
+  func::FuncOp dispatch;
+  OpBuilder builder{dispatch.getContext()};
+  IRMapping mapping;
+  SmallVector<Value> hostOperands;
+};
+
+class Outliner {
+public:
+  Outliner(ModuleOp module, func::FuncOp func)
+      : module(module), func(func), symbols(module) {}
+
+  LogicalResult outline(scf::ForallOp forall);
+  LogicalResult outline(DestinationStyleOpInterface op);
+  LogicalResult checkHostProgram();
+
+private:
+  func::FuncOp createDispatch(Location loc) {
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    std::string name =
+        (func.getName() + "_dispatch_" + Twine(counter++)).str();
+    auto dispatch = func::FuncOp::create(
+        b, loc, name, FunctionType::get(module.getContext(), {}, {}));
+    dispatch.setPrivate();
+    dispatch->setAttr("lcc.dispatch", b.getUnitAttr());
+    dispatch.addEntryBlock();
+    symbols.insert(dispatch);
+    return dispatch;
+  }
+
+  void replaceWithCall(Operation *op, func::FuncOp dispatch,
+                       ArrayRef<Value> hostOperands) {
+    OpBuilder b(op);
+    auto call = func::CallOp::create(b, op->getLoc(), dispatch, hostOperands);
+    op->replaceAllUsesWith(call.getResults());
+    op->erase();
+  }
+
+  ModuleOp module;
+  func::FuncOp func;
+  SymbolTable symbols;
+  unsigned counter = 0;
+};
+
+LogicalResult Outliner::outline(scf::ForallOp forall) {
+  std::optional<SmallVector<int64_t>> lbs =
+      getConstantIntValues(forall.getMixedLowerBound());
+  std::optional<SmallVector<int64_t>> ubs =
+      getConstantIntValues(forall.getMixedUpperBound());
+  std::optional<SmallVector<int64_t>> steps =
+      getConstantIntValues(forall.getMixedStep());
+  if (!lbs || !ubs || !steps)
+    return forall.emitOpError("expected static bounds to outline a dispatch");
+  if (forall.getRank() > 3)
+    return forall.emitOpError()
+           << "has " << forall.getRank()
+           << " dimensions; a workgroup grid has at most 3";
+
+  func::FuncOp dispatch = createDispatch(forall.getLoc());
+  DispatchBuilder db(dispatch);
+  OpBuilder &b = db.getBuilder();
+  IRMapping &mapping = db.getMapping();
+  Location loc = forall.getLoc();
+
+  db.materializeCaptures(forall.getRegion());
+  SmallVector<Value> outputs;
+  for (auto [init, iterArg] :
+       llvm::zip(forall.getOutputs(), forall.getRegionIterArgs())) {
+    Value output = db.addArgument(init);
+    mapping.map(iterArg, output);
+    outputs.push_back(output);
+  }
+
+  // Induction variable d = lower bound + block id d * step.
+  SmallVector<int64_t> workgroupCount = {1, 1, 1};
+  const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
+                                 gpu::Dimension::z};
+  for (auto [d, iv] : llvm::enumerate(forall.getInductionVars())) {
+    workgroupCount[d] = llvm::divideCeil((*ubs)[d] - (*lbs)[d], (*steps)[d]);
+    Value id = gpu::BlockIdOp::create(b, loc, dims[d]);
+    Value offset = arith::MulIOp::create(
+        b, loc, id, arith::ConstantIndexOp::create(b, loc, (*steps)[d]));
+    mapping.map(iv, arith::AddIOp::create(
+                        b, loc, offset,
+                        arith::ConstantIndexOp::create(b, loc, (*lbs)[d])));
+  }
+
+  for (Operation &op : forall.getBody()->without_terminator())
+    b.clone(op, mapping);
+  DenseMap<Value, Value> current;
+  for (Value output : outputs)
+    current[output] = output;
+  for (Operation &yielding : forall.getTerminator().getYieldingOps()) {
+    auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(&yielding);
+    if (!insert)
+      return yielding.emitOpError("unexpected op in scf.forall.in_parallel");
+    Value dest = mapping.lookup(insert.getDest());
+    SmallVector<OpFoldResult> offsets, sizes, strides;
+    auto mapMixed = [&](ArrayRef<OpFoldResult> in,
+                        SmallVectorImpl<OpFoldResult> &out) {
+      for (OpFoldResult ofr : in)
+        out.push_back(isa<Value>(ofr) ? OpFoldResult(mapping.lookupOrDefault(
+                                            cast<Value>(ofr)))
+                                      : ofr);
+    };
+    mapMixed(insert.getMixedOffsets(), offsets);
+    mapMixed(insert.getMixedSizes(), sizes);
+    mapMixed(insert.getMixedStrides(), strides);
+    current[dest] = tensor::InsertSliceOp::create(
+        b, loc, mapping.lookupOrDefault(insert.getSource()), current[dest],
+        offsets, sizes, strides);
+  }
+  SmallVector<Value> results;
+  for (Value output : outputs)
+    results.push_back(current[output]);
+  db.finish(results, workgroupCount);
+  replaceWithCall(forall, dispatch, db.getHostOperands());
+  return success();
+}
+
+LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
+  func::FuncOp dispatch = createDispatch(op.getLoc());
+  DispatchBuilder db(dispatch);
+  for (Region &region : op->getRegions())
+    db.materializeCaptures(region);
+  for (OpOperand *input : op.getDpsInputOperands())
+    db.materialize(input->get());
+  for (OpOperand &init : op.getDpsInitsMutable())
+    db.getMapping().map(init.get(), db.addArgument(init.get()));
+  Operation *clone = db.getBuilder().clone(*op, db.getMapping());
+  db.finish(clone->getResults(), {1, 1, 1});
+  replaceWithCall(op, dispatch, db.getHostOperands());
+  return success();
+}
+
+/// What may stay in the host program: calls, returns, and ops that only
+/// name or reshape buffers.
+LogicalResult Outliner::checkHostProgram() {
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(func.getBody().front().getOperations()))) {
+    if (isMemoryEffectFree(&op) && op.use_empty() &&
+        !op.hasTrait<OpTrait::IsTerminator>()) {
+      op.erase();
+      continue;
+    }
+    if (isa<func::CallOp, func::ReturnOp, tensor::EmptyOp,
+            tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+            tensor::InsertSliceOp>(op))
+      continue;
+    return op.emitOpError(
+        "was left outside every dispatch: the host program only orders "
+        "dispatches, reshapes buffers and assembles slices");
+  }
+  return success();
+}
+
+struct OutlineDispatchesPass
+    : lcc::impl::OutlineDispatchesBase<OutlineDispatchesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func->hasAttr("lcc.dispatch") || func.isExternal())
+        continue;
+      if (!func.getBody().hasOneBlock()) {
+        func.emitOpError("expected a single block to split into dispatches");
+        return signalPassFailure();
+      }
+      Outliner outliner(module, func);
+      for (Operation &op : llvm::make_early_inc_range(
+               func.getBody().front().getOperations())) {
+        LogicalResult result = success();
+        if (auto forall = dyn_cast<scf::ForallOp>(op))
+          result = outliner.outline(forall);
+        else if (isa<TilingInterface>(op))
+          if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+            result = outliner.outline(dps);
+        if (failed(result))
+          return signalPassFailure();
+      }
+      if (failed(outliner.checkHostProgram()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

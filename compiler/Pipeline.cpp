@@ -1,0 +1,109 @@
+//===- Pipeline.cpp - attn model to artifact ------------------------------===//
+
+#include "compiler/Pipeline.h"
+
+#include "compiler/ArtifactWriter.h"
+#include "compiler/HostProgram.h"
+#include "compiler/Passes.h"
+#include "passes/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace lcc;
+
+namespace {
+
+std::string printed(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+LogicalResult runStage(ModuleOp module, StringRef name,
+                       const CompileOptions &options,
+                       llvm::function_ref<void(PassManager &)> build) {
+  PassManager pm(module.getContext());
+  build(pm);
+  if (failed(pm.run(module)))
+    return failure();
+  if (options.dump)
+    options.dump(name, printed(module));
+  return success();
+}
+
+} // namespace
+
+FailureOr<std::string> lcc::compile(ModuleOp module,
+                                    const CompileOptions &options) {
+  if (options.dump)
+    options.dump("attn", printed(module));
+  if (options.stopAfter == Stage::Attn)
+    return printed(module);
+
+  if (failed(runStage(module, "linalg", options, [](PassManager &pm) {
+        pm.addPass(createLowerToLinalg());
+        pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+        pm.addPass(createFuseElementwise());
+        pm.addPass(createCanonicalizerPass());
+        pm.addPass(createCSEPass());
+      })))
+    return failure();
+  if (options.stopAfter == Stage::Linalg)
+    return printed(module);
+
+  if (failed(runStage(module, "dispatches", options, [](PassManager &pm) {
+        pm.addPass(createTileToWorkgroups());
+        pm.addPass(createOutlineDispatches());
+        pm.addPass(createCanonicalizerPass());
+        pm.addPass(createCSEPass());
+      })))
+    return failure();
+
+  // The host programs, planned on the tensors the dispatches exchange.
+  ParameterTable parameters;
+  std::vector<HostProgram> programs;
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
+  ExecutableImage executable;
+  executable.target = "x86_64";
+  for (auto func : module.getOps<func::FuncOp>()) {
+    if (func->hasAttr("lcc.dispatch")) {
+      executable.entryPoints.push_back(
+          {func.getName().str(), func.getNumArguments()});
+      kernels->push_back(func.clone());
+      continue;
+    }
+    if (func.isExternal())
+      continue;
+    FailureOr<HostProgram> program = planHostProgram(func, parameters);
+    if (failed(program))
+      return failure();
+    programs.push_back(std::move(*program));
+  }
+  if (programs.empty())
+    return module.emitError("the module has no function to compile"),
+           failure();
+
+  CpuTargetOptions cpu{options.cpu, options.dump};
+  SmallVector<KernelSignature> signatures;
+  if (failed(lowerDispatchesToLLVM(*kernels, cpu, signatures)))
+    return failure();
+  std::string llvmIR;
+  if (failed(emitSharedObject(*kernels, signatures, cpu, llvmIR,
+                              executable.sharedObject)))
+    return failure();
+  if (options.stopAfter == Stage::Llvm)
+    return llvmIR;
+
+  std::string error;
+  FailureOr<std::string> artifact =
+      writeArtifact(programs, parameters, executable, error);
+  if (failed(artifact))
+    return module.emitError(error), failure();
+  return artifact;
+}

@@ -1,0 +1,40 @@
+//===- Pipeline.h - attn model to artifact ----------------------*- C++ -*-===//
+//
+// The stages of lcc, in order: attn (verified input) -> linalg (tensors,
+// elementwise chains fused) -> dispatches (host program + dispatch
+// functions) -> bufferized kernels -> LLVM dialect -> LLVM IR -> shared
+// object -> artifact. `lcc --emit` stops after one of them; `--dump-ir`
+// writes every one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_COMPILER_PIPELINE_H
+#define LCC_COMPILER_PIPELINE_H
+
+#include "compiler/CpuTarget.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace lcc {
+
+enum class Stage { Attn, Linalg, Llvm, Artifact };
+
+struct CompileOptions {
+  Stage stopAfter = Stage::Artifact;
+  /// LLVM CPU of the host code ("native": this machine).
+  std::string cpu = "native";
+  /// Receives every stage's text when set.
+  StageDumper dump;
+};
+
+/// Compiles `module` in place up to `options.stopAfter` and returns that
+/// stage's output: IR text for attn/linalg/llvm, the .lcm bytes for
+/// artifact. Errors are emitted as diagnostics.
+mlir::FailureOr<std::string> compile(mlir::ModuleOp module,
+                                     const CompileOptions &options);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_PIPELINE_H

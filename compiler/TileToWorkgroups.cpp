@@ -1,0 +1,140 @@
+//===- TileToWorkgroups.cpp - top-level ops into scf.forall ---------------===//
+//
+// Gives every computation of a function a workgroup decomposition: each
+// top-level TilingInterface op becomes an scf.forall, with its single-use
+// producers fused in, so that dispatch outlining only has to look for
+// foralls.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_TILETOWORKGROUPS
+#include "compiler/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+/// Tile sizes (0 = not tiled) that split the outermost parallel loops of
+/// `op` into about `target` tiles, using at most three loops.
+SmallVector<OpFoldResult> workgroupTileSizes(OpBuilder &b, TilingInterface op,
+                                             int64_t target) {
+  SmallVector<Range> domain = op.getIterationDomain(b);
+  SmallVector<utils::IteratorType> iterators = op.getLoopIteratorTypes();
+  SmallVector<OpFoldResult> sizes(domain.size(), b.getIndexAttr(0));
+  int64_t tiles = 1, tiledLoops = 0;
+  for (auto [i, range] : llvm::enumerate(domain)) {
+    if (tiles >= target || tiledLoops == 3)
+      break;
+    std::optional<int64_t> extent = getConstantIntValue(range.size);
+    if (iterators[i] != utils::IteratorType::parallel || !extent ||
+        *extent <= 1)
+      continue;
+    int64_t wanted = llvm::divideCeil(target, tiles);
+    int64_t tileSize = std::max<int64_t>(1, llvm::divideCeil(*extent, wanted));
+    sizes[i] = b.getIndexAttr(tileSize);
+    tiles *= llvm::divideCeil(*extent, tileSize);
+    ++tiledLoops;
+  }
+  return sizes;
+}
+
+bool isTopLevel(Operation *op, func::FuncOp func) {
+  return op->getParentOp() == func.getOperation();
+}
+
+/// Rewrites top-level extract_slices into copies, which can be tiled.
+void sliceToCopy(RewriterBase &rewriter, tensor::ExtractSliceOp slice) {
+  rewriter.setInsertionPointAfter(slice);
+  RankedTensorType type = slice.getResultType();
+  Value init = tensor::EmptyOp::create(rewriter, slice.getLoc(),
+                                       type.getShape(), type.getElementType());
+  auto copy = linalg::CopyOp::create(rewriter, slice.getLoc(),
+                                     slice.getResult(), init);
+  rewriter.replaceAllUsesExcept(slice.getResult(), copy.getResult(0), copy);
+}
+
+LogicalResult tileFunction(RewriterBase &rewriter, func::FuncOp func,
+                           int64_t target) {
+  for (auto slice :
+       llvm::to_vector(func.getBody().getOps<tensor::ExtractSliceOp>()))
+    sliceToCopy(rewriter, slice);
+
+  SmallVector<TilingInterface> roots;
+  for (Operation &op : func.getBody().getOps())
+    if (auto tileable = dyn_cast<TilingInterface>(&op))
+      roots.push_back(tileable);
+
+  llvm::SmallPtrSet<Operation *, 16> fused;
+  for (TilingInterface root : llvm::reverse(roots)) {
+    if (fused.contains(root))
+      continue;
+    rewriter.setInsertionPoint(root);
+    scf::SCFTilingOptions tiling;
+    tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+    tiling.setTileSizes(workgroupTileSizes(rewriter, root, target));
+    scf::SCFTileAndFuseOptions options;
+    options.setTilingOptions(tiling);
+    // Fusing a producer with other users would compute it twice.
+    options.setFusionControlFn(
+        [&](tensor::ExtractSliceOp, OpResult producer,
+            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          Operation *def = producer.getOwner();
+          if (!isTopLevel(def, func) || !producer.hasOneUse() ||
+              def->getNumResults() != 1)
+            return std::nullopt;
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        });
+    FailureOr<scf::SCFTileAndFuseResult> result =
+        scf::tileConsumerAndFuseProducersUsingSCF(rewriter, root, options);
+    if (failed(result))
+      return root->emitOpError("could not be tiled into workgroups");
+    if (result->loops.empty())
+      continue; // Nothing parallel to split: one workgroup, left as is.
+    for (Operation *producer : result->fusedProducers)
+      fused.insert(producer);
+    for (auto [original, replacement] : result->replacements)
+      rewriter.replaceAllUsesWith(original, replacement);
+  }
+  // Fused producers and tiled roots are now dead.
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(func.getBody().front().getOperations())))
+    if (isa<TilingInterface>(op) && op.use_empty())
+      rewriter.eraseOp(&op);
+  return success();
+}
+
+struct TileToWorkgroupsPass
+    : lcc::impl::TileToWorkgroupsBase<TileToWorkgroupsPass> {
+  using TileToWorkgroupsBase::TileToWorkgroupsBase;
+
+  void runOnOperation() override {
+    if (workgroups < 1) {
+      getOperation().emitError()
+          << "lcc-tile-to-workgroups: expected workgroups >= 1, got "
+          << static_cast<int64_t>(workgroups);
+      return signalPassFailure();
+    }
+    IRRewriter rewriter(&getContext());
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func->hasAttr("lcc.dispatch"))
+        continue;
+      if (failed(tileFunction(rewriter, func, workgroups)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
