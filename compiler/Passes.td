@@ -29,9 +29,10 @@ def TileToWorkgroups : Pass<"lcc-tile-to-workgroups", "mlir::ModuleOp"> {
     Each op of a function body that implements the TilingInterface (linalg
     ops, tensor.pad) and is not already inside an `scf.forall` becomes an
     `scf.forall` whose iterations are the workgroups of one dispatch. Ops are
-    visited from the last to the first; a producer whose only use is the
-    tiled op is fused into it (computed per tile), so elementwise chains,
-    fills and bias broadcasts end up in the dispatch of their consumer.
+    visited from the last to the first; a producer of an input whose only
+    use is the tiled op is fused into it (computed per tile). Producers of
+    the destination (the fill or bias broadcast that starts a contraction)
+    are not fused yet: they get a dispatch of their own.
 
     Tile sizes split the outermost parallel loops until about
     `workgroups` tiles exist (at most three loops, the workgroup grid's

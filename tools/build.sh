@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine (run as root):
-#   bash tools/build.sh run    install, build, compile a bundled model, show it
+#   bash tools/build.sh run    install, build, compile the bundled Reformer for
+#                              the CPU and run it on random tokens
 #   bash tools/build.sh test   install, build, run the whole test suite
 # BUILD_DIR (default: build) chooses the build folder.
 set -euo pipefail
@@ -27,8 +28,18 @@ fi
 cmake --build "$build_dir"
 
 if [ "$mode" = run ]; then
-  echo "== lcc models/reformer-tiny.mlir --emit=attn"
-  "$build_dir/bin/lcc" models/reformer-tiny.mlir --emit=attn
+  bin="$build_dir/bin"
+  out="$build_dir/demo"
+  mkdir -p "$out"
+  echo "== compile models/reformer-tiny.mlir for the CPU"
+  time "$bin/lcc" models/reformer-tiny.mlir --target=cpu -o "$out/reformer-tiny.lcm"
+  echo "== fresh weights (seed 1) and random tokens (seed 2)"
+  "$bin/lcc-run" "$out/reformer-tiny.lcm" --init-params="$out/weights.safetensors" --seed=1
+  "$bin/lcc-testdata" --output="$out/tokens.npy" --shape=1,1024 --dtype=i32 \
+    --uniform=0,256 --seed=2
+  echo "== run"
+  "$bin/lcc-run" "$out/reformer-tiny.lcm" --input="$out/tokens.npy" \
+    --params="$out/weights.safetensors" --output-dir="$out" --warmup=1 --repeat=5
 else
   ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"
 fi

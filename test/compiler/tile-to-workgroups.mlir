@@ -1,0 +1,58 @@
+// RUN: lcc-opt %s --split-input-file --lcc-tile-to-workgroups="workgroups=4" | FileCheck %s
+
+// A contraction is split over its outer parallel loop into 4 workgroups of
+// 4 rows. Its destination's fill is tiled the same way, in a forall of its
+// own (destination producers are not fused yet).
+// CHECK-LABEL: func @matmul
+// CHECK-SAME: (%[[A:.+]]: tensor<16x32xf32>, %[[B:.+]]: tensor<32x8xf32>)
+// CHECK: %[[FILL:.+]] = scf.forall (%{{.+}}) = (0) to (16) step (4)
+// CHECK: linalg.fill {{.*}} -> tensor<4x8xf32>
+// CHECK: %[[R:.+]] = scf.forall (%[[I:.+]]) = (0) to (16) step (4) shared_outs(%[[OUT:.+]] = %[[FILL]]) -> (tensor<16x8xf32>)
+// CHECK: tensor.extract_slice %[[A]][%[[I]], 0] [4, 32] [1, 1]
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[I]], 0] [4, 8] [1, 1]
+// CHECK: return %[[R]]
+func.func @matmul(%a: tensor<16x32xf32>, %b: tensor<32x8xf32>) -> tensor<16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, k, n) -> (i, k)>, affine_map<(i, k, n) -> (k, n)>, affine_map<(i, k, n) -> (i, n)>],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : tensor<16x32xf32>, tensor<32x8xf32>) outs(%init : tensor<16x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+// A top-level slice becomes a tiled copy, so it runs in a dispatch.
+// CHECK-LABEL: func @slice
+// CHECK: %[[VIEW:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0] [2, 5, 4] [1, 1, 1]
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (2, 5) step (1, 3)
+// CHECK: tensor.extract_slice %[[VIEW]]
+// CHECK: linalg.copy
+func.func @slice(%x: tensor<2x8x4xf32>) -> tensor<2x5x4xf32> {
+  %0 = tensor.extract_slice %x[0, 0, 0] [2, 5, 4] [1, 1, 1] : tensor<2x8x4xf32> to tensor<2x5x4xf32>
+  return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+// An existing forall (the flash form of attention) is left as it is.
+// CHECK-LABEL: func @forall_kept
+// CHECK: scf.forall (%{{.+}}) in (3)
+// CHECK-NOT: scf.forall (
+func.func @forall_kept(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  %e = tensor.empty() : tensor<3x4xf32>
+  %0 = scf.forall (%i) in (3) shared_outs(%o = %e) -> (tensor<3x4xf32>) {
+    %s = tensor.extract_slice %x[%i, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<1x4xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %o[%i, 0] [1, 4] [1, 1] : tensor<1x4xf32> into tensor<3x4xf32>
+    }
+  }
+  return %0 : tensor<3x4xf32>
+}
