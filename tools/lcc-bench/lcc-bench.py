@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""lcc-bench: compile and run lcc workloads, print a table of measurements.
+
+  lcc-bench attention [--seq=1024,4096,8192,16384] [--heads=8]
+                      [--head-dim=64] [--batch=1] [--causal] [--repeat=3]
+                      [--threads=N]
+  lcc-bench models    [--repeat=5] [--threads=N]
+
+attention: dense scaled dot-product attention, f32, one model per sequence
+length, compiled with lcc for the CPU and run with lcc-run on random inputs.
+Reports compile time, mean time per call (after one warm-up call), the
+runtime's peak bytes (inputs, outputs, parameters and the planned arena) and
+the attention FLOP rate (4 * batch * heads * seq^2 * head_dim, halved when
+causal).
+
+models: every model in models/, with fresh weights: compile time, number of
+dispatches, arena bytes, peak bytes and time per call.
+
+Measurements come from lcc-run --report=json; nothing is estimated.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.dirname(os.path.realpath(__file__))
+SOURCE = "@LCC_SOURCE_DIR@"
+
+
+def tool(name):
+    return os.path.join(BIN, name)
+
+
+def run(args):
+    result = subprocess.run(args, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit("lcc-bench: error: %s failed: %s" %
+                 (os.path.basename(args[0]), result.stderr.strip()))
+    return result.stdout
+
+
+def compile_model(source, output):
+    start = time.perf_counter()
+    run([tool("lcc"), source, "-o", output])
+    return time.perf_counter() - start
+
+
+def report(lcm, inputs, params, repeat, threads, workdir):
+    args = [tool("lcc-run"), lcm, "--report=json", "--warmup=1",
+            "--repeat=%d" % repeat, "--output-dir=%s" % workdir]
+    args += ["--input=%s" % i for i in inputs]
+    if params:
+        args.append("--params=%s" % params)
+    if threads:
+        args.append("--threads=%d" % threads)
+    return json.loads(run(args))
+
+
+def attention_model(batch, heads, seq, dim, causal):
+    t = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, seq, dim)
+    attrs = " {causal = true}" if causal else ""
+    return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+            "  %%0 = attn.attention %%q, %%k, %%v%s : (%s, %s, %s) -> %s\n"
+            "  return %%0 : %s\n}\n" % (t, t, t, t, attrs, t, t, t, t, t))
+
+
+def mib(n):
+    return n / float(1 << 20)
+
+
+def bench_attention(opts):
+    print("dense attention, f32, batch %d, %d heads, head_dim %d, %s, "
+          "%d threads" % (opts.batch, opts.heads, opts.head_dim,
+                          "causal" if opts.causal else "non-causal",
+                          opts.threads or os.cpu_count()))
+    print("| seq | compile s | ms/call | peak MiB | arena MiB | GFLOP/s |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for seq in opts.seq:
+        with tempfile.TemporaryDirectory() as work:
+            model = os.path.join(work, "attention.mlir")
+            with open(model, "w") as f:
+                f.write(attention_model(opts.batch, opts.heads, seq,
+                                        opts.head_dim, opts.causal))
+            lcm = os.path.join(work, "attention.lcm")
+            seconds = compile_model(model, lcm)
+            shape = "%d,%d,%d,%d" % (opts.batch, opts.heads, seq,
+                                     opts.head_dim)
+            inputs = []
+            for name in "qkv":
+                path = os.path.join(work, name + ".npy")
+                run([tool("lcc-testdata"), "--output=" + path,
+                     "--shape=" + shape, "--seed=%d" % len(inputs)])
+                inputs.append(path)
+            r = report(lcm, inputs, None, opts.repeat, opts.threads, work)
+            flops = 4.0 * opts.batch * opts.heads * seq * seq * opts.head_dim
+            if opts.causal:
+                flops /= 2
+            print("| %d | %.2f | %.1f | %.1f | %.1f | %.1f |" %
+                  (seq, seconds, r["mean_ms"], mib(r["peak_bytes"]),
+                   mib(r["arena_bytes"]), flops / (r["mean_ms"] * 1e6)))
+            sys.stdout.flush()
+
+
+def bench_models(opts):
+    models_dir = os.path.join(SOURCE, "models")
+    print("| model | compile s | dispatches | arena MiB | peak MiB | "
+          "ms/call |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name in sorted(os.listdir(models_dir)):
+        if not name.endswith(".mlir"):
+            continue
+        with tempfile.TemporaryDirectory() as work:
+            lcm = os.path.join(work, "model.lcm")
+            seconds = compile_model(os.path.join(models_dir, name), lcm)
+            params = os.path.join(work, "weights.safetensors")
+            run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
+            tokens = os.path.join(work, "tokens.npy")
+            run([tool("lcc-testdata"), "--output=" + tokens,
+                 "--shape=" + token_shape(os.path.join(models_dir, name)),
+                 "--dtype=i32", "--uniform=0,256",
+                 "--seed=2"])
+            r = report(lcm, [tokens], params, opts.repeat, opts.threads, work)
+            dispatches = sum(1 for c in r["commands"]
+                             if c["kind"] == "dispatch")
+            print("| %s | %.2f | %d | %.1f | %.1f | %.1f |" %
+                  (name[:-5], seconds, dispatches, mib(r["arena_bytes"]),
+                   mib(r["peak_bytes"]), r["mean_ms"]))
+            sys.stdout.flush()
+
+
+def token_shape(model):
+    """The [batch, seq] of a bundled model's token input, from its source."""
+    with open(model) as f:
+        match = re.search(r"@forward\(%\w+: tensor<(\d+)x(\d+)xi32>", f.read())
+    if not match:
+        sys.exit("lcc-bench: error: %s does not start with token ids "
+                 "tensor<BxSxi32>" % model)
+    return "%s,%s" % match.groups()
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        prog="lcc-bench", description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1])
+    sub = parser.add_subparsers(dest="workload", required=True)
+    a = sub.add_parser("attention", help="dense attention by sequence length")
+    a.add_argument("--seq", default="1024,4096,8192,16384",
+                   type=lambda s: [int(x) for x in s.split(",")])
+    a.add_argument("--heads", type=int, default=8)
+    a.add_argument("--head-dim", type=int, default=64)
+    a.add_argument("--batch", type=int, default=1)
+    a.add_argument("--causal", action="store_true")
+    a.add_argument("--repeat", type=int, default=3)
+    a.add_argument("--threads", type=int, default=0)
+    m = sub.add_parser("models", help="the bundled models")
+    m.add_argument("--repeat", type=int, default=5)
+    m.add_argument("--threads", type=int, default=0)
+    opts = parser.parse_args()
+    if opts.workload == "attention":
+        bench_attention(opts)
+    else:
+        bench_models(opts)
+
+
+if __name__ == "__main__":
+    main()
