@@ -59,6 +59,25 @@ Value addTensors(TensorBuilder &tb, Value x, Value y) {
                          });
 }
 
+/// An index read from data, clamped into [0, size): a bad token or label
+/// id can never address memory outside its table.
+Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t size) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+  index = arith::MaxSIOp::create(b, loc, index,
+                                 arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::MinSIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, size - 1));
+}
+
+/// The maximum of each row (last dimension) of `x`.
+Value rowMax(TensorBuilder &tb, Value x) {
+  return tb.reduceLastDim(
+      {x}, kNegativeInfinity,
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+      });
+}
+
 /// Replaces `op` (with a single-block region `region`) by the region's
 /// body, its arguments bound to `arguments`, and returns what it yielded.
 SmallVector<Value> inlineRegion(PatternRewriter &rewriter, Operation *op,
@@ -104,13 +123,7 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
     Value result = tb.map(
         resultType.getShape(), resultType.getElementType(), {op.getTokens()},
         {tb.map(3, {0, 1})}, [&](OpBuilder &b, Location loc, ValueRange a) {
-          // Out-of-range ids are clamped so a bad token can never read
-          // outside the table.
-          Value id = arith::IndexCastOp::create(b, loc, b.getIndexType(), a[0]);
-          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-          Value last = arith::ConstantIndexOp::create(b, loc, vocab - 1);
-          id = arith::MaxSIOp::create(b, loc, id, zero);
-          id = arith::MinSIOp::create(b, loc, id, last);
+          Value id = clampedIndex(b, loc, a[0], vocab);
           Value feature = linalg::IndexOp::create(b, loc, 2);
           return tensor::ExtractOp::create(b, loc, table,
                                            ValueRange{id, feature})
@@ -376,13 +389,9 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
     Type elt = type.getElementType();
     int64_t vocab = type.getShape().back();
 
-    Value rowMax = tb.reduceLastDim(
-        {logits}, kNegativeInfinity,
-        [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-          return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-        });
+    Value maxima = rowMax(tb, logits);
     Value sumExp = tb.reduceLastDim(
-        {logits}, {rowMax}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+        {logits}, {maxima}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
           Value shifted = arith::SubFOp::create(b, loc, a[0], a[1]);
           return add(b, loc, a[2], math::ExpOp::create(b, loc, shifted));
         });
@@ -390,20 +399,14 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
     SmallVector<int64_t> rowShape(type.getShape().drop_back());
     unsigned rowRank = rank - 1;
     Value perPosition = tb.map(
-        rowShape, elt, {rowMax, sumExp, labels},
+        rowShape, elt, {maxima, sumExp, labels},
         {tb.identityMap(rowRank), tb.identityMap(rowRank),
          tb.identityMap(rowRank)},
         [&](OpBuilder &b, Location loc, ValueRange a) {
           SmallVector<Value> indices;
           for (unsigned d = 0; d < rowRank; ++d)
             indices.push_back(linalg::IndexOp::create(b, loc, d));
-          Value label =
-              arith::IndexCastOp::create(b, loc, b.getIndexType(), a[2]);
-          label = arith::MaxSIOp::create(
-              b, loc, label, arith::ConstantIndexOp::create(b, loc, 0));
-          label = arith::MinSIOp::create(
-              b, loc, label, arith::ConstantIndexOp::create(b, loc, vocab - 1));
-          indices.push_back(label);
+          indices.push_back(clampedIndex(b, loc, a[2], vocab));
           Value picked = tensor::ExtractOp::create(b, loc, logits, indices);
           Value logSumExp =
               add(b, loc, math::LogOp::create(b, loc, a[1]), a[0]);
@@ -560,14 +563,10 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
               queryBlock, keyBlock, t.filled({queryTile, keyTile}, elt, 0.0));
           Value scores = maskedScores(t, dots, queryOffset, keyOffset, keySeq,
                                       scale, causal, sharedQK);
-          Value rowMax = iter[0], rowSum = iter[1], acc = iter[2];
-          Value blockMax = t.reduceLastDim(
-              {scores}, kNegativeInfinity,
-              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-              });
+          Value runningMax = iter[0], rowSum = iter[1], acc = iter[2];
+          Value blockMax = rowMax(t, scores);
           Value newMax = t.mapSameShape(
-              {rowMax, blockMax},
+              {runningMax, blockMax},
               [](OpBuilder &b, Location loc, ValueRange a) -> Value {
                 return arith::MaximumFOp::create(b, loc, a[0], a[1]);
               });
@@ -580,7 +579,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
               });
           // exp(old max - new max) rescales what was accumulated so far.
           Value correction = t.mapSameShape(
-              {rowMax, newMax},
+              {runningMax, newMax},
               [](OpBuilder &b, Location loc, ValueRange a) -> Value {
                 return math::ExpOp::create(
                     b, loc, arith::SubFOp::create(b, loc, a[0], a[1]));
