@@ -46,8 +46,12 @@ private:
     }
     std::vector<int64_t> shape(s.type.getShape().begin(),
                                s.type.getShape().end());
+    std::vector<int64_t> range;
+    if (s.validRange)
+      range = {s.validRange->first, s.validRange->second};
     return lcm::CreateTensorSignatureDirect(fbb, s.name.c_str(), *dtype,
-                                            &shape);
+                                            &shape,
+                                            s.validRange ? &range : nullptr);
   }
   flatbuffers::Offset<lcm::Binding> binding(const BufferRange &r) {
     return lcm::CreateBinding(fbb, r.buffer, r.offset, r.length);

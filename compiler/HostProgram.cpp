@@ -20,7 +20,7 @@ namespace {
 Parameter describeParameter(func::FuncOp host, unsigned argIndex,
                             StringRef name, RankedTensorType type) {
   Parameter p;
-  p.signature = {name.str(), type};
+  p.signature = {name.str(), type, {}};
   if (auto init = host.getArgAttrOfType<StringAttr>(argIndex,
                                                     "attn.param_init")) {
     if (init.getValue() == "ones")
@@ -145,7 +145,11 @@ LogicalResult Planner::planArguments() {
       buffer = addBuffer(BufferKind::Parameter, it->second, type);
     } else {
       unsigned index = program.inputs.size();
-      program.inputs.push_back({("arg" + Twine(index)).str(), type});
+      program.inputs.push_back({("arg" + Twine(index)).str(), type, {}});
+      if (auto range = host.getArgAttrOfType<DenseI64ArrayAttr>(
+              arg.getArgNumber(), "attn.valid_range");
+          range && range.size() == 2)
+        program.inputs.back().validRange = {range[0], range[1]};
       buffer = addBuffer(BufferKind::Input, index, type);
     }
     where[arg] = whole(buffer);
@@ -266,7 +270,7 @@ FailureOr<HostProgram> Planner::run() {
   auto ret = cast<func::ReturnOp>(host.getBody().front().getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto type = cast<RankedTensorType>(value.getType());
-    program.outputs.push_back({("result" + Twine(i)).str(), type});
+    program.outputs.push_back({("result" + Twine(i)).str(), type, {}});
     outputBuffers.push_back(addBuffer(BufferKind::Output, i, type));
     if (value.getDefiningOp<func::CallOp>())
       returnedResult.try_emplace(value, i);

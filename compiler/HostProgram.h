@@ -24,6 +24,8 @@ enum class ParameterInit { Normal, Zeros, Ones };
 struct TensorSignature {
   std::string name;
   mlir::RankedTensorType type;
+  /// For integer inputs that index a table: every element's [min, max].
+  std::optional<std::pair<int64_t, int64_t>> validRange;
 };
 
 struct Parameter {

@@ -680,6 +680,55 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
 // The pass
 //===----------------------------------------------------------------------===//
 
+/// How a fresh weights file fills a parameter, from the ops that use it:
+/// layer-norm gains start at one, biases and shifts at zero, everything else
+/// N(0, 1/fan_in) with fan_in the first dimension of a matrix.
+NamedAttrList parameterInit(ParamOp param) {
+  MLIRContext *context = param.getContext();
+  StringRef init = "normal";
+  for (OpOperand &use : param.getResult().getUses()) {
+    Operation *user = use.getOwner();
+    unsigned index = use.getOperandNumber();
+    if (auto norm = dyn_cast<LayerNormOp>(user))
+      init = &use == &norm.getGammaMutable() ? "ones" : "zeros";
+    else if (isa<LinearOp>(user) && index == 2)
+      init = "zeros";
+    else if (auto ff = dyn_cast<FeedForwardOp>(user);
+             ff && (&use == &ff.getUpBiasMutable() ||
+                    &use == &ff.getDownBiasMutable()))
+      init = "zeros";
+  }
+  auto type = cast<RankedTensorType>(param.getType());
+  double scale = type.getRank() >= 2
+                     ? 1.0 / std::sqrt(static_cast<double>(type.getDimSize(0)))
+                     : 0.02;
+  NamedAttrList attrs;
+  attrs.append("attn.param", param.getNameAttr());
+  attrs.append("attn.param_init", StringAttr::get(context, init));
+  attrs.append("attn.param_scale",
+               FloatAttr::get(Float32Type::get(context), scale));
+  return attrs;
+}
+
+/// Marks function arguments used as token ids or labels with the range of
+/// the table they index (`attn.valid_range`), so the runtime rejects an
+/// out-of-range id instead of the kernels clamping it silently.
+void recordIndexRanges(func::FuncOp func) {
+  auto mark = [&](Value ids, int64_t size) {
+    auto arg = dyn_cast<BlockArgument>(ids);
+    if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
+      return;
+    func.setArgAttr(arg.getArgNumber(), "attn.valid_range",
+                    DenseI64ArrayAttr::get(func.getContext(), {0, size - 1}));
+  };
+  func.walk([&](EmbeddingOp op) {
+    mark(op.getTokens(), tensorType(op.getTable()).getDimSize(0));
+  });
+  func.walk([&](SoftmaxCrossEntropyOp op) {
+    mark(op.getLabels(), tensorType(op.getLogits()).getShape().back());
+  });
+}
+
 /// Turns each attn.param into a function argument tagged with its name; all
 /// params of one name in a function share one argument.
 LogicalResult paramsToArguments(func::FuncOp func) {
@@ -690,12 +739,9 @@ LogicalResult paramsToArguments(func::FuncOp func) {
     auto [it, inserted] = arguments.try_emplace(param.getName());
     if (inserted) {
       unsigned index = func.getNumArguments();
-      auto nameAttr = NamedAttribute(
-          StringAttr::get(func.getContext(), "attn.param"),
-          param.getNameAttr());
       if (failed(func.insertArgument(
               index, param.getType(),
-              DictionaryAttr::get(func.getContext(), {nameAttr}),
+              parameterInit(param).getDictionary(func.getContext()),
               param.getLoc())))
         return param.emitOpError("could not become a function argument");
       it->second = func.getArgument(index);
@@ -724,6 +770,7 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
       return signalPassFailure();
     }
     for (auto func : module.getOps<func::FuncOp>()) {
+      recordIndexRanges(func);
       if (failed(paramsToArguments(func)))
         return signalPassFailure();
     }

@@ -22,6 +22,43 @@ std::string describeArgument(const char *kind, size_t index,
          getName(signature) + "'";
 }
 
+/// Checks that every element of an integer `value` lies in the signature's
+/// valid range: the compiled code indexes a table with it.
+Status checkValueRange(const TensorView &value,
+                       const lcm::TensorSignature &signature,
+                       const std::string &what) {
+  const flatbuffers::Vector<int64_t> *range = signature.valid_range();
+  if (!range || range->size() != 2)
+    return Status();
+  int64_t low = range->Get(0), high = range->Get(1);
+  size_t count;
+  auto element = [&](size_t i) -> int64_t {
+    int64_t v;
+    if (value.dtype == lcm::DType::I32) {
+      int32_t narrow;
+      std::memcpy(&narrow, static_cast<const char *>(value.data) + 4 * i, 4);
+      v = narrow;
+    } else {
+      std::memcpy(&v, static_cast<const char *>(value.data) + 8 * i, 8);
+    }
+    return v;
+  };
+  if (value.dtype == lcm::DType::I32)
+    count = value.size / 4;
+  else if (value.dtype == lcm::DType::I64)
+    count = value.size / 8;
+  else
+    return Status();
+  for (size_t i = 0; i < count; ++i) {
+    int64_t v = element(i);
+    if (v < low || v > high)
+      return Status::error(StatusCode::InvalidArgument, what, ": element ", i,
+                           " is ", v, ", outside the valid range [", low, ", ",
+                           high, "] of the table it indexes");
+  }
+  return Status();
+}
+
 /// Checks that `value` has the dtype and shape of `signature`.
 Status checkTensor(const TensorView &value,
                    const lcm::TensorSignature &signature,
@@ -40,7 +77,7 @@ Status checkTensor(const TensorView &value,
                          bytes, " bytes of data for ",
                          formatType(expected, signature.dtype()), ", got ",
                          value.data ? value.size : 0);
-  return Status();
+  return checkValueRange(value, signature, what);
 }
 
 } // namespace

@@ -88,7 +88,12 @@ func.func @shared_qk_attention(%qk: tensor<1x1x32x16xf32>, %v: tensor<1x1x32x16x
 // name. Embedding reads the table with clamped ids; linear starts from the
 // broadcast bias.
 // CHECK-LABEL: func @params_embedding_linear
-// CHECK-SAME: (%[[TOK:[^:]+]]: tensor<1x8xi32>, %[[TABLE:[^:]+]]: tensor<16x4xf32> {attn.param = "embed"}, %[[W:[^:]+]]: tensor<4x2xf32> {attn.param = "proj.w"}, %[[BIAS:[^:]+]]: tensor<2xf32> {attn.param = "proj.b"})
+// Token ids that are a function input carry the range the runtime checks;
+// each param says how a fresh weights file initialises it.
+// CHECK-SAME: (%[[TOK:[^:]+]]: tensor<1x8xi32> {attn.valid_range = array<i64: 0, 15>},
+// CHECK-SAME: %[[TABLE:[^:]+]]: tensor<16x4xf32> {attn.param = "embed", attn.param_init = "normal", attn.param_scale = 2.500000e-01 : f32},
+// CHECK-SAME: %[[W:[^:]+]]: tensor<4x2xf32> {attn.param = "proj.w", attn.param_init = "normal", attn.param_scale = 5.000000e-01 : f32},
+// CHECK-SAME: %[[BIAS:[^:]+]]: tensor<2xf32> {attn.param = "proj.b", attn.param_init = "zeros", attn.param_scale = 2.000000e-02 : f32})
 // CHECK-NOT: attn.param "
 // CHECK: %[[X:.+]] = linalg.generic {{.*}} ins(%[[TOK]] : tensor<1x8xi32>)
 // CHECK: arith.maxsi

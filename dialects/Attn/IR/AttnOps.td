@@ -195,8 +195,10 @@ def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure]> {
   let summary = "token embedding lookup";
   let description = [{
     `result[b, s, :] = table[tokens[b, s], :]` for `tokens: [batch, seq]`
-    and `table: [vocab, d_model]`. A token outside `[0, vocab)` is a run-time
-    error.
+    and `table: [vocab, d_model]`. When `tokens` is a function input, a token
+    outside `[0, vocab)` is a run-time error (the runtime checks the input
+    before the call); a token computed inside the model is clamped into
+    range, so it can never read outside the table.
   }];
   let arguments = (ins Attn_TokenTensor:$tokens, Attn_FloatTensor:$table);
   let results = (outs Attn_FloatTensor:$result);
@@ -361,7 +363,8 @@ def Attn_SoftmaxCrossEntropyOp : Attn_Op<"softmax_cross_entropy", [Pure]> {
   let description = [{
     `mean over positions p of (logsumexp(logits[p, :]) - logits[p, labels[p]])`
     for `logits: [..., vocab]` and integer `labels` of the leading shape. The
-    result is a 0-d tensor. A label outside `[0, vocab)` is a run-time error.
+    result is a 0-d tensor. When `labels` is a function input, a label
+    outside `[0, vocab)` is a run-time error; a computed label is clamped.
   }];
   let arguments = (ins Attn_FloatTensor:$logits, Attn_TokenTensor:$labels);
   let results = (outs Attn_FloatTensor:$loss);
