@@ -438,239 +438,326 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
 // Dense attention: the flash form
 //===----------------------------------------------------------------------===//
 
+/// Rows of `x` divided by their L2 norm (the keys of shared-QK attention).
+Value normalizeRows(TensorBuilder &tb, Value x) {
+  Value sumSquares = tb.reduceLastDim(
+      {x}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+        return add(b, loc, a[1], mul(b, loc, a[0], a[0]));
+      });
+  RankedTensorType type = tensorType(x);
+  unsigned rank = type.getRank();
+  return tb.map(type.getShape(), type.getElementType(), {x, sumSquares},
+                {tb.identityMap(rank), tb.dropLastMap(rank)},
+                [](OpBuilder &b, Location loc, ValueRange a) {
+                  Value invNorm = math::RsqrtOp::create(b, loc, a[1]);
+                  return mul(b, loc, a[0], invNorm);
+                });
+}
+
+/// Pads dimension 2 (seq) of `x` with zeros up to `paddedSeq`.
+Value padSeq(TensorBuilder &tb, Value x, int64_t paddedSeq) {
+  RankedTensorType type = tensorType(x);
+  if (type.getDimSize(2) == paddedSeq)
+    return x;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[2] = paddedSeq;
+  Value zero = tb.scalar(type.getElementType(), 0.0);
+  return tensor::createPadHighOp(
+      RankedTensorType::get(shape, type.getElementType()), x, zero,
+      /*nofold=*/false, tb.location(), tb.builder());
+}
+
+/// The [tile, dim] slice at (b, h, offset) of a [batch, heads, seq, dim]
+/// tensor.
+Value tileOf(OpBuilder &b, Location loc, Value x, Value batch, Value head,
+             Value offset, int64_t tile) {
+  RankedTensorType type = tensorType(x);
+  int64_t dim = type.getDimSize(3);
+  SmallVector<OpFoldResult> offsets = {batch, head, offset, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     b.getIndexAttr(tile),
+                                     b.getIndexAttr(dim)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({tile, dim}, type.getElementType()), x,
+      offsets, sizes, strides);
+}
+
+/// exp(x - m), and 0 where m is -inf (a row that has seen no visible key
+/// yet, where x - m would be NaN).
+Value expShifted(OpBuilder &b, Location loc, Value x, Value m) {
+  Type type = m.getType();
+  Value negInf = arith::ConstantOp::create(
+      b, loc, type, b.getFloatAttr(type, kNegativeInfinity));
+  Value zero =
+      arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 0.0));
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, m));
+  return arith::SelectOp::create(b, loc, empty, zero, e);
+}
+
+/// Predicate on (query position, key position) index values, built inside a
+/// linalg.generic body.
+using PositionPredicate =
+    std::function<Value(OpBuilder &, Location, Value query, Value key)>;
+
+/// One attention in the tiled online-softmax (flash) form. Dense, shared-QK
+/// and sparse attention differ only in which keys a query sees (`hidden`)
+/// and which key tiles a query tile may skip (`tileVisible`).
+struct FlashAttention {
+  Value query, key, value; // key already unit-normalised for shared QK
+  double scale;
+  bool causal = false, sharedQK = false;
+  int64_t queryTile, keyTile;
+  /// Extra mask: true where the key is hidden from the query.
+  PositionPredicate hidden;
+  /// Whether the key tile at the given offset can hold a key visible from
+  /// the query tile at the given offset; tiles where it is false are
+  /// skipped. Null: every tile is visited.
+  PositionPredicate tileVisible;
+
+  Value build(PatternRewriter &rewriter, Location loc) const;
+
+private:
+  Value maskedScores(TensorBuilder &t, Value dots, Value queryOffset,
+                     Value keyOffset, int64_t keySeq) const;
+  SmallVector<Value> updateOnline(TensorBuilder &t, Value queryBlock,
+                                  Value keyBlock, Value valueBlock,
+                                  Value queryOffset, Value keyOffset,
+                                  int64_t keySeq, ValueRange state) const;
+};
+
+/// q kᵀ · scale for one block, with the masks: padded keys, later keys (if
+/// causal) and `hidden` ones get -inf; under shared QK a token's score with
+/// itself becomes -1e5.
+Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
+                                   Value queryOffset, Value keyOffset,
+                                   int64_t keySeq) const {
+  Type elt = tensorType(dots).getElementType();
+  return t.mapSameShape({dots}, [&](OpBuilder &b, Location loc,
+                                    ValueRange a) -> Value {
+    auto constant = [&](double v) -> Value {
+      return arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, v));
+    };
+    Value queryPos = arith::AddIOp::create(b, loc, queryOffset,
+                                           linalg::IndexOp::create(b, loc, 0));
+    Value keyPos = arith::AddIOp::create(b, loc, keyOffset,
+                                         linalg::IndexOp::create(b, loc, 1));
+    Value score = mul(b, loc, a[0], constant(scale));
+    if (sharedQK) {
+      Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         queryPos, keyPos);
+      score = arith::SelectOp::create(b, loc, self,
+                                      constant(kSelfAttentionScore), score);
+    }
+    Value masked =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, keyPos,
+                              arith::ConstantIndexOp::create(b, loc, keySeq));
+    if (causal) {
+      Value future = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                           keyPos, queryPos);
+      masked = arith::OrIOp::create(b, loc, masked, future);
+    }
+    if (hidden)
+      masked = arith::OrIOp::create(b, loc, masked,
+                                    hidden(b, loc, queryPos, keyPos));
+    return arith::SelectOp::create(b, loc, masked,
+                                   constant(kNegativeInfinity), score);
+  });
+}
+
+/// One step of the online softmax: folds a key tile into the running
+/// (row max, row sum, accumulator) `state`.
+SmallVector<Value> FlashAttention::updateOnline(
+    TensorBuilder &t, Value queryBlock, Value keyBlock, Value valueBlock,
+    Value queryOffset, Value keyOffset, int64_t keySeq,
+    ValueRange state) const {
+  Type elt = tensorType(queryBlock).getElementType();
+  int64_t valueDim = tensorType(valueBlock).getDimSize(1);
+  Value dots = t.matmulTransposedB(queryBlock, keyBlock,
+                                   t.filled({queryTile, keyTile}, elt, 0.0));
+  Value scores = maskedScores(t, dots, queryOffset, keyOffset, keySeq);
+  Value runningMax = state[0], rowSum = state[1], acc = state[2];
+  Value blockMax = rowMax(t, scores);
+  Value newMax = t.mapSameShape(
+      {runningMax, blockMax},
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+      });
+  Value probs = t.map({queryTile, keyTile}, elt, {scores, newMax},
+                      {t.identityMap(2), t.dropLastMap(2)},
+                      [](OpBuilder &b, Location loc, ValueRange a) {
+                        return expShifted(b, loc, a[0], a[1]);
+                      });
+  // exp(old max - new max) rescales what was accumulated so far.
+  Value correction = t.mapSameShape(
+      {runningMax, newMax}, [](OpBuilder &b, Location loc, ValueRange a) {
+        return expShifted(b, loc, a[0], a[1]);
+      });
+  Value blockSum = t.reduceLastDim(
+      {probs}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+        return add(b, loc, a[1], a[0]);
+      });
+  // sum' = sum * correction + rowsum(probs).
+  Value newSum = t.mapSameShape(
+      {rowSum, correction, blockSum},
+      [](OpBuilder &b, Location loc, ValueRange a) {
+        return add(b, loc, mul(b, loc, a[0], a[1]), a[2]);
+      });
+  Value rescaled = t.map({queryTile, valueDim}, elt, {acc, correction},
+                         {t.identityMap(2), t.dropLastMap(2)},
+                         [](OpBuilder &b, Location loc, ValueRange a) {
+                           return mul(b, loc, a[0], a[1]);
+                         });
+  return {newMax, newSum, t.matmul(probs, valueBlock, rescaled)};
+}
+
+Value FlashAttention::build(PatternRewriter &rewriter, Location loc) const {
+  TensorBuilder tb(rewriter, loc);
+  RankedTensorType qType = tensorType(query), kType = tensorType(key),
+                   vType = tensorType(value);
+  Type elt = qType.getElementType();
+  int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
+  int64_t querySeq = qType.getDimSize(2);
+  int64_t keySeq = kType.getDimSize(2), valueDim = vType.getDimSize(3);
+  int64_t queryTiles = llvm::divideCeil(querySeq, queryTile);
+  int64_t keyTiles = llvm::divideCeil(keySeq, keyTile);
+
+  Value paddedQuery = padSeq(tb, query, queryTiles * queryTile);
+  Value paddedKey = padSeq(tb, key, keyTiles * keyTile);
+  Value paddedValue = padSeq(tb, value, keyTiles * keyTile);
+
+  Value out = tb.empty({batch, heads, queryTiles * queryTile, valueDim}, elt);
+  auto forall = scf::ForallOp::create(
+      rewriter, loc,
+      ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batch),
+                             rewriter.getIndexAttr(heads),
+                             rewriter.getIndexAttr(queryTiles)},
+      ValueRange{out}, /*mapping=*/std::nullopt);
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(forall.getBody());
+  TensorBuilder body(rewriter, loc);
+  Value b = forall.getInductionVars()[0], h = forall.getInductionVars()[1];
+  Value queryOffset = arith::MulIOp::create(
+      rewriter, loc, forall.getInductionVars()[2], body.index(queryTile));
+  Value queryBlock =
+      tileOf(rewriter, loc, paddedQuery, b, h, queryOffset, queryTile);
+
+  // A causal query tile sees key tiles up to the one holding its last
+  // query: later tiles are skipped, not masked.
+  Value keyTileEnd = body.index(keyTiles);
+  if (causal) {
+    Value lastVisible = arith::CeilDivSIOp::create(
+        rewriter, loc,
+        arith::AddIOp::create(rewriter, loc, queryOffset,
+                              body.index(queryTile)),
+        body.index(keyTile));
+    keyTileEnd = arith::MinSIOp::create(rewriter, loc, lastVisible, keyTileEnd);
+  }
+
+  SmallVector<Value> state0 = {
+      body.filled({queryTile}, elt, kNegativeInfinity),
+      body.filled({queryTile}, elt, 0.0),
+      body.filled({queryTile, valueDim}, elt, 0.0)};
+  auto keyLoop = scf::ForOp::create(
+      rewriter, loc, body.index(0), keyTileEnd, body.index(1), state0,
+      [&](OpBuilder &nb, Location nloc, Value keyTileIndex, ValueRange state) {
+        Value keyOffset = arith::MulIOp::create(
+            nb, nloc, keyTileIndex,
+            arith::ConstantIndexOp::create(nb, nloc, keyTile));
+        auto update = [&](OpBuilder &ub, Location uloc) {
+          TensorBuilder t(ub, uloc);
+          Value keyBlock =
+              tileOf(ub, uloc, paddedKey, b, h, keyOffset, keyTile);
+          Value valueBlock =
+              tileOf(ub, uloc, paddedValue, b, h, keyOffset, keyTile);
+          return updateOnline(t, queryBlock, keyBlock, valueBlock,
+                              queryOffset, keyOffset, keySeq, state);
+        };
+        if (!tileVisible) {
+          scf::YieldOp::create(nb, nloc, update(nb, nloc));
+          return;
+        }
+        // Block sparsity: a tile the pattern hides entirely is never read.
+        Value visible = tileVisible(nb, nloc, queryOffset, keyOffset);
+        auto skip = scf::IfOp::create(
+            nb, nloc, visible,
+            [&](OpBuilder &ub, Location uloc) {
+              scf::YieldOp::create(ub, uloc, update(ub, uloc));
+            },
+            [&](OpBuilder &ub, Location uloc) {
+              scf::YieldOp::create(ub, uloc, state);
+            });
+        scf::YieldOp::create(nb, nloc, skip.getResults());
+      });
+
+  Value rowSum = keyLoop.getResult(1), acc = keyLoop.getResult(2);
+  Value normalized = body.map(
+      {queryTile, valueDim}, elt, {acc, rowSum},
+      {body.identityMap(2), body.dropLastMap(2)},
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::DivFOp::create(b, loc, a[0], a[1]);
+      });
+
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  SmallVector<OpFoldResult> offsets = {b, h, queryOffset,
+                                       rewriter.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {
+      rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+      rewriter.getIndexAttr(queryTile), rewriter.getIndexAttr(valueDim)};
+  SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(rewriter, loc, normalized,
+                                        forall.getRegionIterArgs()[0],
+                                        offsets, sizes, strides);
+
+  rewriter.setInsertionPointAfter(forall);
+  Value result = forall.getResult(0);
+  if (queryTiles * queryTile == querySeq)
+    return result;
+  SmallVector<OpFoldResult> zeros(4, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> shape = {
+      rewriter.getIndexAttr(batch), rewriter.getIndexAttr(heads),
+      rewriter.getIndexAttr(querySeq), rewriter.getIndexAttr(valueDim)};
+  return tensor::ExtractSliceOp::create(rewriter, loc, result, zeros, shape,
+                                        strides);
+}
+
+double attentionScale(std::optional<APFloat> scale, Value query) {
+  return scale ? scale->convertToDouble()
+               : 1.0 / std::sqrt(double(tensorType(query).getDimSize(3)));
+}
+
+bool hasStaticShapes(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(), [](Type t) {
+    return cast<RankedTensorType>(t).hasStaticShape();
+  });
+}
+
 struct LowerAttention : OpRewritePattern<AttentionOp> {
   LowerAttention(MLIRContext *context, AttentionTiling tiling)
       : OpRewritePattern(context), tiling(tiling) {}
 
-  /// Rows of `x` divided by their L2 norm (the keys of shared-QK attention).
-  static Value normalizeRows(TensorBuilder &tb, Value x) {
-    Value sumSquares = tb.reduceLastDim(
-        {x}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
-          return add(b, loc, a[1], mul(b, loc, a[0], a[0]));
-        });
-    RankedTensorType type = tensorType(x);
-    unsigned rank = type.getRank();
-    return tb.map(type.getShape(), type.getElementType(), {x, sumSquares},
-                  {tb.identityMap(rank), tb.dropLastMap(rank)},
-                  [](OpBuilder &b, Location loc, ValueRange a) {
-                    Value invNorm = math::RsqrtOp::create(b, loc, a[1]);
-                    return mul(b, loc, a[0], invNorm);
-                  });
-  }
-
-  /// Pads dimension 2 (seq) of `x` with zeros up to `paddedSeq`.
-  static Value padSeq(TensorBuilder &tb, Value x, int64_t paddedSeq) {
-    RankedTensorType type = tensorType(x);
-    if (type.getDimSize(2) == paddedSeq)
-      return x;
-    SmallVector<int64_t> shape(type.getShape());
-    shape[2] = paddedSeq;
-    Value zero = tb.scalar(type.getElementType(), 0.0);
-    return tensor::createPadHighOp(
-        RankedTensorType::get(shape, type.getElementType()), x, zero,
-        /*nofold=*/false, tb.location(), tb.builder());
-  }
-
-  /// The [tile, dim] slice at (b, h, offset) of a [batch, heads, seq, dim]
-  /// tensor.
-  static Value tileOf(OpBuilder &b, Location loc, Value x, Value batch,
-                      Value head, Value offset, int64_t tile) {
-    RankedTensorType type = tensorType(x);
-    int64_t dim = type.getDimSize(3);
-    SmallVector<OpFoldResult> offsets = {batch, head, offset,
-                                         b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                       b.getIndexAttr(tile),
-                                       b.getIndexAttr(dim)};
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    return tensor::ExtractSliceOp::create(
-        b, loc, RankedTensorType::get({tile, dim}, type.getElementType()), x,
-        offsets, sizes, strides);
-  }
-
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    TensorBuilder tb(rewriter, loc);
-    RankedTensorType qType = tensorType(op.getQuery()),
-                     kType = tensorType(op.getKey()),
-                     vType = tensorType(op.getValue());
-    if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
-        !vType.hasStaticShape())
+    if (!hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "expected static shapes");
-    Type elt = qType.getElementType();
-    int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
-    int64_t querySeq = qType.getDimSize(2), headDim = qType.getDimSize(3);
-    int64_t keySeq = kType.getDimSize(2), valueDim = vType.getDimSize(3);
-    bool causal = op.getCausal(), sharedQK = op.getSharedQk();
-    double scale = op.getScale() ? op.getScale()->convertToDouble()
-                                 : 1.0 / std::sqrt(double(headDim));
-
-    int64_t queryTile = std::min(tiling.queryTile, querySeq);
-    int64_t keyTile = std::min(tiling.keyTile, keySeq);
-    int64_t queryTiles = llvm::divideCeil(querySeq, queryTile);
-    int64_t keyTiles = llvm::divideCeil(keySeq, keyTile);
-
-    Value key = sharedQK ? normalizeRows(tb, op.getQuery()) : op.getKey();
-    Value query = padSeq(tb, op.getQuery(), queryTiles * queryTile);
-    key = padSeq(tb, key, keyTiles * keyTile);
-    Value value = padSeq(tb, op.getValue(), keyTiles * keyTile);
-
-    Value out = tb.empty({batch, heads, queryTiles * queryTile, valueDim}, elt);
-    auto forall = scf::ForallOp::create(
-        rewriter, loc,
-        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(batch),
-                               rewriter.getIndexAttr(heads),
-                               rewriter.getIndexAttr(queryTiles)},
-        ValueRange{out}, /*mapping=*/std::nullopt);
-
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(forall.getBody());
-    TensorBuilder body(rewriter, loc);
-    Value b = forall.getInductionVars()[0], h = forall.getInductionVars()[1];
-    Value queryOffset = arith::MulIOp::create(
-        rewriter, loc, forall.getInductionVars()[2], body.index(queryTile));
-    Value queryBlock = tileOf(rewriter, loc, query, b, h, queryOffset,
-                              queryTile);
-
-    // A causal query tile sees key tiles up to the one holding its last
-    // query: later tiles are skipped, not masked.
-    Value keyTileEnd = body.index(keyTiles);
-    if (causal) {
-      Value lastVisible = arith::CeilDivSIOp::create(
-          rewriter, loc,
-          arith::AddIOp::create(rewriter, loc, queryOffset,
-                                body.index(queryTile)),
-          body.index(keyTile));
-      keyTileEnd =
-          arith::MinSIOp::create(rewriter, loc, lastVisible, keyTileEnd);
-    }
-
-    Value rowMax0 = body.filled({queryTile}, elt, kNegativeInfinity);
-    Value rowSum0 = body.filled({queryTile}, elt, 0.0);
-    Value acc0 = body.filled({queryTile, valueDim}, elt, 0.0);
-    auto keyLoop = scf::ForOp::create(
-        rewriter, loc, body.index(0), keyTileEnd, body.index(1),
-        ValueRange{rowMax0, rowSum0, acc0},
-        [&](OpBuilder &nb, Location nloc, Value keyTileIndex,
-            ValueRange iter) {
-          TensorBuilder t(nb, nloc);
-          Value keyOffset =
-              arith::MulIOp::create(nb, nloc, keyTileIndex, t.index(keyTile));
-          Value keyBlock = tileOf(nb, nloc, key, b, h, keyOffset, keyTile);
-          Value valueBlock = tileOf(nb, nloc, value, b, h, keyOffset, keyTile);
-          Value dots = t.matmulTransposedB(
-              queryBlock, keyBlock, t.filled({queryTile, keyTile}, elt, 0.0));
-          Value scores = maskedScores(t, dots, queryOffset, keyOffset, keySeq,
-                                      scale, causal, sharedQK);
-          Value runningMax = iter[0], rowSum = iter[1], acc = iter[2];
-          Value blockMax = rowMax(t, scores);
-          Value newMax = t.mapSameShape(
-              {runningMax, blockMax},
-              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-              });
-          Value probs = t.map(
-              {queryTile, keyTile}, elt, {scores, newMax},
-              {t.identityMap(2), t.dropLastMap(2)},
-              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                return math::ExpOp::create(
-                    b, loc, arith::SubFOp::create(b, loc, a[0], a[1]));
-              });
-          // exp(old max - new max) rescales what was accumulated so far.
-          Value correction = t.mapSameShape(
-              {runningMax, newMax},
-              [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                return math::ExpOp::create(
-                    b, loc, arith::SubFOp::create(b, loc, a[0], a[1]));
-              });
-          Value blockSum = t.reduceLastDim(
-              {probs}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
-                return add(b, loc, a[1], a[0]);
-              });
-          // sum' = sum * correction + rowsum(probs).
-          Value newSum = t.mapSameShape(
-              {rowSum, correction, blockSum},
-              [](OpBuilder &b, Location loc, ValueRange a) {
-                return add(b, loc, mul(b, loc, a[0], a[1]), a[2]);
-              });
-          Value rescaled = t.map({queryTile, valueDim}, elt,
-                                 {acc, correction},
-                                 {t.identityMap(2), t.dropLastMap(2)},
-                                 [](OpBuilder &b, Location loc, ValueRange a) {
-                                   return mul(b, loc, a[0], a[1]);
-                                 });
-          Value newAcc = t.matmul(probs, valueBlock, rescaled);
-          scf::YieldOp::create(nb, nloc, ValueRange{newMax, newSum, newAcc});
-        });
-
-    Value rowSum = keyLoop.getResult(1), acc = keyLoop.getResult(2);
-    Value normalized = body.map(
-        {queryTile, valueDim}, elt, {acc, rowSum},
-        {body.identityMap(2), body.dropLastMap(2)},
-        [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-          return arith::DivFOp::create(b, loc, a[0], a[1]);
-        });
-
-    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    SmallVector<OpFoldResult> offsets = {b, h, queryOffset,
-                                         rewriter.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {
-        rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
-        rewriter.getIndexAttr(queryTile), rewriter.getIndexAttr(valueDim)};
-    SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, normalized,
-                                          forall.getRegionIterArgs()[0],
-                                          offsets, sizes, strides);
-
-    rewriter.setInsertionPointAfter(forall);
-    Value result = forall.getResult(0);
-    if (queryTiles * queryTile != querySeq) {
-      SmallVector<OpFoldResult> zeros(4, rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> shape = {
-          rewriter.getIndexAttr(batch), rewriter.getIndexAttr(heads),
-          rewriter.getIndexAttr(querySeq), rewriter.getIndexAttr(valueDim)};
-      result = tensor::ExtractSliceOp::create(rewriter, loc, result, zeros,
-                                              shape, strides);
-    }
-    rewriter.replaceOp(op, result);
+    TensorBuilder tb(rewriter, op.getLoc());
+    FlashAttention flash;
+    flash.query = op.getQuery();
+    flash.key = op.getSharedQk() ? normalizeRows(tb, op.getQuery())
+                                 : op.getKey();
+    flash.value = op.getValue();
+    flash.scale = attentionScale(op.getScale(), op.getQuery());
+    flash.causal = op.getCausal();
+    flash.sharedQK = op.getSharedQk();
+    flash.queryTile =
+        std::min(tiling.queryTile, tensorType(op.getQuery()).getDimSize(2));
+    flash.keyTile =
+        std::min(tiling.keyTile, tensorType(op.getKey()).getDimSize(2));
+    rewriter.replaceOp(op, flash.build(rewriter, op.getLoc()));
     return success();
-  }
-
-  /// q kᵀ · scale for one block, with the masks of the op: padded keys and
-  /// (if causal) later keys get -inf; under shared QK a token's score with
-  /// itself becomes -1e5.
-  static Value maskedScores(TensorBuilder &t, Value dots, Value queryOffset,
-                            Value keyOffset, int64_t keySeq, double scale,
-                            bool causal, bool sharedQK) {
-    Type elt = tensorType(dots).getElementType();
-    return t.mapSameShape({dots}, [&](OpBuilder &b, Location loc,
-                                      ValueRange a) -> Value {
-      auto constant = [&](double v) -> Value {
-        return arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, v));
-      };
-      Value queryPos = arith::AddIOp::create(
-          b, loc, queryOffset, linalg::IndexOp::create(b, loc, 0));
-      Value keyPos = arith::AddIOp::create(b, loc, keyOffset,
-                                           linalg::IndexOp::create(b, loc, 1));
-      Value score = mul(b, loc, a[0], constant(scale));
-      if (sharedQK) {
-        Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           queryPos, keyPos);
-        score = arith::SelectOp::create(b, loc, self,
-                                        constant(kSelfAttentionScore), score);
-      }
-      Value hidden = arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::sge, keyPos,
-          arith::ConstantIndexOp::create(b, loc, keySeq));
-      if (causal) {
-        Value future = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::sgt, keyPos, queryPos);
-        hidden = arith::OrIOp::create(b, loc, hidden, future);
-      }
-      return arith::SelectOp::create(b, loc, hidden,
-                                     constant(kNegativeInfinity), score);
-    });
   }
 
   AttentionTiling tiling;
