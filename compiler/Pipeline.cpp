@@ -43,6 +43,18 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
                                     const CompileOptions &options) {
   if (options.dump)
     options.dump("attn", printed(module));
+  if (options.attention == AttentionForm::Sparse &&
+      failed(runStage(module, "attention-forms", options,
+                      [&](PassManager &pm) {
+                        const SparseAttentionOptions &o = options.sparse;
+                        DenseToSparseOptions pass;
+                        pass.pattern = stringifySparsePattern(o.pattern).str();
+                        pass.block = o.block;
+                        pass.stride = o.stride;
+                        pass.summary = o.summary;
+                        pm.addPass(createDenseToSparse(pass));
+                      })))
+    return failure();
   if (options.stopAfter == Stage::Attn)
     return printed(module);
 

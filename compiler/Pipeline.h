@@ -12,6 +12,7 @@
 #define LCC_COMPILER_PIPELINE_H
 
 #include "compiler/CpuTarget.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -21,8 +22,14 @@ namespace lcc {
 
 enum class Stage { Attn, Linalg, Llvm, Artifact };
 
+/// Which form attention ops take (`lcc --attention`).
+enum class AttentionForm { Keep, Sparse };
+
 struct CompileOptions {
   Stage stopAfter = Stage::Artifact;
+  AttentionForm attention = AttentionForm::Keep;
+  /// The sparse attention to build for AttentionForm::Sparse.
+  SparseAttentionOptions sparse = {attn::SparsePattern::Strided, 64, 0, 0};
   /// LLVM CPU of the host code ("native": this machine).
   std::string cpu = "native";
   /// Receives every stage's text when set.

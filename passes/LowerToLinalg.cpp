@@ -763,6 +763,119 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
   AttentionTiling tiling;
 };
 
+/// Sparse Transformer attention (DESIGN.md §3) in the flash form with the
+/// pattern as mask, tiles of `block` queries and keys, and every key tile
+/// that the pattern hides from a whole query tile skipped.
+struct LowerSparseAttention : OpRewritePattern<SparseAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SparseAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    int64_t seq = tensorType(op.getQuery()).getDimSize(2);
+    int64_t stride = op.getStride();
+    int64_t tile = std::min<int64_t>(op.getBlock(), seq);
+    bool fixed = op.getPattern() == SparsePattern::Fixed;
+    int64_t summary = fixed ? *op.getSummary() : 0;
+
+    FlashAttention flash;
+    flash.query = op.getQuery();
+    flash.key = op.getKey();
+    flash.value = op.getValue();
+    flash.scale = attentionScale(op.getScale(), op.getQuery());
+    flash.causal = op.getCausal();
+    flash.queryTile = flash.keyTile = tile;
+    auto index = [](OpBuilder &b, Location loc, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    using P = arith::CmpIPredicate;
+    auto cmp = [](OpBuilder &b, Location loc, P p, Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, loc, p, x, y);
+    };
+    auto orOf = [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+      return arith::OrIOp::create(b, loc, x, y);
+    };
+    auto andOf = [](OpBuilder &b, Location loc, Value x, Value y) -> Value {
+      return arith::AndIOp::create(b, loc, x, y);
+    };
+    if (fixed) {
+      // j in A(i) iff floor(j/l) == floor(i/l) or (j mod l) >= l - c.
+      flash.hidden = [=](OpBuilder &b, Location loc, Value i, Value j) {
+        Value l = index(b, loc, stride);
+        Value sameWindow =
+            cmp(b, loc, P::eq, arith::DivSIOp::create(b, loc, i, l),
+                arith::DivSIOp::create(b, loc, j, l));
+        Value isSummary =
+            cmp(b, loc, P::sge, arith::RemSIOp::create(b, loc, j, l),
+                index(b, loc, stride - summary));
+        Value allowed = orOf(b, loc, sameWindow, isSummary);
+        return cmp(b, loc, P::eq, allowed,
+                   arith::ConstantIntOp::create(b, loc, 0, 1));
+      };
+      // Tiles [qs, qs+B) and [ks, ks+B): their windows overlap, or the key
+      // tile holds a summary position (it wraps past a window end, or its
+      // last position is one).
+      flash.tileVisible = [=](OpBuilder &b, Location loc, Value qs,
+                              Value ks) -> Value {
+        // A tile at least a window long always holds a summary position.
+        if (tile >= stride)
+          return arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
+        Value l = index(b, loc, stride), last = index(b, loc, tile - 1);
+        Value qEnd = arith::AddIOp::create(b, loc, qs, last);
+        Value kEnd = arith::AddIOp::create(b, loc, ks, last);
+        auto window = [&](Value x) -> Value {
+          return arith::DivSIOp::create(b, loc, x, l);
+        };
+        Value overlap =
+            andOf(b, loc, cmp(b, loc, P::sle, window(qs), window(kEnd)),
+                  cmp(b, loc, P::sle, window(ks), window(qEnd)));
+        Value wraps = cmp(
+            b, loc, P::sge,
+            arith::AddIOp::create(b, loc,
+                                  arith::RemSIOp::create(b, loc, ks, l), last),
+            l);
+        Value endsInSummary =
+            cmp(b, loc, P::sge, arith::RemSIOp::create(b, loc, kEnd, l),
+                index(b, loc, stride - summary));
+        return orOf(b, loc, overlap, orOf(b, loc, wraps, endsInSummary));
+      };
+    } else {
+      // j in A(i) iff |i - j| < l or (i - j) mod l == 0.
+      flash.hidden = [=](OpBuilder &b, Location loc, Value i, Value j) {
+        Value d = arith::SubIOp::create(b, loc, i, j);
+        Value local = andOf(b, loc, cmp(b, loc, P::slt, d, index(b, loc, stride)),
+                            cmp(b, loc, P::sgt, d, index(b, loc, -stride)));
+        Value onStride =
+            cmp(b, loc, P::eq,
+                arith::RemSIOp::create(b, loc, d, index(b, loc, stride)),
+                index(b, loc, 0));
+        Value allowed = orOf(b, loc, local, onStride);
+        return cmp(b, loc, P::eq, allowed,
+                   arith::ConstantIntOp::create(b, loc, 0, 1));
+      };
+      // The differences i - j of two tiles fill [lo, hi] = [qs - ks - (B-1),
+      // qs - ks + (B-1)]: visible if that meets (-l, l) or holds a multiple
+      // of l.
+      flash.tileVisible = [=](OpBuilder &b, Location loc, Value qs,
+                              Value ks) -> Value {
+        Value l = index(b, loc, stride);
+        Value d = arith::SubIOp::create(b, loc, qs, ks);
+        Value lo = arith::SubIOp::create(b, loc, d, index(b, loc, tile - 1));
+        Value hi = arith::AddIOp::create(b, loc, d, index(b, loc, tile - 1));
+        Value local = andOf(b, loc, cmp(b, loc, P::slt, lo, l),
+                            cmp(b, loc, P::sgt, hi, index(b, loc, -stride)));
+        Value multiple = arith::MulIOp::create(
+            b, loc, arith::FloorDivSIOp::create(b, loc, hi, l), l);
+        Value onStride = cmp(b, loc, P::sge, multiple, lo);
+        return orOf(b, loc, local, onStride);
+      };
+    }
+    rewriter.replaceOp(op, flash.build(rewriter, op.getLoc()));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -887,4 +1000,5 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                LowerResidual, LowerReversible, LowerMultiHeadAttention,
                LowerSoftmaxCrossEntropy>(context);
   patterns.add<LowerAttention>(context, tiling);
+  patterns.add<LowerSparseAttention>(context);
 }

@@ -3,6 +3,7 @@
 #ifndef LCC_PASSES_PASSES_H
 #define LCC_PASSES_PASSES_H
 
+#include "dialects/Attn/IR/AttnDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -18,6 +19,15 @@ namespace lcc {
 struct AttentionTiling {
   int64_t queryTile = 64;
   int64_t keyTile = 64;
+};
+
+/// What attn-dense-to-sparse builds; 0 for stride or summary picks the
+/// default (see the pass description).
+struct SparseAttentionOptions {
+  attn::SparsePattern pattern;
+  int64_t block;
+  int64_t stride;
+  int64_t summary;
 };
 
 /// Patterns lowering each attn op (except attn.param, which the pass turns

@@ -220,7 +220,27 @@ func.func @softmax_cross_entropy(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> 
 
 // -----
 
-// The long-context forms have no lowering yet: the pass says so.
+// Sparse attention takes the flash form with tiles of `block`, the pattern
+// as mask, and an scf.if that skips key tiles the pattern hides from the
+// whole query tile.
+// CHECK-LABEL: func @sparse_strided
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 8)
+// CHECK: scf.for
+// CHECK: arith.floordivsi
+// CHECK: %[[R:.+]]:3 = scf.if %{{.+}} -> (tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>)
+// CHECK: arith.remsi
+// CHECK: } else {
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}} : tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>
+// CHECK: scf.yield %[[R]]#0, %[[R]]#1, %[[R]]#2
+func.func @sparse_strided(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
+  %0 = attn.sparse_attention strided %q, %q, %q {block = 16 : i64, stride = 32 : i64}
+      : (tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32>
+  return %0 : tensor<1x1x128x8xf32>
+}
+
+// -----
+
+// The long-context forms without a lowering yet: the pass says so.
 func.func @lsh_attention(%qk: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
   // expected-error@+1 {{'attn.lsh_attention' op has no lowering to linalg yet}}
   %0 = attn.lsh_attention %qk, %qk {n_hashes = 2 : i64, bucket_size = 8 : i64}

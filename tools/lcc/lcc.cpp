@@ -50,6 +50,16 @@ constexpr Choice<lcc::Stage> kEmitChoices[] = {
 enum class Target { Cpu };
 constexpr Choice<Target> kTargetChoices[] = {{"cpu", Target::Cpu}};
 
+constexpr Choice<lcc::AttentionForm> kAttentionChoices[] = {
+    {"keep", lcc::AttentionForm::Keep}, {"sparse", lcc::AttentionForm::Sparse}};
+/// Forms of the command-line contract without a rewrite yet.
+constexpr llvm::StringLiteral kPlannedAttentionForms[] = {"dense", "lsh",
+                                                          "routed", "auto"};
+
+constexpr Choice<lcc::attn::SparsePattern> kPatternChoices[] = {
+    {"strided", lcc::attn::SparsePattern::Strided},
+    {"fixed", lcc::attn::SparsePattern::Fixed}};
+
 cl::OptionCategory lccCategory("lcc options");
 
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<model.mlir>"),
@@ -71,6 +81,34 @@ cl::opt<std::string> emitName(
 cl::opt<std::string> targetName(
     "target", cl::desc("Device to compile for: 'cpu' (x86-64, the default)"),
     cl::value_desc("device"), cl::init("cpu"), cl::cat(lccCategory));
+
+cl::opt<std::string> attentionName(
+    "attention",
+    cl::desc("Form of the attention ops: 'keep' (as written, the default) or "
+             "'sparse' (Sparse Transformer, see --sparse-*); a remark names "
+             "each op rewritten or kept"),
+    cl::value_desc("form"), cl::init("keep"), cl::cat(lccCategory));
+
+cl::opt<std::string> sparsePatternName(
+    "sparse-pattern", cl::desc("Sparse pattern: 'strided' (default) or 'fixed'"),
+    cl::value_desc("pattern"), cl::init("strided"), cl::cat(lccCategory));
+
+cl::opt<int64_t> sparseBlock("sparse-block",
+                             cl::desc("Block size of sparse attention "
+                                      "(default 64)"),
+                             cl::value_desc("N"), cl::init(64),
+                             cl::cat(lccCategory));
+
+cl::opt<int64_t> sparseStride(
+    "sparse-stride",
+    cl::desc("Stride of sparse attention (default: power of two nearest "
+             "sqrt(seq))"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
+cl::opt<int64_t> sparseSummary(
+    "sparse-summary",
+    cl::desc("Summary width of the fixed pattern (default: stride / 4)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
 cl::opt<std::string> dumpDirectory(
     "dump-ir",
@@ -150,6 +188,25 @@ int main(int argc, char **argv) {
     return 1;
   if (!parseChoice("target", targetName, kTargetChoices))
     return 1;
+  if (llvm::is_contained(kPlannedAttentionForms, attentionName)) {
+    lcc::reportError(kTool, "--attention=" + attentionName +
+                                " is not implemented yet; 'keep' and "
+                                "'sparse' are");
+    return 1;
+  }
+  std::optional<lcc::AttentionForm> attention =
+      parseChoice("attention", attentionName, kAttentionChoices);
+  if (!attention)
+    return 1;
+  std::optional<lcc::attn::SparsePattern> pattern =
+      parseChoice("sparse-pattern", sparsePatternName, kPatternChoices);
+  if (!pattern)
+    return 1;
+  if (sparseBlock < 1 || sparseStride < 0 || sparseSummary < 0) {
+    lcc::reportError(kTool, "expected --sparse-block >= 1 and "
+                            "--sparse-stride, --sparse-summary >= 0");
+    return 1;
+  }
   if (*stage == lcc::Stage::Artifact && outputFilename == "-") {
     lcc::reportError(kTool, "an artifact is binary: name the output file "
                             "with -o (or pick another --emit)");
@@ -184,6 +241,8 @@ int main(int argc, char **argv) {
 
   lcc::CompileOptions options;
   options.stopAfter = *stage;
+  options.attention = *attention;
+  options.sparse = {*pattern, sparseBlock, sparseStride, sparseSummary};
   options.cpu = cpuName;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);

@@ -1,0 +1,115 @@
+//===- DenseToSparse.cpp - dense attention to Sparse Transformer ----------===//
+//
+// Rewrites attn.attention into attn.sparse_attention. The rewrite changes
+// the result (a masked attention), so it only runs when asked, and it
+// reports each op it rewrites or keeps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+namespace lcc {
+#define GEN_PASS_DEF_DENSETOSPARSE
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+
+namespace {
+
+/// The power of two nearest sqrt(seq): the Sparse Transformer's stride.
+int64_t defaultStride(int64_t seq) {
+  int64_t root = std::llround(std::sqrt(static_cast<double>(seq)));
+  int64_t power = 1;
+  while (power * 2 <= root)
+    power *= 2;
+  return (root - power <= power * 2 - root) ? power : power * 2;
+}
+
+/// Rewrites one attention, or says why it keeps it dense. Fails (with an
+/// error) only for options that cannot describe a valid sparse attention.
+LogicalResult rewrite(IRRewriter &rewriter, AttentionOp op,
+                      const SparseAttentionOptions &options) {
+  auto qType = cast<RankedTensorType>(op.getQuery().getType());
+  auto kType = cast<RankedTensorType>(op.getKey().getType());
+  if (op.getSharedQk()) {
+    op.emitRemark("'attn.attention' kept dense: shared-QK (Reformer) attention has no "
+                  "Sparse Transformer form; its long-context form is LSH");
+    return success();
+  }
+  int64_t seq = qType.getDimSize(2);
+  if (ShapedType::isDynamic(seq) || seq != kType.getDimSize(2)) {
+    op.emitRemark("'attn.attention' kept dense: the sparse patterns relate positions of one "
+                  "sequence, and queries and keys differ in length");
+    return success();
+  }
+  int64_t stride = options.stride ? options.stride : defaultStride(seq);
+  if (stride > seq)
+    return op.emitError() << "'attn.attention' cannot take sparse stride "
+                          << stride
+                          << ": it exceeds the sequence length " << seq;
+  bool fixed = options.pattern == SparsePattern::Fixed;
+  int64_t summary =
+      options.summary ? options.summary : std::max<int64_t>(1, stride / 4);
+  if (fixed && summary > stride)
+    return op.emitError() << "'attn.attention' cannot take sparse summary "
+                          << summary << ": it exceeds the stride " << stride;
+
+  rewriter.setInsertionPoint(op);
+  auto sparse = SparseAttentionOp::create(
+      rewriter, op.getLoc(), op.getResult().getType(), options.pattern,
+      op.getQuery(), op.getKey(), op.getValue(), options.block, stride,
+      fixed ? rewriter.getI64IntegerAttr(summary) : IntegerAttr(),
+      op.getCausal(), op.getScaleAttr());
+  InFlightDiagnostic remark = op.emitRemark()
+                              << "'attn.attention' rewritten to sparse "
+                                 "attention ("
+                              << stringifySparsePattern(options.pattern)
+                              << ", stride " << stride;
+  if (fixed)
+    remark << ", summary " << summary;
+  remark << ", block " << options.block << ")";
+  rewriter.replaceOp(op, sparse.getResult());
+  return success();
+}
+
+struct DenseToSparsePass
+    : lcc::impl::DenseToSparseBase<DenseToSparsePass> {
+  using DenseToSparseBase::DenseToSparseBase;
+
+  void runOnOperation() override {
+    std::optional<SparsePattern> parsed = symbolizeSparsePattern(pattern);
+    if (!parsed) {
+      getOperation().emitError()
+          << "attn-dense-to-sparse: unknown pattern '" << pattern
+          << "'; expected 'strided' or 'fixed'";
+      return signalPassFailure();
+    }
+    if (block < 1 || stride < 0 || summary < 0) {
+      getOperation().emitError()
+          << "attn-dense-to-sparse: expected block >= 1, stride >= 0 and "
+             "summary >= 0, got block="
+          << static_cast<int64_t>(block)
+          << ", stride=" << static_cast<int64_t>(stride)
+          << ", summary=" << static_cast<int64_t>(summary);
+      return signalPassFailure();
+    }
+    SparseAttentionOptions options{*parsed, block, stride, summary};
+    IRRewriter rewriter(&getContext());
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    for (AttentionOp op : ops)
+      if (failed(rewrite(rewriter, op, options)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
