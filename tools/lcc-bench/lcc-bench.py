@@ -3,15 +3,19 @@
 
   lcc-bench attention [--seq=1024,4096,8192,16384] [--heads=8]
                       [--head-dim=64] [--batch=1] [--causal] [--repeat=3]
-                      [--threads=N]
+                      [--threads=N] [--form=dense|sparse-strided|sparse-fixed]
+                      [--sparse-stride=N] [--sparse-summary=N]
+                      [--sparse-block=N]
   lcc-bench models    [--repeat=5] [--threads=N]
 
-attention: dense scaled dot-product attention, f32, one model per sequence
-length, compiled with lcc for the CPU and run with lcc-run on random inputs.
+attention: scaled dot-product attention, f32, one model per sequence length,
+compiled with lcc for the CPU (for a sparse form: lcc --attention=sparse with
+the given pattern) and run with lcc-run on random inputs.
 Reports compile time, mean time per call (after one warm-up call), the
 runtime's peak bytes (inputs, outputs, parameters and the planned arena) and
 the attention FLOP rate (4 * batch * heads * seq^2 * head_dim, halved when
-causal).
+causal; for sparse forms this is the dense-equivalent rate, so it shows
+the speed-up over dense directly).
 
 models: every model in models/, with fresh weights: compile time, number of
 dispatches, arena bytes, peak bytes and time per call.
@@ -43,9 +47,9 @@ def run(args):
     return result.stdout
 
 
-def compile_model(source, output):
+def compile_model(source, output, flags=()):
     start = time.perf_counter()
-    run([tool("lcc"), source, "-o", output])
+    run([tool("lcc"), source, "-o", output] + list(flags))
     return time.perf_counter() - start
 
 
@@ -73,10 +77,19 @@ def mib(n):
 
 
 def bench_attention(opts):
-    print("dense attention, f32, batch %d, %d heads, head_dim %d, %s, "
-          "%d threads" % (opts.batch, opts.heads, opts.head_dim,
-                          "causal" if opts.causal else "non-causal",
-                          opts.threads or os.cpu_count()))
+    flags = []
+    if opts.form != "dense":
+        flags = ["--attention=sparse",
+                 "--sparse-pattern=" + opts.form.split("-")[1],
+                 "--sparse-block=%d" % opts.sparse_block]
+        if opts.sparse_stride:
+            flags.append("--sparse-stride=%d" % opts.sparse_stride)
+        if opts.sparse_summary:
+            flags.append("--sparse-summary=%d" % opts.sparse_summary)
+    print("%s attention, f32, batch %d, %d heads, head_dim %d, %s, "
+          "%d threads %s" % (opts.form, opts.batch, opts.heads, opts.head_dim,
+                             "causal" if opts.causal else "non-causal",
+                             opts.threads or os.cpu_count(), " ".join(flags)))
     print("| seq | compile s | ms/call | peak MiB | arena MiB | GFLOP/s |")
     print("|---:|---:|---:|---:|---:|---:|")
     for seq in opts.seq:
@@ -86,7 +99,7 @@ def bench_attention(opts):
                 f.write(attention_model(opts.batch, opts.heads, seq,
                                         opts.head_dim, opts.causal))
             lcm = os.path.join(work, "attention.lcm")
-            seconds = compile_model(model, lcm)
+            seconds = compile_model(model, lcm, flags)
             shape = "%d,%d,%d,%d" % (opts.batch, opts.heads, seq,
                                      opts.head_dim)
             inputs = []
@@ -157,6 +170,11 @@ def main():
     a.add_argument("--causal", action="store_true")
     a.add_argument("--repeat", type=int, default=3)
     a.add_argument("--threads", type=int, default=0)
+    a.add_argument("--form", default="dense",
+                   choices=["dense", "sparse-strided", "sparse-fixed"])
+    a.add_argument("--sparse-stride", type=int, default=0)
+    a.add_argument("--sparse-summary", type=int, default=0)
+    a.add_argument("--sparse-block", type=int, default=64)
     m = sub.add_parser("models", help="the bundled models")
     m.add_argument("--repeat", type=int, default=5)
     m.add_argument("--threads", type=int, default=0)
