@@ -33,8 +33,9 @@ namespace {
 /// Ops a dispatch recomputes rather than receives: they cost nothing, and
 /// cloning a view keeps the dispatch's argument the whole underlying tensor.
 bool isClonedIntoDispatch(Operation *op) {
+  // Constant tensors (LSH rotations) become read-only data of the kernels.
   if (isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-          tensor::CollapseShapeOp>(op))
+          tensor::CollapseShapeOp, arith::ConstantOp>(op))
     return true;
   // Scalar arithmetic (constants, index math) hoisted out of a body.
   return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&

@@ -877,6 +877,436 @@ struct LowerSparseAttention : OpRewritePattern<SparseAttentionOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// LSH attention (Reformer)
+//===----------------------------------------------------------------------===//
+
+/// The N(0, 1) rotations of LSH hashing, [head_dim, n_hashes, n_buckets/2],
+/// drawn at compile time from `seed` (splitmix64, Box-Muller): a compiled
+/// model hashes the same way on every call and every device.
+DenseElementsAttr lshRotations(RankedTensorType type, uint64_t seed) {
+  uint64_t state = seed;
+  auto next = [&]() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  auto uniform = [&]() { return ((next() >> 11) + 0.5) * 0x1.0p-53; };
+  std::vector<float> values(type.getNumElements());
+  for (float &v : values)
+    v = static_cast<float>(std::sqrt(-2.0 * std::log(uniform())) *
+                           std::cos(2.0 * M_PI * uniform()));
+  return DenseElementsAttr::get(type, ArrayRef<float>(values));
+}
+
+/// Reformer LSH attention (DESIGN.md §3) over `[batch*heads, seq, dim]`
+/// views, in four dispatches' worth of IR:
+///   1. hash: per (row, round, tile of tokens) project onto the rotations
+///      and take argmax([xR; -xR]); padded tokens get the extra bucket
+///      n_buckets, so they sort last;
+///   2. sort: per (row, round) a stable counting sort by bucket gives the
+///      sorted positions and their inverse;
+///   3. attend: per (row, round, chunk) gather the chunk's queries and the
+///      keys and values of it and the previous chunk (wrapping), mask
+///      (self -1e5, causal, padding) and keep each row's logsumexp;
+///   4. combine: undo the sort through the inverse and weight the rounds by
+///      their logsumexp.
+struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LSHAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    Location loc = op.getLoc();
+    TensorBuilder tb(rewriter, loc);
+    RankedTensorType qkType = tensorType(op.getQueryKey());
+    int64_t batch = qkType.getDimSize(0), heads = qkType.getDimSize(1);
+    int64_t seq = qkType.getDimSize(2), dim = qkType.getDimSize(3);
+    int64_t valueDim = tensorType(op.getValue()).getDimSize(3);
+    int64_t rounds = op.getNHashes(), bucket = op.getBucketSize();
+    int64_t padded = llvm::divideCeil(seq, 2 * bucket) * 2 * bucket;
+    int64_t buckets = padded / bucket, half = buckets / 2;
+    int64_t rows = batch * heads;
+    bool causal = op.getCausal();
+    double scale = attentionScale(op.getScale(), op.getQueryKey());
+    Type f32 = qkType.getElementType();
+    Type i32 = rewriter.getI32Type();
+    MLIRContext *ctx = rewriter.getContext();
+    using utils::IteratorType;
+
+    SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
+    Value qk = tensor::CollapseShapeOp::create(
+        rewriter, loc, padSeq(tb, op.getQueryKey(), padded), merge);
+    Value value = tensor::CollapseShapeOp::create(
+        rewriter, loc, padSeq(tb, op.getValue(), padded), merge);
+    // Keys are the unit-normalised queries: 1/||q|| per token.
+    Value invNorm = tb.map(
+        {rows, padded}, f32,
+        {tb.reduceLastDim({qk}, 0.0,
+                          [](OpBuilder &b, Location l, ValueRange a) {
+                            return add(b, l, a[1], mul(b, l, a[0], a[0]));
+                          })},
+        {tb.identityMap(2)}, [](OpBuilder &b, Location l, ValueRange a) {
+          return math::RsqrtOp::create(b, l, a[0]).getResult();
+        });
+    auto rotationType = RankedTensorType::get({dim, rounds, half}, f32);
+    Value rotations = arith::ConstantOp::create(
+        rewriter, loc, rotationType,
+        lshRotations(rotationType, static_cast<uint64_t>(op.getSeed())));
+
+    auto idx = [&](OpBuilder &b, Location l, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, l, v);
+    };
+    auto toIndex = [](OpBuilder &b, Location l, Value v) -> Value {
+      return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
+    };
+    auto toI32 = [](OpBuilder &b, Location l, Value v) -> Value {
+      return arith::IndexCastOp::create(b, l, b.getI32Type(), v);
+    };
+    auto zerosI32 = [&](OpBuilder &b, Location l, ArrayRef<int64_t> shape) {
+      Value init = tensor::EmptyOp::create(b, l, shape, i32);
+      Value zero = arith::ConstantOp::create(b, l, b.getI32IntegerAttr(0));
+      return linalg::FillOp::create(b, l, ValueRange{zero}, ValueRange{init})
+          .getResult(0);
+    };
+    auto unit = [&](OpBuilder &b) { return b.getIndexAttr(1); };
+
+    // 1. Buckets [rows, rounds, padded].
+    int64_t tile = bucket;
+    Value bucketsOf = tb.empty({rows, rounds, padded}, i32);
+    auto hash = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                               rewriter.getIndexAttr(rounds),
+                               rewriter.getIndexAttr(padded / tile)},
+        ValueRange{bucketsOf}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(hash.getBody());
+      TensorBuilder t(rewriter, loc);
+      Value row = hash.getInductionVars()[0], round = hash.getInductionVars()[1];
+      Value start = arith::MulIOp::create(rewriter, loc,
+                                          hash.getInductionVars()[2],
+                                          idx(rewriter, loc, tile));
+      Value tokens = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get({tile, dim}, f32), qk,
+          ArrayRef<OpFoldResult>{row, start, rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{unit(rewriter), rewriter.getIndexAttr(tile),
+                                 rewriter.getIndexAttr(dim)},
+          ArrayRef<OpFoldResult>{unit(rewriter), unit(rewriter),
+                                 unit(rewriter)});
+      Value rotation = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get({dim, half}, f32), rotations,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0), round,
+                                 rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(dim), unit(rewriter),
+                                 rewriter.getIndexAttr(half)},
+          ArrayRef<OpFoldResult>{unit(rewriter), unit(rewriter),
+                                 unit(rewriter)});
+      Value projected =
+          t.matmul(tokens, rotation, t.filled({tile, half}, f32, 0.0));
+      // argmax over [xR; -xR]: index j for +xR_j, half + j for -xR_j.
+      auto argmax = linalg::GenericOp::create(
+          rewriter, loc, TypeRange{RankedTensorType::get({tile}, f32),
+                                   RankedTensorType::get({tile}, i32)},
+          ValueRange{projected},
+          ValueRange{t.filled({tile}, f32, kNegativeInfinity),
+                     zerosI32(rewriter, loc, {tile})},
+          ArrayRef<AffineMap>{t.identityMap(2), t.dropLastMap(2),
+                              t.dropLastMap(2)},
+          ArrayRef<IteratorType>{IteratorType::parallel,
+                                 IteratorType::reduction},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Value j = toI32(b, l, linalg::IndexOp::create(b, l, 1));
+            Value up = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                             a[0], a[1]);
+            Value best = arith::SelectOp::create(b, l, up, a[0], a[1]);
+            Value index = arith::SelectOp::create(b, l, up, j, a[2]);
+            Value negated = arith::NegFOp::create(b, l, a[0]);
+            Value down = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                               negated, best);
+            best = arith::SelectOp::create(b, l, down, negated, best);
+            Value shifted = arith::AddIOp::create(
+                b, l, j,
+                arith::ConstantOp::create(b, l, b.getI32IntegerAttr(half)));
+            index = arith::SelectOp::create(b, l, down, shifted, index);
+            linalg::YieldOp::create(b, l, ValueRange{best, index});
+          });
+      Value tileBuckets = t.map(
+          {tile}, i32, {argmax.getResult(1)}, {t.identityMap(1)},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value pos = arith::AddIOp::create(
+                b, l, start, linalg::IndexOp::create(b, l, 0));
+            Value isPad = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sge, pos, idx(b, l, seq));
+            return arith::SelectOp::create(
+                b, l, isPad,
+                arith::ConstantOp::create(b, l, b.getI32IntegerAttr(buckets)),
+                a[0]);
+          });
+      rewriter.setInsertionPointToStart(hash.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, tileBuckets, hash.getRegionIterArgs()[0],
+          ArrayRef<OpFoldResult>{row, round, start},
+          ArrayRef<OpFoldResult>{unit(rewriter), unit(rewriter),
+                                 rewriter.getIndexAttr(tile)},
+          ArrayRef<OpFoldResult>{unit(rewriter), unit(rewriter),
+                                 unit(rewriter)});
+    }
+
+    // 2. Stable counting sort by bucket: sorted positions and the inverse.
+    auto sort = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                               rewriter.getIndexAttr(rounds)},
+        ValueRange{tb.empty({rows, rounds, padded}, i32),
+                   tb.empty({rows, rounds, padded}, i32)},
+        std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(sort.getBody());
+      Value row = sort.getInductionVars()[0], round = sort.getInductionVars()[1];
+      auto rowType = RankedTensorType::get({padded}, i32);
+      SmallVector<OpFoldResult> rowOffsets = {row, round,
+                                              rewriter.getIndexAttr(0)};
+      SmallVector<OpFoldResult> rowSizes = {unit(rewriter), unit(rewriter),
+                                            rewriter.getIndexAttr(padded)};
+      SmallVector<OpFoldResult> ones(3, unit(rewriter));
+      Value keys = tensor::ExtractSliceOp::create(
+          rewriter, loc, rowType, hash.getResult(0), rowOffsets, rowSizes,
+          ones);
+      Value c0 = idx(rewriter, loc, 0), c1 = idx(rewriter, loc, 1);
+      Value one = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getI32IntegerAttr(1));
+      // Histogram of the buckets (n_buckets + 1 with the padding bucket).
+      auto histogram = scf::ForOp::create(
+          rewriter, loc, c0, idx(rewriter, loc, padded), c1,
+          ValueRange{zerosI32(rewriter, loc, {buckets + 1})},
+          [&](OpBuilder &b, Location l, Value s, ValueRange it) {
+            Value k = toIndex(b, l, tensor::ExtractOp::create(b, l, keys, s));
+            Value n = tensor::ExtractOp::create(b, l, it[0], k);
+            Value inc = arith::AddIOp::create(b, l, n, one);
+            scf::YieldOp::create(
+                b, l, tensor::InsertOp::create(b, l, inc, it[0], k).getResult());
+          });
+      // Exclusive prefix sum: where each bucket's run starts.
+      Value zero = arith::ConstantOp::create(rewriter, loc,
+                                             rewriter.getI32IntegerAttr(0));
+      auto scan = scf::ForOp::create(
+          rewriter, loc, c0, idx(rewriter, loc, buckets + 1), c1,
+          ValueRange{zero, zerosI32(rewriter, loc, {buckets + 1})},
+          [&](OpBuilder &b, Location l, Value k, ValueRange it) {
+            Value n = tensor::ExtractOp::create(b, l, histogram.getResult(0), k);
+            Value starts = tensor::InsertOp::create(b, l, it[0], it[1], k);
+            scf::YieldOp::create(
+                b, l, ValueRange{arith::AddIOp::create(b, l, it[0], n),
+                                 starts});
+          });
+      auto place = scf::ForOp::create(
+          rewriter, loc, c0, idx(rewriter, loc, padded), c1,
+          ValueRange{scan.getResult(1), tensor::EmptyOp::create(rewriter, loc,
+                                                                 ArrayRef<int64_t>{padded}, i32)
+                                            .getResult(),
+                     tensor::EmptyOp::create(rewriter, loc,
+                                             ArrayRef<int64_t>{padded}, i32)
+                         .getResult()},
+          [&](OpBuilder &b, Location l, Value s, ValueRange it) {
+            Value k = toIndex(b, l, tensor::ExtractOp::create(b, l, keys, s));
+            Value p = tensor::ExtractOp::create(b, l, it[0], k);
+            Value next = tensor::InsertOp::create(
+                b, l, arith::AddIOp::create(b, l, p, one), it[0], k);
+            Value sorted = tensor::InsertOp::create(b, l, toI32(b, l, s),
+                                                    it[1], toIndex(b, l, p));
+            Value inverse = tensor::InsertOp::create(b, l, p, it[2], s);
+            scf::YieldOp::create(b, l, ValueRange{next, sorted, inverse});
+          });
+      rewriter.setInsertionPointToStart(sort.getTerminator().getBody());
+      for (unsigned i = 0; i < 2; ++i)
+        tensor::ParallelInsertSliceOp::create(
+            rewriter, loc, place.getResult(i + 1), sort.getRegionIterArgs()[i],
+            rowOffsets, rowSizes, ones);
+    }
+    Value sortedPositions = sort.getResult(0), inverse = sort.getResult(1);
+
+    // 3. Attention within chunks of the sorted order, with look-back.
+    auto attend = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                               rewriter.getIndexAttr(rounds),
+                               rewriter.getIndexAttr(buckets)},
+        ValueRange{tb.empty({rows, rounds, padded, valueDim}, f32),
+                   tb.empty({rows, rounds, padded}, f32)},
+        std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(attend.getBody());
+      TensorBuilder t(rewriter, loc);
+      Value row = attend.getInductionVars()[0];
+      Value round = attend.getInductionVars()[1];
+      Value chunk = attend.getInductionVars()[2];
+      Value start = arith::MulIOp::create(rewriter, loc, chunk,
+                                          idx(rewriter, loc, bucket));
+      Value previous = arith::MulIOp::create(
+          rewriter, loc,
+          arith::RemSIOp::create(
+              rewriter, loc,
+              arith::AddIOp::create(rewriter, loc, chunk,
+                                    idx(rewriter, loc, buckets - 1)),
+              idx(rewriter, loc, buckets)),
+          idx(rewriter, loc, bucket));
+      // Original positions of the chunk's queries and of its keys (the
+      // chunk itself, then the previous chunk).
+      Value queryPos = t.map(
+          {bucket}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
+            Value i = arith::AddIOp::create(b, l, start,
+                                            linalg::IndexOp::create(b, l, 0));
+            return tensor::ExtractOp::create(b, l, sortedPositions,
+                                             ValueRange{row, round, i})
+                .getResult();
+          });
+      Value keyPos = t.map(
+          {2 * bucket}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
+            Value i = linalg::IndexOp::create(b, l, 0);
+            Value own = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                              i, idx(b, l, bucket));
+            Value at = arith::SelectOp::create(
+                b, l, own, arith::AddIOp::create(b, l, start, i),
+                arith::AddIOp::create(
+                    b, l, previous,
+                    arith::SubIOp::create(b, l, i, idx(b, l, bucket))));
+            return tensor::ExtractOp::create(b, l, sortedPositions,
+                                             ValueRange{row, round, at})
+                .getResult();
+          });
+      auto gather = [&](Value source, Value positions, int64_t count,
+                        int64_t width, bool normalize) {
+        return t.map(
+            {count, width}, f32, {positions}, {t.map(2, {0})},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              Value p = toIndex(b, l, a[0]);
+              Value d = linalg::IndexOp::create(b, l, 1);
+              Value x = tensor::ExtractOp::create(b, l, source,
+                                                  ValueRange{row, p, d});
+              if (!normalize)
+                return x;
+              return mul(b, l, x,
+                         tensor::ExtractOp::create(b, l, invNorm,
+                                                   ValueRange{row, p}));
+            });
+      };
+      Value queries = gather(qk, queryPos, bucket, dim, false);
+      Value keys = gather(qk, keyPos, 2 * bucket, dim, true);
+      Value values = gather(value, keyPos, 2 * bucket, valueDim, false);
+      Value dots = t.matmulTransposedB(
+          queries, keys, t.filled({bucket, 2 * bucket}, f32, 0.0));
+      Value scores = t.map(
+          {bucket, 2 * bucket}, f32, {dots, queryPos, keyPos},
+          {t.identityMap(2), t.map(2, {0}), t.map(2, {1})},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            auto constant = [&](double v) -> Value {
+              return arith::ConstantOp::create(b, l, f32,
+                                               b.getFloatAttr(f32, v));
+            };
+            Value score = mul(b, l, a[0], constant(scale));
+            Value self = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                               a[1], a[2]);
+            score = arith::SelectOp::create(b, l, self,
+                                            constant(kSelfAttentionScore),
+                                            score);
+            Value hidden = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sge, a[2],
+                arith::ConstantOp::create(b, l, b.getI32IntegerAttr(seq)));
+            if (causal)
+              hidden = arith::OrIOp::create(
+                  b, l, hidden,
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, a[2],
+                                        a[1]));
+            return arith::SelectOp::create(b, l, hidden,
+                                           constant(kNegativeInfinity), score);
+          });
+      Value maxima = rowMax(t, scores);
+      Value probs = t.map({bucket, 2 * bucket}, f32, {scores, maxima},
+                          {t.identityMap(2), t.dropLastMap(2)},
+                          [](OpBuilder &b, Location l, ValueRange a) {
+                            return expShifted(b, l, a[0], a[1]);
+                          });
+      Value sums = t.reduceLastDim(
+          {probs}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
+            return add(b, l, a[1], a[0]);
+          });
+      Value weighted =
+          t.matmul(probs, values, t.filled({bucket, valueDim}, f32, 0.0));
+      Value outputs = t.map({bucket, valueDim}, f32, {weighted, sums},
+                            {t.identityMap(2), t.dropLastMap(2)},
+                            [](OpBuilder &b, Location l, ValueRange a) {
+                              return arith::DivFOp::create(b, l, a[0], a[1])
+                                  .getResult();
+                            });
+      Value logSumExp = t.mapSameShape(
+          {maxima, sums}, [](OpBuilder &b, Location l, ValueRange a) {
+            return add(b, l, a[0], math::LogOp::create(b, l, a[1]));
+          });
+      rewriter.setInsertionPointToStart(attend.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, outputs, attend.getRegionIterArgs()[0],
+          ArrayRef<OpFoldResult>{row, round, start, rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{unit(rewriter), unit(rewriter),
+                                 rewriter.getIndexAttr(bucket),
+                                 rewriter.getIndexAttr(valueDim)},
+          SmallVector<OpFoldResult>(4, unit(rewriter)));
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, logSumExp, attend.getRegionIterArgs()[1],
+          ArrayRef<OpFoldResult>{row, round, start},
+          ArrayRef<OpFoldResult>{unit(rewriter), unit(rewriter),
+                                 rewriter.getIndexAttr(bucket)},
+          SmallVector<OpFoldResult>(3, unit(rewriter)));
+    }
+    Value roundOutputs = attend.getResult(0), roundLse = attend.getResult(1);
+
+    // 4. Undo the sort and combine the rounds by their logsumexp.
+    Value combined = tb.map(
+        {rows, seq, valueDim}, f32, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          Value row = linalg::IndexOp::create(b, l, 0);
+          Value pos = linalg::IndexOp::create(b, l, 1);
+          Value e = linalg::IndexOp::create(b, l, 2);
+          SmallVector<Value> at, lse;
+          for (int64_t r = 0; r < rounds; ++r) {
+            Value round = idx(b, l, r);
+            at.push_back(toIndex(b, l,
+                                 tensor::ExtractOp::create(
+                                     b, l, inverse, ValueRange{row, round, pos})));
+            lse.push_back(tensor::ExtractOp::create(
+                b, l, roundLse, ValueRange{row, round, at.back()}));
+          }
+          Value top = lse[0];
+          for (int64_t r = 1; r < rounds; ++r)
+            top = arith::MaximumFOp::create(b, l, top, lse[r]);
+          SmallVector<Value> weights;
+          Value total;
+          for (int64_t r = 0; r < rounds; ++r) {
+            weights.push_back(expShifted(b, l, lse[r], top));
+            total = r ? add(b, l, total, weights.back()) : weights.back();
+          }
+          Value sum;
+          for (int64_t r = 0; r < rounds; ++r) {
+            Value o = tensor::ExtractOp::create(
+                b, l, roundOutputs, ValueRange{row, idx(b, l, r), at[r], e});
+            Value term = mul(b, l, o, weights[r]);
+            sum = r ? add(b, l, sum, term) : term;
+          }
+          return arith::DivFOp::create(b, l, sum, total).getResult();
+        });
+    (void)ctx;
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        op, op.getResult().getType(), combined,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -1000,5 +1430,5 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                LowerResidual, LowerReversible, LowerMultiHeadAttention,
                LowerSoftmaxCrossEntropy>(context);
   patterns.add<LowerAttention>(context, tiling);
-  patterns.add<LowerSparseAttention>(context);
+  patterns.add<LowerSparseAttention, LowerLSHAttention>(context);
 }

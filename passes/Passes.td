@@ -81,8 +81,18 @@ def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
       `block` queries and keys, the pattern as mask, and an `scf.if` that
       skips every key tile the pattern hides from a whole query tile.
 
-    `attn.lsh_attention` and `attn.routed_attention` have no lowering yet:
-    the pass fails on them with an error naming the op.
+    * `attn.lsh_attention` (Reformer) becomes four parallel steps over
+      `[batch * heads, seq, dim]` views: hashing (argmax over the
+      projections onto rotations drawn at compile time from `seed`),
+      a stable counting sort by bucket per (row, round) with its inverse,
+      attention within chunks of `bucket_size` sorted tokens and the
+      previous chunk over gathered rows (self score -1e5, causal and padding
+      masks, per-row logsumexp), and a combine that undoes the sort and
+      weights the rounds by their logsumexp. A seq that is not a multiple of
+      `2 * bucket_size` is padded; padded tokens get a bucket of their own.
+
+    `attn.routed_attention` has no lowering yet: the pass fails on it with
+    an error naming the op.
 
     Before:
 

@@ -240,11 +240,37 @@ func.func @sparse_strided(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
 
 // -----
 
-// The long-context forms without a lowering yet: the pass says so.
-func.func @lsh_attention(%qk: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
-  // expected-error@+1 {{'attn.lsh_attention' op has no lowering to linalg yet}}
-  %0 = attn.lsh_attention %qk, %qk {n_hashes = 2 : i64, bucket_size = 8 : i64}
-      : (tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32>
+// LSH attention: hash (argmax over the projections onto the compile-time
+// rotations), stable counting sort per (row, round), chunked attention with
+// look-back over gathered rows, then one combine that undoes the sort and
+// weights the rounds by their logsumexp.
+// CHECK-LABEL: func @lsh
+// CHECK: %[[ROT:.+]] = arith.constant dense<{{.+}}> : tensor<8x2x1xf32>
+// CHECK: %[[BUCKETS:.+]] = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 2) shared_outs(%{{.+}}) -> (tensor<1x2x8xi32>)
+// CHECK: tensor.extract_slice %[[ROT]]
+// CHECK: %[[SORTED:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}) in (1, 2) shared_outs(%{{.+}}, %{{.+}}) -> (tensor<1x2x8xi32>, tensor<1x2x8xi32>)
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[ROUNDS:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 2) shared_outs(%{{.+}}, %{{.+}}) -> (tensor<1x2x8x8xf32>, tensor<1x2x8xf32>)
+// CHECK: arith.remsi
+// CHECK: math.log
+// CHECK: linalg.generic
+// CHECK: tensor.extract %[[SORTED]]#1
+// CHECK: tensor.expand_shape
+func.func @lsh(%qk: tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32> {
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 2 : i64, bucket_size = 4 : i64, causal = true}
+      : (tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+// Routed attention has no lowering yet: the pass says so.
+func.func @routed_attention(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
+  // expected-error@+1 {{'attn.routed_attention' op has no lowering to linalg yet}}
+  %0 = attn.routed_attention %q, %q, %q {clusters = 2 : i64, window = 8 : i64}
+      : (tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32>
   return %0 : tensor<1x1x64x8xf32>
 }
 

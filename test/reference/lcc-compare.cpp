@@ -1,11 +1,14 @@
 //===- lcc-compare.cpp - Normwise comparison of two .npy files ------------===//
 //
-//   lcc-compare A.npy B.npy [--rtol=1e-5]
+//   lcc-compare A.npy B.npy [--rtol=1e-5] [--metric=max|l2]
 //
 // B is the reference. Prints
 //   max_abs_err: max |a - b|
 //   max_abs_ref: max |b|
 //   rel_err:     max_abs_err / max_abs_ref   (normwise, infinity norm)
+//   l2_rel_err:  ||a - b||_2 / ||b||_2
+//   --metric=l2 compares l2_rel_err with rtol instead of rel_err (for
+//   approximations such as LSH, judged on the whole output).
 //   non_finite:  how many positions hold a NaN or infinity (only if any)
 //   worst_index: the multi-index of max_abs_err, or of the first non-finite
 //   PASS/FAIL:   the verdict
@@ -30,8 +33,10 @@ using namespace lcc::reference;
 namespace {
 
 const char *const kUsage =
-    "usage: lcc-compare ACTUAL.npy REFERENCE.npy [--rtol=1e-5]\n"
-    "exits 0 iff max|a-b| / max|b| <= rtol\n";
+    "usage: lcc-compare ACTUAL.npy REFERENCE.npy [--rtol=1e-5] "
+    "[--metric=max|l2]\n"
+    "exits 0 iff max|a-b| / max|b| (or, with --metric=l2, "
+    "||a-b|| / ||b||) <= rtol\n";
 
 /// Multi-index of flat offset `flat` in `shape`.
 Shape unflatten(int64_t flat, const Shape &shape) {
@@ -45,7 +50,8 @@ Shape unflatten(int64_t flat, const Shape &shape) {
 
 int run(int argc, char **argv) {
   Arguments args =
-      parseArguments(argc, argv, {{"help", false}, {"rtol", true}});
+      parseArguments(argc, argv,
+                     {{"help", false}, {"rtol", true}, {"metric", true}});
   if (args.has("help")) {
     std::cout << kUsage;
     return 0;
@@ -57,6 +63,10 @@ int run(int argc, char **argv) {
       args.has("rtol") ? parseDouble(args.value("rtol"), "--rtol") : 1e-5;
   if (!(rtol >= 0))
     throw ReferenceError("--rtol must be >= 0");
+  std::string metric = args.has("metric") ? args.value("metric") : "max";
+  if (metric != "max" && metric != "l2")
+    throw ReferenceError("--metric must be 'max' or 'l2', got '" + metric +
+                         "'");
 
   const std::string &pathA = args.positionals[0], &pathB = args.positionals[1];
   Tensor a = readNpy(pathA);
@@ -69,7 +79,7 @@ int run(int argc, char **argv) {
   // A NaN or infinity anywhere makes the norms meaningless: it fails, and
   // worst_index points at the first one.
   int64_t nonFinite = 0, worst = -1;
-  double maxAbsErr = 0, maxAbsRef = 0;
+  double maxAbsErr = 0, maxAbsRef = 0, sumSqErr = 0, sumSqRef = 0;
   for (int64_t i = 0; i < a.size(); ++i) {
     double x = a.data[i], y = b.data[i];
     if (!std::isfinite(x) || !std::isfinite(y)) {
@@ -83,6 +93,8 @@ int run(int argc, char **argv) {
       worst = i;
     }
     maxAbsRef = std::max(maxAbsRef, std::fabs(y));
+    sumSqErr += (x - y) * (x - y);
+    sumSqRef += y * y;
   }
   double relErr;
   if (nonFinite > 0)
@@ -94,16 +106,23 @@ int run(int argc, char **argv) {
   else
     relErr = maxAbsErr / maxAbsRef;
 
-  bool pass = relErr <= rtol; // false for NaN
+  double l2RelErr = nonFinite > 0 ? std::numeric_limits<double>::quiet_NaN()
+                   : sumSqErr == 0 ? 0
+                   : sumSqRef == 0 ? std::numeric_limits<double>::infinity()
+                                   : std::sqrt(sumSqErr / sumSqRef);
+  double judged = metric == "l2" ? l2RelErr : relErr;
+  bool pass = judged <= rtol; // false for NaN
   std::printf("max_abs_err: %.6e\n", maxAbsErr);
   std::printf("max_abs_ref: %.6e\n", maxAbsRef);
   std::printf("rel_err: %.6e\n", relErr);
+  std::printf("l2_rel_err: %.6e\n", l2RelErr);
   if (nonFinite > 0)
     std::printf("non_finite: %lld\n", static_cast<long long>(nonFinite));
   if (worst >= 0)
     std::printf("worst_index: %s\n",
                 shapeToString(unflatten(worst, a.shape)).c_str());
-  std::printf("%s: rel_err %s rtol %.3e\n", pass ? "PASS" : "FAIL",
+  std::printf("%s: %s %s rtol %.3e\n", pass ? "PASS" : "FAIL",
+              metric == "l2" ? "l2_rel_err" : "rel_err",
               pass ? "<=" : "exceeds", rtol);
   return pass ? 0 : 1;
 }
