@@ -43,9 +43,17 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
                                     const CompileOptions &options) {
   if (options.dump)
     options.dump("attn", printed(module));
-  if (options.attention == AttentionForm::Sparse &&
+  if (options.attention != AttentionForm::Keep &&
       failed(runStage(module, "attention-forms", options,
                       [&](PassManager &pm) {
+                        if (options.attention == AttentionForm::LSH) {
+                          DenseToLSHOptions pass;
+                          pass.nHashes = options.lshHashes;
+                          pass.bucketSize = options.lshBucketSize;
+                          pass.seed = options.seed;
+                          pm.addPass(createDenseToLSH(pass));
+                          return;
+                        }
                         const SparseAttentionOptions &o = options.sparse;
                         DenseToSparseOptions pass;
                         pass.pattern = stringifySparsePattern(o.pattern).str();

@@ -23,13 +23,15 @@ namespace lcc {
 enum class Stage { Attn, Linalg, Llvm, Artifact };
 
 /// Which form attention ops take (`lcc --attention`).
-enum class AttentionForm { Keep, Sparse };
+enum class AttentionForm { Keep, Sparse, LSH };
 
 struct CompileOptions {
   Stage stopAfter = Stage::Artifact;
   AttentionForm attention = AttentionForm::Keep;
   /// The sparse attention to build for AttentionForm::Sparse.
   SparseAttentionOptions sparse = {attn::SparsePattern::Strided, 64, 0, 0};
+  /// The LSH attention to build for AttentionForm::LSH.
+  int64_t lshHashes = 4, lshBucketSize = 64, seed = 0;
   /// LLVM CPU of the host code ("native": this machine).
   std::string cpu = "native";
   /// Receives every stage's text when set.

@@ -10,6 +10,42 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DenseToLSH : Pass<"attn-dense-to-lsh", "mlir::ModuleOp"> {
+  let summary = "rewrite shared-QK attention into Reformer LSH attention";
+  let description = [{
+    Replaces each shared-QK `attn.attention` by an `attn.lsh_attention`
+    with `n_hashes` rounds of `bucket_size` buckets (DESIGN.md §3). LSH
+    approximates the attention, so this runs only when asked
+    (`lcc --attention=lsh`) and remarks on every op it rewrites or keeps.
+    Attention whose queries and keys differ is kept dense: LSH hashes one
+    set of vectors as both. The i-th rewritten op (in program order) gets
+    rotations seeded with `seed + i`, so layers hash independently and a
+    build is reproducible.
+
+    Before:
+
+    ```mlir
+    %o = attn.attention %qk, %qk, %v {causal = true, shared_qk} : (...) -> ...
+    ```
+
+    After (`n-hashes=4 bucket-size=64 seed=0`):
+
+    ```mlir
+    %o = attn.lsh_attention %qk, %v
+        {bucket_size = 64 : i64, causal = true, n_hashes = 4 : i64, seed = 0 : i64}
+        : (...) -> ...
+    ```
+  }];
+  let options = [
+    Option<"nHashes", "n-hashes", "int64_t", /*default=*/"4",
+           "Hash rounds">,
+    Option<"bucketSize", "bucket-size", "int64_t", /*default=*/"64",
+           "Tokens per bucket (and per attention chunk)">,
+    Option<"seed", "seed", "int64_t", /*default=*/"0",
+           "Seed of the first op's rotations">,
+  ];
+}
+
 def DenseToSparse : Pass<"attn-dense-to-sparse", "mlir::ModuleOp"> {
   let summary = "rewrite dense attention into Sparse Transformer attention";
   let description = [{

@@ -51,10 +51,12 @@ enum class Target { Cpu };
 constexpr Choice<Target> kTargetChoices[] = {{"cpu", Target::Cpu}};
 
 constexpr Choice<lcc::AttentionForm> kAttentionChoices[] = {
-    {"keep", lcc::AttentionForm::Keep}, {"sparse", lcc::AttentionForm::Sparse}};
+    {"keep", lcc::AttentionForm::Keep},
+    {"sparse", lcc::AttentionForm::Sparse},
+    {"lsh", lcc::AttentionForm::LSH}};
 /// Forms of the command-line contract without a rewrite yet.
-constexpr llvm::StringLiteral kPlannedAttentionForms[] = {"dense", "lsh",
-                                                          "routed", "auto"};
+constexpr llvm::StringLiteral kPlannedAttentionForms[] = {"dense", "routed",
+                                                          "auto"};
 
 constexpr Choice<lcc::attn::SparsePattern> kPatternChoices[] = {
     {"strided", lcc::attn::SparsePattern::Strided},
@@ -84,10 +86,26 @@ cl::opt<std::string> targetName(
 
 cl::opt<std::string> attentionName(
     "attention",
-    cl::desc("Form of the attention ops: 'keep' (as written, the default) or "
-             "'sparse' (Sparse Transformer, see --sparse-*); a remark names "
-             "each op rewritten or kept"),
+    cl::desc("Form of the attention ops: 'keep' (as written, the default), "
+             "'sparse' (Sparse Transformer, see --sparse-*) or 'lsh' "
+             "(Reformer, see --lsh-*); a remark names each op rewritten or "
+             "kept"),
     cl::value_desc("form"), cl::init("keep"), cl::cat(lccCategory));
+
+cl::opt<int64_t> lshHashes("lsh-hashes",
+                           cl::desc("Hash rounds of LSH attention (default 4)"),
+                           cl::value_desc("N"), cl::init(4),
+                           cl::cat(lccCategory));
+
+cl::opt<int64_t> lshBucketSize(
+    "lsh-bucket-size",
+    cl::desc("Tokens per bucket of LSH attention (default 64)"),
+    cl::value_desc("N"), cl::init(64), cl::cat(lccCategory));
+
+cl::opt<int64_t> seed("seed",
+                      cl::desc("Seed of the random rotations of LSH "
+                               "attention (op i gets seed + i; default 0)"),
+                      cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
 cl::opt<std::string> sparsePatternName(
     "sparse-pattern", cl::desc("Sparse pattern: 'strided' (default) or 'fixed'"),
@@ -190,8 +208,8 @@ int main(int argc, char **argv) {
     return 1;
   if (llvm::is_contained(kPlannedAttentionForms, attentionName)) {
     lcc::reportError(kTool, "--attention=" + attentionName +
-                                " is not implemented yet; 'keep' and "
-                                "'sparse' are");
+                                " is not implemented yet; 'keep', "
+                                "'sparse' and 'lsh' are");
     return 1;
   }
   std::optional<lcc::AttentionForm> attention =
@@ -202,6 +220,11 @@ int main(int argc, char **argv) {
       parseChoice("sparse-pattern", sparsePatternName, kPatternChoices);
   if (!pattern)
     return 1;
+  if (lshHashes < 1 || lshBucketSize < 1 || seed < 0) {
+    lcc::reportError(kTool, "expected --lsh-hashes >= 1, --lsh-bucket-size "
+                            ">= 1 and --seed >= 0");
+    return 1;
+  }
   if (sparseBlock < 1 || sparseStride < 0 || sparseSummary < 0) {
     lcc::reportError(kTool, "expected --sparse-block >= 1 and "
                             "--sparse-stride, --sparse-summary >= 0");
@@ -243,6 +266,9 @@ int main(int argc, char **argv) {
   options.stopAfter = *stage;
   options.attention = *attention;
   options.sparse = {*pattern, sparseBlock, sparseStride, sparseSummary};
+  options.lshHashes = lshHashes;
+  options.lshBucketSize = lshBucketSize;
+  options.seed = seed;
   options.cpu = cpuName;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);

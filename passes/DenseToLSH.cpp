@@ -1,0 +1,65 @@
+//===- DenseToLSH.cpp - shared-QK attention to Reformer LSH ---------------===//
+//
+// Rewrites shared-QK attn.attention into attn.lsh_attention. LSH changes
+// the result (an approximation), so the rewrite runs only when asked and
+// reports each op it rewrites or keeps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_DENSETOLSH
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+
+namespace {
+
+struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
+  using DenseToLSHBase::DenseToLSHBase;
+
+  void runOnOperation() override {
+    if (nHashes < 1 || bucketSize < 1 || seed < 0) {
+      getOperation().emitError()
+          << "attn-dense-to-lsh: expected n-hashes >= 1, bucket-size >= 1 "
+             "and seed >= 0, got n-hashes="
+          << static_cast<int64_t>(nHashes)
+          << ", bucket-size=" << static_cast<int64_t>(bucketSize)
+          << ", seed=" << static_cast<int64_t>(seed);
+      return signalPassFailure();
+    }
+    IRRewriter rewriter(&getContext());
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    int64_t next = seed;
+    for (AttentionOp op : ops) {
+      // LSH hashes one set of vectors as both queries and keys.
+      if (!op.getSharedQk()) {
+        op.emitRemark("'attn.attention' kept dense: LSH attention needs "
+                      "shared queries and keys (shared_qk)");
+        continue;
+      }
+      rewriter.setInsertionPoint(op);
+      int64_t opSeed = next++;
+      auto lsh = LSHAttentionOp::create(
+          rewriter, op.getLoc(), op.getResult().getType(), op.getQuery(),
+          op.getValue(), nHashes, bucketSize, op.getCausal(), opSeed,
+          op.getScaleAttr());
+      op.emitRemark() << "'attn.attention' rewritten to LSH attention ("
+                      << static_cast<int64_t>(nHashes) << " hashes, bucket "
+                      << static_cast<int64_t>(bucketSize) << ", seed "
+                      << opSeed << ")";
+      rewriter.replaceOp(op, lsh.getResult());
+    }
+  }
+};
+
+} // namespace
