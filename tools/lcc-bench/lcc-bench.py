@@ -3,14 +3,17 @@
 
   lcc-bench attention [--seq=1024,4096,8192,16384] [--heads=8]
                       [--head-dim=64] [--batch=1] [--causal] [--repeat=3]
-                      [--threads=N] [--form=dense|sparse-strided|sparse-fixed]
+                      [--threads=N]
+                      [--form=dense|sparse-strided|sparse-fixed|lsh]
+                      [--lsh-hashes=N] [--lsh-bucket-size=N]
                       [--sparse-stride=N] [--sparse-summary=N]
                       [--sparse-block=N]
   lcc-bench models    [--repeat=5] [--threads=N]
 
 attention: scaled dot-product attention, f32, one model per sequence length,
 compiled with lcc for the CPU (for a sparse form: lcc --attention=sparse with
-the given pattern) and run with lcc-run on random inputs.
+the given pattern; for lsh: shared-QK attention compiled with
+--attention=lsh) and run with lcc-run on random inputs.
 Reports compile time, mean time per call (after one warm-up call), the
 runtime's peak bytes (inputs, outputs, parameters and the planned arena) and
 the attention FLOP rate (4 * batch * heads * seq^2 * head_dim, halved when
@@ -64,9 +67,15 @@ def report(lcm, inputs, params, repeat, threads, workdir):
     return json.loads(run(args))
 
 
-def attention_model(batch, heads, seq, dim, causal):
+def attention_model(batch, heads, seq, dim, causal, shared_qk):
     t = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, seq, dim)
-    attrs = " {causal = true}" if causal else ""
+    attrs = [a for a, on in (("causal = true", causal),
+                             ("shared_qk", shared_qk)) if on]
+    attrs = " {%s}" % ", ".join(attrs) if attrs else ""
+    if shared_qk:
+        return ("func.func @forward(%%qk: %s, %%v: %s) -> %s {\n"
+                "  %%0 = attn.attention %%qk, %%qk, %%v%s : (%s, %s, %s) -> %s\n"
+                "  return %%0 : %s\n}\n" % (t, t, t, attrs, t, t, t, t, t))
     return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
             "  %%0 = attn.attention %%q, %%k, %%v%s : (%s, %s, %s) -> %s\n"
             "  return %%0 : %s\n}\n" % (t, t, t, t, attrs, t, t, t, t, t))
@@ -78,7 +87,11 @@ def mib(n):
 
 def bench_attention(opts):
     flags = []
-    if opts.form != "dense":
+    lsh = opts.form == "lsh"
+    if lsh:
+        flags = ["--attention=lsh", "--lsh-hashes=%d" % opts.lsh_hashes,
+                 "--lsh-bucket-size=%d" % opts.lsh_bucket_size]
+    elif opts.form != "dense":
         flags = ["--attention=sparse",
                  "--sparse-pattern=" + opts.form.split("-")[1],
                  "--sparse-block=%d" % opts.sparse_block]
@@ -97,13 +110,13 @@ def bench_attention(opts):
             model = os.path.join(work, "attention.mlir")
             with open(model, "w") as f:
                 f.write(attention_model(opts.batch, opts.heads, seq,
-                                        opts.head_dim, opts.causal))
+                                        opts.head_dim, opts.causal, lsh))
             lcm = os.path.join(work, "attention.lcm")
             seconds = compile_model(model, lcm, flags)
             shape = "%d,%d,%d,%d" % (opts.batch, opts.heads, seq,
                                      opts.head_dim)
             inputs = []
-            for name in "qkv":
+            for name in ("qk", "v") if lsh else ("q", "k", "v"):
                 path = os.path.join(work, name + ".npy")
                 run([tool("lcc-testdata"), "--output=" + path,
                      "--shape=" + shape, "--seed=%d" % len(inputs)])
@@ -171,7 +184,9 @@ def main():
     a.add_argument("--repeat", type=int, default=3)
     a.add_argument("--threads", type=int, default=0)
     a.add_argument("--form", default="dense",
-                   choices=["dense", "sparse-strided", "sparse-fixed"])
+                   choices=["dense", "sparse-strided", "sparse-fixed", "lsh"])
+    a.add_argument("--lsh-hashes", type=int, default=4)
+    a.add_argument("--lsh-bucket-size", type=int, default=64)
     a.add_argument("--sparse-stride", type=int, default=0)
     a.add_argument("--sparse-summary", type=int, default=0)
     a.add_argument("--sparse-block", type=int, default=64)
