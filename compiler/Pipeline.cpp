@@ -46,6 +46,15 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   if (options.attention != AttentionForm::Keep &&
       failed(runStage(module, "attention-forms", options,
                       [&](PassManager &pm) {
+                        if (options.attention == AttentionForm::Auto) {
+                          SelectFormOptions pass;
+                          pass.memoryBudget = options.memoryBudget;
+                          pass.nHashes = options.lshHashes;
+                          pass.bucketSize = options.lshBucketSize;
+                          pass.seed = options.seed;
+                          pm.addPass(createSelectForm(pass));
+                          return;
+                        }
                         if (options.attention == AttentionForm::LSH) {
                           DenseToLSHOptions pass;
                           pass.nHashes = options.lshHashes;

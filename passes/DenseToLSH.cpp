@@ -21,6 +21,18 @@ using namespace mlir;
 using namespace lcc;
 using namespace lcc::attn;
 
+attn::LSHAttentionOp lcc::rewriteToLSH(RewriterBase &rewriter,
+                                        attn::AttentionOp op, int64_t nHashes,
+                                        int64_t bucketSize, int64_t seed) {
+  rewriter.setInsertionPoint(op);
+  auto lsh = LSHAttentionOp::create(
+      rewriter, op.getLoc(), op.getResult().getType(), op.getQuery(),
+      op.getValue(), nHashes, bucketSize, op.getCausal(), seed,
+      op.getScaleAttr());
+  rewriter.replaceOp(op, lsh.getResult());
+  return lsh;
+}
+
 namespace {
 
 struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
@@ -47,17 +59,12 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
                       "shared queries and keys (shared_qk)");
         continue;
       }
-      rewriter.setInsertionPoint(op);
       int64_t opSeed = next++;
-      auto lsh = LSHAttentionOp::create(
-          rewriter, op.getLoc(), op.getResult().getType(), op.getQuery(),
-          op.getValue(), nHashes, bucketSize, op.getCausal(), opSeed,
-          op.getScaleAttr());
       op.emitRemark() << "'attn.attention' rewritten to LSH attention ("
                       << static_cast<int64_t>(nHashes) << " hashes, bucket "
                       << static_cast<int64_t>(bucketSize) << ", seed "
                       << opSeed << ")";
-      rewriter.replaceOp(op, lsh.getResult());
+      rewriteToLSH(rewriter, op, nHashes, bucketSize, opSeed);
     }
   }
 };

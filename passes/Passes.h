@@ -8,7 +8,13 @@
 
 namespace mlir {
 class RewritePatternSet;
+class RewriterBase;
 } // namespace mlir
+
+namespace lcc::attn {
+class AttentionOp;
+class LSHAttentionOp;
+} // namespace lcc::attn
 
 namespace lcc {
 
@@ -29,6 +35,12 @@ struct SparseAttentionOptions {
   int64_t stride;
   int64_t summary;
 };
+
+/// Replaces shared-QK `op` by the equivalent attn.lsh_attention (the one
+/// rewrite behind attn-dense-to-lsh and attn-select-form).
+attn::LSHAttentionOp rewriteToLSH(mlir::RewriterBase &rewriter,
+                                  attn::AttentionOp op, int64_t nHashes,
+                                  int64_t bucketSize, int64_t seed);
 
 /// Patterns lowering each attn op (except attn.param, which the pass turns
 /// into function arguments) to linalg/tensor/arith/math/scf on tensors.

@@ -89,6 +89,45 @@ def DenseToSparse : Pass<"attn-dense-to-sparse", "mlir::ModuleOp"> {
   ];
 }
 
+def SelectForm : Pass<"attn-select-form", "mlir::ModuleOp"> {
+  let summary = "choose each attention's form by a cost model (--attention=auto)";
+  let description = [{
+    Decides, per `attn.attention`, between keeping it dense and rewriting
+    it to LSH attention, and emits a remark with the choice and the
+    estimates behind it. The policy:
+
+    * Only shared-QK attention can become LSH (LSH hashes one set of
+      vectors as both queries and keys). Sparse attention is never chosen
+      automatically: its pattern changes which tokens a model sees, so it
+      is a modelling decision (`--attention=sparse`).
+    * A sequence shorter than `lsh-threshold` (default 4096) stays dense:
+      measured on this project's CPU code, LSH-4 and dense attention take
+      about the same time at 1024 tokens, and users of every LSH
+      implementation report LSH slower below a few thousand tokens.
+    * Above it, LSH is chosen when its estimated FLOPs are lower than
+      dense attention's and its estimated bytes fit `memory-budget`
+      (0: no budget). Dense FLOPs are `4 * batch * heads * seq^2 *
+      head_dim` (halved if causal); LSH FLOPs are `batch * heads *
+      n_hashes * (seq * head_dim * n_buckets + 8 * seq * bucket_size *
+      head_dim)` (hashing and the chunks with look-back). Bytes count the
+      operands and result, plus for LSH the per-round outputs and the
+      bucket, sort and inverse indices. Dense attention's flash form needs
+      no seq^2 buffer, so its bytes are the operands and result only.
+  }];
+  let options = [
+    Option<"lshThreshold", "lsh-threshold", "int64_t", /*default=*/"4096",
+           "Shortest sequence LSH is considered for">,
+    Option<"memoryBudget", "memory-budget", "int64_t", /*default=*/"0",
+           "Bytes an attention may use (0: no limit)">,
+    Option<"nHashes", "n-hashes", "int64_t", /*default=*/"4",
+           "Hash rounds of a chosen LSH attention">,
+    Option<"bucketSize", "bucket-size", "int64_t", /*default=*/"64",
+           "Bucket size of a chosen LSH attention">,
+    Option<"seed", "seed", "int64_t", /*default=*/"0",
+           "Seed of the first chosen LSH attention's rotations">,
+  ];
+}
+
 def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "lower attn ops to linalg, tensor, arith, math and scf";
   let description = [{

@@ -28,6 +28,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <limits>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -53,10 +55,10 @@ constexpr Choice<Target> kTargetChoices[] = {{"cpu", Target::Cpu}};
 constexpr Choice<lcc::AttentionForm> kAttentionChoices[] = {
     {"keep", lcc::AttentionForm::Keep},
     {"sparse", lcc::AttentionForm::Sparse},
-    {"lsh", lcc::AttentionForm::LSH}};
+    {"lsh", lcc::AttentionForm::LSH},
+    {"auto", lcc::AttentionForm::Auto}};
 /// Forms of the command-line contract without a rewrite yet.
-constexpr llvm::StringLiteral kPlannedAttentionForms[] = {"dense", "routed",
-                                                          "auto"};
+constexpr llvm::StringLiteral kPlannedAttentionForms[] = {"dense", "routed"};
 
 constexpr Choice<lcc::attn::SparsePattern> kPatternChoices[] = {
     {"strided", lcc::attn::SparsePattern::Strided},
@@ -87,9 +89,10 @@ cl::opt<std::string> targetName(
 cl::opt<std::string> attentionName(
     "attention",
     cl::desc("Form of the attention ops: 'keep' (as written, the default), "
-             "'sparse' (Sparse Transformer, see --sparse-*) or 'lsh' "
-             "(Reformer, see --lsh-*); a remark names each op rewritten or "
-             "kept"),
+             "'sparse' (Sparse Transformer, see --sparse-*), 'lsh' "
+             "(Reformer, see --lsh-*) or 'auto' (LSH where a cost model "
+             "favours it, see --memory-budget); a remark names each op "
+             "rewritten or kept"),
     cl::value_desc("form"), cl::init("keep"), cl::cat(lccCategory));
 
 cl::opt<int64_t> lshHashes("lsh-hashes",
@@ -106,6 +109,28 @@ cl::opt<int64_t> seed("seed",
                       cl::desc("Seed of the random rotations of LSH "
                                "attention (op i gets seed + i; default 0)"),
                       cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
+cl::opt<std::string> memoryBudgetText(
+    "memory-budget",
+    cl::desc("With --attention=auto: bytes one attention may use, with an "
+             "optional K, M or G suffix (default: no limit)"),
+    cl::value_desc("bytes"), cl::init("0"), cl::cat(lccCategory));
+
+/// "512M" -> 536870912; nullopt for anything else.
+std::optional<int64_t> parseBytes(StringRef text) {
+  int64_t scale = 1;
+  if (text.consume_back("K") || text.consume_back("k"))
+    scale = int64_t(1) << 10;
+  else if (text.consume_back("M") || text.consume_back("m"))
+    scale = int64_t(1) << 20;
+  else if (text.consume_back("G") || text.consume_back("g"))
+    scale = int64_t(1) << 30;
+  int64_t value;
+  if (text.getAsInteger(10, value) || value < 0 ||
+      value > std::numeric_limits<int64_t>::max() / scale)
+    return std::nullopt;
+  return value * scale;
+}
 
 cl::opt<std::string> sparsePatternName(
     "sparse-pattern", cl::desc("Sparse pattern: 'strided' (default) or 'fixed'"),
@@ -209,7 +234,7 @@ int main(int argc, char **argv) {
   if (llvm::is_contained(kPlannedAttentionForms, attentionName)) {
     lcc::reportError(kTool, "--attention=" + attentionName +
                                 " is not implemented yet; 'keep', "
-                                "'sparse' and 'lsh' are");
+                                "'sparse', 'lsh' and 'auto' are");
     return 1;
   }
   std::optional<lcc::AttentionForm> attention =
@@ -220,6 +245,13 @@ int main(int argc, char **argv) {
       parseChoice("sparse-pattern", sparsePatternName, kPatternChoices);
   if (!pattern)
     return 1;
+  std::optional<int64_t> memoryBudget = parseBytes(memoryBudgetText);
+  if (!memoryBudget) {
+    lcc::reportError(kTool, "invalid --memory-budget '" + memoryBudgetText +
+                                "'; expected bytes with an optional K, M or "
+                                "G suffix");
+    return 1;
+  }
   if (lshHashes < 1 || lshBucketSize < 1 || seed < 0) {
     lcc::reportError(kTool, "expected --lsh-hashes >= 1, --lsh-bucket-size "
                             ">= 1 and --seed >= 0");
@@ -269,6 +301,7 @@ int main(int argc, char **argv) {
   options.lshHashes = lshHashes;
   options.lshBucketSize = lshBucketSize;
   options.seed = seed;
+  options.memoryBudget = *memoryBudget;
   options.cpu = cpuName;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);

@@ -1,0 +1,37 @@
+// RUN: lcc-opt %s --split-input-file --attn-select-form --verify-diagnostics | FileCheck %s
+// RUN: lcc-opt %s --split-input-file --attn-select-form="memory-budget=100000000" 2>&1 | FileCheck %s --check-prefix=BUDGET
+
+// Long shared-QK attention becomes LSH; the remark gives the estimates.
+// CHECK-LABEL: func @long_shared_qk
+// CHECK: attn.lsh_attention %{{.+}}, %{{.+}} {bucket_size = 64 : i64, causal = true, n_hashes = 4 : i64}
+// BUDGET: 'attn.attention' kept dense (68.72 GFLOP, 0.07 GB): LSH would need 0.12 GB, over the memory budget of 0.10 GB
+func.func @long_shared_qk(%qk: tensor<1x8x8192x64xf32>, %v: tensor<1x8x8192x64xf32>) -> tensor<1x8x8192x64xf32> {
+  // expected-remark@+1 {{'attn.attention' rewritten to LSH attention (4 hashes, bucket 64, seed 0): 10.74 GFLOP and 0.12 GB against dense 68.72 GFLOP}}
+  %0 = attn.attention %qk, %qk, %v {causal = true, shared_qk}
+      : (tensor<1x8x8192x64xf32>, tensor<1x8x8192x64xf32>, tensor<1x8x8192x64xf32>) -> tensor<1x8x8192x64xf32>
+  return %0 : tensor<1x8x8192x64xf32>
+}
+
+// -----
+
+// Short sequences stay dense.
+// CHECK-LABEL: func @short
+// CHECK: attn.attention
+func.func @short(%s: tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32> {
+  // expected-remark@+1 {{'attn.attention' kept dense (2.15 GFLOP, 0.01 GB): seq 1024 is below the LSH threshold 4096}}
+  %0 = attn.attention %s, %s, %s {shared_qk}
+      : (tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>, tensor<1x8x1024x64xf32>) -> tensor<1x8x1024x64xf32>
+  return %0 : tensor<1x8x1024x64xf32>
+}
+
+// -----
+
+// Attention with distinct queries and keys has no automatic form.
+// CHECK-LABEL: func @distinct_keys
+// CHECK: attn.attention
+func.func @distinct_keys(%q: tensor<1x8x8192x64xf32>, %v: tensor<1x8x8192x64xf32>) -> tensor<1x8x8192x64xf32> {
+  // expected-remark@+1 {{'attn.attention' kept dense (137.44 GFLOP, 0.07 GB): only shared-QK attention has an automatic long-context form (LSH)}}
+  %0 = attn.attention %q, %v, %v
+      : (tensor<1x8x8192x64xf32>, tensor<1x8x8192x64xf32>, tensor<1x8x8192x64xf32>) -> tensor<1x8x8192x64xf32>
+  return %0 : tensor<1x8x8192x64xf32>
+}
