@@ -272,8 +272,17 @@ FailureOr<HostProgram> Planner::run() {
     auto type = cast<RankedTensorType>(value.getType());
     program.outputs.push_back({("result" + Twine(i)).str(), type, {}});
     outputBuffers.push_back(addBuffer(BufferKind::Output, i, type));
-    if (value.getDefiningOp<func::CallOp>())
-      returnedResult.try_emplace(value, i);
+    // A dispatch result returned as it is, or through reshapes that only
+    // rename its bytes, is written straight into the result buffer.
+    Value produced = value;
+    while (Operation *def = produced.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def) ||
+          !def->getOperand(0).hasOneUse())
+        break;
+      produced = def->getOperand(0);
+    }
+    if (produced.getDefiningOp<func::CallOp>())
+      returnedResult.try_emplace(produced, i);
   }
   if (failed(planInsertSlices()))
     return failure();
