@@ -899,6 +899,69 @@ DenseElementsAttr lshRotations(RankedTensorType type, uint64_t seed) {
   return DenseElementsAttr::get(type, ArrayRef<float>(values));
 }
 
+/// A stable counting sort of one row of keys in [0, numKeys), as
+/// sequential loops: the positions in key order, their inverse, and where
+/// each key's run starts (numKeys + 1 values, the last one n).
+struct CountingSort {
+  Value positions, inverse, starts;
+};
+
+CountingSort countingSort(OpBuilder &b, Location loc, Value keys, int64_t n,
+                          int64_t numKeys) {
+  Type i32 = b.getI32Type();
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto toIndex = [](OpBuilder &nb, Location l, Value v) -> Value {
+    return arith::IndexCastOp::create(nb, l, nb.getIndexType(), v);
+  };
+  auto zeros = [&](int64_t size) -> Value {
+    Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size}, i32);
+    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init})
+        .getResult(0);
+  };
+  Value c0 = index(0), c1 = index(1);
+  Value one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
+  // Histogram, one slot longer so the exclusive scan ends with n.
+  auto histogram = scf::ForOp::create(
+      b, loc, c0, index(n), c1, ValueRange{zeros(numKeys + 1)},
+      [&](OpBuilder &nb, Location l, Value i, ValueRange it) {
+        Value k = toIndex(nb, l, tensor::ExtractOp::create(nb, l, keys, i));
+        Value count = tensor::ExtractOp::create(nb, l, it[0], k);
+        Value inc = arith::AddIOp::create(nb, l, count, one);
+        scf::YieldOp::create(
+            nb, l, tensor::InsertOp::create(nb, l, inc, it[0], k).getResult());
+      });
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  auto scan = scf::ForOp::create(
+      b, loc, c0, index(numKeys + 1), c1,
+      ValueRange{zero, zeros(numKeys + 1)},
+      [&](OpBuilder &nb, Location l, Value k, ValueRange it) {
+        Value count =
+            tensor::ExtractOp::create(nb, l, histogram.getResult(0), k);
+        Value starts = tensor::InsertOp::create(nb, l, it[0], it[1], k);
+        scf::YieldOp::create(
+            nb, l, ValueRange{arith::AddIOp::create(nb, l, it[0], count),
+                              starts});
+      });
+  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n}, i32);
+  auto place = scf::ForOp::create(
+      b, loc, c0, index(n), c1, ValueRange{scan.getResult(1), empty, empty},
+      [&](OpBuilder &nb, Location l, Value i, ValueRange it) {
+        Value k = toIndex(nb, l, tensor::ExtractOp::create(nb, l, keys, i));
+        Value p = tensor::ExtractOp::create(nb, l, it[0], k);
+        Value next = tensor::InsertOp::create(
+            nb, l, arith::AddIOp::create(nb, l, p, one), it[0], k);
+        Value position = arith::IndexCastOp::create(nb, l, nb.getI32Type(), i);
+        Value sorted =
+            tensor::InsertOp::create(nb, l, position, it[1], toIndex(nb, l, p));
+        Value inverse = tensor::InsertOp::create(nb, l, p, it[2], i);
+        scf::YieldOp::create(nb, l, ValueRange{next, sorted, inverse});
+      });
+  return {place.getResult(1), place.getResult(2), scan.getResult(1)};
+}
+
 /// Reformer LSH attention (DESIGN.md §3) over `[batch*heads, seq, dim]`
 /// views, in four dispatches' worth of IR:
 ///   1. hash: per (row, round, tile of tokens) project onto the rotations
@@ -1076,56 +1139,13 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
       Value keys = tensor::ExtractSliceOp::create(
           rewriter, loc, rowType, hash.getResult(0), rowOffsets, rowSizes,
           ones);
-      Value c0 = idx(rewriter, loc, 0), c1 = idx(rewriter, loc, 1);
-      Value one = arith::ConstantOp::create(rewriter, loc,
-                                            rewriter.getI32IntegerAttr(1));
-      // Histogram of the buckets (n_buckets + 1 with the padding bucket).
-      auto histogram = scf::ForOp::create(
-          rewriter, loc, c0, idx(rewriter, loc, padded), c1,
-          ValueRange{zerosI32(rewriter, loc, {buckets + 1})},
-          [&](OpBuilder &b, Location l, Value s, ValueRange it) {
-            Value k = toIndex(b, l, tensor::ExtractOp::create(b, l, keys, s));
-            Value n = tensor::ExtractOp::create(b, l, it[0], k);
-            Value inc = arith::AddIOp::create(b, l, n, one);
-            scf::YieldOp::create(
-                b, l, tensor::InsertOp::create(b, l, inc, it[0], k).getResult());
-          });
-      // Exclusive prefix sum: where each bucket's run starts.
-      Value zero = arith::ConstantOp::create(rewriter, loc,
-                                             rewriter.getI32IntegerAttr(0));
-      auto scan = scf::ForOp::create(
-          rewriter, loc, c0, idx(rewriter, loc, buckets + 1), c1,
-          ValueRange{zero, zerosI32(rewriter, loc, {buckets + 1})},
-          [&](OpBuilder &b, Location l, Value k, ValueRange it) {
-            Value n = tensor::ExtractOp::create(b, l, histogram.getResult(0), k);
-            Value starts = tensor::InsertOp::create(b, l, it[0], it[1], k);
-            scf::YieldOp::create(
-                b, l, ValueRange{arith::AddIOp::create(b, l, it[0], n),
-                                 starts});
-          });
-      auto place = scf::ForOp::create(
-          rewriter, loc, c0, idx(rewriter, loc, padded), c1,
-          ValueRange{scan.getResult(1), tensor::EmptyOp::create(rewriter, loc,
-                                                                 ArrayRef<int64_t>{padded}, i32)
-                                            .getResult(),
-                     tensor::EmptyOp::create(rewriter, loc,
-                                             ArrayRef<int64_t>{padded}, i32)
-                         .getResult()},
-          [&](OpBuilder &b, Location l, Value s, ValueRange it) {
-            Value k = toIndex(b, l, tensor::ExtractOp::create(b, l, keys, s));
-            Value p = tensor::ExtractOp::create(b, l, it[0], k);
-            Value next = tensor::InsertOp::create(
-                b, l, arith::AddIOp::create(b, l, p, one), it[0], k);
-            Value sorted = tensor::InsertOp::create(b, l, toI32(b, l, s),
-                                                    it[1], toIndex(b, l, p));
-            Value inverse = tensor::InsertOp::create(b, l, p, it[2], s);
-            scf::YieldOp::create(b, l, ValueRange{next, sorted, inverse});
-          });
+      CountingSort sorted =
+          countingSort(rewriter, loc, keys, padded, buckets + 1);
       rewriter.setInsertionPointToStart(sort.getTerminator().getBody());
       for (unsigned i = 0; i < 2; ++i)
         tensor::ParallelInsertSliceOp::create(
-            rewriter, loc, place.getResult(i + 1), sort.getRegionIterArgs()[i],
-            rowOffsets, rowSizes, ones);
+            rewriter, loc, i == 0 ? sorted.positions : sorted.inverse,
+            sort.getRegionIterArgs()[i], rowOffsets, rowSizes, ones);
     }
     Value sortedPositions = sort.getResult(0), inverse = sort.getResult(1);
 
