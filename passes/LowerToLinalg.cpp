@@ -1327,6 +1327,635 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Routed attention (Routing Transformer)
+//===----------------------------------------------------------------------===//
+
+/// `count` distinct positions in [0, n) drawn from `seed` (the initial
+/// k-means centroids), by a partial Fisher-Yates shuffle.
+SmallVector<int32_t> seededPositions(int64_t n, int64_t count, uint64_t seed) {
+  uint64_t state = seed ^ 0x5eedULL;
+  auto next = [&]() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  SmallVector<int32_t> all(n);
+  for (int64_t i = 0; i < n; ++i)
+    all[i] = i;
+  for (int64_t i = 0; i < count; ++i)
+    std::swap(all[i], all[i + next() % (n - i)]);
+  all.resize(count);
+  return all;
+}
+
+/// Routing Transformer attention (DESIGN.md §3) over `[batch*heads, seq,
+/// dim]` views:
+///   1. centroids: the operand (unit-normalised), or 3 k-means iterations
+///      over the unit-normalised queries and keys from seeded keys;
+///   2. each query joins its nearest centroid (largest cosine);
+///   3. each cluster takes the `window` keys nearest its centroid: the
+///      window-th largest cosine is found by bisection, then keys are
+///      collected in position order (ties by position);
+///   4. queries are sorted by cluster (counting sort); each tile of sorted
+///      queries attends, cluster by cluster, to its clusters' keys with the
+///      dense scores; an inverse gather restores the order.
+/// A query whose cluster holds no visible key (causal) gets zeros.
+struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RoutedAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    Location loc = op.getLoc();
+    TensorBuilder tb(rewriter, loc);
+    RankedTensorType qType = tensorType(op.getQuery());
+    int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
+    int64_t querySeq = qType.getDimSize(2), dim = qType.getDimSize(3);
+    int64_t keySeq = tensorType(op.getKey()).getDimSize(2);
+    int64_t valueDim = tensorType(op.getValue()).getDimSize(3);
+    int64_t clusters = op.getClusters(), window = op.getWindow();
+    int64_t rows = batch * heads;
+    bool causal = op.getCausal();
+    double scale = attentionScale(op.getScale(), op.getQuery());
+    Type f32 = qType.getElementType(), f64 = rewriter.getF64Type();
+    Type i32 = rewriter.getI32Type();
+    using utils::IteratorType;
+
+    auto idx = [](OpBuilder &b, Location l, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, l, v);
+    };
+    auto i32c = [](OpBuilder &b, Location l, int64_t v) -> Value {
+      return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(v));
+    };
+    auto toIndex = [](OpBuilder &b, Location l, Value v) -> Value {
+      return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
+    };
+    auto toI32 = [](OpBuilder &b, Location l, Value v) -> Value {
+      return arith::IndexCastOp::create(b, l, b.getI32Type(), v);
+    };
+    auto unit = [&]() { return rewriter.getIndexAttr(1); };
+    SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
+    auto rowsOf = [&](Value x) -> Value {
+      return tensor::CollapseShapeOp::create(rewriter, loc, x, merge);
+    };
+    Value q = rowsOf(op.getQuery()), k = rowsOf(op.getKey()),
+          v = rowsOf(op.getValue());
+    Value qUnit = rowsOf(normalizeRows(tb, op.getQuery()));
+    Value kUnit = rowsOf(normalizeRows(tb, op.getKey()));
+
+    // 1. Centroids [rows, clusters, dim], unit-normalised.
+    Value centroids;
+    if (Value given = op.getCentroids()) {
+      Value perRow = tb.map({batch, heads, clusters, dim}, f32, {given},
+                            {tb.map(4, {1, 2, 3})},
+                            [](OpBuilder &, Location, ValueRange a) {
+                              return a[0];
+                            });
+      centroids = rowsOf(normalizeRows(tb, perRow));
+    } else {
+      SmallVector<int32_t> picks = seededPositions(
+          keySeq, clusters, static_cast<uint64_t>(op.getSeed()));
+      Value pickConst = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseIntElementsAttr::get(RankedTensorType::get({clusters}, i32),
+                                    ArrayRef<int32_t>(picks)));
+      Value initial = tb.map(
+          {rows, clusters, dim}, f32, {}, {},
+          [&](OpBuilder &b, Location l, ValueRange) -> Value {
+            Value r = linalg::IndexOp::create(b, l, 0);
+            Value c = linalg::IndexOp::create(b, l, 1);
+            Value d = linalg::IndexOp::create(b, l, 2);
+            Value p = toIndex(b, l, tensor::ExtractOp::create(b, l, pickConst, c));
+            return tensor::ExtractOp::create(b, l, kUnit, ValueRange{r, p, d});
+          });
+      centroids = kMeans(rewriter, loc, initial, qUnit, kUnit, rows, clusters,
+                         dim, querySeq, keySeq);
+    }
+
+    // 2. The cluster of each query: largest cosine.
+    Value queryScores = tb.generic(
+        tb.filled({rows, querySeq, clusters}, f32, 0.0), {qUnit, centroids},
+        {tb.map(4, {0, 1, 3}), tb.map(4, {0, 2, 3}), tb.map(4, {0, 1, 2})},
+        {IteratorType::parallel, IteratorType::parallel,
+         IteratorType::parallel, IteratorType::reduction},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return multiplyAccumulate(b, l, a[0], a[1], a[2]);
+        });
+    Value queryCluster = argmaxLastDim(rewriter, loc, tb, queryScores);
+
+    // 3. The window of keys of each cluster.
+    Value keyScores = tb.generic(
+        tb.filled({rows, clusters, keySeq}, f32, 0.0), {centroids, kUnit},
+        {tb.map(4, {0, 1, 3}), tb.map(4, {0, 2, 3}), tb.map(4, {0, 1, 2})},
+        {IteratorType::parallel, IteratorType::parallel,
+         IteratorType::parallel, IteratorType::reduction},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return multiplyAccumulate(b, l, a[0], a[1], a[2]);
+        });
+    auto select = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                               rewriter.getIndexAttr(clusters)},
+        ValueRange{tb.empty({rows, clusters, window}, i32)}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(select.getBody());
+      Value r = select.getInductionVars()[0], c = select.getInductionVars()[1];
+      Value scores = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get({keySeq}, f32), keyScores,
+          ArrayRef<OpFoldResult>{r, c, rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{unit(), unit(),
+                                 rewriter.getIndexAttr(keySeq)},
+          ArrayRef<OpFoldResult>{unit(), unit(), unit()});
+      Value selected =
+          selectWindow(rewriter, loc, scores, keySeq, window, f64, i32);
+      rewriter.setInsertionPointToStart(select.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, selected, select.getRegionIterArgs()[0],
+          ArrayRef<OpFoldResult>{r, c, rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{unit(), unit(),
+                                 rewriter.getIndexAttr(window)},
+          ArrayRef<OpFoldResult>{unit(), unit(), unit()});
+    }
+    Value windows = select.getResult(0);
+
+    // 4. Queries sorted by cluster.
+    auto sort = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows)},
+        ValueRange{tb.empty({rows, querySeq}, i32),
+                   tb.empty({rows, querySeq}, i32)},
+        std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(sort.getBody());
+      Value r = sort.getInductionVars()[0];
+      SmallVector<OpFoldResult> offsets = {r, rewriter.getIndexAttr(0)};
+      SmallVector<OpFoldResult> sizes = {unit(),
+                                         rewriter.getIndexAttr(querySeq)};
+      SmallVector<OpFoldResult> ones = {unit(), unit()};
+      Value keys = tensor::ExtractSliceOp::create(
+          rewriter, loc, RankedTensorType::get({querySeq}, i32), queryCluster,
+          offsets, sizes, ones);
+      CountingSort sorted =
+          countingSort(rewriter, loc, keys, querySeq, clusters);
+      rewriter.setInsertionPointToStart(sort.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(rewriter, loc, sorted.positions,
+                                            sort.getRegionIterArgs()[0],
+                                            offsets, sizes, ones);
+      tensor::ParallelInsertSliceOp::create(rewriter, loc, sorted.inverse,
+                                            sort.getRegionIterArgs()[1],
+                                            offsets, sizes, ones);
+    }
+    Value sortedQueries = sort.getResult(0), inverse = sort.getResult(1);
+
+    int64_t tile = std::min<int64_t>(64, querySeq);
+    int64_t tiles = llvm::divideCeil(querySeq, tile);
+    auto attend = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                               rewriter.getIndexAttr(tiles)},
+        ValueRange{tb.empty({rows, tiles * tile, valueDim}, f32)},
+        std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(attend.getBody());
+      TensorBuilder t(rewriter, loc);
+      Value r = attend.getInductionVars()[0];
+      Value start = arith::MulIOp::create(
+          rewriter, loc, attend.getInductionVars()[1], idx(rewriter, loc, tile));
+      // Original position (-1 past the end) and cluster (`clusters` past
+      // the end) of each sorted query of the tile.
+      Value queryPos = t.map(
+          {tile}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
+            Value i = arith::AddIOp::create(b, l, start,
+                                            linalg::IndexOp::create(b, l, 0));
+            Value inside = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::slt, i, idx(b, l, querySeq));
+            Value clamped = arith::MinSIOp::create(b, l, i,
+                                                   idx(b, l, querySeq - 1));
+            Value p = tensor::ExtractOp::create(b, l, sortedQueries,
+                                                ValueRange{r, clamped});
+            return arith::SelectOp::create(b, l, inside, p, i32c(b, l, -1))
+                .getResult();
+          });
+      Value queryClusterOf = t.map(
+          {tile}, i32, {queryPos}, {t.identityMap(1)},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value valid = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sge, a[0], i32c(b, l, 0));
+            Value p = toIndex(b, l, arith::MaxSIOp::create(b, l, a[0],
+                                                           i32c(b, l, 0)));
+            Value cl = tensor::ExtractOp::create(b, l, queryCluster,
+                                                 ValueRange{r, p});
+            return arith::SelectOp::create(b, l, valid, cl,
+                                           i32c(b, l, clusters));
+          });
+      Value queries = t.map(
+          {tile, dim}, f32, {queryPos}, {t.map(2, {0})},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value p = toIndex(b, l, arith::MaxSIOp::create(b, l, a[0],
+                                                           i32c(b, l, 0)));
+            return tensor::ExtractOp::create(
+                b, l, q, ValueRange{r, p, linalg::IndexOp::create(b, l, 1)});
+          });
+      Value first = toIndex(rewriter, loc,
+                            tensor::ExtractOp::create(rewriter, loc,
+                                                      queryClusterOf,
+                                                      idx(rewriter, loc, 0)));
+      Value last = arith::MinSIOp::create(
+          rewriter, loc,
+          toIndex(rewriter, loc,
+                  tensor::ExtractOp::create(rewriter, loc, queryClusterOf,
+                                            idx(rewriter, loc, tile - 1))),
+          idx(rewriter, loc, clusters - 1));
+      Value end = arith::AddIOp::create(rewriter, loc, last,
+                                        idx(rewriter, loc, 1));
+      auto perCluster = scf::ForOp::create(
+          rewriter, loc, first, end, idx(rewriter, loc, 1),
+          ValueRange{t.filled({tile, valueDim}, f32, 0.0)},
+          [&](OpBuilder &nb, Location nl, Value c, ValueRange acc) {
+            TensorBuilder u(nb, nl);
+            Value keyPos = u.map(
+                {window}, i32, {}, {},
+                [&](OpBuilder &b, Location l, ValueRange) {
+                  return tensor::ExtractOp::create(
+                             b, l, windows,
+                             ValueRange{r, c, linalg::IndexOp::create(b, l, 0)})
+                      .getResult();
+                });
+            auto gather = [&](Value source, int64_t width) {
+              return u.map({window, width}, f32, {keyPos}, {u.map(2, {0})},
+                           [&](OpBuilder &b, Location l, ValueRange a) {
+                             return tensor::ExtractOp::create(
+                                        b, l, source,
+                                        ValueRange{r, toIndex(b, l, a[0]),
+                                                   linalg::IndexOp::create(
+                                                       b, l, 1)})
+                                 .getResult();
+                           });
+            };
+            Value keys = gather(k, dim), values = gather(v, valueDim);
+            Value dots = u.matmulTransposedB(
+                queries, keys, u.filled({tile, window}, f32, 0.0));
+            Value cluster = toI32(nb, nl, c);
+            Value scores = u.map(
+                {tile, window}, f32, {dots, queryClusterOf, queryPos, keyPos},
+                {u.identityMap(2), u.map(2, {0}), u.map(2, {0}),
+                 u.map(2, {1})},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  auto constant = [&](double x) -> Value {
+                    return arith::ConstantOp::create(b, l, f32,
+                                                     b.getFloatAttr(f32, x));
+                  };
+                  Value hidden = arith::CmpIOp::create(
+                      b, l, arith::CmpIPredicate::ne, a[1], cluster);
+                  if (causal)
+                    hidden = arith::OrIOp::create(
+                        b, l, hidden,
+                        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
+                                              a[3], a[2]));
+                  return arith::SelectOp::create(
+                      b, l, hidden, constant(kNegativeInfinity),
+                      mul(b, l, a[0], constant(scale)));
+                });
+            Value maxima = rowMax(u, scores);
+            Value probs = u.map({tile, window}, f32, {scores, maxima},
+                                {u.identityMap(2), u.dropLastMap(2)},
+                                [](OpBuilder &b, Location l, ValueRange a) {
+                                  return expShifted(b, l, a[0], a[1]);
+                                });
+            Value sums = u.reduceLastDim(
+                {probs}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
+                  return add(b, l, a[1], a[0]);
+                });
+            Value weighted =
+                u.matmul(probs, values, u.filled({tile, valueDim}, f32, 0.0));
+            // Rows of other clusters (or with nothing visible) add zero.
+            Value next = u.map(
+                {tile, valueDim}, f32, {acc[0], weighted, sums},
+                {u.identityMap(2), u.identityMap(2), u.dropLastMap(2)},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value zero =
+                      arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, 0.0));
+                  Value empty = arith::CmpFOp::create(
+                      b, l, arith::CmpFPredicate::OEQ, a[2], zero);
+                  Value share = arith::SelectOp::create(
+                      b, l, empty, zero,
+                      arith::DivFOp::create(b, l, a[1], a[2]));
+                  return add(b, l, a[0], share);
+                });
+            scf::YieldOp::create(nb, nl, next);
+          });
+      rewriter.setInsertionPointToStart(attend.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, perCluster.getResult(0), attend.getRegionIterArgs()[0],
+          ArrayRef<OpFoldResult>{r, start, rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{unit(), rewriter.getIndexAttr(tile),
+                                 rewriter.getIndexAttr(valueDim)},
+          ArrayRef<OpFoldResult>{unit(), unit(), unit()});
+    }
+    Value sortedOut = attend.getResult(0);
+    Value out = tb.map(
+        {rows, querySeq, valueDim}, f32, {}, {},
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          Value r = linalg::IndexOp::create(b, l, 0);
+          Value i = linalg::IndexOp::create(b, l, 1);
+          Value e = linalg::IndexOp::create(b, l, 2);
+          Value at = toIndex(b, l, tensor::ExtractOp::create(
+                                       b, l, inverse, ValueRange{r, i}));
+          return tensor::ExtractOp::create(b, l, sortedOut,
+                                           ValueRange{r, at, e});
+        });
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        op, op.getResult().getType(), out, merge);
+    return success();
+  }
+
+  /// Index of the largest element of each last-dimension row, as i32.
+  static Value argmaxLastDim(OpBuilder &b, Location loc, TensorBuilder &tb,
+                             Value x) {
+    auto type = tensorType(x);
+    unsigned rank = type.getRank();
+    SmallVector<int64_t> shape(type.getShape().drop_back());
+    Type i32 = b.getI32Type();
+    Value indexInit = tensor::EmptyOp::create(b, loc, shape, i32);
+    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+    indexInit = linalg::FillOp::create(b, loc, ValueRange{zero},
+                                       ValueRange{indexInit})
+                    .getResult(0);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    iterators.back() = utils::IteratorType::reduction;
+    auto op = linalg::GenericOp::create(
+        b, loc,
+        TypeRange{RankedTensorType::get(shape, type.getElementType()),
+                  RankedTensorType::get(shape, i32)},
+        ValueRange{x},
+        ValueRange{tb.filled(shape, type.getElementType(), kNegativeInfinity),
+                   indexInit},
+        ArrayRef<AffineMap>{tb.identityMap(rank), tb.dropLastMap(rank),
+                            tb.dropLastMap(rank)},
+        iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value j = arith::IndexCastOp::create(
+              nb, l, nb.getI32Type(), linalg::IndexOp::create(nb, l, rank - 1));
+          Value better = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::OGT, a[0], a[1]);
+          linalg::YieldOp::create(
+              nb, l,
+              ValueRange{arith::SelectOp::create(nb, l, better, a[0], a[1]),
+                         arith::SelectOp::create(nb, l, better, j, a[2])});
+        });
+    return op.getResult(1);
+  }
+
+  /// The positions (ascending) of the `window` largest of `scores` ([n]),
+  /// ties broken by position: bisection finds the window-th largest value,
+  /// then one pass collects.
+  static Value selectWindow(OpBuilder &b, Location loc, Value scores,
+                            int64_t n, int64_t window, Type f64, Type i32) {
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto f64c = [&](double v) -> Value {
+      return arith::ConstantOp::create(b, loc, f64, b.getFloatAttr(f64, v));
+    };
+    auto i32c = [&](OpBuilder &nb, Location l, int64_t v) -> Value {
+      return arith::ConstantOp::create(nb, l, nb.getI32IntegerAttr(v));
+    };
+    auto scoreAt = [&](OpBuilder &nb, Location l, Value j) -> Value {
+      Value s = tensor::ExtractOp::create(nb, l, scores, j);
+      return arith::ExtFOp::create(nb, l, f64, s);
+    };
+    Value c0 = index(0), c1 = index(1), cn = index(n);
+    // count(score >= lo) >= window > count(score >= hi) throughout.
+    auto bisect = scf::ForOp::create(
+        b, loc, c0, index(60), c1, ValueRange{f64c(-2.0), f64c(2.0)},
+        [&](OpBuilder &nb, Location l, Value, ValueRange it) {
+          Value mid = arith::MulFOp::create(
+              nb, l, arith::AddFOp::create(nb, l, it[0], it[1]),
+              arith::ConstantOp::create(nb, l, f64, nb.getFloatAttr(f64, 0.5)));
+          auto count = scf::ForOp::create(
+              nb, l, c0, cn, c1, ValueRange{i32c(nb, l, 0)},
+              [&](OpBuilder &cb, Location cl, Value j, ValueRange acc) {
+                Value ge = arith::CmpFOp::create(
+                    cb, cl, arith::CmpFPredicate::OGE, scoreAt(cb, cl, j), mid);
+                Value inc = arith::ExtUIOp::create(cb, cl, cb.getI32Type(), ge);
+                scf::YieldOp::create(
+                    cb, cl, ValueRange{arith::AddIOp::create(cb, cl, acc[0], inc)});
+              });
+          Value enough = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::sge, count.getResult(0),
+              i32c(nb, l, window));
+          scf::YieldOp::create(
+              nb, l,
+              ValueRange{arith::SelectOp::create(nb, l, enough, mid, it[0]),
+                         arith::SelectOp::create(nb, l, enough, it[1], mid)});
+        });
+    Value lo = bisect.getResult(0);
+    // The window-th largest value: the smallest score >= lo.
+    auto least = scf::ForOp::create(
+        b, loc, c0, cn, c1, ValueRange{f64c(3.0)},
+        [&](OpBuilder &nb, Location l, Value j, ValueRange it) {
+          Value s = scoreAt(nb, l, j);
+          Value candidate = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::OGE, s, lo);
+          Value smaller =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, s, it[0]);
+          Value take = arith::AndIOp::create(nb, l, candidate, smaller);
+          scf::YieldOp::create(
+              nb, l, ValueRange{arith::SelectOp::create(nb, l, take, s, it[0])});
+        });
+    Value threshold = least.getResult(0);
+    auto greater = scf::ForOp::create(
+        b, loc, c0, cn, c1, ValueRange{i32c(b, loc, 0)},
+        [&](OpBuilder &nb, Location l, Value j, ValueRange acc) {
+          Value gt = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                           scoreAt(nb, l, j), threshold);
+          scf::YieldOp::create(
+              nb, l,
+              ValueRange{arith::AddIOp::create(
+                  nb, l, acc[0], arith::ExtUIOp::create(nb, l, nb.getI32Type(), gt))});
+        });
+    Value ties = arith::SubIOp::create(b, loc, i32c(b, loc, window),
+                                       greater.getResult(0));
+    Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{window}, i32);
+    auto collect = scf::ForOp::create(
+        b, loc, c0, cn, c1,
+        ValueRange{empty, i32c(b, loc, 0), i32c(b, loc, 0)},
+        [&](OpBuilder &nb, Location l, Value j, ValueRange it) {
+          Value s = scoreAt(nb, l, j);
+          Value gt =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, s, threshold);
+          Value eq =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, s, threshold);
+          Value tieRoom = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                                it[2], ties);
+          Value tie = arith::AndIOp::create(nb, l, eq, tieRoom);
+          Value take = arith::OrIOp::create(nb, l, gt, tie);
+          auto write = scf::IfOp::create(
+              nb, l, take,
+              [&](OpBuilder &wb, Location wl) {
+                Value position =
+                    arith::IndexCastOp::create(wb, wl, wb.getI32Type(), j);
+                Value at = arith::IndexCastOp::create(wb, wl, wb.getIndexType(),
+                                                      it[1]);
+                scf::YieldOp::create(
+                    wb, wl,
+                    tensor::InsertOp::create(wb, wl, position, it[0], at)
+                        .getResult());
+              },
+              [&](OpBuilder &wb, Location wl) {
+                scf::YieldOp::create(wb, wl, it[0]);
+              });
+          Value count = arith::AddIOp::create(
+              nb, l, it[1], arith::ExtUIOp::create(nb, l, nb.getI32Type(), take));
+          Value tiesTaken = arith::AddIOp::create(
+              nb, l, it[2], arith::ExtUIOp::create(nb, l, nb.getI32Type(), tie));
+          scf::YieldOp::create(nb, l,
+                               ValueRange{write.getResult(0), count, tiesTaken});
+        });
+    return collect.getResult(0);
+  }
+
+  /// Three k-means iterations per row over the unit queries and keys,
+  /// from `initial` [rows, clusters, dim]: each token joins its nearest
+  /// centroid; a centroid becomes its members' normalised mean (an empty
+  /// cluster keeps its centroid).
+  static Value kMeans(PatternRewriter &rewriter, Location loc, Value initial,
+                      Value qUnit, Value kUnit, int64_t rows, int64_t clusters,
+                      int64_t dim, int64_t querySeq, int64_t keySeq) {
+    TensorBuilder tb(rewriter, loc);
+    Type f32 = tensorType(initial).getElementType();
+    auto forall = scf::ForallOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows)},
+        ValueRange{tb.empty({rows, clusters, dim}, f32)}, std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    Value r = forall.getInductionVars()[0];
+    auto one = rewriter.getIndexAttr(1);
+    SmallVector<OpFoldResult> offsets = {r, rewriter.getIndexAttr(0),
+                                         rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {one, rewriter.getIndexAttr(clusters),
+                                       rewriter.getIndexAttr(dim)};
+    SmallVector<OpFoldResult> ones = {one, one, one};
+    auto rowType = RankedTensorType::get({clusters, dim}, f32);
+    Value start = tensor::ExtractSliceOp::create(rewriter, loc, rowType,
+                                                 initial, offsets, sizes, ones);
+    auto index = [](OpBuilder &b, Location l, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, l, v);
+    };
+    auto iterations = scf::ForOp::create(
+        rewriter, loc, index(rewriter, loc, 0), index(rewriter, loc, 3),
+        index(rewriter, loc, 1), ValueRange{start},
+        [&](OpBuilder &nb, Location nl, Value, ValueRange it) {
+          TensorBuilder t(nb, nl);
+          Value centroids = it[0];
+          Value sums = t.filled({clusters, dim}, f32, 0.0);
+          Value counts = t.filled({clusters}, f32, 0.0);
+          for (auto [tokenSet, tokenCount] :
+               {std::make_pair(qUnit, querySeq), std::make_pair(kUnit, keySeq)}) {
+            Value tokens = tokenSet;
+            int64_t seq = tokenCount;
+            auto pass = scf::ForOp::create(
+                nb, nl, index(nb, nl, 0), index(nb, nl, seq), index(nb, nl, 1),
+                ValueRange{sums, counts},
+                [&](OpBuilder &b, Location l, Value j, ValueRange acc) {
+                  // Nearest centroid: largest dot product.
+                  auto nearest = scf::ForOp::create(
+                      b, l, index(b, l, 0), index(b, l, clusters),
+                      index(b, l, 1),
+                      ValueRange{arith::ConstantOp::create(
+                                     b, l, f32,
+                                     b.getFloatAttr(f32, kNegativeInfinity)),
+                                 index(b, l, 0)},
+                      [&](OpBuilder &cb, Location cl, Value c, ValueRange best) {
+                        auto dot = scf::ForOp::create(
+                            cb, cl, index(cb, cl, 0), index(cb, cl, dim),
+                            index(cb, cl, 1),
+                            ValueRange{arith::ConstantOp::create(
+                                cb, cl, f32, cb.getFloatAttr(f32, 0.0))},
+                            [&](OpBuilder &db, Location dl, Value d,
+                                ValueRange s) {
+                              Value x = tensor::ExtractOp::create(
+                                  db, dl, tokens, ValueRange{r, j, d});
+                              Value y = tensor::ExtractOp::create(
+                                  db, dl, centroids, ValueRange{c, d});
+                              scf::YieldOp::create(
+                                  db, dl,
+                                  ValueRange{add(db, dl, s[0], mul(db, dl, x, y))});
+                            });
+                        Value better = arith::CmpFOp::create(
+                            cb, cl, arith::CmpFPredicate::OGT,
+                            dot.getResult(0), best[0]);
+                        scf::YieldOp::create(
+                            cb, cl,
+                            ValueRange{arith::SelectOp::create(
+                                           cb, cl, better, dot.getResult(0),
+                                           best[0]),
+                                       arith::SelectOp::create(cb, cl, better, c,
+                                                               best[1])});
+                      });
+                  Value c = nearest.getResult(1);
+                  auto accumulate = scf::ForOp::create(
+                      b, l, index(b, l, 0), index(b, l, dim), index(b, l, 1),
+                      ValueRange{acc[0]},
+                      [&](OpBuilder &db, Location dl, Value d, ValueRange s) {
+                        Value x = tensor::ExtractOp::create(
+                            db, dl, tokens, ValueRange{r, j, d});
+                        Value old = tensor::ExtractOp::create(
+                            db, dl, s[0], ValueRange{c, d});
+                        scf::YieldOp::create(
+                            db, dl,
+                            tensor::InsertOp::create(db, dl,
+                                                     add(db, dl, old, x), s[0],
+                                                     ValueRange{c, d})
+                                .getResult());
+                      });
+                  Value n = tensor::ExtractOp::create(b, l, acc[1], c);
+                  Value inc = add(b, l, n,
+                                  arith::ConstantOp::create(
+                                      b, l, f32, b.getFloatAttr(f32, 1.0)));
+                  scf::YieldOp::create(
+                      b, l,
+                      ValueRange{accumulate.getResult(0),
+                                 tensor::InsertOp::create(b, l, inc, acc[1], c)
+                                     .getResult()});
+                });
+            sums = pass.getResult(0);
+            counts = pass.getResult(1);
+          }
+          Value norms = t.reduceLastDim(
+              {sums}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
+                return add(b, l, a[1], mul(b, l, a[0], a[0]));
+              });
+          Value next = t.map(
+              {clusters, dim}, f32, {sums, norms, counts, centroids},
+              {t.identityMap(2), t.dropLastMap(2), t.dropLastMap(2),
+               t.identityMap(2)},
+              [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                Value zero =
+                    arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, 0.0));
+                Value empty = arith::CmpFOp::create(
+                    b, l, arith::CmpFPredicate::OEQ, a[2], zero);
+                Value mean =
+                    mul(b, l, a[0], math::RsqrtOp::create(b, l, a[1]));
+                return arith::SelectOp::create(b, l, empty, a[3], mean);
+              });
+          scf::YieldOp::create(nb, nl, next);
+        });
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc,
+                                          iterations.getResult(0),
+                                          forall.getRegionIterArgs()[0],
+                                          offsets, sizes, ones);
+    rewriter.setInsertionPointAfter(forall);
+    return forall.getResult(0);
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -1450,5 +2079,6 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                LowerResidual, LowerReversible, LowerMultiHeadAttention,
                LowerSoftmaxCrossEntropy>(context);
   patterns.add<LowerAttention>(context, tiling);
-  patterns.add<LowerSparseAttention, LowerLSHAttention>(context);
+  patterns.add<LowerSparseAttention, LowerLSHAttention, LowerRoutedAttention>(
+      context);
 }

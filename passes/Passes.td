@@ -166,8 +166,17 @@ def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
       weights the rounds by their logsumexp. A seq that is not a multiple of
       `2 * bucket_size` is padded; padded tokens get a bucket of their own.
 
-    `attn.routed_attention` has no lowering yet: the pass fails on it with
-    an error naming the op.
+    * `attn.routed_attention` (Routing Transformer) becomes: centroids (the
+      operand, unit-normalised, or three k-means iterations over the unit
+      queries and keys from keys picked with `seed`), each query's nearest
+      centroid, each cluster's `window` nearest keys (the window-th largest
+      cosine found by bisection, ties by position), queries sorted by
+      cluster, tiles of 64 sorted queries attending cluster by cluster to
+      their clusters' keys with the dense scores, and an inverse gather. A
+      query whose window holds no visible key (causal) gets zeros.
+
+    An op that no pattern lowers (dynamic shapes) fails the pass with an
+    error naming it.
 
     Before:
 

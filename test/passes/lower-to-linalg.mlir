@@ -266,9 +266,21 @@ func.func @lsh(%qk: tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32> {
 
 // -----
 
-// Routed attention has no lowering yet: the pass says so.
+// Routed attention: k-means centroids from seeded keys (when none are
+// given), each query's nearest centroid, each cluster's window of keys by
+// bisection, queries sorted by cluster, tiles attending cluster by cluster,
+// and an inverse gather.
+// CHECK-LABEL: func @routed_attention
+// CHECK: arith.constant dense<{{.+}}> : tensor<2xi32>
+// CHECK: scf.forall (%{{.+}}) in (1) shared_outs(%{{.+}}) -> (tensor<1x2x8xf32>)
+// CHECK: %[[WINDOWS:.+]] = scf.forall (%{{.+}}, %{{.+}}) in (1, 2) shared_outs(%{{.+}}) -> (tensor<1x2x8xi32>)
+// CHECK: arith.extf
+// CHECK: scf.forall (%{{.+}}) in (1) shared_outs(%{{.+}}, %{{.+}}) -> (tensor<1x64xi32>, tensor<1x64xi32>)
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) in (1, 1) shared_outs(%{{.+}}) -> (tensor<1x64x8xf32>)
+// CHECK: scf.for
+// CHECK: tensor.extract %[[WINDOWS]]
+// CHECK: tensor.expand_shape
 func.func @routed_attention(%q: tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32> {
-  // expected-error@+1 {{'attn.routed_attention' op has no lowering to linalg yet}}
   %0 = attn.routed_attention %q, %q, %q {clusters = 2 : i64, window = 8 : i64}
       : (tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>) -> tensor<1x1x64x8xf32>
   return %0 : tensor<1x1x64x8xf32>
