@@ -55,6 +55,14 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
                           pm.addPass(createSelectForm(pass));
                           return;
                         }
+                        if (options.attention == AttentionForm::Routed) {
+                          DenseToRoutedOptions pass;
+                          pass.clusters = options.routedClusters;
+                          pass.window = options.routedWindow;
+                          pass.seed = options.seed;
+                          pm.addPass(createDenseToRouted(pass));
+                          return;
+                        }
                         if (options.attention == AttentionForm::LSH) {
                           DenseToLSHOptions pass;
                           pass.nHashes = options.lshHashes;

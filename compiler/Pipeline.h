@@ -23,7 +23,7 @@ namespace lcc {
 enum class Stage { Attn, Linalg, Llvm, Artifact };
 
 /// Which form attention ops take (`lcc --attention`).
-enum class AttentionForm { Keep, Sparse, LSH, Auto };
+enum class AttentionForm { Keep, Sparse, LSH, Routed, Auto };
 
 struct CompileOptions {
   Stage stopAfter = Stage::Artifact;
@@ -32,6 +32,8 @@ struct CompileOptions {
   SparseAttentionOptions sparse = {attn::SparsePattern::Strided, 64, 0, 0};
   /// The LSH attention to build for AttentionForm::LSH.
   int64_t lshHashes = 4, lshBucketSize = 64, seed = 0;
+  /// The routed attention to build for AttentionForm::Routed (0: default).
+  int64_t routedClusters = 0, routedWindow = 0;
   /// Bytes an attention may use under AttentionForm::Auto (0: no limit).
   int64_t memoryBudget = 0;
   /// LLVM CPU of the host code ("native": this machine).

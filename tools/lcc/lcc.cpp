@@ -56,9 +56,10 @@ constexpr Choice<lcc::AttentionForm> kAttentionChoices[] = {
     {"keep", lcc::AttentionForm::Keep},
     {"sparse", lcc::AttentionForm::Sparse},
     {"lsh", lcc::AttentionForm::LSH},
+    {"routed", lcc::AttentionForm::Routed},
     {"auto", lcc::AttentionForm::Auto}};
 /// Forms of the command-line contract without a rewrite yet.
-constexpr llvm::StringLiteral kPlannedAttentionForms[] = {"dense", "routed"};
+constexpr llvm::StringLiteral kPlannedAttentionForms[] = {"dense"};
 
 constexpr Choice<lcc::attn::SparsePattern> kPatternChoices[] = {
     {"strided", lcc::attn::SparsePattern::Strided},
@@ -90,9 +91,9 @@ cl::opt<std::string> attentionName(
     "attention",
     cl::desc("Form of the attention ops: 'keep' (as written, the default), "
              "'sparse' (Sparse Transformer, see --sparse-*), 'lsh' "
-             "(Reformer, see --lsh-*) or 'auto' (LSH where a cost model "
-             "favours it, see --memory-budget); a remark names each op "
-             "rewritten or kept"),
+             "(Reformer, see --lsh-*), 'routed' (Routing Transformer, see "
+             "--routed-*) or 'auto' (LSH where a cost model favours it, see "
+             "--memory-budget); a remark names each op rewritten or kept"),
     cl::value_desc("form"), cl::init("keep"), cl::cat(lccCategory));
 
 cl::opt<int64_t> lshHashes("lsh-hashes",
@@ -106,9 +107,22 @@ cl::opt<int64_t> lshBucketSize(
     cl::value_desc("N"), cl::init(64), cl::cat(lccCategory));
 
 cl::opt<int64_t> seed("seed",
-                      cl::desc("Seed of the random rotations of LSH "
-                               "attention (op i gets seed + i; default 0)"),
+                      cl::desc("Seed of the LSH rotations and of the routed "
+                               "k-means initialisation (op i gets seed + i; "
+                               "default 0)"),
                       cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
+cl::opt<int64_t> routedClusters(
+    "routed-clusters",
+    cl::desc("Clusters of routed attention (default: power of two nearest "
+             "sqrt(seq))"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
+cl::opt<int64_t> routedWindow(
+    "routed-window",
+    cl::desc("Keys per cluster of routed attention (default: key seq / "
+             "clusters)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
 cl::opt<std::string> memoryBudgetText(
     "memory-budget",
@@ -234,7 +248,8 @@ int main(int argc, char **argv) {
   if (llvm::is_contained(kPlannedAttentionForms, attentionName)) {
     lcc::reportError(kTool, "--attention=" + attentionName +
                                 " is not implemented yet; 'keep', "
-                                "'sparse', 'lsh' and 'auto' are");
+                                "'sparse', 'lsh', 'routed' and 'auto' "
+                                "are");
     return 1;
   }
   std::optional<lcc::AttentionForm> attention =
@@ -250,6 +265,11 @@ int main(int argc, char **argv) {
     lcc::reportError(kTool, "invalid --memory-budget '" + memoryBudgetText +
                                 "'; expected bytes with an optional K, M or "
                                 "G suffix");
+    return 1;
+  }
+  if (routedClusters < 0 || routedWindow < 0) {
+    lcc::reportError(kTool, "expected --routed-clusters and --routed-window "
+                            ">= 0 (0 picks the default)");
     return 1;
   }
   if (lshHashes < 1 || lshBucketSize < 1 || seed < 0) {
@@ -302,6 +322,8 @@ int main(int argc, char **argv) {
   options.lshBucketSize = lshBucketSize;
   options.seed = seed;
   options.memoryBudget = *memoryBudget;
+  options.routedClusters = routedClusters;
+  options.routedWindow = routedWindow;
   options.cpu = cpuName;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);

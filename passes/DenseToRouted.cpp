@@ -1,0 +1,92 @@
+//===- DenseToRouted.cpp - dense attention to Routing Transformer ---------===//
+//
+// Rewrites attn.attention into attn.routed_attention whose centroids come
+// from k-means inside the compiled code. Routing changes the result, so the
+// rewrite runs only when asked and reports each op it rewrites or keeps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+namespace lcc {
+#define GEN_PASS_DEF_DENSETOROUTED
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+
+namespace {
+
+/// The power of two nearest sqrt(n).
+int64_t nearestPowerOfTwoRoot(int64_t n) {
+  double root = std::sqrt(static_cast<double>(n));
+  int64_t power = 1;
+  while (power * 2 <= root)
+    power *= 2;
+  return (root - power <= power * 2 - root) ? power : power * 2;
+}
+
+struct DenseToRoutedPass : lcc::impl::DenseToRoutedBase<DenseToRoutedPass> {
+  using DenseToRoutedBase::DenseToRoutedBase;
+
+  void runOnOperation() override {
+    if (clusters < 0 || window < 0 || seed < 0) {
+      getOperation().emitError()
+          << "attn-dense-to-routed: expected clusters, window and seed >= "
+             "0, got clusters="
+          << static_cast<int64_t>(clusters)
+          << ", window=" << static_cast<int64_t>(window)
+          << ", seed=" << static_cast<int64_t>(seed);
+      return signalPassFailure();
+    }
+    IRRewriter rewriter(&getContext());
+    SmallVector<AttentionOp> ops;
+    getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
+    int64_t next = seed;
+    for (AttentionOp op : ops) {
+      if (op.getSharedQk()) {
+        op.emitRemark("'attn.attention' kept dense: shared-QK (Reformer) "
+                      "attention has no routed form; its long-context form "
+                      "is LSH");
+        continue;
+      }
+      auto q = cast<RankedTensorType>(op.getQuery().getType());
+      auto k = cast<RankedTensorType>(op.getKey().getType());
+      if (!q.hasStaticShape() || !k.hasStaticShape()) {
+        op.emitRemark("'attn.attention' kept dense: dynamic shapes");
+        continue;
+      }
+      int64_t keySeq = k.getDimSize(2);
+      int64_t opClusters =
+          clusters ? clusters : nearestPowerOfTwoRoot(q.getDimSize(2));
+      opClusters = std::min(opClusters, keySeq);
+      int64_t opWindow =
+          window ? window : std::max<int64_t>(1, keySeq / opClusters);
+      if (opWindow > keySeq) {
+        op.emitError() << "'attn.attention' cannot take a routed window of "
+                       << opWindow << " keys: it has " << keySeq;
+        return signalPassFailure();
+      }
+      int64_t opSeed = next++;
+      op.emitRemark() << "'attn.attention' rewritten to routed attention ("
+                      << opClusters << " clusters, window " << opWindow
+                      << ", seed " << opSeed << ")";
+      rewriter.setInsertionPoint(op);
+      auto routed = RoutedAttentionOp::create(
+          rewriter, op.getLoc(), op.getResult().getType(), op.getQuery(),
+          op.getKey(), op.getValue(), /*centroids=*/Value(), opClusters,
+          opWindow, op.getCausal(), opSeed, op.getScaleAttr());
+      rewriter.replaceOp(op, routed.getResult());
+    }
+  }
+};
+
+} // namespace
