@@ -4,8 +4,9 @@
   lcc-bench attention [--seq=1024,4096,8192,16384] [--heads=8]
                       [--head-dim=64] [--batch=1] [--causal] [--repeat=3]
                       [--threads=N]
-                      [--form=dense|sparse-strided|sparse-fixed|lsh]
+                      [--form=dense|sparse-strided|sparse-fixed|lsh|routed]
                       [--lsh-hashes=N] [--lsh-bucket-size=N]
+                      [--routed-clusters=N] [--routed-window=N]
                       [--sparse-stride=N] [--sparse-summary=N]
                       [--sparse-block=N]
   lcc-bench models    [--repeat=5] [--threads=N]
@@ -91,6 +92,12 @@ def bench_attention(opts):
     if lsh:
         flags = ["--attention=lsh", "--lsh-hashes=%d" % opts.lsh_hashes,
                  "--lsh-bucket-size=%d" % opts.lsh_bucket_size]
+    elif opts.form == "routed":
+        flags = ["--attention=routed"]
+        if opts.routed_clusters:
+            flags.append("--routed-clusters=%d" % opts.routed_clusters)
+        if opts.routed_window:
+            flags.append("--routed-window=%d" % opts.routed_window)
     elif opts.form != "dense":
         flags = ["--attention=sparse",
                  "--sparse-pattern=" + opts.form.split("-")[1],
@@ -184,7 +191,10 @@ def main():
     a.add_argument("--repeat", type=int, default=3)
     a.add_argument("--threads", type=int, default=0)
     a.add_argument("--form", default="dense",
-                   choices=["dense", "sparse-strided", "sparse-fixed", "lsh"])
+                   choices=["dense", "sparse-strided", "sparse-fixed", "lsh",
+                            "routed"])
+    a.add_argument("--routed-clusters", type=int, default=0)
+    a.add_argument("--routed-window", type=int, default=0)
     a.add_argument("--lsh-hashes", type=int, default=4)
     a.add_argument("--lsh-bucket-size", type=int, default=64)
     a.add_argument("--sparse-stride", type=int, default=0)
