@@ -1858,52 +1858,33 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
                {std::make_pair(qUnit, querySeq), std::make_pair(kUnit, keySeq)}) {
             Value tokens = tokenSet;
             int64_t seq = tokenCount;
+            // Nearest centroid of every token at once (a contraction and
+            // an argmax), then a sequential pass that sums the members.
+            Value row = tensor::ExtractSliceOp::create(
+                nb, nl, RankedTensorType::get({seq, dim}, f32), tokens,
+                ArrayRef<OpFoldResult>{r, nb.getIndexAttr(0),
+                                       nb.getIndexAttr(0)},
+                ArrayRef<OpFoldResult>{nb.getIndexAttr(1),
+                                       nb.getIndexAttr(seq),
+                                       nb.getIndexAttr(dim)},
+                ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1),
+                                       nb.getIndexAttr(1)});
+            Value scores = t.matmulTransposedB(
+                row, centroids, t.filled({seq, clusters}, f32, 0.0));
+            Value nearest = argmaxLastDim(nb, nl, t, scores);
             auto pass = scf::ForOp::create(
                 nb, nl, index(nb, nl, 0), index(nb, nl, seq), index(nb, nl, 1),
                 ValueRange{sums, counts},
                 [&](OpBuilder &b, Location l, Value j, ValueRange acc) {
-                  // Nearest centroid: largest dot product.
-                  auto nearest = scf::ForOp::create(
-                      b, l, index(b, l, 0), index(b, l, clusters),
-                      index(b, l, 1),
-                      ValueRange{arith::ConstantOp::create(
-                                     b, l, f32,
-                                     b.getFloatAttr(f32, kNegativeInfinity)),
-                                 index(b, l, 0)},
-                      [&](OpBuilder &cb, Location cl, Value c, ValueRange best) {
-                        auto dot = scf::ForOp::create(
-                            cb, cl, index(cb, cl, 0), index(cb, cl, dim),
-                            index(cb, cl, 1),
-                            ValueRange{arith::ConstantOp::create(
-                                cb, cl, f32, cb.getFloatAttr(f32, 0.0))},
-                            [&](OpBuilder &db, Location dl, Value d,
-                                ValueRange s) {
-                              Value x = tensor::ExtractOp::create(
-                                  db, dl, tokens, ValueRange{r, j, d});
-                              Value y = tensor::ExtractOp::create(
-                                  db, dl, centroids, ValueRange{c, d});
-                              scf::YieldOp::create(
-                                  db, dl,
-                                  ValueRange{add(db, dl, s[0], mul(db, dl, x, y))});
-                            });
-                        Value better = arith::CmpFOp::create(
-                            cb, cl, arith::CmpFPredicate::OGT,
-                            dot.getResult(0), best[0]);
-                        scf::YieldOp::create(
-                            cb, cl,
-                            ValueRange{arith::SelectOp::create(
-                                           cb, cl, better, dot.getResult(0),
-                                           best[0]),
-                                       arith::SelectOp::create(cb, cl, better, c,
-                                                               best[1])});
-                      });
-                  Value c = nearest.getResult(1);
+                  Value c = arith::IndexCastOp::create(
+                      b, l, b.getIndexType(),
+                      tensor::ExtractOp::create(b, l, nearest, j));
                   auto accumulate = scf::ForOp::create(
                       b, l, index(b, l, 0), index(b, l, dim), index(b, l, 1),
                       ValueRange{acc[0]},
                       [&](OpBuilder &db, Location dl, Value d, ValueRange s) {
                         Value x = tensor::ExtractOp::create(
-                            db, dl, tokens, ValueRange{r, j, d});
+                            db, dl, row, ValueRange{j, d});
                         Value old = tensor::ExtractOp::create(
                             db, dl, s[0], ValueRange{c, d});
                         scf::YieldOp::create(
