@@ -883,15 +883,21 @@ struct LowerSparseAttention : OpRewritePattern<SparseAttentionOp> {
 /// The N(0, 1) rotations of LSH hashing, [head_dim, n_hashes, n_buckets/2],
 /// drawn at compile time from `seed` (splitmix64, Box-Muller): a compiled
 /// model hashes the same way on every call and every device.
-DenseElementsAttr lshRotations(RankedTensorType type, uint64_t seed) {
-  uint64_t state = seed;
-  auto next = [&]() {
+/// splitmix64: the compile-time random stream of LSH rotations and of the
+/// routed k-means initialisation, reproducible from a seed.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
     uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
-  };
-  auto uniform = [&]() { return ((next() >> 11) + 0.5) * 0x1.0p-53; };
+  }
+};
+
+DenseElementsAttr lshRotations(RankedTensorType type, uint64_t seed) {
+  SplitMix64 random{seed};
+  auto uniform = [&]() { return ((random.next() >> 11) + 0.5) * 0x1.0p-53; };
   std::vector<float> values(type.getNumElements());
   for (float &v : values)
     v = static_cast<float>(std::sqrt(-2.0 * std::log(uniform())) *
@@ -1333,18 +1339,12 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
 /// `count` distinct positions in [0, n) drawn from `seed` (the initial
 /// k-means centroids), by a partial Fisher-Yates shuffle.
 SmallVector<int32_t> seededPositions(int64_t n, int64_t count, uint64_t seed) {
-  uint64_t state = seed ^ 0x5eedULL;
-  auto next = [&]() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  };
+  SplitMix64 random{seed ^ 0x5eedULL};
   SmallVector<int32_t> all(n);
   for (int64_t i = 0; i < n; ++i)
     all[i] = i;
   for (int64_t i = 0; i < count; ++i)
-    std::swap(all[i], all[i + next() % (n - i)]);
+    std::swap(all[i], all[i + random.next() % (n - i)]);
   all.resize(count);
   return all;
 }
