@@ -12,8 +12,6 @@
 
 #include "mlir/IR/PatternMatch.h"
 
-#include <cmath>
-
 namespace lcc {
 #define GEN_PASS_DEF_DENSETOROUTED
 #include "passes/Passes.h.inc"
@@ -24,15 +22,6 @@ using namespace lcc;
 using namespace lcc::attn;
 
 namespace {
-
-/// The power of two nearest sqrt(n).
-int64_t nearestPowerOfTwoRoot(int64_t n) {
-  double root = std::sqrt(static_cast<double>(n));
-  int64_t power = 1;
-  while (power * 2 <= root)
-    power *= 2;
-  return (root - power <= power * 2 - root) ? power : power * 2;
-}
 
 struct DenseToRoutedPass : lcc::impl::DenseToRoutedBase<DenseToRoutedPass> {
   using DenseToRoutedBase::DenseToRoutedBase;
@@ -66,7 +55,7 @@ struct DenseToRoutedPass : lcc::impl::DenseToRoutedBase<DenseToRoutedPass> {
       }
       int64_t keySeq = k.getDimSize(2);
       int64_t opClusters =
-          clusters ? clusters : nearestPowerOfTwoRoot(q.getDimSize(2));
+          clusters ? clusters : nearestPowerOfTwoSqrt(q.getDimSize(2));
       opClusters = std::min(opClusters, keySeq);
       int64_t opWindow =
           window ? window : std::max<int64_t>(1, keySeq / opClusters);

@@ -23,16 +23,15 @@ using namespace mlir;
 using namespace lcc;
 using namespace lcc::attn;
 
-namespace {
-
-/// The power of two nearest sqrt(seq): the Sparse Transformer's stride.
-int64_t defaultStride(int64_t seq) {
-  int64_t root = std::llround(std::sqrt(static_cast<double>(seq)));
+int64_t lcc::nearestPowerOfTwoSqrt(int64_t n) {
+  int64_t root = std::llround(std::sqrt(static_cast<double>(n)));
   int64_t power = 1;
   while (power * 2 <= root)
     power *= 2;
   return (root - power <= power * 2 - root) ? power : power * 2;
 }
+
+namespace {
 
 /// Rewrites one attention, or says why it keeps it dense. Fails (with an
 /// error) only for options that cannot describe a valid sparse attention.
@@ -51,7 +50,7 @@ LogicalResult rewrite(IRRewriter &rewriter, AttentionOp op,
                   "sequence, and queries and keys differ in length");
     return success();
   }
-  int64_t stride = options.stride ? options.stride : defaultStride(seq);
+  int64_t stride = options.stride ? options.stride : nearestPowerOfTwoSqrt(seq);
   if (stride > seq)
     return op.emitError() << "'attn.attention' cannot take sparse stride "
                           << stride

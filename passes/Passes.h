@@ -36,6 +36,11 @@ struct SparseAttentionOptions {
   int64_t summary;
 };
 
+/// The power of two nearest sqrt(n): the default sparse stride and the
+/// default number of routed clusters, as the Sparse and Routing
+/// Transformers choose them.
+int64_t nearestPowerOfTwoSqrt(int64_t n);
+
 /// Replaces shared-QK `op` by the equivalent attn.lsh_attention (the one
 /// rewrite behind attn-dense-to-lsh and attn-select-form).
 attn::LSHAttentionOp rewriteToLSH(mlir::RewriterBase &rewriter,
