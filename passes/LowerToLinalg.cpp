@@ -69,6 +69,30 @@ Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t size) {
       b, loc, index, arith::ConstantIndexOp::create(b, loc, size - 1));
 }
 
+Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+}
+
+Value castToIndex(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+Value castToI32(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+}
+
+/// An i32 tensor of zeros (bucket counts, cluster histograms).
+Value zerosI32(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+  Value init = tensor::EmptyOp::create(b, loc, shape, b.getI32Type());
+  return linalg::FillOp::create(b, loc, ValueRange{i32Constant(b, loc, 0)},
+                                ValueRange{init})
+      .getResult(0);
+}
+
 /// The maximum of each row (last dimension) of `x`.
 Value rowMax(TensorBuilder &tb, Value x) {
   return tb.reduceLastDim(
@@ -918,22 +942,13 @@ CountingSort countingSort(OpBuilder &b, Location loc, Value keys, int64_t n,
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto toIndex = [](OpBuilder &nb, Location l, Value v) -> Value {
-    return arith::IndexCastOp::create(nb, l, nb.getIndexType(), v);
-  };
-  auto zeros = [&](int64_t size) -> Value {
-    Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{size}, i32);
-    Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-    return linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{init})
-        .getResult(0);
-  };
   Value c0 = index(0), c1 = index(1);
   Value one = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(1));
   // Histogram, one slot longer so the exclusive scan ends with n.
   auto histogram = scf::ForOp::create(
-      b, loc, c0, index(n), c1, ValueRange{zeros(numKeys + 1)},
+      b, loc, c0, index(n), c1, ValueRange{zerosI32(b, loc, {numKeys + 1})},
       [&](OpBuilder &nb, Location l, Value i, ValueRange it) {
-        Value k = toIndex(nb, l, tensor::ExtractOp::create(nb, l, keys, i));
+        Value k = castToIndex(nb, l, tensor::ExtractOp::create(nb, l, keys, i));
         Value count = tensor::ExtractOp::create(nb, l, it[0], k);
         Value inc = arith::AddIOp::create(nb, l, count, one);
         scf::YieldOp::create(
@@ -942,7 +957,7 @@ CountingSort countingSort(OpBuilder &b, Location loc, Value keys, int64_t n,
   Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
   auto scan = scf::ForOp::create(
       b, loc, c0, index(numKeys + 1), c1,
-      ValueRange{zero, zeros(numKeys + 1)},
+      ValueRange{zero, zerosI32(b, loc, {numKeys + 1})},
       [&](OpBuilder &nb, Location l, Value k, ValueRange it) {
         Value count =
             tensor::ExtractOp::create(nb, l, histogram.getResult(0), k);
@@ -955,13 +970,13 @@ CountingSort countingSort(OpBuilder &b, Location loc, Value keys, int64_t n,
   auto place = scf::ForOp::create(
       b, loc, c0, index(n), c1, ValueRange{scan.getResult(1), empty, empty},
       [&](OpBuilder &nb, Location l, Value i, ValueRange it) {
-        Value k = toIndex(nb, l, tensor::ExtractOp::create(nb, l, keys, i));
+        Value k = castToIndex(nb, l, tensor::ExtractOp::create(nb, l, keys, i));
         Value p = tensor::ExtractOp::create(nb, l, it[0], k);
         Value next = tensor::InsertOp::create(
             nb, l, arith::AddIOp::create(nb, l, p, one), it[0], k);
         Value position = arith::IndexCastOp::create(nb, l, nb.getI32Type(), i);
         Value sorted =
-            tensor::InsertOp::create(nb, l, position, it[1], toIndex(nb, l, p));
+            tensor::InsertOp::create(nb, l, position, it[1], castToIndex(nb, l, p));
         Value inverse = tensor::InsertOp::create(nb, l, p, it[2], i);
         scf::YieldOp::create(nb, l, ValueRange{next, sorted, inverse});
       });
@@ -1001,7 +1016,6 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
     double scale = attentionScale(op.getScale(), op.getQueryKey());
     Type f32 = qkType.getElementType();
     Type i32 = rewriter.getI32Type();
-    MLIRContext *ctx = rewriter.getContext();
     using utils::IteratorType;
 
     SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
@@ -1024,21 +1038,6 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
         rewriter, loc, rotationType,
         lshRotations(rotationType, static_cast<uint64_t>(op.getSeed())));
 
-    auto idx = [&](OpBuilder &b, Location l, int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, l, v);
-    };
-    auto toIndex = [](OpBuilder &b, Location l, Value v) -> Value {
-      return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
-    };
-    auto toI32 = [](OpBuilder &b, Location l, Value v) -> Value {
-      return arith::IndexCastOp::create(b, l, b.getI32Type(), v);
-    };
-    auto zerosI32 = [&](OpBuilder &b, Location l, ArrayRef<int64_t> shape) {
-      Value init = tensor::EmptyOp::create(b, l, shape, i32);
-      Value zero = arith::ConstantOp::create(b, l, b.getI32IntegerAttr(0));
-      return linalg::FillOp::create(b, l, ValueRange{zero}, ValueRange{init})
-          .getResult(0);
-    };
     auto unit = [&](OpBuilder &b) { return b.getIndexAttr(1); };
 
     // 1. Buckets [rows, rounds, padded].
@@ -1057,7 +1056,7 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
       Value row = hash.getInductionVars()[0], round = hash.getInductionVars()[1];
       Value start = arith::MulIOp::create(rewriter, loc,
                                           hash.getInductionVars()[2],
-                                          idx(rewriter, loc, tile));
+                                          indexConstant(rewriter, loc, tile));
       Value tokens = tensor::ExtractSliceOp::create(
           rewriter, loc, RankedTensorType::get({tile, dim}, f32), qk,
           ArrayRef<OpFoldResult>{row, start, rewriter.getIndexAttr(0)},
@@ -1087,7 +1086,7 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
           ArrayRef<IteratorType>{IteratorType::parallel,
                                  IteratorType::reduction},
           [&](OpBuilder &b, Location l, ValueRange a) {
-            Value j = toI32(b, l, linalg::IndexOp::create(b, l, 1));
+            Value j = castToI32(b, l, linalg::IndexOp::create(b, l, 1));
             Value up = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
                                              a[0], a[1]);
             Value best = arith::SelectOp::create(b, l, up, a[0], a[1]);
@@ -1108,7 +1107,7 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
             Value pos = arith::AddIOp::create(
                 b, l, start, linalg::IndexOp::create(b, l, 0));
             Value isPad = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sge, pos, idx(b, l, seq));
+                b, l, arith::CmpIPredicate::sge, pos, indexConstant(b, l, seq));
             return arith::SelectOp::create(
                 b, l, isPad,
                 arith::ConstantOp::create(b, l, b.getI32IntegerAttr(buckets)),
@@ -1172,15 +1171,15 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
       Value round = attend.getInductionVars()[1];
       Value chunk = attend.getInductionVars()[2];
       Value start = arith::MulIOp::create(rewriter, loc, chunk,
-                                          idx(rewriter, loc, bucket));
+                                          indexConstant(rewriter, loc, bucket));
       Value previous = arith::MulIOp::create(
           rewriter, loc,
           arith::RemSIOp::create(
               rewriter, loc,
               arith::AddIOp::create(rewriter, loc, chunk,
-                                    idx(rewriter, loc, buckets - 1)),
-              idx(rewriter, loc, buckets)),
-          idx(rewriter, loc, bucket));
+                                    indexConstant(rewriter, loc, buckets - 1)),
+              indexConstant(rewriter, loc, buckets)),
+          indexConstant(rewriter, loc, bucket));
       // Original positions of the chunk's queries and of its keys (the
       // chunk itself, then the previous chunk).
       Value queryPos = t.map(
@@ -1195,12 +1194,12 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
           {2 * bucket}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
             Value i = linalg::IndexOp::create(b, l, 0);
             Value own = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
-                                              i, idx(b, l, bucket));
+                                              i, indexConstant(b, l, bucket));
             Value at = arith::SelectOp::create(
                 b, l, own, arith::AddIOp::create(b, l, start, i),
                 arith::AddIOp::create(
                     b, l, previous,
-                    arith::SubIOp::create(b, l, i, idx(b, l, bucket))));
+                    arith::SubIOp::create(b, l, i, indexConstant(b, l, bucket))));
             return tensor::ExtractOp::create(b, l, sortedPositions,
                                              ValueRange{row, round, at})
                 .getResult();
@@ -1210,7 +1209,7 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
         return t.map(
             {count, width}, f32, {positions}, {t.map(2, {0})},
             [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-              Value p = toIndex(b, l, a[0]);
+              Value p = castToIndex(b, l, a[0]);
               Value d = linalg::IndexOp::create(b, l, 1);
               Value x = tensor::ExtractOp::create(b, l, source,
                                                   ValueRange{row, p, d});
@@ -1299,8 +1298,8 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
           Value e = linalg::IndexOp::create(b, l, 2);
           SmallVector<Value> at, lse;
           for (int64_t r = 0; r < rounds; ++r) {
-            Value round = idx(b, l, r);
-            at.push_back(toIndex(b, l,
+            Value round = indexConstant(b, l, r);
+            at.push_back(castToIndex(b, l,
                                  tensor::ExtractOp::create(
                                      b, l, inverse, ValueRange{row, round, pos})));
             lse.push_back(tensor::ExtractOp::create(
@@ -1318,13 +1317,12 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
           Value sum;
           for (int64_t r = 0; r < rounds; ++r) {
             Value o = tensor::ExtractOp::create(
-                b, l, roundOutputs, ValueRange{row, idx(b, l, r), at[r], e});
+                b, l, roundOutputs, ValueRange{row, indexConstant(b, l, r), at[r], e});
             Value term = mul(b, l, o, weights[r]);
             sum = r ? add(b, l, sum, term) : term;
           }
           return arith::DivFOp::create(b, l, sum, total).getResult();
         });
-    (void)ctx;
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
         op, op.getResult().getType(), combined,
         ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
@@ -1383,18 +1381,6 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
     Type i32 = rewriter.getI32Type();
     using utils::IteratorType;
 
-    auto idx = [](OpBuilder &b, Location l, int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, l, v);
-    };
-    auto i32c = [](OpBuilder &b, Location l, int64_t v) -> Value {
-      return arith::ConstantOp::create(b, l, b.getI32IntegerAttr(v));
-    };
-    auto toIndex = [](OpBuilder &b, Location l, Value v) -> Value {
-      return arith::IndexCastOp::create(b, l, b.getIndexType(), v);
-    };
-    auto toI32 = [](OpBuilder &b, Location l, Value v) -> Value {
-      return arith::IndexCastOp::create(b, l, b.getI32Type(), v);
-    };
     auto unit = [&]() { return rewriter.getIndexAttr(1); };
     SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
     auto rowsOf = [&](Value x) -> Value {
@@ -1427,7 +1413,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
             Value r = linalg::IndexOp::create(b, l, 0);
             Value c = linalg::IndexOp::create(b, l, 1);
             Value d = linalg::IndexOp::create(b, l, 2);
-            Value p = toIndex(b, l, tensor::ExtractOp::create(b, l, pickConst, c));
+            Value p = castToIndex(b, l, tensor::ExtractOp::create(b, l, pickConst, c));
             return tensor::ExtractOp::create(b, l, kUnit, ValueRange{r, p, d});
           });
       centroids = kMeans(rewriter, loc, initial, qUnit, kUnit, rows, clusters,
@@ -1524,7 +1510,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
       TensorBuilder t(rewriter, loc);
       Value r = attend.getInductionVars()[0];
       Value start = arith::MulIOp::create(
-          rewriter, loc, attend.getInductionVars()[1], idx(rewriter, loc, tile));
+          rewriter, loc, attend.getInductionVars()[1], indexConstant(rewriter, loc, tile));
       // Original position (-1 past the end) and cluster (`clusters` past
       // the end) of each sorted query of the tile.
       Value queryPos = t.map(
@@ -1532,48 +1518,48 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
             Value i = arith::AddIOp::create(b, l, start,
                                             linalg::IndexOp::create(b, l, 0));
             Value inside = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::slt, i, idx(b, l, querySeq));
+                b, l, arith::CmpIPredicate::slt, i, indexConstant(b, l, querySeq));
             Value clamped = arith::MinSIOp::create(b, l, i,
-                                                   idx(b, l, querySeq - 1));
+                                                   indexConstant(b, l, querySeq - 1));
             Value p = tensor::ExtractOp::create(b, l, sortedQueries,
                                                 ValueRange{r, clamped});
-            return arith::SelectOp::create(b, l, inside, p, i32c(b, l, -1))
+            return arith::SelectOp::create(b, l, inside, p, i32Constant(b, l, -1))
                 .getResult();
           });
       Value queryClusterOf = t.map(
           {tile}, i32, {queryPos}, {t.identityMap(1)},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
             Value valid = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sge, a[0], i32c(b, l, 0));
-            Value p = toIndex(b, l, arith::MaxSIOp::create(b, l, a[0],
-                                                           i32c(b, l, 0)));
+                b, l, arith::CmpIPredicate::sge, a[0], i32Constant(b, l, 0));
+            Value p = castToIndex(b, l, arith::MaxSIOp::create(b, l, a[0],
+                                                           i32Constant(b, l, 0)));
             Value cl = tensor::ExtractOp::create(b, l, queryCluster,
                                                  ValueRange{r, p});
             return arith::SelectOp::create(b, l, valid, cl,
-                                           i32c(b, l, clusters));
+                                           i32Constant(b, l, clusters));
           });
       Value queries = t.map(
           {tile, dim}, f32, {queryPos}, {t.map(2, {0})},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value p = toIndex(b, l, arith::MaxSIOp::create(b, l, a[0],
-                                                           i32c(b, l, 0)));
+            Value p = castToIndex(b, l, arith::MaxSIOp::create(b, l, a[0],
+                                                           i32Constant(b, l, 0)));
             return tensor::ExtractOp::create(
                 b, l, q, ValueRange{r, p, linalg::IndexOp::create(b, l, 1)});
           });
-      Value first = toIndex(rewriter, loc,
+      Value first = castToIndex(rewriter, loc,
                             tensor::ExtractOp::create(rewriter, loc,
                                                       queryClusterOf,
-                                                      idx(rewriter, loc, 0)));
+                                                      indexConstant(rewriter, loc, 0)));
       Value last = arith::MinSIOp::create(
           rewriter, loc,
-          toIndex(rewriter, loc,
+          castToIndex(rewriter, loc,
                   tensor::ExtractOp::create(rewriter, loc, queryClusterOf,
-                                            idx(rewriter, loc, tile - 1))),
-          idx(rewriter, loc, clusters - 1));
+                                            indexConstant(rewriter, loc, tile - 1))),
+          indexConstant(rewriter, loc, clusters - 1));
       Value end = arith::AddIOp::create(rewriter, loc, last,
-                                        idx(rewriter, loc, 1));
+                                        indexConstant(rewriter, loc, 1));
       auto perCluster = scf::ForOp::create(
-          rewriter, loc, first, end, idx(rewriter, loc, 1),
+          rewriter, loc, first, end, indexConstant(rewriter, loc, 1),
           ValueRange{t.filled({tile, valueDim}, f32, 0.0)},
           [&](OpBuilder &nb, Location nl, Value c, ValueRange acc) {
             TensorBuilder u(nb, nl);
@@ -1590,7 +1576,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
                            [&](OpBuilder &b, Location l, ValueRange a) {
                              return tensor::ExtractOp::create(
                                         b, l, source,
-                                        ValueRange{r, toIndex(b, l, a[0]),
+                                        ValueRange{r, castToIndex(b, l, a[0]),
                                                    linalg::IndexOp::create(
                                                        b, l, 1)})
                                  .getResult();
@@ -1599,7 +1585,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
             Value keys = gather(k, dim), values = gather(v, valueDim);
             Value dots = u.matmulTransposedB(
                 queries, keys, u.filled({tile, window}, f32, 0.0));
-            Value cluster = toI32(nb, nl, c);
+            Value cluster = castToI32(nb, nl, c);
             Value scores = u.map(
                 {tile, window}, f32, {dots, queryClusterOf, queryPos, keyPos},
                 {u.identityMap(2), u.map(2, {0}), u.map(2, {0}),
@@ -1663,7 +1649,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
           Value r = linalg::IndexOp::create(b, l, 0);
           Value i = linalg::IndexOp::create(b, l, 1);
           Value e = linalg::IndexOp::create(b, l, 2);
-          Value at = toIndex(b, l, tensor::ExtractOp::create(
+          Value at = castToIndex(b, l, tensor::ExtractOp::create(
                                        b, l, inverse, ValueRange{r, i}));
           return tensor::ExtractOp::create(b, l, sortedOut,
                                            ValueRange{r, at, e});
@@ -1721,9 +1707,6 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
     auto f64c = [&](double v) -> Value {
       return arith::ConstantOp::create(b, loc, f64, b.getFloatAttr(f64, v));
     };
-    auto i32c = [&](OpBuilder &nb, Location l, int64_t v) -> Value {
-      return arith::ConstantOp::create(nb, l, nb.getI32IntegerAttr(v));
-    };
     auto scoreAt = [&](OpBuilder &nb, Location l, Value j) -> Value {
       Value s = tensor::ExtractOp::create(nb, l, scores, j);
       return arith::ExtFOp::create(nb, l, f64, s);
@@ -1737,7 +1720,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
               nb, l, arith::AddFOp::create(nb, l, it[0], it[1]),
               arith::ConstantOp::create(nb, l, f64, nb.getFloatAttr(f64, 0.5)));
           auto count = scf::ForOp::create(
-              nb, l, c0, cn, c1, ValueRange{i32c(nb, l, 0)},
+              nb, l, c0, cn, c1, ValueRange{i32Constant(nb, l, 0)},
               [&](OpBuilder &cb, Location cl, Value j, ValueRange acc) {
                 Value ge = arith::CmpFOp::create(
                     cb, cl, arith::CmpFPredicate::OGE, scoreAt(cb, cl, j), mid);
@@ -1747,7 +1730,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
               });
           Value enough = arith::CmpIOp::create(
               nb, l, arith::CmpIPredicate::sge, count.getResult(0),
-              i32c(nb, l, window));
+              i32Constant(nb, l, window));
           scf::YieldOp::create(
               nb, l,
               ValueRange{arith::SelectOp::create(nb, l, enough, mid, it[0]),
@@ -1769,7 +1752,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
         });
     Value threshold = least.getResult(0);
     auto greater = scf::ForOp::create(
-        b, loc, c0, cn, c1, ValueRange{i32c(b, loc, 0)},
+        b, loc, c0, cn, c1, ValueRange{i32Constant(b, loc, 0)},
         [&](OpBuilder &nb, Location l, Value j, ValueRange acc) {
           Value gt = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
                                            scoreAt(nb, l, j), threshold);
@@ -1778,12 +1761,12 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
               ValueRange{arith::AddIOp::create(
                   nb, l, acc[0], arith::ExtUIOp::create(nb, l, nb.getI32Type(), gt))});
         });
-    Value ties = arith::SubIOp::create(b, loc, i32c(b, loc, window),
+    Value ties = arith::SubIOp::create(b, loc, i32Constant(b, loc, window),
                                        greater.getResult(0));
     Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{window}, i32);
     auto collect = scf::ForOp::create(
         b, loc, c0, cn, c1,
-        ValueRange{empty, i32c(b, loc, 0), i32c(b, loc, 0)},
+        ValueRange{empty, i32Constant(b, loc, 0), i32Constant(b, loc, 0)},
         [&](OpBuilder &nb, Location l, Value j, ValueRange it) {
           Value s = scoreAt(nb, l, j);
           Value gt =
