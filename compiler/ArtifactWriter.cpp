@@ -29,7 +29,7 @@ class Writer {
 public:
   FailureOr<std::string> run(ArrayRef<HostProgram> functions,
                              const ParameterTable &parameters,
-                             const ExecutableImage &executable,
+                             ArrayRef<ExecutableImage> executables,
                              std::string &error);
 
 private:
@@ -49,8 +49,7 @@ private:
     std::vector<int64_t> range;
     if (s.validRange)
       range = {s.validRange->first, s.validRange->second};
-    return lcm::CreateTensorSignatureDirect(fbb, s.name.c_str(), *dtype,
-                                            &shape,
+    return lcm::CreateTensorSignatureDirect(fbb, s.name.c_str(), *dtype, &shape,
                                             s.validRange ? &range : nullptr);
   }
   flatbuffers::Offset<lcm::Binding> binding(const BufferRange &r) {
@@ -86,30 +85,69 @@ lcm::ParameterInit parameterInit(ParameterInit init) {
   llvm_unreachable("unknown parameter init");
 }
 
+lcm::ExecutableFormat executableFormat(ExecutableImage::Format format) {
+  switch (format) {
+  case ExecutableImage::Format::HostSharedObject:
+    return lcm::ExecutableFormat::HostSharedObject;
+  case ExecutableImage::Format::Ptx:
+    return lcm::ExecutableFormat::Ptx;
+  case ExecutableImage::Format::Cubin:
+    return lcm::ExecutableFormat::Cubin;
+  }
+  llvm_unreachable("unknown executable format");
+}
+
 FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
                                    const ParameterTable &parameters,
-                                   const ExecutableImage &executable,
+                                   ArrayRef<ExecutableImage> executables,
                                    std::string &error) {
-  llvm::StringMap<unsigned> entryIndex;
-  std::vector<flatbuffers::Offset<lcm::EntryPoint>> entryPoints;
-  for (auto [i, entry] : llvm::enumerate(executable.entryPoints)) {
-    entryIndex[entry.first] = i;
-    entryPoints.push_back(lcm::CreateEntryPointDirect(
-        fbb, entry.first.c_str(), entry.second));
+  if (executables.empty()) {
+    error = "the module has no executable";
+    return failure();
   }
-  std::vector<uint8_t> image(executable.sharedObject.begin(),
-                             executable.sharedObject.end());
-  auto executableOffset = lcm::CreateExecutableDirect(
-      fbb, lcm::ExecutableFormat::HostSharedObject, executable.target.c_str(),
-      &entryPoints, &image);
+  llvm::StringMap<unsigned> entryIndex;
+  for (auto [i, entry] : llvm::enumerate(executables.front().entryPoints))
+    entryIndex[entry.name] = i;
+  std::vector<flatbuffers::Offset<lcm::Executable>> executableOffsets;
+  for (const ExecutableImage &executable : executables) {
+    const auto &first = executables.front().entryPoints;
+    if (executable.entryPoints.size() != first.size()) {
+      error = "the " + executable.target + " executable has " +
+              std::to_string(executable.entryPoints.size()) +
+              " entry points, the " + executables.front().target + " one " +
+              std::to_string(first.size());
+      return failure();
+    }
+    std::vector<flatbuffers::Offset<lcm::EntryPoint>> entryPoints;
+    for (auto [i, entry] : llvm::enumerate(executable.entryPoints)) {
+      if (entry.name != first[i].name ||
+          entry.bindingCount != first[i].bindingCount) {
+        error = "entry point " + std::to_string(i) + " of the " +
+                executable.target + " executable is '" + entry.name +
+                "', the " + executables.front().target + " one's '" +
+                first[i].name + "'";
+        return failure();
+      }
+      std::vector<uint32_t> blockSize;
+      if (executable.format != ExecutableImage::Format::HostSharedObject)
+        blockSize.assign(entry.blockSize.begin(), entry.blockSize.end());
+      entryPoints.push_back(lcm::CreateEntryPointDirect(
+          fbb, entry.name.c_str(), entry.bindingCount,
+          blockSize.empty() ? nullptr : &blockSize, entry.sharedMemoryBytes));
+    }
+    std::vector<uint8_t> image(executable.data.begin(), executable.data.end());
+    executableOffsets.push_back(lcm::CreateExecutableDirect(
+        fbb, executableFormat(executable.format), executable.target.c_str(),
+        &entryPoints, &image));
+  }
 
   std::vector<flatbuffers::Offset<lcm::Parameter>> parameterOffsets;
   for (const Parameter &p : parameters.parameters) {
     auto sig = signature(p.signature, error);
     if (failed(sig))
       return failure();
-    parameterOffsets.push_back(lcm::CreateParameter(
-        fbb, *sig, parameterInit(p.init), p.initScale));
+    parameterOffsets.push_back(
+        lcm::CreateParameter(fbb, *sig, parameterInit(p.init), p.initScale));
   }
 
   std::vector<flatbuffers::Offset<lcm::Function>> functionOffsets;
@@ -134,10 +172,9 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
     std::vector<flatbuffers::Offset<lcm::Command>> commands;
     for (const PlannedCommand &c : program.commands) {
       if (c.kind == PlannedCommand::Kind::Copy) {
-        auto copy =
-            lcm::CreateCopy(fbb, binding(c.source), binding(c.target));
-        commands.push_back(lcm::CreateCommandDirect(
-            fbb, lcm::CommandKind::Copy, c.name.c_str(), 0, copy));
+        auto copy = lcm::CreateCopy(fbb, binding(c.source), binding(c.target));
+        commands.push_back(lcm::CreateCommandDirect(fbb, lcm::CommandKind::Copy,
+                                                    c.name.c_str(), 0, copy));
         continue;
       }
       auto entry = entryIndex.find(c.entryPoint);
@@ -150,22 +187,19 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
       std::vector<flatbuffers::Offset<lcm::Binding>> bindings;
       for (const BufferRange &r : c.bindings)
         bindings.push_back(binding(r));
-      auto dispatch = lcm::CreateDispatchDirect(fbb, /*executable=*/0,
-                                                entry->second, &count,
-                                                &bindings);
+      auto dispatch = lcm::CreateDispatchDirect(
+          fbb, /*executable=*/0, entry->second, &count, &bindings);
       commands.push_back(lcm::CreateCommandDirect(
           fbb, lcm::CommandKind::Dispatch, c.name.c_str(), dispatch));
     }
-    functionOffsets.push_back(lcm::CreateFunctionDirect(
-        fbb, program.name.c_str(), &inputs, &outputs, &buffers,
-        program.arenaSize, &commands));
+    functionOffsets.push_back(
+        lcm::CreateFunctionDirect(fbb, program.name.c_str(), &inputs, &outputs,
+                                  &buffers, program.arenaSize, &commands));
   }
 
-  std::vector<flatbuffers::Offset<lcm::Executable>> executables = {
-      executableOffset};
-  auto module = lcm::CreateModuleDirect(
-      fbb, /*version=*/1, "lcc " LCC_VERSION, &functionOffsets,
-      &parameterOffsets, &executables);
+  auto module = lcm::CreateModuleDirect(fbb, /*version=*/1, "lcc " LCC_VERSION,
+                                        &functionOffsets, &parameterOffsets,
+                                        &executableOffsets);
   lcm::FinishModuleBuffer(fbb, module);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());
@@ -173,9 +207,9 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
 
 } // namespace
 
-FailureOr<std::string>
-lcc::writeArtifact(ArrayRef<HostProgram> functions,
-                   const ParameterTable &parameters,
-                   const ExecutableImage &executable, std::string &error) {
-  return Writer().run(functions, parameters, executable, error);
+FailureOr<std::string> lcc::writeArtifact(ArrayRef<HostProgram> functions,
+                                          const ParameterTable &parameters,
+                                          ArrayRef<ExecutableImage> executables,
+                                          std::string &error) {
+  return Writer().run(functions, parameters, executables, error);
 }

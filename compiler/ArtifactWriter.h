@@ -5,25 +5,38 @@
 
 #include "compiler/HostProgram.h"
 
+#include <array>
 #include <string>
 
 namespace lcc {
 
-/// One executable and the entry points (dispatch name, binding count) it
-/// exports, in the order dispatch commands refer to them.
-struct ExecutableImage {
-  std::string target;        // "x86_64"
-  std::string sharedObject;  // ELF bytes
-  llvm::SmallVector<std::pair<std::string, unsigned>> entryPoints;
+/// A kernel as one executable exports it. GPU entry points also give the
+/// block size and the dynamic shared memory of their launch.
+struct EntryPointImage {
+  std::string name;
+  unsigned bindingCount = 0;
+  std::array<uint32_t, 3> blockSize = {0, 0, 0};
+  uint32_t sharedMemoryBytes = 0;
 };
 
-/// Serialises a module (runtime/schema/lcm.fbs, version 1). Fails with a
-/// message when a dispatch names an entry point the executable lacks or a
-/// type has no artifact dtype.
+/// The code of every dispatch for one kind of device.
+struct ExecutableImage {
+  enum class Format { HostSharedObject, Ptx, Cubin };
+  Format format = Format::HostSharedObject;
+  std::string target; // "x86_64", "sm_90"
+  std::string data;   // ELF, PTX text or cubin bytes
+  llvm::SmallVector<EntryPointImage> entryPoints;
+};
+
+/// Serialises a module (runtime/schema/lcm.fbs). Every executable must list
+/// the same entry points in the same order: dispatches name one by its
+/// index in that list. Fails with a message when they differ, when a
+/// dispatch names an entry point no executable has, or when a type has no
+/// artifact dtype.
 mlir::FailureOr<std::string>
 writeArtifact(llvm::ArrayRef<HostProgram> functions,
               const ParameterTable &parameters,
-              const ExecutableImage &executable, std::string &error);
+              llvm::ArrayRef<ExecutableImage> executables, std::string &error);
 
 } // namespace lcc
 

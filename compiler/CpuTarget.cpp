@@ -10,6 +10,8 @@
 
 #include "compiler/CpuTarget.h"
 
+#include "compiler/DispatchBuffers.h"
+
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -42,47 +44,9 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
+using namespace lcc;
 
 namespace {
-
-/// Gives a dispatch memref arguments: inputs are read through
-/// `to_tensor restrict`, results are materialised into the output arguments
-/// (the last ones), so bufferization writes each output in place.
-LogicalResult useBufferSignature(func::FuncOp dispatch) {
-  Block &entry = dispatch.getBody().front();
-  auto ret = cast<func::ReturnOp>(entry.getTerminator());
-  unsigned numOutputs = ret.getNumOperands();
-  unsigned numArgs = entry.getNumArguments();
-  if (numOutputs > numArgs)
-    return dispatch.emitOpError("expected one output argument per result");
-  OpBuilder b(dispatch.getContext());
-  b.setInsertionPointToStart(&entry);
-  for (BlockArgument arg : entry.getArguments()) {
-    auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!type || !type.hasStaticShape())
-      return dispatch.emitOpError("expected statically shaped tensor "
-                                  "arguments, got ")
-             << arg.getType();
-    arg.setType(MemRefType::get(type.getShape(), type.getElementType()));
-    bool isOutput = arg.getArgNumber() >= numArgs - numOutputs;
-    auto tensor = bufferization::ToTensorOp::create(
-        b, arg.getLoc(), type, arg, /*restrict=*/true, /*writable=*/isOutput);
-    arg.replaceAllUsesExcept(tensor, tensor);
-  }
-  b.setInsertionPoint(ret);
-  for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
-    BlockArgument output = entry.getArgument(numArgs - numOutputs + i);
-    auto materialize = bufferization::MaterializeInDestinationOp::create(
-        b, ret.getLoc(), result, output);
-    materialize.setRestrict(true);
-    materialize.setWritable(true);
-  }
-  func::ReturnOp::create(b, ret.getLoc());
-  ret.erase();
-  dispatch.setFunctionType(
-      FunctionType::get(dispatch.getContext(), entry.getArgumentTypes(), {}));
-  return success();
-}
 
 /// Replaces gpu.block_id x/y/z by three trailing index arguments: on the CPU
 /// the workgroup id is a parameter of the kernel.
@@ -96,36 +60,8 @@ void blockIdsToArguments(func::FuncOp dispatch) {
     op.replaceAllUsesWith(ids[static_cast<unsigned>(op.getDimension())]);
     op.erase();
   });
-  dispatch.setFunctionType(FunctionType::get(
-      dispatch.getContext(), entry.getArgumentTypes(), {}));
-}
-
-/// memref.copy of strided views would lower to a call of MLIR's runner
-/// library, which the runtime does not have: make every copy a linalg.copy,
-/// which becomes loops.
-void copiesToLoops(ModuleOp kernels) {
-  kernels.walk([](memref::CopyOp copy) {
-    OpBuilder b(copy);
-    linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
-                           copy.getTarget());
-    copy.erase();
-  });
-}
-
-LogicalResult runPipeline(ModuleOp module, StringRef stage,
-                          const lcc::CpuTargetOptions &options,
-                          llvm::function_ref<void(PassManager &)> build) {
-  PassManager pm(module.getContext());
-  build(pm);
-  if (failed(pm.run(module)))
-    return failure();
-  if (options.dump) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    module.print(os);
-    options.dump(stage, text);
-  }
-  return success();
+  dispatch.setFunctionType(
+      FunctionType::get(dispatch.getContext(), entry.getArgumentTypes(), {}));
 }
 
 } // namespace
@@ -137,51 +73,37 @@ lcc::lowerDispatchesToLLVM(ModuleOp kernels, const CpuTargetOptions &options,
   kernels.getContext()
       ->loadDialect<bufferization::BufferizationDialect, memref::MemRefDialect,
                     func::FuncDialect>();
-  for (auto dispatch : kernels.getOps<func::FuncOp>())
-    if (!dispatch->hasAttr("lcc.dispatch"))
-      return dispatch.emitOpError("is not a dispatch function");
-    else if (failed(useBufferSignature(dispatch)))
-      return failure();
-  for (auto dispatch : kernels.getOps<func::FuncOp>()) {
-    KernelSignature signature{dispatch.getName().str(), {}};
-    for (Type type : dispatch.getArgumentTypes())
-      signature.bindingShapes.emplace_back(
-          cast<MemRefType>(type).getShape());
-    signatures.push_back(std::move(signature));
-  }
+  if (failed(useBufferSignatures(kernels, signatures)))
+    return failure();
 
-  if (failed(runPipeline(kernels, "bufferized", options, [](PassManager &pm) {
-        pm.addPass(createCanonicalizerPass());
-        bufferization::OneShotBufferizePassOptions bufferize;
-        bufferize.allowReturnAllocsFromLoops = true;
-        pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-        pm.addPass(createCanonicalizerPass());
-        pm.addNestedPass<func::FuncOp>(
-            bufferization::createBufferLoopHoistingPass());
-        bufferization::buildBufferDeallocationPipeline(pm);
-      })))
+  if (failed(runDumpedPipeline(
+          kernels, "bufferized", options.dump, [](PassManager &pm) {
+            addDispatchBufferizationPasses(pm);
+            bufferization::buildBufferDeallocationPipeline(pm);
+          })))
     return failure();
 
   for (auto dispatch : kernels.getOps<func::FuncOp>())
     if (dispatch->hasAttr("lcc.dispatch"))
       blockIdsToArguments(dispatch);
-  copiesToLoops(kernels);
+  copiesToLinalg(kernels);
 
-  return runPipeline(kernels, "llvm-dialect", options, [](PassManager &pm) {
-    pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-    pm.addPass(createLowerAffinePass());
-    pm.addPass(createSCFToControlFlowPass());
-    pm.addPass(memref::createExpandStridedMetadataPass());
-    pm.addPass(createLowerAffinePass());
-    pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-    pm.addPass(createConvertMathToLLVMPass());
-    pm.addPass(createConvertMathToLibmPass());
-    pm.addPass(createArithToLLVMConversionPass());
-    pm.addPass(createConvertIndexToLLVMPass());
-    pm.addPass(createConvertFuncToLLVMPass());
-    pm.addPass(createConvertControlFlowToLLVMPass());
-    pm.addPass(createReconcileUnrealizedCastsPass());
-  });
+  return runDumpedPipeline(
+      kernels, "llvm-dialect", options.dump, [](PassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+        pm.addPass(createLowerAffinePass());
+        pm.addPass(createSCFToControlFlowPass());
+        pm.addPass(memref::createExpandStridedMetadataPass());
+        pm.addPass(createLowerAffinePass());
+        pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+        pm.addPass(createConvertMathToLLVMPass());
+        pm.addPass(createConvertMathToLibmPass());
+        pm.addPass(createArithToLLVMConversionPass());
+        pm.addPass(createConvertIndexToLLVMPass());
+        pm.addPass(createConvertFuncToLLVMPass());
+        pm.addPass(createConvertControlFlowToLLVMPass());
+        pm.addPass(createReconcileUnrealizedCastsPass());
+      });
 }
 
 namespace {
@@ -210,7 +132,8 @@ LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
     SmallVector<llvm::Value *> args;
     for (auto [i, shape] : llvm::enumerate(signature.bindingShapes)) {
-      llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);
+      llvm::Value *slot =
+          b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);
       llvm::Value *base = b.CreateLoad(ptr, slot);
       args.append({base, base, b.getInt64(0)});
       for (int64_t size : shape)
@@ -264,11 +187,10 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
   if (!target)
-    return kernels.emitError() << "no LLVM target for " << triple << ": "
-                               << error;
-  std::string cpu = options.cpu == "native"
-                        ? llvm::sys::getHostCPUName().str()
-                        : options.cpu;
+    return kernels.emitError()
+           << "no LLVM target for " << triple << ": " << error;
+  std::string cpu =
+      options.cpu == "native" ? llvm::sys::getHostCPUName().str() : options.cpu;
   std::string features;
   if (options.cpu == "native") {
     llvm::SubtargetFeatures subtarget;
@@ -281,16 +203,16 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
       llvm::Triple(triple), cpu, features, targetOptions, llvm::Reloc::PIC_,
       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
-    return kernels.emitError() << "cannot create a target machine for cpu '"
-                               << cpu << "'";
+    return kernels.emitError()
+           << "cannot create a target machine for cpu '" << cpu << "'";
   module->setDataLayout(machine->createDataLayout());
   module->setTargetTriple(llvm::Triple(triple));
 
-  auto optimize = makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0,
-                                            machine.get());
+  auto optimize =
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine.get());
   if (llvm::Error err = optimize(module.get()))
-    return kernels.emitError() << "LLVM optimisation failed: "
-                               << llvm::toString(std::move(err));
+    return kernels.emitError()
+           << "LLVM optimisation failed: " << llvm::toString(std::move(err));
   {
     llvm::raw_string_ostream os(llvmIR);
     module->print(os, nullptr);
@@ -303,8 +225,8 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
   int objectFd;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
           "lcc-kernels", "o", objectFd, objectPath))
-    return kernels.emitError() << "cannot create a temporary file: "
-                               << ec.message();
+    return kernels.emitError()
+           << "cannot create a temporary file: " << ec.message();
   llvm::FileRemover removeObject(objectPath);
   {
     llvm::raw_fd_ostream os(objectFd, /*shouldClose=*/true);
@@ -316,15 +238,15 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
   }
   if (std::error_code ec = llvm::sys::fs::getPotentiallyUniqueTempFileName(
           "lcc-kernels", "so", libraryPath))
-    return kernels.emitError() << "cannot name a temporary file: "
-                               << ec.message();
+    return kernels.emitError()
+           << "cannot name a temporary file: " << ec.message();
   llvm::FileRemover removeLibrary(libraryPath);
   llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("ld");
   if (!linker)
     return kernels.emitError("cannot find the system linker 'ld' on PATH "
                              "(Debian package binutils)");
   std::string linkError;
-  SmallVector<StringRef> args = {*linker, "-shared", "--no-undefined-version",
+  SmallVector<StringRef> args = {*linker, "-shared",   "--no-undefined-version",
                                  "-o",    libraryPath, objectPath,
                                  "-lm"};
   if (llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,

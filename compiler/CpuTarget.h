@@ -12,29 +12,20 @@
 #ifndef LCC_COMPILER_CPUTARGET_H
 #define LCC_COMPILER_CPUTARGET_H
 
+#include "compiler/DispatchBuffers.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
 
-#include <functional>
 #include <string>
 
 namespace lcc {
-
-/// Receives the IR after each stage (`name`, text) for --dump-ir.
-using StageDumper =
-    std::function<void(llvm::StringRef name, llvm::StringRef text)>;
 
 struct CpuTargetOptions {
   /// LLVM CPU name; "native" is the machine lcc runs on.
   std::string cpu = "native";
   /// Dumps each stage when set.
   StageDumper dump;
-};
-
-/// A dispatch and the shapes of the buffers it binds, in binding order.
-struct KernelSignature {
-  std::string name;
-  llvm::SmallVector<llvm::SmallVector<int64_t>> bindingShapes;
 };
 
 /// Bufferizes and lowers `kernels` (a module holding only dispatch functions

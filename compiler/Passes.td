@@ -78,4 +78,74 @@ def OutlineDispatches : Pass<"lcc-outline-dispatches", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::gpu::GPUDialect"];
 }
 
+def PromoteWorkgroupBuffers
+    : Pass<"lcc-promote-workgroup-buffers", "mlir::gpu::GPUModuleOp"> {
+  let summary = "place the buffers a GPU kernel allocates in shared memory";
+  let description = [{
+    A bufferized dispatch allocates its tile temporaries (score blocks,
+    running maxima, padded tiles) with `memref.alloc`. On the GPU they are
+    shared by the threads of a block, so each static allocation of a kernel
+    becomes a slot of the block's dynamic shared memory
+    (`gpu.dynamic_shared_memory` + `memref.view`), cast to the generic
+    address space so that its users keep their types. Slots are 16-byte
+    aligned and laid end to end. A dynamically sized buffer gets a slot as
+    large as the constant upper bound of its sizes.
+
+    An allocation inside an `scf.for` whose buffer is carried to the next
+    iteration (yielded, as flash attention's running maximum is) gets two
+    slots, used by even and odd iterations, because the next iteration
+    reads the old buffer while writing the new one. A buffer carried
+    through two nested loops, a size without a constant bound, or a kernel
+    needing more than
+    `max-bytes` is an error naming the kernel. The kernel's total is
+    recorded in its `lcc.workgroup_memory_bytes` attribute, the dynamic
+    shared memory of its launch.
+  }];
+  let dependentDialects = [
+    "mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",
+    "mlir::arith::ArithDialect"
+  ];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"232448",
+           "Shared memory one block may use (sm_90: 227 KiB)">,
+  ];
+}
+
+def DistributeToThreads
+    : Pass<"lcc-distribute-to-threads", "mlir::gpu::GPUModuleOp"> {
+  let summary = "spread each kernel's loops over the threads of its block";
+  let description = [{
+    A bufferized dispatch describes the work of one workgroup. On the GPU a
+    workgroup is a block of `block-size` threads, and every thread runs the
+    kernel body:
+
+    - Each linalg op becomes loops whose leading parallel loops are
+      coalesced into one and strided over the threads (thread `t` takes
+      iterations t, t + block-size, ...). The innermost parallel dimension
+      varies fastest, so neighbouring threads touch neighbouring elements
+      (coalesced global loads and stores). Reduction loops stay inside one
+      thread.
+    - Any other op that writes memory (a `memref.store`, a loop of scalar
+      stores) runs on thread 0 only; its results (numbers) reach the other
+      threads through one-element buffers, which
+      `lcc-promote-workgroup-buffers` then places in shared memory.
+    - Control flow around them (`scf.for`, `scf.if`) is run by every thread;
+      its conditions and bounds are the same in every thread, since they
+      come from block ids, loop counters and memory read after a barrier.
+    - A `gpu.barrier` separates every write from what comes before and
+      after it, so each op sees the memory the previous ops left, as on
+      the CPU.
+
+    The kernel is marked with its `known_block_size`.
+  }];
+  let dependentDialects = [
+    "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"
+  ];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Threads per block">,
+  ];
+}
+
 #endif // LCC_COMPILER_PASSES

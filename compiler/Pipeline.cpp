@@ -44,41 +44,40 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   if (options.dump)
     options.dump("attn", printed(module));
   if (options.attention != AttentionForm::Keep &&
-      failed(runStage(module, "attention-forms", options,
-                      [&](PassManager &pm) {
-                        if (options.attention == AttentionForm::Auto) {
-                          SelectFormOptions pass;
-                          pass.memoryBudget = options.memoryBudget;
-                          pass.nHashes = options.lshHashes;
-                          pass.bucketSize = options.lshBucketSize;
-                          pass.seed = options.seed;
-                          pm.addPass(createSelectForm(pass));
-                          return;
-                        }
-                        if (options.attention == AttentionForm::Routed) {
-                          DenseToRoutedOptions pass;
-                          pass.clusters = options.routedClusters;
-                          pass.window = options.routedWindow;
-                          pass.seed = options.seed;
-                          pm.addPass(createDenseToRouted(pass));
-                          return;
-                        }
-                        if (options.attention == AttentionForm::LSH) {
-                          DenseToLSHOptions pass;
-                          pass.nHashes = options.lshHashes;
-                          pass.bucketSize = options.lshBucketSize;
-                          pass.seed = options.seed;
-                          pm.addPass(createDenseToLSH(pass));
-                          return;
-                        }
-                        const SparseAttentionOptions &o = options.sparse;
-                        DenseToSparseOptions pass;
-                        pass.pattern = stringifySparsePattern(o.pattern).str();
-                        pass.block = o.block;
-                        pass.stride = o.stride;
-                        pass.summary = o.summary;
-                        pm.addPass(createDenseToSparse(pass));
-                      })))
+      failed(runStage(module, "attention-forms", options, [&](PassManager &pm) {
+        if (options.attention == AttentionForm::Auto) {
+          SelectFormOptions pass;
+          pass.memoryBudget = options.memoryBudget;
+          pass.nHashes = options.lshHashes;
+          pass.bucketSize = options.lshBucketSize;
+          pass.seed = options.seed;
+          pm.addPass(createSelectForm(pass));
+          return;
+        }
+        if (options.attention == AttentionForm::Routed) {
+          DenseToRoutedOptions pass;
+          pass.clusters = options.routedClusters;
+          pass.window = options.routedWindow;
+          pass.seed = options.seed;
+          pm.addPass(createDenseToRouted(pass));
+          return;
+        }
+        if (options.attention == AttentionForm::LSH) {
+          DenseToLSHOptions pass;
+          pass.nHashes = options.lshHashes;
+          pass.bucketSize = options.lshBucketSize;
+          pass.seed = options.seed;
+          pm.addPass(createDenseToLSH(pass));
+          return;
+        }
+        const SparseAttentionOptions &o = options.sparse;
+        DenseToSparseOptions pass;
+        pass.pattern = stringifySparsePattern(o.pattern).str();
+        pass.block = o.block;
+        pass.stride = o.stride;
+        pass.summary = o.summary;
+        pm.addPass(createDenseToSparse(pass));
+      })))
     return failure();
   if (options.stopAfter == Stage::Attn)
     return printed(module);
@@ -106,12 +105,10 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   ParameterTable parameters;
   std::vector<HostProgram> programs;
   OwningOpRef<ModuleOp> kernels = ModuleOp::create(module.getLoc());
-  ExecutableImage executable;
-  executable.target = "x86_64";
+  SmallVector<EntryPointImage> entryPoints;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func->hasAttr("lcc.dispatch")) {
-      executable.entryPoints.push_back(
-          {func.getName().str(), func.getNumArguments()});
+      entryPoints.push_back({func.getName().str(), func.getNumArguments()});
       kernels->push_back(func.clone());
       continue;
     }
@@ -123,23 +120,77 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     programs.push_back(std::move(*program));
   }
   if (programs.empty())
-    return module.emitError("the module has no function to compile"),
+    return module.emitError("the module has no function to compile"), failure();
+  if (options.stopAfter == Stage::Llvm && !options.targetCpu)
+    return module.emitError("--emit=llvm writes the CPU kernels: add cpu to "
+                            "--target"),
+           failure();
+  if (options.stopAfter == Stage::Ptx && !options.targetCuda)
+    return module.emitError("--emit=ptx writes the CUDA kernels: add cuda to "
+                            "--target"),
            failure();
 
-  CpuTargetOptions cpu{options.cpu, options.dump};
-  SmallVector<KernelSignature> signatures;
-  if (failed(lowerDispatchesToLLVM(*kernels, cpu, signatures)))
-    return failure();
-  std::string llvmIR;
-  if (failed(emitSharedObject(*kernels, signatures, cpu, llvmIR,
-                              executable.sharedObject)))
-    return failure();
-  if (options.stopAfter == Stage::Llvm)
-    return llvmIR;
+  SmallVector<ExecutableImage> executables;
+  if (options.targetCpu) {
+    OwningOpRef<ModuleOp> cpuKernels = kernels->clone();
+    CpuTargetOptions cpu{options.cpu, options.dump};
+    SmallVector<KernelSignature> signatures;
+    if (failed(lowerDispatchesToLLVM(*cpuKernels, cpu, signatures)))
+      return failure();
+    ExecutableImage executable;
+    executable.target = "x86_64";
+    executable.entryPoints = entryPoints;
+    std::string llvmIR;
+    if (failed(emitSharedObject(*cpuKernels, signatures, cpu, llvmIR,
+                                executable.data)))
+      return failure();
+    if (options.stopAfter == Stage::Llvm)
+      return llvmIR;
+    executables.push_back(std::move(executable));
+  }
+  if (options.targetCuda) {
+    CudaTargetOptions cuda{options.cudaArch, options.cudaPath,
+                           options.cudaBlockSize, options.dump};
+    CudaImage image;
+    if (failed(compileDispatchesForCuda(kernels->clone(), cuda, image)))
+      return failure();
+    if (options.stopAfter == Stage::Ptx)
+      return image.ptx;
+    if (image.cubin.empty())
+      module.emitWarning() << "no ptxas found (searched " << image.ptxasSearch
+                           << "): the artifact holds PTX only, which the "
+                              "driver compiles when the module is loaded";
+    llvm::StringMap<const CudaKernel *> kernelsByName;
+    for (const CudaKernel &kernel : image.kernels)
+      kernelsByName[kernel.name] = &kernel;
+    ExecutableImage ptx;
+    ptx.format = ExecutableImage::Format::Ptx;
+    ptx.target = image.arch;
+    ptx.data = image.ptx;
+    for (const EntryPointImage &entry : entryPoints) {
+      const CudaKernel *kernel = kernelsByName.lookup(entry.name);
+      if (!kernel)
+        return module.emitError()
+                   << "dispatch '" << entry.name << "' has no GPU kernel",
+               failure();
+      EntryPointImage gpuEntry = entry;
+      gpuEntry.blockSize = {static_cast<uint32_t>(image.blockSize), 1, 1};
+      gpuEntry.sharedMemoryBytes =
+          static_cast<uint32_t>(kernel->sharedMemoryBytes);
+      ptx.entryPoints.push_back(gpuEntry);
+    }
+    if (!image.cubin.empty()) {
+      ExecutableImage cubin = ptx;
+      cubin.format = ExecutableImage::Format::Cubin;
+      cubin.data = image.cubin;
+      executables.push_back(std::move(cubin));
+    }
+    executables.push_back(std::move(ptx));
+  }
 
   std::string error;
   FailureOr<std::string> artifact =
-      writeArtifact(programs, parameters, executable, error);
+      writeArtifact(programs, parameters, executables, error);
   if (failed(artifact))
     return module.emitError(error), failure();
   return artifact;

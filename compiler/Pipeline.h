@@ -2,9 +2,10 @@
 //
 // The stages of lcc, in order: attn (verified input) -> linalg (tensors,
 // elementwise chains fused) -> dispatches (host program + dispatch
-// functions) -> bufferized kernels -> LLVM dialect -> LLVM IR -> shared
-// object -> artifact. `lcc --emit` stops after one of them; `--dump-ir`
-// writes every one.
+// functions) -> for each target, the dispatches' code: CPU (bufferized
+// kernels -> LLVM dialect -> LLVM IR -> shared object) and CUDA (bufferized
+// -> GPU threads -> NVVM -> PTX -> cubin) -> artifact. `lcc --emit` stops
+// after one of them; `--dump-ir` writes every one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,7 @@
 #define LCC_COMPILER_PIPELINE_H
 
 #include "compiler/CpuTarget.h"
+#include "compiler/CudaTarget.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -20,7 +22,7 @@
 
 namespace lcc {
 
-enum class Stage { Attn, Linalg, Llvm, Artifact };
+enum class Stage { Attn, Linalg, Llvm, Ptx, Artifact };
 
 /// Which form attention ops take (`lcc --attention`).
 enum class AttentionForm { Keep, Sparse, LSH, Routed, Auto };
@@ -36,15 +38,22 @@ struct CompileOptions {
   int64_t routedClusters = 0, routedWindow = 0;
   /// Bytes an attention may use under AttentionForm::Auto (0: no limit).
   int64_t memoryBudget = 0;
+  /// The devices to build code for; the artifact holds an executable for
+  /// each (the CPU's shared object; PTX and, with ptxas, a cubin).
+  bool targetCpu = true, targetCuda = false;
   /// LLVM CPU of the host code ("native": this machine).
   std::string cpu = "native";
+  /// The CUDA architecture, ptxas location and block size.
+  std::string cudaArch = "sm_90", cudaPath;
+  int64_t cudaBlockSize = 128;
   /// Receives every stage's text when set.
   StageDumper dump;
 };
 
 /// Compiles `module` in place up to `options.stopAfter` and returns that
-/// stage's output: IR text for attn/linalg/llvm, the .lcm bytes for
-/// artifact. Errors are emitted as diagnostics.
+/// stage's output: IR text for attn/linalg/llvm, PTX for ptx, the .lcm bytes
+/// for artifact. Errors are emitted as diagnostics; a CUDA target without
+/// ptxas gets a warning (the artifact then holds PTX only).
 mlir::FailureOr<std::string> compile(mlir::ModuleOp module,
                                      const CompileOptions &options);
 

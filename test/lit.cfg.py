@@ -19,3 +19,9 @@ llvm_config.add_tool_substitutions(
     ["lcc", "lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
      "lcc-run", "lcm-testgen"],
     [config.lcc_tools_dir])
+
+# `ptxas` where a CUDA toolkit is installed: the cubin tests need it; CI
+# machines have none and run the PTX-only tests instead.
+import shutil
+if shutil.which("ptxas") or os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+    config.available_features.add("ptxas")

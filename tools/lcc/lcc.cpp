@@ -1,6 +1,7 @@
 //===- lcc.cpp - the lcc compiler driver ----------------------------------===//
 //
-// lcc MODEL.mlir -o MODEL.lcm [--target=cpu] [--emit=attn|linalg|llvm|artifact]
+// lcc MODEL.mlir -o MODEL.lcm [--target=cpu|cuda|cpu,cuda]
+//     [--emit=attn|linalg|llvm|ptx|artifact]
 //     [--dump-ir=DIR]
 //
 // Reads a model written in the attn dialect, verifies it, compiles it and
@@ -18,6 +19,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -37,8 +39,7 @@ namespace {
 
 constexpr llvm::StringLiteral kTool = "lcc";
 
-template <typename T>
-struct Choice {
+template <typename T> struct Choice {
   llvm::StringLiteral name;
   T value;
 };
@@ -47,10 +48,8 @@ constexpr Choice<lcc::Stage> kEmitChoices[] = {
     {"attn", lcc::Stage::Attn},
     {"linalg", lcc::Stage::Linalg},
     {"llvm", lcc::Stage::Llvm},
+    {"ptx", lcc::Stage::Ptx},
     {"artifact", lcc::Stage::Artifact}};
-
-enum class Target { Cpu };
-constexpr Choice<Target> kTargetChoices[] = {{"cpu", Target::Cpu}};
 
 constexpr Choice<lcc::AttentionForm> kAttentionChoices[] = {
     {"keep", lcc::AttentionForm::Keep},
@@ -79,13 +78,28 @@ cl::opt<std::string> outputFilename(
 cl::opt<std::string> emitName(
     "emit",
     cl::desc("What to write: 'attn' (the verified model), 'linalg' (after "
-             "lowering to linalg on tensors), 'llvm' (the kernels' LLVM IR), "
-             "'artifact' (the .lcm module lcc-run runs; the default)"),
+             "lowering to linalg on tensors), 'llvm' (the CPU kernels' LLVM "
+             "IR), 'ptx' (the CUDA kernels' PTX), 'artifact' (the .lcm "
+             "module lcc-run runs; the default)"),
     cl::value_desc("stage"), cl::init("artifact"), cl::cat(lccCategory));
 
 cl::opt<std::string> targetName(
-    "target", cl::desc("Device to compile for: 'cpu' (x86-64, the default)"),
-    cl::value_desc("device"), cl::init("cpu"), cl::cat(lccCategory));
+    "target",
+    cl::desc("Devices to compile for, comma-separated: 'cpu' (x86-64, the "
+             "default), 'cuda' (NVIDIA PTX, and a cubin when ptxas is "
+             "found), or 'cpu,cuda' (both in one artifact)"),
+    cl::value_desc("devices"), cl::init("cpu"), cl::cat(lccCategory));
+
+cl::opt<std::string>
+    cudaArch("cuda-arch",
+             cl::desc("GPU architecture of --target=cuda (default sm_90)"),
+             cl::value_desc("sm_NN"), cl::init("sm_90"), cl::cat(lccCategory));
+
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("CUDA installation whose bin/ptxas makes the cubin (searched "
+             "first; then PATH, then /usr/local/cuda)"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(lccCategory));
 
 cl::opt<std::string> attentionName(
     "attention",
@@ -101,10 +115,10 @@ cl::opt<int64_t> lshHashes("lsh-hashes",
                            cl::value_desc("N"), cl::init(4),
                            cl::cat(lccCategory));
 
-cl::opt<int64_t> lshBucketSize(
-    "lsh-bucket-size",
-    cl::desc("Tokens per bucket of LSH attention (default 64)"),
-    cl::value_desc("N"), cl::init(64), cl::cat(lccCategory));
+cl::opt<int64_t>
+    lshBucketSize("lsh-bucket-size",
+                  cl::desc("Tokens per bucket of LSH attention (default 64)"),
+                  cl::value_desc("N"), cl::init(64), cl::cat(lccCategory));
 
 cl::opt<int64_t> seed("seed",
                       cl::desc("Seed of the LSH rotations and of the routed "
@@ -147,7 +161,8 @@ std::optional<int64_t> parseBytes(StringRef text) {
 }
 
 cl::opt<std::string> sparsePatternName(
-    "sparse-pattern", cl::desc("Sparse pattern: 'strided' (default) or 'fixed'"),
+    "sparse-pattern",
+    cl::desc("Sparse pattern: 'strided' (default) or 'fixed'"),
     cl::value_desc("pattern"), cl::init("strided"), cl::cat(lccCategory));
 
 cl::opt<int64_t> sparseBlock("sparse-block",
@@ -179,8 +194,7 @@ cl::opt<std::string> cpuName(
     cl::value_desc("name"), cl::init("native"), cl::cat(lccCategory));
 
 void printVersion(llvm::raw_ostream &os) {
-  os << "lcc " << LCC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING
-     << ")\n";
+  os << "lcc " << LCC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING << ")\n";
 }
 
 /// The value of `name` among `choices`, or an error naming the option.
@@ -205,11 +219,11 @@ public:
       : directory(std::move(directory)) {}
 
   void operator()(StringRef name, StringRef text) {
-    StringRef extension = name.ends_with(".ll") ? "" : ".mlir";
+    StringRef extension =
+        name.ends_with(".ll") || name.ends_with(".ptx") ? "" : ".mlir";
     SmallString<256> path(directory);
-    llvm::sys::path::append(path, llvm::formatv("{0:d2}-{1}{2}", index++,
-                                                name, extension)
-                                      .str());
+    llvm::sys::path::append(
+        path, llvm::formatv("{0:d2}-{1}{2}", index++, name, extension).str());
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
     if (ec) {
@@ -233,18 +247,34 @@ int main(int argc, char **argv) {
   if (!lcc::parseCommandLine(
           argc, argv, kTool,
           "lcc: compiles transformer models written in the attn dialect\n\n"
-          "  Reads MODEL.mlir, verifies every op, lowers it to native code and\n"
+          "  Reads MODEL.mlir, verifies every op, lowers it to native code "
+          "and\n"
           "  writes the stage chosen by --emit (by default the .lcm artifact\n"
           "  that lcc-run runs). Errors are one 'lcc: error:' line each.\n\n"
           "  Example: lcc models/reformer-tiny.mlir -o reformer-tiny.lcm\n"))
     return 1;
 
-  std::optional<lcc::Stage> stage =
-      parseChoice("emit", emitName, kEmitChoices);
+  std::optional<lcc::Stage> stage = parseChoice("emit", emitName, kEmitChoices);
   if (!stage)
     return 1;
-  if (!parseChoice("target", targetName, kTargetChoices))
+  bool targetCpu = false, targetCuda = false;
+  for (llvm::StringRef device : llvm::split(targetName, ',')) {
+    if (device == "cpu" && !targetCpu) {
+      targetCpu = true;
+    } else if (device == "cuda" && !targetCuda) {
+      targetCuda = true;
+    } else {
+      lcc::reportError(kTool, "invalid --target '" + targetName +
+                                  "'; expected 'cpu', 'cuda' or 'cpu,cuda'");
+      return 1;
+    }
+  }
+  if (targetCuda && !lcc::isSupportedCudaArch(cudaArch)) {
+    lcc::reportError(kTool, "unsupported --cuda-arch '" + cudaArch +
+                                "'; expected one of " +
+                                lcc::supportedCudaArchs().str());
     return 1;
+  }
   if (llvm::is_contained(kPlannedAttentionForms, attentionName)) {
     lcc::reportError(kTool, "--attention=" + attentionName +
                                 " is not implemented yet; 'keep', "
@@ -288,8 +318,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (!dumpDirectory.empty()) {
-    if (std::error_code ec =
-            llvm::sys::fs::create_directories(dumpDirectory)) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDirectory)) {
       lcc::reportError(kTool, "cannot create --dump-ir directory '" +
                                   dumpDirectory + "': " + ec.message());
       return 1;
@@ -325,6 +354,10 @@ int main(int argc, char **argv) {
   options.routedClusters = routedClusters;
   options.routedWindow = routedWindow;
   options.cpu = cpuName;
+  options.targetCpu = targetCpu;
+  options.targetCuda = targetCuda;
+  options.cudaArch = cudaArch;
+  options.cudaPath = cudaPath;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);
   FailureOr<std::string> result = lcc::compile(*module, options);
@@ -341,7 +374,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   output->os() << *result;
-  if (*stage != lcc::Stage::Artifact && *stage != lcc::Stage::Llvm)
+  if (*stage != lcc::Stage::Artifact && *stage != lcc::Stage::Llvm &&
+      *stage != lcc::Stage::Ptx)
     output->os() << "\n";
   if (output->os().has_error()) {
     lcc::reportError(kTool, "failed writing '" + outputFilename + "'");

@@ -1,0 +1,390 @@
+//===- CudaTarget.cpp - dispatches to PTX and a cubin ---------------------===//
+//
+// The dispatches are bufferized like the CPU's, then each becomes a
+// gpu.func kernel of one gpu.module: its loops are spread over the threads
+// of a block (lcc-distribute-to-threads), its temporaries move to shared
+// memory (lcc-promote-workgroup-buffers), and upstream's gpu-to-nvvm lowering
+// makes it NVVM. The module is translated to LLVM IR and compiled by LLVM's
+// NVPTX backend to PTX; ptxas, when found, assembles the cubin.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CudaTarget.h"
+
+#include "compiler/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+
+using namespace mlir;
+using namespace lcc;
+
+namespace {
+
+/// The architectures lcc compiles for and the PTX ISA version each needs
+/// (the oldest that has it, so older drivers can still JIT the PTX).
+struct CudaArch {
+  llvm::StringLiteral name;
+  llvm::StringLiteral ptxFeature;
+};
+constexpr CudaArch kCudaArchs[] = {
+    {"sm_75", "+ptx63"},  {"sm_80", "+ptx70"},  {"sm_86", "+ptx71"},
+    {"sm_87", "+ptx74"},  {"sm_89", "+ptx78"},  {"sm_90", "+ptx78"},
+    {"sm_90a", "+ptx80"}, {"sm_100", "+ptx86"}, {"sm_120", "+ptx87"},
+};
+
+const CudaArch *findArch(StringRef name) {
+  for (const CudaArch &arch : kCudaArchs)
+    if (arch.name == name)
+      return &arch;
+  return nullptr;
+}
+
+/// rsqrt(x) = 1 / sqrt(x): NVVM would otherwise call libdevice, which an
+/// artifact cannot link.
+struct ExpandRsqrt : OpRewritePattern<math::RsqrtOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::RsqrtOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value one = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getFloatAttr(op.getType(), 1.0));
+    Value root = math::SqrtOp::create(rewriter, loc, op.getOperand());
+    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, one, root);
+    return success();
+  }
+};
+
+/// Replaces every transcendental math op by arithmetic (polynomial
+/// approximations) or by an op NVPTX has an instruction for, so that the
+/// kernels need no libdevice.
+LogicalResult expandMath(Operation *root) {
+  RewritePatternSet patterns(root->getContext());
+  patterns.add<ExpandRsqrt>(root->getContext());
+  populateMathPolynomialApproximationPatterns(patterns,
+                                              [](StringRef) { return true; });
+  math::populateExpansionPatterns(patterns);
+  return applyPatternsGreedily(root, std::move(patterns));
+}
+
+/// Moves each dispatch function of `kernels` into a gpu.func kernel of a
+/// new gpu.module, with the memref.globals they use.
+gpu::GPUModuleOp outlineIntoGpuModule(ModuleOp kernels) {
+  MLIRContext *ctx = kernels.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(kernels.getBody());
+  auto gpuModule = gpu::GPUModuleOp::create(b, kernels.getLoc(), "lcc_kernels");
+  b.setInsertionPointToStart(gpuModule.getBody());
+  for (auto global :
+       llvm::make_early_inc_range(kernels.getOps<memref::GlobalOp>()))
+    global->moveBefore(gpuModule.getBody(), gpuModule.getBody()->begin());
+  for (auto dispatch :
+       llvm::make_early_inc_range(kernels.getOps<func::FuncOp>())) {
+    b.setInsertionPointToEnd(gpuModule.getBody());
+    auto kernel = gpu::GPUFuncOp::create(
+        b, dispatch.getLoc(), dispatch.getName(), dispatch.getFunctionType());
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    kernel.getBody().getBlocks().clear();
+    kernel.getBody().takeBody(dispatch.getBody());
+    kernel.walk([&](func::ReturnOp ret) {
+      OpBuilder rb(ret);
+      gpu::ReturnOp::create(rb, ret.getLoc(), ret.getOperands());
+      ret.erase();
+    });
+    dispatch.erase();
+  }
+  return gpuModule;
+}
+
+LogicalResult runOn(gpu::GPUModuleOp gpuModule, StringRef stage,
+                    const StageDumper &dump,
+                    llvm::function_ref<void(OpPassManager &)> build) {
+  PassManager pm(gpuModule.getContext(), gpu::GPUModuleOp::getOperationName());
+  build(pm);
+  if (failed(pm.run(gpuModule)))
+    return failure();
+  if (dump) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    gpuModule->print(os);
+    dump(stage, text);
+  }
+  return success();
+}
+
+/// gpu-to-nvvm without its libdevice: upstream's pass makes the LLVM math
+/// intrinsics (floor, sqrt, exp2, ...) illegal so that they become calls of
+/// libdevice, which only a CUDA installation has. NVPTX has instructions
+/// for the ones expandMath leaves, so they stay intrinsics.
+LogicalResult convertToNVVM(gpu::GPUModuleOp gpuModule) {
+  MLIRContext *ctx = gpuModule.getContext();
+  LowerToLLVMOptions llvmOptions(ctx);
+  llvmOptions.overrideIndexBitwidth(64);
+  llvmOptions.useBarePtrCallConv = true;
+  LLVMTypeConverter converter(ctx, llvmOptions);
+  configureGpuToNVVMTypeConverter(converter);
+  RewritePatternSet patterns(ctx);
+  arith::populateArithToLLVMConversionPatterns(converter, patterns);
+  cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+  populateFuncToLLVMConversionPatterns(converter, patterns);
+  populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
+  populateMathToLLVMConversionPatterns(converter, patterns);
+  index::populateIndexToLLVMConversionPatterns(converter, patterns);
+  populateGpuToNVVMConversionPatterns(converter, patterns);
+  LLVMConversionTarget target(*ctx);
+  target.addLegalDialect<NVVM::NVVMDialect>();
+  target.addIllegalDialect<gpu::GPUDialect>();
+  target.addLegalOp<gpu::GPUModuleOp>();
+  target.addIllegalOp<func::FuncOp>();
+  return applyPartialConversion(gpuModule, target, std::move(patterns));
+}
+
+/// Runs `program` with `args`; fails with its diagnostics in `error`.
+LogicalResult runTool(StringRef program, ArrayRef<StringRef> args,
+                      std::string &error) {
+  SmallString<128> errorPath;
+  if (llvm::sys::fs::createTemporaryFile("lcc-ptxas", "log", errorPath))
+    return error = "cannot create a temporary file", failure();
+  llvm::FileRemover removeError(errorPath);
+  std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
+                                          errorPath.str()};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, 0,
+                                     0, &message);
+  if (rc == 0)
+    return success();
+  auto log = llvm::MemoryBuffer::getFile(errorPath);
+  error = log ? (*log)->getBuffer().trim().str() : message;
+  if (error.empty())
+    error = message.empty() ? "exit status " + std::to_string(rc) : message;
+  return failure();
+}
+
+} // namespace
+
+StringRef lcc::supportedCudaArchs() {
+  return "sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, sm_120";
+}
+
+bool lcc::isSupportedCudaArch(StringRef arch) { return findArch(arch); }
+
+std::optional<std::string> lcc::findPtxas(StringRef cudaPath,
+                                          std::string &searched) {
+  SmallVector<std::string> tried;
+  if (!cudaPath.empty()) {
+    SmallString<128> path(cudaPath);
+    llvm::sys::path::append(path, "bin", "ptxas");
+    if (llvm::sys::fs::can_execute(path))
+      return std::string(path);
+    tried.push_back(std::string(path));
+  }
+  if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("ptxas"))
+    return *onPath;
+  tried.push_back("PATH");
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    return std::string("/usr/local/cuda/bin/ptxas");
+  tried.push_back("/usr/local/cuda/bin/ptxas");
+  searched = llvm::join(tried, ", ");
+  return std::nullopt;
+}
+
+LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
+                                            const CudaTargetOptions &options,
+                                            CudaImage &image) {
+  const CudaArch *arch = findArch(options.arch);
+  if (!arch)
+    return kernels.emitError()
+           << "unsupported CUDA architecture '" << options.arch
+           << "'; expected one of " << supportedCudaArchs();
+  image.arch = options.arch;
+  image.blockSize = options.blockSize;
+  MLIRContext *ctx = kernels.getContext();
+  ctx->loadDialect<gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
+
+  SmallVector<KernelSignature> signatures;
+  if (failed(useBufferSignatures(kernels, signatures)))
+    return failure();
+  if (failed(runDumpedPipeline(kernels, "gpu-bufferized", options.dump,
+                               addDispatchBufferizationPasses)))
+    return failure();
+  copiesToLinalg(kernels);
+
+  gpu::GPUModuleOp gpuModule = outlineIntoGpuModule(kernels);
+  if (failed(
+          runOn(gpuModule, "gpu-threads", options.dump, [&](OpPassManager &pm) {
+            pm.addPass(createCanonicalizerPass());
+            DistributeToThreadsOptions distribute;
+            distribute.blockSize = options.blockSize;
+            pm.addPass(createDistributeToThreads(distribute));
+            pm.addPass(createPromoteWorkgroupBuffers());
+            pm.addPass(createCanonicalizerPass());
+            pm.addPass(createCSEPass());
+          })))
+    return failure();
+  for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
+    auto bytes =
+        kernel->getAttrOfType<IntegerAttr>("lcc.workgroup_memory_bytes");
+    image.kernels.push_back({kernel.getName().str(), kernel.getNumArguments(),
+                             bytes ? bytes.getInt() : 0});
+  }
+
+  if (failed(expandMath(gpuModule)))
+    return gpuModule.emitError("cannot expand the math functions"), failure();
+  if (failed(runOn(gpuModule, "gpu-loops", options.dump, [](OpPassManager &pm) {
+        pm.addPass(createLowerAffinePass());
+        pm.addPass(createSCFToControlFlowPass());
+        pm.addPass(memref::createExpandStridedMetadataPass());
+        pm.addPass(createLowerAffinePass());
+        pm.addPass(arith::createArithExpandOpsPass());
+        // Before gpu-to-nvvm, whose patterns would make them libdevice calls.
+        pm.addPass(createConvertMathToLLVMPass());
+      })))
+    return failure();
+  if (failed(convertToNVVM(gpuModule)))
+    return failure();
+  if (failed(runOn(gpuModule, "nvvm", options.dump, [](OpPassManager &pm) {
+        pm.addPass(createReconcileUnrealizedCastsPass());
+      })))
+    return failure();
+
+  // The kernels, alone in a builtin module, are what LLVM IR is made from.
+  OwningOpRef<ModuleOp> device = ModuleOp::create(kernels.getLoc());
+  for (Operation &op :
+       llvm::make_early_inc_range(gpuModule.getBody()->getOperations()))
+    if (!op.hasTrait<OpTrait::IsTerminator>())
+      op.moveBefore(device->getBody(), device->getBody()->end());
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  ctx->appendDialectRegistry(registry);
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> module =
+      translateModuleToLLVMIR(*device, llvmContext, "lcc_kernels");
+  if (!module)
+    return kernels.emitError("failed to translate the GPU kernels to LLVM IR");
+
+  // gpu.dynamic_shared_memory becomes an internal [0 x i8] in shared
+  // memory, which NVPTX prints as a one-byte static variable. Dynamic shared
+  // memory is CUDA's `extern __shared__ char s[]`: an external declaration.
+  for (llvm::GlobalVariable &global : module->globals())
+    if (global.getAddressSpace() == 3 && global.getValueType()->isArrayTy() &&
+        global.getValueType()->getArrayNumElements() == 0) {
+      global.setInitializer(nullptr);
+      global.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    }
+
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTarget();
+  LLVMInitializeNVPTXTargetMC();
+  LLVMInitializeNVPTXAsmPrinter();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return kernels.emitError() << "this LLVM has no NVPTX backend: " << error;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, options.arch, arch->ptxFeature, llvm::TargetOptions(),
+      std::nullopt, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  if (!machine)
+    return kernels.emitError()
+           << "cannot create an NVPTX target machine for " << options.arch;
+  module->setDataLayout(machine->createDataLayout());
+  module->setTargetTriple(triple);
+  auto optimize =
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine.get());
+  if (llvm::Error err = optimize(module.get()))
+    return kernels.emitError() << "LLVM optimisation of the GPU kernels "
+                                  "failed: "
+                               << llvm::toString(std::move(err));
+  if (options.dump) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os, nullptr);
+    options.dump("gpu-kernels.ll", text);
+  }
+  {
+    llvm::raw_string_ostream os(image.ptx);
+    llvm::buffer_ostream ptxStream(os);
+    llvm::legacy::PassManager codegen;
+    if (machine->addPassesToEmitFile(codegen, ptxStream, nullptr,
+                                     llvm::CodeGenFileType::AssemblyFile))
+      return kernels.emitError("the NVPTX backend cannot emit PTX");
+    codegen.run(*module);
+  }
+  if (options.dump)
+    options.dump("kernels.ptx", image.ptx);
+
+  std::optional<std::string> ptxas =
+      findPtxas(options.cudaPath, image.ptxasSearch);
+  if (!ptxas)
+    return success();
+  SmallString<128> ptxPath, cubinPath;
+  int ptxFd;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+          "lcc-kernels", "ptx", ptxFd, ptxPath))
+    return kernels.emitError()
+           << "cannot create a temporary file: " << ec.message();
+  llvm::FileRemover removePtx(ptxPath);
+  {
+    llvm::raw_fd_ostream os(ptxFd, /*shouldClose=*/true);
+    os << image.ptx;
+  }
+  if (std::error_code ec = llvm::sys::fs::getPotentiallyUniqueTempFileName(
+          "lcc-kernels", "cubin", cubinPath))
+    return kernels.emitError()
+           << "cannot name a temporary file: " << ec.message();
+  llvm::FileRemover removeCubin(cubinPath);
+  std::string archFlag = "-arch=" + options.arch;
+  if (failed(runTool(
+          *ptxas, {*ptxas, archFlag, "-O3", "-o", cubinPath, ptxPath}, error)))
+    return kernels.emitError() << *ptxas << " rejected the PTX for "
+                               << options.arch << ": " << error;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> cubin =
+      llvm::MemoryBuffer::getFile(cubinPath);
+  if (!cubin)
+    return kernels.emitError() << "cannot read the cubin ptxas wrote: "
+                               << cubin.getError().message();
+  image.cubin = (*cubin)->getBuffer().str();
+  return success();
+}

@@ -1,0 +1,72 @@
+//===- CudaTarget.h - dispatches to PTX and a cubin -------------*- C++ -*-===//
+//
+// Turns the dispatch functions of a module into GPU kernels of the Ptx/Cubin
+// ABI of runtime/schema/lcm.fbs: one `.entry` per dispatch taking one
+// pointer per binding, launched with grid = workgroup count, a block of
+// `blockSize` threads and the kernel's dynamic shared memory.
+//
+// dispatches -> bufferized -> shared-memory tiles and thread loops (gpu
+// dialect) -> NVVM -> LLVM IR -> PTX (LLVM's NVPTX backend) -> cubin (ptxas,
+// when found).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_COMPILER_CUDATARGET_H
+#define LCC_COMPILER_CUDATARGET_H
+
+#include "compiler/DispatchBuffers.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace lcc {
+
+struct CudaTargetOptions {
+  /// The GPU architecture, "sm_90".
+  std::string arch = "sm_90";
+  /// A CUDA installation to take ptxas from first (`--cuda-path`).
+  std::string cudaPath;
+  /// Threads per block of every kernel.
+  int64_t blockSize = 128;
+  /// Dumps each stage when set.
+  StageDumper dump;
+};
+
+/// The architectures `--cuda-arch` accepts, comma-separated, for messages.
+llvm::StringRef supportedCudaArchs();
+/// Whether `arch` is one of them.
+bool isSupportedCudaArch(llvm::StringRef arch);
+
+struct CudaKernel {
+  std::string name;
+  unsigned bindingCount = 0;
+  int64_t sharedMemoryBytes = 0;
+};
+
+struct CudaImage {
+  std::string arch;
+  std::string ptx;
+  /// Empty when no ptxas was found; `ptxasSearch` then says where lcc
+  /// looked.
+  std::string cubin;
+  std::string ptxasSearch;
+  int64_t blockSize = 0;
+  llvm::SmallVector<CudaKernel> kernels;
+};
+
+/// Compiles `kernels` (a module holding only dispatch functions on tensors,
+/// outputs last; consumed) to PTX, and to a cubin when ptxas is found.
+/// Emits an error on `kernels` and fails if any step fails.
+mlir::LogicalResult compileDispatchesForCuda(mlir::ModuleOp kernels,
+                                             const CudaTargetOptions &options,
+                                             CudaImage &image);
+
+/// Finds ptxas: `cudaPath`/bin, then PATH, then /usr/local/cuda/bin. Returns
+/// nullopt and fills `searched` with the places tried when there is none.
+std::optional<std::string> findPtxas(llvm::StringRef cudaPath,
+                                     std::string &searched);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_CUDATARGET_H

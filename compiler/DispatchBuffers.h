@@ -1,0 +1,55 @@
+//===- DispatchBuffers.h - dispatches on tensors to buffers ----*- C++ -*-===//
+//
+// What every target does first with the dispatch functions: give them the
+// buffer signature the runtime binds (one memref per binding, outputs last)
+// and bufferize their bodies. Targets differ in what follows: the CPU frees
+// temporaries on the heap, the GPU places them in shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_COMPILER_DISPATCHBUFFERS_H
+#define LCC_COMPILER_DISPATCHBUFFERS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <string>
+
+namespace lcc {
+
+/// Receives the IR after each stage (`name`, text) for --dump-ir.
+using StageDumper =
+    std::function<void(llvm::StringRef name, llvm::StringRef text)>;
+
+/// A dispatch and the shapes of the buffers it binds, in binding order.
+struct KernelSignature {
+  std::string name;
+  llvm::SmallVector<llvm::SmallVector<int64_t>> bindingShapes;
+};
+
+/// Gives every dispatch function of `kernels` (all must be dispatches)
+/// memref arguments: inputs are read through `to_tensor restrict`, results
+/// are materialised into the output arguments, so bufferization writes each
+/// output in place. Returns each dispatch's signature.
+mlir::LogicalResult
+useBufferSignatures(mlir::ModuleOp kernels,
+                    llvm::SmallVectorImpl<KernelSignature> &signatures);
+
+/// One-shot bufferization of the dispatch bodies, allocations hoisted out
+/// of loops where they can be. Deallocation is the target's business.
+void addDispatchBufferizationPasses(mlir::PassManager &pm);
+
+/// Makes every memref.copy a linalg.copy: a copy of strided views would
+/// otherwise become a call of MLIR's runner library, which no device has.
+void copiesToLinalg(mlir::Operation *root);
+
+/// Runs the passes `build` adds on `module` and dumps the result as `stage`.
+mlir::LogicalResult
+runDumpedPipeline(mlir::ModuleOp module, llvm::StringRef stage,
+                  const StageDumper &dump,
+                  llvm::function_ref<void(mlir::PassManager &)> build);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_DISPATCHBUFFERS_H

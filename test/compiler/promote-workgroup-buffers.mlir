@@ -1,0 +1,108 @@
+// RUN: lcc-opt %s --split-input-file --lcc-promote-workgroup-buffers --canonicalize --verify-diagnostics | FileCheck %s
+
+// Each allocation becomes a 16-byte aligned slot of the dynamic shared
+// memory, cast to the generic address space so its users keep their types;
+// the kernel records the bytes its launch needs.
+// CHECK-LABEL: gpu.func @tiles
+// CHECK-SAME: lcc.workgroup_memory_bytes = 16400 : i64
+// CHECK-DAG: %[[SHM:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[A:.+]] = memref.view %[[SHM]][%c0][] : {{.*}} to memref<64x64xf32, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[B:.+]] = memref.view %[[SHM]][%c16384][] : {{.*}} to memref<3xf32, #gpu.address_space<workgroup>>
+// CHECK-DAG: %[[GA:.+]] = memref.memory_space_cast %[[A]] : {{.*}} to memref<64x64xf32>
+// CHECK-DAG: %[[GB:.+]] = memref.memory_space_cast %[[B]] : {{.*}} to memref<3xf32>
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.dealloc
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[GA]] : memref<64x64xf32>)
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%[[GB]] : memref<3xf32>)
+gpu.module @kernels {
+  gpu.func @tiles() kernel {
+    %zero = arith.constant 0.0 : f32
+    %a = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+    %b = memref.alloc() : memref<3xf32>
+    linalg.fill ins(%zero : f32) outs(%a : memref<64x64xf32>)
+    linalg.fill ins(%zero : f32) outs(%b : memref<3xf32>)
+    memref.dealloc %a : memref<64x64xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+// A buffer carried to the next iteration (a running maximum) alternates
+// between two slots: even iterations write the first, odd ones the second,
+// while reading the other.
+// CHECK-LABEL: gpu.func @running_max
+// CHECK-SAME: lcc.workgroup_memory_bytes = 768 : i64
+// CHECK-DAG: %[[INIT:.+]] = memref.view %{{.+}}[%c0][]
+// CHECK-DAG: %[[EVEN:.+]] = memref.view %{{.+}}[%c256][]
+// CHECK-DAG: %[[ODD:.+]] = memref.view %{{.+}}[%c512][]
+// CHECK-DAG: %[[GEVEN:.+]] = memref.memory_space_cast %[[EVEN]]
+// CHECK-DAG: %[[GODD:.+]] = memref.memory_space_cast %[[ODD]]
+// CHECK: scf.for %[[I:.+]] = %c0 to %c8 step %c1 iter_args(%[[OLD:.+]] = %{{.+}})
+// CHECK: %[[WIDE:.+]] = arith.index_castui %[[I]] : index to i64
+// CHECK: %[[ISODD:.+]] = arith.trunci %[[WIDE]] : i64 to i1
+// CHECK: %[[NEW:.+]] = arith.select %[[ISODD]], %[[GODD]], %[[GEVEN]] : memref<64xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[OLD]], %{{.+}} : {{.*}}) outs(%[[NEW]] : memref<64xf32>)
+// CHECK: scf.yield %[[NEW]]
+gpu.module @kernels {
+  gpu.func @running_max(%x: memref<8x64xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %low = arith.constant 0xFF800000 : f32
+    %init = memref.alloc() : memref<64xf32>
+    linalg.fill ins(%low : f32) outs(%init : memref<64xf32>)
+    %m = scf.for %i = %c0 to %c8 step %c1 iter_args(%old = %init) -> memref<64xf32> {
+      %row = memref.subview %x[%i, 0] [1, 64] [1, 1] : memref<8x64xf32> to memref<64xf32, strided<[1], offset: ?>>
+      %new = memref.alloc() : memref<64xf32>
+      linalg.generic {indexing_maps = [affine_map<(d) -> (d)>, affine_map<(d) -> (d)>, affine_map<(d) -> (d)>],
+                      iterator_types = ["parallel"]}
+          ins(%old, %row : memref<64xf32>, memref<64xf32, strided<[1], offset: ?>>)
+          outs(%new : memref<64xf32>) {
+      ^bb0(%a: f32, %b: f32, %c: f32):
+        %v = arith.maximumf %a, %b : f32
+        linalg.yield %v : f32
+      }
+      scf.yield %new : memref<64xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// A dynamically sized buffer (a padded tile) gets a slot as large as its
+// size's constant upper bound, viewed with its actual size.
+// CHECK-LABEL: gpu.func @padded_tile
+// CHECK-SAME: lcc.workgroup_memory_bytes = 512 : i64
+// CHECK: %[[SIZE:.+]] = affine.min
+// CHECK: memref.view %{{.+}}[%c0][%[[SIZE]]] : {{.*}} to memref<?x16xf32, #gpu.address_space<workgroup>>
+gpu.module @kernels {
+  gpu.func @padded_tile(%n: index) kernel {
+    %zero = arith.constant 0.0 : f32
+    %size = affine.min affine_map<(d0) -> (d0, 8)>(%n)
+    %t = memref.alloc(%size) : memref<?x16xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<?x16xf32>)
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @unbounded(%n: index) kernel {
+    // expected-error @below {{in kernel 'unbounded' has a size without a constant upper bound}}
+    %t = memref.alloc(%n) : memref<?xf32>
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  // expected-error @below {{needs 262144 bytes of shared memory for its tile buffers, more than the 232448 a block may use}}
+  gpu.func @too_large() kernel {
+    %t = memref.alloc() : memref<256x256xf32>
+    gpu.return
+  }
+}
