@@ -123,6 +123,8 @@ gpu::GPUModuleOp outlineIntoGpuModule(ModuleOp kernels) {
     auto kernel = gpu::GPUFuncOp::create(
         b, dispatch.getLoc(), dispatch.getName(), dispatch.getFunctionType());
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    kernel->setAttr("lcc.workgroup_count",
+                    dispatch->getAttr("lcc.workgroup_count"));
     kernel.getBody().getBlocks().clear();
     kernel.getBody().takeBody(dispatch.getBody());
     kernel.walk([&](func::ReturnOp ret) {

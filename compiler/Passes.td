@@ -94,12 +94,14 @@ def PromoteWorkgroupBuffers
     An allocation inside an `scf.for` whose buffer is carried to the next
     iteration (yielded, as flash attention's running maximum is) gets two
     slots, used by even and odd iterations, because the next iteration
-    reads the old buffer while writing the new one. A buffer carried
-    through two nested loops, a size without a constant bound, or a kernel
-    needing more than
-    `max-bytes` is an error naming the kernel. The kernel's total is
-    recorded in its `lcc.workgroup_memory_bytes` attribute, the dynamic
-    shared memory of its launch.
+    reads the old buffer while writing the new one. Buffers that do not fit
+    in `max-bytes` go to a global scratch array of the kernel
+    (`@<kernel>_scratch`, sized by its `lcc.workgroup_count`), each
+    workgroup using its own part of it. A buffer carried through two nested
+    loops or a size without a constant bound is an error naming the kernel.
+    The shared bytes are recorded in the kernel's
+    `lcc.workgroup_memory_bytes` attribute, the dynamic shared memory of its
+    launch.
   }];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::memref::MemRefDialect",

@@ -62,6 +62,7 @@ struct Slot {
   memref::AllocOp alloc;
   scf::ForOp alternateIn; // null: a single slot
   int64_t bytes;
+  bool inShared = true;
   int64_t offsets[2] = {0, 0};
 };
 
@@ -124,19 +125,21 @@ LogicalResult promote(gpu::GPUFuncOp kernel, int64_t maxBytes) {
   if (walk.wasInterrupted())
     return failure();
 
-  int64_t total = 0;
-  for (Slot &slot : slots)
-    for (int copy = 0; copy < (slot.alternateIn ? 2 : 1); ++copy) {
-      slot.offsets[copy] = total;
-      total += slot.bytes;
+  // Slots go to shared memory while it has room, the rest to the block's
+  // part of a global scratch array.
+  int64_t sharedBytes = 0, scratchBytes = 0;
+  for (Slot &slot : slots) {
+    int64_t copies = slot.alternateIn ? 2 : 1;
+    slot.inShared = sharedBytes + copies * slot.bytes <= maxBytes;
+    int64_t &end = slot.inShared ? sharedBytes : scratchBytes;
+    for (int64_t copy = 0; copy < copies; ++copy) {
+      slot.offsets[copy] = end;
+      end += slot.bytes;
     }
-  if (total > maxBytes)
-    return kernel.emitOpError("needs ")
-               << total << " bytes of shared memory for its tile buffers, more "
-               << "than the " << maxBytes << " a block may use",
-           failure();
+  }
+  Builder attrs(kernel.getContext());
   kernel->setAttr("lcc.workgroup_memory_bytes",
-                  Builder(kernel.getContext()).getI64IntegerAttr(total));
+                  attrs.getI64IntegerAttr(sharedBytes));
   if (slots.empty())
     return success();
 
@@ -147,30 +150,79 @@ LogicalResult promote(gpu::GPUFuncOp kernel, int64_t maxBytes) {
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
   Location loc = kernel.getLoc();
-  Value base = gpu::DynamicSharedMemoryOp::create(
+  Value shared = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup));
-  auto slotView = [&](memref::AllocOp alloc, int64_t offset) -> Value {
-    MemRefType type = alloc.getType();
+  Value scratch, scratchBase;
+  if (scratchBytes > 0) {
+    auto counts = kernel->getAttrOfType<DenseI64ArrayAttr>(
+        "lcc.workgroup_count");
+    if (!counts || counts.size() != 3)
+      return kernel.emitOpError("needs ")
+                 << sharedBytes + scratchBytes
+                 << " bytes for its tile buffers, more than the " << maxBytes
+                 << " of shared memory, and has no lcc.workgroup_count to "
+                    "size a global scratch by",
+             failure();
+    int64_t workgroups = counts[0] * counts[1] * counts[2];
+    if (workgroups > (int64_t(1) << 40) / scratchBytes)
+      return kernel.emitOpError("needs ")
+                 << scratchBytes << " bytes of scratch per workgroup for "
+                 << workgroups << " workgroups, which no GPU holds",
+             failure();
+    // One array per kernel, workgroup w owning bytes [w * n, (w + 1) * n).
+    auto scratchType = MemRefType::get({workgroups * scratchBytes},
+                                       b.getI8Type());
+    OpBuilder moduleBuilder(kernel);
+    auto global = memref::GlobalOp::create(
+        moduleBuilder, loc, (kernel.getName() + "_scratch").str(),
+        moduleBuilder.getStringAttr("private"), scratchType,
+        moduleBuilder.getUnitAttr(), /*constant=*/false,
+        moduleBuilder.getI64IntegerAttr(kSlotAlignment));
+    scratch = memref::GetGlobalOp::create(b, loc, scratchType, global.getName());
+    Value x = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value y = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    Value z = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+    auto index = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    Value linear = arith::AddIOp::create(
+        b, loc, x,
+        arith::MulIOp::create(
+            b, loc, index(counts[0]),
+            arith::AddIOp::create(b, loc, y,
+                                  arith::MulIOp::create(b, loc, z,
+                                                        index(counts[1])))));
+    scratchBase = arith::MulIOp::create(b, loc, linear, index(scratchBytes));
+  }
+  Operation *viewsAfter = scratchBase ? scratchBase.getDefiningOp()
+                                      : shared.getDefiningOp();
+  auto slotView = [&](Slot &slot, int64_t offset) -> Value {
+    MemRefType type = slot.alloc.getType();
     Value byteOffset = arith::ConstantIndexOp::create(b, loc, offset);
-    auto shared = MemRefType::get(type.getShape(), type.getElementType(),
-                                  MemRefLayoutAttrInterface(), workgroup);
-    Value view = memref::ViewOp::create(b, loc, shared, base, byteOffset,
-                                        alloc.getDynamicSizes());
+    if (!slot.inShared) {
+      byteOffset = arith::AddIOp::create(b, loc, scratchBase, byteOffset);
+      return memref::ViewOp::create(b, loc, type, scratch, byteOffset,
+                                    slot.alloc.getDynamicSizes());
+    }
+    auto sharedType = MemRefType::get(type.getShape(), type.getElementType(),
+                                      MemRefLayoutAttrInterface(), workgroup);
+    Value view = memref::ViewOp::create(b, loc, sharedType, shared, byteOffset,
+                                        slot.alloc.getDynamicSizes());
     return memref::MemorySpaceCastOp::create(b, loc, type, view);
   };
   for (Slot &slot : slots) {
     // Static views are made once, at the kernel's entry, where they dominate
     // every user; a view of dynamic sizes where the sizes are known.
     if (slot.alloc.getDynamicSizes().empty())
-      b.setInsertionPointAfter(base.getDefiningOp());
+      b.setInsertionPointAfter(viewsAfter);
     else
       b.setInsertionPoint(slot.alloc);
-    Value even = slotView(slot.alloc, slot.offsets[0]);
+    Value even = slotView(slot, slot.offsets[0]);
     Value replacement = even;
     if (slot.alternateIn) {
-      Value odd = slotView(slot.alloc, slot.offsets[1]);
+      Value odd = slotView(slot, slot.offsets[1]);
       b.setInsertionPoint(slot.alloc);
       scf::ForOp loop = slot.alternateIn;
       Location at = slot.alloc.getLoc();

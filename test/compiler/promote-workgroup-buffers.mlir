@@ -99,9 +99,35 @@ gpu.module @kernels {
 
 // -----
 
+// Buffers that do not fit the shared memory left go to the block's part of
+// a global scratch array: one per kernel, workgroup (x, y, z) owning bytes
+// [w * 262144, (w + 1) * 262144) with w = x + 2 * (y + 3 * z).
+// CHECK: memref.global "private" @too_large_scratch : memref<1572864xi8> = uninitialized {alignment = 16 : i64}
+// CHECK-LABEL: gpu.func @too_large
+// CHECK-SAME: lcc.workgroup_memory_bytes = 1024 : i64
+// CHECK-DAG: %[[SCRATCH:.+]] = memref.get_global @too_large_scratch
+// CHECK-DAG: gpu.block_id x
+// CHECK-DAG: gpu.block_id y
+// CHECK-DAG: gpu.block_id z
+// CHECK: %[[BASE:.+]] = arith.muli %{{.+}}, %c262144
+// CHECK-DAG: memref.view %{{.+}}[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK-DAG: memref.view %[[SCRATCH]][%[[BASE]]][] : memref<1572864xi8> to memref<256x256xf32>
 gpu.module @kernels {
-  // expected-error @below {{needs 262144 bytes of shared memory for its tile buffers, more than the 232448 a block may use}}
-  gpu.func @too_large() kernel {
+  gpu.func @too_large() kernel attributes {lcc.workgroup_count = array<i64: 2, 3, 1>} {
+    %zero = arith.constant 0.0 : f32
+    %t = memref.alloc() : memref<256x256xf32>
+    %s = memref.alloc() : memref<256xf32>
+    linalg.fill ins(%zero : f32) outs(%t : memref<256x256xf32>)
+    linalg.fill ins(%zero : f32) outs(%s : memref<256xf32>)
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  // expected-error @below {{needs 262144 bytes for its tile buffers, more than the 232448 of shared memory, and has no lcc.workgroup_count to size a global scratch by}}
+  gpu.func @no_grid() kernel {
     %t = memref.alloc() : memref<256x256xf32>
     gpu.return
   }
