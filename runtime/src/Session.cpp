@@ -2,6 +2,7 @@
 
 #include "Session.h"
 
+#include "ExecutableSelection.h"
 #include "Safetensors.h"
 
 #include <chrono>
@@ -160,8 +161,7 @@ Status Function::prepare(size_t index) {
     PreparedCommand prepared;
     if (command.kind() == lcm::CommandKind::Dispatch) {
       const lcm::Dispatch &dispatch = *command.dispatch();
-      StatusOr<const CpuExecutable *> executable =
-          session.getExecutable(dispatch.executable());
+      StatusOr<const CpuExecutable *> executable = session.getExecutable();
       if (!executable.ok())
         return executable.getStatus().withContext(path + ".commands[" +
                                                   std::to_string(c) + "]");
@@ -269,8 +269,15 @@ Session::create(std::shared_ptr<CpuDevice> device,
   std::unique_ptr<Session> session(
       new Session(std::move(device), std::move(module)));
   const Module &loaded = *session->module;
-  session->executables.resize(
-      loaded.get().executables() ? loaded.get().executables()->size() : 0);
+  // A module without executables only copies; one with them must have
+  // code for this device, which is loaded when a function first needs it.
+  if (loaded.get().executables() && loaded.get().executables()->size() > 0) {
+    StatusOr<size_t> selected =
+        selectExecutable(loaded.get(), DeviceTarget::cpu());
+    if (!selected.ok())
+      return selected.getStatus();
+    session->executableIndex = *selected;
+  }
   for (size_t i = 0; i < loaded.getParameterCount(); ++i) {
     const lcm::Parameter &parameter = loaded.getParameter(i);
     const lcm::TensorSignature &signature = *parameter.signature();
@@ -337,15 +344,15 @@ Status Session::bindParameter(const std::string &name,
   return Status();
 }
 
-StatusOr<const CpuExecutable *> Session::getExecutable(uint32_t index) {
-  if (!executables[index]) {
-    StatusOr<std::unique_ptr<CpuExecutable>> loaded =
-        device->loadExecutable(module->getExecutable(index), index);
+StatusOr<const CpuExecutable *> Session::getExecutable() {
+  if (!executable) {
+    StatusOr<std::unique_ptr<CpuExecutable>> loaded = device->loadExecutable(
+        module->getExecutable(executableIndex), executableIndex);
     if (!loaded.ok())
       return loaded.getStatus();
-    executables[index] = loaded.take();
+    executable = loaded.take();
   }
-  return executables[index].get();
+  return executable.get();
 }
 
 StatusOr<Function *> Session::lookupFunction(const std::string &name) {

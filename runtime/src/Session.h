@@ -1,10 +1,11 @@
 //===- Session.h - a module on a device, and its functions ------*- C++ -*-===//
 //
-// A Session binds a checked Module to a device: it loads the executables,
-// holds the parameters, and creates each Function the first time it is
-// looked up. A Function owns everything one call needs (input and output
-// buffers, the transient arena, the binding tables of its commands),
-// allocated once and reused by every call, so a call allocates nothing.
+// A Session binds a checked Module to a device: it loads the executable
+// made for the device (ExecutableSelection.h), holds the parameters, and
+// creates each Function the first time it is looked up. A Function owns
+// everything one call needs (input and output buffers, the transient arena, the
+// binding tables of its commands), allocated once and reused by every call, so
+// a call allocates nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -115,7 +116,7 @@ public:
   Status bindParameter(const std::string &name, const TensorView &value);
 
   /// The function named `name` ("" for the module's first function), made
-  /// on first use: its executables are loaded and its buffers allocated.
+  /// on first use: the executable is loaded and its buffers allocated.
   StatusOr<Function *> lookupFunction(const std::string &name);
 
   CpuDevice &getDevice() { return *device; }
@@ -125,16 +126,18 @@ private:
   friend class Function;
   Session(std::shared_ptr<CpuDevice> device,
           std::shared_ptr<const Module> module);
-  StatusOr<const CpuExecutable *> getExecutable(uint32_t index);
+  /// The module's executable for this device, loaded on first use.
+  StatusOr<const CpuExecutable *> getExecutable();
 
   std::shared_ptr<CpuDevice> device;
   std::shared_ptr<const Module> module;
-  std::vector<std::unique_ptr<CpuExecutable>> executables; // loaded lazily
+  size_t executableIndex = 0;                // the executable this device runs
+  std::unique_ptr<CpuExecutable> executable; // loaded lazily
   std::vector<DeviceBuffer> parameters;
   std::vector<bool> parameterBound;
   std::map<std::string, size_t> parameterIndex;
   std::mutex mutex; // guards lookups and binding
-  // Functions hold pointers into `parameters` and `executables`: declared
+  // Functions hold pointers into `parameters` and `executable`: declared
   // last, they are destroyed first.
   std::map<size_t, std::unique_ptr<Function>> functions;
 };

@@ -98,7 +98,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
       return "";
     }
     if (argument == "--version") {
-      std::printf("lcc-run %s (reads .lcm version 1)\n", LCC_VERSION);
+      std::printf("lcc-run %s (reads .lcm version 2)\n", LCC_VERSION);
       exitNow = true;
       return "";
     }
@@ -274,21 +274,24 @@ int run(const Options &options) {
   if (LccStatus status = lccDeviceCreate(options.device.c_str(),
                                          options.threads, &handles.device))
     return fail(status);
+  // Creating the session picks the module's code for the device, and
+  // looking a function up loads it: errors of both name the model.
+  auto failWithModel = [&](LccStatus status) {
+    std::string message = options.model + ": " + lccStatusGetMessage(status);
+    lccStatusDestroy(status);
+    return fail(kExitError, message);
+  };
   if (LccStatus status =
           lccSessionCreate(handles.device, handles.module, &handles.session))
-    return fail(status);
+    return failWithModel(status);
   if (!options.params.empty())
     if (LccStatus status = lccSessionBindParametersFile(handles.session,
                                                         options.params.c_str()))
       return fail(status);
-  // Looking a function up loads its kernels: name the model in errors.
   LccFunction function = nullptr;
   if (LccStatus status = lccSessionLookupFunction(
-          handles.session, options.function.c_str(), &function)) {
-    std::string message = options.model + ": " + lccStatusGetMessage(status);
-    lccStatusDestroy(status);
-    return fail(kExitError, message);
-  }
+          handles.session, options.function.c_str(), &function))
+    return failWithModel(status);
 
   std::vector<LccTensorView> inputs;
   for (const std::string &path : options.inputs) {
