@@ -7,6 +7,7 @@
 
 #include "lcc/runtime.h"
 
+#include "CpuDevice.h"
 #include "Npy.h"
 #include "ParameterInit.h"
 #include "Session.h"
@@ -26,7 +27,7 @@ struct LccModuleImpl {
 };
 
 struct LccDeviceImpl {
-  std::shared_ptr<CpuDevice> device;
+  std::shared_ptr<Device> device;
 };
 
 struct LccSessionImpl {

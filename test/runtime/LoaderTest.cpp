@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Loader.h"
+#include "CpuDevice.h"
 #include "Session.h"
 
 #include "TestModules.h"

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Session.h"
+#include "CpuDevice.h"
 #include "Safetensors.h"
 
 #include "TestModules.h"
