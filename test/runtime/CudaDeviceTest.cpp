@@ -33,29 +33,6 @@ using namespace lcc::test;
 
 namespace {
 
-/// Sets (or, with null, unsets) an environment variable for a scope.
-class ScopedEnvironment {
-public:
-  ScopedEnvironment(const char *name, const char *value) : name(name) {
-    if (const char *previous = std::getenv(name))
-      saved = previous;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-  }
-  ~ScopedEnvironment() {
-    if (saved)
-      ::setenv(name.c_str(), saved->c_str(), 1);
-    else
-      ::unsetenv(name.c_str());
-  }
-
-private:
-  std::string name;
-  std::optional<std::string> saved;
-};
-
 //===----------------------------------------------------------------------===//
 // No driver
 //===----------------------------------------------------------------------===//
