@@ -44,6 +44,8 @@ public:
   CurrentContext &operator=(const CurrentContext &) = delete;
 
   Status check() const {
+    if (result == CUDA_SUCCESS)
+      return Status();
     return driver.check(result, "making its context current");
   }
 
@@ -152,13 +154,14 @@ public:
       CudaCommand &command = commands[c];
       if (command.kind == lcm::CommandKind::Dispatch) {
         const Kernel &kernel = *command.kernel;
-        LCC_RETURN_IF_ERROR(driver->check(
-            driver->cuLaunchKernel(kernel.function, command.grid[0],
-                                   command.grid[1], command.grid[2],
-                                   kernel.block[0], kernel.block[1],
-                                   kernel.block[2], kernel.sharedMemoryBytes,
-                                   stream, command.parameters.data(), nullptr),
-            "launching " + describeLaunch(command)));
+        CUresult result = driver->cuLaunchKernel(
+            kernel.function, command.grid[0], command.grid[1], command.grid[2],
+            kernel.block[0], kernel.block[1], kernel.block[2],
+            kernel.sharedMemoryBytes, stream, command.parameters.data(),
+            nullptr);
+        // Messages are built on failure only: this is the hot path.
+        if (result != CUDA_SUCCESS)
+          return driver->check(result, "launching " + describeLaunch(command));
       } else if (command.bounce) {
         // Overlapping ranges: a plain device copy would be undefined.
         LCC_RETURN_IF_ERROR(copy(command.bounce, command.source, command));
@@ -173,9 +176,10 @@ public:
                                       "running the commands of " + path));
     for (size_t c = 0; c < commands.size(); ++c) {
       float milliseconds = 0;
-      LCC_RETURN_IF_ERROR(driver->check(
-          driver->cuEventElapsedTime(&milliseconds, events[c], events[c + 1]),
-          "timing '" + commands[c].name + "'"));
+      CUresult result =
+          driver->cuEventElapsedTime(&milliseconds, events[c], events[c + 1]);
+      if (result != CUDA_SUCCESS)
+        return driver->check(result, "timing '" + commands[c].name + "'");
       nanoseconds[c] = uint64_t(double(milliseconds) * 1e6);
     }
     return Status();
@@ -187,16 +191,20 @@ public:
 
 private:
   Status record(size_t index) {
-    return driver->check(driver->cuEventRecord(events[index], stream),
-                         "recording a timing event");
+    CUresult result = driver->cuEventRecord(events[index], stream);
+    if (result == CUDA_SUCCESS)
+      return Status();
+    return driver->check(result, "recording a timing event");
   }
 
   Status copy(CUdeviceptr target, CUdeviceptr source,
               const CudaCommand &command) {
-    return driver->check(
-        driver->cuMemcpyDtoDAsync(target, source, command.length, stream),
-        "copying " + std::to_string(command.length) + " bytes for '" +
-            command.name + "'");
+    CUresult result =
+        driver->cuMemcpyDtoDAsync(target, source, command.length, stream);
+    if (result == CUDA_SUCCESS)
+      return Status();
+    return driver->check(result, "copying " + std::to_string(command.length) +
+                                     " bytes for '" + command.name + "'");
   }
 
   static std::string describeLaunch(const CudaCommand &command) {
@@ -331,9 +339,11 @@ Status CudaDevice::copyToDevice(void *target, const void *source,
     return Status();
   CurrentContext current(*driver, context);
   LCC_RETURN_IF_ERROR(current.check());
-  return driver->check(driver->cuMemcpyHtoD(toDevice(target), source, size),
-                       "copying " + std::to_string(size) +
-                           " bytes to the device");
+  CUresult result = driver->cuMemcpyHtoD(toDevice(target), source, size);
+  if (result == CUDA_SUCCESS)
+    return Status();
+  return driver->check(result, "copying " + std::to_string(size) +
+                                   " bytes to the device");
 }
 
 Status CudaDevice::copyToHost(void *target, const void *source, uint64_t size) {
@@ -341,9 +351,11 @@ Status CudaDevice::copyToHost(void *target, const void *source, uint64_t size) {
     return Status();
   CurrentContext current(*driver, context);
   LCC_RETURN_IF_ERROR(current.check());
-  return driver->check(driver->cuMemcpyDtoH(target, toDevice(source), size),
-                       "copying " + std::to_string(size) +
-                           " bytes from the device");
+  CUresult result = driver->cuMemcpyDtoH(target, toDevice(source), size);
+  if (result == CUDA_SUCCESS)
+    return Status();
+  return driver->check(result, "copying " + std::to_string(size) +
+                                   " bytes from the device");
 }
 
 StatusOr<std::unique_ptr<DeviceExecutable>>
