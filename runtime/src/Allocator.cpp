@@ -33,12 +33,13 @@ DeviceBuffer::~DeviceBuffer() { release(); }
 void DeviceBuffer::release() {
   if (!bytes)
     return;
-  std::free(bytes);
-  owner->release(reserved);
+  owner->release(bytes, reserved);
   owner = nullptr;
   bytes = nullptr;
   length = reserved = 0;
 }
+
+Allocator::~Allocator() = default;
 
 StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
                                            const std::string &what) {
@@ -51,11 +52,9 @@ StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
   uint64_t reserved = size == 0 ? kBufferAlignment
                                 : (size + kBufferAlignment - 1) /
                                       kBufferAlignment * kBufferAlignment;
-  void *bytes = nullptr;
-  if (posix_memalign(&bytes, kBufferAlignment, reserved) != 0 || !bytes)
-    return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
-                         size, " bytes for ", what);
-  std::memset(bytes, 0, reserved);
+  StatusOr<void *> bytes = allocateZeroed(reserved, size, what);
+  if (!bytes.ok())
+    return bytes.getStatus();
 
   uint64_t now = current.fetch_add(reserved) + reserved;
   uint64_t seen = peak.load();
@@ -64,12 +63,27 @@ StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
 
   DeviceBuffer buffer;
   buffer.owner = this;
-  buffer.bytes = bytes;
+  buffer.bytes = *bytes;
   buffer.length = size;
   buffer.reserved = reserved;
   return buffer;
 }
 
-void Allocator::release(uint64_t reserved) { current.fetch_sub(reserved); }
+void Allocator::release(void *bytes, uint64_t reserved) {
+  free(bytes);
+  current.fetch_sub(reserved);
+}
+
+StatusOr<void *> HostAllocator::allocateZeroed(uint64_t reserved, uint64_t size,
+                                               const std::string &what) {
+  void *bytes = nullptr;
+  if (posix_memalign(&bytes, kBufferAlignment, reserved) != 0 || !bytes)
+    return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
+                         size, " bytes for ", what);
+  std::memset(bytes, 0, reserved);
+  return bytes;
+}
+
+void HostAllocator::free(void *bytes) { std::free(bytes); }
 
 } // namespace lcc::runtime

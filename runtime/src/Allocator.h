@@ -3,7 +3,9 @@
 // Every byte a device allocates (parameters, inputs, outputs, arenas) goes
 // through its Allocator, which counts the bytes in use and their peak so a
 // report can show what a model really needs. Storage is 64-byte aligned, as
-// the memory planner's arena offsets assume.
+// the memory planner's arena offsets assume, and zero-filled. Each device
+// supplies the memory itself (HostAllocator for the CPU); the counting is
+// the same everywhere, so reports of two devices compare.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,7 @@ public:
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   ~DeviceBuffer();
 
+  /// The device address of the first byte (a host pointer on the CPU).
   void *data() const { return bytes; }
   uint64_t size() const { return length; }
 
@@ -50,6 +53,7 @@ public:
   Allocator() = default;
   Allocator(const Allocator &) = delete;
   Allocator &operator=(const Allocator &) = delete;
+  virtual ~Allocator();
 
   /// `size` zero-filled bytes. Zero filling touches every page once, here,
   /// so that the first call of a function does not pay the page faults.
@@ -61,12 +65,28 @@ public:
   uint64_t currentBytes() const { return current.load(); }
   uint64_t peakBytes() const { return peak.load(); }
 
+protected:
+  /// `reserved` bytes (a multiple of 64, at least 64) of zero-filled,
+  /// 64-byte aligned device memory for `size` requested bytes of `what`.
+  virtual StatusOr<void *> allocateZeroed(uint64_t reserved, uint64_t size,
+                                          const std::string &what) = 0;
+  /// Frees what allocateZeroed returned.
+  virtual void free(void *bytes) = 0;
+
 private:
   friend class DeviceBuffer;
-  void release(uint64_t reserved);
+  void release(void *bytes, uint64_t reserved);
 
   std::atomic<uint64_t> current{0};
   std::atomic<uint64_t> peak{0};
+};
+
+/// Host memory, for the CPU device.
+class HostAllocator final : public Allocator {
+protected:
+  StatusOr<void *> allocateZeroed(uint64_t reserved, uint64_t size,
+                                  const std::string &what) override;
+  void free(void *bytes) override;
 };
 
 } // namespace lcc::runtime

@@ -10,6 +10,7 @@
 #ifndef LCC_RUNTIME_CPUEXECUTABLE_H
 #define LCC_RUNTIME_CPUEXECUTABLE_H
 
+#include "Device.h"
 #include "Status.h"
 
 #include <cstdint>
@@ -24,7 +25,7 @@ namespace lcc::runtime {
 using KernelFunction = void (*)(void *const *bindings, int64_t workgroupX,
                                 int64_t workgroupY, int64_t workgroupZ);
 
-class CpuExecutable {
+class CpuExecutable final : public DeviceExecutable {
 public:
   /// Where the bytes are written for dlopen: a memfd, or (where memfd_create
   /// fails, or when asked) a temporary file removed on unload.
@@ -36,7 +37,7 @@ public:
   load(const uint8_t *bytes, size_t size,
        const std::vector<std::string> &entryPointNames, const std::string &what,
        Backing backing = Backing::Memfd);
-  ~CpuExecutable();
+  ~CpuExecutable() override;
   CpuExecutable(const CpuExecutable &) = delete;
   CpuExecutable &operator=(const CpuExecutable &) = delete;
 

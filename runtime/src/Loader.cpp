@@ -2,8 +2,10 @@
 
 #include "Loader.h"
 
+#include "ExecutableSelection.h"
 #include "File.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -53,8 +55,11 @@ public:
                      "; this runtime reads version ", kModuleVersion);
     for (size_t i = 0; i < sizeOf(module.parameters()); ++i)
       LCC_RETURN_IF_ERROR(checkParameter(i));
-    for (size_t i = 0; i < sizeOf(module.executables()); ++i)
+    for (size_t i = 0; i < sizeOf(module.executables()); ++i) {
       LCC_RETURN_IF_ERROR(checkExecutable(i));
+      if (i > 0)
+        LCC_RETURN_IF_ERROR(checkSameEntryPoints(i));
+    }
     std::map<std::string, size_t> functionNames;
     for (size_t i = 0; i < sizeOf(module.functions()); ++i) {
       const lcm::Function &function = *module.functions()->Get(i);
@@ -128,10 +133,78 @@ private:
       return invalid(path, " has unknown format ", int(executable.format()));
     if (sizeOf(executable.data()) == 0)
       return invalid(path, " has no data");
+    bool gpu = isGpuFormat(executable.format());
+    if (gpu) {
+      // Devices pick their executable by this name.
+      const char *format = lcm::EnumNameExecutableFormat(executable.format());
+      if (!executable.target() || executable.target()->size() == 0)
+        return invalid(path, " is ", format, " but has no target");
+      if (!parseCudaArchitecture(executable.target()->str()))
+        return invalid(path, " is ", format, " for target ",
+                       quote(executable.target()),
+                       ", expected an NVIDIA architecture such as 'sm_90'");
+    }
     for (size_t i = 0; i < sizeOf(executable.entry_points()); ++i) {
       const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
+      std::string entryPath = path + ".entry_points[" + std::to_string(i) + "]";
       if (!entryPoint.name() || entryPoint.name()->size() == 0)
-        return invalid(path, ".entry_points[", i, "] has no name");
+        return invalid(entryPath, " has no name");
+      if (gpu)
+        LCC_RETURN_IF_ERROR(checkBlockSize(
+            entryPoint, entryPath + " " + quote(entryPoint.name())));
+    }
+    return Status();
+  }
+
+  /// A GPU entry point's threads per block: three values, each >= 1, at most
+  /// 1024 in all (the limit of every NVIDIA GPU since sm_20).
+  Status checkBlockSize(const lcm::EntryPoint &entryPoint,
+                        const std::string &path) {
+    size_t size = sizeOf(entryPoint.block_size());
+    if (size != 3)
+      return invalid(path, " has ", size, " block_size values, expected 3");
+    uint64_t threads = 1;
+    std::vector<int64_t> block;
+    for (size_t i = 0; i < 3; ++i) {
+      uint32_t value = entryPoint.block_size()->Get(i);
+      if (value == 0)
+        return invalid(path, " has block_size[", i, "] = 0, expected >= 1");
+      // Each factor is below 2^32 and the product so far <= 2^32: no wrap.
+      threads = std::min<uint64_t>(threads * value, uint64_t(1) << 32);
+      block.push_back(value);
+    }
+    if (threads > kMaxThreadsPerBlock)
+      return invalid(path, " has block_size ", formatShape(block), " of ",
+                     threads >= (uint64_t(1) << 32) ? "over 4294967295"
+                                                    : std::to_string(threads),
+                     " threads, more than ", kMaxThreadsPerBlock);
+    return Status();
+  }
+
+  /// Every executable lists the entry points of executables[0], in order:
+  /// a dispatch names one by its index, whichever executable a device runs.
+  Status checkSameEntryPoints(size_t index) {
+    const lcm::Executable &first = *module.executables()->Get(0);
+    const lcm::Executable &executable = *module.executables()->Get(index);
+    std::string path = "executables[" + std::to_string(index) + "]";
+    size_t count = sizeOf(executable.entry_points());
+    size_t expected = sizeOf(first.entry_points());
+    if (count != expected)
+      return invalid(path, " has ", count, " entry points, executables[0] has ",
+                     expected, "; every executable must list the same ones");
+    for (size_t i = 0; i < count; ++i) {
+      const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
+      const lcm::EntryPoint &reference = *first.entry_points()->Get(i);
+      if (entryPoint.name()->str() == reference.name()->str() &&
+          entryPoint.binding_count() == reference.binding_count())
+        continue;
+      std::string index = "entry_points[" + std::to_string(i) + "]";
+      return invalid(
+          path, ".", index, " is ", quote(entryPoint.name()), " with ",
+          entryPoint.binding_count(), " bindings, executables[0].", index,
+          " is ", quote(reference.name()), " with ", reference.binding_count(),
+          "; every executable must list the same entry points in "
+          "the same order");
     }
     return Status();
   }
@@ -207,17 +280,17 @@ private:
 
   Status checkDispatch(const lcm::Dispatch &dispatch,
                        const lcm::Function &function, const std::string &path) {
+    // Every executable lists the same entry points (checked above), so the
+    // first one's entry point stands for all.
     size_t executableCount = sizeOf(module.executables());
-    if (dispatch.executable() >= executableCount)
-      return invalid(path, " dispatches executable ", dispatch.executable(),
-                     ", only ", executableCount, " exist");
-    const lcm::Executable &executable =
-        *module.executables()->Get(dispatch.executable());
+    if (executableCount == 0)
+      return invalid(path, " dispatches entry point ", dispatch.entry_point(),
+                     ", but the module has no executables");
+    const lcm::Executable &executable = *module.executables()->Get(0);
     size_t entryPointCount = sizeOf(executable.entry_points());
     if (dispatch.entry_point() >= entryPointCount)
       return invalid(path, " dispatches entry point ", dispatch.entry_point(),
-                     " of executables[", dispatch.executable(), "], only ",
-                     entryPointCount, " exist");
+                     ", only ", entryPointCount, " exist");
     const lcm::EntryPoint &entryPoint =
         *executable.entry_points()->Get(dispatch.entry_point());
 
@@ -241,8 +314,7 @@ private:
     size_t bindingCount = sizeOf(dispatch.bindings());
     if (bindingCount != entryPoint.binding_count())
       return invalid(path, " has ", bindingCount, " bindings, entry point ",
-                     quote(entryPoint.name()), " of executables[",
-                     dispatch.executable(), "] takes ",
+                     quote(entryPoint.name()), " takes ",
                      entryPoint.binding_count());
     for (size_t i = 0; i < bindingCount; ++i)
       LCC_RETURN_IF_ERROR(
@@ -312,6 +384,7 @@ private:
   }
 
   static constexpr uint64_t kArenaAlignment = 64;
+  static constexpr uint64_t kMaxThreadsPerBlock = 1024;
 
   const lcm::Module &module;
   std::map<std::string, size_t> parameterNames;

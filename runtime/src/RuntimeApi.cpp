@@ -7,6 +7,8 @@
 
 #include "lcc/runtime.h"
 
+#include "CpuDevice.h"
+#include "CudaDevice.h"
 #include "Npy.h"
 #include "ParameterInit.h"
 #include "Session.h"
@@ -26,7 +28,10 @@ struct LccModuleImpl {
 };
 
 struct LccDeviceImpl {
-  std::shared_ptr<CpuDevice> device;
+  std::shared_ptr<Device> device;
+  // What the getters return, alive as long as the handle.
+  std::string name;
+  std::string architecture;
 };
 
 struct LccSessionImpl {
@@ -179,21 +184,38 @@ LccStatus lccDeviceCreate(const char *kind, unsigned threadCount,
     if (!kind || !device)
       return nullArgument("lccDeviceCreate", !kind ? "kind" : "device");
     std::string name = kind;
-    if (name == "cuda")
-      return Status(StatusCode::Unavailable,
-                    "the cuda device is not available in this build");
-    if (name != "cpu")
+    std::shared_ptr<Device> created;
+    if (name == "cuda") {
+      StatusOr<std::shared_ptr<CudaDevice>> cuda = CudaDevice::create();
+      if (!cuda.ok())
+        return cuda.getStatus();
+      created = cuda.take();
+    } else if (name == "cpu") {
+      if (threadCount > kMaxThreads)
+        return Status::error(StatusCode::InvalidArgument, "cannot use ",
+                             threadCount, " threads; at most ", kMaxThreads);
+      created = std::make_shared<CpuDevice>(threadCount);
+    } else {
       return Status::error(StatusCode::InvalidArgument, "unknown device '",
                            name, "'; expected 'cpu' or 'cuda'");
-    if (threadCount > kMaxThreads)
-      return Status::error(StatusCode::InvalidArgument, "cannot use ",
-                           threadCount, " threads; at most ", kMaxThreads);
-    *device = new LccDeviceImpl{std::make_shared<CpuDevice>(threadCount)};
+    }
+    *device = new LccDeviceImpl{created, created->getName(),
+                                created->getArchitecture()};
     return Status();
   });
 }
 
 void lccDeviceDestroy(LccDevice device) { delete device; }
+
+const char *lccDeviceGetKind(LccDevice device) {
+  return device->device->getKind();
+}
+
+const char *lccDeviceGetName(LccDevice device) { return device->name.c_str(); }
+
+const char *lccDeviceGetArchitecture(LccDevice device) {
+  return device->architecture.c_str();
+}
 
 unsigned lccDeviceGetThreadCount(LccDevice device) {
   return device->device->getThreadCount();

@@ -2,6 +2,7 @@
 
 #include "Session.h"
 
+#include "ExecutableSelection.h"
 #include "Safetensors.h"
 
 #include <chrono>
@@ -99,7 +100,8 @@ const lcm::TensorSignature &Function::getOutput(size_t index) const {
 }
 
 Status Function::prepare(size_t index) {
-  Allocator &allocator = session.getDevice().getAllocator();
+  Device &device = session.getDevice();
+  Allocator &allocator = device.getAllocator();
   std::string path = "functions[" + std::to_string(index) + "]";
   auto makeArguments = [&](const auto *signatures, std::vector<Argument> &out,
                            const char *kind) -> Status {
@@ -114,12 +116,16 @@ Status Function::prepare(size_t index) {
                                  " of function '" + name + "'");
       if (!buffer.ok())
         return buffer.getStatus();
-      out.push_back({signature, std::move(shape), buffer.take()});
+      out.push_back({signature, std::move(shape), buffer.take(), {}});
     }
     return Status();
   };
   LCC_RETURN_IF_ERROR(makeArguments(definition.inputs(), inputs, "input"));
   LCC_RETURN_IF_ERROR(makeArguments(definition.outputs(), outputs, "output"));
+  // Results are read from the host: a GPU's are copied back into these.
+  if (!device.isHostAddressable())
+    for (Argument &output : outputs)
+      output.hostCopy.resize(output.buffer.size());
   StatusOr<DeviceBuffer> arenaBuffer = allocator.allocate(
       definition.arena_size(), "the arena of function '" + name + "'");
   if (!arenaBuffer.ok())
@@ -153,32 +159,44 @@ Status Function::prepare(size_t index) {
     return bufferBase[binding.buffer()] + binding.offset();
   };
 
+  const DeviceExecutable *executable = nullptr;
+  std::vector<DeviceCommand> prepared;
   size_t commandCount =
       definition.commands() ? definition.commands()->size() : 0;
   for (size_t c = 0; c < commandCount; ++c) {
     const lcm::Command &command = *definition.commands()->Get(c);
-    PreparedCommand prepared;
+    DeviceCommand next;
+    next.kind = command.kind();
+    next.name = getCommandName(command, c);
     if (command.kind() == lcm::CommandKind::Dispatch) {
+      if (!executable) {
+        StatusOr<const DeviceExecutable *> loaded = session.getExecutable();
+        if (!loaded.ok())
+          return loaded.getStatus().withContext(path + ".commands[" +
+                                                std::to_string(c) + "]");
+        executable = *loaded;
+      }
       const lcm::Dispatch &dispatch = *command.dispatch();
-      StatusOr<const CpuExecutable *> executable =
-          session.getExecutable(dispatch.executable());
-      if (!executable.ok())
-        return executable.getStatus().withContext(path + ".commands[" +
-                                                  std::to_string(c) + "]");
-      prepared.kernel = (*executable)->getEntryPoint(dispatch.entry_point());
+      next.entryPoint = dispatch.entry_point();
       for (size_t i = 0; i < 3; ++i)
-        prepared.workgroupCount[i] = dispatch.workgroup_count()->Get(i);
+        next.workgroupCount[i] = dispatch.workgroup_count()->Get(i);
       if (dispatch.bindings())
         for (const lcm::Binding *binding : *dispatch.bindings())
-          prepared.bindings.push_back(resolve(*binding));
+          next.bindings.push_back(resolve(*binding));
     } else {
       const lcm::Copy &copy = *command.copy();
-      prepared.bindings = {resolve(*copy.target()), resolve(*copy.source())};
-      prepared.copyLength = copy.source()->length();
+      next.bindings = {resolve(*copy.target()), resolve(*copy.source())};
+      next.copyLength = copy.source()->length();
     }
-    commands.push_back(std::move(prepared));
-    stats.push_back({getCommandName(command, c), command.kind(), 0});
+    stats.push_back({next.name, command.kind(), 0});
+    prepared.push_back(std::move(next));
   }
+  lastNanoseconds.resize(commandCount);
+  StatusOr<std::unique_ptr<CommandList>> list =
+      device.createCommandList(executable, std::move(prepared), path);
+  if (!list.ok())
+    return list.getStatus();
+  commands = list.take();
   return Status();
 }
 
@@ -200,26 +218,20 @@ Status Function::call(const TensorView *values, size_t count) {
           "' of function '", name,
           "' is not bound; give a weights file (--params)");
 
+  Device &device = session.getDevice();
   uint64_t callStart = nowNanoseconds();
   for (size_t i = 0; i < count; ++i)
-    if (values[i].size > 0)
-      std::memcpy(inputs[i].buffer.data(), values[i].data, values[i].size);
-  CpuDevice &device = session.getDevice();
-  for (size_t c = 0; c < commands.size(); ++c) {
-    const PreparedCommand &command = commands[c];
-    uint64_t start = nowNanoseconds();
-    if (command.kernel) {
-      device.dispatch(command.kernel, command.workgroupCount,
-                      command.bindings.data());
-    } else {
-      // memmove: the planner may place a copy's source and target in
-      // overlapping arena bytes.
-      std::memmove(command.bindings[0], command.bindings[1],
-                   command.copyLength);
-    }
-    stats[c].totalNanoseconds += nowNanoseconds() - start;
-  }
+    LCC_RETURN_IF_ERROR(device.copyToDevice(inputs[i].buffer.data(),
+                                            values[i].data, values[i].size));
+  LCC_RETURN_IF_ERROR(commands->run(lastNanoseconds.data()));
+  for (Argument &output : outputs)
+    if (!output.hostCopy.empty())
+      LCC_RETURN_IF_ERROR(device.copyToHost(output.hostCopy.data(),
+                                            output.buffer.data(),
+                                            output.hostCopy.size()));
   totalNanoseconds += nowNanoseconds() - callStart;
+  for (size_t c = 0; c < stats.size(); ++c)
+    stats[c].totalNanoseconds += lastNanoseconds[c];
   ++callCount;
   return Status();
 }
@@ -240,7 +252,8 @@ TensorView Function::getResult(size_t index) const {
   view.dtype = output.signature->dtype();
   view.shape = output.shape.data();
   view.rank = output.shape.size();
-  view.data = output.buffer.data();
+  view.data =
+      output.hostCopy.empty() ? output.buffer.data() : output.hostCopy.data();
   view.size = output.buffer.size();
   return view;
 }
@@ -257,20 +270,27 @@ void Function::resetStats() {
 // Session
 //===----------------------------------------------------------------------===//
 
-Session::Session(std::shared_ptr<CpuDevice> device,
+Session::Session(std::shared_ptr<Device> device,
                  std::shared_ptr<const Module> module)
     : device(std::move(device)), module(std::move(module)) {}
 
 Session::~Session() = default;
 
 StatusOr<std::unique_ptr<Session>>
-Session::create(std::shared_ptr<CpuDevice> device,
+Session::create(std::shared_ptr<Device> device,
                 std::shared_ptr<const Module> module) {
   std::unique_ptr<Session> session(
       new Session(std::move(device), std::move(module)));
   const Module &loaded = *session->module;
-  session->executables.resize(
-      loaded.get().executables() ? loaded.get().executables()->size() : 0);
+  // A module without executables only copies; one with them must have
+  // code for this device, which is loaded when a function first needs it.
+  if (loaded.get().executables() && loaded.get().executables()->size() > 0) {
+    StatusOr<size_t> selected =
+        selectExecutable(loaded.get(), session->device->getTarget());
+    if (!selected.ok())
+      return selected.getStatus();
+    session->executableIndex = *selected;
+  }
   for (size_t i = 0; i < loaded.getParameterCount(); ++i) {
     const lcm::Parameter &parameter = loaded.getParameter(i);
     const lcm::TensorSignature &signature = *parameter.signature();
@@ -280,9 +300,9 @@ Session::create(std::shared_ptr<CpuDevice> device,
         "parameter '" + name + "'");
     if (!buffer.ok())
       return buffer.getStatus();
-    if (parameter.data() && parameter.data()->size() > 0)
-      std::memcpy(buffer->data(), parameter.data()->data(),
-                  parameter.data()->size());
+    if (parameter.data())
+      LCC_RETURN_IF_ERROR(session->device->copyToDevice(
+          buffer->data(), parameter.data()->data(), parameter.data()->size()));
     session->parameters.push_back(buffer.take());
     session->parameterBound.push_back(parameter.data() != nullptr);
     session->parameterIndex[name] = i;
@@ -312,7 +332,16 @@ Status Session::bindParameters(const std::string &path) {
                            "': expected shape ",
                            formatType(shape, signature.dtype()), ", got ",
                            formatType((*entry)->shape, (*entry)->dtype));
-    LCC_RETURN_IF_ERROR((*reader)->read(**entry, parameters[i].data()));
+    if (device->isHostAddressable()) {
+      LCC_RETURN_IF_ERROR((*reader)->read(**entry, parameters[i].data()));
+    } else {
+      // Read into host memory first: one parameter at a time, so the
+      // staging never needs more than the largest parameter.
+      std::vector<uint8_t> staging(parameters[i].size());
+      LCC_RETURN_IF_ERROR((*reader)->read(**entry, staging.data()));
+      LCC_RETURN_IF_ERROR(device->copyToDevice(parameters[i].data(),
+                                               staging.data(), staging.size()));
+    }
     parameterBound[i] = true;
   }
   return Status();
@@ -331,21 +360,21 @@ Status Session::bindParameter(const std::string &name,
                          "' is embedded in the module and cannot be rebound");
   LCC_RETURN_IF_ERROR(
       checkTensor(value, *parameter.signature(), "parameter '" + name + "'"));
-  if (value.size > 0)
-    std::memcpy(parameters[it->second].data(), value.data, value.size);
+  LCC_RETURN_IF_ERROR(device->copyToDevice(parameters[it->second].data(),
+                                           value.data, value.size));
   parameterBound[it->second] = true;
   return Status();
 }
 
-StatusOr<const CpuExecutable *> Session::getExecutable(uint32_t index) {
-  if (!executables[index]) {
-    StatusOr<std::unique_ptr<CpuExecutable>> loaded =
-        device->loadExecutable(module->getExecutable(index), index);
+StatusOr<const DeviceExecutable *> Session::getExecutable() {
+  if (!executable) {
+    StatusOr<std::unique_ptr<DeviceExecutable>> loaded = device->loadExecutable(
+        module->getExecutable(executableIndex), executableIndex);
     if (!loaded.ok())
       return loaded.getStatus();
-    executables[index] = loaded.take();
+    executable = loaded.take();
   }
-  return executables[index].get();
+  return executable.get();
 }
 
 StatusOr<Function *> Session::lookupFunction(const std::string &name) {

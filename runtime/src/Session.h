@@ -1,17 +1,18 @@
 //===- Session.h - a module on a device, and its functions ------*- C++ -*-===//
 //
-// A Session binds a checked Module to a device: it loads the executables,
-// holds the parameters, and creates each Function the first time it is
-// looked up. A Function owns everything one call needs (input and output
-// buffers, the transient arena, the binding tables of its commands),
-// allocated once and reused by every call, so a call allocates nothing.
+// A Session binds a checked Module to a device: it loads the executable
+// made for the device (ExecutableSelection.h), holds the parameters, and
+// creates each Function the first time it is looked up. A Function owns
+// everything one call needs (input and output buffers, the transient arena,
+// its command list prepared for the device), allocated once and reused by
+// every call, so a call allocates nothing.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LCC_RUNTIME_SESSION_H
 #define LCC_RUNTIME_SESSION_H
 
-#include "CpuDevice.h"
+#include "Device.h"
 #include "Loader.h"
 
 #include <map>
@@ -19,8 +20,8 @@
 
 namespace lcc::runtime {
 
-/// A dense tensor in memory the caller owns (inputs), or a device buffer
-/// (outputs, valid until the next call or the end of the session).
+/// A dense tensor in host memory: the caller's (inputs), or the function's
+/// (results, valid until the next call or the end of the session).
 struct TensorView {
   DType dtype = DType::F32;
   const int64_t *shape = nullptr;
@@ -53,11 +54,12 @@ public:
   /// serialised; they share its arena.
   Status call(const TensorView *inputs, size_t count);
 
-  /// Result `index` of the last call (zeros before the first).
+  /// Result `index` of the last call (zeros before the first), in host
+  /// memory: a GPU's results are copied back at the end of each call.
   TensorView getResult(size_t index) const;
 
   uint64_t getCallCount() const { return callCount; }
-  /// Time of whole calls (input copies and commands), summed.
+  /// Time of whole calls (input copies, commands, result copies), summed.
   uint64_t getTotalNanoseconds() const { return totalNanoseconds; }
   uint64_t getArenaBytes() const { return arena.size(); }
   const std::vector<CommandStats> &getCommandStats() const { return stats; }
@@ -70,14 +72,8 @@ private:
     const lcm::TensorSignature *signature;
     std::vector<int64_t> shape;
     DeviceBuffer buffer;
-  };
-  /// A command with its pointers resolved once, when the function is made.
-  struct PreparedCommand {
-    KernelFunction kernel = nullptr;
-    std::array<uint32_t, 3> workgroupCount{};
-    // Dispatch: one pointer per binding. Copy: the target, then the source.
-    std::vector<void *> bindings;
-    uint64_t copyLength = 0;
+    // Outputs on a device the host cannot address: the last result.
+    std::vector<uint8_t> hostCopy;
   };
 
   Function(Session &session, const lcm::Function &definition);
@@ -89,13 +85,14 @@ private:
   std::vector<Argument> inputs;
   std::vector<Argument> outputs;
   DeviceBuffer arena;
-  std::vector<PreparedCommand> commands;
+  std::unique_ptr<CommandList> commands;
   std::vector<uint32_t> usedParameters;
 
   std::mutex callMutex;
   uint64_t callCount = 0;
   uint64_t totalNanoseconds = 0;
   std::vector<CommandStats> stats;
+  std::vector<uint64_t> lastNanoseconds; // of each command, in the last call
 };
 
 class Session {
@@ -103,8 +100,7 @@ public:
   /// Copies the module's embedded parameters to the device and reserves
   /// device memory for the others, which must be bound before a call.
   static StatusOr<std::unique_ptr<Session>>
-  create(std::shared_ptr<CpuDevice> device,
-         std::shared_ptr<const Module> module);
+  create(std::shared_ptr<Device> device, std::shared_ptr<const Module> module);
   ~Session();
 
   /// Binds every parameter the module does not embed from the .safetensors
@@ -115,26 +111,27 @@ public:
   Status bindParameter(const std::string &name, const TensorView &value);
 
   /// The function named `name` ("" for the module's first function), made
-  /// on first use: its executables are loaded and its buffers allocated.
+  /// on first use: the executable is loaded and its buffers allocated.
   StatusOr<Function *> lookupFunction(const std::string &name);
 
-  CpuDevice &getDevice() { return *device; }
+  Device &getDevice() { return *device; }
   const Module &getModule() const { return *module; }
 
 private:
   friend class Function;
-  Session(std::shared_ptr<CpuDevice> device,
-          std::shared_ptr<const Module> module);
-  StatusOr<const CpuExecutable *> getExecutable(uint32_t index);
+  Session(std::shared_ptr<Device> device, std::shared_ptr<const Module> module);
+  /// The module's executable for this device, loaded on first use.
+  StatusOr<const DeviceExecutable *> getExecutable();
 
-  std::shared_ptr<CpuDevice> device;
+  std::shared_ptr<Device> device;
   std::shared_ptr<const Module> module;
-  std::vector<std::unique_ptr<CpuExecutable>> executables; // loaded lazily
+  size_t executableIndex = 0; // the executable this device runs
+  std::unique_ptr<DeviceExecutable> executable; // loaded lazily
   std::vector<DeviceBuffer> parameters;
   std::vector<bool> parameterBound;
   std::map<std::string, size_t> parameterIndex;
   std::mutex mutex; // guards lookups and binding
-  // Functions hold pointers into `parameters` and `executables`: declared
+  // Functions hold pointers into `parameters` and `executable`: declared
   // last, they are destroyed first.
   std::map<size_t, std::unique_ptr<Function>> functions;
 };

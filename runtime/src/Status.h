@@ -25,7 +25,7 @@ enum class StatusCode {
   NotFound = 2,          // a file, function, tensor or symbol is missing
   InvalidModule = 3,     // an .lcm file is corrupted, truncated or malformed
   InvalidData = 4,       // an .npy or .safetensors file is malformed
-  Unavailable = 5,       // the device or feature is not in this build
+  Unavailable = 5,       // no such device, or no code for it
   ResourceExhausted = 6, // an allocation failed
   Internal = 7,          // an operating system call failed
 };

@@ -27,9 +27,8 @@ Offset<lcm::Command> buildCommand(FlatBufferBuilder &builder,
     std::vector<Offset<lcm::Binding>> bindings;
     for (const BindingSpec &binding : spec.bindings)
       bindings.push_back(buildBinding(builder, binding));
-    dispatch =
-        lcm::CreateDispatchDirect(builder, spec.executable, spec.entryPoint,
-                                  &spec.workgroupCount, &bindings);
+    dispatch = lcm::CreateDispatchDirect(builder, spec.entryPoint,
+                                         &spec.workgroupCount, &bindings);
   }
   Offset<lcm::Copy> copy;
   if (spec.writeCopy.value_or(spec.kind == lcm::CommandKind::Copy))
@@ -76,7 +75,9 @@ std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
     std::vector<Offset<lcm::EntryPoint>> entryPoints;
     for (const EntryPointSpec &entryPoint : executable.entryPoints)
       entryPoints.push_back(lcm::CreateEntryPointDirect(
-          builder, entryPoint.name.c_str(), entryPoint.bindingCount));
+          builder, entryPoint.name.c_str(), entryPoint.bindingCount,
+          entryPoint.blockSize.empty() ? nullptr : &entryPoint.blockSize,
+          entryPoint.sharedMemoryBytes));
     executables.push_back(lcm::CreateExecutableDirect(
         builder, executable.format, executable.target.c_str(), &entryPoints,
         &executable.data));

@@ -48,7 +48,6 @@ struct CommandSpec {
   lcm::CommandKind kind = lcm::CommandKind::Dispatch;
   std::string name;
   // Dispatch
-  uint32_t executable = 0;
   uint32_t entryPoint = 0;
   std::vector<uint32_t> workgroupCount = {1, 1, 1};
   std::vector<BindingSpec> bindings;
@@ -72,6 +71,9 @@ struct FunctionSpec {
 struct EntryPointSpec {
   std::string name;
   uint32_t bindingCount = 0;
+  // GPU formats; an empty block size is not written.
+  std::vector<uint32_t> blockSize;
+  uint32_t sharedMemoryBytes = 0;
 };
 
 struct ExecutableSpec {
@@ -82,7 +84,7 @@ struct ExecutableSpec {
 };
 
 struct ModuleSpec {
-  uint32_t version = 1;
+  uint32_t version = 2;
   std::string producer = "lcc runtime tests";
   std::string identifier = "LCM1";
   std::vector<FunctionSpec> functions;

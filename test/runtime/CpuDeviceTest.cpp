@@ -145,7 +145,7 @@ TEST(CpuDevice, GivesEachWorkgroupItsId) {
 }
 
 TEST(Allocator, CountsCurrentAndPeakBytes) {
-  Allocator allocator;
+  HostAllocator allocator;
   EXPECT_EQ(allocator.currentBytes(), 0u);
   {
     StatusOr<DeviceBuffer> a = allocator.allocate(100, "a");
@@ -167,7 +167,7 @@ TEST(Allocator, CountsCurrentAndPeakBytes) {
 }
 
 TEST(Allocator, AlignsAndZeroFills) {
-  Allocator allocator;
+  HostAllocator allocator;
   for (uint64_t size : {0u, 1u, 63u, 64u, 1000u}) {
     StatusOr<DeviceBuffer> buffer = allocator.allocate(size, "x");
     ASSERT_TRUE(buffer.ok());
@@ -180,7 +180,7 @@ TEST(Allocator, AlignsAndZeroFills) {
 }
 
 TEST(Allocator, RefusesAbsurdSizes) {
-  Allocator allocator;
+  HostAllocator allocator;
   StatusOr<DeviceBuffer> buffer =
       allocator.allocate(uint64_t(1) << 41, "the arena of function 'f'");
   EXPECT_EQ(messageOf(buffer),

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Loader.h"
+#include "CpuDevice.h"
 #include "Session.h"
 
 #include "TestModules.h"
@@ -33,7 +34,8 @@ std::string loadError(const ModuleSpec &spec) {
 TEST(Loader, LoadsEachSampleModule) {
   for (const ModuleSpec &spec :
        {vectorAddModule(), matmulModule(), affineModule(), copyModule(),
-        gridModule(), widenModule(), parameterInitModule()})
+        gridModule(), widenModule(), parameterInitModule(),
+        withGpuExecutables(affineModule())})
     EXPECT_EQ(loadError(spec), "<ok>");
   std::vector<uint8_t> bytes = buildModule(gridModule());
   StatusOr<std::shared_ptr<const Module>> module =
@@ -66,11 +68,16 @@ TEST(Loader, RejectsWrongIdentifier) {
                               "'\\x00\\xffM1', expected 'LCM1'");
 }
 
-TEST(Loader, RejectsVersion2) {
+TEST(Loader, RejectsOtherVersions) {
+  // Version 1 dispatched an executable of its choice; version 2 lets the
+  // device choose, so a version 1 file cannot be read as version 2.
   ModuleSpec spec = vectorAddModule();
-  spec.version = 2;
+  spec.version = 1;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 2; this runtime reads version 1");
+            "unsupported module version 1; this runtime reads version 2");
+  spec.version = 3;
+  EXPECT_EQ(loadError(spec),
+            "unsupported module version 3; this runtime reads version 2");
 }
 
 TEST(Loader, RejectsCorruptedRootOffset) {
@@ -140,8 +147,8 @@ TEST(Loader, SurvivesEveryByteFlip) {
     ModuleSpec spec;
     bool call;
   };
-  for (const Case &c :
-       {Case{copyModule(), true}, Case{affineModule(), false}}) {
+  for (const Case &c : {Case{copyModule(), true}, Case{affineModule(), false},
+                        Case{withGpuExecutables(affineModule()), false}}) {
     std::vector<uint8_t> original = buildModule(c.spec);
     size_t loaded = 0, failed = 0;
     for (size_t position = 0; position < original.size(); ++position) {
@@ -162,9 +169,11 @@ TEST(Loader, SurvivesEveryByteFlip) {
       const std::vector<uint8_t> &library = getKernelLibrary();
       if (checked.get().executables())
         for (const lcm::Executable *executable : *checked.get().executables())
-          touchesLibrary |= executable->data()->size() != library.size() ||
-                            std::memcmp(executable->data()->data(),
-                                        library.data(), library.size()) != 0;
+          touchesLibrary |=
+              executable->format() == lcm::ExecutableFormat::HostSharedObject &&
+              (executable->data()->size() != library.size() ||
+               std::memcmp(executable->data()->data(), library.data(),
+                           library.size()) != 0);
       if (touchesLibrary || !isSmall(checked))
         continue;
       auto device = std::make_shared<CpuDevice>(2);
@@ -268,21 +277,125 @@ TEST(Loader, RejectsWrongBindingCount) {
   spec.functions[0].commands[1].bindings.pop_back();
   EXPECT_EQ(loadError(spec),
             "functions[0].commands[1] has 2 bindings, entry point 'add_bias' "
-            "of executables[0] takes 3");
-}
-
-TEST(Loader, RejectsMissingExecutable) {
-  ModuleSpec spec = affineModule();
-  spec.functions[0].commands[0].executable = 1;
+            "takes 3");
+  spec = withGpuExecutables(affineModule());
+  spec.functions[0].commands[0].bindings.push_back({0, 0, 4});
   EXPECT_EQ(loadError(spec),
-            "functions[0].commands[0] dispatches executable 1, only 1 exist");
+            "functions[0].commands[0] has 3 bindings, entry point 'scale2' "
+            "takes 2");
 }
 
+// A dispatch names an entry point of the list every executable shares.
 TEST(Loader, RejectsMissingEntryPoint) {
   ModuleSpec spec = affineModule();
   spec.functions[0].commands[0].entryPoint = 6;
   EXPECT_EQ(loadError(spec), "functions[0].commands[0] dispatches entry "
-                             "point 6 of executables[0], only 6 exist");
+                             "point 6, only 6 exist");
+  spec = withGpuExecutables(affineModule());
+  spec.functions[0].commands[1].entryPoint = 17;
+  EXPECT_EQ(loadError(spec), "functions[0].commands[1] dispatches entry "
+                             "point 17, only 6 exist");
+}
+
+TEST(Loader, RejectsDispatchWithoutExecutables) {
+  ModuleSpec spec = affineModule();
+  spec.executables.clear();
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0] dispatches entry "
+                             "point 2, but the module has no executables");
+}
+
+TEST(Loader, RejectsExecutablesWithDifferentEntryPointCounts) {
+  ModuleSpec spec = withGpuExecutables(affineModule());
+  spec.executables[2].entryPoints.pop_back();
+  EXPECT_EQ(loadError(spec), "executables[2] has 5 entry points, "
+                             "executables[0] has 6; every executable must "
+                             "list the same ones");
+  spec = withGpuExecutables(affineModule());
+  spec.executables[0].entryPoints.push_back({"extra", 1});
+  EXPECT_EQ(loadError(spec), "executables[1] has 6 entry points, "
+                             "executables[0] has 7; every executable must "
+                             "list the same ones");
+}
+
+TEST(Loader, RejectsExecutablesWithDifferentEntryPoints) {
+  ModuleSpec spec = withGpuExecutables(affineModule());
+  spec.executables[1].entryPoints[kAddBias].name = "add_bias_v2";
+  EXPECT_EQ(loadError(spec),
+            "executables[1].entry_points[3] is 'add_bias_v2' with 3 bindings, "
+            "executables[0].entry_points[3] is 'add_bias' with 3; every "
+            "executable must list the same entry points in the same order");
+  spec = withGpuExecutables(affineModule());
+  spec.executables[2].entryPoints[kGridIds].bindingCount = 2;
+  EXPECT_EQ(loadError(spec),
+            "executables[2].entry_points[4] is 'grid_ids' with 2 bindings, "
+            "executables[0].entry_points[4] is 'grid_ids' with 1; every "
+            "executable must list the same entry points in the same order");
+  // The same entry points in another order name other kernels by index.
+  spec = withGpuExecutables(affineModule());
+  std::swap(spec.executables[1].entryPoints[0],
+            spec.executables[1].entryPoints[1]);
+  EXPECT_EQ(loadError(spec),
+            "executables[1].entry_points[0] is 'matmul' with 3 bindings, "
+            "executables[0].entry_points[0] is 'vector_add' with 3; every "
+            "executable must list the same entry points in the same order");
+}
+
+TEST(Loader, RejectsGpuExecutableWithoutAnArchitecture) {
+  ModuleSpec spec = withGpuExecutables(affineModule());
+  spec.executables[1].target = "";
+  EXPECT_EQ(loadError(spec), "executables[1] is Ptx but has no target");
+  for (const char *target : {"x86_64", "sm_", "sm_9", "sm_90b", "compute_90",
+                             "sm_090", "sm_1234567"}) {
+    spec.executables[2].target = target;
+    spec.executables[1].target = "sm_80";
+    EXPECT_EQ(loadError(spec), std::string("executables[2] is Cubin for "
+                                           "target '") +
+                                   target +
+                                   "', expected an NVIDIA architecture "
+                                   "such as 'sm_90'");
+  }
+  spec.executables[2].target = "sm_90a";
+  EXPECT_EQ(loadError(spec), "<ok>");
+  // The CPU's target names nothing the loader checks.
+  spec.executables[0].target = "";
+  EXPECT_EQ(loadError(spec), "<ok>");
+}
+
+TEST(Loader, RejectsGpuEntryPointWithoutThreeBlockSizes) {
+  ModuleSpec spec = withGpuExecutables(affineModule());
+  spec.executables[1].entryPoints[2].blockSize = {64, 1};
+  EXPECT_EQ(loadError(spec), "executables[1].entry_points[2] 'scale2' has 2 "
+                             "block_size values, expected 3");
+  spec.executables[1].entryPoints[2].blockSize = {};
+  EXPECT_EQ(loadError(spec), "executables[1].entry_points[2] 'scale2' has 0 "
+                             "block_size values, expected 3");
+  // A host shared object's entry points need none.
+  spec = withGpuExecutables(affineModule());
+  spec.executables[0].entryPoints[2].blockSize = {};
+  EXPECT_EQ(loadError(spec), "<ok>");
+}
+
+TEST(Loader, RejectsGpuEntryPointWithAnEmptyBlock) {
+  ModuleSpec spec = withGpuExecutables(affineModule());
+  spec.executables[2].entryPoints[0].blockSize = {32, 0, 1};
+  EXPECT_EQ(loadError(spec), "executables[2].entry_points[0] 'vector_add' "
+                             "has block_size[1] = 0, expected >= 1");
+}
+
+TEST(Loader, RejectsGpuEntryPointWithTooManyThreads) {
+  ModuleSpec spec = withGpuExecutables(affineModule());
+  spec.executables[1].entryPoints[1].blockSize = {1024, 1, 1};
+  spec.executables[2].entryPoints[1].blockSize = {8, 8, 16};
+  EXPECT_EQ(loadError(spec), "<ok>");
+  spec.executables[2].entryPoints[1].blockSize = {64, 32, 1};
+  EXPECT_EQ(loadError(spec), "executables[2].entry_points[1] 'matmul' has "
+                             "block_size [64, 32, 1] of 2048 threads, more "
+                             "than 1024");
+  // A product that would wrap 32 or 64 bits is still too many.
+  spec.executables[2].entryPoints[1].blockSize = {65536, 65536, 65536};
+  EXPECT_EQ(loadError(spec), "executables[2].entry_points[1] 'matmul' has "
+                             "block_size [65536, 65536, 65536] of over "
+                             "4294967295 threads, more than 1024");
 }
 
 TEST(Loader, RejectsInputBufferOfWrongSize) {

@@ -31,6 +31,9 @@ TEST(RuntimeApi, RunsAModuleFromAFile) {
   LccDevice device = nullptr;
   ASSERT_EQ(take(lccDeviceCreate("cpu", 3, &device)), "<ok>");
   EXPECT_EQ(lccDeviceGetThreadCount(device), 3u);
+  EXPECT_STREQ(lccDeviceGetKind(device), "cpu");
+  EXPECT_STREQ(lccDeviceGetName(device), "host");
+  EXPECT_STREQ(lccDeviceGetArchitecture(device), "x86_64");
   LccSession session = nullptr;
   ASSERT_EQ(take(lccSessionCreate(device, module, &session)), "<ok>");
   // The session keeps the module and device alive.
@@ -107,9 +110,17 @@ TEST(RuntimeApi, ReportsErrorsAsStatuses) {
   EXPECT_EQ(take(status), "file of 3 bytes is too small to be an lcc module");
 
   LccDevice device = nullptr;
-  status = lccDeviceCreate("cuda", 0, &device);
-  EXPECT_EQ(lccStatusGetCode(status), LCC_STATUS_UNAVAILABLE);
-  EXPECT_EQ(take(status), "the cuda device is not available in this build");
+  {
+    // No driver at all: one line that says why.
+    ScopedEnvironment driver("LCC_CUDA_DRIVER", "/nonexistent/libcuda.so.1");
+    status = lccDeviceCreate("cuda", 0, &device);
+    EXPECT_EQ(lccStatusGetCode(status), LCC_STATUS_UNAVAILABLE);
+    EXPECT_EQ(take(status),
+              "cuda device unavailable: cannot load /nonexistent/libcuda.so.1, "
+              "named by LCC_CUDA_DRIVER (/nonexistent/libcuda.so.1: cannot "
+              "open shared object file: No such file or directory)");
+    EXPECT_EQ(device, nullptr);
+  }
   EXPECT_EQ(take(lccDeviceCreate("tpu", 0, &device)),
             "unknown device 'tpu'; expected 'cpu' or 'cuda'");
   EXPECT_EQ(take(lccDeviceCreate("cpu", 100000, &device)),
@@ -121,6 +132,56 @@ TEST(RuntimeApi, ReportsErrorsAsStatuses) {
   EXPECT_EQ(lccStatusGetCode(nullptr), LCC_STATUS_OK);
   EXPECT_STREQ(lccStatusGetMessage(nullptr), "");
   lccStatusDestroy(nullptr);
+}
+
+// The cuda device through the C API, on the tests' fake driver
+// (FakeCudaDriver.c): results come back in host memory.
+TEST(RuntimeApi, RunsAModuleOnTheCudaDevice) {
+  ScopedEnvironment driver("LCC_CUDA_DRIVER", LCC_FAKE_CUDA_DRIVER_PATH);
+  ScopedEnvironment arch("LCC_FAKE_CUDA_ARCH", nullptr);
+  std::vector<uint8_t> bytes =
+      buildModule(withGpuExecutables(vectorAddModule(128)));
+  LccModule module = nullptr;
+  ASSERT_EQ(take(lccModuleLoadMemory(bytes.data(), bytes.size(), &module)),
+            "<ok>");
+  LccDevice device = nullptr;
+  ASSERT_EQ(take(lccDeviceCreate("cuda", 0, &device)), "<ok>");
+  EXPECT_STREQ(lccDeviceGetKind(device), "cuda");
+  EXPECT_STREQ(lccDeviceGetName(device), "Fake CUDA Device");
+  EXPECT_STREQ(lccDeviceGetArchitecture(device), "sm_90");
+  EXPECT_EQ(lccDeviceGetThreadCount(device), 0u);
+  LccSession session = nullptr;
+  ASSERT_EQ(take(lccSessionCreate(device, module, &session)), "<ok>");
+  LccFunction function = nullptr;
+  ASSERT_EQ(take(lccSessionLookupFunction(session, "add", &function)), "<ok>");
+  std::vector<float> a(128, 0.5f), b(128);
+  for (int i = 0; i < 128; ++i)
+    b[i] = float(i);
+  int64_t shape[] = {128};
+  LccTensorView inputs[] = {{nullptr, LCC_DTYPE_F32, 1, shape, a.data(), 512},
+                            {nullptr, LCC_DTYPE_F32, 1, shape, b.data(), 512}};
+  ASSERT_EQ(take(lccFunctionCall(function, inputs, 2)), "<ok>");
+  LccTensorView result;
+  lccFunctionGetResult(function, 0, &result);
+  ASSERT_EQ(result.size, 512u);
+  for (uint64_t i = 0; i < 128; ++i)
+    ASSERT_EQ(lccTensorGetElement(&result, i), double(i) + 0.5);
+  EXPECT_EQ(lccDeviceGetPeakBytes(device), 3 * 512u + 64);
+  lccSessionDestroy(session);
+  EXPECT_EQ(lccDeviceGetCurrentBytes(device), 0u);
+
+  // A module without code for the GPU fails when the session is made.
+  std::vector<uint8_t> cpuOnly = buildModule(vectorAddModule(128));
+  LccModule other = nullptr;
+  ASSERT_EQ(take(lccModuleLoadMemory(cpuOnly.data(), cpuOnly.size(), &other)),
+            "<ok>");
+  LccStatus status = lccSessionCreate(device, other, &session);
+  EXPECT_EQ(lccStatusGetCode(status), LCC_STATUS_UNAVAILABLE);
+  EXPECT_EQ(take(status), "module has no code for the cuda device sm_90: it "
+                          "holds x86_64 (HostSharedObject)");
+  lccModuleDestroy(other);
+  lccDeviceDestroy(device);
+  lccModuleDestroy(module);
 }
 
 TEST(RuntimeApi, BindsParametersAndWritesInitialOnes) {

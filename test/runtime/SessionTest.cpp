@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Session.h"
+#include "CpuDevice.h"
 #include "Safetensors.h"
 
 #include "TestModules.h"
@@ -13,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace lcc;
@@ -333,13 +335,34 @@ TEST(Session, NamesUnknownFunctions) {
             "the module has no functions");
 }
 
+TEST(Session, RunsTheExecutableMadeForTheCpu) {
+  ModuleSpec spec = withGpuExecutables(vectorAddModule(64));
+  std::rotate(spec.executables.begin(), spec.executables.begin() + 1,
+              spec.executables.end());
+  ASSERT_EQ(spec.executables[2].format,
+            lcm::ExecutableFormat::HostSharedObject);
+  Loaded loaded = load(spec);
+  Function *add = lookup(*loaded.session, "add");
+  ASSERT_TRUE(add);
+  std::vector<float> a(64, 1.5f), b(64, 2);
+  std::vector<int64_t> shape = {64};
+  TensorView inputs[] = {view(a, shape), view(b, shape)};
+  ASSERT_EQ(messageOf(add->call(inputs, 2)), "<ok>");
+  EXPECT_EQ(result<float>(*add, 0), std::vector<float>(64, 3.5f));
+}
+
 TEST(Session, ReportsKernelsItCannotRun) {
   ModuleSpec spec = vectorAddModule();
-  spec.executables[0].format = lcm::ExecutableFormat::Cubin;
-  Loaded cubin = load(spec);
-  EXPECT_EQ(messageOf(cubin.session->lookupFunction("add")),
-            "functions[0].commands[0]: executables[0] is Cubin, which the "
-            "cpu device cannot run");
+  spec.executables = {fakeGpuExecutable(lcm::ExecutableFormat::Cubin)};
+  std::vector<uint8_t> bytes = buildModule(spec);
+  StatusOr<std::shared_ptr<const Module>> module =
+      loadModuleFromMemory(bytes.data(), bytes.size());
+  ASSERT_EQ(messageOf(module), "<ok>");
+  StatusOr<std::unique_ptr<Session>> cubin =
+      Session::create(std::make_shared<CpuDevice>(1), *module);
+  EXPECT_EQ(messageOf(cubin),
+            "module has no code for the cpu device: it holds sm_90 (Cubin)");
+  EXPECT_EQ(cubin.getStatus().getCode(), StatusCode::Unavailable);
   spec = vectorAddModule();
   spec.executables[0].entryPoints[kVectorAdd].name = "vector_sub";
   Loaded missing = load(spec);

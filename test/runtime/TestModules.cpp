@@ -50,6 +50,28 @@ ExecutableSpec kernelExecutable() {
   return executable;
 }
 
+ExecutableSpec fakeGpuExecutable(lcm::ExecutableFormat format,
+                                 const std::string &target) {
+  ExecutableSpec executable = kernelExecutable();
+  executable.format = format;
+  executable.target = target;
+  for (EntryPointSpec &entryPoint : executable.entryPoints)
+    entryPoint.blockSize = {64, 1, 1};
+  // What FakeCudaDriver.c expects: text for PTX, an ELF header for a cubin.
+  std::string image =
+      format == lcm::ExecutableFormat::Ptx
+          ? "// lcc runtime tests: fake PTX\n.target " + target + "\n"
+          : std::string(1, '\x7f') + "ELF lcc fake cubin " + target;
+  executable.data.assign(image.begin(), image.end());
+  return executable;
+}
+
+ModuleSpec withGpuExecutables(ModuleSpec spec) {
+  spec.executables.push_back(fakeGpuExecutable(lcm::ExecutableFormat::Ptx));
+  spec.executables.push_back(fakeGpuExecutable(lcm::ExecutableFormat::Cubin));
+  return spec;
+}
+
 std::vector<uint8_t> toBytes(const std::vector<float> &values) {
   std::vector<uint8_t> bytes(values.size() * 4);
   std::memcpy(bytes.data(), values.data(), bytes.size());

@@ -29,6 +29,14 @@ enum KernelIndex : uint32_t {
   kCountVisits = 5, // (visits i32), one element per workgroup
 };
 ExecutableSpec kernelExecutable();
+/// The same entry points as a GPU executable of `format` for `target`, 64
+/// threads per block. Its data is a stand-in that only the fake driver of
+/// the tests (FakeCudaDriver.c) loads: it runs kernels.c on the host.
+ExecutableSpec fakeGpuExecutable(lcm::ExecutableFormat format,
+                                 const std::string &target = "sm_90");
+/// `spec` with the GPU executables the compiler writes for --target=cpu,cuda
+/// after its CPU one: PTX and a cubin, both for sm_90.
+ModuleSpec withGpuExecutables(ModuleSpec spec);
 
 /// "add": sum = a + b over `n` f32 (n a multiple of 64).
 ModuleSpec vectorAddModule(int64_t n = 256);

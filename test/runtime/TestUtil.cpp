@@ -50,4 +50,21 @@ void writeBytes(const std::string &path, const std::vector<uint8_t> &bytes) {
   std::fclose(file);
 }
 
+ScopedEnvironment::ScopedEnvironment(const char *name, const char *value)
+    : name(name) {
+  if (const char *previous = std::getenv(name))
+    saved = previous;
+  if (value)
+    ::setenv(name, value, 1);
+  else
+    ::unsetenv(name);
+}
+
+ScopedEnvironment::~ScopedEnvironment() {
+  if (saved)
+    ::setenv(name.c_str(), saved->c_str(), 1);
+  else
+    ::unsetenv(name.c_str());
+}
+
 } // namespace lcc::test

@@ -5,6 +5,7 @@
 
 #include "Status.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,19 @@ template <typename T> std::string messageOf(const runtime::StatusOr<T> &value) {
 }
 
 void writeBytes(const std::string &path, const std::vector<uint8_t> &bytes);
+
+/// Sets (or, with null, unsets) an environment variable for a scope.
+class ScopedEnvironment {
+public:
+  ScopedEnvironment(const char *name, const char *value);
+  ~ScopedEnvironment();
+  ScopedEnvironment(const ScopedEnvironment &) = delete;
+  ScopedEnvironment &operator=(const ScopedEnvironment &) = delete;
+
+private:
+  std::string name;
+  std::optional<std::string> saved;
+};
 
 } // namespace lcc::test
 

@@ -69,6 +69,10 @@ int main(int argc, char **argv) {
   ok &= writeOut("grid.lcm", buildModule(gridModule()));
   ok &= writeOut("widen.lcm", buildModule(widenModule()));
   ok &= writeOut("params.lcm", buildModule(parameterInitModule()));
+  // add with PTX and a cubin too; the GPU code only runs on the tests' fake
+  // driver (LCC_CUDA_DRIVER=libfake-cuda.so).
+  ok &= writeOut("add-gpu.lcm",
+                 buildModule(withGpuExecutables(vectorAddModule(128))));
 
   // Inputs: add sums to 3 * (0 + ... + 127) = 24384.
   ok &= writeOut("a.npy", npy(DType::F32, {128}, ramp(128)));
@@ -109,8 +113,8 @@ int main(int argc, char **argv) {
   spec.identifier = "ABCD";
   ok &= writeOut("wrong-identifier.lcm", buildModule(spec));
   spec = vectorAddModule(128);
-  spec.version = 2;
-  ok &= writeOut("version2.lcm", buildModule(spec));
+  spec.version = 1;
+  ok &= writeOut("version1.lcm", buildModule(spec));
   spec = vectorAddModule(128);
   spec.functions[0].commands[0].bindings[2].buffer = 9;
   ok &= writeOut("bad-binding.lcm", buildModule(spec));
@@ -118,7 +122,7 @@ int main(int argc, char **argv) {
   spec.executables[0].entryPoints[kVectorAdd].name = "vector_sub";
   ok &= writeOut("missing-symbol.lcm", buildModule(spec));
   spec = vectorAddModule(128);
-  spec.executables[0].format = lcm::ExecutableFormat::Ptx;
+  spec.executables = {fakeGpuExecutable(lcm::ExecutableFormat::Ptx)};
   ok &= writeOut("ptx.lcm", buildModule(spec));
   return ok ? 0 : 1;
 }

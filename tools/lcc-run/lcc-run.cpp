@@ -32,7 +32,11 @@ const char kUsage[] =
     "\n"
     "Runs a function of a compiled lcc module and writes its results.\n"
     "\n"
-    "  --device=cpu|cuda           device to run on (default cpu)\n"
+    "  --device=cpu|cuda           device to run on (default cpu); cuda runs\n"
+    "                              on GPU 0 through the NVIDIA driver,\n"
+    "                              libcuda.so.1 (or $LCC_CUDA_DRIVER),\n"
+    "                              with the module's cubin for the GPU's\n"
+    "                              architecture, else its PTX\n"
     "  --function=NAME             function to run (default: the first)\n"
     "  --input=FILE.npy            next input, in argument order (repeat)\n"
     "  --params=FILE.safetensors   weights, bound to parameters by name\n"
@@ -40,7 +44,7 @@ const char kUsage[] =
     "  --repeat=N                  timed calls (default 1)\n"
     "  --warmup=N                  untimed calls before them (default 0)\n"
     "  --report=json               print one JSON object instead of text\n"
-    "  --threads=N                 CPU threads (default: all)\n"
+    "  --threads=N                 threads of the cpu device (default: all)\n"
     "  --init-params=FILE.safetensors\n"
     "                              write freshly initialised weights for the\n"
     "                              module's parameters, then exit\n"
@@ -58,6 +62,7 @@ struct Options {
   uint64_t warmup = 0;
   bool jsonReport = false;
   unsigned threads = 0;
+  bool threadsGiven = false;
   std::string initParams;
   uint64_t seed = 0;
   bool seedGiven = false;
@@ -98,7 +103,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
       return "";
     }
     if (argument == "--version") {
-      std::printf("lcc-run %s (reads .lcm version 1)\n", LCC_VERSION);
+      std::printf("lcc-run %s (reads .lcm version 2)\n", LCC_VERSION);
       exitNow = true;
       return "";
     }
@@ -168,6 +173,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
       options.jsonReport = true;
     } else if (flag == "--threads") {
       options.threads = unsigned(number);
+      options.threadsGiven = true;
     } else if (flag == "--init-params") {
       options.initParams = value;
     } else if (flag == "--seed") {
@@ -179,6 +185,8 @@ std::string parseArguments(int argc, char **argv, Options &options,
     return "no model given; usage: lcc-run MODEL.lcm [options] (see --help)";
   if (options.seedGiven && options.initParams.empty())
     return "--seed only applies to --init-params";
+  if (options.threadsGiven && options.device != "cpu")
+    return "--threads only applies to --device=cpu";
   return "";
 }
 
@@ -274,21 +282,24 @@ int run(const Options &options) {
   if (LccStatus status = lccDeviceCreate(options.device.c_str(),
                                          options.threads, &handles.device))
     return fail(status);
+  // Creating the session picks the module's code for the device, and
+  // looking a function up loads it: errors of both name the model.
+  auto failWithModel = [&](LccStatus status) {
+    std::string message = options.model + ": " + lccStatusGetMessage(status);
+    lccStatusDestroy(status);
+    return fail(kExitError, message);
+  };
   if (LccStatus status =
           lccSessionCreate(handles.device, handles.module, &handles.session))
-    return fail(status);
+    return failWithModel(status);
   if (!options.params.empty())
     if (LccStatus status = lccSessionBindParametersFile(handles.session,
                                                         options.params.c_str()))
       return fail(status);
-  // Looking a function up loads its kernels: name the model in errors.
   LccFunction function = nullptr;
   if (LccStatus status = lccSessionLookupFunction(
-          handles.session, options.function.c_str(), &function)) {
-    std::string message = options.model + ": " + lccStatusGetMessage(status);
-    lccStatusDestroy(status);
-    return fail(kExitError, message);
-  }
+          handles.session, options.function.c_str(), &function))
+    return failWithModel(status);
 
   std::vector<LccTensorView> inputs;
   for (const std::string &path : options.inputs) {
@@ -348,9 +359,16 @@ int run(const Options &options) {
   std::string json = "{";
   json += "\"model\":" + jsonString(options.model);
   json += ",\"function\":" + jsonString(lccFunctionGetName(function));
-  json += ",\"device\":" + jsonString(options.device);
-  json +=
-      ",\"threads\":" + std::to_string(lccDeviceGetThreadCount(handles.device));
+  json += ",\"device\":" + jsonString(lccDeviceGetKind(handles.device));
+  if (options.device == "cpu") {
+    json += ",\"threads\":" +
+            std::to_string(lccDeviceGetThreadCount(handles.device));
+  } else {
+    // Which GPU ran it, and the code it ran.
+    json += ",\"device_name\":" + jsonString(lccDeviceGetName(handles.device));
+    json += ",\"device_arch\":" +
+            jsonString(lccDeviceGetArchitecture(handles.device));
+  }
   json += ",\"calls\":" + std::to_string(lccFunctionGetCallCount(function));
   json += ",\"warmup\":" + std::to_string(options.warmup);
   json += ",\"mean_ms\":" + jsonNumber(mean);

@@ -51,7 +51,7 @@ typedef enum LccStatusCode {
   LCC_STATUS_NOT_FOUND = 2,          /* file, function, tensor or symbol */
   LCC_STATUS_INVALID_MODULE = 3,     /* corrupted or malformed .lcm */
   LCC_STATUS_INVALID_DATA = 4,       /* malformed .npy or .safetensors */
-  LCC_STATUS_UNAVAILABLE = 5,        /* device or feature not in this build */
+  LCC_STATUS_UNAVAILABLE = 5,        /* no such device, or no code for it */
   LCC_STATUS_RESOURCE_EXHAUSTED = 6, /* an allocation failed */
   LCC_STATUS_INTERNAL = 7,           /* an operating system call failed */
 } LccStatusCode;
@@ -127,12 +127,24 @@ LccStatus lccModuleWriteInitialParameters(LccModule module, uint64_t seed,
 
 typedef struct LccDeviceImpl *LccDevice;
 
-/* `kind` is "cpu" ("cuda" is not available in this build: an
- * LCC_STATUS_UNAVAILABLE error). `threadCount` 0 means one thread per
- * hardware thread; at most 4096. */
+/* `kind` is "cpu" or "cuda". The cpu device runs `threadCount` threads (0:
+ * one per hardware thread; at most 4096). The cuda device runs on GPU 0
+ * through the NVIDIA driver, loaded when the device is created (libcuda.so.1,
+ * or the library the environment variable LCC_CUDA_DRIVER names); it ignores
+ * `threadCount`. Without a driver or a GPU it is an LCC_STATUS_UNAVAILABLE
+ * error that says why, e.g. "cuda device unavailable: cannot load
+ * libcuda.so.1 (...): is the NVIDIA driver installed?". */
 LccStatus lccDeviceCreate(const char *kind, unsigned threadCount,
                           LccDevice *device);
 void lccDeviceDestroy(LccDevice device);
+/* "cpu" or "cuda". */
+const char *lccDeviceGetKind(LccDevice device);
+/* What runs the code: the GPU's name ("NVIDIA H200"); "host" for the cpu. */
+const char *lccDeviceGetName(LccDevice device);
+/* The code it runs: "sm_90" for a GPU of compute capability 9.0; the
+ * host's architecture ("x86_64") for the cpu. */
+const char *lccDeviceGetArchitecture(LccDevice device);
+/* The cpu device's threads; 0 for a GPU. */
 unsigned lccDeviceGetThreadCount(LccDevice device);
 /* Bytes of device memory now allocated, and the most ever at once. */
 uint64_t lccDeviceGetCurrentBytes(LccDevice device);
@@ -145,7 +157,9 @@ uint64_t lccDeviceGetPeakBytes(LccDevice device);
 typedef struct LccSessionImpl *LccSession;
 typedef struct LccFunctionImpl *LccFunction;
 
-/* Puts `module` on `device`: embedded parameters are copied to it. */
+/* Puts `module` on `device`: picks the module's code for the device (an
+ * LCC_STATUS_UNAVAILABLE error naming what the module holds if it has none)
+ * and copies the embedded parameters to it. */
 LccStatus lccSessionCreate(LccDevice device, LccModule module,
                            LccSession *session);
 void lccSessionDestroy(LccSession session);
@@ -171,12 +185,13 @@ void lccFunctionGetInput(LccFunction function, size_t index,
 void lccFunctionGetOutput(LccFunction function, size_t index,
                           LccTensorView *signature);
 
-/* Runs the function. Inputs must match the signatures exactly (count,
- * dtype, shape, size); they are copied, so they need no alignment. */
+/* Runs the function and returns when it has finished. Inputs must match the
+ * signatures exactly (count, dtype, shape, size); they are copied to the
+ * device, so they need no alignment. */
 LccStatus lccFunctionCall(LccFunction function, const LccTensorView *inputs,
                           size_t inputCount);
-/* Result `index` of the last call, in device memory that the next call
- * overwrites. */
+/* Result `index` of the last call, in host memory that the next call
+ * overwrites (a GPU's results are copied back at the end of each call). */
 void lccFunctionGetResult(LccFunction function, size_t index,
                           LccTensorView *result);
 
@@ -188,7 +203,9 @@ typedef struct LccCommandStats {
 } LccCommandStats;
 
 uint64_t lccFunctionGetCallCount(LccFunction function);
-/* Whole calls (input copies and commands), summed. */
+/* Whole calls (input copies, commands, result copies), summed. Command
+ * times are measured on the device: host clock on the cpu, CUDA events on a
+ * GPU. */
 uint64_t lccFunctionGetTotalNanoseconds(LccFunction function);
 /* Bytes of the transient arena, allocated once when the function is made. */
 uint64_t lccFunctionGetArenaBytes(LccFunction function);
