@@ -187,8 +187,8 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
       std::vector<flatbuffers::Offset<lcm::Binding>> bindings;
       for (const BufferRange &r : c.bindings)
         bindings.push_back(binding(r));
-      auto dispatch = lcm::CreateDispatchDirect(
-          fbb, /*executable=*/0, entry->second, &count, &bindings);
+      auto dispatch =
+          lcm::CreateDispatchDirect(fbb, entry->second, &count, &bindings);
       commands.push_back(lcm::CreateCommandDirect(
           fbb, lcm::CommandKind::Dispatch, c.name.c_str(), dispatch));
     }
@@ -197,7 +197,7 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
                                   &buffers, program.arenaSize, &commands));
   }
 
-  auto module = lcm::CreateModuleDirect(fbb, /*version=*/1, "lcc " LCC_VERSION,
+  auto module = lcm::CreateModuleDirect(fbb, /*version=*/2, "lcc " LCC_VERSION,
                                         &functionOffsets, &parameterOffsets,
                                         &executableOffsets);
   lcm::FinishModuleBuffer(fbb, module);

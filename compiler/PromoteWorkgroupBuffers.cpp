@@ -156,8 +156,8 @@ LogicalResult promote(gpu::GPUFuncOp kernel, int64_t maxBytes) {
                       MemRefLayoutAttrInterface(), workgroup));
   Value scratch, scratchBase;
   if (scratchBytes > 0) {
-    auto counts = kernel->getAttrOfType<DenseI64ArrayAttr>(
-        "lcc.workgroup_count");
+    auto counts =
+        kernel->getAttrOfType<DenseI64ArrayAttr>("lcc.workgroup_count");
     if (!counts || counts.size() != 3)
       return kernel.emitOpError("needs ")
                  << sharedBytes + scratchBytes
@@ -172,15 +172,16 @@ LogicalResult promote(gpu::GPUFuncOp kernel, int64_t maxBytes) {
                  << workgroups << " workgroups, which no GPU holds",
              failure();
     // One array per kernel, workgroup w owning bytes [w * n, (w + 1) * n).
-    auto scratchType = MemRefType::get({workgroups * scratchBytes},
-                                       b.getI8Type());
+    auto scratchType =
+        MemRefType::get({workgroups * scratchBytes}, b.getI8Type());
     OpBuilder moduleBuilder(kernel);
     auto global = memref::GlobalOp::create(
         moduleBuilder, loc, (kernel.getName() + "_scratch").str(),
         moduleBuilder.getStringAttr("private"), scratchType,
         moduleBuilder.getUnitAttr(), /*constant=*/false,
         moduleBuilder.getI64IntegerAttr(kSlotAlignment));
-    scratch = memref::GetGlobalOp::create(b, loc, scratchType, global.getName());
+    scratch =
+        memref::GetGlobalOp::create(b, loc, scratchType, global.getName());
     Value x = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     Value y = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
     Value z = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
@@ -191,13 +192,13 @@ LogicalResult promote(gpu::GPUFuncOp kernel, int64_t maxBytes) {
         b, loc, x,
         arith::MulIOp::create(
             b, loc, index(counts[0]),
-            arith::AddIOp::create(b, loc, y,
-                                  arith::MulIOp::create(b, loc, z,
-                                                        index(counts[1])))));
+            arith::AddIOp::create(
+                b, loc, y,
+                arith::MulIOp::create(b, loc, z, index(counts[1])))));
     scratchBase = arith::MulIOp::create(b, loc, linear, index(scratchBytes));
   }
-  Operation *viewsAfter = scratchBase ? scratchBase.getDefiningOp()
-                                      : shared.getDefiningOp();
+  Operation *viewsAfter =
+      scratchBase ? scratchBase.getDefiningOp() : shared.getDefiningOp();
   auto slotView = [&](Slot &slot, int64_t offset) -> Value {
     MemRefType type = slot.alloc.getType();
     Value byteOffset = arith::ConstantIndexOp::create(b, loc, offset);
