@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""The two halves of tools/gpu-check.sh.
+
+prepare (here, where lcc is built): compiles every numerics case (each
+test/e2e model, each bundled model, with the flags of their tests) for
+--target=cpu,cuda, makes its inputs and weights, runs it on the CPU and keeps
+the results; compiles the timing cases (attention forms at 4K-64K tokens)
+for --target=cuda. Everything goes to one folder, carried to the GPU machine.
+
+run (on the GPU machine): runs every case on the GPU with lcc-run
+--device=cuda, compares the numerics cases with the CPU results (lcc-compare:
+max |gpu - cpu| / max |cpu|), makes the timing cases' inputs (lcc-testdata)
+and prints one table.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+# The relative error (max |gpu - cpu| / max |cpu|) each form must stay
+# under. Dense and sparse attention and the other ops are exact up to float
+# rounding; LSH and routed attention hash and route with argmax and top-k,
+# where a rounding difference can move a token to another bucket.
+TOLERANCE = {"exact": 1e-5, "hashed": 1e-3}
+
+NUMERICS = [
+    # (name, source, lcc flags, kind)
+    ("reformer-tiny", "models/reformer-tiny.mlir", [], "exact"),
+    ("transformer-tiny", "models/transformer-tiny.mlir", [], "exact"),
+    ("reformer-tiny-lsh", "models/reformer-tiny.mlir", ["--attention=lsh"],
+     "hashed"),
+    ("transformer-tiny-routed", "models/transformer-tiny.mlir",
+     ["--attention=routed"], "hashed"),
+    ("attention-to-sparse", "test/e2e/attention.mlir",
+     ["--attention=sparse", "--sparse-pattern=fixed", "--sparse-stride=16",
+      "--sparse-summary=4", "--sparse-block=16"], "exact"),
+]
+
+# name, heads, seq, head_dim, shared q/k, lcc flags
+TIMING = [
+    ("dense 4K", 8, 4096, 64, False, []),
+    ("dense 16K", 8, 16384, 64, False, []),
+    ("sparse-fixed 16K", 8, 16384, 64, False,
+     ["--attention=sparse", "--sparse-pattern=fixed", "--sparse-stride=128",
+      "--sparse-summary=16"]),
+    ("sparse-strided 16K", 8, 16384, 64, False,
+     ["--attention=sparse", "--sparse-pattern=strided",
+      "--sparse-stride=128"]),
+    ("lsh-4 16K", 8, 16384, 64, True, ["--attention=lsh"]),
+    ("lsh-4 64K", 8, 65536, 64, True, ["--attention=lsh"]),
+    ("routed 16K", 8, 16384, 64, False, ["--attention=routed"]),
+]
+
+
+def sh(args, **kwargs):
+    result = subprocess.run(args, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise RuntimeError("%s failed:\n%s%s" % (" ".join(args), result.stdout,
+                                                 result.stderr))
+    return result.stdout
+
+
+def slug(name):
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def inputs_of(lcc, source, flags):
+    """(shape, dtype, valid range) of each input, from the linalg signature:
+    arguments without attn.param are inputs."""
+    text = sh([lcc, source, "--emit=linalg"] + flags)
+    match = re.search(r"func\.func @\w+\((.*?)\) ->", text)
+    inputs = []
+    for arg in re.split(r", (?=%arg)", match.group(1)):
+        if "attn.param" in arg:
+            continue
+        shape, dtype = re.search(r"tensor<([0-9x]*)x?(f32|i32)>", arg).groups()
+        shape = [int(d) for d in shape.split("x") if d]
+        bounds = re.search(r"attn.valid_range = array<i64: (-?\d+), (-?\d+)>",
+                           arg)
+        inputs.append((shape, dtype,
+                       (int(bounds.group(1)), int(bounds.group(2)))
+                       if bounds else None))
+    return inputs
+
+
+def attention_source(heads, seq, dim, shared):
+    t = "tensor<1x%dx%dx%dxf32>" % (heads, seq, dim)
+    if shared:
+        return ("func.func @forward(%%qk: %s, %%v: %s) -> %s {\n"
+                "  %%0 = attn.attention %%qk, %%qk, %%v : (%s, %s, %s) -> %s\n"
+                "  return %%0 : %s\n}\n" % ((t,) * 8))
+    return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+            "  %%0 = attn.attention %%q, %%k, %%v : (%s, %s, %s) -> %s\n"
+            "  return %%0 : %s\n}\n" % ((t,) * 9))
+
+
+def prepare(root, bin_dir, out):
+    lcc, run = os.path.join(bin_dir, "lcc"), os.path.join(bin_dir, "lcc-run")
+    testdata = os.path.join(bin_dir, "lcc-testdata")
+    cases = []
+    numerics = list(NUMERICS)
+    for name in sorted(os.listdir(os.path.join(root, "test/e2e"))):
+        if name.endswith(".mlir"):
+            kind = ("hashed" if name.startswith(("lsh", "routed")) else
+                    "exact")
+            numerics.append((name[:-5], "test/e2e/" + name, [], kind))
+    for seed, (name, source, flags, kind) in enumerate(numerics, start=1):
+        case = os.path.join(out, slug(name))
+        os.makedirs(os.path.join(case, "cpu"), exist_ok=True)
+        source = os.path.join(root, source)
+        lcm = os.path.join(case, "model.lcm")
+        sh([lcc, source, "--target=cpu,cuda", "-o", lcm] + flags)
+        args = []
+        for i, (shape, dtype, bounds) in enumerate(inputs_of(lcc, source,
+                                                             flags)):
+            path = os.path.join(case, "input%d.npy" % i)
+            cmd = [testdata, "--output=" + path,
+                   "--shape=" + ",".join(map(str, shape)),
+                   "--dtype=" + dtype, "--seed=%d" % (100 * seed + i)]
+            if dtype == "i32":
+                low, high = bounds if bounds else (0, 9)
+                cmd.append("--uniform=%d,%d" % (low, high + 1))
+            sh(cmd)
+            args.append("--input=" + os.path.basename(path))
+        params = os.path.join(case, "params.safetensors")
+        sh([run, lcm, "--init-params=" + params, "--seed=%d" % seed])
+        args.append("--params=params.safetensors")
+        report = json.loads(sh([run, "model.lcm", "--output-dir=cpu", "--warmup=1",
+                                "--repeat=3", "--report=json"] + args,
+                               cwd=case))
+        cases.append({"name": name, "dir": slug(name), "kind": kind,
+                      "args": args, "cpu_ms": report["mean_ms"],
+                      "outputs": len(report["outputs"])})
+    for name, heads, seq, dim, shared, flags in TIMING:
+        case = os.path.join(out, slug(name))
+        os.makedirs(case, exist_ok=True)
+        source = os.path.join(case, "model.mlir")
+        with open(source, "w") as f:
+            f.write(attention_source(heads, seq, dim, shared))
+        sh([lcc, source, "--target=cuda", "-o",
+            os.path.join(case, "model.lcm")] + flags)
+        shape = [1, heads, seq, dim]
+        cases.append({"name": name, "dir": slug(name), "kind": "timing",
+                      "inputs": [shape] * (2 if shared else 3)})
+    with open(os.path.join(out, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=1)
+    print("prepared %d cases in %s" % (len(cases), out))
+
+
+def run_cases(bin_dir, out):
+    run = os.path.join(bin_dir, "lcc-run")
+    compare = os.path.join(bin_dir, "lcc-compare")
+    testdata = os.path.join(bin_dir, "lcc-testdata")
+    with open(os.path.join(out, "cases.json")) as f:
+        cases = json.load(f)
+    rows, failures = [], 0
+    for case in cases:
+        workdir = os.path.join(out, case["dir"])
+        args = list(case.get("args", []))
+        if case["kind"] == "timing":
+            for i, shape in enumerate(case["inputs"]):
+                path = os.path.join(workdir, "input%d.npy" % i)
+                sh([testdata, "--output=" + path,
+                    "--shape=" + ",".join(map(str, shape)), "--seed=%d" % i])
+                args.append("--input=" + os.path.basename(path))
+        os.makedirs(os.path.join(workdir, "gpu"), exist_ok=True)
+        result = subprocess.run(
+            [run, "model.lcm", "--device=cuda", "--output-dir=gpu",
+             "--warmup=1", "--repeat=3", "--report=json"] + args,
+            cwd=workdir, capture_output=True, text=True)
+        if result.returncode != 0:
+            failures += 1
+            lines = (result.stderr.strip() or "no message").splitlines()
+            rows.append((case["name"], case["kind"], "-", "-",
+                         case.get("cpu_ms"), None, None,
+                         "FAILED: " + lines[-1][:70]))
+            continue
+        report = json.loads(result.stdout)
+        error, status = None, "timed"
+        if case["kind"] != "timing":
+            error = 0.0
+            for i in range(case["outputs"]):
+                compared = subprocess.run(
+                    [compare, "gpu/result%d.npy" % i, "cpu/result%d.npy" % i],
+                    cwd=workdir, capture_output=True, text=True)
+                match = re.search(r"rel_err: (\S+)", compared.stdout)
+                error = max(error, float(match.group(1)) if match else
+                            float("inf"))
+            ok = error <= TOLERANCE[case["kind"]]
+            failures += not ok
+            status = "ok" if ok else "MISMATCH"
+        rows.append((case["name"], case["kind"], report.get("device_arch", "-"),
+                     report.get("device_name", "-"), case.get("cpu_ms"),
+                     report["mean_ms"], error, status,
+                     report.get("peak_bytes")))
+    print("%-28s %-7s %10s %10s %11s %10s  %s" %
+          ("case", "kind", "cpu ms", "gpu ms", "rel. error", "peak MiB",
+           "status"))
+    for row in rows:
+        name, kind, _, _, cpu_ms, gpu_ms, error, status = row[:8]
+        peak = row[8] if len(row) > 8 else None
+        print("%-28s %-7s %10s %10s %11s %10s  %s" % (
+            name, kind, "%.2f" % cpu_ms if cpu_ms else "-",
+            "%.3f" % gpu_ms if gpu_ms else "-",
+            "%.2e" % error if error is not None else "-",
+            "%.1f" % (peak / 2**20) if peak else "-", status))
+    device = next((r for r in rows if r[2] != "-"), None)
+    if device:
+        print("device: %s (%s)" % (device[3], device[2]))
+    print("%d passed, %d failed" % (len(rows) - failures, failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    mode, bin_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    if mode == "prepare":
+        prepare(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                bin_dir, out)
+    else:
+        sys.exit(run_cases(bin_dir, out))
