@@ -56,10 +56,7 @@ StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
   if (!bytes.ok())
     return bytes.getStatus();
 
-  uint64_t now = current.fetch_add(reserved) + reserved;
-  uint64_t seen = peak.load();
-  while (now > seen && !peak.compare_exchange_weak(seen, now)) {
-  }
+  countHeld(reserved);
 
   DeviceBuffer buffer;
   buffer.owner = this;
@@ -67,6 +64,13 @@ StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
   buffer.length = size;
   buffer.reserved = reserved;
   return buffer;
+}
+
+void Allocator::countHeld(uint64_t bytes) {
+  uint64_t now = current.fetch_add(bytes) + bytes;
+  uint64_t seen = peak.load();
+  while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+  }
 }
 
 void Allocator::release(void *bytes, uint64_t reserved) {

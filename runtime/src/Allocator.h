@@ -65,6 +65,11 @@ public:
   uint64_t currentBytes() const { return current.load(); }
   uint64_t peakBytes() const { return peak.load(); }
 
+  /// Counts `bytes` the device holds outside allocate() (the global arrays
+  /// of a loaded GPU module) until the matching uncountHeld().
+  void countHeld(uint64_t bytes);
+  void uncountHeld(uint64_t bytes) { current.fetch_sub(bytes); }
+
 protected:
   /// `reserved` bytes (a multiple of 64, at least 64) of zero-filled,
   /// 64-byte aligned device memory for `size` requested bytes of `what`.

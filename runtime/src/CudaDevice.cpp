@@ -102,11 +102,27 @@ struct Kernel {
 class CudaExecutable final : public DeviceExecutable {
 public:
   CudaExecutable(std::shared_ptr<const CudaDriver> driver, CUcontext context,
-                 CUmodule module)
-      : driver(std::move(driver)), context(context), module(module) {}
+                 CUmodule module, Allocator &allocator)
+      : driver(std::move(driver)), context(context), module(module),
+        allocator(allocator) {}
   ~CudaExecutable() override {
     CurrentContext current(*driver, context);
     driver->cuModuleUnload(module);
+    allocator.uncountHeld(globalBytes);
+  }
+
+  /// Counts the global scratch array of `kernel` (lcc places tile buffers
+  /// too large for shared memory in `<kernel>_scratch`), which the driver
+  /// allocated when it loaded the module.
+  void countScratch(const Kernel &kernel) {
+    CUdeviceptr address = 0;
+    size_t bytes = 0;
+    std::string name = kernel.name + "_scratch";
+    if (driver->cuModuleGetGlobal(&address, &bytes, module, name.c_str()) !=
+        CUDA_SUCCESS)
+      return;
+    allocator.countHeld(bytes);
+    globalBytes += bytes;
   }
 
   std::vector<Kernel> kernels;
@@ -115,6 +131,8 @@ private:
   std::shared_ptr<const CudaDriver> driver;
   CUcontext context;
   CUmodule module;
+  Allocator &allocator;
+  uint64_t globalBytes = 0;
 };
 
 /// A command ready to launch or copy.
@@ -423,8 +441,10 @@ CudaDevice::loadExecutable(const lcm::Executable &executable, size_t index) {
       return status;
     return Status(status.getCode(), status.getMessage() + ": " + jit);
   }
-  auto loaded = std::make_unique<CudaExecutable>(driver, context, module);
+  auto loaded =
+      std::make_unique<CudaExecutable>(driver, context, module, getAllocator());
   for (Kernel &kernel : kernels) {
+    loaded->countScratch(kernel);
     LCC_RETURN_IF_ERROR(
         driver->check(driver->cuModuleGetFunction(&kernel.function, module,
                                                   kernel.name.c_str()),

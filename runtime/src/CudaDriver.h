@@ -123,6 +123,8 @@ enum CUjit_option : int {
   X(cuModuleUnload, "cuModuleUnload", nullptr, (CUmodule module))              \
   X(cuModuleGetFunction, "cuModuleGetFunction", nullptr,                       \
     (CUfunction * function, CUmodule module, const char *name))                \
+  X(cuModuleGetGlobal, "cuModuleGetGlobal_v2", nullptr,                        \
+    (CUdeviceptr * address, size_t * size, CUmodule module, const char *name)) \
   X(cuFuncSetAttribute, "cuFuncSetAttribute", nullptr,                         \
     (CUfunction function, CUfunction_attribute attribute, int value))          \
   X(cuLaunchKernel, "cuLaunchKernel", nullptr,                                 \

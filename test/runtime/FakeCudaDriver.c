@@ -513,6 +513,18 @@ CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
   return CUDA_ERROR_NOT_FOUND;
 }
 
+/* The fake's modules hold no global arrays. */
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *address, size_t *size,
+                              CUmodule module, const char *name) {
+  ENTER_WITH_CONTEXT("cuModuleGetGlobal_v2");
+  if (!module)
+    return CUDA_ERROR_INVALID_HANDLE;
+  (void)address;
+  (void)size;
+  (void)name;
+  return CUDA_ERROR_NOT_FOUND;
+}
+
 CUresult cuFuncSetAttribute(CUfunction function, int attribute, int value) {
   ENTER_WITH_CONTEXT("cuFuncSetAttribute");
   if (attribute != 8 || value < 0 || value > 232448)
