@@ -254,6 +254,7 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
   if (failed(
           runOn(gpuModule, "gpu-threads", options.dump, [&](OpPassManager &pm) {
             pm.addPass(createCanonicalizerPass());
+            pm.addPass(createStageOperandTiles());
             DistributeToThreadsOptions distribute;
             distribute.blockSize = options.blockSize;
             pm.addPass(createDistributeToThreads(distribute));

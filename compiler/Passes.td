@@ -113,6 +113,32 @@ def PromoteWorkgroupBuffers
   ];
 }
 
+def StageOperandTiles
+    : Pass<"lcc-stage-operand-tiles", "mlir::gpu::GPUModuleOp"> {
+  let summary = "copy the global inputs of contractions into block buffers";
+  let description = [{
+    A contraction (a linalg op with a reduction loop, such as flash
+    attention's q·kᵀ and p·v) reads each input element many times. Each of
+    its inputs that is a statically shaped view of a kernel argument the
+    kernel never writes, of at most `max-bytes`, is copied into a fresh
+    buffer by a `linalg.copy` placed where the view is made (so a tile
+    invariant in a loop is copied once), and the contraction reads the
+    copy. Rows of the copy are padded by one element: the threads that read
+    one column then hit different shared-memory banks.
+
+    Run before `lcc-distribute-to-threads` (the copy becomes a coalesced
+    loop over the threads) and `lcc-promote-workgroup-buffers` (the buffer
+    becomes shared memory).
+  }];
+  let dependentDialects = [
+    "mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect"
+  ];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"32768",
+           "Largest input to copy">,
+  ];
+}
+
 def DistributeToThreads
     : Pass<"lcc-distribute-to-threads", "mlir::gpu::GPUModuleOp"> {
   let summary = "spread each kernel's loops over the threads of its block";
