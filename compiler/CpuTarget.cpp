@@ -11,8 +11,10 @@
 #include "compiler/CpuTarget.h"
 
 #include "compiler/DispatchBuffers.h"
+#include "compiler/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -21,6 +23,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -28,6 +32,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/IRBuilder.h"
@@ -64,6 +69,17 @@ void blockIdsToArguments(func::FuncOp dispatch) {
       FunctionType::get(dispatch.getContext(), entry.getArgumentTypes(), {}));
 }
 
+/// exp as a polynomial (MLIR's approximation, within a few ulp of libm):
+/// softmax calls it per score, and a call of libm's expf per element keeps
+/// the loop scalar, where the polynomial vectorizes.
+LogicalResult approximateExp(ModuleOp kernels) {
+  RewritePatternSet patterns(kernels.getContext());
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    return name == math::ExpOp::getOperationName();
+  });
+  return applyPatternsGreedily(kernels, std::move(patterns));
+}
+
 } // namespace
 
 LogicalResult
@@ -87,21 +103,35 @@ lcc::lowerDispatchesToLLVM(ModuleOp kernels, const CpuTargetOptions &options,
     if (dispatch->hasAttr("lcc.dispatch"))
       blockIdsToArguments(dispatch);
   copiesToLinalg(kernels);
+  if (failed(approximateExp(kernels)))
+    return kernels.emitError("cannot expand exp"), failure();
 
   return runDumpedPipeline(
       kernels, "llvm-dialect", options.dump, [](PassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createVectorizeContractions());
         pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+        // Unrolled: the default goes through a stack buffer per transfer, and
+        // an alloca inside loops grows the stack on every iteration.
+        pm.addPass(createConvertVectorToSCFPass(
+            VectorTransferToSCFOptions().enableFullUnroll()));
         pm.addPass(createLowerAffinePass());
         pm.addPass(createSCFToControlFlowPass());
         pm.addPass(memref::createExpandStridedMetadataPass());
         pm.addPass(createLowerAffinePass());
-        pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+        pm.addPass(createConvertVectorToLLVMPass());
+        // aligned_alloc returns the aligned pointer itself; malloc plus pointer
+        // arithmetic would hide from LLVM that a temporary aliases nothing, and
+        // every reduction would reload and store its accumulator per step.
+        FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+        memrefOptions.useAlignedAlloc = true;
+        pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
         pm.addPass(createConvertMathToLLVMPass());
         pm.addPass(createConvertMathToLibmPass());
         pm.addPass(createArithToLLVMConversionPass());
         pm.addPass(createConvertIndexToLLVMPass());
         pm.addPass(createConvertFuncToLLVMPass());
         pm.addPass(createConvertControlFlowToLLVMPass());
+        pm.addPass(createUBToLLVMConversionPass());
         pm.addPass(createReconcileUnrealizedCastsPass());
       });
 }

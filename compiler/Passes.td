@@ -113,6 +113,30 @@ def PromoteWorkgroupBuffers
   ];
 }
 
+def VectorizeContractions
+    : Pass<"lcc-vectorize-contractions", "mlir::func::FuncOp"> {
+  let summary = "register-tile and vectorize contractions of CPU kernels";
+  let description = [{
+    A bufferized contraction C[m, n] += A[m, k] * B[k, n] whose C is
+    row-major in `n` and whose inputs read `n` as their last dimension is
+    tiled into `tile-m` x `tile-n` blocks of C with `k` innermost, each tile
+    vectorized (`vector.contract`), the block of C hoisted out of the `k`
+    loop into registers, and the contraction lowered to outer products
+    (FMAs). Contractions of another shape, or whose `m` and `n` are not
+    multiples of the tile, are left to the loop lowering.
+  }];
+  let dependentDialects = [
+    "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
+    "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect"
+  ];
+  let options = [
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"4",
+           "Rows of C per register block">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"32",
+           "Columns of C per register block (vector lanes)">,
+  ];
+}
+
 def StageOperandTiles
     : Pass<"lcc-stage-operand-tiles", "mlir::gpu::GPUModuleOp"> {
   let summary = "copy the global inputs of contractions into block buffers";

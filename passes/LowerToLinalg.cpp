@@ -53,10 +53,9 @@ Value mul(OpBuilder &b, Location loc, Value x, Value y) {
 
 /// x + y for two tensors of one type.
 Value addTensors(TensorBuilder &tb, Value x, Value y) {
-  return tb.mapSameShape({x, y},
-                         [](OpBuilder &b, Location loc, ValueRange a) {
-                           return add(b, loc, a[0], a[1]);
-                         });
+  return tb.mapSameShape({x, y}, [](OpBuilder &b, Location loc, ValueRange a) {
+    return add(b, loc, a[0], a[1]);
+  });
 }
 
 /// An index read from data, clamped into [0, size): a bad token or label
@@ -85,12 +84,16 @@ Value castToI32(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
 }
 
-/// An i32 tensor of zeros (bucket counts, cluster histograms).
-Value zerosI32(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+/// An i32 tensor of `value` (zeros for bucket counts, cluster histograms).
+Value filledI32(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                int32_t value) {
   Value init = tensor::EmptyOp::create(b, loc, shape, b.getI32Type());
-  return linalg::FillOp::create(b, loc, ValueRange{i32Constant(b, loc, 0)},
+  return linalg::FillOp::create(b, loc, ValueRange{i32Constant(b, loc, value)},
                                 ValueRange{init})
       .getResult(0);
+}
+Value zerosI32(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+  return filledI32(b, loc, shape, 0);
 }
 
 /// The maximum of each row (last dimension) of `x`.
@@ -144,15 +147,15 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
     RankedTensorType resultType = tensorType(op.getResult());
     Value table = op.getTable();
     int64_t vocab = tensorType(table).getDimSize(0);
-    Value result = tb.map(
-        resultType.getShape(), resultType.getElementType(), {op.getTokens()},
-        {tb.map(3, {0, 1})}, [&](OpBuilder &b, Location loc, ValueRange a) {
-          Value id = clampedIndex(b, loc, a[0], vocab);
-          Value feature = linalg::IndexOp::create(b, loc, 2);
-          return tensor::ExtractOp::create(b, loc, table,
-                                           ValueRange{id, feature})
-              .getResult();
-        });
+    Value result = tb.map(resultType.getShape(), resultType.getElementType(),
+                          {op.getTokens()}, {tb.map(3, {0, 1})},
+                          [&](OpBuilder &b, Location loc, ValueRange a) {
+                            Value id = clampedIndex(b, loc, a[0], vocab);
+                            Value feature = linalg::IndexOp::create(b, loc, 2);
+                            return tensor::ExtractOp::create(
+                                       b, loc, table, ValueRange{id, feature})
+                                .getResult();
+                          });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -175,10 +178,10 @@ struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
                                  [](OpBuilder &b, Location loc, ValueRange a) {
                                    return add(b, loc, a[1], a[0]);
                                  });
-    Value mean = tb.mapSameShape({sum},
-                                 [&](OpBuilder &b, Location loc, ValueRange a) {
-                                   return mul(b, loc, a[0], invFeatures);
-                                 });
+    Value mean =
+        tb.mapSameShape({sum}, [&](OpBuilder &b, Location loc, ValueRange a) {
+          return mul(b, loc, a[0], invFeatures);
+        });
     // Biased variance from centred values: stable for large means.
     Value squares = tb.reduceLastDim(
         {x}, {mean}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
@@ -207,8 +210,8 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     TensorBuilder tb(rewriter, op.getLoc());
-    rewriter.replaceOp(
-        op, linear(tb, op.getInput(), op.getWeight(), op.getBias()));
+    rewriter.replaceOp(op,
+                       linear(tb, op.getInput(), op.getWeight(), op.getBias()));
     return success();
   }
 };
@@ -218,8 +221,8 @@ Value activation(OpBuilder &b, Location loc, Activation kind, Value x) {
   Type type = x.getType();
   switch (kind) {
   case Activation::Relu: {
-    Value zero = arith::ConstantOp::create(b, loc, type,
-                                           b.getFloatAttr(type, 0.0));
+    Value zero =
+        arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 0.0));
     return arith::MaximumFOp::create(b, loc, x, zero);
   }
   case Activation::Gelu: {
@@ -227,7 +230,8 @@ Value activation(OpBuilder &b, Location loc, Activation kind, Value x) {
     auto constant = [&](double v) -> Value {
       return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v));
     };
-    Value erf = math::ErfOp::create(b, loc, mul(b, loc, x, constant(M_SQRT1_2)));
+    Value erf =
+        math::ErfOp::create(b, loc, mul(b, loc, x, constant(M_SQRT1_2)));
     return mul(b, loc, mul(b, loc, constant(0.5), x),
                add(b, loc, constant(1.0), erf));
   }
@@ -264,8 +268,8 @@ struct LowerFeedForward : OpRewritePattern<FeedForwardOp> {
     Value slice = tensor::ExtractSliceOp::create(b, tb.location(), input,
                                                  offsets, sizes, strides);
     Value result = feedForward(tb, op, slice);
-    return tensor::InsertSliceOp::create(b, tb.location(), result, out,
-                                         offsets, sizes, strides);
+    return tensor::InsertSliceOp::create(b, tb.location(), result, out, offsets,
+                                         sizes, strides);
   }
 
   LogicalResult matchAndRewrite(FeedForwardOp op,
@@ -349,9 +353,8 @@ struct LowerMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
     return tb.generic(
         init, {x, headWeight},
         {tb.map(5, {0, 2, 3}), tb.map(5, {3, 1, 4}), tb.map(5, {0, 1, 2, 4})},
-        {IteratorType::parallel, IteratorType::parallel,
-         IteratorType::parallel, IteratorType::reduction,
-         IteratorType::parallel},
+        {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+         IteratorType::reduction, IteratorType::parallel},
         [](OpBuilder &b, Location loc, ValueRange a) {
           return multiplyAccumulate(b, loc, a[0], a[1], a[2]);
         });
@@ -441,18 +444,19 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
     for (int64_t d : rowShape)
       positions *= d;
     Value invPositions = tb.scalar(elt, 1.0 / static_cast<double>(positions));
-    Value total = tb.generic(
-        tb.filled({}, elt, 0.0), {perPosition},
-        {tb.identityMap(rowRank), AffineMap::get(rowRank, 0, rewriter.getContext())},
-        SmallVector<utils::IteratorType>(rowRank,
-                                         utils::IteratorType::reduction),
-        [](OpBuilder &b, Location loc, ValueRange a) {
-          return add(b, loc, a[1], a[0]);
+    Value total =
+        tb.generic(tb.filled({}, elt, 0.0), {perPosition},
+                   {tb.identityMap(rowRank),
+                    AffineMap::get(rowRank, 0, rewriter.getContext())},
+                   SmallVector<utils::IteratorType>(
+                       rowRank, utils::IteratorType::reduction),
+                   [](OpBuilder &b, Location loc, ValueRange a) {
+                     return add(b, loc, a[1], a[0]);
+                   });
+    Value mean =
+        tb.mapSameShape({total}, [&](OpBuilder &b, Location loc, ValueRange a) {
+          return mul(b, loc, a[0], invPositions);
         });
-    Value mean = tb.mapSameShape({total},
-                                 [&](OpBuilder &b, Location loc, ValueRange a) {
-                                   return mul(b, loc, a[0], invPositions);
-                                 });
     rewriter.replaceOp(op, mean);
     return success();
   }
@@ -464,8 +468,8 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
 
 /// Rows of `x` divided by their L2 norm (the keys of shared-QK attention).
 Value normalizeRows(TensorBuilder &tb, Value x) {
-  Value sumSquares = tb.reduceLastDim(
-      {x}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+  Value sumSquares =
+      tb.reduceLastDim({x}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
         return add(b, loc, a[1], mul(b, loc, a[0], a[0]));
       });
   RankedTensorType type = tensorType(x);
@@ -499,8 +503,7 @@ Value tileOf(OpBuilder &b, Location loc, Value x, Value batch, Value head,
   int64_t dim = type.getDimSize(3);
   SmallVector<OpFoldResult> offsets = {batch, head, offset, b.getIndexAttr(0)};
   SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                     b.getIndexAttr(tile),
-                                     b.getIndexAttr(dim)};
+                                     b.getIndexAttr(tile), b.getIndexAttr(dim)};
   SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
   return tensor::ExtractSliceOp::create(
       b, loc, RankedTensorType::get({tile, dim}, type.getElementType()), x,
@@ -559,44 +562,45 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
                                    Value queryOffset, Value keyOffset,
                                    int64_t keySeq) const {
   Type elt = tensorType(dots).getElementType();
-  return t.mapSameShape({dots}, [&](OpBuilder &b, Location loc,
-                                    ValueRange a) -> Value {
-    auto constant = [&](double v) -> Value {
-      return arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, v));
-    };
-    Value queryPos = arith::AddIOp::create(b, loc, queryOffset,
-                                           linalg::IndexOp::create(b, loc, 0));
-    Value keyPos = arith::AddIOp::create(b, loc, keyOffset,
-                                         linalg::IndexOp::create(b, loc, 1));
-    Value score = mul(b, loc, a[0], constant(scale));
-    if (sharedQK) {
-      Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         queryPos, keyPos);
-      score = arith::SelectOp::create(b, loc, self,
-                                      constant(kSelfAttentionScore), score);
-    }
-    Value masked =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, keyPos,
-                              arith::ConstantIndexOp::create(b, loc, keySeq));
-    if (causal) {
-      Value future = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                           keyPos, queryPos);
-      masked = arith::OrIOp::create(b, loc, masked, future);
-    }
-    if (hidden)
-      masked = arith::OrIOp::create(b, loc, masked,
-                                    hidden(b, loc, queryPos, keyPos));
-    return arith::SelectOp::create(b, loc, masked,
-                                   constant(kNegativeInfinity), score);
-  });
+  return t.mapSameShape(
+      {dots}, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        auto constant = [&](double v) -> Value {
+          return arith::ConstantOp::create(b, loc, elt, b.getFloatAttr(elt, v));
+        };
+        Value queryPos = arith::AddIOp::create(
+            b, loc, queryOffset, linalg::IndexOp::create(b, loc, 0));
+        Value keyPos = arith::AddIOp::create(
+            b, loc, keyOffset, linalg::IndexOp::create(b, loc, 1));
+        Value score = mul(b, loc, a[0], constant(scale));
+        if (sharedQK) {
+          Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             queryPos, keyPos);
+          score = arith::SelectOp::create(b, loc, self,
+                                          constant(kSelfAttentionScore), score);
+        }
+        Value masked = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, keyPos,
+            arith::ConstantIndexOp::create(b, loc, keySeq));
+        if (causal) {
+          Value future = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sgt, keyPos, queryPos);
+          masked = arith::OrIOp::create(b, loc, masked, future);
+        }
+        if (hidden)
+          masked = arith::OrIOp::create(b, loc, masked,
+                                        hidden(b, loc, queryPos, keyPos));
+        return arith::SelectOp::create(b, loc, masked,
+                                       constant(kNegativeInfinity), score);
+      });
 }
 
 /// One step of the online softmax: folds a key tile into the running
 /// (row max, row sum, accumulator) `state`.
-SmallVector<Value> FlashAttention::updateOnline(
-    TensorBuilder &t, Value queryBlock, Value keyBlock, Value valueBlock,
-    Value queryOffset, Value keyOffset, int64_t keySeq,
-    ValueRange state) const {
+SmallVector<Value>
+FlashAttention::updateOnline(TensorBuilder &t, Value queryBlock, Value keyBlock,
+                             Value valueBlock, Value queryOffset,
+                             Value keyOffset, int64_t keySeq,
+                             ValueRange state) const {
   Type elt = tensorType(queryBlock).getElementType();
   int64_t valueDim = tensorType(valueBlock).getDimSize(1);
   Value dots = t.matmulTransposedB(queryBlock, keyBlock,
@@ -604,11 +608,11 @@ SmallVector<Value> FlashAttention::updateOnline(
   Value scores = maskedScores(t, dots, queryOffset, keyOffset, keySeq);
   Value runningMax = state[0], rowSum = state[1], acc = state[2];
   Value blockMax = rowMax(t, scores);
-  Value newMax = t.mapSameShape(
-      {runningMax, blockMax},
-      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-      });
+  Value newMax =
+      t.mapSameShape({runningMax, blockMax},
+                     [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                       return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+                     });
   Value probs = t.map({queryTile, keyTile}, elt, {scores, newMax},
                       {t.identityMap(2), t.dropLastMap(2)},
                       [](OpBuilder &b, Location loc, ValueRange a) {
@@ -624,11 +628,11 @@ SmallVector<Value> FlashAttention::updateOnline(
         return add(b, loc, a[1], a[0]);
       });
   // sum' = sum * correction + rowsum(probs).
-  Value newSum = t.mapSameShape(
-      {rowSum, correction, blockSum},
-      [](OpBuilder &b, Location loc, ValueRange a) {
-        return add(b, loc, mul(b, loc, a[0], a[1]), a[2]);
-      });
+  Value newSum =
+      t.mapSameShape({rowSum, correction, blockSum},
+                     [](OpBuilder &b, Location loc, ValueRange a) {
+                       return add(b, loc, mul(b, loc, a[0], a[1]), a[2]);
+                     });
   Value rescaled = t.map({queryTile, valueDim}, elt, {acc, correction},
                          {t.identityMap(2), t.dropLastMap(2)},
                          [](OpBuilder &b, Location loc, ValueRange a) {
@@ -681,10 +685,9 @@ Value FlashAttention::build(PatternRewriter &rewriter, Location loc) const {
     keyTileEnd = arith::MinSIOp::create(rewriter, loc, lastVisible, keyTileEnd);
   }
 
-  SmallVector<Value> state0 = {
-      body.filled({queryTile}, elt, kNegativeInfinity),
-      body.filled({queryTile}, elt, 0.0),
-      body.filled({queryTile, valueDim}, elt, 0.0)};
+  SmallVector<Value> state0 = {body.filled({queryTile}, elt, kNegativeInfinity),
+                               body.filled({queryTile}, elt, 0.0),
+                               body.filled({queryTile, valueDim}, elt, 0.0)};
   auto keyLoop = scf::ForOp::create(
       rewriter, loc, body.index(0), keyTileEnd, body.index(1), state0,
       [&](OpBuilder &nb, Location nloc, Value keyTileIndex, ValueRange state) {
@@ -697,8 +700,8 @@ Value FlashAttention::build(PatternRewriter &rewriter, Location loc) const {
               tileOf(ub, uloc, paddedKey, b, h, keyOffset, keyTile);
           Value valueBlock =
               tileOf(ub, uloc, paddedValue, b, h, keyOffset, keyTile);
-          return updateOnline(t, queryBlock, keyBlock, valueBlock,
-                              queryOffset, keyOffset, keySeq, state);
+          return updateOnline(t, queryBlock, keyBlock, valueBlock, queryOffset,
+                              keyOffset, keySeq, state);
         };
         if (!tileVisible) {
           scf::YieldOp::create(nb, nloc, update(nb, nloc));
@@ -718,12 +721,12 @@ Value FlashAttention::build(PatternRewriter &rewriter, Location loc) const {
       });
 
   Value rowSum = keyLoop.getResult(1), acc = keyLoop.getResult(2);
-  Value normalized = body.map(
-      {queryTile, valueDim}, elt, {acc, rowSum},
-      {body.identityMap(2), body.dropLastMap(2)},
-      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        return arith::DivFOp::create(b, loc, a[0], a[1]);
-      });
+  Value normalized =
+      body.map({queryTile, valueDim}, elt, {acc, rowSum},
+               {body.identityMap(2), body.dropLastMap(2)},
+               [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                 return arith::DivFOp::create(b, loc, a[0], a[1]);
+               });
 
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   SmallVector<OpFoldResult> offsets = {b, h, queryOffset,
@@ -733,8 +736,8 @@ Value FlashAttention::build(PatternRewriter &rewriter, Location loc) const {
       rewriter.getIndexAttr(queryTile), rewriter.getIndexAttr(valueDim)};
   SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
   tensor::ParallelInsertSliceOp::create(rewriter, loc, normalized,
-                                        forall.getRegionIterArgs()[0],
-                                        offsets, sizes, strides);
+                                        forall.getRegionIterArgs()[0], offsets,
+                                        sizes, strides);
 
   rewriter.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
@@ -770,8 +773,8 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     TensorBuilder tb(rewriter, op.getLoc());
     FlashAttention flash;
     flash.query = op.getQuery();
-    flash.key = op.getSharedQk() ? normalizeRows(tb, op.getQuery())
-                                 : op.getKey();
+    flash.key =
+        op.getSharedQk() ? normalizeRows(tb, op.getQuery()) : op.getKey();
     flash.value = op.getValue();
     flash.scale = attentionScale(op.getScale(), op.getQuery());
     flash.causal = op.getCausal();
@@ -854,11 +857,11 @@ struct LowerSparseAttention : OpRewritePattern<SparseAttentionOp> {
         Value overlap =
             andOf(b, loc, cmp(b, loc, P::sle, window(qs), window(kEnd)),
                   cmp(b, loc, P::sle, window(ks), window(qEnd)));
-        Value wraps = cmp(
-            b, loc, P::sge,
-            arith::AddIOp::create(b, loc,
-                                  arith::RemSIOp::create(b, loc, ks, l), last),
-            l);
+        Value wraps =
+            cmp(b, loc, P::sge,
+                arith::AddIOp::create(
+                    b, loc, arith::RemSIOp::create(b, loc, ks, l), last),
+                l);
         Value endsInSummary =
             cmp(b, loc, P::sge, arith::RemSIOp::create(b, loc, kEnd, l),
                 index(b, loc, stride - summary));
@@ -868,8 +871,9 @@ struct LowerSparseAttention : OpRewritePattern<SparseAttentionOp> {
       // j in A(i) iff |i - j| < l or (i - j) mod l == 0.
       flash.hidden = [=](OpBuilder &b, Location loc, Value i, Value j) {
         Value d = arith::SubIOp::create(b, loc, i, j);
-        Value local = andOf(b, loc, cmp(b, loc, P::slt, d, index(b, loc, stride)),
-                            cmp(b, loc, P::sgt, d, index(b, loc, -stride)));
+        Value local =
+            andOf(b, loc, cmp(b, loc, P::slt, d, index(b, loc, stride)),
+                  cmp(b, loc, P::sgt, d, index(b, loc, -stride)));
         Value onStride =
             cmp(b, loc, P::eq,
                 arith::RemSIOp::create(b, loc, d, index(b, loc, stride)),
@@ -963,8 +967,8 @@ CountingSort countingSort(OpBuilder &b, Location loc, Value keys, int64_t n,
             tensor::ExtractOp::create(nb, l, histogram.getResult(0), k);
         Value starts = tensor::InsertOp::create(nb, l, it[0], it[1], k);
         scf::YieldOp::create(
-            nb, l, ValueRange{arith::AddIOp::create(nb, l, it[0], count),
-                              starts});
+            nb, l,
+            ValueRange{arith::AddIOp::create(nb, l, it[0], count), starts});
       });
   Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{n}, i32);
   auto place = scf::ForOp::create(
@@ -975,8 +979,8 @@ CountingSort countingSort(OpBuilder &b, Location loc, Value keys, int64_t n,
         Value next = tensor::InsertOp::create(
             nb, l, arith::AddIOp::create(nb, l, p, one), it[0], k);
         Value position = arith::IndexCastOp::create(nb, l, nb.getI32Type(), i);
-        Value sorted =
-            tensor::InsertOp::create(nb, l, position, it[1], castToIndex(nb, l, p));
+        Value sorted = tensor::InsertOp::create(nb, l, position, it[1],
+                                                castToIndex(nb, l, p));
         Value inverse = tensor::InsertOp::create(nb, l, p, it[2], i);
         scf::YieldOp::create(nb, l, ValueRange{next, sorted, inverse});
       });
@@ -1053,10 +1057,11 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(hash.getBody());
       TensorBuilder t(rewriter, loc);
-      Value row = hash.getInductionVars()[0], round = hash.getInductionVars()[1];
-      Value start = arith::MulIOp::create(rewriter, loc,
-                                          hash.getInductionVars()[2],
-                                          indexConstant(rewriter, loc, tile));
+      Value row = hash.getInductionVars()[0],
+            round = hash.getInductionVars()[1];
+      Value start =
+          arith::MulIOp::create(rewriter, loc, hash.getInductionVars()[2],
+                                indexConstant(rewriter, loc, tile));
       Value tokens = tensor::ExtractSliceOp::create(
           rewriter, loc, RankedTensorType::get({tile, dim}, f32), qk,
           ArrayRef<OpFoldResult>{row, start, rewriter.getIndexAttr(0)},
@@ -1074,40 +1079,61 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
                                  unit(rewriter)});
       Value projected =
           t.matmul(tokens, rotation, t.filled({tile, half}, f32, 0.0));
-      // argmax over [xR; -xR]: index j for +xR_j, half + j for -xR_j.
-      auto argmax = linalg::GenericOp::create(
-          rewriter, loc, TypeRange{RankedTensorType::get({tile}, f32),
-                                   RankedTensorType::get({tile}, i32)},
-          ValueRange{projected},
-          ValueRange{t.filled({tile}, f32, kNegativeInfinity),
-                     zerosI32(rewriter, loc, {tile})},
-          ArrayRef<AffineMap>{t.identityMap(2), t.dropLastMap(2),
-                              t.dropLastMap(2)},
-          ArrayRef<IteratorType>{IteratorType::parallel,
-                                 IteratorType::reduction},
-          [&](OpBuilder &b, Location l, ValueRange a) {
+      // argmax over [xR; -xR]: index j for +xR_j, half + j for -xR_j; of
+      // equal maxima the first in the order +xR_0, -xR_0, +xR_1, ... wins.
+      // Two vectorizable reductions instead of one loop that carries a value
+      // and an index: the largest |xR_j|, then the smallest key 2j (+xR_j
+      // attains it) or 2j + 1 (-xR_j does).
+      Value magnitude = t.reduceLastDim(
+          {projected}, kNegativeInfinity,
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            Value absolute = arith::MaximumFOp::create(
+                b, l, a[0], arith::NegFOp::create(b, l, a[0]));
+            return arith::MaximumFOp::create(b, l, absolute, a[1]);
+          });
+      constexpr int32_t kNoKey = std::numeric_limits<int32_t>::max();
+      Value firstKey = t.generic(
+          filledI32(rewriter, loc, {tile}, kNoKey), {projected, magnitude},
+          {t.identityMap(2), t.dropLastMap(2), t.dropLastMap(2)},
+          {IteratorType::parallel, IteratorType::reduction},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
             Value j = castToI32(b, l, linalg::IndexOp::create(b, l, 1));
-            Value up = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+            Value even = arith::AddIOp::create(b, l, j, j);
+            Value odd = arith::AddIOp::create(b, l, even, i32Constant(b, l, 1));
+            Value up = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
                                              a[0], a[1]);
-            Value best = arith::SelectOp::create(b, l, up, a[0], a[1]);
-            Value index = arith::SelectOp::create(b, l, up, j, a[2]);
-            Value negated = arith::NegFOp::create(b, l, a[0]);
-            Value down = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
-                                               negated, best);
-            best = arith::SelectOp::create(b, l, down, negated, best);
-            Value shifted = arith::AddIOp::create(
+            Value down =
+                arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                      arith::NegFOp::create(b, l, a[0]), a[1]);
+            Value key = arith::SelectOp::create(
+                b, l, up, even,
+                arith::SelectOp::create(b, l, down, odd,
+                                        i32Constant(b, l, kNoKey)));
+            return arith::MinSIOp::create(b, l, key, a[2]);
+          });
+      Value argmax = t.map(
+          {tile}, i32, {firstKey}, {t.identityMap(1)},
+          [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+            // No key (a NaN row) falls in bucket 0, as the strict comparison
+            // of a running argmax would leave it.
+            Value none = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                               a[0], i32Constant(b, l, kNoKey));
+            Value j = arith::ShRSIOp::create(b, l, a[0], i32Constant(b, l, 1));
+            Value negated =
+                arith::AndIOp::create(b, l, a[0], i32Constant(b, l, 1));
+            Value bucketIndex = arith::AddIOp::create(
                 b, l, j,
-                arith::ConstantOp::create(b, l, b.getI32IntegerAttr(half)));
-            index = arith::SelectOp::create(b, l, down, shifted, index);
-            linalg::YieldOp::create(b, l, ValueRange{best, index});
+                arith::MulIOp::create(b, l, negated, i32Constant(b, l, half)));
+            return arith::SelectOp::create(b, l, none, i32Constant(b, l, 0),
+                                           bucketIndex);
           });
       Value tileBuckets = t.map(
-          {tile}, i32, {argmax.getResult(1)}, {t.identityMap(1)},
+          {tile}, i32, {argmax}, {t.identityMap(1)},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value pos = arith::AddIOp::create(
-                b, l, start, linalg::IndexOp::create(b, l, 0));
-            Value isPad = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sge, pos, indexConstant(b, l, seq));
+            Value pos = arith::AddIOp::create(b, l, start,
+                                              linalg::IndexOp::create(b, l, 0));
+            Value isPad = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                                pos, indexConstant(b, l, seq));
             return arith::SelectOp::create(
                 b, l, isPad,
                 arith::ConstantOp::create(b, l, b.getI32IntegerAttr(buckets)),
@@ -1134,16 +1160,17 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
     {
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(sort.getBody());
-      Value row = sort.getInductionVars()[0], round = sort.getInductionVars()[1];
+      Value row = sort.getInductionVars()[0],
+            round = sort.getInductionVars()[1];
       auto rowType = RankedTensorType::get({padded}, i32);
       SmallVector<OpFoldResult> rowOffsets = {row, round,
                                               rewriter.getIndexAttr(0)};
       SmallVector<OpFoldResult> rowSizes = {unit(rewriter), unit(rewriter),
                                             rewriter.getIndexAttr(padded)};
       SmallVector<OpFoldResult> ones(3, unit(rewriter));
-      Value keys = tensor::ExtractSliceOp::create(
-          rewriter, loc, rowType, hash.getResult(0), rowOffsets, rowSizes,
-          ones);
+      Value keys = tensor::ExtractSliceOp::create(rewriter, loc, rowType,
+                                                  hash.getResult(0), rowOffsets,
+                                                  rowSizes, ones);
       CountingSort sorted =
           countingSort(rewriter, loc, keys, padded, buckets + 1);
       rewriter.setInsertionPointToStart(sort.getTerminator().getBody());
@@ -1199,26 +1226,26 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
                 b, l, own, arith::AddIOp::create(b, l, start, i),
                 arith::AddIOp::create(
                     b, l, previous,
-                    arith::SubIOp::create(b, l, i, indexConstant(b, l, bucket))));
+                    arith::SubIOp::create(b, l, i,
+                                          indexConstant(b, l, bucket))));
             return tensor::ExtractOp::create(b, l, sortedPositions,
                                              ValueRange{row, round, at})
                 .getResult();
           });
       auto gather = [&](Value source, Value positions, int64_t count,
                         int64_t width, bool normalize) {
-        return t.map(
-            {count, width}, f32, {positions}, {t.map(2, {0})},
-            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-              Value p = castToIndex(b, l, a[0]);
-              Value d = linalg::IndexOp::create(b, l, 1);
-              Value x = tensor::ExtractOp::create(b, l, source,
-                                                  ValueRange{row, p, d});
-              if (!normalize)
-                return x;
-              return mul(b, l, x,
-                         tensor::ExtractOp::create(b, l, invNorm,
-                                                   ValueRange{row, p}));
-            });
+        return t.map({count, width}, f32, {positions}, {t.map(2, {0})},
+                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                       Value p = castToIndex(b, l, a[0]);
+                       Value d = linalg::IndexOp::create(b, l, 1);
+                       Value x = tensor::ExtractOp::create(
+                           b, l, source, ValueRange{row, p, d});
+                       if (!normalize)
+                         return x;
+                       return mul(b, l, x,
+                                  tensor::ExtractOp::create(
+                                      b, l, invNorm, ValueRange{row, p}));
+                     });
       };
       Value queries = gather(qk, queryPos, bucket, dim, false);
       Value keys = gather(qk, keyPos, 2 * bucket, dim, true);
@@ -1236,9 +1263,8 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
             Value score = mul(b, l, a[0], constant(scale));
             Value self = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
                                                a[1], a[2]);
-            score = arith::SelectOp::create(b, l, self,
-                                            constant(kSelfAttentionScore),
-                                            score);
+            score = arith::SelectOp::create(
+                b, l, self, constant(kSelfAttentionScore), score);
             Value hidden = arith::CmpIOp::create(
                 b, l, arith::CmpIPredicate::sge, a[2],
                 arith::ConstantOp::create(b, l, b.getI32IntegerAttr(seq)));
@@ -1256,18 +1282,18 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
                           [](OpBuilder &b, Location l, ValueRange a) {
                             return expShifted(b, l, a[0], a[1]);
                           });
-      Value sums = t.reduceLastDim(
-          {probs}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
-            return add(b, l, a[1], a[0]);
-          });
+      Value sums = t.reduceLastDim({probs}, 0.0,
+                                   [](OpBuilder &b, Location l, ValueRange a) {
+                                     return add(b, l, a[1], a[0]);
+                                   });
       Value weighted =
           t.matmul(probs, values, t.filled({bucket, valueDim}, f32, 0.0));
-      Value outputs = t.map({bucket, valueDim}, f32, {weighted, sums},
-                            {t.identityMap(2), t.dropLastMap(2)},
-                            [](OpBuilder &b, Location l, ValueRange a) {
-                              return arith::DivFOp::create(b, l, a[0], a[1])
-                                  .getResult();
-                            });
+      Value outputs =
+          t.map({bucket, valueDim}, f32, {weighted, sums},
+                {t.identityMap(2), t.dropLastMap(2)},
+                [](OpBuilder &b, Location l, ValueRange a) {
+                  return arith::DivFOp::create(b, l, a[0], a[1]).getResult();
+                });
       Value logSumExp = t.mapSameShape(
           {maxima, sums}, [](OpBuilder &b, Location l, ValueRange a) {
             return add(b, l, a[0], math::LogOp::create(b, l, a[1]));
@@ -1299,9 +1325,10 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
           SmallVector<Value> at, lse;
           for (int64_t r = 0; r < rounds; ++r) {
             Value round = indexConstant(b, l, r);
-            at.push_back(castToIndex(b, l,
-                                 tensor::ExtractOp::create(
-                                     b, l, inverse, ValueRange{row, round, pos})));
+            at.push_back(
+                castToIndex(b, l,
+                            tensor::ExtractOp::create(
+                                b, l, inverse, ValueRange{row, round, pos})));
             lse.push_back(tensor::ExtractOp::create(
                 b, l, roundLse, ValueRange{row, round, at.back()}));
           }
@@ -1317,7 +1344,8 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
           Value sum;
           for (int64_t r = 0; r < rounds; ++r) {
             Value o = tensor::ExtractOp::create(
-                b, l, roundOutputs, ValueRange{row, indexConstant(b, l, r), at[r], e});
+                b, l, roundOutputs,
+                ValueRange{row, indexConstant(b, l, r), at[r], e});
             Value term = mul(b, l, o, weights[r]);
             sum = r ? add(b, l, sum, term) : term;
           }
@@ -1394,11 +1422,9 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
     // 1. Centroids [rows, clusters, dim], unit-normalised.
     Value centroids;
     if (Value given = op.getCentroids()) {
-      Value perRow = tb.map({batch, heads, clusters, dim}, f32, {given},
-                            {tb.map(4, {1, 2, 3})},
-                            [](OpBuilder &, Location, ValueRange a) {
-                              return a[0];
-                            });
+      Value perRow = tb.map(
+          {batch, heads, clusters, dim}, f32, {given}, {tb.map(4, {1, 2, 3})},
+          [](OpBuilder &, Location, ValueRange a) { return a[0]; });
       centroids = rowsOf(normalizeRows(tb, perRow));
     } else {
       SmallVector<int32_t> picks = seededPositions(
@@ -1413,7 +1439,8 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
             Value r = linalg::IndexOp::create(b, l, 0);
             Value c = linalg::IndexOp::create(b, l, 1);
             Value d = linalg::IndexOp::create(b, l, 2);
-            Value p = castToIndex(b, l, tensor::ExtractOp::create(b, l, pickConst, c));
+            Value p = castToIndex(
+                b, l, tensor::ExtractOp::create(b, l, pickConst, c));
             return tensor::ExtractOp::create(b, l, kUnit, ValueRange{r, p, d});
           });
       centroids = kMeans(rewriter, loc, initial, qUnit, kUnit, rows, clusters,
@@ -1424,8 +1451,8 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
     Value queryScores = tb.generic(
         tb.filled({rows, querySeq, clusters}, f32, 0.0), {qUnit, centroids},
         {tb.map(4, {0, 1, 3}), tb.map(4, {0, 2, 3}), tb.map(4, {0, 1, 2})},
-        {IteratorType::parallel, IteratorType::parallel,
-         IteratorType::parallel, IteratorType::reduction},
+        {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+         IteratorType::reduction},
         [](OpBuilder &b, Location l, ValueRange a) {
           return multiplyAccumulate(b, l, a[0], a[1], a[2]);
         });
@@ -1435,8 +1462,8 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
     Value keyScores = tb.generic(
         tb.filled({rows, clusters, keySeq}, f32, 0.0), {centroids, kUnit},
         {tb.map(4, {0, 1, 3}), tb.map(4, {0, 2, 3}), tb.map(4, {0, 1, 2})},
-        {IteratorType::parallel, IteratorType::parallel,
-         IteratorType::parallel, IteratorType::reduction},
+        {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+         IteratorType::reduction},
         [](OpBuilder &b, Location l, ValueRange a) {
           return multiplyAccumulate(b, l, a[0], a[1], a[2]);
         });
@@ -1452,8 +1479,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
       Value scores = tensor::ExtractSliceOp::create(
           rewriter, loc, RankedTensorType::get({keySeq}, f32), keyScores,
           ArrayRef<OpFoldResult>{r, c, rewriter.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{unit(), unit(),
-                                 rewriter.getIndexAttr(keySeq)},
+          ArrayRef<OpFoldResult>{unit(), unit(), rewriter.getIndexAttr(keySeq)},
           ArrayRef<OpFoldResult>{unit(), unit(), unit()});
       Value selected =
           selectWindow(rewriter, loc, scores, keySeq, window, f64, i32);
@@ -1461,8 +1487,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
       tensor::ParallelInsertSliceOp::create(
           rewriter, loc, selected, select.getRegionIterArgs()[0],
           ArrayRef<OpFoldResult>{r, c, rewriter.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{unit(), unit(),
-                                 rewriter.getIndexAttr(window)},
+          ArrayRef<OpFoldResult>{unit(), unit(), rewriter.getIndexAttr(window)},
           ArrayRef<OpFoldResult>{unit(), unit(), unit()});
     }
     Value windows = select.getResult(0);
@@ -1509,52 +1534,56 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
       rewriter.setInsertionPointToStart(attend.getBody());
       TensorBuilder t(rewriter, loc);
       Value r = attend.getInductionVars()[0];
-      Value start = arith::MulIOp::create(
-          rewriter, loc, attend.getInductionVars()[1], indexConstant(rewriter, loc, tile));
+      Value start =
+          arith::MulIOp::create(rewriter, loc, attend.getInductionVars()[1],
+                                indexConstant(rewriter, loc, tile));
       // Original position (-1 past the end) and cluster (`clusters` past
       // the end) of each sorted query of the tile.
-      Value queryPos = t.map(
-          {tile}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
+      Value queryPos =
+          t.map({tile}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
             Value i = arith::AddIOp::create(b, l, start,
                                             linalg::IndexOp::create(b, l, 0));
-            Value inside = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::slt, i, indexConstant(b, l, querySeq));
-            Value clamped = arith::MinSIOp::create(b, l, i,
-                                                   indexConstant(b, l, querySeq - 1));
+            Value inside =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                      indexConstant(b, l, querySeq));
+            Value clamped = arith::MinSIOp::create(
+                b, l, i, indexConstant(b, l, querySeq - 1));
             Value p = tensor::ExtractOp::create(b, l, sortedQueries,
                                                 ValueRange{r, clamped});
-            return arith::SelectOp::create(b, l, inside, p, i32Constant(b, l, -1))
+            return arith::SelectOp::create(b, l, inside, p,
+                                           i32Constant(b, l, -1))
                 .getResult();
           });
       Value queryClusterOf = t.map(
           {tile}, i32, {queryPos}, {t.identityMap(1)},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value valid = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sge, a[0], i32Constant(b, l, 0));
-            Value p = castToIndex(b, l, arith::MaxSIOp::create(b, l, a[0],
-                                                           i32Constant(b, l, 0)));
-            Value cl = tensor::ExtractOp::create(b, l, queryCluster,
-                                                 ValueRange{r, p});
+            Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                                a[0], i32Constant(b, l, 0));
+            Value p = castToIndex(
+                b, l, arith::MaxSIOp::create(b, l, a[0], i32Constant(b, l, 0)));
+            Value cl =
+                tensor::ExtractOp::create(b, l, queryCluster, ValueRange{r, p});
             return arith::SelectOp::create(b, l, valid, cl,
                                            i32Constant(b, l, clusters));
           });
       Value queries = t.map(
           {tile, dim}, f32, {queryPos}, {t.map(2, {0})},
           [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-            Value p = castToIndex(b, l, arith::MaxSIOp::create(b, l, a[0],
-                                                           i32Constant(b, l, 0)));
+            Value p = castToIndex(
+                b, l, arith::MaxSIOp::create(b, l, a[0], i32Constant(b, l, 0)));
             return tensor::ExtractOp::create(
                 b, l, q, ValueRange{r, p, linalg::IndexOp::create(b, l, 1)});
           });
-      Value first = castToIndex(rewriter, loc,
-                            tensor::ExtractOp::create(rewriter, loc,
-                                                      queryClusterOf,
-                                                      indexConstant(rewriter, loc, 0)));
+      Value first = castToIndex(
+          rewriter, loc,
+          tensor::ExtractOp::create(rewriter, loc, queryClusterOf,
+                                    indexConstant(rewriter, loc, 0)));
       Value last = arith::MinSIOp::create(
           rewriter, loc,
           castToIndex(rewriter, loc,
-                  tensor::ExtractOp::create(rewriter, loc, queryClusterOf,
-                                            indexConstant(rewriter, loc, tile - 1))),
+                      tensor::ExtractOp::create(
+                          rewriter, loc, queryClusterOf,
+                          indexConstant(rewriter, loc, tile - 1))),
           indexConstant(rewriter, loc, clusters - 1));
       Value end = arith::AddIOp::create(rewriter, loc, last,
                                         indexConstant(rewriter, loc, 1));
@@ -1572,15 +1601,15 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
                       .getResult();
                 });
             auto gather = [&](Value source, int64_t width) {
-              return u.map({window, width}, f32, {keyPos}, {u.map(2, {0})},
-                           [&](OpBuilder &b, Location l, ValueRange a) {
-                             return tensor::ExtractOp::create(
-                                        b, l, source,
-                                        ValueRange{r, castToIndex(b, l, a[0]),
-                                                   linalg::IndexOp::create(
-                                                       b, l, 1)})
-                                 .getResult();
-                           });
+              return u.map(
+                  {window, width}, f32, {keyPos}, {u.map(2, {0})},
+                  [&](OpBuilder &b, Location l, ValueRange a) {
+                    return tensor::ExtractOp::create(
+                               b, l, source,
+                               ValueRange{r, castToIndex(b, l, a[0]),
+                                          linalg::IndexOp::create(b, l, 1)})
+                        .getResult();
+                  });
             };
             Value keys = gather(k, dim), values = gather(v, valueDim);
             Value dots = u.matmulTransposedB(
@@ -1588,8 +1617,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
             Value cluster = castToI32(nb, nl, c);
             Value scores = u.map(
                 {tile, window}, f32, {dots, queryClusterOf, queryPos, keyPos},
-                {u.identityMap(2), u.map(2, {0}), u.map(2, {0}),
-                 u.map(2, {1})},
+                {u.identityMap(2), u.map(2, {0}), u.map(2, {0}), u.map(2, {1})},
                 [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                   auto constant = [&](double x) -> Value {
                     return arith::ConstantOp::create(b, l, f32,
@@ -1619,19 +1647,19 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
             Value weighted =
                 u.matmul(probs, values, u.filled({tile, valueDim}, f32, 0.0));
             // Rows of other clusters (or with nothing visible) add zero.
-            Value next = u.map(
-                {tile, valueDim}, f32, {acc[0], weighted, sums},
-                {u.identityMap(2), u.identityMap(2), u.dropLastMap(2)},
-                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                  Value zero =
-                      arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, 0.0));
-                  Value empty = arith::CmpFOp::create(
-                      b, l, arith::CmpFPredicate::OEQ, a[2], zero);
-                  Value share = arith::SelectOp::create(
-                      b, l, empty, zero,
-                      arith::DivFOp::create(b, l, a[1], a[2]));
-                  return add(b, l, a[0], share);
-                });
+            Value next =
+                u.map({tile, valueDim}, f32, {acc[0], weighted, sums},
+                      {u.identityMap(2), u.identityMap(2), u.dropLastMap(2)},
+                      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        Value zero = arith::ConstantOp::create(
+                            b, l, f32, b.getFloatAttr(f32, 0.0));
+                        Value empty = arith::CmpFOp::create(
+                            b, l, arith::CmpFPredicate::OEQ, a[2], zero);
+                        Value share = arith::SelectOp::create(
+                            b, l, empty, zero,
+                            arith::DivFOp::create(b, l, a[1], a[2]));
+                        return add(b, l, a[0], share);
+                      });
             scf::YieldOp::create(nb, nl, next);
           });
       rewriter.setInsertionPointToStart(attend.getTerminator().getBody());
@@ -1649,8 +1677,8 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
           Value r = linalg::IndexOp::create(b, l, 0);
           Value i = linalg::IndexOp::create(b, l, 1);
           Value e = linalg::IndexOp::create(b, l, 2);
-          Value at = castToIndex(b, l, tensor::ExtractOp::create(
-                                       b, l, inverse, ValueRange{r, i}));
+          Value at = castToIndex(
+              b, l, tensor::ExtractOp::create(b, l, inverse, ValueRange{r, i}));
           return tensor::ExtractOp::create(b, l, sortedOut,
                                            ValueRange{r, at, e});
         });
@@ -1668,9 +1696,9 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
     Type i32 = b.getI32Type();
     Value indexInit = tensor::EmptyOp::create(b, loc, shape, i32);
     Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
-    indexInit = linalg::FillOp::create(b, loc, ValueRange{zero},
-                                       ValueRange{indexInit})
-                    .getResult(0);
+    indexInit =
+        linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{indexInit})
+            .getResult(0);
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
     iterators.back() = utils::IteratorType::reduction;
@@ -1686,8 +1714,8 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
         iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
           Value j = arith::IndexCastOp::create(
               nb, l, nb.getI32Type(), linalg::IndexOp::create(nb, l, rank - 1));
-          Value better = arith::CmpFOp::create(
-              nb, l, arith::CmpFPredicate::OGT, a[0], a[1]);
+          Value better = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                               a[0], a[1]);
           linalg::YieldOp::create(
               nb, l,
               ValueRange{arith::SelectOp::create(nb, l, better, a[0], a[1]),
@@ -1699,8 +1727,8 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
   /// The positions (ascending) of the `window` largest of `scores` ([n]),
   /// ties broken by position: bisection finds the window-th largest value,
   /// then one pass collects.
-  static Value selectWindow(OpBuilder &b, Location loc, Value scores,
-                            int64_t n, int64_t window, Type f64, Type i32) {
+  static Value selectWindow(OpBuilder &b, Location loc, Value scores, int64_t n,
+                            int64_t window, Type f64, Type i32) {
     auto index = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -1726,11 +1754,12 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
                     cb, cl, arith::CmpFPredicate::OGE, scoreAt(cb, cl, j), mid);
                 Value inc = arith::ExtUIOp::create(cb, cl, cb.getI32Type(), ge);
                 scf::YieldOp::create(
-                    cb, cl, ValueRange{arith::AddIOp::create(cb, cl, acc[0], inc)});
+                    cb, cl,
+                    ValueRange{arith::AddIOp::create(cb, cl, acc[0], inc)});
               });
-          Value enough = arith::CmpIOp::create(
-              nb, l, arith::CmpIPredicate::sge, count.getResult(0),
-              i32Constant(nb, l, window));
+          Value enough = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
+                                               count.getResult(0),
+                                               i32Constant(nb, l, window));
           scf::YieldOp::create(
               nb, l,
               ValueRange{arith::SelectOp::create(nb, l, enough, mid, it[0]),
@@ -1742,13 +1771,14 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
         b, loc, c0, cn, c1, ValueRange{f64c(3.0)},
         [&](OpBuilder &nb, Location l, Value j, ValueRange it) {
           Value s = scoreAt(nb, l, j);
-          Value candidate = arith::CmpFOp::create(
-              nb, l, arith::CmpFPredicate::OGE, s, lo);
+          Value candidate =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, s, lo);
           Value smaller =
               arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, s, it[0]);
           Value take = arith::AndIOp::create(nb, l, candidate, smaller);
           scf::YieldOp::create(
-              nb, l, ValueRange{arith::SelectOp::create(nb, l, take, s, it[0])});
+              nb, l,
+              ValueRange{arith::SelectOp::create(nb, l, take, s, it[0])});
         });
     Value threshold = least.getResult(0);
     auto greater = scf::ForOp::create(
@@ -1759,22 +1789,24 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
           scf::YieldOp::create(
               nb, l,
               ValueRange{arith::AddIOp::create(
-                  nb, l, acc[0], arith::ExtUIOp::create(nb, l, nb.getI32Type(), gt))});
+                  nb, l, acc[0],
+                  arith::ExtUIOp::create(nb, l, nb.getI32Type(), gt))});
         });
     Value ties = arith::SubIOp::create(b, loc, i32Constant(b, loc, window),
                                        greater.getResult(0));
-    Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{window}, i32);
+    Value empty =
+        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{window}, i32);
     auto collect = scf::ForOp::create(
         b, loc, c0, cn, c1,
         ValueRange{empty, i32Constant(b, loc, 0), i32Constant(b, loc, 0)},
         [&](OpBuilder &nb, Location l, Value j, ValueRange it) {
           Value s = scoreAt(nb, l, j);
-          Value gt =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, s, threshold);
-          Value eq =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, s, threshold);
-          Value tieRoom = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                                it[2], ties);
+          Value gt = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, s,
+                                           threshold);
+          Value eq = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, s,
+                                           threshold);
+          Value tieRoom = arith::CmpIOp::create(
+              nb, l, arith::CmpIPredicate::slt, it[2], ties);
           Value tie = arith::AndIOp::create(nb, l, eq, tieRoom);
           Value take = arith::OrIOp::create(nb, l, gt, tie);
           auto write = scf::IfOp::create(
@@ -1793,11 +1825,13 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
                 scf::YieldOp::create(wb, wl, it[0]);
               });
           Value count = arith::AddIOp::create(
-              nb, l, it[1], arith::ExtUIOp::create(nb, l, nb.getI32Type(), take));
+              nb, l, it[1],
+              arith::ExtUIOp::create(nb, l, nb.getI32Type(), take));
           Value tiesTaken = arith::AddIOp::create(
-              nb, l, it[2], arith::ExtUIOp::create(nb, l, nb.getI32Type(), tie));
-          scf::YieldOp::create(nb, l,
-                               ValueRange{write.getResult(0), count, tiesTaken});
+              nb, l, it[2],
+              arith::ExtUIOp::create(nb, l, nb.getI32Type(), tie));
+          scf::YieldOp::create(
+              nb, l, ValueRange{write.getResult(0), count, tiesTaken});
         });
     return collect.getResult(0);
   }
@@ -1837,8 +1871,8 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
           Value centroids = it[0];
           Value sums = t.filled({clusters, dim}, f32, 0.0);
           Value counts = t.filled({clusters}, f32, 0.0);
-          for (auto [tokenSet, tokenCount] :
-               {std::make_pair(qUnit, querySeq), std::make_pair(kUnit, keySeq)}) {
+          for (auto [tokenSet, tokenCount] : {std::make_pair(qUnit, querySeq),
+                                              std::make_pair(kUnit, keySeq)}) {
             Value tokens = tokenSet;
             int64_t seq = tokenCount;
             // Nearest centroid of every token at once (a contraction and
@@ -1847,8 +1881,7 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
                 nb, nl, RankedTensorType::get({seq, dim}, f32), tokens,
                 ArrayRef<OpFoldResult>{r, nb.getIndexAttr(0),
                                        nb.getIndexAttr(0)},
-                ArrayRef<OpFoldResult>{nb.getIndexAttr(1),
-                                       nb.getIndexAttr(seq),
+                ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(seq),
                                        nb.getIndexAttr(dim)},
                 ArrayRef<OpFoldResult>{nb.getIndexAttr(1), nb.getIndexAttr(1),
                                        nb.getIndexAttr(1)});
@@ -1866,16 +1899,15 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
                       b, l, index(b, l, 0), index(b, l, dim), index(b, l, 1),
                       ValueRange{acc[0]},
                       [&](OpBuilder &db, Location dl, Value d, ValueRange s) {
-                        Value x = tensor::ExtractOp::create(
-                            db, dl, row, ValueRange{j, d});
-                        Value old = tensor::ExtractOp::create(
-                            db, dl, s[0], ValueRange{c, d});
-                        scf::YieldOp::create(
-                            db, dl,
-                            tensor::InsertOp::create(db, dl,
-                                                     add(db, dl, old, x), s[0],
-                                                     ValueRange{c, d})
-                                .getResult());
+                        Value x = tensor::ExtractOp::create(db, dl, row,
+                                                            ValueRange{j, d});
+                        Value old = tensor::ExtractOp::create(db, dl, s[0],
+                                                              ValueRange{c, d});
+                        scf::YieldOp::create(db, dl,
+                                             tensor::InsertOp::create(
+                                                 db, dl, add(db, dl, old, x),
+                                                 s[0], ValueRange{c, d})
+                                                 .getResult());
                       });
                   Value n = tensor::ExtractOp::create(b, l, acc[1], c);
                   Value inc = add(b, l, n,
@@ -1894,26 +1926,25 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
               {sums}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
                 return add(b, l, a[1], mul(b, l, a[0], a[0]));
               });
-          Value next = t.map(
-              {clusters, dim}, f32, {sums, norms, counts, centroids},
-              {t.identityMap(2), t.dropLastMap(2), t.dropLastMap(2),
-               t.identityMap(2)},
-              [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                Value zero =
-                    arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, 0.0));
-                Value empty = arith::CmpFOp::create(
-                    b, l, arith::CmpFPredicate::OEQ, a[2], zero);
-                Value mean =
-                    mul(b, l, a[0], math::RsqrtOp::create(b, l, a[1]));
-                return arith::SelectOp::create(b, l, empty, a[3], mean);
-              });
+          Value next =
+              t.map({clusters, dim}, f32, {sums, norms, counts, centroids},
+                    {t.identityMap(2), t.dropLastMap(2), t.dropLastMap(2),
+                     t.identityMap(2)},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      Value zero = arith::ConstantOp::create(
+                          b, l, f32, b.getFloatAttr(f32, 0.0));
+                      Value empty = arith::CmpFOp::create(
+                          b, l, arith::CmpFPredicate::OEQ, a[2], zero);
+                      Value mean =
+                          mul(b, l, a[0], math::RsqrtOp::create(b, l, a[1]));
+                      return arith::SelectOp::create(b, l, empty, a[3], mean);
+                    });
           scf::YieldOp::create(nb, nl, next);
         });
     rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(rewriter, loc,
-                                          iterations.getResult(0),
-                                          forall.getRegionIterArgs()[0],
-                                          offsets, sizes, ones);
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, iterations.getResult(0), forall.getRegionIterArgs()[0],
+        offsets, sizes, ones);
     rewriter.setInsertionPointAfter(forall);
     return forall.getResult(0);
   }

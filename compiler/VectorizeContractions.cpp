@@ -1,0 +1,179 @@
+//===- VectorizeContractions.cpp - register-tiled CPU contractions -------===//
+//
+// Lowered to plain loops, C[m, n] += A[m, k] * B[k, n] loads and stores C
+// once per multiply-add: the loop runs at the speed of the L1 cache, not of
+// the FMA units. Tiled into blocks of C that stay in vector registers while
+// k advances, each step is one vector load of B, a few broadcasts of A and
+// a block of FMAs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_VECTORIZECONTRACTIONS
+#include "compiler/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+
+namespace {
+
+/// The loops of a contraction in the form the register tiles need: `m` and
+/// `n` parallel, `k` reduced, C's last dimension `n`, and every input that
+/// reads `n` reading it as its last (contiguous) dimension.
+struct ContractionLoops {
+  unsigned m, n, k;
+};
+
+std::optional<ContractionLoops> matchContraction(linalg::LinalgOp op,
+                                                 int64_t tileM, int64_t tileN) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() != 3 ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  AffineMap output = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (output.getNumResults() != 2)
+    return std::nullopt;
+  auto n = dyn_cast<AffineDimExpr>(output.getResult(1));
+  auto m = dyn_cast<AffineDimExpr>(output.getResult(0));
+  if (!n || !m)
+    return std::nullopt;
+  unsigned k = 3 - n.getPosition() - m.getPosition();
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    for (unsigned r = 0; r + 1 < map.getNumResults(); ++r)
+      if (map.getResult(r) == n)
+        return std::nullopt;
+  }
+  if (ranges[m.getPosition()] % tileM != 0 ||
+      ranges[n.getPosition()] % tileN != 0)
+    return std::nullopt;
+  return ContractionLoops{m.getPosition(), n.getPosition(), k};
+}
+
+void hoistTileOfC(RewriterBase &rewriter, scf::ForOp loop, Value tileOfC) {
+  // The view of C's tile does not depend on k.
+  moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+  vector::TransferReadOp read;
+  vector::TransferWriteOp write;
+  for (Operation &op : *loop.getBody()) {
+    if (auto r = dyn_cast<vector::TransferReadOp>(op);
+        r && r.getBase() == tileOfC)
+      read = r;
+    if (auto w = dyn_cast<vector::TransferWriteOp>(op);
+        w && w.getBase() == tileOfC)
+      write = w;
+  }
+  auto sameIndices = [&] {
+    return llvm::all_of(llvm::zip_equal(read.getIndices(), write.getIndices()),
+                        [](auto pair) {
+                          return isEqualConstantIntOrValue(std::get<0>(pair),
+                                                           std::get<1>(pair));
+                        });
+  };
+  if (!read || !write || !sameIndices() ||
+      llvm::any_of(read->getOperands(), [&](Value v) {
+        return loop->isAncestor(v.getParentRegion()->getParentOp());
+      }))
+    return;
+  rewriter.moveOpBefore(read, loop);
+  Value written = write.getVector();
+  auto hoisted = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
+      rewriter, ValueRange{read.getResult()},
+      /*replaceInitOperandUsesInLoop=*/true,
+      [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+        return SmallVector<Value>{written};
+      }));
+  rewriter.moveOpAfter(write, hoisted);
+  rewriter.modifyOpInPlace(write, [&] {
+    write.getValueToStoreMutable().assign(hoisted.getResults().back());
+  });
+}
+
+struct VectorizeContractions
+    : lcc::impl::VectorizeContractionsBase<VectorizeContractions> {
+  using VectorizeContractionsBase::VectorizeContractionsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    IRRewriter rewriter(&getContext());
+    SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> work;
+    func.walk([&](linalg::LinalgOp op) {
+      if (auto loops = matchContraction(op, tileM, tileN))
+        work.push_back({op, *loops});
+    });
+    SmallVector<std::pair<scf::ForOp, Value>> reductionLoops;
+    for (auto [op, loops] : work) {
+      SmallVector<int64_t> sizes(3, 0);
+      sizes[loops.m] = tileM;
+      sizes[loops.n] = tileN;
+      sizes[loops.k] = 1;
+      linalg::LinalgTilingOptions tiling;
+      tiling.setTileSizes(sizes)
+          .setInterchange({loops.m, loops.n, loops.k})
+          .setLoopType(linalg::LinalgTilingLoopType::Loops);
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::TiledLinalgOp> tiled =
+          linalg::tileLinalgOp(rewriter, op, tiling);
+      if (failed(tiled))
+        continue;
+      rewriter.eraseOp(op);
+      reductionLoops.push_back(
+          {cast<scf::ForOp>(tiled->loops.back()),
+           cast<linalg::LinalgOp>(tiled->op).getDpsInitOperand(0)->get()});
+      rewriter.setInsertionPoint(tiled->op);
+      FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+          rewriter, tiled->op, /*inputVectorSizes=*/{},
+          /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+          /*flatten1DDepthwiseConv=*/false,
+          /*assumeDynamicDimsMatchVecSizes=*/false,
+          /*createNamedContraction=*/true);
+      if (failed(vectorized)) {
+        tiled->op->emitOpError("could not be vectorized");
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(tiled->op, vectorized->replacements);
+    }
+    if (work.empty())
+      return;
+    // The block of C is read before the k loop and written after it, so it
+    // stays in registers while k advances. Only the tile of C, which
+    // nothing else in the loop touches, moves; upstream's hoisting gives up
+    // on buffers that are function arguments.
+    for (auto [loop, tileOfC] : reductionLoops)
+      hoistTileOfC(rewriter, loop, tileOfC);
+
+    RewritePatternSet patterns(&getContext());
+    vector::populateVectorContractLoweringPatterns(
+        patterns, vector::VectorContractLowering::OuterProduct);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    vector::populateVectorMultiReductionLoweringPatterns(
+        patterns, vector::VectorMultiReductionLowering::InnerParallel);
+    vector::populateVectorTransposeLoweringPatterns(
+        patterns, vector::VectorTransposeLowering::EltWise);
+    vector::populateVectorBroadcastLoweringPatterns(patterns);
+    vector::populateVectorShapeCastLoweringPatterns(patterns);
+    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
