@@ -122,7 +122,11 @@ def VectorizeContractions
     tiled into `tile-m` x `tile-n` blocks of C with `k` innermost, each tile
     vectorized (`vector.contract`), the block of C hoisted out of the `k`
     loop into registers, and the contraction lowered to outer products
-    (FMAs). Contractions of another shape, or whose `m` and `n` are not
+    (FMAs). A generic contraction of f32 matrices is first made a named
+    `linalg.matmul` (which the vectorizer turns into `vector.contract`; a
+    generic one would become broadcasts and a multi-reduction); one that
+    reads B as (n, k), as q·kᵀ does, gets B transposed into a temporary
+    first. Contractions of another shape, or whose `m` and `n` are not
     multiples of the tile, are left to the loop lowering.
   }];
   let dependentDialects = [

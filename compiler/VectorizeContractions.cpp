@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Hoisting.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -69,6 +70,65 @@ std::optional<ContractionLoops> matchContraction(linalg::LinalgOp op,
   return ContractionLoops{m.getPosition(), n.getPosition(), k};
 }
 
+/// A generic op that is C[m, n] += A[m, k] * B[k, n] (or B[n, k], as in
+/// q·kᵀ) on f32 buffers becomes linalg.matmul: the vectorizer turns a named
+/// matmul into vector.contract and FMAs, a generic one into broadcasts and
+/// a multi-reduction that LLVM cannot untangle. B read as (n, k) has no row
+/// to load as a vector; it is transposed into a temporary first (n x k
+/// copies for m x n x k multiply-adds).
+void toNamedMatmul(RewriterBase &rewriter, linalg::GenericOp op, int64_t tileM,
+                   int64_t tileN) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() != 3 ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() || type.getRank() != 2 ||
+        !type.getElementType().isF32())
+      return;
+  }
+  AffineMap output = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto m = dyn_cast<AffineDimExpr>(output.getResult(0));
+  auto n = dyn_cast<AffineDimExpr>(output.getResult(1));
+  if (!m || !n)
+    return;
+  AffineExpr k =
+      getAffineDimExpr(3 - m.getPosition() - n.getPosition(), op.getContext());
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  if (a.getResult(0) != m || a.getResult(1) != k)
+    return;
+  bool transposed = b.getResult(0) == n && b.getResult(1) == k;
+  if (!transposed && (b.getResult(0) != k || b.getResult(1) != n))
+    return;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (ranges[m.getPosition()] % tileM != 0 ||
+      ranges[n.getPosition()] % tileN != 0)
+    return;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value lhs = op.getDpsInputOperand(0)->get();
+  Value rhs = op.getDpsInputOperand(1)->get();
+  Value temporary;
+  if (transposed) {
+    auto type = cast<MemRefType>(rhs.getType());
+    temporary = memref::AllocOp::create(
+        rewriter, loc,
+        MemRefType::get({type.getDimSize(1), type.getDimSize(0)},
+                        type.getElementType()),
+        rewriter.getI64IntegerAttr(64));
+    linalg::TransposeOp::create(rewriter, loc, rhs, temporary,
+                                ArrayRef<int64_t>{1, 0});
+    rhs = temporary;
+  }
+  linalg::MatmulOp::create(rewriter, loc, ValueRange{lhs, rhs},
+                           ValueRange{op.getDpsInitOperand(0)->get()});
+  if (temporary)
+    memref::DeallocOp::create(rewriter, loc, temporary);
+  rewriter.eraseOp(op);
+}
+
 void hoistTileOfC(RewriterBase &rewriter, scf::ForOp loop, Value tileOfC) {
   // The view of C's tile does not depend on k.
   moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
@@ -115,6 +175,10 @@ struct VectorizeContractions
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
+    SmallVector<linalg::GenericOp> generics;
+    func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics)
+      toNamedMatmul(rewriter, op, tileM, tileN);
     SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> work;
     func.walk([&](linalg::LinalgOp op) {
       if (auto loops = matchContraction(op, tileM, tileN))

@@ -21,12 +21,18 @@ func.func @matmul(%a: memref<8x16xf32>, %b: memref<16x64xf32>, %c: memref<8x64xf
 
 // -----
 
-// q·kᵀ reads B along k, not n (no row of B to vectorize), and a C whose
-// columns are not a multiple of 32: both left to the loop lowering.
+// A generic q·kᵀ reads B as (n, k), with no row of B to load as a vector:
+// B is transposed into a temporary (freed after) and the product becomes a
+// register-tiled matmul. A C whose columns are not a multiple of 32 is left
+// to the loop lowering.
 // CHECK-LABEL: func @left_alone
-// CHECK: linalg.generic
-// CHECK: linalg.matmul
-// CHECK-NOT: vector.
+// CHECK: %[[BT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK: linalg.transpose ins(%arg1 : memref<64x16xf32>) outs(%[[BT]] : memref<16x64xf32>) permutation = [1, 0]
+// CHECK: scf.for
+// CHECK: memref.subview %[[BT]]
+// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: memref.dealloc %[[BT]]
+// CHECK-NEXT: linalg.matmul ins(%arg0, %arg3
 func.func @left_alone(%a: memref<8x16xf32>, %b: memref<64x16xf32>, %c: memref<8x64xf32>,
                       %d: memref<16x48xf32>, %e: memref<8x48xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
