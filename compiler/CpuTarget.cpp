@@ -85,10 +85,6 @@ LogicalResult approximateExp(ModuleOp kernels) {
 LogicalResult
 lcc::lowerDispatchesToLLVM(ModuleOp kernels, const CpuTargetOptions &options,
                            SmallVectorImpl<KernelSignature> &signatures) {
-  // Ops are created below outside any pass: their dialects must be loaded.
-  kernels.getContext()
-      ->loadDialect<bufferization::BufferizationDialect, memref::MemRefDialect,
-                    func::FuncDialect>();
   if (failed(useBufferSignatures(kernels, signatures)))
     return failure();
 

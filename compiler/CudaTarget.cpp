@@ -137,22 +137,6 @@ gpu::GPUModuleOp outlineIntoGpuModule(ModuleOp kernels) {
   return gpuModule;
 }
 
-LogicalResult runOn(gpu::GPUModuleOp gpuModule, StringRef stage,
-                    const StageDumper &dump,
-                    llvm::function_ref<void(OpPassManager &)> build) {
-  PassManager pm(gpuModule.getContext(), gpu::GPUModuleOp::getOperationName());
-  build(pm);
-  if (failed(pm.run(gpuModule)))
-    return failure();
-  if (dump) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    gpuModule->print(os);
-    dump(stage, text);
-  }
-  return success();
-}
-
 /// gpu-to-nvvm without its libdevice: upstream's pass makes the LLVM math
 /// intrinsics (floor, sqrt, exp2, ...) illegal so that they become calls of
 /// libdevice, which only a CUDA installation has. NVPTX has instructions
@@ -251,8 +235,8 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
   copiesToLinalg(kernels);
 
   gpu::GPUModuleOp gpuModule = outlineIntoGpuModule(kernels);
-  if (failed(
-          runOn(gpuModule, "gpu-threads", options.dump, [&](OpPassManager &pm) {
+  if (failed(runDumpedPipeline(
+          gpuModule, "gpu-threads", options.dump, [&](PassManager &pm) {
             pm.addPass(createCanonicalizerPass());
             pm.addPass(createStageOperandTiles());
             DistributeToThreadsOptions distribute;
@@ -272,21 +256,24 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
 
   if (failed(expandMath(gpuModule)))
     return gpuModule.emitError("cannot expand the math functions"), failure();
-  if (failed(runOn(gpuModule, "gpu-loops", options.dump, [](OpPassManager &pm) {
-        pm.addPass(createLowerAffinePass());
-        pm.addPass(createSCFToControlFlowPass());
-        pm.addPass(memref::createExpandStridedMetadataPass());
-        pm.addPass(createLowerAffinePass());
-        pm.addPass(arith::createArithExpandOpsPass());
-        // Before gpu-to-nvvm, whose patterns would make them libdevice calls.
-        pm.addPass(createConvertMathToLLVMPass());
-      })))
+  if (failed(runDumpedPipeline(
+          gpuModule, "gpu-loops", options.dump, [](PassManager &pm) {
+            pm.addPass(createLowerAffinePass());
+            pm.addPass(createSCFToControlFlowPass());
+            pm.addPass(memref::createExpandStridedMetadataPass());
+            pm.addPass(createLowerAffinePass());
+            pm.addPass(arith::createArithExpandOpsPass());
+            // Before gpu-to-nvvm, whose patterns would make them libdevice
+            // calls.
+            pm.addPass(createConvertMathToLLVMPass());
+          })))
     return failure();
   if (failed(convertToNVVM(gpuModule)))
     return failure();
-  if (failed(runOn(gpuModule, "nvvm", options.dump, [](OpPassManager &pm) {
-        pm.addPass(createReconcileUnrealizedCastsPass());
-      })))
+  if (failed(runDumpedPipeline(
+          gpuModule, "nvvm", options.dump, [](PassManager &pm) {
+            pm.addPass(createReconcileUnrealizedCastsPass());
+          })))
     return failure();
 
   // The kernels, alone in a builtin module, are what LLVM IR is made from.

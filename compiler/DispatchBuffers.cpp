@@ -90,17 +90,16 @@ void lcc::copiesToLinalg(Operation *root) {
 }
 
 LogicalResult
-lcc::runDumpedPipeline(ModuleOp module, StringRef stage,
-                       const StageDumper &dump,
+lcc::runDumpedPipeline(Operation *op, StringRef stage, const StageDumper &dump,
                        llvm::function_ref<void(PassManager &)> build) {
-  PassManager pm(module.getContext());
+  PassManager pm(op->getContext(), op->getName().getStringRef());
   build(pm);
-  if (failed(pm.run(module)))
+  if (failed(pm.run(op)))
     return failure();
   if (dump) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    module.print(os);
+    op->print(os);
     dump(stage, text);
   }
   return success();

@@ -44,9 +44,10 @@ void addDispatchBufferizationPasses(mlir::PassManager &pm);
 /// otherwise become a call of MLIR's runner library, which no device has.
 void copiesToLinalg(mlir::Operation *root);
 
-/// Runs the passes `build` adds on `module` and dumps the result as `stage`.
+/// Runs the passes `build` adds on `op` (a pass manager anchored on its op
+/// name) and, when `dump` is set, dumps the result as `stage`.
 mlir::LogicalResult
-runDumpedPipeline(mlir::ModuleOp module, llvm::StringRef stage,
+runDumpedPipeline(mlir::Operation *op, llvm::StringRef stage,
                   const StageDumper &dump,
                   llvm::function_ref<void(mlir::PassManager &)> build);
 

@@ -25,18 +25,6 @@ std::string printed(Operation *op) {
   return text;
 }
 
-LogicalResult runStage(ModuleOp module, StringRef name,
-                       const CompileOptions &options,
-                       llvm::function_ref<void(PassManager &)> build) {
-  PassManager pm(module.getContext());
-  build(pm);
-  if (failed(pm.run(module)))
-    return failure();
-  if (options.dump)
-    options.dump(name, printed(module));
-  return success();
-}
-
 } // namespace
 
 FailureOr<std::string> lcc::compile(ModuleOp module,
@@ -44,61 +32,65 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   if (options.dump)
     options.dump("attn", printed(module));
   if (options.attention != AttentionForm::Keep &&
-      failed(runStage(module, "attention-forms", options, [&](PassManager &pm) {
-        if (options.attention == AttentionForm::Auto) {
-          SelectFormOptions pass;
-          pass.memoryBudget = options.memoryBudget;
-          pass.nHashes = options.lshHashes;
-          pass.bucketSize = options.lshBucketSize;
-          pass.seed = options.seed;
-          pm.addPass(createSelectForm(pass));
-          return;
-        }
-        if (options.attention == AttentionForm::Routed) {
-          DenseToRoutedOptions pass;
-          pass.clusters = options.routedClusters;
-          pass.window = options.routedWindow;
-          pass.seed = options.seed;
-          pm.addPass(createDenseToRouted(pass));
-          return;
-        }
-        if (options.attention == AttentionForm::LSH) {
-          DenseToLSHOptions pass;
-          pass.nHashes = options.lshHashes;
-          pass.bucketSize = options.lshBucketSize;
-          pass.seed = options.seed;
-          pm.addPass(createDenseToLSH(pass));
-          return;
-        }
-        const SparseAttentionOptions &o = options.sparse;
-        DenseToSparseOptions pass;
-        pass.pattern = stringifySparsePattern(o.pattern).str();
-        pass.block = o.block;
-        pass.stride = o.stride;
-        pass.summary = o.summary;
-        pm.addPass(createDenseToSparse(pass));
-      })))
+      failed(runDumpedPipeline(
+          module, "attention-forms", options.dump, [&](PassManager &pm) {
+            if (options.attention == AttentionForm::Auto) {
+              SelectFormOptions pass;
+              pass.memoryBudget = options.memoryBudget;
+              pass.nHashes = options.lshHashes;
+              pass.bucketSize = options.lshBucketSize;
+              pass.seed = options.seed;
+              pm.addPass(createSelectForm(pass));
+              return;
+            }
+            if (options.attention == AttentionForm::Routed) {
+              DenseToRoutedOptions pass;
+              pass.clusters = options.routedClusters;
+              pass.window = options.routedWindow;
+              pass.seed = options.seed;
+              pm.addPass(createDenseToRouted(pass));
+              return;
+            }
+            if (options.attention == AttentionForm::LSH) {
+              DenseToLSHOptions pass;
+              pass.nHashes = options.lshHashes;
+              pass.bucketSize = options.lshBucketSize;
+              pass.seed = options.seed;
+              pm.addPass(createDenseToLSH(pass));
+              return;
+            }
+            const SparseAttentionOptions &o = options.sparse;
+            DenseToSparseOptions pass;
+            pass.pattern = stringifySparsePattern(o.pattern).str();
+            pass.block = o.block;
+            pass.stride = o.stride;
+            pass.summary = o.summary;
+            pm.addPass(createDenseToSparse(pass));
+          })))
     return failure();
   if (options.stopAfter == Stage::Attn)
     return printed(module);
 
-  if (failed(runStage(module, "linalg", options, [](PassManager &pm) {
-        pm.addPass(createLowerToLinalg());
-        pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-        pm.addPass(createFuseElementwise());
-        pm.addPass(createCanonicalizerPass());
-        pm.addPass(createCSEPass());
-      })))
+  if (failed(runDumpedPipeline(module, "linalg", options.dump,
+                               [](PassManager &pm) {
+                                 pm.addPass(createLowerToLinalg());
+                                 pm.addNestedPass<func::FuncOp>(
+                                     createConvertElementwiseToLinalgPass());
+                                 pm.addPass(createFuseElementwise());
+                                 pm.addPass(createCanonicalizerPass());
+                                 pm.addPass(createCSEPass());
+                               })))
     return failure();
   if (options.stopAfter == Stage::Linalg)
     return printed(module);
 
-  if (failed(runStage(module, "dispatches", options, [](PassManager &pm) {
-        pm.addPass(createTileToWorkgroups());
-        pm.addPass(createOutlineDispatches());
-        pm.addPass(createCanonicalizerPass());
-        pm.addPass(createCSEPass());
-      })))
+  if (failed(runDumpedPipeline(module, "dispatches", options.dump,
+                               [](PassManager &pm) {
+                                 pm.addPass(createTileToWorkgroups());
+                                 pm.addPass(createOutlineDispatches());
+                                 pm.addPass(createCanonicalizerPass());
+                                 pm.addPass(createCSEPass());
+                               })))
     return failure();
 
   // The host programs, planned on the tensors the dispatches exchange.
