@@ -34,15 +34,16 @@ using namespace mlir;
 
 namespace {
 
-/// The loops of a contraction in the form the register tiles need: `m` and
-/// `n` parallel, `k` reduced, C's last dimension `n`, and every input that
-/// reads `n` reading it as its last (contiguous) dimension.
+/// The loops of a contraction C[m, n] += A * B: `m` and `n` parallel, C's
+/// dimensions in that order, `k` reduced.
 struct ContractionLoops {
   unsigned m, n, k;
 };
 
-std::optional<ContractionLoops> matchContraction(linalg::LinalgOp op,
-                                                 int64_t tileM, int64_t tileN) {
+/// The loops of `op` when it is a buffer contraction of three static loops
+/// whose `m` and `n` are multiples of the register tile.
+std::optional<ContractionLoops>
+tileableContraction(linalg::LinalgOp op, int64_t tileM, int64_t tileN) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() != 3 ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
@@ -53,21 +54,30 @@ std::optional<ContractionLoops> matchContraction(linalg::LinalgOp op,
   AffineMap output = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (output.getNumResults() != 2)
     return std::nullopt;
-  auto n = dyn_cast<AffineDimExpr>(output.getResult(1));
   auto m = dyn_cast<AffineDimExpr>(output.getResult(0));
-  if (!n || !m)
+  auto n = dyn_cast<AffineDimExpr>(output.getResult(1));
+  if (!m || !n || ranges[m.getPosition()] % tileM != 0 ||
+      ranges[n.getPosition()] % tileN != 0)
     return std::nullopt;
-  unsigned k = 3 - n.getPosition() - m.getPosition();
+  return ContractionLoops{m.getPosition(), n.getPosition(),
+                          3 - m.getPosition() - n.getPosition()};
+}
+
+/// The loops of `op` in the form the register tiles need: every input that
+/// reads `n` reads it as its last (contiguous) dimension.
+std::optional<ContractionLoops> matchContraction(linalg::LinalgOp op,
+                                                 int64_t tileM, int64_t tileN) {
+  std::optional<ContractionLoops> loops = tileableContraction(op, tileM, tileN);
+  if (!loops)
+    return std::nullopt;
+  AffineExpr n = getAffineDimExpr(loops->n, op.getContext());
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
     for (unsigned r = 0; r + 1 < map.getNumResults(); ++r)
       if (map.getResult(r) == n)
         return std::nullopt;
   }
-  if (ranges[m.getPosition()] % tileM != 0 ||
-      ranges[n.getPosition()] % tileN != 0)
-    return std::nullopt;
-  return ContractionLoops{m.getPosition(), n.getPosition(), k};
+  return loops;
 }
 
 /// A generic op that is C[m, n] += A[m, k] * B[k, n] (or B[n, k], as in
@@ -78,9 +88,8 @@ std::optional<ContractionLoops> matchContraction(linalg::LinalgOp op,
 /// copies for m x n x k multiply-adds).
 void toNamedMatmul(RewriterBase &rewriter, linalg::GenericOp op, int64_t tileM,
                    int64_t tileN) {
-  if (!op.hasPureBufferSemantics() || op.getNumLoops() != 3 ||
-      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !linalg::isaContractionOpInterface(op))
+  std::optional<ContractionLoops> loops = tileableContraction(op, tileM, tileN);
+  if (!loops)
     return;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
@@ -88,23 +97,16 @@ void toNamedMatmul(RewriterBase &rewriter, linalg::GenericOp op, int64_t tileM,
         !type.getElementType().isF32())
       return;
   }
-  AffineMap output = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  auto m = dyn_cast<AffineDimExpr>(output.getResult(0));
-  auto n = dyn_cast<AffineDimExpr>(output.getResult(1));
-  if (!m || !n)
-    return;
-  AffineExpr k =
-      getAffineDimExpr(3 - m.getPosition() - n.getPosition(), op.getContext());
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m = getAffineDimExpr(loops->m, ctx);
+  AffineExpr n = getAffineDimExpr(loops->n, ctx);
+  AffineExpr k = getAffineDimExpr(loops->k, ctx);
   AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   if (a.getResult(0) != m || a.getResult(1) != k)
     return;
   bool transposed = b.getResult(0) == n && b.getResult(1) == k;
   if (!transposed && (b.getResult(0) != k || b.getResult(1) != n))
-    return;
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (ranges[m.getPosition()] % tileM != 0 ||
-      ranges[n.getPosition()] % tileN != 0)
     return;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
