@@ -132,3 +132,34 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @nested_carry(%x: memref<64xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %init = memref.alloc() : memref<64xf32>
+    %outer = scf.for %i = %c0 to %c4 step %c1 iter_args(%o = %init) -> memref<64xf32> {
+      %inner = scf.for %j = %c0 to %c4 step %c1 iter_args(%p = %o) -> memref<64xf32> {
+        // expected-error @below {{in kernel 'nested_carry' is carried through two nested loops, which shared-memory slots do not support yet}}
+        %next = memref.alloc() : memref<64xf32>
+        linalg.copy ins(%p : memref<64xf32>) outs(%next : memref<64xf32>)
+        scf.yield %next : memref<64xf32>
+      }
+      scf.yield %inner : memref<64xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+gpu.module @kernels {
+  gpu.func @per_thread() kernel {
+    // expected-error @below {{is not supported in a GPU kernel (a buffer per thread)}}
+    %t = memref.alloca() : memref<4xf32>
+    gpu.return
+  }
+}
