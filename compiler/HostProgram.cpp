@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 using namespace lcc;
@@ -34,6 +35,29 @@ Parameter describeParameter(func::FuncOp host, unsigned argIndex,
   return p;
 }
 
+/// A tensor assembled on the host by a chain of tensor.insert_slice ops (the
+/// chunks of a chunked feed-forward, a concatenation). Each chain owns one
+/// buffer. A chain continues only through a value whose one use is the next
+/// insert: two chains that start from one (CSE'd) tensor.empty, or that
+/// branch from one partial value, are two assemblies with two buffers, since
+/// writing the second into the first's bytes would clobber a value that is
+/// still read.
+struct Assembly {
+  RankedTensorType type;
+  /// The value a chain that does not start from tensor.empty starts from;
+  /// its bytes are copied into the buffer when the chain begins.
+  Value initial;
+  /// Planned on first use: the result buffer when the chain is returned.
+  std::optional<unsigned> buffer;
+  std::optional<unsigned> returnedAs;
+};
+
+/// Where a dispatch result that a chain inserts may be written directly.
+struct SliceTarget {
+  unsigned assembly;
+  uint64_t offset, length;
+};
+
 class Planner {
 public:
   Planner(func::FuncOp host, ParameterTable &parameters)
@@ -49,14 +73,34 @@ private:
   BufferRange whole(unsigned buffer) {
     return {buffer, 0, program.buffers[buffer].size};
   }
+  /// The index the next command gets.
+  int64_t nextCommand() const { return program.commands.size(); }
+
   LogicalResult planArguments();
+  LogicalResult planAssemblies();
   LogicalResult planCall(func::CallOp call);
-  FailureOr<BufferRange> lookup(Operation *user, Value v) {
+  LogicalResult planInsertSlice(tensor::InsertSliceOp insert);
+  LogicalResult planReturn(func::ReturnOp ret);
+  unsigned assemblyBuffer(unsigned assembly);
+  void computeLiveRanges();
+
+  /// The buffer range of `v`, recording that the next command reads it.
+  FailureOr<BufferRange> read(Operation *user, Value v) {
     auto it = where.find(v);
     if (it == where.end())
       return user->emitOpError("reads a tensor that has no buffer (it was "
                                "never written by a dispatch)");
+    tensors[tensorOf.lookup(v)].lastRead = nextCommand();
     return it->second;
+  }
+  /// Records that `v` lives in `range`, with `defined` bytes holding its
+  /// elements, complete after command `definedBy`.
+  void define(Value v, BufferRange range, SmallVector<BufferRange> defined,
+              int64_t definedBy, std::string description) {
+    where[v] = range;
+    tensorOf[v] = tensors.size();
+    tensors.push_back({std::move(description), std::move(defined), definedBy,
+                       /*lastRead=*/-1});
   }
   void copy(StringRef name, BufferRange from, BufferRange to) {
     PlannedCommand command;
@@ -66,33 +110,27 @@ private:
     command.target = to;
     program.commands.push_back(std::move(command));
   }
-  void computeLiveRanges();
 
   func::FuncOp host;
   ParameterTable &parameters;
   SymbolTable symbols;
   HostProgram program;
   DenseMap<Value, BufferRange> where;
-  LogicalResult planInsertSlices();
-  unsigned rootBuffer(Value root);
+  DenseMap<Value, unsigned> tensorOf;
+  SmallVector<PlannedTensor> tensors;
 
   /// Dispatch results returned by the function: written straight into the
   /// result buffer instead of a transient one.
   DenseMap<Value, unsigned> returnedResult;
   SmallVector<unsigned> outputBuffers;
 
-  /// A tensor assembled by host-level insert_slices into a tensor.empty
-  /// (the chunks of a chunked feed-forward): `rootOf` maps each partial
-  /// result to that root, `sliceOf` a dispatch result that is inserted to
-  /// the byte range it is written to directly.
-  struct SliceTarget {
-    Value root;
-    uint64_t offset, length;
-  };
-  DenseMap<Value, Value> rootOf;
+  SmallVector<Assembly> assemblies;
+  /// The assembly of each insert_slice result.
+  DenseMap<Value, unsigned> assemblyOf;
+  /// Dispatch results that an insert_slice may place directly, and those
+  /// that planCall did write directly (the others are copied).
   DenseMap<Value, SliceTarget> sliceOf;
-  DenseMap<Value, unsigned> rootBuffers;
-  DenseMap<Value, unsigned> returnedRoot;
+  llvm::DenseSet<Value> writtenInPlace;
 };
 
 /// The byte range of a slice of a row-major tensor, if it is one contiguous
@@ -124,6 +162,11 @@ contiguousRange(tensor::InsertSliceOp insert) {
   return std::make_pair(linear * elementBytes, count * elementBytes);
 }
 
+bool overlaps(const BufferRange &a, const BufferRange &b) {
+  return a.buffer == b.buffer && a.length > 0 && b.length > 0 &&
+         a.offset < b.offset + b.length && b.offset < a.offset + a.length;
+}
+
 LogicalResult Planner::planArguments() {
   for (BlockArgument arg : host.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -132,6 +175,7 @@ LogicalResult Planner::planArguments() {
                               "got ")
              << arg.getType();
     unsigned buffer;
+    std::string description;
     if (auto name = host.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                       "attn.param")) {
       auto [it, inserted] = parameters.indexByName.try_emplace(
@@ -143,6 +187,7 @@ LogicalResult Planner::planArguments() {
         return host.emitOpError() << "parameter '" << name.getValue()
                                   << "' has two types in one module";
       buffer = addBuffer(BufferKind::Parameter, it->second, type);
+      description = ("parameter '" + name.getValue() + "'").str();
     } else {
       unsigned index = program.inputs.size();
       program.inputs.push_back({("arg" + Twine(index)).str(), type, {}});
@@ -151,10 +196,50 @@ LogicalResult Planner::planArguments() {
           range && range.size() == 2)
         program.inputs.back().validRange = {range[0], range[1]};
       buffer = addBuffer(BufferKind::Input, index, type);
+      description = "input " + std::to_string(index);
     }
-    where[arg] = whole(buffer);
+    define(arg, whole(buffer), {whole(buffer)}, -1, description);
   }
   return success();
+}
+
+LogicalResult Planner::planAssemblies() {
+  for (auto insert : host.getBody().front().getOps<tensor::InsertSliceOp>()) {
+    if (!contiguousRange(insert))
+      return insert.emitOpError("writes a strided region; the host can only "
+                                "place contiguous slices");
+    Value dest = insert.getDest();
+    auto chain = assemblyOf.find(dest);
+    unsigned assembly;
+    if (chain != assemblyOf.end() && dest.hasOneUse()) {
+      assembly = chain->second;
+    } else {
+      assembly = assemblies.size();
+      Value initial = dest.getDefiningOp<tensor::EmptyOp>() ? Value() : dest;
+      assemblies.push_back({insert.getDestType(), initial, {}, {}});
+    }
+    assemblyOf[insert.getResult()] = assembly;
+    // A chain that starts from a value is filled by a copy when it begins,
+    // which would overwrite slices written before it: only chains that
+    // start empty take dispatch results in place.
+    Value source = insert.getSource();
+    if (!assemblies[assembly].initial && source.getDefiningOp<func::CallOp>() &&
+        source.hasOneUse()) {
+      std::pair<uint64_t, uint64_t> range = *contiguousRange(insert);
+      sliceOf[source] = {assembly, range.first, range.second};
+    }
+  }
+  return success();
+}
+
+unsigned Planner::assemblyBuffer(unsigned index) {
+  Assembly &assembly = assemblies[index];
+  if (!assembly.buffer)
+    assembly.buffer =
+        assembly.returnedAs
+            ? outputBuffers[*assembly.returnedAs]
+            : addBuffer(BufferKind::Transient, 0, assembly.type);
+  return *assembly.buffer;
 }
 
 LogicalResult Planner::planCall(func::CallOp call) {
@@ -171,76 +256,110 @@ LogicalResult Planner::planCall(func::CallOp call) {
   PlannedCommand command;
   command.kind = PlannedCommand::Kind::Dispatch;
   command.name = command.entryPoint = call.getCallee().str();
+  command.outputCount = numOutputs;
   llvm::copy(count.asArrayRef(), command.workgroupCount.begin());
+  SmallVector<BufferRange> inputs;
   for (Value input : call.getOperands().take_front(numInputs)) {
-    FailureOr<BufferRange> range = lookup(call, input);
+    FailureOr<BufferRange> range = read(call, input);
     if (failed(range))
       return failure();
-    command.bindings.push_back(*range);
+    inputs.push_back(*range);
   }
+  command.bindings = inputs;
   for (unsigned i = 0; i < numOutputs; ++i) {
     Value init = call.getOperand(numInputs + i);
     Value result = call.getResult(i);
     auto type = cast<RankedTensorType>(result.getType());
-    BufferRange range;
+    std::optional<BufferRange> range;
     auto slice = sliceOf.find(result);
     auto returned = returnedResult.find(result);
-    if (slice != sliceOf.end())
-      range = {rootBuffer(slice->second.root), slice->second.offset,
-               slice->second.length};
-    else if (returned != returnedResult.end())
+    if (slice != sliceOf.end()) {
+      // In place only where the kernel reads nothing it writes.
+      BufferRange target = {assemblyBuffer(slice->second.assembly),
+                            slice->second.offset, slice->second.length};
+      if (llvm::none_of(inputs, [&](const BufferRange &input) {
+            return overlaps(input, target);
+          })) {
+        range = target;
+        writtenInPlace.insert(result);
+      }
+    }
+    if (!range && returned != returnedResult.end())
       range = whole(outputBuffers[returned->second]);
-    else
+    if (!range)
       range = whole(addBuffer(BufferKind::Transient, 0, type));
     // A dispatch updates its output in place: start it from the initial
     // value unless that is undefined (tensor.empty).
     if (!init.getDefiningOp<tensor::EmptyOp>()) {
-      FailureOr<BufferRange> from = lookup(call, init);
+      FailureOr<BufferRange> from = read(call, init);
       if (failed(from))
         return failure();
       copy(call.getCallee().str() + ".init" + std::to_string(i), *from,
-           range);
+           *range);
     }
-    where[result] = range;
-    command.bindings.push_back(range);
+    command.bindings.push_back(*range);
+  }
+  int64_t index = nextCommand();
+  for (unsigned i = 0; i < numOutputs; ++i) {
+    BufferRange range = command.bindings[numInputs + i];
+    define(call.getResult(i), range, {range}, index,
+           "result " + std::to_string(i) + " of '" + command.name + "'");
   }
   program.commands.push_back(std::move(command));
   return success();
 }
 
-LogicalResult Planner::planInsertSlices() {
-  for (auto insert : host.getBody().front().getOps<tensor::InsertSliceOp>()) {
-    Value dest = insert.getDest();
-    Value root = dest.getDefiningOp<tensor::EmptyOp>() ? dest
-                                                        : rootOf.lookup(dest);
-    if (!root)
-      return insert.emitOpError("can only assemble a tensor.empty on the "
-                                "host");
-    std::optional<std::pair<uint64_t, uint64_t>> range =
-        contiguousRange(insert);
-    if (!range)
-      return insert.emitOpError("writes a strided region; the host can only "
-                                "place contiguous slices");
-    rootOf[insert.getResult()] = root;
-    Value source = insert.getSource();
-    if (source.getDefiningOp<func::CallOp>() && source.hasOneUse())
-      sliceOf[source] = {root, range->first, range->second};
+LogicalResult Planner::planInsertSlice(tensor::InsertSliceOp insert) {
+  unsigned index = assemblyOf.lookup(insert.getResult());
+  Assembly &assembly = assemblies[index];
+  unsigned buffer = assemblyBuffer(index);
+  auto [offset, length] = *contiguousRange(insert);
+  BufferRange slice = {buffer, offset, length};
+  Value dest = insert.getDest();
+  SmallVector<BufferRange> defined;
+  int64_t definedBy = -1;
+  if (auto chain = assemblyOf.find(dest);
+      chain != assemblyOf.end() && chain->second == index) {
+    const PlannedTensor &partial = tensors[tensorOf.lookup(dest)];
+    defined = partial.defined;
+    definedBy = partial.definedBy;
+  } else if (assembly.initial) {
+    FailureOr<BufferRange> from = read(insert, assembly.initial);
+    if (failed(from))
+      return failure();
+    definedBy = nextCommand();
+    copy("insert_slice.init", *from, whole(buffer));
+    defined.push_back(whole(buffer));
   }
+  Value source = insert.getSource();
+  if (writtenInPlace.contains(source)) {
+    definedBy = std::max(definedBy, tensors[tensorOf.lookup(source)].definedBy);
+  } else {
+    FailureOr<BufferRange> from = read(insert, source);
+    if (failed(from))
+      return failure();
+    definedBy = nextCommand();
+    copy("insert_slice", *from, slice);
+  }
+  defined.push_back(slice);
+  define(insert.getResult(), whole(buffer), std::move(defined), definedBy,
+         "an assembly of slices of buffer " + std::to_string(buffer));
   return success();
 }
 
-unsigned Planner::rootBuffer(Value root) {
-  auto it = rootBuffers.find(root);
-  if (it != rootBuffers.end())
-    return it->second;
-  auto returned = returnedRoot.find(root);
-  unsigned buffer =
-      returned != returnedRoot.end()
-          ? outputBuffers[returned->second]
-          : addBuffer(BufferKind::Transient, 0,
-                      cast<RankedTensorType>(root.getType()));
-  rootBuffers[root] = buffer;
-  return buffer;
+LogicalResult Planner::planReturn(func::ReturnOp ret) {
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    FailureOr<BufferRange> from = read(ret, value);
+    if (failed(from))
+      return failure();
+    if (from->buffer == outputBuffers[i])
+      continue; // Written in place.
+    copy("result" + std::to_string(i), *from, whole(outputBuffers[i]));
+  }
+  // Every returned value is read once more: when the caller takes it.
+  for (Value value : ret.getOperands())
+    tensors[tensorOf.lookup(value)].lastRead = nextCommand();
+  return success();
 }
 
 void Planner::computeLiveRanges() {
@@ -284,34 +403,33 @@ FailureOr<HostProgram> Planner::run() {
     if (produced.getDefiningOp<func::CallOp>())
       returnedResult.try_emplace(produced, i);
   }
-  if (failed(planInsertSlices()))
+  if (failed(planAssemblies()))
     return failure();
+  // A chain is complete in its last value, the only one that can be
+  // returned (every earlier one has the next insert as its one use).
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-    if (Value root = rootOf.lookup(value))
-      returnedRoot.try_emplace(root, i);
+    if (auto chain = assemblyOf.find(value); chain != assemblyOf.end()) {
+      Assembly &assembly = assemblies[chain->second];
+      if (!assembly.returnedAs)
+        assembly.returnedAs = i;
+    }
   for (Operation &op : host.getBody().front()) {
     if (isa<tensor::EmptyOp>(op))
       continue;
     if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-      Value root = rootOf.lookup(insert.getResult());
-      unsigned buffer = rootBuffer(root);
-      if (!sliceOf.count(insert.getSource())) {
-        FailureOr<BufferRange> from = lookup(&op, insert.getSource());
-        if (failed(from))
-          return failure();
-        std::optional<std::pair<uint64_t, uint64_t>> range =
-            contiguousRange(insert);
-        copy("insert_slice", *from, {buffer, range->first, range->second});
-      }
-      where[insert.getResult()] = whole(buffer);
+      if (failed(planInsertSlice(insert)))
+        return failure();
       continue;
     }
     if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op)) {
       // A reshape of a contiguous tensor names the same bytes.
-      FailureOr<BufferRange> range = lookup(&op, op.getOperand(0));
-      if (failed(range))
-        return failure();
-      where[op.getResult(0)] = *range;
+      Value source = op.getOperand(0);
+      auto it = where.find(source);
+      if (it == where.end())
+        return op.emitOpError("reshapes a tensor that has no buffer");
+      PlannedTensor named = tensors[tensorOf.lookup(source)];
+      define(op.getResult(0), it->second, named.defined, named.definedBy,
+             named.description);
       continue;
     }
     if (auto call = dyn_cast<func::CallOp>(op)) {
@@ -319,22 +437,19 @@ FailureOr<HostProgram> Planner::run() {
         return failure();
       continue;
     }
-    if (isa<func::ReturnOp>(op))
+    if (auto returnOp = dyn_cast<func::ReturnOp>(op)) {
+      if (failed(planReturn(returnOp)))
+        return failure();
       break;
+    }
     return op.emitOpError("cannot run on the host: only dispatch calls, "
                           "reshapes, contiguous insert_slices and "
                           "tensor.empty can");
   }
-  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-    FailureOr<BufferRange> from = lookup(ret, value);
-    if (failed(from))
-      return failure();
-    if (from->buffer == outputBuffers[i])
-      continue; // Written in place.
-    copy("result" + std::to_string(i), *from, whole(outputBuffers[i]));
-  }
   computeLiveRanges();
   planArena(program);
+  if (std::optional<std::string> hazard = verifyHostProgram(program, tensors))
+    return host.emitOpError("internal error in buffer planning: ") << *hazard;
   return std::move(program);
 }
 

@@ -62,8 +62,23 @@ struct PlannedCommand {
   std::string name;
   std::string entryPoint; // Dispatch: the dispatch function's name
   std::array<int64_t, 3> workgroupCount = {1, 1, 1};
-  llvm::SmallVector<BufferRange> bindings; // Dispatch
+  llvm::SmallVector<BufferRange> bindings; // Dispatch: inputs, then outputs
+  unsigned outputCount = 0;                // Dispatch: bindings it writes
   BufferRange source, target;              // Copy
+};
+
+/// A tensor of the host program where the planner put it: what the hazard
+/// check (verifyHostProgram) needs to prove that no command overwrites bytes
+/// a tensor still holds for a later reader.
+struct PlannedTensor {
+  std::string description; // "result 0 of forward_ff_3", for messages
+  /// The byte ranges holding the tensor's defined elements (an assembly of
+  /// slices holds only the slices inserted so far).
+  llvm::SmallVector<BufferRange> defined;
+  /// The command that completes the tensor (-1: before the first, as for
+  /// arguments and parameters), and the last command that reads it (the
+  /// number of commands when the function returns it; -1: never read).
+  int64_t definedBy = -1, lastRead = -1;
 };
 
 struct HostProgram {
@@ -78,6 +93,15 @@ struct HostProgram {
 /// adding the parameters it uses to `parameters`.
 mlir::FailureOr<HostProgram> planHostProgram(mlir::func::FuncOp host,
                                              ParameterTable &parameters);
+
+/// Checks the planned program against `tensors`: no command may write a
+/// byte that a tensor completed earlier still holds for a later (or the
+/// same) command. Transient buffers are compared at their arena offsets, so
+/// this covers the arena placement too. Returns a message naming the
+/// command and the tensor on a violation.
+std::optional<std::string>
+verifyHostProgram(const HostProgram &program,
+                  llvm::ArrayRef<PlannedTensor> tensors);
 
 /// Places every transient buffer of `program` in one arena so that buffers
 /// live at the same time never overlap (first fit, largest first); offsets

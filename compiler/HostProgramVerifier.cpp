@@ -1,0 +1,83 @@
+//===- HostProgramVerifier.cpp - no command clobbers a live tensor --------===//
+//
+// The planner shares bytes in three ways: reshapes alias their source,
+// assemblies of slices and dispatch results written in place share a
+// buffer, and the arena gives buffers with disjoint live ranges the same
+// offsets. Each is a chance to overwrite a tensor that a later command
+// still reads, which the kernels cannot notice: the result is silently
+// wrong. This check replays the planned program and proves that every
+// write lands on bytes no completed, still-read tensor holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/HostProgram.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace lcc;
+
+namespace {
+
+/// A byte range in one address space: the arena (every transient buffer, at
+/// its offset) or a buffer of its own (arguments, results, parameters).
+struct Extent {
+  int64_t space; // -1: the arena; otherwise the buffer index
+  uint64_t begin, end;
+};
+
+Extent extentOf(const HostProgram &program, const BufferRange &range) {
+  const PlannedBuffer &buffer = program.buffers[range.buffer];
+  if (buffer.kind == BufferKind::Transient)
+    return {-1, buffer.arenaOffset + range.offset,
+            buffer.arenaOffset + range.offset + range.length};
+  return {int64_t(range.buffer), range.offset, range.offset + range.length};
+}
+
+bool intersect(const Extent &a, const Extent &b) {
+  return a.space == b.space && a.begin < b.end && b.begin < a.end;
+}
+
+/// The ranges command `c` writes.
+llvm::SmallVector<BufferRange> writesOf(const PlannedCommand &command) {
+  if (command.kind == PlannedCommand::Kind::Copy)
+    return {command.target};
+  return llvm::SmallVector<BufferRange>(
+      llvm::ArrayRef(command.bindings).take_back(command.outputCount));
+}
+
+} // namespace
+
+std::optional<std::string>
+lcc::verifyHostProgram(const HostProgram &program,
+                       llvm::ArrayRef<PlannedTensor> tensors) {
+  for (auto [c, command] : llvm::enumerate(program.commands)) {
+    for (const BufferRange &write : writesOf(command)) {
+      if (write.length == 0)
+        continue;
+      Extent written = extentOf(program, write);
+      for (const PlannedTensor &tensor : tensors) {
+        int64_t at = c;
+        if (tensor.definedBy >= at || tensor.lastRead < at)
+          continue;
+        for (const BufferRange &held : tensor.defined) {
+          if (held.length == 0 || !intersect(written, extentOf(program, held)))
+            continue;
+          std::string reader =
+              tensor.lastRead == int64_t(program.commands.size())
+                  ? std::string("the caller")
+                  : llvm::formatv("command {0} '{1}'", tensor.lastRead,
+                                  program.commands[tensor.lastRead].name)
+                        .str();
+          return llvm::formatv("command {0} '{1}' of '{2}' writes bytes "
+                               "[{3}, {4}) of buffer {5}, which hold {6}, "
+                               "still read by {7}",
+                               c, command.name, program.name, write.offset,
+                               write.offset + write.length, write.buffer,
+                               tensor.description, reader)
+              .str();
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
