@@ -466,6 +466,17 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
 // Dense attention: the flash form
 //===----------------------------------------------------------------------===//
 
+/// 1 / max(||x||, 1e-12) from ||x||^2: the norm is floored as
+/// torch.nn.functional.normalize floors it, so a zero row normalises to zero
+/// instead of NaN (a padded position, a zero query).
+Value inverseNorm(OpBuilder &b, Location loc, Value sumSquares) {
+  Type type = sumSquares.getType();
+  Value floor = arith::ConstantOp::create(b, loc, type,
+                                          b.getFloatAttr(type, 1e-24));
+  return math::RsqrtOp::create(
+      b, loc, arith::MaximumFOp::create(b, loc, sumSquares, floor));
+}
+
 /// Rows of `x` divided by their L2 norm (the keys of shared-QK attention).
 Value normalizeRows(TensorBuilder &tb, Value x) {
   Value sumSquares =
@@ -477,8 +488,7 @@ Value normalizeRows(TensorBuilder &tb, Value x) {
   return tb.map(type.getShape(), type.getElementType(), {x, sumSquares},
                 {tb.identityMap(rank), tb.dropLastMap(rank)},
                 [](OpBuilder &b, Location loc, ValueRange a) {
-                  Value invNorm = math::RsqrtOp::create(b, loc, a[1]);
-                  return mul(b, loc, a[0], invNorm);
+                  return mul(b, loc, a[0], inverseNorm(b, loc, a[1]));
                 });
 }
 
@@ -1035,7 +1045,7 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
                             return add(b, l, a[1], mul(b, l, a[0], a[0]));
                           })},
         {tb.identityMap(2)}, [](OpBuilder &b, Location l, ValueRange a) {
-          return math::RsqrtOp::create(b, l, a[0]).getResult();
+          return inverseNorm(b, l, a[0]);
         });
     auto rotationType = RankedTensorType::get({dim, rounds, half}, f32);
     Value rotations = arith::ConstantOp::create(
@@ -1735,9 +1745,22 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
     auto f64c = [&](double v) -> Value {
       return arith::ConstantOp::create(b, loc, f64, b.getFloatAttr(f64, v));
     };
+    // Scores are cosines in [-1, 1]; whatever the input (zeros, NaN, Inf),
+    // each is read as a value in [-2, 1.5], NaN as -2, so that the
+    // bisection's invariant holds from the start and the window is always
+    // filled with `window` distinct valid positions.
     auto scoreAt = [&](OpBuilder &nb, Location l, Value j) -> Value {
-      Value s = tensor::ExtractOp::create(nb, l, scores, j);
-      return arith::ExtFOp::create(nb, l, f64, s);
+      Value s = arith::ExtFOp::create(
+          nb, l, f64, tensor::ExtractOp::create(nb, l, scores, j).getResult());
+      auto constant = [&](double v) -> Value {
+        return arith::ConstantOp::create(nb, l, f64, nb.getFloatAttr(f64, v));
+      };
+      Value isNan =
+          arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, s, s);
+      Value clamped = arith::MinimumFOp::create(
+          nb, l, arith::MaximumFOp::create(nb, l, s, constant(-2.0)),
+          constant(1.5));
+      return arith::SelectOp::create(nb, l, isNan, constant(-2.0), clamped);
     };
     Value c0 = index(0), c1 = index(1), cn = index(n);
     // count(score >= lo) >= window > count(score >= hi) throughout.
@@ -1794,8 +1817,11 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
         });
     Value ties = arith::SubIOp::create(b, loc, i32Constant(b, loc, window),
                                        greater.getResult(0));
-    Value empty =
-        tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{window}, i32);
+    Value empty = linalg::FillOp::create(
+                      b, loc, ValueRange{i32Constant(b, loc, 0)},
+                      ValueRange{tensor::EmptyOp::create(
+                          b, loc, ArrayRef<int64_t>{window}, i32)})
+                      .getResult(0);
     auto collect = scf::ForOp::create(
         b, loc, c0, cn, c1,
         ValueRange{empty, i32Constant(b, loc, 0), i32Constant(b, loc, 0)},
@@ -1808,7 +1834,13 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
           Value tieRoom = arith::CmpIOp::create(
               nb, l, arith::CmpIPredicate::slt, it[2], ties);
           Value tie = arith::AndIOp::create(nb, l, eq, tieRoom);
-          Value take = arith::OrIOp::create(nb, l, gt, tie);
+          // Never more than `window`, even where scores closer together
+          // than the bisection resolves make more of them exceed it.
+          Value room = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
+                                             it[1],
+                                             i32Constant(nb, l, window));
+          Value take = arith::AndIOp::create(
+              nb, l, arith::OrIOp::create(nb, l, gt, tie), room);
           auto write = scf::IfOp::create(
               nb, l, take,
               [&](OpBuilder &wb, Location wl) {
@@ -1933,11 +1965,18 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                       Value zero = arith::ConstantOp::create(
                           b, l, f32, b.getFloatAttr(f32, 0.0));
+                      // No members, or members that cancel (or are not
+                      // finite): the centroid stays where it was.
                       Value empty = arith::CmpFOp::create(
                           b, l, arith::CmpFPredicate::OEQ, a[2], zero);
-                      Value mean =
-                          mul(b, l, a[0], math::RsqrtOp::create(b, l, a[1]));
-                      return arith::SelectOp::create(b, l, empty, a[3], mean);
+                      Value cancelled = arith::CmpFOp::create(
+                          b, l, arith::CmpFPredicate::ULE, a[1],
+                          arith::ConstantOp::create(
+                              b, l, f32, b.getFloatAttr(f32, 1e-24)));
+                      Value keep =
+                          arith::OrIOp::create(b, l, empty, cancelled);
+                      Value mean = mul(b, l, a[0], inverseNorm(b, l, a[1]));
+                      return arith::SelectOp::create(b, l, keep, a[3], mean);
                     });
           scf::YieldOp::create(nb, nl, next);
         });

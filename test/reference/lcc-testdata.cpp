@@ -30,7 +30,7 @@ namespace {
 const char *const kUsage = R"(usage:
   lcc-testdata --output=F.npy --shape=D0,D1,... [--dtype=f32|i32] [--seed=N]
                [--normal | --uniform=LO,HI | --clustered=K [--noise=S]
-               [--radius=R]]
+               [--radius=R] | --fill=V] [--zero-rows=R,...]
   lcc-testdata --model-params=transformer-tiny|reformer-tiny
                --output=W.safetensors [--seed=N]
 distributions:
@@ -41,6 +41,10 @@ distributions:
                     random unit directions; each token picks one uniformly and
                     is R * (direction + S * N(0, I) / sqrt(head_dim));
                     S (--noise) defaults to 0.1, R (--radius) to 1
+  --fill=V          f32: every element V (0, nan, inf, -inf allowed): the
+                    degenerate inputs of the hostile-input tests
+  --zero-rows=R,... after drawing, rows R (of the second-last dimension,
+                    e.g. tokens of [batch, heads, seq, head_dim]) are zero
 model parameters (sorted by name, row-major; matrices [in, out]):
   weights N(0, 1/in); layer-norm gamma 1 + 0.1 N(0, 1); beta and biases
   0.1 N(0, 1); embeddings N(0, 1)
@@ -139,6 +143,8 @@ int run(int argc, char **argv) {
                                    {"normal", false},
                                    {"uniform", true},
                                    {"clustered", true},
+                                   {"fill", true},
+                                   {"zero-rows", true},
                                    {"noise", true},
                                    {"radius", true},
                                    {"seed", true},
@@ -163,7 +169,7 @@ int run(int argc, char **argv) {
 
   if (args.has("model-params")) {
     for (const char *flag : {"shape", "dtype", "normal", "uniform", "clustered",
-                             "noise", "radius"})
+                             "fill", "zero-rows", "noise", "radius"})
       if (args.has(flag))
         throw ReferenceError(std::string("--") + flag +
                              " does not apply to --model-params");
@@ -176,15 +182,26 @@ int run(int argc, char **argv) {
   if (dtypeName != "f32" && dtypeName != "i32")
     throw ReferenceError("--dtype must be f32 or i32, got '" + dtypeName + "'");
   bool isInt = dtypeName == "i32";
-  int distributions =
-      args.has("normal") + args.has("uniform") + args.has("clustered");
+  int distributions = args.has("normal") + args.has("uniform") +
+                      args.has("clustered") + args.has("fill");
   if (distributions > 1)
     throw ReferenceError("give at most one of --normal, --uniform, "
-                         "--clustered");
+                         "--clustered, --fill");
   if ((args.has("noise") || args.has("radius")) && !args.has("clustered"))
     throw ReferenceError("--noise and --radius apply to --clustered only");
 
   Tensor t(shape);
+  if (args.has("fill")) {
+    // Deliberately degenerate data (zeros, NaN, infinities) for the
+    // hostile-input tests: no all-zeros check below.
+    if (isInt)
+      throw ReferenceError("--fill needs --dtype=f32");
+    double value = parseDouble(args.value("fill"), "--fill");
+    for (double &x : t.data)
+      x = value;
+    writeNpy(output, t, DType::F32);
+    return 0;
+  }
   if (args.has("clustered")) {
     if (isInt)
       throw ReferenceError("--clustered needs --dtype=f32");
@@ -224,6 +241,21 @@ int run(int argc, char **argv) {
                            "[LO, HI))");
     for (double &x : t.data)
       x = rng.normal();
+  }
+
+  if (args.has("zero-rows")) {
+    if (shape.size() < 2)
+      throw ReferenceError("--zero-rows needs a shape of rank >= 2");
+    int64_t rows = shape[shape.size() - 2], width = shape.back();
+    for (const std::string &text : splitCommas(args.value("zero-rows"))) {
+      int64_t row = parseInt64(text, "--zero-rows");
+      if (row < 0 || row >= rows)
+        throw ReferenceError("--zero-rows: row " + text + " is outside [0, " +
+                             std::to_string(rows) + ")");
+      for (int64_t start = row * width; start < t.size();
+           start += rows * width)
+        std::fill(t.data.begin() + start, t.data.begin() + start + width, 0.0);
+    }
   }
 
   // Zeros would hide a kernel that never writes its output.
