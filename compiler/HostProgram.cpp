@@ -15,6 +15,33 @@ uint64_t lcc::byteSize(RankedTensorType type) {
   return elementBytes * static_cast<uint64_t>(type.getNumElements());
 }
 
+std::optional<std::pair<uint64_t, uint64_t>>
+lcc::contiguousSliceBytes(tensor::InsertSliceOp insert) {
+  RankedTensorType dest = insert.getDestType();
+  ArrayRef<int64_t> offsets = insert.getStaticOffsets();
+  ArrayRef<int64_t> sizes = insert.getStaticSizes();
+  if (ShapedType::isDynamicShape(offsets) ||
+      ShapedType::isDynamicShape(sizes) || !insert.hasUnitStride())
+    return std::nullopt;
+  // Contiguous: unit sizes, then at most one partial dimension, then full
+  // dimensions.
+  int64_t rank = dest.getRank(), d = 0;
+  while (d < rank && sizes[d] == 1)
+    ++d;
+  for (int64_t e = d + 1; e < rank; ++e)
+    if (sizes[e] != dest.getDimSize(e))
+      return std::nullopt;
+  uint64_t linear = 0;
+  for (int64_t e = 0; e < rank; ++e)
+    linear = linear * dest.getDimSize(e) + offsets[e];
+  uint64_t elementBytes = byteSize(RankedTensorType::get(
+      {1}, dest.getElementType()));
+  uint64_t count = 1;
+  for (int64_t size : sizes)
+    count *= size;
+  return std::make_pair(linear * elementBytes, count * elementBytes);
+}
+
 namespace {
 
 /// How `attn-lower-to-linalg` asked the parameter to be initialised.
@@ -133,35 +160,6 @@ private:
   llvm::DenseSet<Value> writtenInPlace;
 };
 
-/// The byte range of a slice of a row-major tensor, if it is one contiguous
-/// range with static offsets and unit strides.
-std::optional<std::pair<uint64_t, uint64_t>>
-contiguousRange(tensor::InsertSliceOp insert) {
-  RankedTensorType dest = insert.getDestType();
-  ArrayRef<int64_t> offsets = insert.getStaticOffsets();
-  ArrayRef<int64_t> sizes = insert.getStaticSizes();
-  if (ShapedType::isDynamicShape(offsets) ||
-      ShapedType::isDynamicShape(sizes) || !insert.hasUnitStride())
-    return std::nullopt;
-  // Contiguous: unit sizes, then at most one partial dimension, then full
-  // dimensions.
-  int64_t rank = dest.getRank(), d = 0;
-  while (d < rank && sizes[d] == 1)
-    ++d;
-  for (int64_t e = d + 1; e < rank; ++e)
-    if (sizes[e] != dest.getDimSize(e))
-      return std::nullopt;
-  uint64_t linear = 0;
-  for (int64_t e = 0; e < rank; ++e)
-    linear = linear * dest.getDimSize(e) + offsets[e];
-  uint64_t elementBytes = byteSize(RankedTensorType::get(
-      {1}, dest.getElementType()));
-  uint64_t count = 1;
-  for (int64_t size : sizes)
-    count *= size;
-  return std::make_pair(linear * elementBytes, count * elementBytes);
-}
-
 bool overlaps(const BufferRange &a, const BufferRange &b) {
   return a.buffer == b.buffer && a.length > 0 && b.length > 0 &&
          a.offset < b.offset + b.length && b.offset < a.offset + a.length;
@@ -205,7 +203,7 @@ LogicalResult Planner::planArguments() {
 
 LogicalResult Planner::planAssemblies() {
   for (auto insert : host.getBody().front().getOps<tensor::InsertSliceOp>()) {
-    if (!contiguousRange(insert))
+    if (!contiguousSliceBytes(insert))
       return insert.emitOpError("writes a strided region; the host can only "
                                 "place contiguous slices");
     Value dest = insert.getDest();
@@ -225,7 +223,7 @@ LogicalResult Planner::planAssemblies() {
     Value source = insert.getSource();
     if (!assemblies[assembly].initial && source.getDefiningOp<func::CallOp>() &&
         source.hasOneUse()) {
-      std::pair<uint64_t, uint64_t> range = *contiguousRange(insert);
+      std::pair<uint64_t, uint64_t> range = *contiguousSliceBytes(insert);
       sliceOf[source] = {assembly, range.first, range.second};
     }
   }
@@ -313,7 +311,7 @@ LogicalResult Planner::planInsertSlice(tensor::InsertSliceOp insert) {
   unsigned index = assemblyOf.lookup(insert.getResult());
   Assembly &assembly = assemblies[index];
   unsigned buffer = assemblyBuffer(index);
-  auto [offset, length] = *contiguousRange(insert);
+  auto [offset, length] = *contiguousSliceBytes(insert);
   BufferRange slice = {buffer, offset, length};
   Value dest = insert.getDest();
   SmallVector<BufferRange> defined;

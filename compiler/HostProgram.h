@@ -11,6 +11,7 @@
 #define LCC_COMPILER_HOSTPROGRAM_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -107,6 +108,12 @@ verifyHostProgram(const HostProgram &program,
 /// live at the same time never overlap (first fit, largest first); offsets
 /// are multiples of 64. Sets `arenaSize`.
 void planArena(HostProgram &program);
+
+/// The byte range (offset, length) an insert_slice writes in its
+/// destination, if it is one contiguous range with static offsets and unit
+/// strides: only those are placed by the host program.
+std::optional<std::pair<uint64_t, uint64_t>>
+contiguousSliceBytes(mlir::tensor::InsertSliceOp insert);
 
 /// Bytes of a statically shaped tensor.
 uint64_t byteSize(mlir::RankedTensorType type);

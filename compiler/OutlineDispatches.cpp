@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/HostProgram.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,10 +38,24 @@ bool isClonedIntoDispatch(Operation *op) {
   if (isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
           tensor::CollapseShapeOp, arith::ConstantOp>(op))
     return true;
-  // Scalar arithmetic (constants, index math) hoisted out of a body.
-  return op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+  // Scalar arithmetic (constants, index math) hoisted out of a body, and
+  // scalar loops left at the top level where a one-iteration forall folded
+  // away (the routed window search of a single row).
+  return isMemoryEffectFree(op) && op->getNumResults() > 0 &&
          llvm::none_of(op->getResultTypes(),
                        [](Type t) { return isa<ShapedType>(t); });
+}
+
+/// Ops the host program keeps: they order dispatches or only name buffers.
+bool staysOnHost(Operation &op) {
+  if (isa<func::CallOp, func::ReturnOp, tensor::EmptyOp, tensor::ExpandShapeOp,
+          tensor::CollapseShapeOp>(op))
+    return true;
+  // The planner writes a contiguous slice in place; any other becomes a
+  // dispatch.
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    return lcc::contiguousSliceBytes(insert).has_value();
+  return false;
 }
 
 /// Builds one dispatch function: arguments are added as the body asks for
@@ -64,6 +79,8 @@ public:
     if (def && isClonedIntoDispatch(def)) {
       for (Value operand : def->getOperands())
         materialize(operand);
+      for (Region &region : def->getRegions())
+        materializeCaptures(region);
       builder.clone(*def, mapping);
       return mapping.lookup(v);
     }
@@ -111,6 +128,7 @@ public:
 
   LogicalResult outline(scf::ForallOp forall);
   LogicalResult outline(DestinationStyleOpInterface op);
+  LogicalResult outline(Operation *op);
   LogicalResult checkHostProgram();
 
 private:
@@ -233,6 +251,67 @@ LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
   return success();
 }
 
+/// Any other op with results (a loop over tensors, a constant the host
+/// returns): one workgroup that computes it into fresh outputs. A scalar
+/// result travels as a 0-d tensor (an index as i64) that the host reads back
+/// with tensor.extract, which the dispatches using it then clone.
+LogicalResult Outliner::outline(Operation *op) {
+  func::FuncOp dispatch = createDispatch(op->getLoc());
+  DispatchBuilder db(dispatch);
+  for (Region &region : op->getRegions())
+    db.materializeCaptures(region);
+  for (Value operand : op->getOperands())
+    db.materialize(operand);
+  Location loc = op->getLoc();
+  OpBuilder host(op);
+  OpBuilder &b = db.getBuilder();
+  auto carrier = [&](Type type) -> Type {
+    return type.isIndex() ? b.getI64Type() : type;
+  };
+  for (Type type : op->getResultTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && tensor.hasStaticShape()) {
+      db.addArgument(tensor::EmptyOp::create(host, loc, tensor.getShape(),
+                                             tensor.getElementType()));
+      continue;
+    }
+    if (!type.isIntOrIndexOrFloat())
+      return op->emitOpError()
+             << "has a result of type " << type
+             << ", which a dispatch cannot return to the host program";
+    db.addArgument(tensor::EmptyOp::create(host, loc, ArrayRef<int64_t>{},
+                                           carrier(type)));
+  }
+  Operation *clone = b.clone(*op, db.getMapping());
+  SmallVector<Value> results;
+  for (Value result : clone->getResults()) {
+    if (isa<RankedTensorType>(result.getType())) {
+      results.push_back(result);
+      continue;
+    }
+    Value scalar = result;
+    if (result.getType().isIndex())
+      scalar = arith::IndexCastOp::create(b, loc, b.getI64Type(), result);
+    results.push_back(tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, scalar.getType()), scalar));
+  }
+  db.finish(results, {1, 1, 1});
+  auto call = func::CallOp::create(host, loc, dispatch, db.getHostOperands());
+  host.setInsertionPointAfter(call);
+  for (auto [original, carried] :
+       llvm::zip(op->getResults(), call.getResults())) {
+    Value value = carried;
+    if (!isa<RankedTensorType>(original.getType())) {
+      value = tensor::ExtractOp::create(host, loc, carried, ValueRange{});
+      if (original.getType().isIndex())
+        value = arith::IndexCastOp::create(host, loc, original.getType(), value);
+    }
+    original.replaceAllUsesWith(value);
+  }
+  op->erase();
+  return success();
+}
+
 /// What may stay in the host program: calls, returns, and ops that only
 /// name or reshape buffers.
 LogicalResult Outliner::checkHostProgram() {
@@ -243,9 +322,7 @@ LogicalResult Outliner::checkHostProgram() {
       op.erase();
       continue;
     }
-    if (isa<func::CallOp, func::ReturnOp, tensor::EmptyOp,
-            tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-            tensor::InsertSliceOp>(op))
+    if (staysOnHost(op))
       continue;
     return op.emitOpError(
         "was left outside every dispatch: the host program only orders "
@@ -266,17 +343,27 @@ struct OutlineDispatchesPass
         return signalPassFailure();
       }
       Outliner outliner(module, func);
-      for (Operation &op : llvm::make_early_inc_range(
-               func.getBody().front().getOperations())) {
+      Block &body = func.getBody().front();
+      for (Operation &op : llvm::make_early_inc_range(body.getOperations())) {
         LogicalResult result = success();
+        auto dps = dyn_cast<DestinationStyleOpInterface>(op);
         if (auto forall = dyn_cast<scf::ForallOp>(op))
           result = outliner.outline(forall);
-        else if (isa<TilingInterface>(op))
-          if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
-            result = outliner.outline(dps);
+        else if (dps && (isa<TilingInterface>(op) || !staysOnHost(op)))
+          result = outliner.outline(dps);
+        else if (!staysOnHost(op) && !isClonedIntoDispatch(&op) &&
+                 !op.hasTrait<OpTrait::IsTerminator>() && !op.use_empty())
+          result = outliner.outline(&op);
         if (failed(result))
           return signalPassFailure();
       }
+      // A constant the host itself uses (returns, inserts) is computed by a
+      // dispatch of its own; dispatches clone the constants they read.
+      for (auto constant :
+           llvm::make_early_inc_range(body.getOps<arith::ConstantOp>()))
+        if (isa<ShapedType>(constant.getType()) && !constant.use_empty() &&
+            failed(outliner.outline(constant.getOperation())))
+          return signalPassFailure();
       if (failed(outliner.checkHostProgram()))
         return signalPassFailure();
     }

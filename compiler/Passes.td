@@ -71,11 +71,40 @@ def OutlineDispatches : Pass<"lcc-outline-dispatches", "mlir::ModuleOp"> {
     `tensor.insert_slice` into the matching output argument.
 
     Arguments are the tensors the body reads, then one per output; views
-    (`tensor.extract_slice`, `expand_shape`, `collapse_shape`), constants and
-    `tensor.empty` are cloned into the dispatch instead of passed. The forall
-    is replaced by a `func.call` of the dispatch.
+    (`tensor.extract_slice`, `expand_shape`, `collapse_shape`), constants,
+    `tensor.empty` and scalar computations (including loops that only yield
+    scalars) are cloned into the dispatch instead of passed. The forall is
+    replaced by a `func.call` of the dispatch.
+
+    Any other top-level op that computes tensors (a loop over tensors left
+    where a one-iteration forall folded away, a strided insert_slice, a
+    constant the host returns) becomes a dispatch of one workgroup with
+    fresh outputs; a scalar it yields travels as a 0-d tensor. What stays on
+    the host is only calls, reshapes, contiguous insert_slices and
+    `tensor.empty`; an op whose result no dispatch can return (a memref) is
+    an error.
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::gpu::GPUDialect"];
+}
+
+def PrintHostPlan : Pass<"lcc-print-host-plan", "mlir::ModuleOp"> {
+  let summary = "print the buffer plan of every host program (for tests)";
+  let description = [{
+    Runs the host planner of `lcc` on every function of dispatch calls (the
+    IR after `lcc-outline-dispatches`) and prints, to stdout, each planned
+    buffer (kind, bytes, arena offset and live range) and each command
+    (dispatches with the byte ranges they read and write, copies). The
+    planner's hazard check runs too: a plan in which a write lands on bytes
+    that a tensor still holds fails the pass with the message `lcc` would
+    give. The IR is not changed.
+
+    ```
+    host plan of @forward: 3 buffers, 1 commands, arena 64 bytes
+      buffer 0: input 0, 64 bytes
+      buffer 2: transient, 64 bytes at arena offset 0, live 0..0
+      command 0: dispatch forward_dispatch_0 [1, 1, 1] reads b0[0, 64) writes b2[0, 64)
+    ```
+  }];
 }
 
 def PromoteWorkgroupBuffers

@@ -60,13 +60,66 @@ func.func @four_dimensions(%x: tensor<2x2x2x2xf32>) -> tensor<2x2x2x2xf32> {
 
 // -----
 
-// Anything else left on the host is an error, not silently dropped.
+// Any other op that computes a tensor (here a pad that was not tiled) is a
+// dispatch of one workgroup, with a fresh output: nothing is left on the
+// host or dropped.
+// CHECK-LABEL: func @host_compute
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<5xf32>
+// CHECK: %[[R:.+]] = call @host_compute_dispatch_0(%{{.+}}, %[[E]])
+// CHECK: return %[[R]]
+// CHECK: func.func private @host_compute_dispatch_0({{.*}}) -> tensor<5xf32> attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>}
+// CHECK: tensor.pad
 func.func @host_compute(%x: tensor<4xf32>) -> tensor<5xf32> {
-  // expected-error@+1 {{'tensor.pad' op was left outside every dispatch}}
   %0 = tensor.pad %x low[1] high[0] {
   ^bb0(%i: index):
     %c = arith.constant 0.0 : f32
     tensor.yield %c : f32
   } : tensor<4xf32> to tensor<5xf32>
   return %0 : tensor<5xf32>
+}
+
+// -----
+
+// A loop over tensors left at the top level (a one-iteration forall folded
+// away) is a dispatch of one workgroup; a scalar it also yields travels as a
+// 0-d tensor (an index as i64) that the dispatches using it read back.
+// CHECK-LABEL: func @host_loop
+// CHECK: %[[R:.+]]:2 = call @host_loop_dispatch_0(
+// CHECK-SAME: -> (tensor<4xf32>, tensor<i64>)
+// CHECK: call @host_loop_dispatch_1(%[[R]]#0, %[[R]]#1,
+// CHECK: func.func private @host_loop_dispatch_0({{.*}}) -> (tensor<4xf32>, tensor<i64>)
+// CHECK: scf.for
+// CHECK: %[[C:.+]] = arith.index_cast %{{.+}} : index to i64
+// CHECK: tensor.from_elements %[[C]] : tensor<i64>
+// CHECK: func.func private @host_loop_dispatch_1
+// CHECK: %[[N:.+]] = tensor.extract %{{.+}}[] : tensor<i64>
+// CHECK: arith.index_cast %[[N]] : i64 to index
+func.func @host_loop(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %0:2 = scf.for %i = %c0 to %c3 step %c1 iter_args(%t = %x, %n = %c0) -> (tensor<4xf32>, index) {
+    %y = arith.addf %t, %t : tensor<4xf32>
+    %m = arith.addi %n, %c1 : index
+    scf.yield %y, %m : tensor<4xf32>, index
+  }
+  %e = tensor.empty() : tensor<4xf32>
+  %1 = scf.forall (%j) in (4) shared_outs(%o = %e) -> (tensor<4xf32>) {
+    %v = tensor.extract %0#0[%0#1] : tensor<4xf32>
+    %s = tensor.from_elements %v : tensor<1xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %o[%j] [1] [1] : tensor<1xf32> into tensor<4xf32>
+    }
+  }
+  return %0#0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// What a dispatch cannot hand back to the host is an error, not silently
+// dropped.
+func.func @host_memref() -> memref<4xf32> {
+  // expected-error@+1 {{'memref.alloc' op has a result of type 'memref<4xf32>', which a dispatch cannot return to the host program}}
+  %0 = memref.alloc() : memref<4xf32>
+  return %0 : memref<4xf32>
 }
