@@ -1,0 +1,90 @@
+// RUN: lcc-opt %s --split-input-file --lcc-print-host-plan -o /dev/null | FileCheck %s
+
+// Two assemblies of slices that start from one (CSE'd) tensor.empty, the
+// first still read after the second is built (a skip connection around two
+// chunked feed-forwards): each gets a buffer of its own. Writing both into
+// one buffer gave a relative error of ~1.
+// CHECK-LABEL: host plan of @two_assemblies
+// CHECK: command 0: dispatch chunk [1, 1, 1] reads b0[0, 32) writes b[[FIRST:[0-9]+]][0, 16)
+// CHECK: command 1: dispatch chunk [1, 1, 1] reads b0[0, 32) writes b[[FIRST]][16, 32)
+// CHECK: command 2: dispatch chunk [1, 1, 1] reads b[[FIRST]][0, 32) writes b[[SECOND:[0-9]+]][0, 16)
+// CHECK: command 3: dispatch chunk [1, 1, 1] reads b[[FIRST]][0, 32) writes b[[SECOND]][16, 32)
+// CHECK: command 4: dispatch add [1, 1, 1] reads b[[FIRST]][0, 32), b[[SECOND]][0, 32) writes b1[0, 32)
+func.func @two_assemblies(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %h = tensor.empty() : tensor<4xf32>
+  %a0 = call @chunk(%x, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %a = tensor.insert_slice %a0 into %e[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %a1 = call @chunk(%x, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %first = tensor.insert_slice %a1 into %a[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %b0 = call @chunk(%first, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %b = tensor.insert_slice %b0 into %e[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %b1 = call @chunk(%first, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %second = tensor.insert_slice %b1 into %b[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %sum = call @add(%first, %second, %e) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %sum : tensor<8xf32>
+}
+func.func private @chunk(%x: tensor<8xf32>, %out: tensor<4xf32>) -> tensor<4xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<4xf32>
+}
+func.func private @add(%a: tensor<8xf32>, %b: tensor<8xf32>, %out: tensor<8xf32>) -> tensor<8xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<8xf32>
+}
+
+// -----
+
+// A partial assembly with two continuations: the second starts from a copy
+// of the shared part instead of writing into the first one's bytes.
+// CHECK-LABEL: host plan of @branching_assembly
+// CHECK: command 0: dispatch chunk [1, 1, 1] reads b0[0, 32) writes b[[A:[0-9]+]][0, 16)
+// CHECK: command 1: dispatch chunk [1, 1, 1] reads b0[0, 32) writes b[[T1:[0-9]+]][0, 16)
+// CHECK: command 2: copy insert_slice.init b[[A]][0, 32) to b1[0, 32)
+// CHECK: command 3: copy insert_slice b[[T1]][0, 16) to b1[16, 32)
+// CHECK: command 4: dispatch chunk [1, 1, 1] reads b0[0, 32) writes b[[T2:[0-9]+]][0, 16)
+// CHECK: command 5: copy insert_slice.init b[[A]][0, 32) to b2[0, 32)
+// CHECK: command 6: copy insert_slice b[[T2]][0, 16) to b2[16, 32)
+func.func @branching_assembly(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %h = tensor.empty() : tensor<4xf32>
+  %a0 = call @chunk(%x, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %a = tensor.insert_slice %a0 into %e[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %b1 = call @chunk(%x, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %b = tensor.insert_slice %b1 into %a[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %c1 = call @chunk(%x, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %c = tensor.insert_slice %c1 into %a[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  return %b, %c : tensor<8xf32>, tensor<8xf32>
+}
+func.func private @chunk(%x: tensor<8xf32>, %out: tensor<4xf32>) -> tensor<4xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<4xf32>
+}
+
+// -----
+
+// A partial assembly that a dispatch also reads is not extended in place:
+// the next insert starts from a copy, so the reader sees the bytes it was
+// given.
+// CHECK-LABEL: host plan of @reads_its_destination
+// CHECK: command 0: dispatch chunk4 [1, 1, 1] reads b0[0, 32) writes b[[A:[0-9]+]][0, 16)
+// CHECK: command 1: dispatch chunk8 [1, 1, 1] reads b[[A]][0, 32) writes b[[T:[0-9]+]][0, 16)
+// CHECK: command 2: copy insert_slice.init b[[A]][0, 32) to b1[0, 32)
+// CHECK: command 3: copy insert_slice b[[T]][0, 16) to b1[16, 32)
+func.func @reads_its_destination(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %h = tensor.empty() : tensor<4xf32>
+  %a0 = call @chunk4(%x, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %a = tensor.insert_slice %a0 into %e[0] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  %b0 = call @chunk8(%a, %h) : (tensor<8xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %b = tensor.insert_slice %b0 into %a[4] [4] [1] : tensor<4xf32> into tensor<8xf32>
+  return %b : tensor<8xf32>
+}
+func.func private @chunk4(%x: tensor<8xf32>, %out: tensor<4xf32>) -> tensor<4xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<4xf32>
+}
+func.func private @chunk8(%x: tensor<8xf32>, %out: tensor<4xf32>) -> tensor<4xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<4xf32>
+}
