@@ -12,6 +12,8 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.lcc_obj_root, "test")
 
 config.substitutions.append(("%models", os.path.join(config.lcc_src_root, "models")))
+# The folder of lcc's tools, for scripts that drive them (the model fuzzer).
+config.substitutions.append(("%lcc_bin", config.lcc_tools_dir))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -6,10 +6,16 @@
 // Op mode (inputs in the op's operand order):
 //   lcc-reference --op=NAME [op flags] --input=A.npy ... --output=OUT.npy
 //
+// Graph mode (the differential model fuzzer's models, see Graph.h):
+//   lcc-reference --graph=SPEC.json [--params=W.safetensors] --input=A.npy ...
+//       --output-dir=DIR            (writes DIR/result<i>.npy)
+//
 // The output is always written as f32 .npy.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Graph.h"
+#include "Json.h"
 #include "Reference.h"
 #include "TensorIO.h"
 #include "ToolSupport.h"
@@ -27,6 +33,8 @@ const char *const kUsage = R"(usage:
                 --input=tokens.npy --output=OUT.npy
   lcc-reference --op=OP [flags] --input=A.npy [--input=B.npy ...]
                 --output=OUT.npy
+  lcc-reference --graph=SPEC.json [--params=W.safetensors]
+                --input=A.npy ... --output-dir=DIR   (DIR/result<i>.npy)
 ops and their inputs (in operand order) and flags:
   attention              q k v (or qk v with --shared-qk)
                          [--causal] [--shared-qk] [--scale=S]
@@ -164,9 +172,29 @@ Tensor runModel(const std::string &model, const Arguments &args,
                        " (transformer-tiny or reformer-tiny)");
 }
 
+int runGraphMode(const Arguments &args, const std::vector<Tensor> &inputs) {
+  for (const std::string &flag : kAllOpFlags)
+    if (args.has(flag))
+      throw ReferenceError("--" + flag + " does not apply to --graph");
+  if (args.has("output"))
+    throw ReferenceError("--graph writes every result: give --output-dir");
+  JsonValue spec = parseJson(readFile(args.value("graph")));
+  Weights weights;
+  if (args.has("params"))
+    weights = readSafetensors(args.value("params"));
+  std::vector<Tensor> results = runGraph(spec, inputs, weights);
+  std::string directory = args.value("output-dir");
+  for (size_t i = 0; i < results.size(); ++i)
+    writeNpy(directory + "/result" + std::to_string(i) + ".npy", results[i],
+             DType::F32);
+  return 0;
+}
+
 int run(int argc, char **argv) {
   Arguments args = parseArguments(argc, argv,
                                   {{"help", false},
+                                   {"graph", true},
+                                   {"output-dir", true},
                                    {"model", true},
                                    {"params", true},
                                    {"op", true},
@@ -187,15 +215,20 @@ int run(int argc, char **argv) {
   if (!args.positionals.empty())
     throw ReferenceError("unexpected argument '" + args.positionals[0] +
                          "' (inputs are given with --input=FILE)");
-  if (args.has("model") == args.has("op"))
-    throw ReferenceError("give exactly one of --model=NAME or --op=NAME");
+  if (int(args.has("model")) + int(args.has("op")) + int(args.has("graph")) !=
+      1)
+    throw ReferenceError("give exactly one of --model=NAME, --op=NAME or "
+                         "--graph=SPEC.json");
+  if (args.has("output-dir") && !args.has("graph"))
+    throw ReferenceError("--output-dir applies to --graph only");
   if (args.has("op") && args.has("params"))
     throw ReferenceError("--params applies to --model only");
-  std::string output = args.value("output");
-
   std::vector<Tensor> inputs;
   for (const std::string &path : args.values("input"))
     inputs.push_back(readNpy(path));
+  if (args.has("graph"))
+    return runGraphMode(args, inputs);
+  std::string output = args.value("output");
 
   Tensor result = args.has("model")
                       ? runModel(args.value("model"), args, inputs)

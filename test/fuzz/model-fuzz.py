@@ -1,0 +1,698 @@
+#!/usr/bin/env python3
+"""The differential model fuzzer: random valid attn models, compiled by lcc
+and run by lcc-run, against the double-precision reference.
+
+Each seed makes one model: a random stack of the model-level ops and the
+attention forms, on random shapes (ragged sequences, batch > 1, head_dim 1,
+seq 1), with chunked feed-forwards and skip connections that keep earlier
+values alive. The model is written twice: as attn IR (model.mlir) and as the
+JSON graph of the math it means (graph.json, see test/reference/Graph.h),
+which lcc-reference evaluates. Forms the generator makes exact (LSH with two
+buckets, routed attention with one cluster and a full window) appear in the
+graph as the dense attention they equal and are held to the same tolerance.
+Approximate forms (general LSH and routing) are run too; the results that
+depend on them must be finite, nothing more.
+
+  model-fuzz.py --bin=build/bin --seeds=1-40            a fixed set
+  model-fuzz.py --bin=build/bin --fresh=5               5 new seeds, printed
+  model-fuzz.py --bin=build/bin --count=2000 --jobs=2   a long run
+
+A failing seed keeps its directory (model, graph, inputs, weights and the
+tool's output) under --work and is printed with the command that reproduces
+it. The last line is "N passed, N failed". Only the Python standard library
+is used.
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+RTOL = 1e-5
+
+
+# ---------------------------------------------------------------------------
+# Files: .npy and .safetensors, written here so the fuzzer needs nothing else
+# ---------------------------------------------------------------------------
+
+def npy_bytes(shape, dtype, values):
+    descr = "<f4" if dtype == "f32" else "<i4"
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        descr, dims)
+    total = (10 + len(header) + 1 + 63) // 64 * 64
+    header = header + " " * (total - 10 - len(header) - 1) + "\n"
+    code = "f" if dtype == "f32" else "i"
+    return (b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) +
+            header.encode("latin1") + struct.pack("<%d%s" % (len(values), code),
+                                                  *values))
+
+
+def safetensors_bytes(tensors):
+    header, data, offset = {}, [], 0
+    for name in sorted(tensors):
+        shape, values = tensors[name]
+        raw = struct.pack("<%df" % len(values), *values)
+        header[name] = {"dtype": "F32", "shape": shape,
+                        "data_offsets": [offset, offset + len(raw)]}
+        data.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    return struct.pack("<Q", len(text)) + text + b"".join(data)
+
+
+def count(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+# ---------------------------------------------------------------------------
+# The model generator
+# ---------------------------------------------------------------------------
+
+class Value:
+    """An SSA value of the model: its name in the IR and in the graph."""
+
+    def __init__(self, name, shape, dtype="f32", approximate=False):
+        self.name, self.shape, self.dtype = name, list(shape), dtype
+        self.approximate = approximate
+
+    @property
+    def ssa(self):
+        return "%" + self.name
+
+    @property
+    def type(self):
+        return tensor_type(self.shape, self.dtype)
+
+
+def tensor_type(shape, dtype="f32"):
+    dims = "".join("%dx" % d for d in shape)
+    return "tensor<%s%s>" % (dims, dtype)
+
+
+class Scope:
+    """The IR lines and graph nodes of one block (the function or a region)."""
+
+    def __init__(self, indent):
+        self.lines, self.nodes, self.indent = [], [], indent
+
+    def emit(self, text):
+        self.lines.append("  " * self.indent + text)
+
+
+class ModelGenerator:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.counter = 0
+        self.params = {}  # name -> (shape, kind)
+        self.inputs = []  # (Value, data description)
+        self.scopes = [Scope(2)]
+
+    # -- naming and emission ------------------------------------------------
+
+    def fresh(self, shape, dtype="f32", approximate=False):
+        self.counter += 1
+        return Value("v%d" % self.counter, shape, dtype, approximate)
+
+    @property
+    def scope(self):
+        return self.scopes[-1]
+
+    def node(self, op, args, results, **attrs):
+        entry = {"op": op, "args": [a.name for a in args],
+                 "results": [r.name for r in results]}
+        entry.update(attrs)
+        self.scope.nodes.append(entry)
+        return entry
+
+    # -- choices -------------------------------------------------------------
+
+    def chance(self, p):
+        return self.rng.random() < p
+
+    def pick(self, *choices):
+        return self.rng.choice(choices)
+
+    def seq_length(self):
+        return self.pick(1, 2, 3, 5, 7, 8, 13, 31, 33, 63, 64, 65, 100, 127,
+                         129, 150)
+
+    # -- ops -----------------------------------------------------------------
+
+    def layer_norm(self, x, prefix):
+        d = x.shape[-1]
+        g = self.param_value(prefix, "gamma", [d])
+        b = self.param_value(prefix, "beta", [d])
+        out = self.fresh(x.shape, approximate=x.approximate)
+        attrs = {}
+        text = ""
+        if self.chance(0.3):
+            attrs["epsilon"] = self.pick(1e-5, 1e-3, 0.1)
+            text = " {epsilon = %e : f32}" % attrs["epsilon"]
+        self.scope.emit("%s = attn.layer_norm %s, %s, %s%s : (%s, %s, %s) -> %s"
+                        % (out.ssa, x.ssa, g.ssa, b.ssa, text, x.type, g.type,
+                           b.type, out.type))
+        self.node("layer_norm", [x, g.graph, b.graph], [out], **attrs)
+        return out
+
+    def linear(self, x, prefix, width=None):
+        d = x.shape[-1]
+        width = width or d
+        w = self.param_value(prefix, "weight", [d, width])
+        args, types = [x.ssa, w.ssa], [x.type, w.type]
+        graph = [x, w.graph]
+        if self.chance(0.6):
+            b = self.param_value(prefix, "bias", [width])
+            args.append(b.ssa)
+            types.append(b.type)
+            graph.append(b.graph)
+        out = self.fresh(x.shape[:-1] + [width], approximate=x.approximate)
+        self.scope.emit("%s = attn.linear %s : (%s) -> %s" % (
+            out.ssa, ", ".join(args), ", ".join(types), out.type))
+        self.node("linear", graph, [out])
+        return out
+
+    def feed_forward(self, x, prefix):
+        d = x.shape[-1]
+        dff = self.pick(1, 3, 8, 16, 33, 64)
+        act = self.pick("relu", "gelu")
+        w1 = self.param_value(prefix, "w1", [d, dff])
+        b1 = self.param_value(prefix, "b1", [dff])
+        w2 = self.param_value(prefix, "w2", [dff, d])
+        b2 = self.param_value(prefix, "b2", [d])
+        seq = x.shape[1]
+        chunks = 1
+        if self.chance(0.6):
+            chunks = self.rng.randint(1, min(seq, 8))
+        text = " {chunks = %d : i64}" % chunks if chunks > 1 else ""
+        out = self.fresh(x.shape, approximate=x.approximate)
+        self.scope.emit(
+            "%s = attn.feed_forward %s %s, %s, %s, %s, %s%s : (%s, %s, %s, %s, "
+            "%s) -> %s" % (out.ssa, act, x.ssa, w1.ssa, b1.ssa, w2.ssa, b2.ssa,
+                           text, x.type, w1.type, b1.type, w2.type, b2.type,
+                           out.type))
+        self.node("feed_forward", [x, w1.graph, b1.graph, w2.graph, b2.graph],
+                  [out], activation=act)
+        return out
+
+    def param_value(self, prefix, kind, shape):
+        init = {"gamma": "gamma", "beta": "small", "bias": "small",
+                "b1": "small", "b2": "small", "table": "normal",
+                "positions": "normal"}.get(kind, "weight")
+        name = "%s.%s" % (prefix, kind)
+        self.params[name] = (list(shape), init)
+        value = self.fresh(shape)
+        self.scope.emit('%s = attn.param "%s" : %s' % (value.ssa, name,
+                                                       value.type))
+        value.graph = Value(name, shape)
+        return value
+
+    def attention_form(self, q, k, v, shared_qk):
+        """An attention op on per-head tensors; returns (result, exact)."""
+        b, h, sq, dh = q.shape
+        sk = k.shape[2]
+        causal = self.chance(0.5) and sq == sk
+        out = self.fresh([b, h, sq, v.shape[3]])
+        types = "(%s, %s, %s) -> %s" % (q.type, k.type, v.type, out.type)
+        forms = ["dense"]
+        if sq == sk:
+            forms += ["sparse", "sparse"]
+        if shared_qk:
+            forms += ["lsh_exact", "lsh"]
+        else:
+            forms += ["routed_exact", "routed"]
+        form = self.rng.choice(forms)
+        scale = None
+        if form in ("dense", "sparse") and self.chance(0.3):
+            scale = self.pick(0.25, 0.5, 1.0, 2.0)
+        attrs = []
+        if causal:
+            attrs.append("causal = true")
+        if scale is not None:
+            attrs.append("scale = %e : f32" % scale)
+        graph_attrs = {"causal": causal}
+        if scale is not None:
+            graph_attrs["scale"] = scale
+        approximate = q.approximate or k.approximate or v.approximate
+        if form == "dense":
+            if shared_qk:
+                attrs.append("shared_qk")
+                graph_attrs["shared_qk"] = True
+            self.scope.emit("%s = attn.attention %s, %s, %s {%s} : %s" % (
+                out.ssa, q.ssa, k.ssa, v.ssa, ", ".join(attrs), types))
+            self.node("attention", [q, k, v], [out], **graph_attrs)
+        elif form == "sparse":
+            pattern = self.pick("fixed", "strided")
+            stride = self.rng.randint(1, sq)
+            block = self.pick(1, 4, 16, 32, 64)
+            attrs += ["block = %d : i64" % block, "stride = %d : i64" % stride]
+            graph_attrs.update(pattern=pattern, stride=stride)
+            if pattern == "fixed":
+                summary = self.rng.randint(1, stride)
+                attrs.append("summary = %d : i64" % summary)
+                graph_attrs["summary"] = summary
+            self.scope.emit("%s = attn.sparse_attention %s %s, %s, %s {%s} : %s"
+                            % (out.ssa, pattern, q.ssa, k.ssa, v.ssa,
+                               ", ".join(attrs), types))
+            self.node("sparse_attention", [q, k, v], [out], **graph_attrs)
+        elif form in ("lsh_exact", "lsh"):
+            hashes = self.rng.randint(1, 4)
+            if form == "lsh_exact":
+                # Two buckets: each chunk sees itself and the other one.
+                bucket = (sq + 1) // 2 + self.rng.randint(0, 3)
+            else:
+                bucket = self.rng.randint(1, max(1, sq // 2))
+                approximate = True
+            attrs += ["n_hashes = %d : i64" % hashes,
+                      "bucket_size = %d : i64" % bucket,
+                      "seed = %d : i64" % self.rng.randint(0, 99)]
+            types = "(%s, %s) -> %s" % (q.type, v.type, out.type)
+            self.scope.emit("%s = attn.lsh_attention %s, %s {%s} : %s" % (
+                out.ssa, q.ssa, v.ssa, ", ".join(attrs), types))
+            graph_attrs["shared_qk"] = True
+            self.node("attention", [q, q, v], [out], **graph_attrs)
+        else:
+            if form == "routed_exact":
+                clusters, window = 1, sk
+            else:
+                clusters = self.rng.randint(1, sk)
+                window = self.rng.randint(1, sk)
+                approximate = True
+            attrs += ["clusters = %d : i64" % clusters,
+                      "window = %d : i64" % window]
+            if self.chance(0.5):
+                attrs.append("seed = %d : i64" % self.rng.randint(0, 99))
+            self.scope.emit("%s = attn.routed_attention %s, %s, %s {%s} : %s" % (
+                out.ssa, q.ssa, k.ssa, v.ssa, ", ".join(attrs), types))
+            self.node("attention", [q, k, v], [out], **graph_attrs)
+        out.approximate = approximate
+        return out
+
+    def multi_head_attention(self, x, prefix):
+        bsz, seq, d = x.shape
+        heads = self.pick(*[h for h in (1, 2, 3, 4) if d % h == 0])
+        dh = d // heads
+        shared = self.chance(0.4)
+        wq = self.param_value(prefix, "wq", [d, d])
+        wk = None if shared else self.param_value(prefix, "wk", [d, d])
+        wv = self.param_value(prefix, "wv", [d, d])
+        wo = self.param_value(prefix, "wo", [d, d])
+        out = self.fresh(x.shape)
+        operands = "%s, query %s, %svalue %s, output %s" % (
+            x.ssa, wq.ssa, "" if shared else "key %s, " % wk.ssa, wv.ssa,
+            wo.ssa)
+        types = [x.type, wq.type] + ([] if shared else [wk.type]) + [
+            wv.type, wo.type]
+        self.scope.emit(
+            "%s = attn.multi_head_attention %s {heads = %d : i64} : (%s) -> %s "
+            "{" % (out.ssa, operands, heads, ", ".join(types), out.type))
+        head_shape = [bsz, heads, seq, dh]
+        region = self.open_region()
+        args = [self.fresh(head_shape, approximate=x.approximate)
+                for _ in range(2 if shared else 3)]
+        self.scope.emit("^bb0(%s):" % ", ".join(
+            "%s: %s" % (a.ssa, a.type) for a in args))
+        if shared:
+            o = self.attention_form(args[0], args[0], args[1], True)
+        else:
+            o = self.attention_form(args[0], args[1], args[2], False)
+        self.scope.emit("attn.yield %s : %s" % (o.ssa, o.type))
+        self.close_region(region, args, [o])
+        self.scopes[-1].lines.append("  " * self.scope.indent + "}")
+        graph_args = [x, wq.graph] + ([] if shared else [wk.graph]) + [
+            wv.graph, wo.graph]
+        self.node("multi_head_attention", graph_args, [out], heads=heads,
+                  regions=[region.graph])
+        out.approximate = o.approximate
+        return out
+
+    def open_region(self):
+        scope = Scope(self.scope.indent + 1)
+        self.scopes.append(scope)
+        return scope
+
+    def close_region(self, scope, args, results):
+        self.scopes.pop()
+        self.scope.lines.extend(scope.lines)
+        scope.graph = {"args": [a.name for a in args], "nodes": scope.nodes,
+                       "yield": [r.name for r in results]}
+
+    def sublayer(self, x, prefix):
+        """A block body: norm then attention or feed-forward, or one op."""
+        choice = self.pick("mha", "ff", "norm_mha", "norm_ff", "linear")
+        if choice.startswith("norm_"):
+            x = self.layer_norm(x, prefix + ".norm")
+            choice = choice[5:]
+        if choice == "mha":
+            return self.multi_head_attention(x, prefix + ".attn")
+        if choice == "ff":
+            return self.feed_forward(x, prefix + ".ff")
+        return self.linear(x, prefix + ".proj")
+
+    def residual(self, x, prefix):
+        out = self.fresh(x.shape)
+        self.scope.emit("%s = attn.residual %s : %s {" % (out.ssa, x.ssa,
+                                                          x.type))
+        region = self.open_region()
+        a = self.fresh(x.shape, approximate=x.approximate)
+        self.scope.emit("^bb0(%s: %s):" % (a.ssa, a.type))
+        y = self.sublayer(a, prefix)
+        self.scope.emit("attn.yield %s : %s" % (y.ssa, y.type))
+        self.close_region(region, [a], [y])
+        self.scope.lines.append("  " * self.scope.indent + "}")
+        self.node("residual", [x], [out], regions=[region.graph])
+        out.approximate = y.approximate
+        return out
+
+    def reversible(self, x1, x2, prefix):
+        y1, y2 = self.fresh(x1.shape), self.fresh(x2.shape)
+        name = "r%d" % self.counter
+        self.scope.emit("%%%s:2 = attn.reversible %s, %s : %s, %s f {" % (
+            name, x1.ssa, x2.ssa, x1.type, x2.type))
+        graphs, approximate = [], x1.approximate or x2.approximate
+        for i, which in enumerate(("f", "g")):
+            if i == 1:
+                self.scope.lines.append("  " * self.scope.indent + "} g {")
+            region = self.open_region()
+            a = self.fresh(x1.shape, approximate=approximate)
+            self.scope.emit("^bb0(%s: %s):" % (a.ssa, a.type))
+            y = self.sublayer(a, "%s.%s" % (prefix, which))
+            approximate = approximate or y.approximate
+            self.scope.emit("attn.yield %s : %s" % (y.ssa, y.type))
+            self.close_region(region, [a], [y])
+            graphs.append(region.graph)
+        self.scope.lines.append("  " * self.scope.indent + "}")
+        # The IR names both results %rN#0, %rN#1; the graph names them yN.
+        self.scope.emit("%s = arith.addf %%%s#0, %%%s#1 : %s" % (
+            y1.ssa, name, name, x1.type))
+        y1.approximate = y2.approximate = approximate
+        self.node("reversible", [x1, x2], [Value(name + "_0", x1.shape),
+                                           Value(name + "_1", x2.shape)],
+                  regions=graphs)
+        self.node("add", [Value(name + "_0", x1.shape),
+                          Value(name + "_1", x2.shape)], [y1])
+        return y1
+
+    def elementwise(self, a, b):
+        op = self.pick("add", "add", "mul", "maximum")
+        mlir = {"add": "arith.addf", "mul": "arith.mulf",
+                "maximum": "arith.maximumf"}[op]
+        out = self.fresh(a.shape, approximate=a.approximate or b.approximate)
+        self.scope.emit("%s = %s %s, %s : %s" % (out.ssa, mlir, a.ssa, b.ssa,
+                                                 a.type))
+        self.node(op, [a, b], [out])
+        return out
+
+    def tanh(self, a):
+        out = self.fresh(a.shape, approximate=a.approximate)
+        self.scope.emit("%s = math.tanh %s : %s" % (out.ssa, a.ssa, a.type))
+        self.node("tanh", [a], [out])
+        return out
+
+    # -- whole models --------------------------------------------------------
+
+    def add_input(self, shape, dtype="f32", high=None):
+        value = self.fresh(shape, dtype)
+        self.inputs.append((value, high))
+        return value
+
+    def activation_stack(self, x, layers):
+        """Blocks on [batch, seq, d_model]; every value stays available for
+        a later skip connection, the pattern that keeps buffers alive."""
+        live = [x]
+        for layer in range(layers):
+            prefix = "l%d" % layer
+            kind = self.pick("residual", "residual", "sublayer", "reversible",
+                             "skip", "tanh", "norm")
+            if kind == "residual":
+                x = self.residual(x, prefix)
+            elif kind == "sublayer":
+                x = self.sublayer(x, prefix)
+            elif kind == "reversible":
+                x = self.reversible(x, self.rng.choice(live), prefix)
+            elif kind == "skip" and len(live) > 1:
+                x = self.elementwise(x, self.rng.choice(live[:-1]))
+            elif kind == "tanh":
+                x = self.tanh(x)
+            else:
+                x = self.layer_norm(x, prefix + ".norm")
+            live.append(x)
+        return x, live
+
+    def generate(self):
+        kind = self.pick("activations", "activations", "language", "heads")
+        bsz = self.pick(1, 1, 2, 3)
+        seq = self.seq_length()
+        outputs = []
+        if kind == "heads":
+            heads, dh = self.pick(1, 2, 3), self.pick(1, 2, 4, 8, 16, 17, 32)
+            sk = seq if self.chance(0.7) else self.seq_length()
+            q = self.add_input([bsz, heads, seq, dh])
+            k = self.add_input([bsz, heads, sk, dh])
+            v = self.add_input([bsz, heads, sk, self.pick(dh, 1, 8)])
+            shared = sk == seq and v.shape[3] == dh and self.chance(0.4)
+            o = self.attention_form(q, q if shared else k, v, shared)
+            outputs.append(o)
+            if self.chance(0.5):
+                o2 = self.attention_form(q, q if shared else k, v, shared)
+                outputs.append(self.elementwise(o, o2))
+        else:
+            d = self.pick(1, 2, 4, 6, 8, 12, 16, 32)
+            if kind == "language":
+                vocab = self.pick(2, 7, 50)
+                tokens = self.add_input([bsz, seq], "i32", vocab)
+                table = self.param_value("embed", "table", [vocab, d])
+                x = self.fresh([bsz, seq, d])
+                self.scope.emit("%s = attn.embedding %s, %s : (%s, %s) -> %s"
+                                % (x.ssa, tokens.ssa, table.ssa, tokens.type,
+                                   table.type, x.type))
+                self.node("embedding", [tokens, table.graph], [x])
+            else:
+                x = self.add_input([bsz, seq, d])
+            x, live = self.activation_stack(x, self.rng.randint(1, 5))
+            outputs.append(x)
+            if self.chance(0.4):
+                outputs.append(self.rng.choice(live))
+            if kind == "language" and self.chance(0.7):
+                logits = self.linear(x, "lm_head", vocab)
+                outputs = [logits]
+                if self.chance(0.5):
+                    labels = self.add_input([bsz, seq], "i32", vocab)
+                    loss = self.fresh([], approximate=logits.approximate)
+                    self.scope.emit(
+                        "%s = attn.softmax_cross_entropy %s, %s : (%s, %s) -> %s"
+                        % (loss.ssa, logits.ssa, labels.ssa, logits.type,
+                           labels.type, loss.type))
+                    self.node("softmax_cross_entropy", [logits, labels], [loss])
+                    outputs.append(loss)
+        self.outputs = outputs
+        return self
+
+    def module_text(self):
+        args = ", ".join("%s: %s" % (v.ssa, v.type) for v, _ in self.inputs)
+        results = ", ".join(o.type for o in self.outputs)
+        lines = ["// model-fuzz seed %d" % self.seed, "module {",
+                 "  func.func @forward(%s) -> (%s) {" % (args, results)]
+        lines += self.scopes[0].lines
+        lines.append("    return %s : %s" % (
+            ", ".join(o.ssa for o in self.outputs), results))
+        lines += ["  }", "}"]
+        return "\n".join(lines) + "\n"
+
+    def graph(self):
+        return {"inputs": [{"name": v.name, "shape": v.shape,
+                            "dtype": v.dtype} for v, _ in self.inputs],
+                "nodes": self.scopes[0].nodes,
+                "outputs": [o.name for o in self.outputs]}
+
+    def data(self, rng):
+        inputs = []
+        for value, high in self.inputs:
+            n = count(value.shape)
+            if value.dtype == "i32":
+                values = [rng.randrange(high) for _ in range(n)]
+            else:
+                values = [rng.gauss(0, 1) for _ in range(n)]
+            inputs.append(npy_bytes(value.shape, value.dtype, values))
+        weights = {}
+        for name, (shape, init) in self.params.items():
+            n = count(shape)
+            if init == "weight":
+                sd = 1 / math.sqrt(shape[0])
+                values = [rng.gauss(0, sd) for _ in range(n)]
+            elif init == "gamma":
+                values = [1 + 0.1 * rng.gauss(0, 1) for _ in range(n)]
+            elif init == "small":
+                values = [0.1 * rng.gauss(0, 1) for _ in range(n)]
+            else:
+                values = [rng.gauss(0, 1) for _ in range(n)]
+            weights[name] = (shape, values)
+        return inputs, safetensors_bytes(weights)
+
+
+# ---------------------------------------------------------------------------
+# The driver
+# ---------------------------------------------------------------------------
+
+def run_tool(command, directory, timeout):
+    try:
+        done = subprocess.run(command, cwd=directory, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "timed out after %d s" % timeout
+    output = (done.stdout + done.stderr).strip()
+    if done.returncode < 0:
+        return done.returncode, "killed by signal %d: %s" % (-done.returncode,
+                                                            output[-2000:])
+    return done.returncode, output
+
+
+def read_npy_f32(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    length = struct.unpack("<H", raw[8:10])[0]
+    body = raw[10 + length:]
+    return struct.unpack("<%df" % (len(body) // 4), body)
+
+
+def check_seed(seed, args):
+    directory = os.path.join(args.work, "seed-%d" % seed)
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    model = ModelGenerator(seed).generate()
+    with open(os.path.join(directory, "model.mlir"), "w") as f:
+        f.write(model.module_text())
+    with open(os.path.join(directory, "graph.json"), "w") as f:
+        json.dump(model.graph(), f, indent=1)
+    inputs, weights = model.data(random.Random(seed * 7919 + 1))
+    input_files = []
+    for i, data in enumerate(inputs):
+        input_files.append("input%d.npy" % i)
+        with open(os.path.join(directory, input_files[-1]), "wb") as f:
+            f.write(data)
+    with open(os.path.join(directory, "weights.safetensors"), "wb") as f:
+        f.write(weights)
+
+    tool = lambda name: os.path.join(os.path.abspath(args.bin), name)
+    os.makedirs(os.path.join(directory, "out"))
+    os.makedirs(os.path.join(directory, "ref"))
+    steps = [
+        ("lcc", [tool("lcc"), "model.mlir", "-o", "model.lcm"]),
+        ("lcc-run", [tool("lcc-run"), "model.lcm",
+                     "--params=weights.safetensors", "--output-dir=out",
+                     "--threads=1"] +
+         ["--input=" + f for f in input_files]),
+        ("lcc-reference", [tool("lcc-reference"), "--graph=graph.json",
+                           "--params=weights.safetensors", "--output-dir=ref"]
+         + ["--input=" + f for f in input_files]),
+    ]
+    for name, command in steps:
+        status, output = run_tool(command, directory, args.timeout)
+        if status != 0:
+            return seed, "%s failed (%s): %s" % (
+                name, "status %s" % status if status is not None else "hang",
+                output.splitlines()[-1] if output else "")
+    for i, out in enumerate(model.outputs):
+        actual = os.path.join(directory, "out", "result%d.npy" % i)
+        if out.approximate:
+            values = read_npy_f32(actual)
+            if not all(math.isfinite(x) for x in values):
+                return seed, "result%d (approximate form) is not finite" % i
+            continue
+        status, output = run_tool(
+            [tool("lcc-compare"), actual,
+             os.path.join(directory, "ref", "result%d.npy" % i),
+             "--rtol=%g" % RTOL], directory, args.timeout)
+        if status != 0:
+            return seed, "result%d differs from the reference: %s" % (
+                i, output.splitlines()[-1] if output else "")
+    if not args.keep:
+        shutil.rmtree(directory)
+    return seed, None
+
+
+def parse_seeds(text):
+    seeds = []
+    for part in text.split(","):
+        if "-" in part:
+            low, high = part.split("-")
+            seeds += range(int(low), int(high) + 1)
+        elif part:
+            seeds.append(int(part))
+    return seeds
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--bin", required=True,
+                        help="folder with lcc, lcc-run, lcc-reference, "
+                             "lcc-compare")
+    parser.add_argument("--seeds", default="",
+                        help="seeds to run: 1-40,77 (a fixed set)")
+    parser.add_argument("--fresh", type=int, default=0,
+                        help="also run this many new seeds (printed)")
+    parser.add_argument("--count", type=int, default=0,
+                        help="run seeds from --first on, this many")
+    parser.add_argument("--first", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=int, default=300,
+                        help="seconds per tool run before it counts as a "
+                             "hang")
+    parser.add_argument("--work", default=None,
+                        help="where seed directories go (default: a "
+                             "temporary folder)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the directories of passing seeds too")
+    parser.add_argument("--print-model", type=int, metavar="SEED",
+                        help="print the IR of one seed and exit")
+    args = parser.parse_args()
+    if args.print_model is not None:
+        sys.stdout.write(ModelGenerator(args.print_model).generate()
+                         .module_text())
+        return 0
+
+    seeds = parse_seeds(args.seeds)
+    seeds += range(args.first, args.first + args.count)
+    if args.fresh:
+        base = random.SystemRandom().randrange(10**6, 10**9)
+        fresh = list(range(base, base + args.fresh))
+        print("fresh seeds: %d-%d" % (fresh[0], fresh[-1]), flush=True)
+        seeds += fresh
+    if not seeds:
+        parser.error("give --seeds, --count or --fresh")
+    if args.work is None:
+        args.work = tempfile.mkdtemp(prefix="lcc-model-fuzz-")
+    os.makedirs(args.work, exist_ok=True)
+
+    start = time.time()
+    failures = []
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for seed, problem in pool.map(lambda s: check_seed(s, args), seeds):
+            if problem:
+                failures.append(seed)
+                print("FAIL seed %d: %s\n  in %s" % (
+                    seed, problem, os.path.join(args.work, "seed-%d" % seed)),
+                    flush=True)
+    elapsed = time.time() - start
+    print("%d models in %.0f s; reproduce one with: %s --bin=%s --seeds=N "
+          "--work=DIR --keep" % (len(seeds), elapsed, sys.argv[0], args.bin))
+    print("%d passed, %d failed" % (len(seeds) - len(failures), len(failures)))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

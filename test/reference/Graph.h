@@ -1,0 +1,54 @@
+//===- Graph.h - The reference run of a model described as a graph --------===//
+//
+// The differential model fuzzer (test/fuzz/model-fuzz.py) writes each random
+// model twice: as attn IR for lcc, and as a JSON graph of the math it
+// means, which this interpreter evaluates with the reference ops. The graph
+// states the math, not the implementation: an LSH or routed op that the
+// generator made exact appears here as the dense attention it equals.
+//
+//   {"inputs":  [{"name": "x", "shape": [2, 10, 16]},
+//                {"name": "tokens", "shape": [2, 10], "dtype": "i32"}],
+//    "nodes":   [{"op": "layer_norm", "args": ["x", "ln.g", "ln.b"],
+//                 "results": ["n"], "epsilon": 1e-5},
+//                {"op": "residual", "args": ["n"], "results": ["r"],
+//                 "regions": [{"args": ["a"], "nodes": [...],
+//                              "yield": ["y"]}]}],
+//    "outputs": ["r"]}
+//
+// A name that no input or node defines is a parameter, read from the
+// weights file. Ops, their args (in order) and attributes:
+//   layer_norm x gamma beta {epsilon}     linear x weight [bias]
+//   feed_forward x w1 b1 w2 b2 {activation: relu|gelu}
+//   embedding tokens table                softmax_cross_entropy logits labels
+//   attention q k v {causal, shared_qk, scale}
+//   sparse_attention q k v {pattern: fixed|strided, stride, summary, causal,
+//                           scale}
+//   multi_head_attention x wq [wk] wv wo {heads} region(q, k, v | qk, v)
+//   residual x region(x)                  reversible x1 x2 regions f, g
+//   add, sub, mul, maximum a b; tanh a    broadcast x {shape} (leading dims)
+//   concat a b ... {dim}
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_TEST_REFERENCE_GRAPH_H
+#define LCC_TEST_REFERENCE_GRAPH_H
+
+#include "Reference.h"
+
+#include <string>
+#include <vector>
+
+namespace lcc::reference {
+
+struct JsonValue;
+
+/// Evaluates the graph `spec` (the whole JSON document) on `inputs`, given in
+/// the order of its "inputs", with parameters from `weights`. Returns its
+/// outputs in order. Throws ReferenceError naming the node on any problem.
+std::vector<Tensor> runGraph(const JsonValue &spec,
+                             const std::vector<Tensor> &inputs,
+                             const Weights &weights);
+
+} // namespace lcc::reference
+
+#endif // LCC_TEST_REFERENCE_GRAPH_H
