@@ -4,6 +4,7 @@
 
 #include "compiler/ArtifactWriter.h"
 #include "compiler/HostProgram.h"
+#include "compiler/ModelChecks.h"
 #include "compiler/Passes.h"
 #include "passes/Passes.h"
 
@@ -29,6 +30,8 @@ std::string printed(Operation *op) {
 
 FailureOr<std::string> lcc::compile(ModuleOp module,
                                     const CompileOptions &options) {
+  if (failed(checkModelIsCompilable(module)))
+    return failure();
   if (options.dump)
     options.dump("attn", printed(module));
   if (options.attention != AttentionForm::Keep &&

@@ -39,15 +39,12 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
   using DenseToLSHBase::DenseToLSHBase;
 
   void runOnOperation() override {
-    if (nHashes < 1 || bucketSize < 1 || seed < 0) {
-      getOperation().emitError()
-          << "attn-dense-to-lsh: expected n-hashes >= 1, bucket-size >= 1 "
-             "and seed >= 0, got n-hashes="
-          << static_cast<int64_t>(nHashes)
-          << ", bucket-size=" << static_cast<int64_t>(bucketSize)
-          << ", seed=" << static_cast<int64_t>(seed);
+    if (failed(checkOptionRanges(
+            getOperation(), "attn-dense-to-lsh",
+            {{"n-hashes", nHashes, 1, kMaxHashRounds},
+             {"bucket-size", bucketSize, 1},
+             {"seed", seed, 0}})))
       return signalPassFailure();
-    }
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
@@ -58,6 +55,18 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
         op.emitRemark("'attn.attention' kept dense: LSH attention needs "
                       "shared queries and keys (shared_qk)");
         continue;
+      }
+      int64_t seq = cast<RankedTensorType>(op.getQuery().getType())
+                        .getDimSize(2);
+      if (!ShapedType::isDynamic(seq) && bucketSize > seq) {
+        // Every chunk would attend to the whole padded sequence: slower
+        // than dense attention, and no approximation of it worth having.
+        op.emitError() << "'attn.attention' cannot become LSH attention "
+                          "with bucket size "
+                       << static_cast<int64_t>(bucketSize)
+                       << ": its sequence has only " << seq
+                       << " tokens; give a bucket size of at most " << seq;
+        return signalPassFailure();
       }
       int64_t opSeed = next++;
       op.emitRemark() << "'attn.attention' rewritten to LSH attention ("

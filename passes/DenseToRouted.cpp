@@ -27,15 +27,11 @@ struct DenseToRoutedPass : lcc::impl::DenseToRoutedBase<DenseToRoutedPass> {
   using DenseToRoutedBase::DenseToRoutedBase;
 
   void runOnOperation() override {
-    if (clusters < 0 || window < 0 || seed < 0) {
-      getOperation().emitError()
-          << "attn-dense-to-routed: expected clusters, window and seed >= "
-             "0, got clusters="
-          << static_cast<int64_t>(clusters)
-          << ", window=" << static_cast<int64_t>(window)
-          << ", seed=" << static_cast<int64_t>(seed);
+    if (failed(checkOptionRanges(getOperation(), "attn-dense-to-routed",
+                                 {{"clusters", clusters, 0},
+                                  {"window", window, 0},
+                                  {"seed", seed, 0}})))
       return signalPassFailure();
-    }
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });

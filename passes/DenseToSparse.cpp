@@ -92,15 +92,11 @@ struct DenseToSparsePass
           << "'; expected 'strided' or 'fixed'";
       return signalPassFailure();
     }
-    if (block < 1 || stride < 0 || summary < 0) {
-      getOperation().emitError()
-          << "attn-dense-to-sparse: expected block >= 1, stride >= 0 and "
-             "summary >= 0, got block="
-          << static_cast<int64_t>(block)
-          << ", stride=" << static_cast<int64_t>(stride)
-          << ", summary=" << static_cast<int64_t>(summary);
+    if (failed(checkOptionRanges(getOperation(), "attn-dense-to-sparse",
+                                 {{"block", block, 1},
+                                  {"stride", stride, 0},
+                                  {"summary", summary, 0}})))
       return signalPassFailure();
-    }
     SparseAttentionOptions options{*parsed, block, stride, summary};
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;

@@ -1325,42 +1325,61 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
     }
     Value roundOutputs = attend.getResult(0), roundLse = attend.getResult(1);
 
-    // 4. Undo the sort and combine the rounds by their logsumexp.
-    Value combined = tb.map(
-        {rows, seq, valueDim}, f32, {}, {},
+    // 4. Undo the sort and combine the rounds by their logsumexp, as
+    //    reductions over a rounds dimension: the code does not grow with
+    //    n_hashes. Per (row, position, round): where the round's sort put
+    //    the token, and the logsumexp of its row there.
+    Value sortedAt = tb.map(
+        {rows, seq, rounds}, i32, {}, {},
         [&](OpBuilder &b, Location l, ValueRange) -> Value {
-          Value row = linalg::IndexOp::create(b, l, 0);
-          Value pos = linalg::IndexOp::create(b, l, 1);
-          Value e = linalg::IndexOp::create(b, l, 2);
-          SmallVector<Value> at, lse;
-          for (int64_t r = 0; r < rounds; ++r) {
-            Value round = indexConstant(b, l, r);
-            at.push_back(
-                castToIndex(b, l,
-                            tensor::ExtractOp::create(
-                                b, l, inverse, ValueRange{row, round, pos})));
-            lse.push_back(tensor::ExtractOp::create(
-                b, l, roundLse, ValueRange{row, round, at.back()}));
-          }
-          Value top = lse[0];
-          for (int64_t r = 1; r < rounds; ++r)
-            top = arith::MaximumFOp::create(b, l, top, lse[r]);
-          SmallVector<Value> weights;
-          Value total;
-          for (int64_t r = 0; r < rounds; ++r) {
-            weights.push_back(expShifted(b, l, lse[r], top));
-            total = r ? add(b, l, total, weights.back()) : weights.back();
-          }
-          Value sum;
-          for (int64_t r = 0; r < rounds; ++r) {
-            Value o = tensor::ExtractOp::create(
-                b, l, roundOutputs,
-                ValueRange{row, indexConstant(b, l, r), at[r], e});
-            Value term = mul(b, l, o, weights[r]);
-            sum = r ? add(b, l, sum, term) : term;
-          }
-          return arith::DivFOp::create(b, l, sum, total).getResult();
+          return tensor::ExtractOp::create(
+              b, l, inverse,
+              ValueRange{linalg::IndexOp::create(b, l, 0),
+                         linalg::IndexOp::create(b, l, 2),
+                         linalg::IndexOp::create(b, l, 1)});
         });
+    Value lse = tb.map(
+        {rows, seq, rounds}, f32, {sortedAt}, {tb.identityMap(3)},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          return tensor::ExtractOp::create(
+              b, l, roundLse,
+              ValueRange{linalg::IndexOp::create(b, l, 0),
+                         linalg::IndexOp::create(b, l, 2),
+                         castToIndex(b, l, a[0])});
+        });
+    Value top = tb.reduceLastDim(
+        {lse}, kNegativeInfinity, [](OpBuilder &b, Location l, ValueRange a) {
+          return arith::MaximumFOp::create(b, l, a[1], a[0]).getResult();
+        });
+    Value weights = tb.map({rows, seq, rounds}, f32, {lse, top},
+                           {tb.identityMap(3), tb.dropLastMap(3)},
+                           [](OpBuilder &b, Location l, ValueRange a) {
+                             return expShifted(b, l, a[0], a[1]);
+                           });
+    Value total = tb.reduceLastDim(
+        {weights}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
+          return add(b, l, a[1], a[0]);
+        });
+    Value weightedSum = tb.generic(
+        tb.filled({rows, seq, valueDim}, f32, 0.0), {sortedAt, weights},
+        {tb.map(4, {0, 1, 3}), tb.map(4, {0, 1, 3}), tb.map(4, {0, 1, 2})},
+        {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+         IteratorType::reduction},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value o = tensor::ExtractOp::create(
+              b, l, roundOutputs,
+              ValueRange{linalg::IndexOp::create(b, l, 0),
+                         linalg::IndexOp::create(b, l, 3),
+                         castToIndex(b, l, a[0]),
+                         linalg::IndexOp::create(b, l, 2)});
+          return add(b, l, a[2], mul(b, l, o, a[1]));
+        });
+    Value combined = tb.map({rows, seq, valueDim}, f32, {weightedSum, total},
+                            {tb.identityMap(3), tb.dropLastMap(3)},
+                            [](OpBuilder &b, Location l, ValueRange a) {
+                              return arith::DivFOp::create(b, l, a[0], a[1])
+                                  .getResult();
+                            });
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
         op, op.getResult().getType(), combined,
         ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});

@@ -6,6 +6,8 @@
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "mlir/Pass/Pass.h"
 
+#include <limits>
+
 namespace mlir {
 class RewritePatternSet;
 class RewriterBase;
@@ -35,6 +37,20 @@ struct SparseAttentionOptions {
   int64_t stride;
   int64_t summary;
 };
+
+/// An integer pass option and the range it must lie in.
+struct OptionRange {
+  llvm::StringRef name;
+  int64_t value;
+  int64_t minimum;
+  int64_t maximum = std::numeric_limits<int64_t>::max();
+};
+
+/// Reports the first option out of its range on `root` as one error naming
+/// that option alone: "<pass>: expected <name> >= <minimum>, got <value>".
+mlir::LogicalResult checkOptionRanges(mlir::Operation *root,
+                                      llvm::StringRef pass,
+                                      llvm::ArrayRef<OptionRange> options);
 
 /// The power of two nearest sqrt(n): the default sparse stride and the
 /// default number of routed clusters, as the Sparse and Routing

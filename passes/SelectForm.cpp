@@ -62,13 +62,14 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
   using SelectFormBase::SelectFormBase;
 
   void runOnOperation() override {
-    if (lshThreshold < 1 || memoryBudget < 0 || nHashes < 1 ||
-        bucketSize < 1 || seed < 0) {
-      getOperation().emitError(
-          "attn-select-form: expected lsh-threshold, n-hashes and "
-          "bucket-size >= 1, memory-budget and seed >= 0");
+    if (failed(checkOptionRanges(
+            getOperation(), "attn-select-form",
+            {{"lsh-threshold", lshThreshold, 1},
+             {"n-hashes", nHashes, 1, attn::kMaxHashRounds},
+             {"bucket-size", bucketSize, 1},
+             {"memory-budget", memoryBudget, 0},
+             {"seed", seed, 0}})))
       return signalPassFailure();
-    }
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
@@ -93,6 +94,11 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
       if (seq < lshThreshold) {
         keep("seq " + Twine(seq) + " is below the LSH threshold " +
              Twine(static_cast<int64_t>(lshThreshold)));
+        continue;
+      }
+      if (bucketSize > seq) {
+        keep("the LSH bucket size " + Twine(static_cast<int64_t>(bucketSize)) +
+             " is larger than seq " + Twine(seq));
         continue;
       }
       Estimate lsh = lshEstimate(op, nHashes, bucketSize);

@@ -272,7 +272,7 @@ class ModelGenerator:
             hashes = self.rng.randint(1, 4)
             if form == "lsh_exact":
                 # Two buckets: each chunk sees itself and the other one.
-                bucket = (sq + 1) // 2 + self.rng.randint(0, 3)
+                bucket = min(sq, (sq + 1) // 2 + self.rng.randint(0, 3))
             else:
                 bucket = self.rng.randint(1, max(1, sq // 2))
                 approximate = True
@@ -416,6 +416,31 @@ class ModelGenerator:
         self.node(op, [a, b], [out])
         return out
 
+    def concat_project(self, a, b, prefix):
+        """concat(a, b) along the features, projected back to d_model."""
+        shape = a.shape[:-1] + [a.shape[-1] + b.shape[-1]]
+        out = self.fresh(shape, approximate=a.approximate or b.approximate)
+        self.scope.emit("%s = tensor.concat dim(%d) %s, %s : (%s, %s) -> %s" % (
+            out.ssa, len(shape) - 1, a.ssa, b.ssa, a.type, b.type, out.type))
+        self.node("concat", [a, b], [out], dim=len(shape) - 1)
+        return self.linear(out, prefix, a.shape[-1])
+
+    def positions(self, x):
+        """x + a [seq, d_model] table broadcast over the batch."""
+        table = self.param_value("embed", "positions", x.shape[1:])
+        wide = self.fresh(x.shape)
+        empty = self.fresh(x.shape)
+        self.scope.emit("%s = tensor.empty() : %s" % (empty.ssa, x.type))
+        self.scope.emit(
+            "%s = linalg.broadcast ins(%s : %s) outs(%s : %s) dimensions = "
+            "[0]" % (wide.ssa, table.ssa, table.type, empty.ssa, x.type))
+        self.node("broadcast", [table.graph], [wide], shape=x.shape)
+        out = self.fresh(x.shape, approximate=x.approximate)
+        self.scope.emit("%s = arith.addf %s, %s : %s" % (out.ssa, x.ssa,
+                                                         wide.ssa, x.type))
+        self.node("add", [x, wide], [out])
+        return out
+
     def tanh(self, a):
         out = self.fresh(a.shape, approximate=a.approximate)
         self.scope.emit("%s = math.tanh %s : %s" % (out.ssa, a.ssa, a.type))
@@ -444,7 +469,11 @@ class ModelGenerator:
             elif kind == "reversible":
                 x = self.reversible(x, self.rng.choice(live), prefix)
             elif kind == "skip" and len(live) > 1:
-                x = self.elementwise(x, self.rng.choice(live[:-1]))
+                if self.chance(0.25):
+                    x = self.concat_project(x, self.rng.choice(live[:-1]),
+                                            prefix + ".mix")
+                else:
+                    x = self.elementwise(x, self.rng.choice(live[:-1]))
             elif kind == "tanh":
                 x = self.tanh(x)
             else:
@@ -480,6 +509,8 @@ class ModelGenerator:
                                 % (x.ssa, tokens.ssa, table.ssa, tokens.type,
                                    table.type, x.type))
                 self.node("embedding", [tokens, table.graph], [x])
+                if self.chance(0.5):
+                    x = self.positions(x)
             else:
                 x = self.add_input([bsz, seq, d])
             x, live = self.activation_stack(x, self.rng.randint(1, 5))

@@ -13,6 +13,7 @@
 #include "compiler/Diagnostics.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Registration.h"
+#include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -297,19 +298,31 @@ int main(int argc, char **argv) {
                                 "G suffix");
     return 1;
   }
-  if (routedClusters < 0 || routedWindow < 0) {
-    lcc::reportError(kTool, "expected --routed-clusters and --routed-window "
-                            ">= 0 (0 picks the default)");
-    return 1;
-  }
-  if (lshHashes < 1 || lshBucketSize < 1 || seed < 0) {
-    lcc::reportError(kTool, "expected --lsh-hashes >= 1, --lsh-bucket-size "
-                            ">= 1 and --seed >= 0");
-    return 1;
-  }
-  if (sparseBlock < 1 || sparseStride < 0 || sparseSummary < 0) {
-    lcc::reportError(kTool, "expected --sparse-block >= 1 and "
-                            "--sparse-stride, --sparse-summary >= 0");
+  // Each flag out of range gets its own message, naming it.
+  struct FlagRange {
+    const cl::opt<int64_t> &flag;
+    int64_t minimum, maximum;
+    const char *note;
+  };
+  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
+  for (const FlagRange &range :
+       {FlagRange{lshHashes, 1, lcc::attn::kMaxHashRounds, ""},
+        FlagRange{lshBucketSize, 1, kUnbounded, ""},
+        FlagRange{seed, 0, kUnbounded, ""},
+        FlagRange{routedClusters, 0, kUnbounded, " (0 picks the default)"},
+        FlagRange{routedWindow, 0, kUnbounded, " (0 picks the default)"},
+        FlagRange{sparseBlock, 1, kUnbounded, ""},
+        FlagRange{sparseStride, 0, kUnbounded, " (0 picks the default)"},
+        FlagRange{sparseSummary, 0, kUnbounded, " (0 picks the default)"}}) {
+    int64_t value = range.flag;
+    if (value >= range.minimum && value <= range.maximum)
+      continue;
+    bool low = value < range.minimum;
+    lcc::reportError(kTool, llvm::formatv("expected --{0} {1} {2}{3}, got {4}",
+                                          range.flag.ArgStr, low ? ">=" : "<=",
+                                          low ? range.minimum : range.maximum,
+                                          low ? range.note : "", value)
+                                .str());
     return 1;
   }
   if (*stage == lcc::Stage::Artifact && outputFilename == "-") {

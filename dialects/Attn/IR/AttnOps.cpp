@@ -45,20 +45,29 @@ public:
   /// `layout` names the dimensions, e.g. "[batch, heads, seq, head_dim]".
   LogicalResult rank(const NamedTensor &t, int64_t expected,
                      StringRef layout) {
-    if (t.rank() == expected)
-      return success();
-    return op->emitOpError() << "expected " << t.name << " of rank "
-                             << expected << " " << layout << ", got rank "
-                             << t.rank() << " (" << t.type << ")";
+    if (t.rank() != expected)
+      return op->emitOpError() << "expected " << t.name << " of rank "
+                               << expected << " " << layout << ", got rank "
+                               << t.rank() << " (" << t.type << ")";
+    return nonEmpty(t);
   }
 
   LogicalResult minRank(const NamedTensor &t, int64_t expected,
                         StringRef layout) {
-    if (t.rank() >= expected)
-      return success();
-    return op->emitOpError() << "expected " << t.name << " of rank >= "
-                             << expected << " " << layout << ", got rank "
-                             << t.rank() << " (" << t.type << ")";
+    if (t.rank() < expected)
+      return op->emitOpError() << "expected " << t.name << " of rank >= "
+                               << expected << " " << layout << ", got rank "
+                               << t.rank() << " (" << t.type << ")";
+    return nonEmpty(t);
+  }
+
+  /// A zero-size dimension (an empty batch, sequence or feature axis)
+  /// leaves nothing to compute and no position to attend to.
+  LogicalResult nonEmpty(const NamedTensor &t) {
+    if (llvm::is_contained(t.type.getShape(), 0))
+      return op->emitOpError() << "expected every dimension of " << t.name
+                               << " to be at least 1, got " << t.type;
+    return success();
   }
 
   /// Dynamic sizes match anything; static ones must be equal.
@@ -85,7 +94,7 @@ public:
       return op->emitOpError()
              << "expected " << t.name << " of shape " << formatShape(expected)
              << ", got " << formatShape(t.type.getShape());
-    return success();
+    return nonEmpty(t);
   }
 
   static std::string formatShape(ArrayRef<int64_t> shape) {
@@ -299,9 +308,31 @@ LogicalResult LSHAttentionOp::verify() {
                                      getValue(), getResult(),
                                      /*sameSeq=*/true, "query_key")) ||
       failed(verifyAtLeast(*this, "n_hashes", getNHashes(), 1)) ||
+      failed(verifyAtMost(*this, "n_hashes", getNHashes(),
+                          "the hash-round limit", kMaxHashRounds)) ||
       failed(verifyAtLeast(*this, "bucket_size", getBucketSize(), 1)) ||
       failed(verifyAtLeast(*this, "seed", getSeed(), 0)))
     return failure();
+  auto type = cast<RankedTensorType>(getQueryKey().getType());
+  int64_t seq = type.getDimSize(2), headDim = type.getDimSize(3);
+  // A bucket larger than the sequence only pads: every chunk would attend
+  // to the whole (padded) sequence, at many times dense attention's cost.
+  if (failed(verifyAtMost(*this, "bucket_size", getBucketSize(), "seq", seq)))
+    return failure();
+  if (!ShapedType::isDynamic(seq) && !ShapedType::isDynamic(headDim)) {
+    // The rotations [head_dim, n_hashes, n_buckets / 2] are a constant of
+    // the compiled code.
+    int64_t bucket = getBucketSize();
+    int64_t halfBuckets = llvm::divideCeil(seq, 2 * bucket);
+    APInt count = APInt(128, headDim) * APInt(128, getNHashes()) *
+                  APInt(128, halfBuckets);
+    if (count.ugt(kMaxRotationValues))
+      return emitOpError() << "expected at most " << kMaxRotationValues
+                           << " rotation values (head_dim x n_hashes x "
+                              "n_buckets / 2), got "
+                           << headDim << " x " << getNHashes() << " x "
+                           << halfBuckets;
+  }
   return verifyScale(*this, getScale());
 }
 

@@ -739,3 +739,87 @@ func.func @sparse_zero_scale(%q: tensor<1x2x64x4xf32>) {
   %0 = attn.sparse_attention strided %q, %q, %q {block = 8 : i64, stride = 8 : i64, scale = 0.0 : f32} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
   return
 }
+
+// -----
+
+// Shapes and attributes lcc cannot compile in reasonable time and memory are
+// rejected here with the limit they exceed (they used to crash the backend:
+// SIGFPE, SIGSEGV, LLVM out-of-memory aborts).
+
+func.func @attention_zero_seq(%q: tensor<1x2x0x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected every dimension of query to be at least 1, got 'tensor<1x2x0x4xf32>'}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x2x0x4xf32>, tensor<1x2x0x4xf32>, tensor<1x2x0x4xf32>) -> tensor<1x2x0x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_zero_batch(%q: tensor<0x2x8x4xf32>) {
+  // expected-error@+1 {{expected every dimension of query to be at least 1, got 'tensor<0x2x8x4xf32>'}}
+  %0 = attn.attention %q, %q, %q {causal = true} : (tensor<0x2x8x4xf32>, tensor<0x2x8x4xf32>, tensor<0x2x8x4xf32>) -> tensor<0x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_zero_value_head_dim(%q: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x0xf32>) {
+  // expected-error@+1 {{expected every dimension of value to be at least 1, got 'tensor<1x2x8x0xf32>'}}
+  %0 = attn.attention %q, %q, %v : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x0xf32>) -> tensor<1x2x8x0xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_zero_seq(%x: tensor<1x0x4xf32>, %w1: tensor<4x8xf32>, %b1: tensor<8xf32>, %w2: tensor<8x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.feed_forward' op expected every dimension of input to be at least 1, got 'tensor<1x0x4xf32>'}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 : (tensor<1x0x4xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8x4xf32>, tensor<4xf32>) -> tensor<1x0x4xf32>
+  return
+}
+
+// -----
+
+func.func @feed_forward_zero_d_ff(%x: tensor<1x4x4xf32>, %w1: tensor<4x0xf32>, %b1: tensor<0xf32>, %w2: tensor<0x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.feed_forward' op expected every dimension of up_weight to be at least 1, got 'tensor<4x0xf32>'}}
+  %0 = attn.feed_forward relu %x, %w1, %b1, %w2, %b2 : (tensor<1x4x4xf32>, tensor<4x0xf32>, tensor<0xf32>, tensor<0x4xf32>, tensor<4xf32>) -> tensor<1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_zero_features(%x: tensor<2x0xf32>, %g: tensor<0xf32>) {
+  // expected-error@+1 {{'attn.layer_norm' op expected every dimension of input to be at least 1, got 'tensor<2x0xf32>'}}
+  %0 = attn.layer_norm %x, %g, %g : (tensor<2x0xf32>, tensor<0xf32>, tensor<0xf32>) -> tensor<2x0xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_zero_vocab(%t: tensor<1x4xi32>, %e: tensor<0x8xf32>) {
+  // expected-error@+1 {{'attn.embedding' op expected every dimension of table to be at least 1, got 'tensor<0x8xf32>'}}
+  %0 = attn.embedding %t, %e : (tensor<1x4xi32>, tensor<0x8xf32>) -> tensor<1x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_too_many_hashes(%qk: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected 'n_hashes' <= the hash-round limit (1024), got 4294967296}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 4294967296 : i64, bucket_size = 8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_bucket_size_over_seq(%qk: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected 'bucket_size' <= seq (64), got 65}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 65 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_rotations_too_large(%qk: tensor<1x1x65536x2147483647xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected at most 16777216 rotation values (head_dim x n_hashes x n_buckets / 2), got 2147483647 x 8 x 512}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 8 : i64, bucket_size = 64 : i64} : (tensor<1x1x65536x2147483647xf32>, tensor<1x1x65536x2147483647xf32>) -> tensor<1x1x65536x2147483647xf32>
+  return
+}
