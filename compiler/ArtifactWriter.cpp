@@ -121,7 +121,9 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
     std::vector<flatbuffers::Offset<lcm::EntryPoint>> entryPoints;
     for (auto [i, entry] : llvm::enumerate(executable.entryPoints)) {
       if (entry.name != first[i].name ||
-          entry.bindingCount != first[i].bindingCount) {
+          entry.bindingCount != first[i].bindingCount ||
+          entry.workgroupCount != first[i].workgroupCount ||
+          entry.bindingBytes != first[i].bindingBytes) {
         error = "entry point " + std::to_string(i) + " of the " +
                 executable.target + " executable is '" + entry.name +
                 "', the " + executables.front().target + " one's '" +
@@ -131,9 +133,14 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
       std::vector<uint32_t> blockSize;
       if (executable.format != ExecutableImage::Format::HostSharedObject)
         blockSize.assign(entry.blockSize.begin(), entry.blockSize.end());
+      std::vector<uint32_t> workgroups(entry.workgroupCount.begin(),
+                                       entry.workgroupCount.end());
+      std::vector<uint64_t> bytes(entry.bindingBytes.begin(),
+                                  entry.bindingBytes.end());
       entryPoints.push_back(lcm::CreateEntryPointDirect(
           fbb, entry.name.c_str(), entry.bindingCount,
-          blockSize.empty() ? nullptr : &blockSize, entry.sharedMemoryBytes));
+          blockSize.empty() ? nullptr : &blockSize, entry.sharedMemoryBytes,
+          &workgroups, &bytes));
     }
     std::vector<uint8_t> image(executable.data.begin(), executable.data.end());
     executableOffsets.push_back(lcm::CreateExecutableDirect(
@@ -197,7 +204,7 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
                                   &buffers, program.arenaSize, &commands));
   }
 
-  auto module = lcm::CreateModuleDirect(fbb, /*version=*/2, "lcc " LCC_VERSION,
+  auto module = lcm::CreateModuleDirect(fbb, /*version=*/3, "lcc " LCC_VERSION,
                                         &functionOffsets, &parameterOffsets,
                                         &executableOffsets);
   lcm::FinishModuleBuffer(fbb, module);

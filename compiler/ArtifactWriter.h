@@ -15,6 +15,10 @@ namespace lcc {
 struct EntryPointImage {
   std::string name;
   unsigned bindingCount = 0;
+  /// What the kernel was compiled for: every dispatch of it runs these
+  /// workgroups and binds these bytes (static shapes).
+  std::array<uint32_t, 3> workgroupCount = {1, 1, 1};
+  llvm::SmallVector<uint64_t> bindingBytes;
   std::array<uint32_t, 3> blockSize = {0, 0, 0};
   uint32_t sharedMemoryBytes = 0;
 };

@@ -103,7 +103,22 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   SmallVector<EntryPointImage> entryPoints;
   for (auto func : module.getOps<func::FuncOp>()) {
     if (func->hasAttr("lcc.dispatch")) {
-      entryPoints.push_back({func.getName().str(), func.getNumArguments()});
+      EntryPointImage entry;
+      entry.name = func.getName().str();
+      entry.bindingCount = func.getNumArguments();
+      auto count = func->getAttrOfType<DenseI64ArrayAttr>("lcc.workgroup_count");
+      if (!count || count.size() != 3 ||
+          llvm::any_of(count.asArrayRef(), [](int64_t c) {
+            return c < 1 || c > std::numeric_limits<uint32_t>::max();
+          }))
+        return func.emitOpError("expected an 'lcc.workgroup_count' of three "
+                                "values in [1, 2^32)"),
+               failure();
+      for (unsigned d = 0; d < 3; ++d)
+        entry.workgroupCount[d] = static_cast<uint32_t>(count[d]);
+      for (Type type : func.getArgumentTypes())
+        entry.bindingBytes.push_back(byteSize(cast<RankedTensorType>(type)));
+      entryPoints.push_back(std::move(entry));
       kernels->push_back(func.clone());
       continue;
     }

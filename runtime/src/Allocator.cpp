@@ -52,6 +52,12 @@ StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
   uint64_t reserved = size == 0 ? kBufferAlignment
                                 : (size + kBufferAlignment - 1) /
                                       kBufferAlignment * kBufferAlignment;
+  uint64_t held = current.load();
+  if (reserved > limit || held > limit - reserved)
+    return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
+                         size, " bytes for ", what, ": the device would hold ",
+                         held + reserved, " bytes, more than its memory limit "
+                         "of ", limit, " bytes");
   StatusOr<void *> bytes = allocateZeroed(reserved, size, what);
   if (!bytes.ok())
     return bytes.getStatus();

@@ -60,6 +60,12 @@ public:
   /// `what` names the buffer in the error message.
   StatusOr<DeviceBuffer> allocate(uint64_t size, const std::string &what);
 
+  /// The most bytes the device may hold at once: an allocation beyond it is
+  /// refused before any memory is touched, naming its size (a module that
+  /// declares a 1 TiB arena is an error, not an out-of-memory kill).
+  void setLimit(uint64_t bytes) { limit = bytes; }
+  uint64_t getLimit() const { return limit; }
+
   /// Bytes currently allocated and the most ever allocated at once, both
   /// counted in whole 64-byte lines.
   uint64_t currentBytes() const { return current.load(); }
@@ -84,6 +90,7 @@ private:
 
   std::atomic<uint64_t> current{0};
   std::atomic<uint64_t> peak{0};
+  uint64_t limit = UINT64_MAX;
 };
 
 /// Host memory, for the CPU device.

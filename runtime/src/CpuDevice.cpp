@@ -2,6 +2,8 @@
 
 #include "CpuDevice.h"
 
+#include "File.h"
+
 #include <chrono>
 #include <cstring>
 
@@ -50,7 +52,10 @@ private:
 } // namespace
 
 CpuDevice::CpuDevice(unsigned threadCount)
-    : Device(std::make_unique<HostAllocator>()), threadPool(threadCount) {}
+    : Device(std::make_unique<HostAllocator>()), threadPool(threadCount) {
+  // More than the machine has would only end in the OOM killer.
+  getAllocator().setLimit(physicalMemoryBytes());
+}
 
 std::string CpuDevice::getArchitecture() const {
 #if defined(__x86_64__)

@@ -2,10 +2,13 @@
 
 #include "CpuExecutable.h"
 
+#include "ElfImage.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <link.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -40,6 +43,7 @@ StatusOr<std::unique_ptr<CpuExecutable>>
 CpuExecutable::load(const uint8_t *bytes, size_t size,
                     const std::vector<std::string> &entryPointNames,
                     const std::string &what, Backing backing) {
+  LCC_RETURN_IF_ERROR(checkSharedObjectImage(bytes, size, what));
   std::unique_ptr<CpuExecutable> executable(new CpuExecutable());
   std::string path;
   int fd = backing == Backing::Memfd
@@ -71,12 +75,34 @@ CpuExecutable::load(const uint8_t *bytes, size_t size,
                          ": cannot load the shared object: ",
                          reason ? reason : "unknown dlopen error");
   }
+  struct link_map *object = nullptr;
+  if (::dlinfo(executable->handle, RTLD_DI_LINKMAP, &object) != 0 || !object)
+    return Status::error(StatusCode::Internal, what,
+                         ": cannot inspect the loaded shared object");
   for (const std::string &name : entryPointNames) {
     ::dlerror();
     void *symbol = ::dlsym(executable->handle, name.c_str());
     if (!symbol)
-      return Status::error(StatusCode::NotFound, what, " has no entry point '",
-                           name, "' (no such exported symbol)");
+      return Status::error(StatusCode::NotFound, what, " has no entry point ",
+                           quoted(name), " (no such exported symbol)");
+    // dlsym also searches the object's dependencies: an entry point named
+    // after a libc function ("system") would run that function. Only a
+    // function defined by the object itself is an entry point.
+    Dl_info info;
+    struct link_map *owner = nullptr;
+    void *entry = nullptr;
+    if (!::dladdr1(symbol, &info, reinterpret_cast<void **>(&owner),
+                   RTLD_DL_LINKMAP) ||
+        owner != object)
+      return Status::error(
+          StatusCode::InvalidModule, what, ": entry point ", quoted(name),
+          " is not defined by the module's shared object (it resolves to ",
+          quoted(info.dli_fname ? info.dli_fname : "another object"), ")");
+    if (!::dladdr1(symbol, &info, &entry, RTLD_DL_SYMENT) || !entry ||
+        ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(entry)->st_info) !=
+            STT_FUNC)
+      return Status::error(StatusCode::InvalidModule, what, ": entry point ",
+                           quoted(name), " is not a function");
     executable->entryPoints.push_back(reinterpret_cast<KernelFunction>(symbol));
   }
   return executable;

@@ -197,7 +197,7 @@ public:
       CUresult result =
           driver->cuEventElapsedTime(&milliseconds, events[c], events[c + 1]);
       if (result != CUDA_SUCCESS)
-        return driver->check(result, "timing '" + commands[c].name + "'");
+        return driver->check(result, "timing " + quoted(commands[c].name));
       nanoseconds[c] = uint64_t(double(milliseconds) * 1e6);
     }
     return Status();
@@ -222,12 +222,13 @@ private:
     if (result == CUDA_SUCCESS)
       return Status();
     return driver->check(result, "copying " + std::to_string(command.length) +
-                                     " bytes for '" + command.name + "'");
+                                     " bytes for " + quoted(command.name));
   }
 
   static std::string describeLaunch(const CudaCommand &command) {
     const Kernel &kernel = *command.kernel;
-    return "'" + command.name + "' (kernel '" + kernel.name + "', grid " +
+    return quoted(command.name) + " (kernel " + quoted(kernel.name) +
+           ", grid " +
            formatTriple(command.grid) + ", block " +
            formatTriple(kernel.block) + ", " +
            std::to_string(kernel.sharedMemoryBytes) +
@@ -448,14 +449,14 @@ CudaDevice::loadExecutable(const lcm::Executable &executable, size_t index) {
     LCC_RETURN_IF_ERROR(
         driver->check(driver->cuModuleGetFunction(&kernel.function, module,
                                                   kernel.name.c_str()),
-                      "looking up kernel '" + kernel.name + "' in " + what));
+                      "looking up kernel " + quoted(kernel.name) + " in " + what));
     // Above 48 KiB a kernel must be allowed its dynamic shared memory.
     if (kernel.sharedMemoryBytes > kDefaultSharedMemoryBytes)
       LCC_RETURN_IF_ERROR(driver->check(
           driver->cuFuncSetAttribute(
               kernel.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
               int(kernel.sharedMemoryBytes)),
-          "allowing kernel '" + kernel.name + "' " +
+          "allowing kernel " + quoted(kernel.name) + " " +
               std::to_string(kernel.sharedMemoryBytes) +
               " bytes of dynamic shared memory"));
   }
@@ -483,7 +484,8 @@ CudaDevice::createCommandList(const DeviceExecutable *executable,
       for (size_t i = 0; i < 3; ++i)
         if (next.grid[i] > uint32_t(limits.maxGrid[i]))
           return Status::error(StatusCode::Unavailable, path, ".commands[", c,
-                               "] '", command.name, "' has workgroup_count ",
+                               "] ", quoted(command.name),
+                               " has workgroup_count ",
                                formatTriple(next.grid), "; ", describe(),
                                " launches at most ",
                                formatTriple(limits.maxGrid), " blocks");
@@ -504,7 +506,7 @@ CudaDevice::createCommandList(const DeviceExecutable *executable,
       if (overlap) {
         StatusOr<DeviceBuffer> bounce = getAllocator().allocate(
             next.length,
-            "the overlapping copy '" + command.name + "' of " + path);
+            "the overlapping copy " + quoted(command.name) + " of " + path);
         if (!bounce.ok())
           return bounce.getStatus();
         next.bounce = toDevice(bounce->data());

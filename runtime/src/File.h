@@ -1,4 +1,13 @@
-//===- File.h - whole-file reads and writes ---------------------*- C++ -*-===//
+//===- File.h - bounded file reads and atomic writes ------------*- C++ -*-===//
+//
+// Files are untrusted: one may be a pipe or /dev/zero that never ends, or
+// claim sizes it does not hold. Every read here is bounded by what the
+// caller can justify, and a caller checks a header before reading on, so a
+// wrong file is refused after a few bytes instead of after gigabytes.
+// Writes go to a temporary file that is renamed into place: a reader never
+// sees half a file.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef LCC_RUNTIME_FILE_H
 #define LCC_RUNTIME_FILE_H
@@ -6,18 +15,82 @@
 #include "Status.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace lcc::runtime {
 
-/// The bytes of the file at `path`. Errors read
-/// "cannot open 'PATH': REASON" or "cannot read 'PATH': REASON".
-StatusOr<std::vector<uint8_t>> readFile(const std::string &path);
+/// A file opened for sequential reading (a regular file, a pipe, a device).
+class InputFile {
+public:
+  /// Errors read "cannot open 'PATH': REASON".
+  static StatusOr<InputFile> open(const std::string &path);
+  InputFile(InputFile &&other) noexcept;
+  InputFile &operator=(InputFile &&other) = delete;
+  InputFile(const InputFile &) = delete;
+  ~InputFile();
 
-/// Writes `size` bytes to `path`, replacing it. Errors read
-/// "cannot write 'PATH': REASON".
+  const std::string &getPath() const { return path; }
+  /// The size of a regular file; nullopt for pipes and devices.
+  std::optional<uint64_t> getRegularSize() const { return regularSize; }
+
+  /// Reads up to `size` bytes into `out`, fewer only at the end of the file.
+  StatusOr<size_t> read(void *out, size_t size);
+  /// Appends exactly `size` bytes to `out`, or fails naming `what` and how
+  /// many bytes the file had.
+  Status readExactly(std::vector<uint8_t> &out, uint64_t size,
+                     const std::string &what);
+  /// Succeeds when nothing follows; else an InvalidData error
+  /// "unexpected bytes after WHAT".
+  Status expectEnd(const std::string &what);
+  /// Appends the rest of the file to `out`, which may hold at most
+  /// `maxBytes` in all: more (or an endless stream) is an error naming
+  /// `what` and the limit, raised before reading when the size is known.
+  Status readAll(std::vector<uint8_t> &out, uint64_t maxBytes,
+                 const std::string &what);
+
+private:
+  InputFile() = default;
+  std::string path;
+  int fd = -1;
+  std::optional<uint64_t> regularSize;
+};
+
+/// The bytes of the file at `path`, at most `maxBytes` of them: a larger
+/// file (or an endless stream) is an error naming `what` and the limit,
+/// raised before the bytes are read where the size is known.
+StatusOr<std::vector<uint8_t>> readFile(const std::string &path,
+                                        uint64_t maxBytes,
+                                        const std::string &what);
+
+/// Writes `size` bytes to `path` atomically (a temporary file beside it,
+/// renamed into place). Errors read "cannot write 'PATH': REASON".
 Status writeFile(const std::string &path, const void *data, size_t size);
+
+/// An output file written through a temporary and renamed on commit();
+/// dropped without commit(), the temporary is removed and `path` is left
+/// as it was.
+class OutputFile {
+public:
+  static StatusOr<OutputFile> create(const std::string &path);
+  OutputFile(OutputFile &&other) noexcept;
+  OutputFile &operator=(OutputFile &&other) = delete;
+  OutputFile(const OutputFile &) = delete;
+  ~OutputFile();
+
+  Status write(const void *data, size_t size);
+  Status commit();
+
+private:
+  OutputFile() = default;
+  Status failure(int error) const;
+  std::string path, temporary;
+  int fd = -1;
+};
+
+/// Bytes of memory this machine has (the default memory limit of a device).
+uint64_t physicalMemoryBytes();
 
 } // namespace lcc::runtime
 

@@ -20,23 +20,7 @@ template <typename T> size_t sizeOf(const flatbuffers::Vector<T> *vector) {
 }
 
 std::string quote(const flatbuffers::String *name) {
-  return name ? "'" + name->str() + "'" : "''";
-}
-
-/// "'LCM1'", with unprintable bytes escaped, for the identifier message.
-std::string printableIdentifier(const uint8_t *bytes) {
-  std::ostringstream os;
-  os << '\'';
-  for (int i = 0; i < 4; ++i) {
-    if (bytes[i] >= 0x20 && bytes[i] < 0x7f && bytes[i] != '\'') {
-      os << char(bytes[i]);
-    } else {
-      static const char digits[] = "0123456789abcdef";
-      os << "\\x" << digits[bytes[i] >> 4] << digits[bytes[i] & 15];
-    }
-  }
-  os << '\'';
-  return os.str();
+  return quoted(name ? name->str() : "");
 }
 
 template <typename... Parts> Status invalid(const Parts &...parts) {
@@ -92,6 +76,15 @@ private:
     if (!bytes)
       return invalid(path, " of type ", formatType(shape, signature->dtype()),
                      " is larger than the ", kMaxTensorBytes, "-byte limit");
+    if (const flatbuffers::Vector<int64_t> *range = signature->valid_range()) {
+      bool integer = signature->dtype() == lcm::DType::I32 ||
+                     signature->dtype() == lcm::DType::I64;
+      if (range->size() != 2 || !integer ||
+          readUnaligned(*range, 0) > readUnaligned(*range, 1))
+        return invalid(path, " has a valid_range of ", range->size(),
+                       " values; expected [min, max] with min <= max, on an "
+                       "integer tensor");
+    }
     return *bytes;
   }
 
@@ -149,10 +142,43 @@ private:
       std::string entryPath = path + ".entry_points[" + std::to_string(i) + "]";
       if (!entryPoint.name() || entryPoint.name()->size() == 0)
         return invalid(entryPath, " has no name");
+      entryPath += " " + quote(entryPoint.name());
+      LCC_RETURN_IF_ERROR(checkRequirements(entryPoint, entryPath));
       if (gpu)
-        LCC_RETURN_IF_ERROR(checkBlockSize(
-            entryPoint, entryPath + " " + quote(entryPoint.name())));
+        LCC_RETURN_IF_ERROR(checkBlockSize(entryPoint, entryPath));
     }
+    return Status();
+  }
+
+  /// What the kernel was compiled for: three workgroup counts (each >= 1,
+  /// at most kMaxWorkgroups in all) and the bytes of each binding.
+  Status checkRequirements(const lcm::EntryPoint &entryPoint,
+                           const std::string &path) {
+    size_t countSize = sizeOf(entryPoint.workgroup_count());
+    if (countSize != 3)
+      return invalid(path, " has ", countSize,
+                     " workgroup_count values, expected 3");
+    uint64_t total = 1;
+    for (size_t i = 0; i < 3; ++i) {
+      uint32_t count = entryPoint.workgroup_count()->Get(i);
+      if (count == 0)
+        return invalid(path, " has workgroup_count[", i,
+                       "] = 0, expected >= 1");
+      // Both factors are below 2^32 before the bound check: no wrap.
+      total *= count;
+      if (total > kMaxWorkgroups)
+        return invalid(path, " runs more than ", kMaxWorkgroups, " workgroups");
+    }
+    size_t byteCount = sizeOf(entryPoint.binding_bytes());
+    if (byteCount != entryPoint.binding_count())
+      return invalid(path, " has ", byteCount, " binding_bytes values for ",
+                     entryPoint.binding_count(), " bindings");
+    for (size_t i = 0; i < byteCount; ++i)
+      if (readUnaligned(*entryPoint.binding_bytes(), i) > kMaxTensorBytes)
+        return invalid(path, " binds ",
+                       readUnaligned(*entryPoint.binding_bytes(), i),
+                       " bytes at binding ", i, ", more than the ",
+                       kMaxTensorBytes, "-byte limit");
     return Status();
   }
 
@@ -196,8 +222,14 @@ private:
       const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
       const lcm::EntryPoint &reference = *first.entry_points()->Get(i);
       if (entryPoint.name()->str() == reference.name()->str() &&
-          entryPoint.binding_count() == reference.binding_count())
+          entryPoint.binding_count() == reference.binding_count()) {
+        if (!sameRequirements(entryPoint, reference))
+          return invalid(path, ".entry_points[", i, "] ",
+                         quote(entryPoint.name()),
+                         " was compiled for other workgroups or binding "
+                         "sizes than executables[0]'s");
         continue;
+      }
       std::string index = "entry_points[" + std::to_string(i) + "]";
       return invalid(
           path, ".", index, " is ", quote(entryPoint.name()), " with ",
@@ -207,6 +239,19 @@ private:
           "the same order");
     }
     return Status();
+  }
+
+  static bool sameRequirements(const lcm::EntryPoint &a,
+                               const lcm::EntryPoint &b) {
+    // Both were checked: three counts, binding_count sizes.
+    for (size_t i = 0; i < 3; ++i)
+      if (a.workgroup_count()->Get(i) != b.workgroup_count()->Get(i))
+        return false;
+    for (size_t i = 0; i < sizeOf(a.binding_bytes()); ++i)
+      if (readUnaligned(*a.binding_bytes(), i) !=
+          readUnaligned(*b.binding_bytes(), i))
+        return false;
+    return true;
   }
 
   /// Checks that `binding` names a buffer and a byte range inside it.
@@ -294,21 +339,20 @@ private:
     const lcm::EntryPoint &entryPoint =
         *executable.entry_points()->Get(dispatch.entry_point());
 
+    // The kernel indexes its buffers from the workgroup id and their static
+    // shapes: any other grid or a shorter binding would make it read or
+    // write outside what the dispatch binds.
     size_t countSize = sizeOf(dispatch.workgroup_count());
     if (countSize != 3)
       return invalid(path, " has ", countSize,
                      " workgroup_count values, expected 3");
-    uint64_t total = 1;
     for (size_t i = 0; i < 3; ++i) {
       uint32_t count = dispatch.workgroup_count()->Get(i);
-      if (count == 0)
-        return invalid(path, " has workgroup_count[", i,
-                       "] = 0, expected >= 1");
-      // Both factors are below 2^32 before the bound check, so this product
-      // of a value <= 2^32 and a uint32 cannot wrap.
-      total *= count;
-      if (total > kMaxWorkgroups)
-        return invalid(path, " runs more than ", kMaxWorkgroups, " workgroups");
+      uint32_t compiled = entryPoint.workgroup_count()->Get(i);
+      if (count != compiled)
+        return invalid(path, " runs workgroup_count[", i, "] = ", count,
+                       ", entry point ", quote(entryPoint.name()),
+                       " was compiled for ", compiled);
     }
 
     size_t bindingCount = sizeOf(dispatch.bindings());
@@ -316,10 +360,16 @@ private:
       return invalid(path, " has ", bindingCount, " bindings, entry point ",
                      quote(entryPoint.name()), " takes ",
                      entryPoint.binding_count());
-    for (size_t i = 0; i < bindingCount; ++i)
-      LCC_RETURN_IF_ERROR(
-          checkBinding(dispatch.bindings()->Get(i), function,
-                       path + ".bindings[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < bindingCount; ++i) {
+      std::string bindingPath = path + ".bindings[" + std::to_string(i) + "]";
+      const lcm::Binding *binding = dispatch.bindings()->Get(i);
+      LCC_RETURN_IF_ERROR(checkBinding(binding, function, bindingPath));
+      uint64_t needed = readUnaligned(*entryPoint.binding_bytes(), i);
+      if (binding->length() != needed)
+        return invalid(bindingPath, " binds ", binding->length(),
+                       " bytes, entry point ", quote(entryPoint.name()),
+                       " was compiled for ", needed);
+    }
     return Status();
   }
 
@@ -416,13 +466,13 @@ StatusOr<size_t> Module::findFunction(const std::string &name) const {
     const std::string candidate = getFunction(i).name()->str();
     if (candidate == name)
       return i;
-    names += (i ? ", '" : "'") + candidate + "'";
+    names += (i ? ", " : "") + quoted(candidate);
   }
   if (names.empty())
-    return Status::error(StatusCode::NotFound, "no function '", name,
-                         "': the module has no functions");
-  return Status::error(StatusCode::NotFound, "no function '", name,
-                       "' in the module; it has ", names);
+    return Status::error(StatusCode::NotFound, "no function ", quoted(name),
+                         ": the module has no functions");
+  return Status::error(StatusCode::NotFound, "no function ", quoted(name),
+                       " in the module; it has ", names);
 }
 
 StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
@@ -438,8 +488,9 @@ StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
   const uint8_t *input = static_cast<const uint8_t *>(data);
   if (!lcm::ModuleBufferHasIdentifier(input))
     return invalid("not an lcc module: file identifier ",
-                   printableIdentifier(input + 4), ", expected '",
-                   lcm::ModuleIdentifier(), "'");
+                   quoted(std::string(reinterpret_cast<const char *>(input) + 4,
+                                      4)),
+                   ", expected ", quoted(lcm::ModuleIdentifier()));
 
   // The verifier checks alignment against real addresses, and embedded
   // data is aligned to 64 relative to the start of the file.
@@ -466,20 +517,38 @@ StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
 
 StatusOr<std::shared_ptr<const Module>>
 loadModuleFromFile(const std::string &path) {
-  StatusOr<std::vector<uint8_t>> bytes = readFile(path);
-  if (!bytes.ok())
-    return bytes.getStatus();
-  StatusOr<std::shared_ptr<const Module>> module =
-      loadModuleFromMemory(bytes->data(), bytes->size());
-  if (!module.ok())
-    return module.getStatus().withContext(path);
-  return module;
+  StatusOr<InputFile> file = InputFile::open(path);
+  if (!file.ok())
+    return file.getStatus();
+  auto load = [&](const std::vector<uint8_t> &bytes) {
+    StatusOr<std::shared_ptr<const Module>> module =
+        loadModuleFromMemory(bytes.data(), bytes.size());
+    if (!module.ok())
+      return StatusOr<std::shared_ptr<const Module>>(
+          module.getStatus().withContext(path));
+    return module;
+  };
+  // The identifier first: a file that is not a module (/dev/zero, a pipe
+  // of anything) is refused after 8 bytes, whatever follows.
+  std::vector<uint8_t> bytes(8);
+  StatusOr<size_t> head = file->read(bytes.data(), bytes.size());
+  if (!head.ok())
+    return head.getStatus();
+  bytes.resize(*head);
+  if (bytes.size() < 8 || !lcm::ModuleBufferHasIdentifier(bytes.data()))
+    return load(bytes);
+  Status rest = file->readAll(bytes, FLATBUFFERS_MAX_BUFFER_SIZE - 1,
+                              "a module (FlatBuffers' 2 GiB)");
+  if (!rest.ok())
+    return rest;
+  return load(bytes);
 }
 
 std::vector<int64_t> getShape(const lcm::TensorSignature &signature) {
   std::vector<int64_t> shape;
-  if (signature.shape())
-    shape.assign(signature.shape()->begin(), signature.shape()->end());
+  if (const flatbuffers::Vector<int64_t> *dims = signature.shape())
+    for (size_t i = 0; i < dims->size(); ++i)
+      shape.push_back(readUnaligned(*dims, i));
   return shape;
 }
 

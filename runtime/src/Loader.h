@@ -15,6 +15,8 @@
 #include "Tensor.h"
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,7 +24,7 @@
 namespace lcc::runtime {
 
 /// The module version this runtime reads.
-constexpr uint32_t kModuleVersion = 2;
+constexpr uint32_t kModuleVersion = 3;
 /// The most workgroups one dispatch may run.
 constexpr uint64_t kMaxWorkgroups = uint64_t(1) << 32;
 
@@ -59,6 +61,18 @@ StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
 /// Loads and checks the module file at `path`; errors start with the path.
 StatusOr<std::shared_ptr<const Module>>
 loadModuleFromFile(const std::string &path);
+
+/// Element `index` of a FlatBuffers vector of 8-byte scalars (shapes, sizes,
+/// ranges). The verifier checks a vector's 4-byte length alignment only, so
+/// its 8-byte elements may sit at any multiple of 4: they are read byte-wise
+/// instead of through a misaligned pointer.
+template <typename T>
+T readUnaligned(const flatbuffers::Vector<T> &vector, size_t index) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  T value;
+  std::memcpy(&value, vector.Data() + index * sizeof(T), sizeof(T));
+  return value;
+}
 
 /// The shape of a signature (an absent shape is a scalar).
 std::vector<int64_t> getShape(const lcm::TensorSignature &signature);

@@ -20,6 +20,9 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
+/// numpy writes headers of a few hundred bytes; version 2.0's 4-byte
+/// length could claim 4 GiB.
+constexpr uint64_t kMaxHeaderBytes = uint64_t(1) << 20;
 
 template <typename... Parts> Status invalidData(const Parts &...parts) {
   return Status::error(StatusCode::InvalidData, parts...);
@@ -52,8 +55,13 @@ public:
         return key.getStatus();
       skipSpace();
       if (!consume(':'))
-        return error("expected ':' after '" + *key + "'");
+        return error("expected ':' after " + quoted(*key));
       skipSpace();
+      // A repeated key would let the last one silently win.
+      if ((*key == "descr" && seenDescr) ||
+          (*key == "fortran_order" && seenOrder) ||
+          (*key == "shape" && seenShape))
+        return error("duplicate key " + quoted(*key));
       if (*key == "descr") {
         StatusOr<std::string> descr = parseString();
         if (!descr.ok())
@@ -76,7 +84,7 @@ public:
           return status;
         seenShape = true;
       } else {
-        return error("unexpected key '" + *key + "'");
+        return error("unexpected key " + quoted(*key));
       }
       skipSpace();
       if (consume(','))
@@ -160,8 +168,8 @@ private:
 
 StatusOr<DType> dtypeFromDescr(const std::string &descr) {
   if (descr.size() >= 2 && descr[0] == '>')
-    return invalidData("big-endian data ('", descr,
-                       "') is not supported; save it little-endian");
+    return invalidData("big-endian data (", quoted(descr),
+                       ") is not supported; save it little-endian");
   static const struct {
     const char *code;
     DType dtype;
@@ -175,8 +183,8 @@ StatusOr<DType> dtypeFromDescr(const std::string &descr) {
     for (const auto &code : kCodes)
       if (descr.compare(1, 2, code.code) == 0)
         return code.dtype;
-  return invalidData("unsupported dtype '", descr,
-                     "'; expected one of '<f4', '<f2', '<i4', '<i8'");
+  return invalidData("unsupported dtype ", quoted(descr),
+                     "; expected one of '<f4', '<f2', '<i4', '<i8'");
 }
 
 const char *descrFor(DType dtype) {
@@ -201,9 +209,14 @@ uint32_t readLittleEndian(const uint8_t *bytes, size_t count) {
   return value;
 }
 
-} // namespace
 
-StatusOr<HostTensor> parseNpy(const uint8_t *data, size_t size) {
+/// The fixed prefix: magic, version and header length.
+struct NpyPrefix {
+  size_t size = 0;         // bytes of the prefix itself
+  uint64_t headerLength = 0;
+};
+
+StatusOr<NpyPrefix> parsePrefix(const uint8_t *data, size_t size) {
   if (size < kMagicSize + 2 || std::memcmp(data, kMagic, kMagicSize) != 0)
     return invalidData("not a .npy file (no \\x93NUMPY magic)");
   uint8_t major = data[6], minor = data[7];
@@ -211,16 +224,26 @@ StatusOr<HostTensor> parseNpy(const uint8_t *data, size_t size) {
     return invalidData("unsupported .npy version ", int(major), ".", int(minor),
                        "; expected 1.0 or 2.0");
   size_t lengthSize = major == 1 ? 2 : 4;
-  size_t prefix = kMagicSize + 2 + lengthSize;
-  if (size < prefix)
+  NpyPrefix prefix;
+  prefix.size = kMagicSize + 2 + lengthSize;
+  if (size < prefix.size)
     return invalidData("truncated .npy header");
-  size_t headerLength = readLittleEndian(data + 8, lengthSize);
-  if (headerLength > size - prefix)
-    return invalidData("truncated .npy header: it claims ", headerLength,
-                       " bytes, the file has ", size - prefix,
-                       " after the "
-                       "length");
-  std::string text(reinterpret_cast<const char *>(data + prefix), headerLength);
+  prefix.headerLength = readLittleEndian(data + 8, lengthSize);
+  if (prefix.headerLength > kMaxHeaderBytes)
+    return invalidData(".npy header of ", prefix.headerLength,
+                       " bytes is larger than the ", kMaxHeaderBytes,
+                       "-byte limit");
+  return prefix;
+}
+
+/// The element type, shape and data bytes a header describes.
+struct NpyLayout {
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t dataBytes;
+};
+
+StatusOr<NpyLayout> parseLayout(const std::string &text) {
   StatusOr<NpyHeader> header = HeaderParser(text).parse();
   if (!header.ok())
     return header.getStatus();
@@ -234,28 +257,91 @@ StatusOr<HostTensor> parseNpy(const uint8_t *data, size_t size) {
   if (!bytes)
     return invalidData("shape ", formatShape(header->shape),
                        " is larger than the ", kMaxTensorBytes, "-byte limit");
-  size_t available = size - prefix - headerLength;
-  if (available < *bytes)
-    return invalidData("truncated data: ", formatType(header->shape, *dtype),
-                       " needs ", *bytes, " bytes, the file has ", available);
-  if (available > *bytes)
-    return invalidData(available - *bytes, " unexpected bytes after the ",
-                       formatType(header->shape, *dtype), " data");
+  return NpyLayout{*dtype, header->shape, *bytes};
+}
+
+} // namespace
+
+StatusOr<HostTensor> parseNpy(const uint8_t *data, size_t size) {
+  StatusOr<NpyPrefix> prefix = parsePrefix(data, size);
+  if (!prefix.ok())
+    return prefix.getStatus();
+  if (prefix->headerLength > size - prefix->size)
+    return invalidData("truncated .npy header: it claims ",
+                       prefix->headerLength, " bytes, the file has ",
+                       size - prefix->size, " after the length");
+  std::string text(reinterpret_cast<const char *>(data + prefix->size),
+                   prefix->headerLength);
+  StatusOr<NpyLayout> layout = parseLayout(text);
+  if (!layout.ok())
+    return layout.getStatus();
+  size_t start = prefix->size + prefix->headerLength;
+  size_t available = size - start;
+  std::string type = formatType(layout->shape, layout->dtype);
+  if (available < layout->dataBytes)
+    return invalidData("truncated data: ", type, " needs ", layout->dataBytes,
+                       " bytes, the file has ", available);
+  if (available > layout->dataBytes)
+    return invalidData(available - layout->dataBytes,
+                       " unexpected bytes after the ", type, " data");
   HostTensor tensor;
-  tensor.dtype = *dtype;
-  tensor.shape = header->shape;
-  const uint8_t *elements = data + prefix + headerLength;
-  tensor.data.assign(elements, elements + *bytes);
+  tensor.dtype = layout->dtype;
+  tensor.shape = layout->shape;
+  tensor.data.assign(data + start, data + start + layout->dataBytes);
   return tensor;
 }
 
 StatusOr<HostTensor> readNpy(const std::string &path) {
-  StatusOr<std::vector<uint8_t>> bytes = readFile(path);
-  if (!bytes.ok())
-    return bytes.getStatus();
-  StatusOr<HostTensor> tensor = parseNpy(bytes->data(), bytes->size());
-  if (!tensor.ok())
-    return tensor.getStatus().withContext(path);
+  StatusOr<InputFile> file = InputFile::open(path);
+  if (!file.ok())
+    return file.getStatus();
+  auto bad = [&](const Status &status) { return status.withContext(path); };
+  // Header first, then exactly the bytes it describes: a wrong file (or an
+  // endless one) is refused without reading more than its header.
+  std::vector<uint8_t> bytes(kMagicSize + 2 + 4);
+  StatusOr<size_t> got = file->read(bytes.data(), kMagicSize + 2 + 2);
+  if (!got.ok())
+    return got.getStatus();
+  bytes.resize(*got);
+  if (bytes.size() >= kMagicSize + 2 && bytes[6] == 2) {
+    std::vector<uint8_t> more;
+    Status rest = file->readExactly(more, 2, ".npy header");
+    bytes.insert(bytes.end(), more.begin(), more.end());
+    if (!rest.ok())
+      return bad(invalidData("truncated .npy header"));
+  }
+  StatusOr<NpyPrefix> prefix = parsePrefix(bytes.data(), bytes.size());
+  if (!prefix.ok())
+    return bad(prefix.getStatus());
+  std::vector<uint8_t> header;
+  Status read = file->readExactly(header, prefix->headerLength, ".npy header");
+  if (!read.ok())
+    return bad(read);
+  StatusOr<NpyLayout> layout =
+      parseLayout(std::string(header.begin(), header.end()));
+  if (!layout.ok())
+    return bad(layout.getStatus());
+  std::string type = formatType(layout->shape, layout->dtype);
+  if (std::optional<uint64_t> size = file->getRegularSize()) {
+    uint64_t start = prefix->size + prefix->headerLength;
+    uint64_t available = *size - std::min(*size, start);
+    if (available < layout->dataBytes)
+      return bad(invalidData("truncated data: ", type, " needs ",
+                             layout->dataBytes, " bytes, the file has ",
+                             available));
+    if (available > layout->dataBytes)
+      return bad(invalidData(available - layout->dataBytes,
+                             " unexpected bytes after the ", type, " data"));
+  }
+  HostTensor tensor;
+  tensor.dtype = layout->dtype;
+  tensor.shape = layout->shape;
+  read = file->readExactly(tensor.data, layout->dataBytes, type + " data");
+  if (!read.ok())
+    return bad(read);
+  read = file->expectEnd("the " + type + " data");
+  if (!read.ok())
+    return bad(read);
   return tensor;
 }
 

@@ -2,6 +2,10 @@
 
 #include "ParameterInit.h"
 
+#include "File.h"
+
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 
@@ -62,6 +66,48 @@ uint64_t fnv1a64(const std::string &text) {
   return hash;
 }
 
+ParameterValues::ParameterValues(const lcm::Parameter &parameter,
+                                 uint64_t seed)
+    : name(runtime::getName(*parameter.signature())),
+      dtype(parameter.signature()->dtype()), init(parameter.init()),
+      scale(parameter.init_scale()), generator(seed ^ fnv1a64(name)),
+      // The loader checked that the size is within bounds.
+      count(*elementCount(getShape(*parameter.signature()))) {}
+
+Status ParameterValues::check() const {
+  if (init == lcm::ParameterInit::Normal && !isFloat(dtype))
+    return Status::error(StatusCode::InvalidArgument, "parameter ",
+                         quoted(name), " is ", dtypeName(dtype),
+                         "; Normal init needs a floating-point dtype");
+  return Status();
+}
+
+void ParameterValues::next(uint8_t *out, uint64_t elements) {
+  const double twoPi = 6.283185307179586476925286766559;
+  for (uint64_t e = 0; e < elements; ++e, ++produced) {
+    double value = 0;
+    switch (init) {
+    case lcm::ParameterInit::Zeros:
+      break;
+    case lcm::ParameterInit::Ones:
+      value = 1.0;
+      break;
+    case lcm::ParameterInit::Normal:
+      // Box-Muller: each pair of draws gives two values, cos then sin.
+      if (produced % 2 == 0) {
+        double radius = std::sqrt(-2.0 * std::log(generator.nextUniform()));
+        double angle = twoPi * generator.nextUniform();
+        value = scale * radius * std::cos(angle);
+        pending = scale * radius * std::sin(angle);
+      } else {
+        value = pending;
+      }
+      break;
+    }
+    storeElement(dtype, out, e, value);
+  }
+}
+
 StatusOr<std::vector<NamedTensor>> initializeParameters(const Module &module,
                                                         uint64_t seed) {
   std::vector<NamedTensor> tensors;
@@ -69,43 +115,14 @@ StatusOr<std::vector<NamedTensor>> initializeParameters(const Module &module,
     const lcm::Parameter &parameter = module.getParameter(i);
     if (parameter.data())
       continue;
-    const lcm::TensorSignature &signature = *parameter.signature();
+    ParameterValues values(parameter, seed);
+    LCC_RETURN_IF_ERROR(values.check());
     NamedTensor named;
-    named.name = getName(signature);
-    named.tensor.dtype = signature.dtype();
-    named.tensor.shape = getShape(signature);
-    // The loader checked that the size is within bounds.
-    uint64_t count = *elementCount(named.tensor.shape);
-    named.tensor.data.resize(count * dtypeSize(signature.dtype()));
-    uint8_t *data = named.tensor.data.data();
-
-    switch (parameter.init()) {
-    case lcm::ParameterInit::Zeros:
-      break; // resize() zero-filled it; zero is all-zero bits in each dtype
-    case lcm::ParameterInit::Ones:
-      for (uint64_t e = 0; e < count; ++e)
-        storeElement(signature.dtype(), data, e, 1.0);
-      break;
-    case lcm::ParameterInit::Normal: {
-      if (!isFloat(signature.dtype()))
-        return Status::error(StatusCode::InvalidArgument, "parameter '",
-                             named.name, "' is ", dtypeName(signature.dtype()),
-                             "; Normal init needs a floating-point dtype");
-      SplitMix64 generator(seed ^ fnv1a64(named.name));
-      double scale = parameter.init_scale();
-      const double twoPi = 6.283185307179586476925286766559;
-      for (uint64_t e = 0; e < count; e += 2) {
-        double radius = std::sqrt(-2.0 * std::log(generator.nextUniform()));
-        double angle = twoPi * generator.nextUniform();
-        storeElement(signature.dtype(), data, e,
-                     scale * radius * std::cos(angle));
-        if (e + 1 < count)
-          storeElement(signature.dtype(), data, e + 1,
-                       scale * radius * std::sin(angle));
-      }
-      break;
-    }
-    }
+    named.name = values.getName();
+    named.tensor.dtype = parameter.signature()->dtype();
+    named.tensor.shape = getShape(*parameter.signature());
+    named.tensor.data.resize(values.size() * dtypeSize(named.tensor.dtype));
+    values.next(named.tensor.data.data(), values.size());
     tensors.push_back(std::move(named));
   }
   return tensors;
@@ -113,13 +130,43 @@ StatusOr<std::vector<NamedTensor>> initializeParameters(const Module &module,
 
 Status writeInitialParameters(const Module &module, uint64_t seed,
                               const std::string &path) {
-  StatusOr<std::vector<NamedTensor>> tensors =
-      initializeParameters(module, seed);
-  if (!tensors.ok())
-    return tensors.getStatus();
-  return writeSafetensors(
-      path, *tensors,
+  // Header first, then each parameter generated and written a chunk at a
+  // time: memory does not grow with the weights (a module may declare
+  // gigabytes of them).
+  std::vector<SafetensorsLayout> layout;
+  std::vector<const lcm::Parameter *> written;
+  for (size_t i = 0; i < module.getParameterCount(); ++i) {
+    const lcm::Parameter &parameter = module.getParameter(i);
+    if (parameter.data())
+      continue;
+    const lcm::TensorSignature &signature = *parameter.signature();
+    LCC_RETURN_IF_ERROR(ParameterValues(parameter, seed).check());
+    layout.push_back({getName(signature), signature.dtype(),
+                      getShape(signature),
+                      *byteSize(signature.dtype(), getShape(signature))});
+    written.push_back(&parameter);
+  }
+  StatusOr<OutputFile> file = OutputFile::create(path);
+  if (!file.ok())
+    return file.getStatus();
+  std::vector<uint8_t> header = encodeSafetensorsHeader(
+      layout,
       {{"producer", "lcc-run --init-params"}, {"seed", std::to_string(seed)}});
+  LCC_RETURN_IF_ERROR(file->write(header.data(), header.size()));
+  constexpr uint64_t kChunkElements = uint64_t(1) << 16;
+  std::vector<uint8_t> chunk;
+  for (const lcm::Parameter *parameter : written) {
+    ParameterValues values(*parameter, seed);
+    size_t elementBytes = dtypeSize(parameter->signature()->dtype());
+    for (uint64_t done = 0; done < values.size();) {
+      uint64_t step = std::min(kChunkElements, values.size() - done);
+      chunk.resize(step * elementBytes);
+      values.next(chunk.data(), step);
+      LCC_RETURN_IF_ERROR(file->write(chunk.data(), chunk.size()));
+      done += step;
+    }
+  }
+  return file->commit();
 }
 
 } // namespace lcc::runtime

@@ -38,13 +38,37 @@ private:
 /// FNV-1a, 64-bit: mixes a parameter's name into its seed.
 uint64_t fnv1a64(const std::string &text);
 
+/// The fresh values of one parameter, produced in order a chunk at a time.
+class ParameterValues {
+public:
+  ParameterValues(const lcm::Parameter &parameter, uint64_t seed);
+  /// An error when the init cannot fill the dtype (Normal of integers).
+  Status check() const;
+  const std::string &getName() const { return name; }
+  /// Elements in all.
+  uint64_t size() const { return count; }
+  /// Stores the next `elements` values, little-endian, at `out`.
+  void next(uint8_t *out, uint64_t elements);
+
+private:
+  std::string name;
+  DType dtype;
+  lcm::ParameterInit init;
+  double scale;
+  SplitMix64 generator;
+  uint64_t count;
+  uint64_t produced = 0;
+  double pending = 0; // the sine of the last Box-Muller pair
+};
+
 /// Fresh values for every parameter of `module` that the module does not
 /// embed (embedded data is a constant, never read from a weights file), in
 /// module order.
 StatusOr<std::vector<NamedTensor>> initializeParameters(const Module &module,
                                                         uint64_t seed);
 
-/// initializeParameters() written as a .safetensors file at `path`.
+/// initializeParameters() written as a .safetensors file at `path`, one
+/// chunk at a time (memory does not grow with the weights), atomically.
 Status writeInitialParameters(const Module &module, uint64_t seed,
                               const std::string &path);
 

@@ -9,10 +9,13 @@
 
 #include "CpuDevice.h"
 #include "CudaDevice.h"
+#include "File.h"
 #include "Npy.h"
 #include "ParameterInit.h"
 #include "Session.h"
 
+#include <cmath>
+#include <cstring>
 #include <new>
 
 using namespace lcc;
@@ -78,9 +81,22 @@ Function *unwrap(LccFunction function) {
   return reinterpret_cast<Function *>(function);
 }
 
+/// The DType of a C enum value the caller may have set to anything. It is
+/// read as the integer it is (a load of an LccDType outside its values is
+/// undefined behaviour in C++), and a value the schema lacks becomes a
+/// DType no check accepts rather than wrapping onto a valid one.
+DType dtypeFromC(const LccDType &dtype) {
+  int raw;
+  static_assert(sizeof(raw) == sizeof(dtype));
+  std::memcpy(&raw, &dtype, sizeof(raw));
+  if (raw < int(DType::MIN) || raw > int(DType::MAX))
+    return DType(int8_t(INT8_MAX));
+  return DType(raw);
+}
+
 TensorView fromC(const LccTensorView &view) {
   TensorView result;
-  result.dtype = DType(view.dtype);
+  result.dtype = dtypeFromC(view.dtype);
   result.shape = view.shape;
   result.rank = view.shape ? view.rank : 0;
   result.data = view.data;
@@ -117,15 +133,20 @@ const char *lccStatusGetMessage(LccStatus status) {
 void lccStatusDestroy(LccStatus status) { delete status; }
 
 const char *lccDTypeGetName(LccDType dtype) {
-  return isValidDType(DType(dtype)) ? dtypeName(DType(dtype)) : "unknown";
+  DType known = dtypeFromC(dtype);
+  return isValidDType(known) ? dtypeName(known) : "unknown";
 }
 
 size_t lccDTypeGetSize(LccDType dtype) {
-  return isValidDType(DType(dtype)) ? dtypeSize(DType(dtype)) : 0;
+  DType known = dtypeFromC(dtype);
+  return isValidDType(known) ? dtypeSize(known) : 0;
 }
 
 double lccTensorGetElement(const LccTensorView *tensor, uint64_t index) {
-  return elementAsDouble(DType(tensor->dtype), tensor->data, index);
+  DType known = dtypeFromC(tensor->dtype);
+  if (!isValidDType(known))
+    return std::nan("");
+  return elementAsDouble(known, tensor->data, index);
 }
 
 LccStatus lccModuleLoadFile(const char *path, LccModule *module) {
@@ -166,6 +187,21 @@ const char *lccModuleGetFunctionName(LccModule module, size_t index) {
 
 size_t lccModuleGetParameterCount(LccModule module) {
   return module->module->getParameterCount();
+}
+
+uint64_t lccModuleGetParameterBytes(LccModule module) {
+  uint64_t total = 0;
+  const Module &loaded = *module->module;
+  for (size_t i = 0; i < loaded.getParameterCount(); ++i) {
+    const lcm::Parameter &parameter = loaded.getParameter(i);
+    if (parameter.data())
+      continue;
+    // The loader checked each size (<= 2^40); saturate the sum.
+    uint64_t bytes = *byteSize(parameter.signature()->dtype(),
+                               getShape(*parameter.signature()));
+    total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
+  }
+  return total;
 }
 
 LccStatus lccModuleWriteInitialParameters(LccModule module, uint64_t seed,
@@ -219,6 +255,16 @@ const char *lccDeviceGetArchitecture(LccDevice device) {
 
 unsigned lccDeviceGetThreadCount(LccDevice device) {
   return device->device->getThreadCount();
+}
+
+void lccDeviceSetMemoryLimit(LccDevice device, uint64_t bytes) {
+  device->device->getAllocator().setLimit(bytes);
+}
+
+uint64_t lccGetPhysicalMemoryBytes(void) { return physicalMemoryBytes(); }
+
+uint64_t lccDeviceGetMemoryLimit(LccDevice device) {
+  return device->device->getAllocator().getLimit();
 }
 
 uint64_t lccDeviceGetCurrentBytes(LccDevice device) {

@@ -4,6 +4,7 @@
 
 #include "File.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -314,7 +315,7 @@ const char *safetensorsDTypeName(DType dtype) {
 
 StatusOr<SafetensorsEntry>
 parseEntry(const std::string &name, const JsonValue &value, uint64_t dataSize) {
-  std::string what = "tensor '" + name + "'";
+  std::string what = "tensor " + quoted(name);
   if (value.kind != JsonValue::Kind::Object)
     return invalidData(what, " is not a JSON object");
   const JsonValue *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
@@ -343,16 +344,16 @@ parseEntry(const std::string &name, const JsonValue &value, uint64_t dataSize) {
         knownDType = true;
       }
   if (!knownDType)
-    return invalidData(what, " has unsupported dtype '", dtype->text,
-                       "'; expected one of F32, F16, BF16, I32, I64");
+    return invalidData(what, " has unsupported dtype ", quoted(dtype->text),
+                       "; expected one of F32, F16, BF16, I32, I64");
 
   if (shape->kind != JsonValue::Kind::Array)
     return invalidData(what, " has a 'shape' that is not an array");
   for (const JsonValue &dim : shape->items) {
     std::optional<int64_t> count = asCount(dim);
     if (!count)
-      return invalidData(what, " has a bad dimension '", dim.text,
-                         "' in 'shape'");
+      return invalidData(what, " has a bad dimension ", quoted(dim.text),
+                         " in 'shape'");
     entry.shape.push_back(*count);
   }
   std::optional<uint64_t> bytes = byteSize(entry.dtype, entry.shape);
@@ -414,14 +415,15 @@ StatusOr<SafetensorsHeader> parseSafetensorsHeader(const std::string &json,
   std::map<std::string, bool> seen;
   for (const auto &[name, value] : document->members) {
     if (!seen.emplace(name, true).second)
-      return invalidData("tensor '", name, "' appears twice in the header");
+      return invalidData("tensor ", quoted(name),
+                         " appears twice in the header");
     if (name == "__metadata__") {
       if (value.kind != JsonValue::Kind::Object)
         return invalidData("'__metadata__' is not a JSON object");
       for (const auto &[key, item] : value.members) {
         if (item.kind != JsonValue::Kind::String)
-          return invalidData("'__metadata__' value '", key,
-                             "' is not a string");
+          return invalidData("'__metadata__' value ", quoted(key),
+                             " is not a string");
         header.metadata[key] = item.text;
       }
       continue;
@@ -430,6 +432,23 @@ StatusOr<SafetensorsHeader> parseSafetensorsHeader(const std::string &json,
     if (!entry.ok())
       return entry.getStatus();
     header.entries.push_back(entry.take());
+  }
+  // Two tensors sharing bytes would alias two parameters: writing one
+  // (training, --init-params) would change the other.
+  std::vector<const SafetensorsEntry *> byOffset;
+  for (const SafetensorsEntry &entry : header.entries)
+    byOffset.push_back(&entry);
+  std::sort(byOffset.begin(), byOffset.end(),
+            [](const SafetensorsEntry *a, const SafetensorsEntry *b) {
+              return a->begin < b->begin;
+            });
+  for (size_t i = 1; i < byOffset.size(); ++i) {
+    const SafetensorsEntry &previous = *byOffset[i - 1], &next = *byOffset[i];
+    if (next.begin < previous.end && next.end > next.begin)
+      return invalidData("tensors ", quoted(previous.name), " [",
+                         previous.begin, ", ", previous.end, ") and ",
+                         quoted(next.name), " [", next.begin, ", ", next.end,
+                         ") overlap in the data section");
   }
   return header;
 }
@@ -442,11 +461,12 @@ SafetensorsReader::open(const std::string &path) {
   if (reader->fd < 0)
     return Status::error(errno == ENOENT ? StatusCode::NotFound
                                          : StatusCode::InvalidArgument,
-                         "cannot open '", path, "': ", std::strerror(errno));
+                         "cannot open ", quoted(path), ": ",
+                         std::strerror(errno));
   struct stat info;
   if (::fstat(reader->fd, &info) != 0 || !S_ISREG(info.st_mode))
-    return Status::error(StatusCode::InvalidArgument, "cannot read '", path,
-                         "': not a regular file");
+    return Status::error(StatusCode::InvalidArgument, "cannot read ",
+                         quoted(path), ": not a regular file");
   uint64_t fileSize = uint64_t(info.st_size);
   auto bad = [&](Status status) { return status.withContext(path); };
 
@@ -484,8 +504,8 @@ StatusOr<const SafetensorsEntry *>
 SafetensorsReader::find(const std::string &name) const {
   auto it = byName.find(name);
   if (it == byName.end())
-    return Status::error(StatusCode::NotFound, "weights file '", path,
-                         "' has no tensor '", name, "'");
+    return Status::error(StatusCode::NotFound, "weights file ", quoted(path),
+                         " has no tensor ", quoted(name));
   return &header.entries[it->second];
 }
 
@@ -500,9 +520,9 @@ Status SafetensorsReader::read(const SafetensorsEntry &entry,
       continue;
     if (got <= 0)
       return Status::error(
-          StatusCode::InvalidData, "cannot read tensor '", entry.name,
-          "' from '", path,
-          "': ", got == 0 ? "unexpected end of file" : std::strerror(errno));
+          StatusCode::InvalidData, "cannot read tensor ", quoted(entry.name),
+          " from ", quoted(path), ": ",
+          got == 0 ? "unexpected end of file" : std::strerror(errno));
     out += got;
     offset += uint64_t(got);
     remaining -= uint64_t(got);
@@ -524,8 +544,8 @@ SafetensorsReader::readTensor(const std::string &name) const {
 }
 
 std::vector<uint8_t>
-encodeSafetensors(const std::vector<NamedTensor> &tensors,
-                  const std::map<std::string, std::string> &metadata) {
+encodeSafetensorsHeader(const std::vector<SafetensorsLayout> &tensors,
+                        const std::map<std::string, std::string> &metadata) {
   std::string json = "{";
   bool first = true;
   if (!metadata.empty()) {
@@ -542,17 +562,17 @@ encodeSafetensors(const std::vector<NamedTensor> &tensors,
     first = false;
   }
   uint64_t offset = 0;
-  for (const NamedTensor &named : tensors) {
+  for (const SafetensorsLayout &tensor : tensors) {
     if (!first)
       json += ',';
     first = false;
-    appendJsonString(json, named.name);
+    appendJsonString(json, tensor.name);
     json += ":{\"dtype\":\"";
-    json += safetensorsDTypeName(named.tensor.dtype);
+    json += safetensorsDTypeName(tensor.dtype);
     json += "\",\"shape\":[";
-    for (size_t i = 0; i < named.tensor.shape.size(); ++i)
-      json += (i ? "," : "") + std::to_string(named.tensor.shape[i]);
-    uint64_t end = offset + named.tensor.data.size();
+    for (size_t i = 0; i < tensor.shape.size(); ++i)
+      json += (i ? "," : "") + std::to_string(tensor.shape[i]);
+    uint64_t end = offset + tensor.bytes;
     json += "],\"data_offsets\":[" + std::to_string(offset) + "," +
             std::to_string(end) + "]}";
     offset = end;
@@ -563,10 +583,20 @@ encodeSafetensors(const std::vector<NamedTensor> &tensors,
   json.append((8 - json.size() % 8) % 8, ' ');
 
   std::vector<uint8_t> bytes;
-  bytes.reserve(8 + json.size() + offset);
   for (int i = 0; i < 8; ++i)
     bytes.push_back(uint8_t(uint64_t(json.size()) >> (8 * i)));
   bytes.insert(bytes.end(), json.begin(), json.end());
+  return bytes;
+}
+
+std::vector<uint8_t>
+encodeSafetensors(const std::vector<NamedTensor> &tensors,
+                  const std::map<std::string, std::string> &metadata) {
+  std::vector<SafetensorsLayout> layout;
+  for (const NamedTensor &named : tensors)
+    layout.push_back({named.name, named.tensor.dtype, named.tensor.shape,
+                      named.tensor.data.size()});
+  std::vector<uint8_t> bytes = encodeSafetensorsHeader(layout, metadata);
   for (const NamedTensor &named : tensors)
     bytes.insert(bytes.end(), named.tensor.data.begin(),
                  named.tensor.data.end());

@@ -73,6 +73,20 @@ struct NamedTensor {
   HostTensor tensor;
 };
 
+/// Name, type and size of a tensor to write.
+struct SafetensorsLayout {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t bytes;
+};
+
+/// The length prefix and JSON header of a file holding `tensors` in order,
+/// packed from offset 0; the data follows it.
+std::vector<uint8_t>
+encodeSafetensorsHeader(const std::vector<SafetensorsLayout> &tensors,
+                        const std::map<std::string, std::string> &metadata);
+
 /// The bytes of a .safetensors file holding `tensors` in order.
 std::vector<uint8_t>
 encodeSafetensors(const std::vector<NamedTensor> &tensors,

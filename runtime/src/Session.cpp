@@ -19,8 +19,8 @@ uint64_t nowNanoseconds() {
 
 std::string describeArgument(const char *kind, size_t index,
                              const lcm::TensorSignature &signature) {
-  return std::string(kind) + " " + std::to_string(index) + " '" +
-         getName(signature) + "'";
+  return std::string(kind) + " " + std::to_string(index) + " " +
+         quoted(getName(signature));
 }
 
 /// Checks that every element of an integer `value` lies in the signature's
@@ -31,7 +31,7 @@ Status checkValueRange(const TensorView &value,
   const flatbuffers::Vector<int64_t> *range = signature.valid_range();
   if (!range || range->size() != 2)
     return Status();
-  int64_t low = range->Get(0), high = range->Get(1);
+  int64_t low = readUnaligned(*range, 0), high = readUnaligned(*range, 1);
   size_t count;
   auto element = [&](size_t i) -> int64_t {
     int64_t v;
@@ -113,7 +113,7 @@ Status Function::prepare(size_t index) {
       StatusOr<DeviceBuffer> buffer =
           allocator.allocate(*byteSize(signature->dtype(), shape),
                              describeArgument(kind, i, *signature) +
-                                 " of function '" + name + "'");
+                                 " of function " + quoted(name));
       if (!buffer.ok())
         return buffer.getStatus();
       out.push_back({signature, std::move(shape), buffer.take(), {}});
@@ -127,7 +127,7 @@ Status Function::prepare(size_t index) {
     for (Argument &output : outputs)
       output.hostCopy.resize(output.buffer.size());
   StatusOr<DeviceBuffer> arenaBuffer = allocator.allocate(
-      definition.arena_size(), "the arena of function '" + name + "'");
+      definition.arena_size(), "the arena of function " + quoted(name));
   if (!arenaBuffer.ok())
     return arenaBuffer.getStatus();
   arena = arenaBuffer.take();
@@ -203,8 +203,8 @@ Status Function::prepare(size_t index) {
 Status Function::call(const TensorView *values, size_t count) {
   std::lock_guard<std::mutex> lock(callMutex);
   if (count != inputs.size())
-    return Status::error(StatusCode::InvalidArgument, "function '", name,
-                         "' takes ", inputs.size(), " input",
+    return Status::error(StatusCode::InvalidArgument, "function ",
+                         quoted(name), " takes ", inputs.size(), " input",
                          inputs.size() == 1 ? "" : "s", ", got ", count);
   for (size_t i = 0; i < count; ++i)
     LCC_RETURN_IF_ERROR(
@@ -213,10 +213,11 @@ Status Function::call(const TensorView *values, size_t count) {
   for (uint32_t index : usedParameters)
     if (!session.parameterBound[index])
       return Status::error(
-          StatusCode::InvalidArgument, "parameter '",
-          runtime::getName(*session.module->getParameter(index).signature()),
-          "' of function '", name,
-          "' is not bound; give a weights file (--params)");
+          StatusCode::InvalidArgument, "parameter ",
+          quoted(runtime::getName(
+              *session.module->getParameter(index).signature())),
+          " of function ", quoted(name),
+          " is not bound; give a weights file (--params)");
 
   Device &device = session.getDevice();
   uint64_t callStart = nowNanoseconds();
@@ -297,7 +298,7 @@ Session::create(std::shared_ptr<Device> device,
     std::string name = getName(signature);
     StatusOr<DeviceBuffer> buffer = session->device->getAllocator().allocate(
         *byteSize(signature.dtype(), getShape(signature)),
-        "parameter '" + name + "'");
+        "parameter " + quoted(name));
     if (!buffer.ok())
       return buffer.getStatus();
     if (parameter.data())
@@ -327,9 +328,9 @@ Status Session::bindParameters(const std::string &path) {
       return entry.getStatus();
     std::vector<int64_t> shape = getShape(signature);
     if ((*entry)->dtype != signature.dtype() || (*entry)->shape != shape)
-      return Status::error(StatusCode::InvalidArgument, "weights file '", path,
-                           "': parameter '", getName(signature),
-                           "': expected shape ",
+      return Status::error(StatusCode::InvalidArgument, "weights file ",
+                           quoted(path), ": parameter ",
+                           quoted(getName(signature)), ": expected shape ",
                            formatType(shape, signature.dtype()), ", got ",
                            formatType((*entry)->shape, (*entry)->dtype));
     if (device->isHostAddressable()) {
@@ -352,14 +353,15 @@ Status Session::bindParameter(const std::string &name,
   std::lock_guard<std::mutex> lock(mutex);
   auto it = parameterIndex.find(name);
   if (it == parameterIndex.end())
-    return Status::error(StatusCode::NotFound, "the module has no parameter '",
-                         name, "'");
+    return Status::error(StatusCode::NotFound, "the module has no parameter ",
+                         quoted(name));
   const lcm::Parameter &parameter = module->getParameter(it->second);
   if (parameter.data())
-    return Status::error(StatusCode::InvalidArgument, "parameter '", name,
-                         "' is embedded in the module and cannot be rebound");
+    return Status::error(StatusCode::InvalidArgument, "parameter ",
+                         quoted(name),
+                         " is embedded in the module and cannot be rebound");
   LCC_RETURN_IF_ERROR(
-      checkTensor(value, *parameter.signature(), "parameter '" + name + "'"));
+      checkTensor(value, *parameter.signature(), "parameter " + quoted(name)));
   LCC_RETURN_IF_ERROR(device->copyToDevice(parameters[it->second].data(),
                                            value.data, value.size));
   parameterBound[it->second] = true;

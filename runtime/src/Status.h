@@ -94,6 +94,12 @@ private:
   std::optional<T> value;
 };
 
+/// `text` in single quotes for a message: names and paths come from files a
+/// user did not write, so quotes, backslashes and control or non-ASCII
+/// bytes are escaped (\n, \x00, \') and a name longer than 200 bytes is
+/// cut ("..."): a message stays one line and cannot forge another.
+std::string quoted(const std::string &text);
+
 } // namespace lcc::runtime
 
 /// Returns from the enclosing function when `expr` (a Status) is an error.

@@ -64,12 +64,11 @@ std::optional<uint64_t> elementCount(const std::vector<int64_t> &shape) {
       return 0;
   }
   for (int64_t dim : shape) {
-    // Both factors are below 2^40 here, so the product cannot wrap.
-    if (uint64_t(dim) > kMaxTensorBytes)
+    // count <= kMaxTensorBytes here; checking against the quotient first
+    // keeps the product from wrapping ([2^32, 2^32] is not 0 elements).
+    if (uint64_t(dim) > kMaxTensorBytes / count)
       return std::nullopt;
     count *= uint64_t(dim);
-    if (count > kMaxTensorBytes)
-      return std::nullopt;
   }
   return count;
 }

@@ -2,6 +2,8 @@
 
 #include "ArtifactBuilder.h"
 
+#include <cstring>
+
 namespace lcc::test {
 namespace {
 
@@ -10,8 +12,9 @@ using flatbuffers::Offset;
 
 Offset<lcm::TensorSignature> buildSignature(FlatBufferBuilder &builder,
                                             const SignatureSpec &spec) {
-  return lcm::CreateTensorSignatureDirect(builder, spec.name.c_str(),
-                                          spec.dtype, &spec.shape);
+  return lcm::CreateTensorSignatureDirect(
+      builder, spec.name.c_str(), spec.dtype, &spec.shape,
+      spec.validRange ? &*spec.validRange : nullptr);
 }
 
 Offset<lcm::Binding> buildBinding(FlatBufferBuilder &builder,
@@ -58,7 +61,48 @@ Offset<lcm::Function> buildFunction(FlatBufferBuilder &builder,
                                    &commands);
 }
 
+/// The first dispatch of entry point `index` in any function, if any.
+const CommandSpec *firstDispatchOf(const ModuleSpec &spec, size_t index) {
+  for (const FunctionSpec &function : spec.functions)
+    for (const CommandSpec &command : function.commands)
+      if (command.kind == lcm::CommandKind::Dispatch &&
+          command.entryPoint == index)
+        return &command;
+  return nullptr;
+}
+
+/// The workgroup count and binding bytes written for entry point `index`.
+std::pair<std::vector<uint32_t>, std::vector<uint64_t>>
+requirementsOf(const ModuleSpec &spec, const EntryPointSpec &entryPoint,
+               size_t index) {
+  std::vector<uint32_t> workgroups = {1, 1, 1};
+  std::vector<uint64_t> bytes(entryPoint.bindingCount, 0);
+  if (const CommandSpec *first = firstDispatchOf(spec, index)) {
+    workgroups = first->workgroupCount;
+    bytes.clear();
+    for (const BindingSpec &binding : first->bindings)
+      bytes.push_back(binding.length);
+  }
+  if (entryPoint.workgroupCount)
+    workgroups = *entryPoint.workgroupCount;
+  if (entryPoint.bindingBytes)
+    bytes = *entryPoint.bindingBytes;
+  return {workgroups, bytes};
+}
+
 } // namespace
+
+ModuleSpec pinKernelRequirements(ModuleSpec spec) {
+  ModuleSpec pinned = spec;
+  for (ExecutableSpec &executable : pinned.executables)
+    for (size_t i = 0; i < executable.entryPoints.size(); ++i) {
+      auto [workgroups, bytes] =
+          requirementsOf(spec, executable.entryPoints[i], i);
+      executable.entryPoints[i].workgroupCount = workgroups;
+      executable.entryPoints[i].bindingBytes = bytes;
+    }
+  return pinned;
+}
 
 std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
   FlatBufferBuilder builder;
@@ -73,11 +117,14 @@ std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
   std::vector<Offset<lcm::Executable>> executables;
   for (const ExecutableSpec &executable : spec.executables) {
     std::vector<Offset<lcm::EntryPoint>> entryPoints;
-    for (const EntryPointSpec &entryPoint : executable.entryPoints)
+    for (size_t index = 0; index < executable.entryPoints.size(); ++index) {
+      const EntryPointSpec &entryPoint = executable.entryPoints[index];
+      auto [workgroups, bytes] = requirementsOf(spec, entryPoint, index);
       entryPoints.push_back(lcm::CreateEntryPointDirect(
           builder, entryPoint.name.c_str(), entryPoint.bindingCount,
           entryPoint.blockSize.empty() ? nullptr : &entryPoint.blockSize,
-          entryPoint.sharedMemoryBytes));
+          entryPoint.sharedMemoryBytes, &workgroups, &bytes));
+    }
     executables.push_back(lcm::CreateExecutableDirect(
         builder, executable.format, executable.target.c_str(), &entryPoints,
         &executable.data));
@@ -88,6 +135,114 @@ std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
   builder.Finish(root, spec.identifier.c_str());
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());
+}
+
+namespace {
+
+template <typename T> std::vector<T> toVector(const flatbuffers::Vector<T> *v) {
+  std::vector<T> out;
+  if (v)
+    for (size_t i = 0; i < v->size(); ++i) {
+      T value;
+      std::memcpy(&value, v->Data() + i * sizeof(T), sizeof(T));
+      out.push_back(value);
+    }
+  return out;
+}
+
+std::string text(const flatbuffers::String *s) { return s ? s->str() : ""; }
+
+SignatureSpec describeSignature(const lcm::TensorSignature *signature) {
+  SignatureSpec spec;
+  if (!signature)
+    return spec;
+  spec.name = text(signature->name());
+  spec.dtype = signature->dtype();
+  spec.shape = toVector(signature->shape());
+  if (signature->valid_range())
+    spec.validRange = toVector(signature->valid_range());
+  return spec;
+}
+
+BindingSpec describeBinding(const lcm::Binding *binding) {
+  if (!binding)
+    return {};
+  return {binding->buffer(), binding->offset(), binding->length()};
+}
+
+} // namespace
+
+ModuleSpec describeModule(const lcm::Module &module) {
+  ModuleSpec spec;
+  spec.version = module.version();
+  spec.producer = text(module.producer());
+  if (module.functions())
+    for (const lcm::Function *function : *module.functions()) {
+      FunctionSpec f;
+      f.name = text(function->name());
+      if (function->inputs())
+        for (const lcm::TensorSignature *input : *function->inputs())
+          f.inputs.push_back(describeSignature(input));
+      if (function->outputs())
+        for (const lcm::TensorSignature *output : *function->outputs())
+          f.outputs.push_back(describeSignature(output));
+      if (function->buffers())
+        for (const lcm::Buffer *buffer : *function->buffers())
+          f.buffers.push_back({buffer->kind(), buffer->index(), buffer->size(),
+                               buffer->arena_offset()});
+      f.arenaSize = function->arena_size();
+      if (function->commands())
+        for (const lcm::Command *command : *function->commands()) {
+          CommandSpec c;
+          c.kind = command->kind();
+          c.name = text(command->name());
+          if (const lcm::Dispatch *dispatch = command->dispatch()) {
+            c.entryPoint = dispatch->entry_point();
+            c.workgroupCount = toVector(dispatch->workgroup_count());
+            if (dispatch->bindings())
+              for (const lcm::Binding *binding : *dispatch->bindings())
+                c.bindings.push_back(describeBinding(binding));
+          }
+          if (const lcm::Copy *copy = command->copy()) {
+            c.source = describeBinding(copy->source());
+            c.target = describeBinding(copy->target());
+          }
+          c.writeDispatch = command->dispatch() != nullptr;
+          c.writeCopy = command->copy() != nullptr;
+          f.commands.push_back(std::move(c));
+        }
+      spec.functions.push_back(std::move(f));
+    }
+  if (module.parameters())
+    for (const lcm::Parameter *parameter : *module.parameters()) {
+      ParameterSpec p;
+      p.signature = describeSignature(parameter->signature());
+      p.init = parameter->init();
+      p.initScale = parameter->init_scale();
+      if (parameter->data())
+        p.data = toVector(parameter->data());
+      spec.parameters.push_back(std::move(p));
+    }
+  if (module.executables())
+    for (const lcm::Executable *executable : *module.executables()) {
+      ExecutableSpec e;
+      e.format = executable->format();
+      e.target = text(executable->target());
+      e.data = toVector(executable->data());
+      if (executable->entry_points())
+        for (const lcm::EntryPoint *entryPoint : *executable->entry_points()) {
+          EntryPointSpec p;
+          p.name = text(entryPoint->name());
+          p.bindingCount = entryPoint->binding_count();
+          p.blockSize = toVector(entryPoint->block_size());
+          p.sharedMemoryBytes = entryPoint->shared_memory_bytes();
+          p.workgroupCount = toVector(entryPoint->workgroup_count());
+          p.bindingBytes = toVector(entryPoint->binding_bytes());
+          e.entryPoints.push_back(std::move(p));
+        }
+      spec.executables.push_back(std::move(e));
+    }
+  return spec;
 }
 
 } // namespace lcc::test

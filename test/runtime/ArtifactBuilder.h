@@ -22,6 +22,7 @@ struct SignatureSpec {
   std::string name;
   lcm::DType dtype = lcm::DType::F32;
   std::vector<int64_t> shape;
+  std::optional<std::vector<int64_t>> validRange;
 };
 
 struct ParameterSpec {
@@ -74,6 +75,11 @@ struct EntryPointSpec {
   // GPU formats; an empty block size is not written.
   std::vector<uint32_t> blockSize;
   uint32_t sharedMemoryBytes = 0;
+  // What the kernel was compiled for. Unset, they are taken from the first
+  // dispatch of the entry point (so a module is consistent unless a test
+  // says otherwise): its workgroup count and its bindings' lengths.
+  std::optional<std::vector<uint32_t>> workgroupCount;
+  std::optional<std::vector<uint64_t>> bindingBytes;
 };
 
 struct ExecutableSpec {
@@ -84,7 +90,7 @@ struct ExecutableSpec {
 };
 
 struct ModuleSpec {
-  uint32_t version = 2;
+  uint32_t version = 3;
   std::string producer = "lcc runtime tests";
   std::string identifier = "LCM1";
   std::vector<FunctionSpec> functions;
@@ -92,8 +98,18 @@ struct ModuleSpec {
   std::vector<ExecutableSpec> executables;
 };
 
+/// `spec` with every entry point's requirements written out (from the first
+/// dispatch of each, as buildModule would take them), so that a test can
+/// then change a dispatch alone.
+ModuleSpec pinKernelRequirements(ModuleSpec spec);
+
 /// The .lcm bytes of `spec`.
 std::vector<uint8_t> buildModule(const ModuleSpec &spec);
+
+/// The description of a module that has passed the FlatBuffers verifier
+/// (the inverse of buildModule, for tools that edit compiled artifacts).
+/// Entry point requirements are read as written.
+ModuleSpec describeModule(const lcm::Module &module);
 
 } // namespace lcc::test
 

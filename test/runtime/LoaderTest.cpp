@@ -70,14 +70,14 @@ TEST(Loader, RejectsWrongIdentifier) {
 
 TEST(Loader, RejectsOtherVersions) {
   // Version 1 dispatched an executable of its choice; version 2 lets the
-  // device choose, so a version 1 file cannot be read as version 2.
+  // device choose; version 3 states what each kernel was compiled for.
   ModuleSpec spec = vectorAddModule();
-  spec.version = 1;
+  spec.version = 2;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 1; this runtime reads version 2");
-  spec.version = 3;
+            "unsupported module version 2; this runtime reads version 3");
+  spec.version = 4;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 3; this runtime reads version 2");
+            "unsupported module version 4; this runtime reads version 3");
 }
 
 TEST(Loader, RejectsCorruptedRootOffset) {
@@ -252,33 +252,79 @@ TEST(Loader, RejectsHugeArena) {
 }
 
 TEST(Loader, RejectsTwoWorkgroupCounts) {
-  ModuleSpec spec = affineModule();
+  ModuleSpec spec = pinKernelRequirements(affineModule());
   spec.functions[0].commands[0].workgroupCount = {2, 1};
   EXPECT_EQ(loadError(spec), "functions[0].commands[0] has 2 workgroup_count "
                              "values, expected 3");
+  spec = affineModule();
+  spec.executables[0].entryPoints[kScale2].workgroupCount = {2, 1};
+  EXPECT_EQ(loadError(spec), "executables[0].entry_points[2] 'scale2' has 2 "
+                             "workgroup_count values, expected 3");
 }
 
 TEST(Loader, RejectsZeroWorkgroupCount) {
   ModuleSpec spec = affineModule();
-  spec.functions[0].commands[1].workgroupCount = {2, 0, 1};
-  EXPECT_EQ(loadError(spec), "functions[0].commands[1] has "
+  spec.executables[0].entryPoints[kAddBias].workgroupCount = {2, 0, 1};
+  EXPECT_EQ(loadError(spec), "executables[0].entry_points[3] 'add_bias' has "
                              "workgroup_count[1] = 0, expected >= 1");
 }
 
 TEST(Loader, RejectsTooManyWorkgroups) {
   ModuleSpec spec = affineModule();
-  spec.functions[0].commands[0].workgroupCount = {65536, 65536, 2};
-  EXPECT_EQ(loadError(spec), "functions[0].commands[0] runs more than "
-                             "4294967296 workgroups");
+  spec.executables[0].entryPoints[kScale2].workgroupCount = {65536, 65536,
+                                                          2};
+  EXPECT_EQ(loadError(spec), "executables[0].entry_points[2] 'scale2' runs "
+                             "more than 4294967296 workgroups");
+}
+
+// A kernel indexes its buffers from its workgroup id and static shapes: a
+// dispatch edited to run more workgroups, or to bind fewer bytes, than the
+// kernel was compiled for would make it read and write outside its
+// bindings (a SIGSEGV, or a silently wrong result).
+TEST(Loader, RejectsADispatchOfOtherWorkgroupsThanItsKernel) {
+  ModuleSpec spec = pinKernelRequirements(affineModule());
+  spec.functions[0].commands[1].workgroupCount[0] *= 8;
+  EXPECT_EQ(loadError(spec),
+            "functions[0].commands[1] runs workgroup_count[0] = 16, entry "
+            "point 'add_bias' was compiled for 2");
+}
+
+TEST(Loader, RejectsABindingShorterThanItsKernelReads) {
+  ModuleSpec spec = pinKernelRequirements(affineModule());
+  spec.functions[0].commands[1].bindings[0].length -= 4;
+  EXPECT_EQ(loadError(spec),
+            "functions[0].commands[1].bindings[0] binds 508 bytes, entry "
+            "point 'add_bias' was compiled for 512");
+}
+
+TEST(Loader, RejectsKernelRequirementsOfTheWrongSize) {
+  ModuleSpec spec = affineModule();
+  spec.executables[0].entryPoints[kAddBias].bindingBytes =
+      std::vector<uint64_t>{512, 256};
+  EXPECT_EQ(loadError(spec), "executables[0].entry_points[3] 'add_bias' has "
+                             "2 binding_bytes values for 3 bindings");
+  spec.executables[0].entryPoints[kAddBias].bindingBytes =
+      std::vector<uint64_t>{512, (uint64_t(1) << 40) + 1, 512};
+  EXPECT_EQ(loadError(spec),
+            "executables[0].entry_points[3] 'add_bias' binds 1099511627777 "
+            "bytes at binding 1, more than the 1099511627776-byte limit");
+}
+
+TEST(Loader, RejectsExecutablesCompiledForOtherShapes) {
+  ModuleSpec spec = pinKernelRequirements(withGpuExecutables(affineModule()));
+  (*spec.executables[1].entryPoints[kAddBias].bindingBytes)[2] = 64;
+  EXPECT_EQ(loadError(spec),
+            "executables[1].entry_points[3] 'add_bias' was compiled for other "
+            "workgroups or binding sizes than executables[0]'s");
 }
 
 TEST(Loader, RejectsWrongBindingCount) {
-  ModuleSpec spec = affineModule();
+  ModuleSpec spec = pinKernelRequirements(affineModule());
   spec.functions[0].commands[1].bindings.pop_back();
   EXPECT_EQ(loadError(spec),
             "functions[0].commands[1] has 2 bindings, entry point 'add_bias' "
             "takes 3");
-  spec = withGpuExecutables(affineModule());
+  spec = pinKernelRequirements(withGpuExecutables(affineModule()));
   spec.functions[0].commands[0].bindings.push_back({0, 0, 4});
   EXPECT_EQ(loadError(spec),
             "functions[0].commands[0] has 3 bindings, entry point 'scale2' "

@@ -53,6 +53,51 @@ TEST(Npy, ReadsWhatNumpyWrites) {
   EXPECT_EQ(tensor->data, data);
 }
 
+TEST(Npy, RejectsDuplicateKeys) {
+  EXPECT_EQ(parseError(npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                                "'shape': (2,), 'descr': '<i4', }",
+                                std::vector<uint8_t>(8))),
+            "malformed .npy header: duplicate key 'descr'");
+}
+
+TEST(Npy, RejectsShapesWhoseSizeWraps) {
+  // 2^32 * 2^32 elements wrapped to 0 bytes and read as an empty tensor.
+  EXPECT_EQ(parseError(npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                                "'shape': (4294967296, 4294967296), }",
+                                {})),
+            "shape [4294967296, 4294967296] is larger than the "
+            "1099511627776-byte limit");
+}
+
+TEST(Npy, EscapesWhatItEchoes) {
+  EXPECT_EQ(parseError(npyBytes("{'descr': '<f4', 'fortran_order': False, "
+                                "'shape': (2,), 'x\nlcc-run: error: y': 1}",
+                                std::vector<uint8_t>(8))),
+            "malformed .npy header: unexpected key 'x\\nlcc-run: error: y'");
+}
+
+// A file is read header first and then exactly the bytes it describes: an
+// endless stream ends in an error after its data, not in running out of
+// memory.
+TEST(Npy, StopsReadingAStreamAfterItsData) {
+  TempDir dir;
+  std::vector<uint8_t> bytes = npyBytes(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+      std::vector<uint8_t>(8));
+  std::vector<uint8_t> longer = bytes;
+  longer.push_back(0);
+  writeBytes(dir.file("long.npy"), longer);
+  EXPECT_EQ(messageOf(readNpy(dir.file("long.npy"))),
+            dir.file("long.npy") + ": 1 unexpected bytes after the [2] f32 data");
+  bytes.resize(bytes.size() - 3);
+  writeBytes(dir.file("short.npy"), bytes);
+  EXPECT_EQ(messageOf(readNpy(dir.file("short.npy"))),
+            dir.file("short.npy") +
+                ": truncated data: [2] f32 needs 8 bytes, the file has 5");
+  EXPECT_EQ(messageOf(readNpy("/dev/zero")),
+            "/dev/zero: not a .npy file (no \\x93NUMPY magic)");
+}
+
 TEST(Npy, ReadsVersion2AndOtherKeyOrders) {
   std::vector<uint8_t> data = {1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0};
   StatusOr<HostTensor> tensor = parseNpy(

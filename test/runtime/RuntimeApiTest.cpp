@@ -8,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+
+#include <cmath>
 
 using namespace lcc::test;
 
@@ -257,6 +260,26 @@ TEST(RuntimeApi, ReadsAndWritesNpy) {
   EXPECT_STREQ(lccDTypeGetName(LCC_DTYPE_BF16), "bf16");
   EXPECT_EQ(lccDTypeGetSize(LCC_DTYPE_I64), 8u);
   EXPECT_EQ(lccDTypeGetSize(LccDType(17)), 0u);
+}
+
+// A C caller may put any integer in an LccDType. One the schema lacks is
+// refused, never wrapped onto a valid dtype (259 is i32 modulo 256) nor read
+// as an enum outside its values (undefined behaviour UBSan reported).
+TEST(RuntimeApi, RejectsDTypesTheSchemaLacks) {
+  TempDir dir;
+  int64_t shape[] = {3};
+  float data[3] = {1, 2, 3};
+  LccTensorView tensor = {nullptr, LCC_DTYPE_F32, 1, shape, data, 12};
+  for (int raw : {259, 5, -1, 1 << 20}) {
+    std::memcpy(&tensor.dtype, &raw, sizeof(raw));
+    std::string path = dir.file("t.npy");
+    EXPECT_EQ(take(lccNpyWrite(path.c_str(), &tensor)),
+              "lccNpyWrite: 12 bytes of data do not hold a [3] tensor of "
+              "unknown dtype");
+    EXPECT_STREQ(lccDTypeGetName(tensor.dtype), "unknown");
+    EXPECT_EQ(lccDTypeGetSize(tensor.dtype), 0u);
+    EXPECT_TRUE(std::isnan(lccTensorGetElement(&tensor, 0)));
+  }
 }
 
 } // namespace

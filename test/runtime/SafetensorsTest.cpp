@@ -109,6 +109,34 @@ TEST(Safetensors, RejectsOffsetsBeyondTheData) {
             "the file");
 }
 
+// Two tensors on the same bytes would be two parameters that alias.
+TEST(Safetensors, RejectsOverlappingTensors) {
+  TempDir dir;
+  EXPECT_EQ(openError(dir, fileWith("{\"a\":{\"dtype\":\"F32\",\"shape\":[4],"
+                                    "\"data_offsets\":[0,16]},"
+                                    "\"b\":{\"dtype\":\"F32\",\"shape\":[2],"
+                                    "\"data_offsets\":[8,16]}}",
+                                    16)),
+            "tensors 'a' [0, 16) and 'b' [8, 16) overlap in the data section");
+}
+
+// Names are echoed quoted and escaped: a name cannot forge a second error
+// line or print a NUL byte.
+TEST(Safetensors, EscapesNamesInMessages) {
+  TempDir dir;
+  EXPECT_EQ(openError(dir, fileWith("{\"a\\nlcc-run: error: x\":{\"dtype\":"
+                                    "\"F64\",\"shape\":[1],"
+                                    "\"data_offsets\":[0,8]}}",
+                                    8)),
+            "tensor 'a\\nlcc-run: error: x' has unsupported dtype 'F64'; "
+            "expected one of F32, F16, BF16, I32, I64");
+  EXPECT_EQ(openError(dir, fileWith("{\"\\u0000\":{\"dtype\":\"F64\","
+                                    "\"shape\":[1],\"data_offsets\":[0,8]}}",
+                                    8)),
+            "tensor '\\x00' has unsupported dtype 'F64'; expected one of "
+            "F32, F16, BF16, I32, I64");
+}
+
 TEST(Safetensors, RejectsOffsetsThatDisagreeWithTheShape) {
   TempDir dir;
   EXPECT_EQ(openError(dir, fileWith("{\"a\":{\"dtype\":\"F16\",\"shape\":[2,3],"

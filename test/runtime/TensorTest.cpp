@@ -1,5 +1,6 @@
 //===- TensorTest.cpp - element types and conversions ---------------------===//
 
+#include "Status.h"
 #include "Tensor.h"
 
 #include <gtest/gtest.h>
@@ -27,6 +28,24 @@ TEST(Tensor, BoundsSizes) {
   EXPECT_FALSE(byteSize(DType::F32, {int64_t(1) << 39}));
   EXPECT_FALSE(byteSize(DType(9), {1}));
   EXPECT_FALSE(isValidDType(DType(-1)));
+  // Products that wrap 64 bits are not small: [2^32, 2^32] used to count 0
+  // elements, so a .npy of that shape parsed as 0 bytes.
+  EXPECT_FALSE(elementCount({int64_t(1) << 32, int64_t(1) << 32}));
+  EXPECT_FALSE(elementCount({int64_t(1) << 21, int64_t(1) << 21,
+                             int64_t(1) << 22}));
+  EXPECT_FALSE(byteSize(DType::F32, {int64_t(1) << 32, int64_t(1) << 32}));
+  EXPECT_EQ(elementCount({int64_t(1) << 20, int64_t(1) << 20}),
+            uint64_t(1) << 40);
+}
+
+TEST(Status, QuotesNamesSoThatMessagesStayOneLine) {
+  EXPECT_EQ(lcc::runtime::quoted("layers.0.wq"), "'layers.0.wq'");
+  EXPECT_EQ(lcc::runtime::quoted("a\nlcc-run: error: forged"),
+            "'a\\nlcc-run: error: forged'");
+  EXPECT_EQ(lcc::runtime::quoted(std::string("nul\0byte", 8)), "'nul\\x00byte'");
+  EXPECT_EQ(lcc::runtime::quoted("it's \\"), "'it\\'s \\\\'");
+  EXPECT_EQ(lcc::runtime::quoted("\x1b[31mred"), "'\\x1b[31mred'");
+  EXPECT_EQ(lcc::runtime::quoted(std::string(300, 'x')), "'" + std::string(200, 'x') + "...'");
 }
 
 TEST(Tensor, ConvertsHalfExactlyAndRoundsToNearestEven) {

@@ -77,3 +77,7 @@ void variant_id(void *const *bindings, int64_t x, int64_t y, int64_t z) {
   (void)x, (void)y, (void)z;
   *(int32_t *)bindings[0] = 1;
 }
+
+/* An exported object that is not a function, for the loader's check that an
+ * entry point names a function. */
+const int lcm_test_kernel_data[4] = {1, 2, 3, 4};

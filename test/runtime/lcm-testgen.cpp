@@ -124,5 +124,28 @@ int main(int argc, char **argv) {
   spec = vectorAddModule(128);
   spec.executables = {fakeGpuExecutable(lcm::ExecutableFormat::Ptx)};
   ok &= writeOut("ptx.lcm", buildModule(spec));
+  // Memory bombs: small files that declare a 1 TiB arena, or 2 GiB of
+  // parameters.
+  spec = affineModule();
+  spec.functions[0].arenaSize = uint64_t(1) << 40;
+  spec.functions[0].buffers[1].arenaOffset = (uint64_t(1) << 40) - 512;
+  ok &= writeOut("huge-arena.lcm", buildModule(spec));
+  spec = parameterInitModule();
+  spec.parameters[0].signature.shape = {int64_t(1) << 29}; // 2 GiB of f32
+  ok &= writeOut("huge-params.lcm", buildModule(spec));
+  spec.parameters[0].signature.shape = {int64_t(1) << 38}; // 1 TiB
+  ok &= writeOut("huger-params.lcm", buildModule(spec));
+  // A dispatch edited to run 8x the workgroups its kernel was compiled for,
+  // and a binding cut short (these ran out of bounds).
+  spec = pinKernelRequirements(affineModule());
+  spec.functions[0].commands[1].workgroupCount[0] *= 8;
+  ok &= writeOut("edited-workgroups.lcm", buildModule(spec));
+  spec = pinKernelRequirements(affineModule());
+  spec.functions[0].commands[1].bindings[2].length = 256;
+  ok &= writeOut("cut-binding.lcm", buildModule(spec));
+  // Names that would forge lines or print NUL bytes if echoed raw.
+  spec = vectorAddModule(128);
+  spec.functions[0].name = "add\nlcc-run: error: forged";
+  ok &= writeOut("forged-name.lcm", buildModule(spec));
   return ok ? 0 : 1;
 }

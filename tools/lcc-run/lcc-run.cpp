@@ -3,6 +3,7 @@
 // lcc-run MODEL.lcm [--device=cpu|cuda] [--function=NAME]
 //     [--input=FILE.npy]... [--params=FILE.safetensors] [--output-dir=DIR]
 //     [--repeat=N] [--warmup=N] [--report=json] [--threads=N]
+//     [--max-memory=BYTES]
 // lcc-run MODEL.lcm --init-params=FILE.safetensors [--seed=N]
 //
 // The command line is a contract (DESIGN.md §6): inputs in argument order,
@@ -45,6 +46,10 @@ const char kUsage[] =
     "  --warmup=N                  untimed calls before them (default 0)\n"
     "  --report=json               print one JSON object instead of text\n"
     "  --threads=N                 threads of the cpu device (default: all)\n"
+    "  --max-memory=BYTES          most memory the device may hold, with an\n"
+    "                              optional K, M or G suffix (default: the\n"
+    "                              machine's physical memory on cpu); more is\n"
+    "                              an error before anything is allocated\n"
     "  --init-params=FILE.safetensors\n"
     "                              write freshly initialised weights for the\n"
     "                              module's parameters, then exit\n"
@@ -66,6 +71,7 @@ struct Options {
   std::string initParams;
   uint64_t seed = 0;
   bool seedGiven = false;
+  uint64_t maxMemory = 0; // 0: the device's default
 };
 
 /// One error line and the exit status that goes with it.
@@ -92,6 +98,27 @@ bool parseCount(const std::string &text, uint64_t &value) {
   return true;
 }
 
+/// "512M" -> 536870912 (K, M, G: powers of 1024); false for anything else.
+bool parseBytes(std::string text, uint64_t &bytes) {
+  uint64_t scale = 1;
+  if (!text.empty()) {
+    char suffix = text.back();
+    int shift = suffix == 'K' || suffix == 'k'   ? 10
+                : suffix == 'M' || suffix == 'm' ? 20
+                : suffix == 'G' || suffix == 'g' ? 30
+                                                 : 0;
+    if (shift) {
+      scale = uint64_t(1) << shift;
+      text.pop_back();
+    }
+  }
+  uint64_t count = 0;
+  if (!parseCount(text, count) || count > UINT64_MAX / scale)
+    return false;
+  bytes = count * scale;
+  return true;
+}
+
 /// Parses argv into `options`; returns an error message or "".
 std::string parseArguments(int argc, char **argv, Options &options,
                            bool &exitNow) {
@@ -103,7 +130,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
       return "";
     }
     if (argument == "--version") {
-      std::printf("lcc-run %s (reads .lcm version 2)\n", LCC_VERSION);
+      std::printf("lcc-run %s (reads .lcm version 3)\n", LCC_VERSION);
       exitNow = true;
       return "";
     }
@@ -129,7 +156,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
         {"--output-dir", "DIR"},  {"--repeat", "N"},
         {"--warmup", "N"},        {"--report", "json"},
         {"--threads", "N"},       {"--init-params", "FILE.safetensors"},
-        {"--seed", "N"}};
+        {"--seed", "N"},          {"--max-memory", "BYTES"}};
     const char *valueForm = nullptr;
     for (const auto &candidate : kFlags)
       if (flag == candidate.flag)
@@ -179,6 +206,11 @@ std::string parseArguments(int argc, char **argv, Options &options,
     } else if (flag == "--seed") {
       options.seed = number;
       options.seedGiven = true;
+    } else if (flag == "--max-memory") {
+      if (!parseBytes(value, options.maxMemory) || options.maxMemory == 0)
+        return "invalid --max-memory value '" + value +
+               "'; expected a number of bytes >= 1 with an optional K, M or "
+               "G suffix";
     }
   }
   if (options.model.empty())
@@ -269,6 +301,18 @@ int run(const Options &options) {
     return fail(status);
 
   if (!options.initParams.empty()) {
+    // A weights file the device could not hold is no use, and the bytes
+    // come from the module alone: refuse it before writing anything.
+    uint64_t limit = options.maxMemory ? options.maxMemory
+                                     : lccGetPhysicalMemoryBytes();
+    uint64_t bytes = lccModuleGetParameterBytes(handles.module);
+    if (bytes > limit)
+      return fail(kExitError,
+                  options.model + ": its parameters need " +
+                      std::to_string(bytes) + " bytes, more than the " +
+                      std::to_string(limit) + "-byte memory limit " +
+                      (options.maxMemory ? "(--max-memory)"
+                                         : "(physical memory; --max-memory)"));
     if (LccStatus status = lccModuleWriteInitialParameters(
             handles.module, options.seed, options.initParams.c_str()))
       return fail(status);
@@ -282,6 +326,8 @@ int run(const Options &options) {
   if (LccStatus status = lccDeviceCreate(options.device.c_str(),
                                          options.threads, &handles.device))
     return fail(status);
+  if (options.maxMemory)
+    lccDeviceSetMemoryLimit(handles.device, options.maxMemory);
   // Creating the session picks the module's code for the device, and
   // looking a function up loads it: errors of both name the model.
   auto failWithModel = [&](LccStatus status) {

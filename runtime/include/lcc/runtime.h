@@ -114,6 +114,9 @@ void lccModuleDestroy(LccModule module);
 size_t lccModuleGetFunctionCount(LccModule module);
 const char *lccModuleGetFunctionName(LccModule module, size_t index);
 size_t lccModuleGetParameterCount(LccModule module);
+/* Bytes of the parameters the module does not embed: what a weights file
+ * for it holds. */
+uint64_t lccModuleGetParameterBytes(LccModule module);
 
 /* Writes a .safetensors file holding every parameter the module does not
  * embed, filled as its `init` says; the values depend only on `seed` and
@@ -147,6 +150,15 @@ const char *lccDeviceGetArchitecture(LccDevice device);
 /* The cpu device's threads; 0 for a GPU. */
 unsigned lccDeviceGetThreadCount(LccDevice device);
 /* Bytes of device memory now allocated, and the most ever at once. */
+/* The most bytes the device may hold at once (parameters, inputs, outputs,
+ * arenas); an allocation beyond it fails with LCC_STATUS_RESOURCE_EXHAUSTED
+ * naming its size, before any memory is touched. Default: the machine's
+ * physical memory for cpu, no limit but the GPU's own for cuda. Applies to
+ * sessions created afterwards. */
+void lccDeviceSetMemoryLimit(LccDevice device, uint64_t bytes);
+/* The machine's physical memory in bytes: the cpu device's default limit. */
+uint64_t lccGetPhysicalMemoryBytes(void);
+uint64_t lccDeviceGetMemoryLimit(LccDevice device);
 uint64_t lccDeviceGetCurrentBytes(LccDevice device);
 uint64_t lccDeviceGetPeakBytes(LccDevice device);
 
