@@ -162,7 +162,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     CudaTargetOptions cuda{options.cudaArch, options.cudaPath,
                            options.cudaBlockSize, options.dump};
     CudaImage image;
-    if (failed(compileDispatchesForCuda(kernels->clone(), cuda, image)))
+    OwningOpRef<ModuleOp> cudaKernels = kernels->clone();
+    if (failed(compileDispatchesForCuda(*cudaKernels, cuda, image)))
       return failure();
     if (options.stopAfter == Stage::Ptx)
       return image.ptx;

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential clang cmake ninja-build ccache python3
+  libclang-rt-14-dev
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
 )

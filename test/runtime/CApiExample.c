@@ -23,6 +23,14 @@ int main(int argc, char **argv) {
     a[i] = (float)i;
     b[i] = (float)(2 * i);
   }
+  /* A C caller may put any integer in an LccDType: the runtime answers
+   * "unknown" rather than reading past its tables. */
+  if (lccDTypeGetSize((LccDType)259) != 0 ||
+      lccDTypeGetSize((LccDType)-1) != 0 ||
+      lccDTypeGetName((LccDType)5)[0] != 'u') {
+    fprintf(stderr, "c-api-example: an unknown dtype was accepted\n");
+    return 1;
+  }
   int64_t shape[] = {N};
   LccTensorView inputs[] = {{"a", LCC_DTYPE_F32, 1, shape, a, sizeof(a)},
                             {"b", LCC_DTYPE_F32, 1, shape, b, sizeof(b)}};

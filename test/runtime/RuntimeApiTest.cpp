@@ -276,8 +276,9 @@ TEST(RuntimeApi, RejectsDTypesTheSchemaLacks) {
     EXPECT_EQ(take(lccNpyWrite(path.c_str(), &tensor)),
               "lccNpyWrite: 12 bytes of data do not hold a [3] tensor of "
               "unknown dtype");
-    EXPECT_STREQ(lccDTypeGetName(tensor.dtype), "unknown");
-    EXPECT_EQ(lccDTypeGetSize(tensor.dtype), 0u);
+    // (lccDTypeGetName and lccDTypeGetSize take the enum by value: loading
+    // 259 as an LccDType in C++ is itself undefined, so CApiExample.c, a C
+    // program, checks those.)
     EXPECT_TRUE(std::isnan(lccTensorGetElement(&tensor, 0)));
   }
 }

@@ -1,0 +1,58 @@
+//===- ModelFuzzer.cpp - libFuzzer target: parse, verify, compile ---------===//
+//
+// The input is the text of a model. Whatever it holds, lcc parses it,
+// verifies it, checks that it is compilable and compiles it to an artifact
+// for the CPU, or reports errors: no crash, no hang, no runaway memory. The
+// seed corpus is the repository's own models, so mutations stay near valid
+// ones. Errors are expected and swallowed; only the process's fate counts.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipeline.h"
+#include "compiler/Registration.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <memory>
+
+using namespace mlir;
+
+namespace {
+
+/// One context for many inputs (registering every dialect is slow); made
+/// anew now and then, since uniqued types and attributes accumulate in it.
+MLIRContext &context() {
+  static std::unique_ptr<MLIRContext> shared;
+  static unsigned uses = 0;
+  if (!shared || ++uses % 256 == 0) {
+    DialectRegistry registry;
+    lcc::registerLccDialects(registry);
+    shared = std::make_unique<MLIRContext>(registry);
+    shared->disableMultithreading();
+    shared->loadAllAvailableDialects();
+  }
+  return *shared;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // Models are text; a huge input only slows the search down.
+  if (size > 64 * 1024)
+    return 0;
+  MLIRContext &ctx = context();
+  ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
+  ParserConfig config(&ctx);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      StringRef(reinterpret_cast<const char *>(data), size), config);
+  if (!module)
+    return 0;
+  lcc::CompileOptions options;
+  options.cpu = "x86-64"; // the same code on every machine
+  (void)lcc::compile(*module, options);
+  return 0;
+}
