@@ -180,8 +180,9 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
     for (const PlannedCommand &c : program.commands) {
       if (c.kind == PlannedCommand::Kind::Copy) {
         auto copy = lcm::CreateCopy(fbb, binding(c.source), binding(c.target));
-        commands.push_back(lcm::CreateCommandDirect(fbb, lcm::CommandKind::Copy,
-                                                    c.name.c_str(), 0, copy));
+        commands.push_back(lcm::CreateCommandDirect(
+            fbb, lcm::CommandKind::Copy, c.name.c_str(), 0, copy,
+            c.location.empty() ? nullptr : c.location.c_str()));
         continue;
       }
       auto entry = entryIndex.find(c.entryPoint);
@@ -197,7 +198,8 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
       auto dispatch =
           lcm::CreateDispatchDirect(fbb, entry->second, &count, &bindings);
       commands.push_back(lcm::CreateCommandDirect(
-          fbb, lcm::CommandKind::Dispatch, c.name.c_str(), dispatch));
+          fbb, lcm::CommandKind::Dispatch, c.name.c_str(), dispatch, 0,
+          c.location.empty() ? nullptr : c.location.c_str()));
     }
     functionOffsets.push_back(
         lcm::CreateFunctionDirect(fbb, program.name.c_str(), &inputs, &outputs,

@@ -96,11 +96,17 @@ lcc::runDumpedPipeline(Operation *op, StringRef stage, const StageDumper &dump,
   build(pm);
   if (failed(pm.run(op)))
     return failure();
-  if (dump) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    op->print(os);
-    dump(stage, text);
-  }
+  if (dump)
+    dump(stage, printedWithLocations(op));
   return success();
+}
+
+std::string lcc::printedWithLocations(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // Locations as aliases at the end (#loc3 = loc("model.mlir":12:8)): each
+  // op of a dump leads back to the model op it came from.
+  op->print(os, OpPrintingFlags().enableDebugInfo(/*enable=*/true,
+                                                  /*prettyForm=*/false));
+  return text;
 }

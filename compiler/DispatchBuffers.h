@@ -44,6 +44,9 @@ void addDispatchBufferizationPasses(mlir::PassManager &pm);
 /// otherwise become a call of MLIR's runner library, which no device has.
 void copiesToLinalg(mlir::Operation *root);
 
+/// The text of `op` for a --dump-ir stage: with its locations.
+std::string printedWithLocations(mlir::Operation *op);
+
 /// Runs the passes `build` adds on `op` (a pass manager anchored on its op
 /// name) and, when `dump` is set, dumps the result as `stage`.
 mlir::LogicalResult

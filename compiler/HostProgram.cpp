@@ -2,6 +2,8 @@
 
 #include "compiler/HostProgram.h"
 
+#include "compiler/SourceNames.h"
+
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
@@ -129,10 +131,12 @@ private:
     tensors.push_back({std::move(description), std::move(defined), definedBy,
                        /*lastRead=*/-1});
   }
-  void copy(StringRef name, BufferRange from, BufferRange to) {
+  void copy(StringRef name, BufferRange from, BufferRange to,
+            StringRef location = "") {
     PlannedCommand command;
     command.kind = PlannedCommand::Kind::Copy;
     command.name = name.str();
+    command.location = location.str();
     command.source = from;
     command.target = to;
     program.commands.push_back(std::move(command));
@@ -188,7 +192,11 @@ LogicalResult Planner::planArguments() {
       description = ("parameter '" + name.getValue() + "'").str();
     } else {
       unsigned index = program.inputs.size();
-      program.inputs.push_back({("arg" + Twine(index)).str(), type, {}});
+      // The model's own name for the argument (%tokens), else its place.
+      auto source = host.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                      "lcc.name");
+      program.inputs.push_back(
+          {source ? source.str() : ("arg" + Twine(index)).str(), type, {}});
       if (auto range = host.getArgAttrOfType<DenseI64ArrayAttr>(
               arg.getArgNumber(), "attn.valid_range");
           range && range.size() == 2)
@@ -253,7 +261,11 @@ LogicalResult Planner::planCall(func::CallOp call) {
   unsigned numInputs = call.getNumOperands() - numOutputs;
   PlannedCommand command;
   command.kind = PlannedCommand::Kind::Dispatch;
-  command.name = command.entryPoint = call.getCallee().str();
+  command.entryPoint = call.getCallee().str();
+  auto display = dispatch->getAttrOfType<StringAttr>("lcc.name");
+  command.name = display ? display.str() : command.entryPoint;
+  if (auto location = dispatch->getAttrOfType<StringAttr>("lcc.location"))
+    command.location = location.str();
   command.outputCount = numOutputs;
   llvm::copy(count.asArrayRef(), command.workgroupCount.begin());
   SmallVector<BufferRange> inputs;
@@ -292,8 +304,8 @@ LogicalResult Planner::planCall(func::CallOp call) {
       FailureOr<BufferRange> from = read(call, init);
       if (failed(from))
         return failure();
-      copy(call.getCallee().str() + ".init" + std::to_string(i), *from,
-           *range);
+      copy(command.name + ".init" + std::to_string(i), *from, *range,
+           command.location);
     }
     command.bindings.push_back(*range);
   }
@@ -310,6 +322,10 @@ LogicalResult Planner::planCall(func::CallOp call) {
 LogicalResult Planner::planInsertSlice(tensor::InsertSliceOp insert) {
   unsigned index = assemblyOf.lookup(insert.getResult());
   Assembly &assembly = assemblies[index];
+  std::optional<std::string> sourceName = sourceNameOf(insert.getLoc());
+  std::string sliceName =
+      sourceName ? *sourceName + ".insert_slice" : "insert_slice";
+  std::string location = sourcePositionOf(insert.getLoc()).value_or("");
   unsigned buffer = assemblyBuffer(index);
   auto [offset, length] = *contiguousSliceBytes(insert);
   BufferRange slice = {buffer, offset, length};
@@ -326,7 +342,7 @@ LogicalResult Planner::planInsertSlice(tensor::InsertSliceOp insert) {
     if (failed(from))
       return failure();
     definedBy = nextCommand();
-    copy("insert_slice.init", *from, whole(buffer));
+    copy(sliceName + ".init", *from, whole(buffer), location);
     defined.push_back(whole(buffer));
   }
   Value source = insert.getSource();
@@ -337,7 +353,7 @@ LogicalResult Planner::planInsertSlice(tensor::InsertSliceOp insert) {
     if (failed(from))
       return failure();
     definedBy = nextCommand();
-    copy("insert_slice", *from, slice);
+    copy(sliceName, *from, slice, location);
   }
   defined.push_back(slice);
   define(insert.getResult(), whole(buffer), std::move(defined), definedBy,

@@ -60,7 +60,8 @@ struct BufferRange {
 
 struct PlannedCommand {
   enum class Kind { Dispatch, Copy } kind = Kind::Dispatch;
-  std::string name;
+  std::string name;     // for reports: "forward_12_layers.1.ff"
+  std::string location; // of the model op: "model.mlir:12:8", or ""
   std::string entryPoint; // Dispatch: the dispatch function's name
   std::array<int64_t, 3> workgroupCount = {1, 1, 1};
   llvm::SmallVector<BufferRange> bindings; // Dispatch: inputs, then outputs

@@ -9,6 +9,7 @@
 
 #include "compiler/HostProgram.h"
 #include "compiler/Passes.h"
+#include "compiler/SourceNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -132,15 +133,29 @@ public:
   LogicalResult checkHostProgram();
 
 private:
+  /// A dispatch named after the model op it computes:
+  /// `forward_12_layers_1_ff` (its symbol), shown as `forward_12_layers.1.ff`
+  /// with its source position in reports (lcc.name, lcc.location);
+  /// `forward_dispatch_12` when its op has no source name.
   func::FuncOp createDispatch(Location loc) {
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
-    std::string name =
-        (func.getName() + "_dispatch_" + Twine(counter++)).str();
+    unsigned index = counter++;
+    std::optional<std::string> source = lcc::sourceNameOf(loc);
+    // Without a source name (IR written by hand, lcc-opt) the dispatch is
+    // only its number.
+    std::string display =
+        source ? (func.getName() + "_" + Twine(index) + "_" + *source).str()
+               : (func.getName() + "_dispatch_" + Twine(index)).str();
     auto dispatch = func::FuncOp::create(
-        b, loc, name, FunctionType::get(module.getContext(), {}, {}));
+        b, loc, lcc::symbolSafe(display),
+        FunctionType::get(module.getContext(), {}, {}));
     dispatch.setPrivate();
     dispatch->setAttr("lcc.dispatch", b.getUnitAttr());
+    if (source)
+      dispatch->setAttr("lcc.name", b.getStringAttr(display));
+    if (std::optional<std::string> position = lcc::sourcePositionOf(loc))
+      dispatch->setAttr("lcc.location", b.getStringAttr(*position));
     dispatch.addEntryBlock();
     symbols.insert(dispatch);
     return dispatch;

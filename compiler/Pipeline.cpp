@@ -5,6 +5,7 @@
 #include "compiler/ArtifactWriter.h"
 #include "compiler/HostProgram.h"
 #include "compiler/ModelChecks.h"
+#include "compiler/SourceNames.h"
 #include "compiler/Passes.h"
 #include "passes/Passes.h"
 
@@ -32,8 +33,9 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
                                     const CompileOptions &options) {
   if (failed(checkModelIsCompilable(module)))
     return failure();
+  attachSourceNames(module);
   if (options.dump)
-    options.dump("attn", printed(module));
+    options.dump("attn", printedWithLocations(module));
   if (options.attention != AttentionForm::Keep &&
       failed(runDumpedPipeline(
           module, "attention-forms", options.dump, [&](PassManager &pm) {

@@ -16,6 +16,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <list>
+#include <map>
+#include <mutex>
+#include <sstream>
 #include <new>
 
 using namespace lcc;
@@ -27,7 +31,30 @@ struct LccStatusImpl {
 };
 
 struct LccModuleImpl {
+  explicit LccModuleImpl(std::shared_ptr<const Module> module)
+      : module(std::move(module)) {}
   std::shared_ptr<const Module> module;
+
+  /// The shape of `signature` as aligned int64s that live as long as the
+  /// handle (the file's own may sit at any multiple of 4).
+  const std::vector<int64_t> &shapeOf(const lcm::TensorSignature &signature) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto [it, inserted] = shapes.try_emplace(&signature);
+    if (inserted)
+      it->second = getShape(signature);
+    return it->second;
+  }
+  /// `text` kept alive as long as the handle.
+  const char *keep(std::string text) {
+    std::lock_guard<std::mutex> lock(mutex);
+    strings.push_back(std::move(text));
+    return strings.back().c_str();
+  }
+
+private:
+  std::mutex mutex;
+  std::map<const lcm::TensorSignature *, std::vector<int64_t>> shapes;
+  std::list<std::string> strings;
 };
 
 struct LccDeviceImpl {
@@ -156,7 +183,7 @@ LccStatus lccModuleLoadFile(const char *path, LccModule *module) {
     StatusOr<std::shared_ptr<const Module>> loaded = loadModuleFromFile(path);
     if (!loaded.ok())
       return loaded.getStatus();
-    *module = new LccModuleImpl{loaded.take()};
+    *module = new LccModuleImpl(loaded.take());
     return Status();
   });
 }
@@ -170,7 +197,7 @@ LccStatus lccModuleLoadMemory(const void *data, size_t size,
         loadModuleFromMemory(data, size);
     if (!loaded.ok())
       return loaded.getStatus();
-    *module = new LccModuleImpl{loaded.take()};
+    *module = new LccModuleImpl(loaded.take());
     return Status();
   });
 }
@@ -187,6 +214,104 @@ const char *lccModuleGetFunctionName(LccModule module, size_t index) {
 
 size_t lccModuleGetParameterCount(LccModule module) {
   return module->module->getParameterCount();
+}
+
+namespace {
+void signatureToC(LccModule module, const lcm::TensorSignature &signature,
+                  LccTensorView *view) {
+  const std::vector<int64_t> &shape = module->shapeOf(signature);
+  view->name = cName(signature);
+  view->dtype = LccDType(signature.dtype());
+  view->rank = shape.size();
+  view->shape = shape.data();
+  view->data = nullptr;
+  view->size = *byteSize(signature.dtype(), shape);
+}
+} // namespace
+
+size_t lccModuleGetFunctionInputCount(LccModule module, size_t function) {
+  const auto *inputs = module->module->getFunction(function).inputs();
+  return inputs ? inputs->size() : 0;
+}
+
+size_t lccModuleGetFunctionOutputCount(LccModule module, size_t function) {
+  const auto *outputs = module->module->getFunction(function).outputs();
+  return outputs ? outputs->size() : 0;
+}
+
+void lccModuleGetFunctionInput(LccModule module, size_t function, size_t index,
+                               LccTensorView *signature) {
+  signatureToC(module,
+               *module->module->getFunction(function).inputs()->Get(index),
+               signature);
+}
+
+void lccModuleGetFunctionOutput(LccModule module, size_t function,
+                                size_t index, LccTensorView *signature) {
+  signatureToC(module,
+               *module->module->getFunction(function).outputs()->Get(index),
+               signature);
+}
+
+int lccModuleGetFunctionInputRange(LccModule module, size_t function,
+                                   size_t index, int64_t *low, int64_t *high) {
+  const lcm::TensorSignature &signature =
+      *module->module->getFunction(function).inputs()->Get(index);
+  // The loader checked that a range holds [min, max].
+  const flatbuffers::Vector<int64_t> *range = signature.valid_range();
+  if (!range)
+    return 0;
+  *low = readUnaligned(*range, 0);
+  *high = readUnaligned(*range, 1);
+  return 1;
+}
+
+size_t lccModuleGetFunctionCommandCount(LccModule module, size_t function) {
+  const auto *commands = module->module->getFunction(function).commands();
+  return commands ? commands->size() : 0;
+}
+
+uint64_t lccModuleGetFunctionArenaBytes(LccModule module, size_t function) {
+  return module->module->getFunction(function).arena_size();
+}
+
+void lccModuleGetParameter(LccModule module, size_t index,
+                           LccTensorView *signature) {
+  const lcm::Parameter &parameter = module->module->getParameter(index);
+  signatureToC(module, *parameter.signature(), signature);
+  if (parameter.data())
+    signature->data = parameter.data()->data();
+}
+
+const char *lccModuleGetParameterInit(LccModule module, size_t index) {
+  const lcm::Parameter &parameter = module->module->getParameter(index);
+  switch (parameter.init()) {
+  case lcm::ParameterInit::Zeros:
+    return "zeros";
+  case lcm::ParameterInit::Ones:
+    return "ones";
+  case lcm::ParameterInit::Normal:
+    break;
+  }
+  std::ostringstream text;
+  text << "normal(0, " << parameter.init_scale() << ")";
+  return module->keep(text.str());
+}
+
+size_t lccModuleGetExecutableCount(LccModule module) {
+  const auto *executables = module->module->get().executables();
+  return executables ? executables->size() : 0;
+}
+
+const char *lccModuleGetExecutableDescription(LccModule module, size_t index) {
+  const lcm::Executable &executable = module->module->getExecutable(index);
+  std::ostringstream text;
+  text << lcm::EnumNameExecutableFormat(executable.format()) << " for "
+       << (executable.target() ? executable.target()->str() : "?") << ", "
+       << (executable.data() ? executable.data()->size() : 0) << " bytes, "
+       << (executable.entry_points() ? executable.entry_points()->size() : 0)
+       << " entry points";
+  return module->keep(text.str());
 }
 
 uint64_t lccModuleGetParameterBytes(LccModule module) {
@@ -392,6 +517,7 @@ void lccFunctionGetCommandStats(LccFunction function, size_t index,
                                 LccCommandStats *stats) {
   const CommandStats &command = unwrap(function)->getCommandStats()[index];
   stats->name = command.name.c_str();
+  stats->location = command.location.c_str();
   stats->kind =
       command.kind == lcm::CommandKind::Dispatch ? "dispatch" : "copy";
   stats->totalNanoseconds = command.totalNanoseconds;

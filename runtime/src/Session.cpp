@@ -188,7 +188,9 @@ Status Function::prepare(size_t index) {
       next.bindings = {resolve(*copy.target()), resolve(*copy.source())};
       next.copyLength = copy.source()->length();
     }
-    stats.push_back({next.name, command.kind(), 0});
+    stats.push_back({next.name,
+                     command.location() ? command.location()->str() : "",
+                     command.kind(), 0});
     prepared.push_back(std::move(next));
   }
   lastNanoseconds.resize(commandCount);

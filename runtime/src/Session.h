@@ -33,6 +33,7 @@ struct TensorView {
 /// Time spent in one command, summed over calls since the last reset.
 struct CommandStats {
   std::string name;
+  std::string location; // of the model op, "model.mlir:12:8"; may be ""
   lcm::CommandKind kind = lcm::CommandKind::Dispatch;
   uint64_t totalNanoseconds = 0;
 };

@@ -10,7 +10,7 @@
 // CHECK: %[[R:.+]] = call @host_dispatch_0(%[[X]], %[[E]]) : (tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
 // CHECK: return %[[R]]
 // CHECK: func.func private @host_dispatch_0(%[[A:.+]]: tensor<4x8xf32>, %[[OUT:.+]]: tensor<2x8xf32>) -> tensor<2x8xf32>
-// CHECK-SAME: attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 2, 1, 1>}
+// CHECK-SAME: attributes {lcc.dispatch, lcc.location = "{{.*}}outline-dispatches.mlir:{{[0-9]+}}:{{[0-9]+}}", lcc.workgroup_count = array<i64: 2, 1, 1>}
 // CHECK-DAG: %[[VIEW:.+]] = tensor.extract_slice %[[A]][0, 0] [2, 8] [1, 1]
 // CHECK-DAG: %[[ID:.+]] = gpu.block_id x
 // CHECK: %[[I:.+]] = arith.muli %[[ID]], %{{.+}}
@@ -31,10 +31,29 @@ func.func @host(%x: tensor<4x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
+// A forall whose op has a source name (lcc names each model op after its
+// parameters, e.g. layers.1.ff) makes a dispatch named after it: a symbol
+// any object file or PTX can hold, the name and source position reports show.
+// CHECK-LABEL: func @named
+// CHECK: call @named_0_layers_1_ff(
+// CHECK: func.func private @named_0_layers_1_ff({{.*}}) -> tensor<2x8xf32> attributes {lcc.dispatch, lcc.location = "model.mlir:12:8", lcc.name = "named_0_layers.1.ff", lcc.workgroup_count = array<i64: 2, 1, 1>}
+func.func @named(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %e = tensor.empty() : tensor<2x8xf32>
+  %0 = scf.forall (%i) in (2) shared_outs(%o = %e) -> (tensor<2x8xf32>) {
+    %s = tensor.extract_slice %x[%i, 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<1x8xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %o[%i, 0] [1, 8] [1, 1] : tensor<1x8xf32> into tensor<2x8xf32>
+    }
+  } loc("layers.1.ff"("model.mlir":12:8))
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
 // An op with nothing to split is a dispatch of one workgroup.
 // CHECK-LABEL: func @scalar
 // CHECK: call @scalar_dispatch_0
-// CHECK: func.func private @scalar_dispatch_0({{.*}}) -> tensor<f32> attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>}
+// CHECK: func.func private @scalar_dispatch_0({{.*}}) -> tensor<f32> attributes {lcc.dispatch, lcc.location = {{.*}}, lcc.workgroup_count = array<i64: 1, 1, 1>}
 // CHECK: linalg.generic
 func.func @scalar(%x: tensor<8xf32>, %acc: tensor<f32>) -> tensor<f32> {
   %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
@@ -67,7 +86,7 @@ func.func @four_dimensions(%x: tensor<2x2x2x2xf32>) -> tensor<2x2x2x2xf32> {
 // CHECK: %[[E:.+]] = tensor.empty() : tensor<5xf32>
 // CHECK: %[[R:.+]] = call @host_compute_dispatch_0(%{{.+}}, %[[E]])
 // CHECK: return %[[R]]
-// CHECK: func.func private @host_compute_dispatch_0({{.*}}) -> tensor<5xf32> attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>}
+// CHECK: func.func private @host_compute_dispatch_0({{.*}}) -> tensor<5xf32> attributes {lcc.dispatch, lcc.location = {{.*}}, lcc.workgroup_count = array<i64: 1, 1, 1>}
 // CHECK: tensor.pad
 func.func @host_compute(%x: tensor<4xf32>) -> tensor<5xf32> {
   %0 = tensor.pad %x low[1] high[0] {

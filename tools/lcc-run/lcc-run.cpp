@@ -50,6 +50,9 @@ const char kUsage[] =
     "                              optional K, M or G suffix (default: the\n"
     "                              machine's physical memory on cpu); more is\n"
     "                              an error before anything is allocated\n"
+    "  --list                      print the module's functions (inputs and\n"
+    "                              results by name, dtype and shape),\n"
+    "                              parameters and executables, then exit\n"
     "  --init-params=FILE.safetensors\n"
     "                              write freshly initialised weights for the\n"
     "                              module's parameters, then exit\n"
@@ -72,6 +75,7 @@ struct Options {
   uint64_t seed = 0;
   bool seedGiven = false;
   uint64_t maxMemory = 0; // 0: the device's default
+  bool list = false;
 };
 
 /// One error line and the exit status that goes with it.
@@ -128,6 +132,10 @@ std::string parseArguments(int argc, char **argv, Options &options,
       std::fputs(kUsage, stdout);
       exitNow = true;
       return "";
+    }
+    if (argument == "--list") {
+      options.list = true;
+      continue;
     }
     if (argument == "--version") {
       std::printf("lcc-run %s (reads .lcm version 3)\n", LCC_VERSION);
@@ -217,6 +225,10 @@ std::string parseArguments(int argc, char **argv, Options &options,
     return "no model given; usage: lcc-run MODEL.lcm [options] (see --help)";
   if (options.seedGiven && options.initParams.empty())
     return "--seed only applies to --init-params";
+  if (options.list && (!options.inputs.empty() || !options.params.empty() ||
+                       !options.initParams.empty()))
+    return "--list prints what the module holds and runs nothing; drop "
+           "--input, --params and --init-params";
   if (options.threadsGiven && options.device != "cpu")
     return "--threads only applies to --device=cpu";
   return "";
@@ -279,6 +291,57 @@ double checksum(const LccTensorView &tensor) {
   return sum;
 }
 
+/// "\"tokens\": [1, 1024] i32"; the name JSON-quoted, since it comes from
+/// the file.
+std::string describeSignature(const LccTensorView &signature) {
+  return jsonString(signature.name ? signature.name : "") + ": " +
+         formatShape(signature, ", ") + " " + lccDTypeGetName(signature.dtype);
+}
+
+/// `lcc-run MODEL --list`: what the module holds, from the C API alone.
+int listModule(LccModule module, const std::string &path) {
+  std::printf("%s\n", path.c_str());
+  size_t functions = lccModuleGetFunctionCount(module);
+  for (size_t f = 0; f < functions; ++f) {
+    std::printf("function %s: %zu commands, arena %llu bytes\n",
+                jsonString(lccModuleGetFunctionName(module, f)).c_str(),
+                lccModuleGetFunctionCommandCount(module, f),
+                (unsigned long long)lccModuleGetFunctionArenaBytes(module, f));
+    for (size_t i = 0; i < lccModuleGetFunctionInputCount(module, f); ++i) {
+      LccTensorView input;
+      lccModuleGetFunctionInput(module, f, i, &input);
+      int64_t low, high;
+      std::string range;
+      if (lccModuleGetFunctionInputRange(module, f, i, &low, &high))
+        range = ", values in [" + std::to_string(low) + ", " +
+                std::to_string(high) + "]";
+      std::printf("  input %zu %s%s\n", i, describeSignature(input).c_str(),
+                  range.c_str());
+    }
+    for (size_t i = 0; i < lccModuleGetFunctionOutputCount(module, f); ++i) {
+      LccTensorView output;
+      lccModuleGetFunctionOutput(module, f, i, &output);
+      std::printf("  result %zu %s (result%zu.npy)\n", i,
+                  describeSignature(output).c_str(), i);
+    }
+  }
+  size_t parameters = lccModuleGetParameterCount(module);
+  std::printf("%zu parameters, %llu bytes to bind from --params\n",
+              parameters,
+              (unsigned long long)lccModuleGetParameterBytes(module));
+  for (size_t p = 0; p < parameters; ++p) {
+    LccTensorView parameter;
+    lccModuleGetParameter(module, p, &parameter);
+    std::printf("  %s, %s\n", describeSignature(parameter).c_str(),
+                parameter.data ? "embedded"
+                               : lccModuleGetParameterInit(module, p));
+  }
+  for (size_t e = 0; e < lccModuleGetExecutableCount(module); ++e)
+    std::printf("executable %zu: %s\n", e,
+                lccModuleGetExecutableDescription(module, e));
+  return 0;
+}
+
 /// Owns the handles of one run; destroys them in any order on exit.
 struct Handles {
   LccModule module = nullptr;
@@ -299,6 +362,9 @@ int run(const Options &options) {
   if (LccStatus status =
           lccModuleLoadFile(options.model.c_str(), &handles.module))
     return fail(status);
+
+  if (options.list)
+    return listModule(handles.module, options.model);
 
   if (!options.initParams.empty()) {
     // A weights file the device could not hold is no use, and the bytes
@@ -428,6 +494,8 @@ int run(const Options &options) {
     lccFunctionGetCommandStats(function, i, &stats);
     json += i ? ",{" : "{";
     json += "\"name\":" + jsonString(stats.name);
+    if (stats.location[0])
+      json += ",\"location\":" + jsonString(stats.location);
     json += ",\"kind\":" + jsonString(stats.kind);
     json += ",\"mean_ms\":" + jsonNumber(meanMs(stats.totalNanoseconds));
     json += "}";

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Diagnostics.h"
+#include "compiler/ModelParser.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Registration.h"
 #include "dialects/Attn/IR/AttnOps.h"
@@ -352,7 +353,7 @@ int main(int argc, char **argv) {
   }
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = lcc::parseModel(sourceMgr, &context);
   if (!module)
     return 1; // The parser or a verifier reported why.
 

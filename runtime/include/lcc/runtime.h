@@ -118,6 +118,30 @@ size_t lccModuleGetParameterCount(LccModule module);
  * for it holds. */
 uint64_t lccModuleGetParameterBytes(LccModule module);
 
+/* What a module holds, without a device: each function's input and result
+ * signatures (name, dtype, shape; `data` NULL) and command count, each
+ * parameter's signature (`data` points at embedded values, else NULL) and
+ * how fresh weights fill it ("normal(0, 0.02)", "zeros", "ones"), and each
+ * executable ("HostSharedObject for x86_64, 52336 bytes, 44 entry points").
+ * lccModuleGetFunctionInputRange gives the [low, high] every element of an
+ * integer input must lie in and returns 1, or returns 0 when any value is
+ * valid. Indices must be in range. */
+size_t lccModuleGetFunctionInputCount(LccModule module, size_t function);
+size_t lccModuleGetFunctionOutputCount(LccModule module, size_t function);
+void lccModuleGetFunctionInput(LccModule module, size_t function, size_t index,
+                               LccTensorView *signature);
+void lccModuleGetFunctionOutput(LccModule module, size_t function,
+                                size_t index, LccTensorView *signature);
+int lccModuleGetFunctionInputRange(LccModule module, size_t function,
+                                   size_t index, int64_t *low, int64_t *high);
+size_t lccModuleGetFunctionCommandCount(LccModule module, size_t function);
+uint64_t lccModuleGetFunctionArenaBytes(LccModule module, size_t function);
+void lccModuleGetParameter(LccModule module, size_t index,
+                           LccTensorView *signature);
+const char *lccModuleGetParameterInit(LccModule module, size_t index);
+size_t lccModuleGetExecutableCount(LccModule module);
+const char *lccModuleGetExecutableDescription(LccModule module, size_t index);
+
 /* Writes a .safetensors file holding every parameter the module does not
  * embed, filled as its `init` says; the values depend only on `seed` and
  * the parameter (see docs/runtime.md). */
@@ -210,6 +234,7 @@ void lccFunctionGetResult(LccFunction function, size_t index,
 /* Statistics since creation or the last lccFunctionResetStats. */
 typedef struct LccCommandStats {
   const char *name;          /* the command's name in the module */
+  const char *location;      /* the model op's "file:line:col", or "" */
   const char *kind;          /* "dispatch" or "copy" */
   uint64_t totalNanoseconds; /* summed over calls */
 } LccCommandStats;
