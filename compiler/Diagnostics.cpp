@@ -38,9 +38,14 @@ static void printPosition(raw_ostream &os, Location loc) {
     }
     return WalkResult::advance();
   });
-  if (position)
-    os << position.getFilename().getValue() << ":" << position.getLine()
-       << ":" << position.getColumn() << ": ";
+  if (!position)
+    return;
+  os << position.getFilename().getValue();
+  // Line 0 is no position (a file as a whole): say the file alone rather
+  // than point at "0:0".
+  if (position.getLine() != 0)
+    os << ":" << position.getLine() << ":" << position.getColumn();
+  os << ": ";
 }
 
 /// Prints one diagnostic as a single stderr line.

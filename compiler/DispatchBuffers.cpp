@@ -94,6 +94,11 @@ lcc::runDumpedPipeline(Operation *op, StringRef stage, const StageDumper &dump,
                        llvm::function_ref<void(PassManager &)> build) {
   PassManager pm(op->getContext(), op->getName().getStringRef());
   build(pm);
+  // MLIR's own debugging flags, where the tool registered them (lcc:
+  // --mlir-timing, --mlir-print-ir-after-all, ...).
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
   if (failed(pm.run(op)))
     return failure();
   if (dump)

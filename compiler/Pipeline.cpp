@@ -15,6 +15,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <chrono>
+
 using namespace mlir;
 using namespace lcc;
 
@@ -31,6 +33,15 @@ std::string printed(Operation *op) {
 
 FailureOr<std::string> lcc::compile(ModuleOp module,
                                     const CompileOptions &options) {
+  // Each part's time since the last report, for --verbose.
+  auto last = std::chrono::steady_clock::now();
+  auto done = [&](StringRef part) {
+    auto now = std::chrono::steady_clock::now();
+    if (options.progress)
+      options.progress(part,
+                       std::chrono::duration<double>(now - last).count());
+    last = now;
+  };
   if (failed(checkModelIsCompilable(module)))
     return failure();
   attachSourceNames(module);
@@ -73,6 +84,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
             pm.addPass(createDenseToSparse(pass));
           })))
     return failure();
+  if (options.attention != AttentionForm::Keep)
+    done("attention forms");
   if (options.stopAfter == Stage::Attn)
     return printed(module);
 
@@ -86,6 +99,7 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
                                  pm.addPass(createCSEPass());
                                })))
     return failure();
+  done("lowering to linalg");
   if (options.stopAfter == Stage::Linalg)
     return printed(module);
 
@@ -98,6 +112,7 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
                                })))
     return failure();
 
+  done("dispatches");
   // The host programs, planned on the tensors the dispatches exchange.
   ParameterTable parameters;
   std::vector<HostProgram> programs;
@@ -133,6 +148,7 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   }
   if (programs.empty())
     return module.emitError("the module has no function to compile"), failure();
+  done("host programs");
   if (options.stopAfter == Stage::Llvm && !options.targetCpu)
     return module.emitError("--emit=llvm writes the CPU kernels: add cpu to "
                             "--target"),
@@ -156,6 +172,7 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     if (failed(emitSharedObject(*cpuKernels, signatures, cpu, llvmIR,
                                 executable.data)))
       return failure();
+    done("cpu kernels");
     if (options.stopAfter == Stage::Llvm)
       return llvmIR;
     executables.push_back(std::move(executable));
@@ -167,6 +184,7 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     OwningOpRef<ModuleOp> cudaKernels = kernels->clone();
     if (failed(compileDispatchesForCuda(*cudaKernels, cuda, image)))
       return failure();
+    done("cuda kernels");
     if (options.stopAfter == Stage::Ptx)
       return image.ptx;
     if (image.cubin.empty())
@@ -206,5 +224,6 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       writeArtifact(programs, parameters, executables, error);
   if (failed(artifact))
     return module.emitError(error), failure();
+  done("artifact");
   return artifact;
 }

@@ -48,6 +48,9 @@ struct CompileOptions {
   int64_t cudaBlockSize = 128;
   /// Receives every stage's text when set.
   StageDumper dump;
+  /// Told when each part of the compilation is done and how long it took
+  /// (lcc --verbose, or stderr a terminal).
+  std::function<void(llvm::StringRef part, double seconds)> progress;
 };
 
 /// Compiles `module` in place up to `options.stopAfter` and returns that

@@ -18,7 +18,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -33,6 +36,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <limits>
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -190,6 +194,13 @@ cl::opt<std::string> dumpDirectory(
              "(00-attn.mlir, 01-linalg.mlir, ...)"),
     cl::value_desc("DIR"), cl::cat(lccCategory));
 
+cl::opt<bool> verbose(
+    "verbose",
+    cl::desc("Print each part of the compilation and its time on stderr (the "
+             "default when stderr is a terminal); --mlir-timing times every "
+             "pass"),
+    cl::init(false), cl::cat(lccCategory));
+
 cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("LLVM CPU the host code is tuned for ('native': this machine)"),
@@ -245,6 +256,11 @@ private:
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::SetVersionPrinter(printVersion);
+  // MLIR's debugging flags (--mlir-timing, --mlir-print-ir-after-all,
+  // --mlir-print-debuginfo, ...) work as in mlir-opt; --help lists lcc's.
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  registerAsmPrinterCLOptions();
   cl::HideUnrelatedOptions(lccCategory);
   if (!lcc::parseCommandLine(
           argc, argv, kTool,
@@ -374,6 +390,11 @@ int main(int argc, char **argv) {
   options.cudaPath = cudaPath;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);
+  if (verbose || ::isatty(STDERR_FILENO))
+    options.progress = [](StringRef part, double seconds) {
+      llvm::errs() << llvm::formatv("{0}: {1} done in {2:F2} s\n", kTool, part,
+                                    seconds);
+    };
   FailureOr<std::string> result = lcc::compile(*module, options);
   if (failed(result)) {
     if (diagnostics.getNumErrors() == 0)
