@@ -34,9 +34,30 @@ namespace {
 
 const char *const kUsage =
     "usage: lcc-compare ACTUAL.npy REFERENCE.npy [--rtol=1e-5] "
-    "[--metric=max|l2]\n"
+    "[--metric=max|l2] [--rows=BEGIN:END]\n"
     "exits 0 iff max|a-b| / max|b| (or, with --metric=l2, "
-    "||a-b|| / ||b||) <= rtol\n";
+    "||a-b|| / ||b||) <= rtol\n"
+    "--rows compares only rows [BEGIN, END) of the second-last dimension\n"
+    "(the tokens of [batch, heads, seq, head_dim]; a prefix of a sequence)\n";
+
+/// Keeps rows [begin, end) of the second-last dimension of `t`.
+Tensor selectRows(const Tensor &t, int64_t begin, int64_t end,
+                  const std::string &what) {
+  if (t.rank() < 2 || begin < 0 || begin >= end || end > t.dim(-2))
+    throw ReferenceError("--rows " + std::to_string(begin) + ":" +
+                         std::to_string(end) + " is not inside the " +
+                         std::to_string(t.rank() < 2 ? 0 : t.dim(-2)) +
+                         " rows of " + what);
+  Shape shape = t.shape;
+  shape[shape.size() - 2] = end - begin;
+  Tensor out(shape);
+  int64_t rows = t.dim(-2), width = t.dim(-1), kept = 0;
+  for (int64_t outer = 0; outer < t.size() / (rows * width); ++outer)
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t c = 0; c < width; ++c)
+        out.data[kept++] = t.data[(outer * rows + r) * width + c];
+  return out;
+}
 
 /// Multi-index of flat offset `flat` in `shape`.
 Shape unflatten(int64_t flat, const Shape &shape) {
@@ -51,7 +72,10 @@ Shape unflatten(int64_t flat, const Shape &shape) {
 int run(int argc, char **argv) {
   Arguments args =
       parseArguments(argc, argv,
-                     {{"help", false}, {"rtol", true}, {"metric", true}});
+                     {{"help", false},
+                      {"rtol", true},
+                      {"metric", true},
+                      {"rows", true}});
   if (args.has("help")) {
     std::cout << kUsage;
     return 0;
@@ -75,6 +99,16 @@ int run(int argc, char **argv) {
     throw ReferenceError("shape mismatch: " + pathA + " is " +
                          shapeToString(a.shape) + " but " + pathB + " is " +
                          shapeToString(b.shape));
+  if (args.has("rows")) {
+    std::string text = args.value("rows");
+    size_t colon = text.find(':');
+    if (colon == std::string::npos)
+      throw ReferenceError("--rows needs BEGIN:END, got '" + text + "'");
+    int64_t begin = parseInt64(text.substr(0, colon), "--rows BEGIN");
+    int64_t end = parseInt64(text.substr(colon + 1), "--rows END");
+    a = selectRows(a, begin, end, pathA);
+    b = selectRows(b, begin, end, pathB);
+  }
 
   // A NaN or infinity anywhere makes the norms meaningless: it fails, and
   // worst_index points at the first one.

@@ -45,6 +45,10 @@ distributions:
                     degenerate inputs of the hostile-input tests
   --zero-rows=R,... after drawing, rows R (of the second-last dimension,
                     e.g. tokens of [batch, heads, seq, head_dim]) are zero
+  --like=F.npy --redraw-from=K
+                    a copy of F whose rows K.. (of the second-last dimension)
+                    are drawn anew from --seed: a sequence that differs from
+                    F only after its first K tokens
 model parameters (sorted by name, row-major; matrices [in, out]):
   weights N(0, 1/in); layer-norm gamma 1 + 0.1 N(0, 1); beta and biases
   0.1 N(0, 1); embeddings N(0, 1)
@@ -145,6 +149,8 @@ int run(int argc, char **argv) {
                                    {"clustered", true},
                                    {"fill", true},
                                    {"zero-rows", true},
+                                   {"like", true},
+                                   {"redraw-from", true},
                                    {"noise", true},
                                    {"radius", true},
                                    {"seed", true},
@@ -177,6 +183,27 @@ int run(int argc, char **argv) {
     return 0;
   }
 
+  if (args.has("like") != args.has("redraw-from"))
+    throw ReferenceError("--like and --redraw-from go together");
+  if (args.has("like")) {
+    for (const char *flag : {"shape", "dtype", "normal", "uniform",
+                             "clustered", "fill", "zero-rows"})
+      if (args.has(flag))
+        throw ReferenceError(std::string("--") + flag +
+                             " does not apply to --like");
+    Tensor t = readNpy(args.value("like"));
+    int64_t from = parseInt64(args.value("redraw-from"), "--redraw-from");
+    if (t.rank() < 2 || from < 0 || from >= t.dim(-2))
+      throw ReferenceError("--redraw-from=" + std::to_string(from) +
+                           " is not a row of the --like tensor");
+    int64_t rows = t.dim(-2), width = t.dim(-1);
+    for (int64_t outer = 0; outer < t.size() / (rows * width); ++outer)
+      for (int64_t r = from; r < rows; ++r)
+        for (int64_t c = 0; c < width; ++c)
+          t.data[(outer * rows + r) * width + c] = rng.normal();
+    writeNpy(output, t, DType::F32);
+    return 0;
+  }
   Shape shape = parseShape(args.value("shape"));
   std::string dtypeName = args.has("dtype") ? args.value("dtype") : "f32";
   if (dtypeName != "f32" && dtypeName != "i32")
