@@ -129,7 +129,7 @@ double relu(double x);
 double gelu(double x);
 
 /// act(x . up + upBias) . down + downBias. The op's `chunks` attribute only
-/// changes the schedule, never the result, so it has no parameter here.
+/// changes the schedule, never the math, so it has no parameter here.
 Tensor feedForward(const Tensor &x, const Tensor &up, const Tensor &upBias,
                    const Tensor &down, const Tensor &downBias,
                    Activation activation);

@@ -5,6 +5,7 @@
 //     [--repeat=N] [--warmup=N] [--report=json] [--threads=N]
 //     [--max-memory=BYTES]
 // lcc-run MODEL.lcm --init-params=FILE.safetensors [--seed=N]
+// lcc-run MODEL.lcm --list
 //
 // The command line is a contract (DESIGN.md §6): inputs in argument order,
 // result i written to DIR/result<i>.npy, and every error one

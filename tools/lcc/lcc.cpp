@@ -225,18 +225,21 @@ std::optional<T> parseChoice(StringRef option, StringRef name,
   return std::nullopt;
 }
 
-/// Writes each stage to DIR/NN-name.ext in the order the stages run.
+/// Writes each stage to DIR/NN-name.ext in the order the stages run. The
+/// compiler copies the dumper into each target's options; the copies share
+/// one count, so the CPU and CUDA stages are numbered in one sequence.
 class StageDumper {
 public:
   explicit StageDumper(std::string directory)
-      : directory(std::move(directory)) {}
+      : directory(std::move(directory)),
+        next(std::make_shared<unsigned>(0)) {}
 
   void operator()(StringRef name, StringRef text) {
     StringRef extension =
         name.ends_with(".ll") || name.ends_with(".ptx") ? "" : ".mlir";
     SmallString<256> path(directory);
     llvm::sys::path::append(
-        path, llvm::formatv("{0:d2}-{1}{2}", index++, name, extension).str());
+        path, llvm::formatv("{0:d2}-{1}{2}", (*next)++, name, extension).str());
     std::error_code ec;
     llvm::raw_fd_ostream os(path, ec);
     if (ec) {
@@ -248,7 +251,7 @@ public:
 
 private:
   std::string directory;
-  unsigned index = 0;
+  std::shared_ptr<unsigned> next;
 };
 
 } // namespace

@@ -27,7 +27,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
 
     * `causal`: key `j` is visible to query `i` iff `j <= i`.
     * `shared_qk` (Reformer semantics): `key` must be the same SSA value as
-      `query`. Keys are then `q_j / ||q_j||₂`, and the score of a token with
+      `query`. Keys are then `q_j / max(||q_j||₂, 1e-12)` (the floor of
+      `torch.nn.functional.normalize`: a zero query is a zero key, never
+      NaN), and the score of a token with
       itself is replaced by `-1e5`, so a token attends to itself only when
       nothing else is visible.
 
@@ -67,6 +69,17 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
 
     A `seq` that is not a multiple of `2 * bucket_size` is padded inside the
     lowering with masked positions. `scale` defaults to `1/sqrt(head_dim)`.
+
+    `causal` masks keys `j > i`, but which past keys share a query's chunk
+    depends on every token's hash, later ones included (as in trax and
+    reformer-pytorch): the outputs of a prefix of the sequence differ from
+    the first outputs of the whole sequence.
+
+    Limits (what lcc compiles in reasonable time and memory): `n_hashes <=
+    1024`, `bucket_size <= seq` (a larger bucket only pads: every chunk would
+    see the whole padded sequence), and at most 2^24 rotation values
+    (`head_dim * n_hashes * n_buckets / 2`, a constant of the compiled
+    code).
 
     Example:
 
@@ -143,6 +156,14 @@ def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure]> {
     from a few k-means iterations over the run-time queries and keys,
     initialised from `seed`. With `clusters = 1` and `window = seq` the result
     equals dense attention.
+
+    Routing is defined for any input: vectors are normalised with a norm
+    floored at 1e-12 (a zero row is a zero vector, scoring 0 against every
+    centroid), a centroid whose members cancel keeps its place, and a NaN
+    score ranks below every other, so each window always holds `window`
+    distinct keys. Causal routing, like causal LSH, depends on later tokens
+    (they move the centroids and fill the windows): a prefix run and a full
+    run differ.
 
     Example:
 
@@ -300,8 +321,9 @@ def Attn_FeedForwardOp : Attn_Op<"feed_forward", [Pure]> {
     `chunks` (default 1) splits the `batch * seq` positions into that many
     slices computed one after another, so only a
     `[batch * seq / chunks, d_ff]` intermediate is live at a time
-    (Reformer's chunked feed-forward). The result does not depend on
-    `chunks`.
+    (Reformer's chunked feed-forward). The math does not depend on
+    `chunks`; the floats may, by rounding, since a chunk's rows can take
+    another vectorised path (a tail of fewer rows than a register tile).
   }];
   let arguments = (ins Attn_ActivationAttr:$activation,
       Attn_FloatTensor:$input,
