@@ -1347,10 +1347,7 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
                          linalg::IndexOp::create(b, l, 2),
                          castToIndex(b, l, a[0])});
         });
-    Value top = tb.reduceLastDim(
-        {lse}, kNegativeInfinity, [](OpBuilder &b, Location l, ValueRange a) {
-          return arith::MaximumFOp::create(b, l, a[1], a[0]).getResult();
-        });
+    Value top = rowMax(tb, lse);
     Value weights = tb.map({rows, seq, rounds}, f32, {lse, top},
                            {tb.identityMap(3), tb.dropLastMap(3)},
                            [](OpBuilder &b, Location l, ValueRange a) {
