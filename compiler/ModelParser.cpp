@@ -5,8 +5,10 @@
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/AsmParser/AsmParserState.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
@@ -50,7 +52,32 @@ OwningOpRef<ModuleOp> lcc::parseModel(const llvm::SourceMgr &sourceMgr,
   Block parsed;
   AsmParserState state;
   ParserConfig config(context);
-  if (failed(parseAsmSourceFile(sourceMgr, &parsed, config, &state)))
+  // Some upstream op parsers crash after reporting a syntax error (a
+  // malformed `dimensions = [0` of linalg.broadcast dereferences the null
+  // attribute it failed to parse). lcc must not crash on any input: the
+  // parse runs where a crash is recovered from, and the error it reported
+  // first is the one line the user sees.
+  unsigned errors = 0;
+  LogicalResult result = failure();
+  {
+    ScopedDiagnosticHandler counter(context, [&](Diagnostic &diagnostic) {
+      if (diagnostic.getSeverity() == DiagnosticSeverity::Error)
+        ++errors;
+      return failure(); // and on to the tool's own handler
+    });
+    llvm::CrashRecoveryContext::Enable();
+    llvm::CrashRecoveryContext recovery;
+    if (!recovery.RunSafely([&] {
+          result = parseAsmSourceFile(sourceMgr, &parsed, config, &state);
+        })) {
+      if (errors == 0)
+        emitError(UnknownLoc::get(context))
+            << "MLIR's parser crashed on this input without saying why (an "
+               "upstream bug); check the model's syntax";
+      return {};
+    }
+  }
+  if (failed(result))
     return {};
   recordArgumentNames(parsed, state);
   // An implicit module is placed at line 1, so that what is said of it

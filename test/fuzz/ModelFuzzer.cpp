@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/ModelParser.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Registration.h"
 
@@ -15,7 +16,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include <memory>
 
@@ -46,9 +48,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   MLIRContext &ctx = context();
   ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
-  ParserConfig config(&ctx);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      StringRef(reinterpret_cast<const char *>(data), size), config);
+  // lcc's own path: parseModel recovers from a crash inside an upstream op
+  // parser (the context is then made anew).
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          StringRef(reinterpret_cast<const char *>(data), size), "model.mlir"),
+      llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = lcc::parseModel(sourceMgr, &ctx);
   if (!module)
     return 0;
   lcc::CompileOptions options;
