@@ -48,7 +48,10 @@ void recordArgumentNames(Block &parsed, const AsmParserState &state) {
 } // namespace
 
 OwningOpRef<ModuleOp> lcc::parseModel(const llvm::SourceMgr &sourceMgr,
-                                      MLIRContext *context) {
+                                      MLIRContext *context,
+                                      bool *parserCrashed) {
+  if (parserCrashed)
+    *parserCrashed = false;
   Block parsed;
   AsmParserState state;
   ParserConfig config(context);
@@ -74,6 +77,8 @@ OwningOpRef<ModuleOp> lcc::parseModel(const llvm::SourceMgr &sourceMgr,
         emitError(UnknownLoc::get(context))
             << "MLIR's parser crashed on this input without saying why (an "
                "upstream bug); check the model's syntax";
+      if (parserCrashed)
+        *parserCrashed = true;
       return {};
     }
   }

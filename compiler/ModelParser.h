@@ -20,9 +20,13 @@ namespace lcc {
 
 /// The module of the source file in `sourceMgr` (ops outside a module are
 /// wrapped in one, located at the file's first line), or null after the
-/// parser or a verifier reported why.
+/// parser or a verifier reported why. When an upstream op parser crashed
+/// (and was recovered from), `*parserCrashed` is set: the operations it was
+/// building are then unowned and `context` should not be used further; a
+/// tool reports and exits.
 mlir::OwningOpRef<mlir::ModuleOp> parseModel(const llvm::SourceMgr &sourceMgr,
-                                             mlir::MLIRContext *context);
+                                             mlir::MLIRContext *context,
+                                             bool *parserCrashed = nullptr);
 
 } // namespace lcc
 

@@ -27,8 +27,13 @@ namespace {
 
 /// One context for many inputs (registering every dialect is slow); made
 /// anew now and then, since uniqued types and attributes accumulate in it.
-MLIRContext &context() {
+std::unique_ptr<MLIRContext> &sharedContext() {
   static std::unique_ptr<MLIRContext> shared;
+  return shared;
+}
+
+MLIRContext &context() {
+  std::unique_ptr<MLIRContext> &shared = sharedContext();
   static unsigned uses = 0;
   if (!shared || ++uses % 256 == 0) {
     DialectRegistry registry;
@@ -40,6 +45,10 @@ MLIRContext &context() {
   return *shared;
 }
 
+/// Forgets the context without destroying it: what a crashed parser left in
+/// it is unowned, and tearing it down could crash again.
+void dropContext() { (void)sharedContext().release(); }
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -49,13 +58,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext &ctx = context();
   ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
   // lcc's own path: parseModel recovers from a crash inside an upstream op
-  // parser (the context is then made anew).
+  // parser; the context that parser left half-built ops in is dropped.
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(
           StringRef(reinterpret_cast<const char *>(data), size), "model.mlir"),
       llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = lcc::parseModel(sourceMgr, &ctx);
+  bool parserCrashed = false;
+  OwningOpRef<ModuleOp> module =
+      lcc::parseModel(sourceMgr, &ctx, &parserCrashed);
+  if (parserCrashed)
+    dropContext();
   if (!module)
     return 0;
   lcc::CompileOptions options;

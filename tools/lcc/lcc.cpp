@@ -16,14 +16,14 @@
 #include "compiler/Registration.h"
 #include "dialects/Attn/IR/AttnOps.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Support/Timing.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -35,6 +35,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cstdlib>
 #include <limits>
 #include <unistd.h>
 
@@ -231,8 +232,7 @@ std::optional<T> parseChoice(StringRef option, StringRef name,
 class StageDumper {
 public:
   explicit StageDumper(std::string directory)
-      : directory(std::move(directory)),
-        next(std::make_shared<unsigned>(0)) {}
+      : directory(std::move(directory)), next(std::make_shared<unsigned>(0)) {}
 
   void operator()(StringRef name, StringRef text) {
     StringRef extension =
@@ -372,7 +372,15 @@ int main(int argc, char **argv) {
   }
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = lcc::parseModel(sourceMgr, &context);
+  bool parserCrashed = false;
+  OwningOpRef<ModuleOp> module =
+      lcc::parseModel(sourceMgr, &context, &parserCrashed);
+  if (parserCrashed) {
+    // What the crashed parser was building is unowned: tearing the context
+    // down could crash again (and leak checkers would report those frames).
+    llvm::errs().flush();
+    std::_Exit(1);
+  }
   if (!module)
     return 1; // The parser or a verifier reported why.
 
