@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LCC_PASSES_TENSORBUILDER_H
-#define LCC_PASSES_TENSORBUILDER_H
+#ifndef LCC_PASSES_LOWERTOLINALG_TENSORBUILDER_H
+#define LCC_PASSES_LOWERTOLINALG_TENSORBUILDER_H
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -18,9 +18,8 @@ namespace lcc {
 
 /// Body of a linalg.generic: receives the scalar of every input, then the
 /// output (accumulator) scalar, and returns the value to yield.
-using ScalarBody =
-    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
-                                   mlir::ValueRange)>;
+using ScalarBody = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::ValueRange)>;
 
 /// acc + x * y with the flags of a contraction (reassociable sums), so that
 /// LLVM may vectorise the loops around it.
@@ -65,15 +64,13 @@ public:
                             ScalarBody body);
   /// As reduceLastDim, with extra inputs broadcast along the last dimension
   /// (shape without it), e.g. a row maximum already computed.
-  mlir::Value reduceLastDim(mlir::ValueRange inputs,
-                            mlir::ValueRange rowInputs, double initValue,
-                            ScalarBody body);
+  mlir::Value reduceLastDim(mlir::ValueRange inputs, mlir::ValueRange rowInputs,
+                            double initValue, ScalarBody body);
 
   /// sum_k a(i..., k) * b(k, n) accumulated into `init` (i..., n).
   mlir::Value matmul(mlir::Value a, mlir::Value b, mlir::Value init);
   /// sum_k a(m, k) * b(n, k) accumulated into `init` (m, n).
-  mlir::Value matmulTransposedB(mlir::Value a, mlir::Value b,
-                                mlir::Value init);
+  mlir::Value matmulTransposedB(mlir::Value a, mlir::Value b, mlir::Value init);
 
   /// Affine map helpers over `rank` loop dimensions.
   mlir::AffineMap identityMap(unsigned rank);
@@ -90,4 +87,4 @@ private:
 
 } // namespace lcc
 
-#endif // LCC_PASSES_TENSORBUILDER_H
+#endif // LCC_PASSES_LOWERTOLINALG_TENSORBUILDER_H

@@ -1,6 +1,6 @@
 //===- TensorBuilder.cpp - building linalg on tensors ---------------------===//
 
-#include "passes/TensorBuilder.h"
+#include "passes/LowerToLinalg/TensorBuilder.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -14,8 +14,7 @@ Value TensorBuilder::index(int64_t value) {
 }
 
 Value TensorBuilder::scalar(Type type, double value) {
-  return arith::ConstantOp::create(b, loc, type,
-                                   b.getFloatAttr(type, value));
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }
 
 Value TensorBuilder::empty(ArrayRef<int64_t> shape, Type elementType) {
@@ -73,8 +72,8 @@ Value TensorBuilder::reduceLastDim(ValueRange inputs, ValueRange rowInputs,
                                    double initValue, ScalarBody body) {
   auto type = cast<RankedTensorType>(inputs.front().getType());
   unsigned rank = type.getRank();
-  Value init = filled(type.getShape().drop_back(), type.getElementType(),
-                      initValue);
+  Value init =
+      filled(type.getShape().drop_back(), type.getElementType(), initValue);
   SmallVector<Value> operands(inputs);
   llvm::append_range(operands, rowInputs);
   SmallVector<AffineMap> maps(inputs.size(), identityMap(rank));
@@ -89,9 +88,9 @@ Value TensorBuilder::reduceLastDim(ValueRange inputs, ValueRange rowInputs,
 /// Contraction sums may be reassociated: that is what lets LLVM vectorise
 /// a reduction loop (f32 rounding changes, well inside the 1e-5 budget).
 arith::FastMathFlagsAttr contractionFlags(OpBuilder &b) {
-  return arith::FastMathFlagsAttr::get(
-      b.getContext(),
-      arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
+  return arith::FastMathFlagsAttr::get(b.getContext(),
+                                       arith::FastMathFlags::reassoc |
+                                           arith::FastMathFlags::contract);
 }
 
 Value lcc::multiplyAccumulate(OpBuilder &b, Location loc, Value x, Value y,
@@ -129,9 +128,9 @@ Value TensorBuilder::matmul(Value a, Value bMatrix, Value init) {
 Value TensorBuilder::matmulTransposedB(Value a, Value bMatrix, Value init) {
   // Loops (m, n, k) with a(m, k), b(n, k), init(m, n): the inner loop is a
   // contiguous dot product of two rows.
-  SmallVector<utils::IteratorType> iterators = {
-      utils::IteratorType::parallel, utils::IteratorType::parallel,
-      utils::IteratorType::reduction};
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
+                                                utils::IteratorType::parallel,
+                                                utils::IteratorType::reduction};
   return generic(init, {a, bMatrix},
                  {map(3, {0, 2}), map(3, {1, 2}), map(3, {0, 1})}, iterators,
                  multiplyAdd);

@@ -1,0 +1,225 @@
+//===- FlashAttention.cpp - the tiled online-softmax builder --------------===//
+
+#include "passes/LowerToLinalg/FlashAttention.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::lowering;
+
+/// q kᵀ · scale for one block, modified, then masked: padded keys, later
+/// keys (if causal) and keys not `visible` get -inf.
+Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
+                                   const TilePosition &tile,
+                                   int64_t keySeq) const {
+  Type elt = tensorType(dots).getElementType();
+  return t.mapSameShape(
+      {dots}, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        auto constant = [&](double v) -> Value {
+          return floatConstant(b, loc, elt, v);
+        };
+        ScorePosition position{
+            tile.batch, tile.head,
+            arith::AddIOp::create(b, loc, tile.queryStart,
+                                  linalg::IndexOp::create(b, loc, 0)),
+            arith::AddIOp::create(b, loc, tile.keyStart,
+                                  linalg::IndexOp::create(b, loc, 1))};
+        Value score = mul(b, loc, a[0], constant(scale));
+        if (modifyScore)
+          score = modifyScore(b, loc, score, position);
+        Value masked = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, position.key,
+            arith::ConstantIndexOp::create(b, loc, keySeq));
+        if (causal) {
+          Value future = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sgt, position.key, position.query);
+          masked = arith::OrIOp::create(b, loc, masked, future);
+        }
+        if (visible) {
+          Value shown = visible(b, loc, position);
+          Value hidden =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, shown,
+                                    arith::ConstantIntOp::create(b, loc, 0, 1));
+          masked = arith::OrIOp::create(b, loc, masked, hidden);
+        }
+        return arith::SelectOp::create(b, loc, masked,
+                                       constant(kNegativeInfinity), score);
+      });
+}
+
+/// One step of the online softmax: folds a key tile into the running
+/// (row max, row sum, accumulator) `state`.
+SmallVector<Value>
+FlashAttention::updateOnline(TensorBuilder &t, Value queryBlock, Value keyBlock,
+                             Value valueBlock, const TilePosition &tile,
+                             int64_t keySeq, ValueRange state) const {
+  Type elt = tensorType(queryBlock).getElementType();
+  int64_t valueDim = tensorType(valueBlock).getDimSize(1);
+  Value dots = t.matmulTransposedB(queryBlock, keyBlock,
+                                   t.filled({queryTile, keyTile}, elt, 0.0));
+  Value scores = maskedScores(t, dots, tile, keySeq);
+  Value runningMax = state[0], rowSumSoFar = state[1], acc = state[2];
+  Value blockMax = rowMax(t, scores);
+  Value newMax =
+      t.mapSameShape({runningMax, blockMax},
+                     [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                       return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+                     });
+  Value probs = t.map({queryTile, keyTile}, elt, {scores, newMax},
+                      {t.identityMap(2), t.dropLastMap(2)},
+                      [](OpBuilder &b, Location loc, ValueRange a) {
+                        return expShifted(b, loc, a[0], a[1]);
+                      });
+  // exp(old max - new max) rescales what was accumulated so far.
+  Value correction = t.mapSameShape(
+      {runningMax, newMax}, [](OpBuilder &b, Location loc, ValueRange a) {
+        return expShifted(b, loc, a[0], a[1]);
+      });
+  Value blockSum = rowSum(t, probs);
+  // sum' = sum * correction + rowsum(probs).
+  Value newSum =
+      t.mapSameShape({rowSumSoFar, correction, blockSum},
+                     [](OpBuilder &b, Location loc, ValueRange a) {
+                       return add(b, loc, mul(b, loc, a[0], a[1]), a[2]);
+                     });
+  Value rescaled = t.map({queryTile, valueDim}, elt, {acc, correction},
+                         {t.identityMap(2), t.dropLastMap(2)},
+                         [](OpBuilder &b, Location loc, ValueRange a) {
+                           return mul(b, loc, a[0], a[1]);
+                         });
+  return {newMax, newSum, t.matmul(probs, valueBlock, rescaled)};
+}
+
+/// The key tiles a query tile starting at `queryStart` visits: all of
+/// them, or under causality those up to the one holding its last query
+/// (later tiles are skipped, not masked).
+Value FlashAttention::keyTileEnd(TensorBuilder &t, Value queryStart,
+                                 int64_t keyTiles) const {
+  Value end = t.index(keyTiles);
+  if (!causal)
+    return end;
+  OpBuilder &b = t.builder();
+  Location loc = t.location();
+  Value lastVisible = arith::CeilDivSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, queryStart, t.index(queryTile)),
+      t.index(keyTile));
+  return arith::MinSIOp::create(b, loc, lastVisible, end);
+}
+
+/// The loop over key tiles for one query tile: the final (row max, row
+/// sum, accumulator).
+SmallVector<Value>
+FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
+                               Value paddedKey, Value paddedValue,
+                               Value queryBlock, const TilePosition &where,
+                               int64_t keySeq, int64_t keyTiles) const {
+  TensorBuilder tb(builder, loc);
+  Type elt = tensorType(queryBlock).getElementType();
+  int64_t valueDim = tensorType(paddedValue).getDimSize(3);
+  Value end = keyTileEnd(tb, where.queryStart, keyTiles);
+  SmallVector<Value> state0 = {tb.filled({queryTile}, elt, kNegativeInfinity),
+                               tb.filled({queryTile}, elt, 0.0),
+                               tb.filled({queryTile, valueDim}, elt, 0.0)};
+  auto keyLoop = scf::ForOp::create(
+      builder, loc, tb.index(0), end, tb.index(1), state0,
+      [&](OpBuilder &nb, Location nloc, Value keyTileIndex, ValueRange state) {
+        TilePosition tile = where;
+        tile.keyStart = arith::MulIOp::create(
+            nb, nloc, keyTileIndex,
+            arith::ConstantIndexOp::create(nb, nloc, keyTile));
+        auto update = [&](OpBuilder &ub, Location uloc) {
+          TensorBuilder t(ub, uloc);
+          Value keyBlock = tileOf(ub, uloc, paddedKey, tile.batch, tile.head,
+                                  tile.keyStart, keyTile);
+          Value valueBlock = tileOf(ub, uloc, paddedValue, tile.batch,
+                                    tile.head, tile.keyStart, keyTile);
+          return updateOnline(t, queryBlock, keyBlock, valueBlock, tile, keySeq,
+                              state);
+        };
+        if (!tileVisible) {
+          scf::YieldOp::create(nb, nloc, update(nb, nloc));
+          return;
+        }
+        // Block sparsity: a tile the mask hides entirely is never read.
+        Value visibleTile = tileVisible(nb, nloc, tile);
+        auto skip = scf::IfOp::create(
+            nb, nloc, visibleTile,
+            [&](OpBuilder &ub, Location uloc) {
+              scf::YieldOp::create(ub, uloc, update(ub, uloc));
+            },
+            [&](OpBuilder &ub, Location uloc) {
+              scf::YieldOp::create(ub, uloc, state);
+            });
+        scf::YieldOp::create(nb, nloc, skip.getResults());
+      });
+  return keyLoop.getResults();
+}
+
+Value FlashAttention::build(OpBuilder &builder, Location loc) const {
+  TensorBuilder tb(builder, loc);
+  RankedTensorType qType = tensorType(query), kType = tensorType(key),
+                   vType = tensorType(value);
+  Type elt = qType.getElementType();
+  int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
+  int64_t querySeq = qType.getDimSize(2);
+  int64_t keySeq = kType.getDimSize(2), valueDim = vType.getDimSize(3);
+  int64_t queryTiles = llvm::divideCeil(querySeq, queryTile);
+  int64_t keyTiles = llvm::divideCeil(keySeq, keyTile);
+
+  Value paddedQuery = padSeq(tb, query, queryTiles * queryTile);
+  Value paddedKey = padSeq(tb, key, keyTiles * keyTile);
+  Value paddedValue = padSeq(tb, value, keyTiles * keyTile);
+
+  Value out = tb.empty({batch, heads, queryTiles * queryTile, valueDim}, elt);
+  auto forall = scf::ForallOp::create(
+      builder, loc,
+      ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
+                             builder.getIndexAttr(heads),
+                             builder.getIndexAttr(queryTiles)},
+      ValueRange{out}, /*mapping=*/std::nullopt);
+
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(forall.getBody());
+  TensorBuilder body(builder, loc);
+  TilePosition where;
+  where.batch = forall.getInductionVars()[0];
+  where.head = forall.getInductionVars()[1];
+  where.queryStart = arith::MulIOp::create(
+      builder, loc, forall.getInductionVars()[2], body.index(queryTile));
+  Value queryBlock = tileOf(builder, loc, paddedQuery, where.batch, where.head,
+                            where.queryStart, queryTile);
+  SmallVector<Value> final =
+      attendKeyTiles(builder, loc, paddedKey, paddedValue, queryBlock, where,
+                     keySeq, keyTiles);
+  Value normalized =
+      body.map({queryTile, valueDim}, elt, {final[2], final[1]},
+               {body.identityMap(2), body.dropLastMap(2)},
+               [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                 return arith::DivFOp::create(b, loc, a[0], a[1]);
+               });
+
+  builder.setInsertionPointToStart(forall.getTerminator().getBody());
+  insertIntoShared(
+      builder, loc, normalized, forall.getRegionIterArgs()[0],
+      {where.batch, where.head, where.queryStart, builder.getIndexAttr(0)},
+      {builder.getIndexAttr(1), builder.getIndexAttr(1),
+       builder.getIndexAttr(queryTile), builder.getIndexAttr(valueDim)});
+
+  builder.setInsertionPointAfter(forall);
+  Value result = forall.getResult(0);
+  if (queryTiles * queryTile == querySeq)
+    return result;
+  SmallVector<OpFoldResult> zeros(4, builder.getIndexAttr(0));
+  return sliceOf(builder, loc,
+                 RankedTensorType::get({batch, heads, querySeq, valueDim}, elt),
+                 result, zeros,
+                 {builder.getIndexAttr(batch), builder.getIndexAttr(heads),
+                  builder.getIndexAttr(querySeq),
+                  builder.getIndexAttr(valueDim)});
+}

@@ -1,0 +1,98 @@
+//===- FlashAttention.h - the tiled online-softmax builder ------*- C++ -*-===//
+//
+// Attention in the flash form (Dao et al.): for each tile of queries, key
+// tiles are folded one at a time into a running row maximum, row sum and
+// output accumulator, so no seq x seq tensor is ever built. Every form that
+// attends with dense scores composes it; what differs between forms is
+// which keys a query sees, which key tiles a query tile may skip, and how a
+// score is modified. A new form sets those three and calls build().
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_LOWERTOLINALG_FLASHATTENTION_H
+#define LCC_PASSES_LOWERTOLINALG_FLASHATTENTION_H
+
+#include "passes/LowerToLinalg/TensorBuilder.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+#include <functional>
+
+namespace lcc {
+
+/// Where one score sits: its batch and head, and the positions of its
+/// query and key in their sequences (index values).
+struct ScorePosition {
+  mlir::Value batch, head, query, key;
+};
+
+/// Where one (query tile, key tile) pair sits: batch, head and the first
+/// position of each tile (index values).
+struct TilePosition {
+  mlir::Value batch, head, queryStart, keyStart;
+};
+
+/// Whether the key is visible to the query (an i1), built inside a
+/// linalg.generic body.
+using VisibilityPredicate = std::function<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, const ScorePosition &)>;
+
+/// Whether the key tile can hold a key visible to some query of the query
+/// tile (an i1), built in the loop over key tiles.
+using TileVisibilityPredicate = std::function<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, const TilePosition &)>;
+
+/// The new value of one scaled score (an f32), built inside a
+/// linalg.generic body.
+using ScoreModifier =
+    std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                              mlir::Value score, const ScorePosition &)>;
+
+/// One attention of `query` [batch, heads, q_seq, head_dim], `key`
+/// [batch, heads, k_seq, head_dim] and `value` [batch, heads, k_seq, v_dim],
+///
+///   out_i = sum_j softmax_j(s_ij) v_j over the keys j visible to query i,
+///   s_ij = modifyScore(q_i · k_j · scale),
+///
+/// in tiles of `queryTile` queries and `keyTile` keys. Every query must see
+/// at least one key (the forms here always let a query see itself).
+struct FlashAttention {
+  mlir::Value query, key, value;
+  double scale;
+  /// Key j is visible to query i only if j <= i; key tiles wholly after a
+  /// query tile are not visited.
+  bool causal = false;
+  int64_t queryTile, keyTile;
+  /// Which keys a query sees (besides causality). Null: every key.
+  VisibilityPredicate visible;
+  /// Which key tiles a query tile visits; the others are never read. It
+  /// must hold wherever `visible` holds for a key of the tile. Null: every
+  /// tile is visited.
+  TileVisibilityPredicate tileVisible;
+  /// Applied to every scaled score, before masking. Null: none.
+  ScoreModifier modifyScore;
+
+  /// Builds the attention at the builder's insertion point and returns its
+  /// result, [batch, heads, q_seq, v_dim].
+  mlir::Value build(mlir::OpBuilder &builder, mlir::Location loc) const;
+
+private:
+  mlir::Value maskedScores(TensorBuilder &t, mlir::Value dots,
+                           const TilePosition &tile, int64_t keySeq) const;
+  llvm::SmallVector<mlir::Value>
+  updateOnline(TensorBuilder &t, mlir::Value queryBlock, mlir::Value keyBlock,
+               mlir::Value valueBlock, const TilePosition &tile, int64_t keySeq,
+               mlir::ValueRange state) const;
+  mlir::Value keyTileEnd(TensorBuilder &t, mlir::Value queryStart,
+                         int64_t keyTiles) const;
+  llvm::SmallVector<mlir::Value>
+  attendKeyTiles(mlir::OpBuilder &b, mlir::Location loc, mlir::Value paddedKey,
+                 mlir::Value paddedValue, mlir::Value queryBlock,
+                 const TilePosition &where, int64_t keySeq,
+                 int64_t keyTiles) const;
+};
+
+} // namespace lcc
+
+#endif // LCC_PASSES_LOWERTOLINALG_FLASHATTENTION_H

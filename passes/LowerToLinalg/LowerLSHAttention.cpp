@@ -1,0 +1,452 @@
+//===- LowerLSHAttention.cpp - Reformer LSH attention to linalg -----------===//
+//
+// Reformer LSH attention (DESIGN.md §3) over `[batch*heads, seq, dim]`
+// views, in four steps, each its own dispatches:
+//   1. hash: per (row, round, tile of tokens) project onto the rotations
+//      and take argmax([xR; -xR]); padded tokens get the extra bucket
+//      n_buckets, so they sort last;
+//   2. sort: per (row, round) a stable counting sort by bucket gives the
+//      sorted positions and their inverse;
+//   3. attend chunks: per (row, round, chunk) gather the chunk's queries
+//      and the keys and values of it and the previous chunk (wrapping),
+//      mask (self -1e5, causal, padding) and keep each row's logsumexp;
+//   4. undo the sort and combine: each token's output of every round,
+//      weighted by the round's logsumexp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LowerToLinalg/CountingSort.h"
+#include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/LowerToLinalg/SplitMix64.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::lowering;
+
+namespace {
+
+/// Reformer's score of a token with itself under shared-QK attention.
+constexpr double kSelfAttentionScore = -1e5;
+
+/// The sizes of one LSH attention, its sequence padded to a multiple of two
+/// buckets.
+struct LSHShape {
+  int64_t rows; // batch * heads
+  int64_t seq, padded, dim, valueDim;
+  int64_t rounds, bucket, buckets, half; // half = buckets / 2
+  bool causal;
+  double scale;
+};
+
+/// The N(0, 1) rotations of LSH hashing, [head_dim, n_hashes, n_buckets/2],
+/// drawn at compile time from `seed` (splitmix64, Box-Muller): a compiled
+/// model hashes the same way on every call and every device.
+DenseElementsAttr lshRotations(RankedTensorType type, uint64_t seed) {
+  SplitMix64 random{seed};
+  auto uniform = [&]() { return ((random.next() >> 11) + 0.5) * 0x1.0p-53; };
+  std::vector<float> values(type.getNumElements());
+  for (float &v : values)
+    v = static_cast<float>(std::sqrt(-2.0 * std::log(uniform())) *
+                           std::cos(2.0 * M_PI * uniform()));
+  return DenseElementsAttr::get(type, ArrayRef<float>(values));
+}
+
+/// argmax over [xR; -xR] of each row of `projected` ([tile, half]): index
+/// j for +xR_j, half + j for -xR_j; of equal maxima the first in the order
+/// +xR_0, -xR_0, +xR_1, ... wins. Two vectorizable reductions instead of
+/// one loop that carries a value and an index: the largest |xR_j|, then the
+/// smallest key 2j (+xR_j attains it) or 2j + 1 (-xR_j does).
+Value argmaxOfRotated(TensorBuilder &t, Value projected, int64_t tile,
+                      int64_t half) {
+  using utils::IteratorType;
+  OpBuilder &builder = t.builder();
+  Type i32 = builder.getI32Type();
+  Value magnitude =
+      t.reduceLastDim({projected}, kNegativeInfinity,
+                      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                        Value absolute = arith::MaximumFOp::create(
+                            b, l, a[0], arith::NegFOp::create(b, l, a[0]));
+                        return arith::MaximumFOp::create(b, l, absolute, a[1]);
+                      });
+  constexpr int32_t kNoKey = std::numeric_limits<int32_t>::max();
+  Value firstKey = t.generic(
+      filledI32(builder, t.location(), {tile}, kNoKey), {projected, magnitude},
+      {t.identityMap(2), t.dropLastMap(2), t.dropLastMap(2)},
+      {IteratorType::parallel, IteratorType::reduction},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value j = castToI32(b, l, linalg::IndexOp::create(b, l, 1));
+        Value even = arith::AddIOp::create(b, l, j, j);
+        Value odd = arith::AddIOp::create(b, l, even, i32Constant(b, l, 1));
+        Value up =
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, a[0], a[1]);
+        Value down =
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                  arith::NegFOp::create(b, l, a[0]), a[1]);
+        Value key = arith::SelectOp::create(
+            b, l, up, even,
+            arith::SelectOp::create(b, l, down, odd,
+                                    i32Constant(b, l, kNoKey)));
+        return arith::MinSIOp::create(b, l, key, a[2]);
+      });
+  return t.map(
+      {tile}, i32, {firstKey}, {t.identityMap(1)},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        // No key (a NaN row) falls in bucket 0, as the strict comparison
+        // of a running argmax would leave it.
+        Value none = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[0],
+                                           i32Constant(b, l, kNoKey));
+        Value j = arith::ShRSIOp::create(b, l, a[0], i32Constant(b, l, 1));
+        Value negated = arith::AndIOp::create(b, l, a[0], i32Constant(b, l, 1));
+        Value bucketIndex = arith::AddIOp::create(
+            b, l, j,
+            arith::MulIOp::create(b, l, negated, i32Constant(b, l, half)));
+        return arith::SelectOp::create(b, l, none, i32Constant(b, l, 0),
+                                       bucketIndex);
+      });
+}
+
+/// Step 1: the bucket of every token in every round, [rows, rounds,
+/// padded] i32, hashed a bucket-sized tile of tokens at a time.
+Value hashTokens(OpBuilder &b, Location loc, const LSHShape &s, Value qk,
+                 Value rotations) {
+  TensorBuilder tb(b, loc);
+  Type f32 = tensorType(qk).getElementType(), i32 = b.getI32Type();
+  int64_t tile = s.bucket;
+  auto unit = b.getIndexAttr(1);
+  Value bucketsOf = tb.empty({s.rows, s.rounds, s.padded}, i32);
+  auto hash = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(s.rows), b.getIndexAttr(s.rounds),
+                             b.getIndexAttr(s.padded / tile)},
+      ValueRange{bucketsOf}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(hash.getBody());
+  TensorBuilder t(b, loc);
+  Value row = hash.getInductionVars()[0], round = hash.getInductionVars()[1];
+  Value start = arith::MulIOp::create(b, loc, hash.getInductionVars()[2],
+                                      indexConstant(b, loc, tile));
+  Value tokens = sliceOf(b, loc, RankedTensorType::get({tile, s.dim}, f32), qk,
+                         {row, start, b.getIndexAttr(0)},
+                         {unit, b.getIndexAttr(tile), b.getIndexAttr(s.dim)});
+  Value rotation =
+      sliceOf(b, loc, RankedTensorType::get({s.dim, s.half}, f32), rotations,
+              {b.getIndexAttr(0), round, b.getIndexAttr(0)},
+              {b.getIndexAttr(s.dim), unit, b.getIndexAttr(s.half)});
+  Value projected =
+      t.matmul(tokens, rotation, t.filled({tile, s.half}, f32, 0.0));
+  Value argmax = argmaxOfRotated(t, projected, tile, s.half);
+  Value tileBuckets = t.map(
+      {tile}, i32, {argmax}, {t.identityMap(1)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value pos = arith::AddIOp::create(nb, l, start,
+                                          linalg::IndexOp::create(nb, l, 0));
+        Value isPad = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge,
+                                            pos, indexConstant(nb, l, s.seq));
+        return arith::SelectOp::create(
+            nb, l, isPad,
+            arith::ConstantOp::create(nb, l, nb.getI32IntegerAttr(s.buckets)),
+            a[0]);
+      });
+  b.setInsertionPointToStart(hash.getTerminator().getBody());
+  insertIntoShared(b, loc, tileBuckets, hash.getRegionIterArgs()[0],
+                   {row, round, start}, {unit, unit, b.getIndexAttr(tile)});
+  return hash.getResult(0);
+}
+
+/// Where one chunk of one (row, round) sits in the sorted order.
+struct Chunk {
+  Value row, round;
+  Value start;    // its first sorted position
+  Value previous; // the first sorted position of the chunk before it
+};
+
+/// The original positions of a chunk's queries ([bucket] i32) and of its
+/// keys ([2 * bucket] i32: the chunk itself, then the previous chunk).
+std::pair<Value, Value> chunkPositions(TensorBuilder &t, const LSHShape &s,
+                                       const Chunk &chunk,
+                                       Value sortedPositions) {
+  Type i32 = t.builder().getI32Type();
+  int64_t bucket = s.bucket;
+  Value queryPos =
+      t.map({bucket}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
+        Value i = arith::AddIOp::create(b, l, chunk.start,
+                                        linalg::IndexOp::create(b, l, 0));
+        return tensor::ExtractOp::create(b, l, sortedPositions,
+                                         ValueRange{chunk.row, chunk.round, i})
+            .getResult();
+      });
+  Value keyPos = t.map(
+      {2 * bucket}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
+        Value i = linalg::IndexOp::create(b, l, 0);
+        Value own = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                          indexConstant(b, l, bucket));
+        Value at = arith::SelectOp::create(
+            b, l, own, arith::AddIOp::create(b, l, chunk.start, i),
+            arith::AddIOp::create(
+                b, l, chunk.previous,
+                arith::SubIOp::create(b, l, i, indexConstant(b, l, bucket))));
+        return tensor::ExtractOp::create(b, l, sortedPositions,
+                                         ValueRange{chunk.row, chunk.round, at})
+            .getResult();
+      });
+  return {queryPos, keyPos};
+}
+
+/// Rows `positions` ([count] i32) of `source` ([rows, padded, width]) in
+/// row `row`, each times its `invNorm` ([rows, padded]) when given: the
+/// keys of shared-QK attention are the unit-normalised queries.
+Value gatherRows(TensorBuilder &t, Value source, Value row, Value positions,
+                 int64_t count, Value invNorm = {}) {
+  RankedTensorType type = tensorType(source);
+  return t.map({count, type.getDimSize(2)}, type.getElementType(), {positions},
+               {t.map(2, {0})},
+               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 Value p = castToIndex(b, l, a[0]);
+                 Value d = linalg::IndexOp::create(b, l, 1);
+                 Value x = tensor::ExtractOp::create(b, l, source,
+                                                     ValueRange{row, p, d});
+                 if (!invNorm)
+                   return x;
+                 return mul(b, l, x,
+                            tensor::ExtractOp::create(b, l, invNorm,
+                                                      ValueRange{row, p}));
+               });
+}
+
+/// The scaled scores of a chunk, [bucket, 2 * bucket]: a token's score
+/// with itself is -1e5; padded keys, and later keys if causal, are -inf.
+Value chunkScores(TensorBuilder &t, const LSHShape &s, Value dots,
+                  Value queryPos, Value keyPos) {
+  Type f32 = tensorType(dots).getElementType();
+  return t.map(
+      {s.bucket, 2 * s.bucket}, f32, {dots, queryPos, keyPos},
+      {t.identityMap(2), t.map(2, {0}), t.map(2, {1})},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        auto constant = [&](double v) -> Value {
+          return floatConstant(b, l, f32, v);
+        };
+        Value score = mul(b, l, a[0], constant(s.scale));
+        Value self =
+            arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], a[2]);
+        score = arith::SelectOp::create(b, l, self,
+                                        constant(kSelfAttentionScore), score);
+        Value hidden = arith::CmpIOp::create(
+            b, l, arith::CmpIPredicate::sge, a[2],
+            arith::ConstantOp::create(b, l, b.getI32IntegerAttr(s.seq)));
+        if (s.causal)
+          hidden = arith::OrIOp::create(
+              b, l, hidden,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, a[2],
+                                    a[1]));
+        return arith::SelectOp::create(b, l, hidden,
+                                       constant(kNegativeInfinity), score);
+      });
+}
+
+/// softmax(scores) · values of one chunk, and each row's logsumexp.
+std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
+                                           Value scores, Value values) {
+  Type f32 = tensorType(scores).getElementType();
+  Value maxima = rowMax(t, scores);
+  Value probs = t.map({s.bucket, 2 * s.bucket}, f32, {scores, maxima},
+                      {t.identityMap(2), t.dropLastMap(2)},
+                      [](OpBuilder &b, Location l, ValueRange a) {
+                        return expShifted(b, l, a[0], a[1]);
+                      });
+  Value sums = rowSum(t, probs);
+  Value weighted =
+      t.matmul(probs, values, t.filled({s.bucket, s.valueDim}, f32, 0.0));
+  Value outputs =
+      t.map({s.bucket, s.valueDim}, f32, {weighted, sums},
+            {t.identityMap(2), t.dropLastMap(2)},
+            [](OpBuilder &b, Location l, ValueRange a) {
+              return arith::DivFOp::create(b, l, a[0], a[1]).getResult();
+            });
+  Value logSumExp = t.mapSameShape(
+      {maxima, sums}, [](OpBuilder &b, Location l, ValueRange a) {
+        return add(b, l, a[0], math::LogOp::create(b, l, a[1]));
+      });
+  return {outputs, logSumExp};
+}
+
+/// What step 3 leaves: every round's output of each sorted position,
+/// [rows, rounds, padded, v_dim], and its logsumexp, [rows, rounds, padded].
+struct RoundResults {
+  Value outputs, logSumExp;
+};
+
+/// Step 3: attention within chunks of the sorted order, with look-back.
+RoundResults attendChunks(OpBuilder &b, Location loc, const LSHShape &s,
+                          Value qk, Value value, Value invNorm,
+                          Value sortedPositions) {
+  TensorBuilder tb(b, loc);
+  Type f32 = tensorType(qk).getElementType();
+  auto unit = b.getIndexAttr(1);
+  auto attend = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(s.rows), b.getIndexAttr(s.rounds),
+                             b.getIndexAttr(s.buckets)},
+      ValueRange{tb.empty({s.rows, s.rounds, s.padded, s.valueDim}, f32),
+                 tb.empty({s.rows, s.rounds, s.padded}, f32)},
+      std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(attend.getBody());
+  TensorBuilder t(b, loc);
+  Chunk chunk;
+  chunk.row = attend.getInductionVars()[0];
+  chunk.round = attend.getInductionVars()[1];
+  Value index = attend.getInductionVars()[2];
+  chunk.start =
+      arith::MulIOp::create(b, loc, index, indexConstant(b, loc, s.bucket));
+  chunk.previous = arith::MulIOp::create(
+      b, loc,
+      arith::RemSIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, index,
+                                indexConstant(b, loc, s.buckets - 1)),
+          indexConstant(b, loc, s.buckets)),
+      indexConstant(b, loc, s.bucket));
+  auto [queryPos, keyPos] = chunkPositions(t, s, chunk, sortedPositions);
+  Value queries = gatherRows(t, qk, chunk.row, queryPos, s.bucket);
+  Value keys = gatherRows(t, qk, chunk.row, keyPos, 2 * s.bucket, invNorm);
+  Value values = gatherRows(t, value, chunk.row, keyPos, 2 * s.bucket);
+  Value dots = t.matmulTransposedB(
+      queries, keys, t.filled({s.bucket, 2 * s.bucket}, f32, 0.0));
+  Value scores = chunkScores(t, s, dots, queryPos, keyPos);
+  auto [outputs, logSumExp] = softmaxTimesValues(t, s, scores, values);
+  b.setInsertionPointToStart(attend.getTerminator().getBody());
+  insertIntoShared(
+      b, loc, outputs, attend.getRegionIterArgs()[0],
+      {chunk.row, chunk.round, chunk.start, b.getIndexAttr(0)},
+      {unit, unit, b.getIndexAttr(s.bucket), b.getIndexAttr(s.valueDim)});
+  insertIntoShared(b, loc, logSumExp, attend.getRegionIterArgs()[1],
+                   {chunk.row, chunk.round, chunk.start},
+                   {unit, unit, b.getIndexAttr(s.bucket)});
+  return {attend.getResult(0), attend.getResult(1)};
+}
+
+/// Step 4: undo the sort and combine the rounds by their logsumexp, as
+/// reductions over a rounds dimension, so that the code does not grow with
+/// n_hashes. Returns [rows, seq, v_dim].
+Value undoSortAndCombine(TensorBuilder &tb, const LSHShape &s, Value inverse,
+                         const RoundResults &rounds) {
+  using utils::IteratorType;
+  Type f32 = tensorType(rounds.outputs).getElementType();
+  Type i32 = tb.builder().getI32Type();
+  // Per (row, position, round): where the round's sort put the token, and
+  // the logsumexp of its row there.
+  Value sortedAt = tb.map({s.rows, s.seq, s.rounds}, i32, {}, {},
+                          [&](OpBuilder &b, Location l, ValueRange) -> Value {
+                            return tensor::ExtractOp::create(
+                                b, l, inverse,
+                                ValueRange{linalg::IndexOp::create(b, l, 0),
+                                           linalg::IndexOp::create(b, l, 2),
+                                           linalg::IndexOp::create(b, l, 1)});
+                          });
+  Value lse =
+      tb.map({s.rows, s.seq, s.rounds}, f32, {sortedAt}, {tb.identityMap(3)},
+             [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+               return tensor::ExtractOp::create(
+                   b, l, rounds.logSumExp,
+                   ValueRange{linalg::IndexOp::create(b, l, 0),
+                              linalg::IndexOp::create(b, l, 2),
+                              castToIndex(b, l, a[0])});
+             });
+  Value top = rowMax(tb, lse);
+  Value weights = tb.map({s.rows, s.seq, s.rounds}, f32, {lse, top},
+                         {tb.identityMap(3), tb.dropLastMap(3)},
+                         [](OpBuilder &b, Location l, ValueRange a) {
+                           return expShifted(b, l, a[0], a[1]);
+                         });
+  Value total = rowSum(tb, weights);
+  Value weightedSum = tb.generic(
+      tb.filled({s.rows, s.seq, s.valueDim}, f32, 0.0), {sortedAt, weights},
+      {tb.map(4, {0, 1, 3}), tb.map(4, {0, 1, 3}), tb.map(4, {0, 1, 2})},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value o = tensor::ExtractOp::create(
+            b, l, rounds.outputs,
+            ValueRange{linalg::IndexOp::create(b, l, 0),
+                       linalg::IndexOp::create(b, l, 3),
+                       castToIndex(b, l, a[0]),
+                       linalg::IndexOp::create(b, l, 2)});
+        return add(b, l, a[2], mul(b, l, o, a[1]));
+      });
+  return tb.map({s.rows, s.seq, s.valueDim}, f32, {weightedSum, total},
+                {tb.identityMap(3), tb.dropLastMap(3)},
+                [](OpBuilder &b, Location l, ValueRange a) {
+                  return arith::DivFOp::create(b, l, a[0], a[1]).getResult();
+                });
+}
+
+struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LSHAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    Location loc = op.getLoc();
+    TensorBuilder tb(rewriter, loc);
+    RankedTensorType qkType = tensorType(op.getQueryKey());
+    LSHShape s;
+    s.rows = qkType.getDimSize(0) * qkType.getDimSize(1);
+    s.seq = qkType.getDimSize(2);
+    s.dim = qkType.getDimSize(3);
+    s.valueDim = tensorType(op.getValue()).getDimSize(3);
+    s.rounds = op.getNHashes();
+    s.bucket = op.getBucketSize();
+    s.padded = llvm::divideCeil(s.seq, 2 * s.bucket) * 2 * s.bucket;
+    s.buckets = s.padded / s.bucket;
+    s.half = s.buckets / 2;
+    s.causal = op.getCausal();
+    s.scale = attentionScale(op.getScale(), op.getQueryKey());
+    Type f32 = qkType.getElementType();
+
+    SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
+    Value qk = tensor::CollapseShapeOp::create(
+        rewriter, loc, padSeq(tb, op.getQueryKey(), s.padded), merge);
+    Value value = tensor::CollapseShapeOp::create(
+        rewriter, loc, padSeq(tb, op.getValue(), s.padded), merge);
+    // Keys are the unit-normalised queries: 1/||q|| per token.
+    Value invNorm =
+        tb.map({s.rows, s.padded}, f32, {rowSumOfSquares(tb, qk)},
+               {tb.identityMap(2)}, [](OpBuilder &b, Location l, ValueRange a) {
+                 return inverseNorm(b, l, a[0]);
+               });
+    auto rotationType = RankedTensorType::get({s.dim, s.rounds, s.half}, f32);
+    Value rotations = arith::ConstantOp::create(
+        rewriter, loc, rotationType,
+        lshRotations(rotationType, static_cast<uint64_t>(op.getSeed())));
+
+    Value buckets = hashTokens(rewriter, loc, s, qk, rotations);
+    SortedRows sorted = sortRowsByKey(rewriter, loc, buckets, s.buckets + 1);
+    RoundResults rounds =
+        attendChunks(rewriter, loc, s, qk, value, invNorm, sorted.positions);
+    Value combined = undoSortAndCombine(tb, s, sorted.inverse, rounds);
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+        op, op.getResult().getType(), combined, merge);
+    return success();
+  }
+};
+
+} // namespace
+
+void lcc::populateLSHAttentionLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerLSHAttention>(patterns.getContext());
+}

@@ -1,0 +1,376 @@
+//===- LowerModelOps.cpp - model-level attn ops to linalg -----------------===//
+//
+// Embedding, layer norm, linear, feed-forward (chunked along positions when
+// asked), residual and reversible blocks, multi-head attention (the
+// projections around whichever attention form its body holds) and softmax
+// cross-entropy. The math of each op is stated in AttnOps.td; this file
+// chooses how to compute it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::lowering;
+
+namespace {
+
+/// input (..., in) · weight (in, out) + bias (out).
+Value linear(TensorBuilder &tb, Value input, Value weight, Value bias) {
+  RankedTensorType inputType = tensorType(input);
+  int64_t out = tensorType(weight).getDimSize(1);
+  SmallVector<int64_t> shape(inputType.getShape());
+  shape.back() = out;
+  Type elt = inputType.getElementType();
+  Value init;
+  if (bias) {
+    // Start the accumulation from the bias: one pass less over the output.
+    init = tb.map(shape, elt, {bias}, {tb.lastDimMap(shape.size())},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  } else {
+    init = tb.filled(shape, elt, 0.0);
+  }
+  return tb.matmul(input, weight, init);
+}
+
+struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    RankedTensorType resultType = tensorType(op.getResult());
+    Value table = op.getTable();
+    int64_t vocab = tensorType(table).getDimSize(0);
+    Value result = tb.map(resultType.getShape(), resultType.getElementType(),
+                          {op.getTokens()}, {tb.map(3, {0, 1})},
+                          [&](OpBuilder &b, Location loc, ValueRange a) {
+                            Value id = clampedIndex(b, loc, a[0], vocab);
+                            Value feature = linalg::IndexOp::create(b, loc, 2);
+                            return tensor::ExtractOp::create(
+                                       b, loc, table, ValueRange{id, feature})
+                                .getResult();
+                          });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Value x = op.getInput();
+    RankedTensorType type = tensorType(x);
+    unsigned rank = type.getRank();
+    Type elt = type.getElementType();
+    double features = static_cast<double>(type.getShape().back());
+    Value invFeatures = tb.scalar(elt, 1.0 / features);
+    Value epsilon = tb.scalar(elt, op.getEpsilon().convertToDouble());
+
+    Value sum = rowSum(tb, x);
+    Value mean =
+        tb.mapSameShape({sum}, [&](OpBuilder &b, Location loc, ValueRange a) {
+          return mul(b, loc, a[0], invFeatures);
+        });
+    // Biased variance from centred values: stable for large means.
+    Value squares = tb.reduceLastDim(
+        {x}, {mean}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+          Value centred = arith::SubFOp::create(b, loc, a[0], a[1]);
+          return add(b, loc, a[2], mul(b, loc, centred, centred));
+        });
+    Value result = tb.map(
+        type.getShape(), elt, {x, mean, squares, op.getGamma(), op.getBeta()},
+        {tb.identityMap(rank), tb.dropLastMap(rank), tb.dropLastMap(rank),
+         tb.lastDimMap(rank), tb.lastDimMap(rank)},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value variance = mul(b, loc, a[2], invFeatures);
+          Value invStd =
+              math::RsqrtOp::create(b, loc, add(b, loc, variance, epsilon));
+          Value centred = arith::SubFOp::create(b, loc, a[0], a[1]);
+          return add(b, loc, mul(b, loc, mul(b, loc, centred, invStd), a[3]),
+                     a[4]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LowerLinear : OpRewritePattern<LinearOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    rewriter.replaceOp(op,
+                       linear(tb, op.getInput(), op.getWeight(), op.getBias()));
+    return success();
+  }
+};
+
+/// act(x) for the feed-forward activations.
+Value activation(OpBuilder &b, Location loc, Activation kind, Value x) {
+  Type type = x.getType();
+  switch (kind) {
+  case Activation::Relu: {
+    Value zero =
+        arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 0.0));
+    return arith::MaximumFOp::create(b, loc, x, zero);
+  }
+  case Activation::Gelu: {
+    // Exact GELU: 0.5 x (1 + erf(x / sqrt(2))).
+    auto constant = [&](double v) -> Value {
+      return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v));
+    };
+    Value erf =
+        math::ErfOp::create(b, loc, mul(b, loc, x, constant(M_SQRT1_2)));
+    return mul(b, loc, mul(b, loc, constant(0.5), x),
+               add(b, loc, constant(1.0), erf));
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+struct LowerFeedForward : OpRewritePattern<FeedForwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The whole feed-forward layer on `input` ([batch, rows, d_model]).
+  static Value feedForward(TensorBuilder &tb, FeedForwardOp op, Value input) {
+    Value hidden = linear(tb, input, op.getUpWeight(), op.getUpBias());
+    Activation kind = op.getActivation();
+    hidden = tb.mapSameShape({hidden},
+                             [&](OpBuilder &b, Location loc, ValueRange a) {
+                               return activation(b, loc, kind, a[0]);
+                             });
+    return linear(tb, hidden, op.getDownWeight(), op.getDownBias());
+  }
+
+  /// Computes rows [offset, offset + rows) of `input` ([positions,
+  /// d_model]) into the same rows of `out`.
+  static Value feedForwardSlice(TensorBuilder &tb, FeedForwardOp op,
+                                Value input, Value out, int64_t offset,
+                                int64_t rows) {
+    OpBuilder &b = tb.builder();
+    int64_t dModel = tensorType(input).getDimSize(1);
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(offset),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(rows),
+                                       b.getIndexAttr(dModel)};
+    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(b, tb.location(), input,
+                                                 offsets, sizes, strides);
+    Value result = feedForward(tb, op, slice);
+    return tensor::InsertSliceOp::create(b, tb.location(), result, out, offsets,
+                                         sizes, strides);
+  }
+
+  LogicalResult matchAndRewrite(FeedForwardOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    int64_t chunks = op.getChunks();
+    if (chunks <= 1) {
+      rewriter.replaceOp(op, feedForward(tb, op, op.getInput()));
+      return success();
+    }
+    // The layer is position-wise: chunk the batch * seq positions, so every
+    // chunk is a contiguous block of rows. Chunk i covers rows
+    // [i * rows, (i + 1) * rows) and a shorter tail covers what is left,
+    // each slice with a static shape. The chunks are written out one after
+    // another rather than as a loop: each becomes its own dispatches, and
+    // the memory planner gives every chunk's hidden activations the same
+    // bytes.
+    RankedTensorType type = tensorType(op.getInput());
+    int64_t positions = type.getDimSize(0) * type.getDimSize(1);
+    int64_t dModel = type.getDimSize(2);
+    SmallVector<ReassociationIndices> rowsOf = {{0, 1}, {2}};
+    Value input = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                  op.getInput(), rowsOf);
+    int64_t rows = llvm::divideCeil(positions, chunks);
+    Value out = tb.empty({positions, dModel}, type.getElementType());
+    for (int64_t row = 0; row < positions; row += rows)
+      out = feedForwardSlice(tb, op, input, out, row,
+                             std::min(rows, positions - row));
+    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(op, type, out, rowsOf);
+    return success();
+  }
+};
+
+struct LowerResidual : OpRewritePattern<ResidualOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ResidualOp op,
+                                PatternRewriter &rewriter) const override {
+    Value input = op.getInput();
+    Value body = inlineRegion(rewriter, op, op.getBody(), input)[0];
+    TensorBuilder tb(rewriter, op.getLoc());
+    rewriter.replaceOp(op, addTensors(tb, input, body));
+    return success();
+  }
+};
+
+struct LowerReversible : OpRewritePattern<ReversibleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReversibleOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Value x1 = op.getX1(), x2 = op.getX2();
+    Value f = inlineRegion(rewriter, op, op.getF(), x2)[0];
+    Value y1 = addTensors(tb, x1, f);
+    Value g = inlineRegion(rewriter, op, op.getG(), y1)[0];
+    Value y2 = addTensors(tb, x2, g);
+    rewriter.replaceOp(op, {y1, y2});
+    return success();
+  }
+};
+
+struct LowerMultiHeadAttention : OpRewritePattern<MultiHeadAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// x [batch, seq, d_model] · weight viewed as [d_model, heads, head_dim]
+  /// gives the heads directly as [batch, heads, seq, head_dim].
+  static Value projectToHeads(TensorBuilder &tb, Value x, Value weight,
+                              int64_t heads) {
+    OpBuilder &b = tb.builder();
+    RankedTensorType xType = tensorType(x), wType = tensorType(weight);
+    int64_t headDim = wType.getDimSize(1) / heads;
+    Type elt = xType.getElementType();
+    Value headWeight = tensor::ExpandShapeOp::create(
+        b, tb.location(),
+        RankedTensorType::get({wType.getDimSize(0), heads, headDim}, elt),
+        weight, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+    // Loops (b, h, s, k, e): x(b, s, k) · w(k, h, e) -> out(b, h, s, e);
+    // e innermost walks the weight and the output contiguously.
+    Value init = tb.filled(
+        {xType.getDimSize(0), heads, xType.getDimSize(1), headDim}, elt, 0.0);
+    using utils::IteratorType;
+    return tb.generic(
+        init, {x, headWeight},
+        {tb.map(5, {0, 2, 3}), tb.map(5, {3, 1, 4}), tb.map(5, {0, 1, 2, 4})},
+        {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+         IteratorType::reduction, IteratorType::parallel},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          return multiplyAccumulate(b, loc, a[0], a[1], a[2]);
+        });
+  }
+
+  /// heads [batch, heads, seq, v_dim] · weight viewed as [heads, v_dim, out]
+  /// gives [batch, seq, out]: the head merge is part of the contraction.
+  static Value projectFromHeads(TensorBuilder &tb, Value headsValue,
+                                Value weight) {
+    OpBuilder &b = tb.builder();
+    RankedTensorType hType = tensorType(headsValue), wType = tensorType(weight);
+    int64_t heads = hType.getDimSize(1), vDim = hType.getDimSize(3);
+    int64_t out = wType.getDimSize(1);
+    Type elt = hType.getElementType();
+    Value headWeight = tensor::ExpandShapeOp::create(
+        b, tb.location(), RankedTensorType::get({heads, vDim, out}, elt),
+        weight, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    // Loops (b, s, h, e, n): heads(b, h, s, e) · w(h, e, n) -> out(b, s, n);
+    // n innermost walks the weight and the output contiguously.
+    Value init =
+        tb.filled({hType.getDimSize(0), hType.getDimSize(2), out}, elt, 0.0);
+    using utils::IteratorType;
+    return tb.generic(
+        init, {headsValue, headWeight},
+        {tb.map(5, {0, 2, 1, 3}), tb.map(5, {2, 3, 4}), tb.map(5, {0, 1, 4})},
+        {IteratorType::parallel, IteratorType::parallel,
+         IteratorType::reduction, IteratorType::reduction,
+         IteratorType::parallel},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          return multiplyAccumulate(b, loc, a[0], a[1], a[2]);
+        });
+  }
+
+  LogicalResult matchAndRewrite(MultiHeadAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    int64_t heads = op.getHeads();
+    Value x = op.getInput();
+    SmallVector<Value> arguments = {
+        projectToHeads(tb, x, op.getQueryWeight(), heads)};
+    if (Value keyWeight = op.getKeyWeight())
+      arguments.push_back(projectToHeads(tb, x, keyWeight, heads));
+    arguments.push_back(projectToHeads(tb, x, op.getValueWeight(), heads));
+    Value attention = inlineRegion(rewriter, op, op.getBody(), arguments)[0];
+    rewriter.replaceOp(op,
+                       projectFromHeads(tb, attention, op.getOutputWeight()));
+    return success();
+  }
+};
+
+struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxCrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Value logits = op.getLogits(), labels = op.getLabels();
+    RankedTensorType type = tensorType(logits);
+    unsigned rank = type.getRank();
+    Type elt = type.getElementType();
+    int64_t vocab = type.getShape().back();
+
+    Value maxima = rowMax(tb, logits);
+    Value sumExp = tb.reduceLastDim(
+        {logits}, {maxima}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+          Value shifted = arith::SubFOp::create(b, loc, a[0], a[1]);
+          return add(b, loc, a[2], math::ExpOp::create(b, loc, shifted));
+        });
+    // Per position: logsumexp - logits[label] (label clamped into range).
+    SmallVector<int64_t> rowShape(type.getShape().drop_back());
+    unsigned rowRank = rank - 1;
+    Value perPosition = tb.map(
+        rowShape, elt, {maxima, sumExp, labels},
+        {tb.identityMap(rowRank), tb.identityMap(rowRank),
+         tb.identityMap(rowRank)},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          SmallVector<Value> indices;
+          for (unsigned d = 0; d < rowRank; ++d)
+            indices.push_back(linalg::IndexOp::create(b, loc, d));
+          indices.push_back(clampedIndex(b, loc, a[2], vocab));
+          Value picked = tensor::ExtractOp::create(b, loc, logits, indices);
+          Value logSumExp =
+              add(b, loc, math::LogOp::create(b, loc, a[1]), a[0]);
+          return arith::SubFOp::create(b, loc, logSumExp, picked).getResult();
+        });
+    // Mean over every position into a 0-d tensor.
+    int64_t positions = 1;
+    for (int64_t d : rowShape)
+      positions *= d;
+    Value invPositions = tb.scalar(elt, 1.0 / static_cast<double>(positions));
+    Value total =
+        tb.generic(tb.filled({}, elt, 0.0), {perPosition},
+                   {tb.identityMap(rowRank),
+                    AffineMap::get(rowRank, 0, rewriter.getContext())},
+                   SmallVector<utils::IteratorType>(
+                       rowRank, utils::IteratorType::reduction),
+                   [](OpBuilder &b, Location loc, ValueRange a) {
+                     return add(b, loc, a[1], a[0]);
+                   });
+    Value mean =
+        tb.mapSameShape({total}, [&](OpBuilder &b, Location loc, ValueRange a) {
+          return mul(b, loc, a[0], invPositions);
+        });
+    rewriter.replaceOp(op, mean);
+    return success();
+  }
+};
+
+} // namespace
+
+void lcc::populateModelOpLoweringPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerEmbedding, LowerLayerNorm, LowerLinear, LowerFeedForward,
+               LowerResidual, LowerReversible, LowerMultiHeadAttention,
+               LowerSoftmaxCrossEntropy>(patterns.getContext());
+}

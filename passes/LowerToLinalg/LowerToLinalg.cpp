@@ -1,0 +1,160 @@
+//===- LowerToLinalg.cpp - attn ops to linalg on tensors ------------------===//
+//
+// The attn-lower-to-linalg pass: parameters become function arguments, then
+// every attn op is rewritten to linalg/tensor/arith/math/scf on tensors by
+// the patterns of its family (Lowerings.h). Dense and sparse attention take
+// the tiled online-softmax (flash) form, so that no seq x seq tensor is
+// ever built.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/Passes.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+namespace lcc {
+#define GEN_PASS_DEF_LOWERTOLINALG
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::lowering;
+
+namespace {
+
+/// How a fresh weights file fills a parameter, from the ops that use it:
+/// layer-norm gains start at one, biases and shifts at zero, everything else
+/// N(0, 1/fan_in) with fan_in the first dimension of a matrix.
+NamedAttrList parameterInit(ParamOp param) {
+  MLIRContext *context = param.getContext();
+  StringRef init = "normal";
+  for (OpOperand &use : param.getResult().getUses()) {
+    Operation *user = use.getOwner();
+    unsigned index = use.getOperandNumber();
+    if (auto norm = dyn_cast<LayerNormOp>(user))
+      init = &use == &norm.getGammaMutable() ? "ones" : "zeros";
+    else if (isa<LinearOp>(user) && index == 2)
+      init = "zeros";
+    else if (auto ff = dyn_cast<FeedForwardOp>(user);
+             ff && (&use == &ff.getUpBiasMutable() ||
+                    &use == &ff.getDownBiasMutable()))
+      init = "zeros";
+  }
+  auto type = cast<RankedTensorType>(param.getType());
+  double scale = type.getRank() >= 2
+                     ? 1.0 / std::sqrt(static_cast<double>(type.getDimSize(0)))
+                     : 0.02;
+  NamedAttrList attrs;
+  attrs.append("attn.param", param.getNameAttr());
+  attrs.append("attn.param_init", StringAttr::get(context, init));
+  attrs.append("attn.param_scale",
+               FloatAttr::get(Float32Type::get(context), scale));
+  return attrs;
+}
+
+/// Marks function arguments used as token ids or labels with the range of
+/// the table they index (`attn.valid_range`), so the runtime rejects an
+/// out-of-range id instead of the kernels clamping it silently.
+void recordIndexRanges(func::FuncOp func) {
+  auto mark = [&](Value ids, int64_t size) {
+    auto arg = dyn_cast<BlockArgument>(ids);
+    if (!arg || arg.getOwner()->getParentOp() != func.getOperation())
+      return;
+    func.setArgAttr(arg.getArgNumber(), "attn.valid_range",
+                    DenseI64ArrayAttr::get(func.getContext(), {0, size - 1}));
+  };
+  func.walk([&](EmbeddingOp op) {
+    mark(op.getTokens(), tensorType(op.getTable()).getDimSize(0));
+  });
+  func.walk([&](SoftmaxCrossEntropyOp op) {
+    mark(op.getLabels(), tensorType(op.getLogits()).getShape().back());
+  });
+}
+
+/// Turns each attn.param into a function argument tagged with its name; all
+/// params of one name in a function share one argument.
+LogicalResult paramsToArguments(func::FuncOp func) {
+  llvm::StringMap<BlockArgument> arguments;
+  SmallVector<ParamOp> params;
+  func.walk([&](ParamOp op) { params.push_back(op); });
+  for (ParamOp param : params) {
+    auto [it, inserted] = arguments.try_emplace(param.getName());
+    if (inserted) {
+      unsigned index = func.getNumArguments();
+      if (failed(func.insertArgument(
+              index, param.getType(),
+              parameterInit(param).getDictionary(func.getContext()),
+              param.getLoc())))
+        return param.emitOpError("could not become a function argument");
+      it->second = func.getArgument(index);
+    } else if (it->second.getType() != param.getType()) {
+      return param.emitOpError()
+             << "parameter '" << param.getName() << "' has type "
+             << param.getType() << " here but " << it->second.getType()
+             << " elsewhere";
+    }
+    param.getResult().replaceAllUsesWith(it->second);
+    param.erase();
+  }
+  return success();
+}
+
+struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
+  using LowerToLinalgBase::LowerToLinalgBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (queryTile < 1 || keyTile < 1) {
+      module.emitError() << "attn-lower-to-linalg: expected tile sizes >= 1, "
+                            "got query-tile="
+                         << static_cast<int64_t>(queryTile)
+                         << ", key-tile=" << static_cast<int64_t>(keyTile);
+      return signalPassFailure();
+    }
+    for (auto func : module.getOps<func::FuncOp>()) {
+      recordIndexRanges(func);
+      if (failed(paramsToArguments(func)))
+        return signalPassFailure();
+    }
+    RewritePatternSet patterns(&getContext());
+    populateLowerToLinalgPatterns(patterns, {queryTile, keyTile});
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
+    // What is left has no lowering: say which op, rather than emit
+    // half-lowered IR.
+    WalkResult remaining = module.walk([](Operation *op) {
+      if (!isa<AttnDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitOpError("has no lowering to linalg yet");
+      return WalkResult::interrupt();
+    });
+    if (remaining.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
+                                        AttentionTiling tiling) {
+  populateModelOpLoweringPatterns(patterns);
+  populateDenseAttentionLoweringPatterns(patterns, tiling);
+  populateSparseAttentionLoweringPatterns(patterns);
+  populateLSHAttentionLoweringPatterns(patterns);
+  populateRoutedAttentionLoweringPatterns(patterns);
+}

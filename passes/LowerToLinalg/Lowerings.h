@@ -1,0 +1,34 @@
+//===- Lowerings.h - the lowering patterns of each op family ----*- C++ -*-===//
+//
+// attn-lower-to-linalg applies these; each family's patterns live in the
+// file named after it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_LOWERTOLINALG_LOWERINGS_H
+#define LCC_PASSES_LOWERTOLINALG_LOWERINGS_H
+
+#include "passes/Passes.h"
+
+namespace lcc {
+
+/// Embedding, layer norm, linear, feed-forward, residual, reversible,
+/// multi-head attention and softmax cross-entropy (LowerModelOps.cpp).
+void populateModelOpLoweringPatterns(mlir::RewritePatternSet &patterns);
+
+/// attn.attention in the flash form (LowerDenseAttention.cpp).
+void populateDenseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns,
+                                            AttentionTiling tiling);
+
+/// attn.sparse_attention, block-sparse flash (LowerSparseAttention.cpp).
+void populateSparseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
+
+/// attn.lsh_attention (LowerLSHAttention.cpp).
+void populateLSHAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
+
+/// attn.routed_attention (LowerRoutedAttention.cpp).
+void populateRoutedAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace lcc
+
+#endif // LCC_PASSES_LOWERTOLINALG_LOWERINGS_H

@@ -1,0 +1,64 @@
+//===- ScalarOps.cpp - scalar arithmetic inside lowered bodies ------------===//
+
+#include "passes/LowerToLinalg/ScalarOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+
+namespace lcc::lowering {
+
+Value add(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AddFOp::create(b, loc, x, y);
+}
+
+Value mul(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::MulFOp::create(b, loc, x, y);
+}
+
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
+
+Value indexConstant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value i32Constant(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(v));
+}
+
+Value castToIndex(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+
+Value castToI32(OpBuilder &b, Location loc, Value v) {
+  return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
+}
+
+Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t size) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), id);
+  index = arith::MaxSIOp::create(b, loc, index,
+                                 arith::ConstantIndexOp::create(b, loc, 0));
+  return arith::MinSIOp::create(
+      b, loc, index, arith::ConstantIndexOp::create(b, loc, size - 1));
+}
+
+Value expShifted(OpBuilder &b, Location loc, Value x, Value m) {
+  Type type = m.getType();
+  Value negInf = floatConstant(b, loc, type, kNegativeInfinity);
+  Value zero = floatConstant(b, loc, type, 0.0);
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, m));
+  return arith::SelectOp::create(b, loc, empty, zero, e);
+}
+
+Value inverseNorm(OpBuilder &b, Location loc, Value sumSquares) {
+  Value floor = floatConstant(b, loc, sumSquares.getType(), 1e-24);
+  return math::RsqrtOp::create(
+      b, loc, arith::MaximumFOp::create(b, loc, sumSquares, floor));
+}
+
+} // namespace lcc::lowering

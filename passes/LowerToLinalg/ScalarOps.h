@@ -1,0 +1,54 @@
+//===- ScalarOps.h - scalar arithmetic inside lowered bodies ----*- C++ -*-===//
+//
+// The scalars the lowerings compute with inside linalg.generic bodies and
+// sequential loops: float sums and products, index and i32 constants and
+// casts, and the three guarded operations every softmax and norm here
+// shares (an index clamped into its table, exp(x - m) that is zero for an
+// empty row, and the floored inverse norm).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_LOWERTOLINALG_SCALAROPS_H
+#define LCC_PASSES_LOWERTOLINALG_SCALAROPS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+#include <limits>
+
+namespace lcc::lowering {
+
+constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
+
+mlir::Value add(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                mlir::Value y);
+mlir::Value mul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                mlir::Value y);
+/// A float constant of `type`.
+mlir::Value floatConstant(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Type type, double value);
+
+mlir::Value indexConstant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+mlir::Value i32Constant(mlir::OpBuilder &b, mlir::Location loc, int64_t v);
+mlir::Value castToIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+mlir::Value castToI32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+
+/// An index read from data, clamped into [0, size): a bad token or label
+/// id can never address memory outside its table.
+mlir::Value clampedIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id,
+                         int64_t size);
+
+/// exp(x - m), and 0 where m is -inf (a row that has seen no visible key
+/// yet, where x - m would be NaN).
+mlir::Value expShifted(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                       mlir::Value m);
+
+/// 1 / max(||x||, 1e-12) from ||x||^2: the norm is floored as
+/// torch.nn.functional.normalize floors it, so a zero row normalises to zero
+/// instead of NaN (a padded position, a zero query).
+mlir::Value inverseNorm(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value sumSquares);
+
+} // namespace lcc::lowering
+
+#endif // LCC_PASSES_LOWERTOLINALG_SCALAROPS_H

@@ -1,0 +1,166 @@
+//===- TensorOps.cpp - tensor steps the lowerings share -------------------===//
+
+#include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Utils/Utils.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace lcc::lowering {
+
+bool hasStaticShapes(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(), [](Type t) {
+    return cast<RankedTensorType>(t).hasStaticShape();
+  });
+}
+
+double attentionScale(std::optional<APFloat> scale, Value query) {
+  return scale ? scale->convertToDouble()
+               : 1.0 / std::sqrt(double(tensorType(query).getDimSize(3)));
+}
+
+Value addTensors(TensorBuilder &tb, Value x, Value y) {
+  return tb.mapSameShape({x, y}, [](OpBuilder &b, Location loc, ValueRange a) {
+    return add(b, loc, a[0], a[1]);
+  });
+}
+
+Value filledI32(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                int32_t value) {
+  Value init = tensor::EmptyOp::create(b, loc, shape, b.getI32Type());
+  return linalg::FillOp::create(b, loc, ValueRange{i32Constant(b, loc, value)},
+                                ValueRange{init})
+      .getResult(0);
+}
+
+Value zerosI32(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) {
+  return filledI32(b, loc, shape, 0);
+}
+
+Value rowMax(TensorBuilder &tb, Value x) {
+  return tb.reduceLastDim(
+      {x}, kNegativeInfinity,
+      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+      });
+}
+
+Value rowSum(TensorBuilder &tb, Value x) {
+  return tb.reduceLastDim({x}, 0.0,
+                          [](OpBuilder &b, Location loc, ValueRange a) {
+                            return add(b, loc, a[1], a[0]);
+                          });
+}
+
+Value rowSumOfSquares(TensorBuilder &tb, Value x) {
+  return tb.reduceLastDim({x}, 0.0,
+                          [](OpBuilder &b, Location loc, ValueRange a) {
+                            return add(b, loc, a[1], mul(b, loc, a[0], a[0]));
+                          });
+}
+
+Value argmaxLastDim(OpBuilder &b, Location loc, TensorBuilder &tb, Value x) {
+  auto type = tensorType(x);
+  unsigned rank = type.getRank();
+  SmallVector<int64_t> shape(type.getShape().drop_back());
+  Type i32 = b.getI32Type();
+  Value indexInit = tensor::EmptyOp::create(b, loc, shape, i32);
+  Value zero = arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(0));
+  indexInit =
+      linalg::FillOp::create(b, loc, ValueRange{zero}, ValueRange{indexInit})
+          .getResult(0);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  auto op = linalg::GenericOp::create(
+      b, loc,
+      TypeRange{RankedTensorType::get(shape, type.getElementType()),
+                RankedTensorType::get(shape, i32)},
+      ValueRange{x},
+      ValueRange{tb.filled(shape, type.getElementType(), kNegativeInfinity),
+                 indexInit},
+      ArrayRef<AffineMap>{tb.identityMap(rank), tb.dropLastMap(rank),
+                          tb.dropLastMap(rank)},
+      iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+        Value j = arith::IndexCastOp::create(
+            nb, l, nb.getI32Type(), linalg::IndexOp::create(nb, l, rank - 1));
+        Value better =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, a[0], a[1]);
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{arith::SelectOp::create(nb, l, better, a[0], a[1]),
+                       arith::SelectOp::create(nb, l, better, j, a[2])});
+      });
+  return op.getResult(1);
+}
+
+Value normalizeRows(TensorBuilder &tb, Value x) {
+  Value sumSquares = rowSumOfSquares(tb, x);
+  RankedTensorType type = tensorType(x);
+  unsigned rank = type.getRank();
+  return tb.map(type.getShape(), type.getElementType(), {x, sumSquares},
+                {tb.identityMap(rank), tb.dropLastMap(rank)},
+                [](OpBuilder &b, Location loc, ValueRange a) {
+                  return mul(b, loc, a[0], inverseNorm(b, loc, a[1]));
+                });
+}
+
+Value padSeq(TensorBuilder &tb, Value x, int64_t paddedSeq) {
+  RankedTensorType type = tensorType(x);
+  if (type.getDimSize(2) == paddedSeq)
+    return x;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[2] = paddedSeq;
+  Value zero = tb.scalar(type.getElementType(), 0.0);
+  return tensor::createPadHighOp(
+      RankedTensorType::get(shape, type.getElementType()), x, zero,
+      /*nofold=*/false, tb.location(), tb.builder());
+}
+
+Value tileOf(OpBuilder &b, Location loc, Value x, Value batch, Value head,
+             Value offset, int64_t tile) {
+  RankedTensorType type = tensorType(x);
+  int64_t dim = type.getDimSize(3);
+  SmallVector<OpFoldResult> offsets = {batch, head, offset, b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                     b.getIndexAttr(tile), b.getIndexAttr(dim)};
+  SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get({tile, dim}, type.getElementType()), x,
+      offsets, sizes, strides);
+}
+
+Value sliceOf(OpBuilder &b, Location loc, RankedTensorType type, Value source,
+              ArrayRef<OpFoldResult> offsets, ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, type, source, offsets, sizes,
+                                        strides);
+}
+
+void insertIntoShared(OpBuilder &b, Location loc, Value tile, Value shared,
+                      ArrayRef<OpFoldResult> offsets,
+                      ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  tensor::ParallelInsertSliceOp::create(b, loc, tile, shared, offsets, sizes,
+                                        strides);
+}
+
+SmallVector<Value> inlineRegion(PatternRewriter &rewriter, Operation *op,
+                                Region &region, ValueRange arguments) {
+  Block &block = region.front();
+  auto yield = cast<attn::YieldOp>(block.getTerminator());
+  SmallVector<Value> results(yield.getValues());
+  rewriter.inlineBlockBefore(&block, op, arguments);
+  rewriter.eraseOp(yield);
+  return results;
+}
+
+} // namespace lcc::lowering

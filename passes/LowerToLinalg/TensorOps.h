@@ -1,0 +1,90 @@
+//===- TensorOps.h - tensor steps the lowerings share -----------*- C++ -*-===//
+//
+// Row-wise reductions, normalisation, padding, tiles and slices: the steps
+// of more than one lowering, each built from TensorBuilder's linalg.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_LOWERTOLINALG_TENSOROPS_H
+#define LCC_PASSES_LOWERTOLINALG_TENSOROPS_H
+
+#include "passes/LowerToLinalg/TensorBuilder.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/APFloat.h"
+
+#include <optional>
+
+namespace lcc::lowering {
+
+inline mlir::RankedTensorType tensorType(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType());
+}
+
+/// Whether every operand of `op` has a static shape (what the lowerings of
+/// attention need: their tiles and loops are sized at compile time).
+bool hasStaticShapes(mlir::Operation *op);
+
+/// The attention scale: the op's, or 1/sqrt(head_dim) of `query`
+/// ([batch, heads, seq, head_dim]).
+double attentionScale(std::optional<llvm::APFloat> scale, mlir::Value query);
+
+/// x + y for two tensors of one type.
+mlir::Value addTensors(TensorBuilder &tb, mlir::Value x, mlir::Value y);
+
+/// An i32 tensor of `value` (zeros for bucket counts, cluster histograms).
+mlir::Value filledI32(mlir::OpBuilder &b, mlir::Location loc,
+                      llvm::ArrayRef<int64_t> shape, int32_t value);
+mlir::Value zerosI32(mlir::OpBuilder &b, mlir::Location loc,
+                     llvm::ArrayRef<int64_t> shape);
+
+/// The maximum, the sum and the sum of squares of each row (last
+/// dimension) of `x`.
+mlir::Value rowMax(TensorBuilder &tb, mlir::Value x);
+mlir::Value rowSum(TensorBuilder &tb, mlir::Value x);
+mlir::Value rowSumOfSquares(TensorBuilder &tb, mlir::Value x);
+
+/// Index of the largest element of each row (last dimension) of `x`, as
+/// i32; of equal maxima the first wins.
+mlir::Value argmaxLastDim(mlir::OpBuilder &b, mlir::Location loc,
+                          TensorBuilder &tb, mlir::Value x);
+
+/// Rows of `x` divided by their L2 norm (floored: see inverseNorm).
+mlir::Value normalizeRows(TensorBuilder &tb, mlir::Value x);
+
+/// Pads dimension 2 (seq) of `x` with zeros up to `paddedSeq`.
+mlir::Value padSeq(TensorBuilder &tb, mlir::Value x, int64_t paddedSeq);
+
+/// The [tile, dim] slice at (b, h, offset) of a [batch, heads, seq, dim]
+/// tensor.
+mlir::Value tileOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                   mlir::Value batch, mlir::Value head, mlir::Value offset,
+                   int64_t tile);
+
+/// The slice of `source` at `offsets` of `sizes` (unit strides), typed
+/// `type`: a rank-reducing slice when `type` drops unit dimensions.
+mlir::Value sliceOf(mlir::OpBuilder &b, mlir::Location loc,
+                    mlir::RankedTensorType type, mlir::Value source,
+                    llvm::ArrayRef<mlir::OpFoldResult> offsets,
+                    llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+/// In the terminator of an scf.forall, writes `tile` into the shared
+/// output `shared` at `offsets` of `sizes` (unit strides). The insertion
+/// point must be in that terminator.
+void insertIntoShared(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tile,
+                      mlir::Value shared,
+                      llvm::ArrayRef<mlir::OpFoldResult> offsets,
+                      llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+/// Replaces `op` (with a single-block region `region`) by the region's
+/// body, its arguments bound to `arguments`, and returns what it yielded.
+llvm::SmallVector<mlir::Value> inlineRegion(mlir::PatternRewriter &rewriter,
+                                            mlir::Operation *op,
+                                            mlir::Region &region,
+                                            mlir::ValueRange arguments);
+
+} // namespace lcc::lowering
+
+#endif // LCC_PASSES_LOWERTOLINALG_TENSOROPS_H
