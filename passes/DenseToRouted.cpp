@@ -37,6 +37,11 @@ struct DenseToRoutedPass : lcc::impl::DenseToRoutedBase<DenseToRoutedPass> {
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
     int64_t next = seed;
     for (AttentionOp op : ops) {
+      if (op.hasMaskOrScore()) {
+        op.emitRemark("'attn.attention' kept dense: routed attention cannot "
+                      "honour its mask or score region");
+        continue;
+      }
       if (op.getSharedQk()) {
         op.emitRemark("'attn.attention' kept dense: shared-QK (Reformer) "
                       "attention has no routed form; its long-context form "

@@ -39,22 +39,30 @@ LogicalResult rewrite(IRRewriter &rewriter, AttentionOp op,
                       const SparseAttentionOptions &options) {
   auto qType = cast<RankedTensorType>(op.getQuery().getType());
   auto kType = cast<RankedTensorType>(op.getKey().getType());
+  if (op.hasMaskOrScore()) {
+    op.emitRemark("'attn.attention' kept dense: it has its own mask or score "
+                  "region, which the Sparse Transformer patterns would "
+                  "replace");
+    return success();
+  }
   if (op.getSharedQk()) {
-    op.emitRemark("'attn.attention' kept dense: shared-QK (Reformer) attention has no "
-                  "Sparse Transformer form; its long-context form is LSH");
+    op.emitRemark(
+        "'attn.attention' kept dense: shared-QK (Reformer) attention has no "
+        "Sparse Transformer form; its long-context form is LSH");
     return success();
   }
   int64_t seq = qType.getDimSize(2);
   if (ShapedType::isDynamic(seq) || seq != kType.getDimSize(2)) {
-    op.emitRemark("'attn.attention' kept dense: the sparse patterns relate positions of one "
+    op.emitRemark("'attn.attention' kept dense: the sparse patterns relate "
+                  "positions of one "
                   "sequence, and queries and keys differ in length");
     return success();
   }
   int64_t stride = options.stride ? options.stride : nearestPowerOfTwoSqrt(seq);
   if (stride > seq)
     return op.emitError() << "'attn.attention' cannot take sparse stride "
-                          << stride
-                          << ": it exceeds the sequence length " << seq;
+                          << stride << ": it exceeds the sequence length "
+                          << seq;
   bool fixed = options.pattern == SparsePattern::Fixed;
   int64_t summary =
       options.summary ? options.summary : std::max<int64_t>(1, stride / 4);
@@ -80,8 +88,7 @@ LogicalResult rewrite(IRRewriter &rewriter, AttentionOp op,
   return success();
 }
 
-struct DenseToSparsePass
-    : lcc::impl::DenseToSparseBase<DenseToSparsePass> {
+struct DenseToSparsePass : lcc::impl::DenseToSparseBase<DenseToSparsePass> {
   using DenseToSparseBase::DenseToSparseBase;
 
   void runOnOperation() override {

@@ -13,13 +13,13 @@ LogicalResult lcc::checkOptionRanges(Operation *root, StringRef pass,
                                      ArrayRef<OptionRange> options) {
   for (const OptionRange &option : options) {
     if (option.value < option.minimum)
-      return root->emitError() << pass << ": expected " << option.name
-                               << " >= " << option.minimum << ", got "
-                               << option.value;
+      return root->emitError()
+             << pass << ": expected " << option.name << " >= " << option.minimum
+             << ", got " << option.value;
     if (option.value > option.maximum)
-      return root->emitError() << pass << ": expected " << option.name
-                               << " <= " << option.maximum << ", got "
-                               << option.value;
+      return root->emitError()
+             << pass << ": expected " << option.name << " <= " << option.maximum
+             << ", got " << option.value;
   }
   return success();
 }

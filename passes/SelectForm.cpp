@@ -47,28 +47,26 @@ Estimate lshEstimate(AttentionOp op, int64_t nHashes, int64_t bucketSize) {
   double padded =
       llvm::divideCeil(q.getDimSize(2), 2 * bucketSize) * 2.0 * bucketSize;
   double buckets = padded / bucketSize, rounds = nHashes;
-  double flops = b * h * rounds *
-                 (padded * d * buckets + 8 * padded * bucketSize * d);
-  double bytes = 4 * b * h *
-                 (padded * d + 2 * padded * dv + rounds * padded * (dv + 4));
+  double flops =
+      b * h * rounds * (padded * d * buckets + 8 * padded * bucketSize * d);
+  double bytes =
+      4 * b * h * (padded * d + 2 * padded * dv + rounds * padded * (dv + 4));
   return {flops, bytes};
 }
 
-std::string gigas(double x) {
-  return llvm::formatv("{0:F2}", x / 1e9).str();
-}
+std::string gigas(double x) { return llvm::formatv("{0:F2}", x / 1e9).str(); }
 
 struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
   using SelectFormBase::SelectFormBase;
 
   void runOnOperation() override {
-    if (failed(checkOptionRanges(
-            getOperation(), "attn-select-form",
-            {{"lsh-threshold", lshThreshold, 1},
-             {"n-hashes", nHashes, 1, attn::kMaxHashRounds},
-             {"bucket-size", bucketSize, 1},
-             {"memory-budget", memoryBudget, 0},
-             {"seed", seed, 0}})))
+    if (failed(
+            checkOptionRanges(getOperation(), "attn-select-form",
+                              {{"lsh-threshold", lshThreshold, 1},
+                               {"n-hashes", nHashes, 1, attn::kMaxHashRounds},
+                               {"bucket-size", bucketSize, 1},
+                               {"memory-budget", memoryBudget, 0},
+                               {"seed", seed, 0}})))
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;
@@ -86,6 +84,11 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
         op.emitRemark() << "'attn.attention' kept dense (" << gigas(dense.flops)
                         << " GFLOP, " << gigas(dense.bytes) << " GB): " << why;
       };
+      if (op.hasMaskOrScore()) {
+        keep("its mask or score region is honoured by dense (flash) "
+             "attention only");
+        continue;
+      }
       if (!op.getSharedQk()) {
         keep("only shared-QK attention has an automatic long-context form "
              "(LSH)");
@@ -115,8 +118,8 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
       int64_t opSeed = next++;
       op.emitRemark() << "'attn.attention' rewritten to LSH attention ("
                       << static_cast<int64_t>(nHashes) << " hashes, bucket "
-                      << static_cast<int64_t>(bucketSize) << ", seed "
-                      << opSeed << "): " << gigas(lsh.flops) << " GFLOP and "
+                      << static_cast<int64_t>(bucketSize) << ", seed " << opSeed
+                      << "): " << gigas(lsh.flops) << " GFLOP and "
                       << gigas(lsh.bytes) << " GB against dense "
                       << gigas(dense.flops) << " GFLOP";
       rewriteToLSH(rewriter, op, nHashes, bucketSize, opSeed);

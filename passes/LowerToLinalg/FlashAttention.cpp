@@ -200,8 +200,15 @@ Value FlashAttention::build(OpBuilder &builder, Location loc) const {
   Value normalized =
       body.map({queryTile, valueDim}, elt, {final[2], final[1]},
                {body.identityMap(2), body.dropLastMap(2)},
-               [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                 return arith::DivFOp::create(b, loc, a[0], a[1]);
+               [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                 Value share = arith::DivFOp::create(b, loc, a[0], a[1]);
+                 if (!emptyRowsGetZeros)
+                   return share;
+                 // No visible key: the sum is 0 and so is the output.
+                 Value zero = floatConstant(b, loc, elt, 0.0);
+                 Value none = arith::CmpFOp::create(
+                     b, loc, arith::CmpFPredicate::OEQ, a[1], zero);
+                 return arith::SelectOp::create(b, loc, none, zero, share);
                });
 
   builder.setInsertionPointToStart(forall.getTerminator().getBody());

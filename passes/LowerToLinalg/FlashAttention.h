@@ -55,8 +55,9 @@ using ScoreModifier =
 ///   out_i = sum_j softmax_j(s_ij) v_j over the keys j visible to query i,
 ///   s_ij = modifyScore(q_i · k_j · scale),
 ///
-/// in tiles of `queryTile` queries and `keyTile` keys. Every query must see
-/// at least one key (the forms here always let a query see itself).
+/// in tiles of `queryTile` queries and `keyTile` keys. A query that sees no
+/// key gets zeros when `emptyRowsGetZeros` is set; a form whose queries
+/// always see some key (themselves, say) leaves it unset and saves the test.
 struct FlashAttention {
   mlir::Value query, key, value;
   double scale;
@@ -72,6 +73,8 @@ struct FlashAttention {
   TileVisibilityPredicate tileVisible;
   /// Applied to every scaled score, before masking. Null: none.
   ScoreModifier modifyScore;
+  /// Whether a query may see no key at all (a user's mask).
+  bool emptyRowsGetZeros = false;
 
   /// Builds the attention at the builder's insertion point and returns its
   /// result, [batch, heads, q_seq, v_dim].

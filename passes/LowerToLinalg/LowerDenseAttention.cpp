@@ -1,19 +1,26 @@
 //===- LowerDenseAttention.cpp - attn.attention in the flash form ---------===//
 //
-// Dense attention (DESIGN.md §3) as FlashAttention with no extra mask;
-// shared-QK attention attends to the unit-normalised queries, and a
-// token's score with itself is Reformer's -1e5.
+// Dense attention (DESIGN.md §3) as FlashAttention. Shared-QK attention
+// attends to the unit-normalised queries, and a token's score with itself
+// is Reformer's -1e5. A mask region becomes the visibility predicate and,
+// through the block table computed at compile time (MaskTiles.h), the tile
+// skipping; a score region becomes the score modifier. Both are inlined
+// into the kernels.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/LowerToLinalg/FlashAttention.h"
 #include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/MaskTiles.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -35,6 +42,93 @@ Value selfScoreOfSharedQK(OpBuilder &b, Location loc, Value score,
   return arith::SelectOp::create(
       b, loc, self, floatConstant(b, loc, score.getType(), kSelfAttentionScore),
       score);
+}
+
+/// The value a mask or score region yields for `arguments`, its ops cloned
+/// at the builder's insertion point.
+Value inlineScalarRegion(OpBuilder &b, Region &region, ValueRange arguments) {
+  IRMapping mapping;
+  mapping.map(region.getArguments(), arguments);
+  for (Operation &op : region.front().without_terminator())
+    b.clone(op, mapping);
+  auto yield = cast<YieldOp>(region.front().getTerminator());
+  // Folding may have hoisted a region's constants out of it.
+  return mapping.lookupOrDefault(yield.getValues()[0]);
+}
+
+/// The tile skipping of a mask: a lookup in its block table, a constant of
+/// the kernel ([batch * heads, query tiles, key tiles] when the mask reads
+/// b or h). No predicate when the mask hides no tile.
+TileVisibilityPredicate tableLookup(OpBuilder &builder, Location loc,
+                                    const MaskTileTable &table,
+                                    const MaskTiling &tiling) {
+  if (table.hiddenTiles == 0)
+    return nullptr;
+  SmallVector<int64_t> shape = {table.queryTiles, table.keyTiles};
+  if (table.perBatchHead)
+    shape.insert(shape.begin(), tiling.batch * tiling.heads);
+  auto type = RankedTensorType::get(shape, builder.getI8Type());
+  SmallVector<int8_t> values(table.visible.begin(), table.visible.end());
+  Value constant = arith::ConstantOp::create(
+      builder, loc, type,
+      DenseElementsAttr::get(type, ArrayRef<int8_t>(values)));
+  return [=](OpBuilder &b, Location l, const TilePosition &at) -> Value {
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, l, v);
+    };
+    SmallVector<Value> indices;
+    if (table.perBatchHead)
+      indices.push_back(arith::AddIOp::create(
+          b, l, arith::MulIOp::create(b, l, at.batch, index(tiling.heads)),
+          at.head));
+    indices.push_back(
+        arith::DivUIOp::create(b, l, at.queryStart, index(tiling.queryTile)));
+    indices.push_back(
+        arith::DivUIOp::create(b, l, at.keyStart, index(tiling.keyTile)));
+    Value entry = tensor::ExtractOp::create(b, l, constant, indices);
+    return arith::CmpIOp::create(
+        b, l, arith::CmpIPredicate::ne, entry,
+        arith::ConstantIntOp::create(b, l, b.getI8Type(), 0));
+  };
+}
+
+/// Makes `flash` honour the op's mask: inlined as the visibility, and its
+/// block table as the tile skipping (or every tile visited, with a remark
+/// saying why, when the table cannot be computed).
+void useMaskRegion(PatternRewriter &rewriter, AttentionOp op,
+                   FlashAttention &flash) {
+  Region *mask = op.getMaskRegion();
+  flash.visible = [mask](OpBuilder &b, Location, const ScorePosition &at) {
+    return inlineScalarRegion(b, *mask, {at.batch, at.head, at.query, at.key});
+  };
+  flash.emptyRowsGetZeros = true;
+  RankedTensorType q = tensorType(op.getQuery()), k = tensorType(op.getKey());
+  MaskTiling tiling{q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
+                    k.getDimSize(2), flash.queryTile, flash.keyTile,
+                    op.getCausal()};
+  std::string why;
+  FailureOr<MaskTileTable> table = computeMaskTileTable(*mask, tiling, why);
+  if (failed(table)) {
+    op.emitRemark() << "every key tile is visited: " << why;
+    return;
+  }
+  if (table->undecidedTiles)
+    op.emitRemark() << table->undecidedTiles
+                    << " key tiles are visited without being known to hold "
+                       "a visible key: deciding them would take too long";
+  flash.tileVisible = tableLookup(rewriter, op.getLoc(), *table, tiling);
+}
+
+/// Makes `flash` apply the op's score region to every scaled score.
+void useScoreRegion(AttentionOp op, FlashAttention &flash) {
+  Region *score = op.getScoreRegion();
+  ScoreModifier previous = flash.modifyScore;
+  flash.modifyScore = [score, previous](OpBuilder &b, Location loc, Value s,
+                                        const ScorePosition &at) {
+    Value modified =
+        inlineScalarRegion(b, *score, {s, at.batch, at.head, at.query, at.key});
+    return previous ? previous(b, loc, modified, at) : modified;
+  };
 }
 
 struct LowerAttention : OpRewritePattern<AttentionOp> {
@@ -59,6 +153,10 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
         std::min(tiling.queryTile, tensorType(op.getQuery()).getDimSize(2));
     flash.keyTile =
         std::min(tiling.keyTile, tensorType(op.getKey()).getDimSize(2));
+    if (op.getScoreRegion())
+      useScoreRegion(op, flash);
+    if (op.getMaskRegion())
+      useMaskRegion(rewriter, op, flash);
     rewriter.replaceOp(op, flash.build(rewriter, op.getLoc()));
     return success();
   }

@@ -129,6 +129,9 @@ class Scope:
 class ModelGenerator:
     def __init__(self, seed):
         self.rng = random.Random(seed)
+        # Mask and score regions draw from their own stream, so that adding
+        # them left every other choice of a seed's model as it was.
+        self.mask_rng = random.Random(seed * 7919 + 17)
         self.seed = seed
         self.counter = 0
         self.params = {}  # name -> (shape, kind)
@@ -235,6 +238,126 @@ class ModelGenerator:
         value.graph = Value(name, shape)
         return value
 
+    def mask_and_score(self, prefix, sq, sk, heads):
+        """Random mask and score regions, as IR lines, and the names the
+        reference knows them by (test/reference/Masks.h); None when absent."""
+        r = self.mask_rng
+        mask = score = None
+        lines = []
+        n = [0]
+
+        def v(text):
+            n[0] += 1
+            name = "%%%s_%d" % (prefix, n[0])
+            lines.append("    %s = %s" % (name, text))
+            return name
+
+        def const(c):
+            return v("arith.constant %d : index" % c)
+
+        def absdiff(i, j):
+            d = v("arith.subi %s, %s : index" % (i, j))
+            e = v("arith.subi %s, %s : index" % (j, i))
+            return v("arith.maxsi %s, %s : index" % (d, e))
+
+        def lt(x, y, pred="slt"):
+            return v("arith.cmpi %s, %s, %s : index" % (pred, x, y))
+
+        def either(*xs):
+            out = xs[0]
+            for x in xs[1:]:
+                out = v("arith.ori %s, %s : i1" % (out, x))
+            return out
+
+        i, j = "%%%s_i" % prefix, "%%%s_j" % prefix
+        if r.random() < 0.35:
+            kind = r.choice(["sliding", "longformer", "bigbird", "documents",
+                             "lag"])
+            if kind == "sliding":
+                w = r.randint(1, max(sq, sk))
+                mask = "sliding:%d" % w
+                yes = lt(absdiff(i, j), const(w))
+            elif kind == "longformer":
+                w, g = r.randint(1, max(sq, sk)), r.randint(0, 4)
+                mask = "longformer:%d,%d" % (w, g)
+                yes = either(lt(absdiff(i, j), const(w)), lt(i, const(g)),
+                             lt(j, const(g)))
+            elif kind == "bigbird":
+                blk, g, rr, sd = (r.randint(1, 16), r.randint(0, 2),
+                                  r.randint(0, 101), r.randint(0, 50))
+                mask = "bigbird:%d,%d,%d,%d" % (blk, g, rr, sd)
+                qb = v("arith.divui %s, %s : index" % (i, const(blk)))
+                kb = v("arith.divui %s, %s : index" % (j, const(blk)))
+                x = v("arith.muli %s, %s : index" % (qb, const(31)))
+                y = v("arith.muli %s, %s : index" % (kb, const(17)))
+                h = v("arith.addi %s, %s : index" % (
+                    v("arith.addi %s, %s : index" % (x, y)), const(sd)))
+                bucket = v("arith.remui %s, %s : index" % (h, const(101)))
+                yes = either(
+                    v("arith.cmpi sle, %s, %s : index" % (absdiff(qb, kb),
+                                                          const(1))),
+                    lt(qb, const(g)), lt(kb, const(g)),
+                    lt(bucket, const(rr), "ult"))
+            elif kind == "documents":
+                lengths = [r.randint(1, max(1, sk // 2))
+                           for _ in range(r.randint(1, 4))]
+                mask = "documents:" + ",".join(str(x) for x in lengths)
+                def doc(p):
+                    total, end = None, 0
+                    for length in lengths:
+                        end += length
+                        past = v("arith.cmpi uge, %s, %s : index" % (
+                            p, const(end)))
+                        wide = v("arith.extui %s : i1 to i64" % past)
+                        total = wide if total is None else v(
+                            "arith.addi %s, %s : i64" % (total, wide))
+                    return total
+                yes = v("arith.cmpi eq, %s, %s : i64" % (doc(i), doc(j)))
+            else:
+                lag = r.randint(0, 3)
+                mask = "lag:%d" % lag
+                shifted = v("arith.addi %s, %s : index" % (j, const(lag)))
+                yes = v("arith.cmpi sle, %s, %s : index" % (shifted, i))
+            lines.append("    attn.yield %s : i1" % yes)
+            mask_lines = (["mask {", "  ^bb0(%%%s_b: index, %%%s_h: index, "
+                           "%s: index, %s: index):" % (prefix, prefix, i, j)]
+                          + lines + ["  }"])
+        else:
+            mask_lines = []
+        lines = []
+        if r.random() < 0.25:
+            s_ = "%%%s_s" % prefix
+            hh = "%%%s_sh" % prefix
+            si, sj = "%%%s_si" % prefix, "%%%s_sj" % prefix
+            if r.random() < 0.5:
+                score = "alibi"
+                h1 = v("arith.addi %s, %s : index" % (hh, const(1)))
+                h64 = v("arith.index_cast %s : index to i64" % h1)
+                hf = v("arith.sitofp %s : i64 to f32" % h64)
+                rate = v("arith.constant %.9e : f32" % (-8.0 * math.log(2.0)
+                                                        / heads))
+                slope = v("math.exp %s : f32" % v(
+                    "arith.mulf %s, %s : f32" % (hf, rate)))
+                d = v("arith.index_cast %s : index to i64" % v(
+                    "arith.subi %s, %s : index" % (sj, si)))
+                df = v("arith.sitofp %s : i64 to f32" % d)
+                out = v("arith.addf %s, %s : f32" % (
+                    s_, v("arith.mulf %s, %s : f32" % (slope, df))))
+            else:
+                cap = r.randint(1, 30)
+                score = "softcap:%d" % cap
+                c = v("arith.constant %d.0 : f32" % cap)
+                t = v("math.tanh %s : f32" % v("arith.divf %s, %s : f32" % (
+                    s_, c)))
+                out = v("arith.mulf %s, %s : f32" % (t, c))
+            lines.append("    attn.yield %s : f32" % out)
+            score_lines = (["score {", "  ^bb0(%s: f32, %%%s_sb: index, "
+                            "%s: index, %s: index, %s: index):" % (
+                                s_, prefix, hh, si, sj)] + lines + ["  }"])
+        else:
+            score_lines = []
+        return mask, score, mask_lines + score_lines
+
     def attention_form(self, q, k, v, shared_qk):
         """An attention op on per-head tensors; returns (result, exact)."""
         b, h, sq, dh = q.shape
@@ -266,8 +389,17 @@ class ModelGenerator:
             if shared_qk:
                 attrs.append("shared_qk")
                 graph_attrs["shared_qk"] = True
-            self.scope.emit("%s = attn.attention %s, %s, %s {%s} : %s" % (
-                out.ssa, q.ssa, k.ssa, v.ssa, ", ".join(attrs), types))
+            mask, score, regions = self.mask_and_score(
+                out.ssa[1:] + "r", sq, sk, h)
+            if mask:
+                graph_attrs["mask"] = mask
+            if score:
+                graph_attrs["score"] = score
+            self.scope.emit("%s = attn.attention %s, %s, %s {%s} : %s%s" % (
+                out.ssa, q.ssa, k.ssa, v.ssa, ", ".join(attrs), types,
+                (" " + regions[0]) if regions else ""))
+            for line in regions[1:]:
+                self.scope.emit(line)
             self.node("attention", [q, k, v], [out], **graph_attrs)
         elif form == "sparse":
             pattern = self.pick("fixed", "strided")

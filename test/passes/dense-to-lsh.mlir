@@ -25,3 +25,22 @@ func.func @distinct_keys(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>) -
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   return %0 : tensor<1x2x64x16xf32>
 }
+
+// -----
+
+// An attention with its own mask keeps it: no other form honours it.
+// CHECK-LABEL: func @keeps_masked_attention
+// CHECK: attn.attention
+// CHECK: mask {
+func.func @keeps_masked_attention(%q: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
+  // expected-remark@+1 {{'attn.attention' kept dense: LSH attention cannot honour its mask or score region}}
+  %0 = attn.attention %q, %q, %v {causal = true, shared_qk} : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c8 = arith.constant 8 : index
+        %d = arith.subi %i, %j : index
+        %near = arith.cmpi ult, %d, %c8 : index
+        attn.yield %near : i1
+      }
+  return %0 : tensor<1x2x64x16xf32>
+}

@@ -35,3 +35,22 @@ func.func @distinct_keys(%q: tensor<1x8x8192x64xf32>, %v: tensor<1x8x8192x64xf32
       : (tensor<1x8x8192x64xf32>, tensor<1x8x8192x64xf32>, tensor<1x8x8192x64xf32>) -> tensor<1x8x8192x64xf32>
   return %0 : tensor<1x8x8192x64xf32>
 }
+
+// -----
+
+// A shared-QK attention long enough for LSH stays dense when it has a
+// mask: only dense (flash) attention honours it.
+// CHECK-LABEL: func @keeps_masked_attention
+// CHECK: attn.attention
+func.func @keeps_masked_attention(%q: tensor<1x2x4096x16xf32>, %v: tensor<1x2x4096x16xf32>) -> tensor<1x2x4096x16xf32> {
+  // expected-remark@+1 {{'attn.attention' kept dense (1.07 GFLOP, 0.00 GB): its mask or score region is honoured by dense (flash) attention only}}
+  %0 = attn.attention %q, %q, %v {causal = true, shared_qk} : (tensor<1x2x4096x16xf32>, tensor<1x2x4096x16xf32>, tensor<1x2x4096x16xf32>) -> tensor<1x2x4096x16xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c8 = arith.constant 8 : index
+        %d = arith.subi %i, %j : index
+        %near = arith.cmpi ult, %d, %c8 : index
+        attn.yield %near : i1
+      }
+  return %0 : tensor<1x2x4096x16xf32>
+}

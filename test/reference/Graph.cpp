@@ -1,6 +1,7 @@
 //===- Graph.cpp - The reference run of a model described as a graph ------===//
 
 #include "Graph.h"
+#include "Masks.h"
 
 #include "Json.h"
 
@@ -70,6 +71,7 @@ public:
       throw ReferenceError(what + ": \"" + key + "\" must be an integer");
     return int64_t(value);
   }
+  bool has(const std::string &key) const { return json.find(key); }
   std::string text(const std::string &key) const {
     const JsonValue &value = member(json, key, what);
     if (value.kind != JsonValue::Kind::String)
@@ -245,6 +247,14 @@ private:
     }
     if (op == "attention") {
       expectArgs(node, args, 3, 3);
+      if (node.has("mask") || node.has("score"))
+        return {modifiedAttention(
+            args[0], args[1], args[2], node.flag("causal"),
+            node.optionalNumber("scale"),
+            node.has("mask") ? namedMask(node.text("mask")) : PositionMask(),
+            node.has("score") ? namedScore(node.text("score"), args[0].dim(1))
+                              : ScoreModifier(),
+            node.flag("shared_qk"))};
       return {attention(args[0], args[1], args[2], node.flag("causal"),
                         node.optionalNumber("scale"), node.flag("shared_qk"))};
     }

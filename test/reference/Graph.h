@@ -20,7 +20,8 @@
 //   layer_norm x gamma beta {epsilon}     linear x weight [bias]
 //   feed_forward x w1 b1 w2 b2 {activation: relu|gelu}
 //   embedding tokens table                softmax_cross_entropy logits labels
-//   attention q k v {causal, shared_qk, scale}
+//   attention q k v {causal, shared_qk, scale, mask?, score?}
+//     (mask and score name the examples' masks and scores, Masks.h)
 //   sparse_attention q k v {pattern: fixed|strided, stride, summary, causal,
 //                           scale}
 //   multi_head_attention x wq [wk] wv wo {heads} region(q, k, v | qk, v)

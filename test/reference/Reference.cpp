@@ -127,6 +127,14 @@ double dot(const double *a, const double *b, int64_t n) {
 /// Whether key j is visible to query i.
 using Mask = std::function<bool(int64_t i, int64_t j)>;
 
+/// What the core needs besides q, k, v: which keys each (b, h, i) sees,
+/// how a scaled score changes, and what a query that sees no key gets.
+struct AttentionRule {
+  PositionMask visible;
+  ScoreModifier modify; // may be empty
+  bool emptyRowsGetZeros = false;
+};
+
 /// Sizes of q [B, H, Sq, D], k [B, H, Sk, D] and v [B, H, Sk, Dv].
 struct AttentionDims {
   int64_t batch, heads, querySeq, keySeq, headDim, valueDim;
@@ -172,9 +180,9 @@ double *rowOf(Tensor &t, int64_t b, int64_t h, int64_t s) {
 /// softmax(q k^T * scale) v with masked scores left out of the softmax
 /// entirely (weight exactly 0). With `sharedQK`, keys are the unit-normalised
 /// queries and the self score is kSharedQKSelfScore.
-Tensor maskedAttention(const std::string &op, const Tensor &q, const Tensor &k,
-                       const Tensor &v, std::optional<double> scale,
-                       const Mask &visible, bool sharedQK) {
+Tensor ruledAttention(const std::string &op, const Tensor &q, const Tensor &k,
+                      const Tensor &v, std::optional<double> scale,
+                      const AttentionRule &rule, bool sharedQK) {
   AttentionDims dims = checkAttentionOperands(op, q, k, v);
   double scaleValue =
       scale ? *scale : 1.0 / std::sqrt(static_cast<double>(dims.headDim));
@@ -206,18 +214,23 @@ Tensor maskedAttention(const std::string &op, const Tensor &q, const Tensor &k,
         scores.clear();
         visibleKeys.clear();
         for (int64_t j = 0; j < dims.keySeq; ++j) {
-          if (!visible(i, j))
+          if (!rule.visible(b, h, i, j))
             continue;
           double score =
-              (sharedQK && j == i)
-                  ? kSharedQKSelfScore
-                  : dot(query, rowOf(keys, b, h, j), dims.headDim) * scaleValue;
+              dot(query, rowOf(keys, b, h, j), dims.headDim) * scaleValue;
+          if (rule.modify)
+            score = rule.modify(score, b, h, i, j);
+          if (sharedQK && j == i)
+            score = kSharedQKSelfScore;
           scores.push_back(score);
           visibleKeys.push_back(j);
         }
-        if (visibleKeys.empty())
+        if (visibleKeys.empty()) {
+          if (rule.emptyRowsGetZeros)
+            continue; // the output row stays zero
           throw ReferenceError(op + ": query " + std::to_string(i) +
                                " sees no key");
+        }
 
         // Stable softmax: subtracting the row max leaves it unchanged.
         double maxScore = *std::max_element(scores.begin(), scores.end());
@@ -240,11 +253,34 @@ Tensor maskedAttention(const std::string &op, const Tensor &q, const Tensor &k,
   return out;
 }
 
+Tensor maskedAttention(const std::string &op, const Tensor &q, const Tensor &k,
+                       const Tensor &v, std::optional<double> scale,
+                       const Mask &visible, bool sharedQK) {
+  AttentionRule rule;
+  rule.visible = [&](int64_t, int64_t, int64_t i, int64_t j) {
+    return visible(i, j);
+  };
+  return ruledAttention(op, q, k, v, scale, rule, sharedQK);
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
 // Attention ops
 //===----------------------------------------------------------------------===//
+
+Tensor modifiedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                         bool causal, std::optional<double> scale,
+                         const PositionMask &mask, const ScoreModifier &modify,
+                         bool sharedQK) {
+  AttentionRule rule;
+  rule.visible = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
+    return (!causal || j <= i) && (!mask || mask(b, h, i, j));
+  };
+  rule.modify = modify;
+  rule.emptyRowsGetZeros = true;
+  return ruledAttention("attention", q, k, v, scale, rule, sharedQK);
+}
 
 Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v, bool causal,
                  std::optional<double> scale, bool sharedQK) {

@@ -88,6 +88,23 @@ Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v, bool causal,
                  std::optional<double> scale = std::nullopt,
                  bool sharedQK = false);
 
+/// What attn.attention's mask region says: whether key j is visible to
+/// query i of head h of batch b.
+using PositionMask =
+    std::function<bool(int64_t b, int64_t h, int64_t i, int64_t j)>;
+/// What its score region says: the score to use for the scaled score s.
+using ScoreModifier =
+    std::function<double(double s, int64_t b, int64_t h, int64_t i, int64_t j)>;
+
+/// attn.attention with mask and score regions: key j is visible to query i
+/// iff mask(b, h, i, j) (and j <= i if causal); a visible key's score is
+/// modify(q_i k_j * scale, b, h, i, j); a query that sees no key gets
+/// zeros. An empty mask or modifier is none.
+Tensor modifiedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                         bool causal, std::optional<double> scale,
+                         const PositionMask &mask, const ScoreModifier &modify,
+                         bool sharedQK = false);
+
 enum class SparsePattern { Strided, Fixed };
 
 /// Whether key j is in A(i) for attn.sparse_attention with stride l and

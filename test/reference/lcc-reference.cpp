@@ -16,6 +16,7 @@
 
 #include "Graph.h"
 #include "Json.h"
+#include "Masks.h"
 #include "Reference.h"
 #include "TensorIO.h"
 #include "ToolSupport.h"
@@ -38,6 +39,11 @@ const char *const kUsage = R"(usage:
 ops and their inputs (in operand order) and flags:
   attention              q k v (or qk v with --shared-qk)
                          [--causal] [--shared-qk] [--scale=S]
+                         [--mask=NAME:PARAMS] [--score=NAME[:PARAMS]]
+                         (the mask and score regions of the examples:
+                         sliding:W, longformer:W,G, bigbird:B,G,R,S,
+                         documents:L1,L2,..., lag:L; alibi, softcap:C;
+                         see Masks.h)
   sparse_attention       q k v  --pattern=fixed|strided --stride=N
                          [--summary=N (fixed)] [--causal] [--scale=S]
   layer_norm             x gamma beta  [--epsilon=E]
@@ -50,7 +56,7 @@ ops and their inputs (in operand order) and flags:
 /// The op flags each op accepts; any other op flag is an error, so a typo'd
 /// harness cannot silently compute something else.
 const std::map<std::string, std::set<std::string>> kOpFlags = {
-    {"attention", {"causal", "shared-qk", "scale"}},
+    {"attention", {"causal", "shared-qk", "scale", "mask", "score"}},
     {"sparse_attention", {"causal", "scale", "pattern", "stride", "summary"}},
     {"layer_norm", {"epsilon"}},
     {"linear", {}},
@@ -59,9 +65,9 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
     {"softmax_cross_entropy", {}},
 };
 
-const std::set<std::string> kAllOpFlags = {"causal",  "shared-qk", "scale",
-                                           "pattern", "stride",    "summary",
-                                           "epsilon", "activation"};
+const std::set<std::string> kAllOpFlags = {
+    "causal",  "shared-qk", "scale",      "pattern", "stride",
+    "summary", "epsilon",   "activation", "mask",    "score"};
 
 void expectInputCount(const std::string &op, const std::vector<Tensor> &inputs,
                       size_t low, size_t high) {
@@ -98,9 +104,21 @@ Tensor runOp(const std::string &op, const Arguments &args,
       if (in.size() == 3 && (in[1].shape != qk.shape || in[1].data != qk.data))
         throw ReferenceError("--shared-qk: the key input differs from the "
                              "query input");
+      if (args.has("mask") || args.has("score"))
+        throw ReferenceError("--mask and --score take q k v inputs, not "
+                             "--shared-qk");
       return attention(qk, qk, v, causal, optionalScale(args), true);
     }
     expectInputCount(op, in, 3, 3);
+    if (args.has("mask") || args.has("score")) {
+      PositionMask mask =
+          args.has("mask") ? namedMask(args.value("mask")) : PositionMask();
+      ScoreModifier score = args.has("score")
+                                ? namedScore(args.value("score"), in[0].dim(1))
+                                : ScoreModifier();
+      return modifiedAttention(in[0], in[1], in[2], causal, optionalScale(args),
+                               mask, score);
+    }
     return attention(in[0], in[1], in[2], causal, optionalScale(args));
   }
   if (op == "sparse_attention") {
@@ -203,6 +221,8 @@ int run(int argc, char **argv) {
                                    {"causal", false},
                                    {"shared-qk", false},
                                    {"scale", true},
+                                   {"mask", true},
+                                   {"score", true},
                                    {"pattern", true},
                                    {"stride", true},
                                    {"summary", true},

@@ -4,7 +4,8 @@
   lcc-bench attention [--seq=1024,4096,8192,16384] [--heads=8]
                       [--head-dim=64] [--batch=1] [--causal] [--repeat=3]
                       [--threads=N]
-                      [--form=dense|sparse-strided|sparse-fixed|lsh|routed]
+                      [--form=dense|sparse-strided|sparse-fixed|lsh|routed|
+                              sliding-window] [--window=N]
                       [--lsh-hashes=N] [--lsh-bucket-size=N]
                       [--routed-clusters=N] [--routed-window=N]
                       [--sparse-stride=N] [--sparse-summary=N]
@@ -14,11 +15,13 @@
 attention: scaled dot-product attention, f32, one model per sequence length,
 compiled with lcc for the CPU (for a sparse form: lcc --attention=sparse with
 the given pattern; for lsh: shared-QK attention compiled with
---attention=lsh) and run with lcc-run on random inputs.
+--attention=lsh; for sliding-window: attn.attention with a mask region
+|i - j| < --window, whose hidden key tiles are skipped) and run with lcc-run
+on random inputs.
 Reports compile time, mean time per call (after one warm-up call), the
 runtime's peak bytes (inputs, outputs, parameters and the planned arena) and
 the attention FLOP rate (4 * batch * heads * seq^2 * head_dim, halved when
-causal; for sparse forms this is the dense-equivalent rate, so it shows
+causal; for sparse and masked forms this is the dense-equivalent rate, so it shows
 the speed-up over dense directly).
 
 models: every model in models/, with fresh weights: compile time, number of
@@ -68,7 +71,20 @@ def report(lcm, inputs, params, repeat, threads, workdir):
     return json.loads(run(args))
 
 
-def attention_model(batch, heads, seq, dim, causal, shared_qk):
+def sliding_window_mask(window):
+    """The mask region of a sliding window: |i - j| < window."""
+    return ("\n      mask {\n"
+            "      ^bb0(%%b: index, %%h: index, %%i: index, %%j: index):\n"
+            "        %%d = arith.subi %%i, %%j : index\n"
+            "        %%e = arith.subi %%j, %%i : index\n"
+            "        %%distance = arith.maxsi %%d, %%e : index\n"
+            "        %%w = arith.constant %d : index\n"
+            "        %%near = arith.cmpi slt, %%distance, %%w : index\n"
+            "        attn.yield %%near : i1\n"
+            "      }" % window)
+
+
+def attention_model(batch, heads, seq, dim, causal, shared_qk, mask=""):
     t = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, seq, dim)
     attrs = [a for a, on in (("causal = true", causal),
                              ("shared_qk", shared_qk)) if on]
@@ -78,8 +94,9 @@ def attention_model(batch, heads, seq, dim, causal, shared_qk):
                 "  %%0 = attn.attention %%qk, %%qk, %%v%s : (%s, %s, %s) -> %s\n"
                 "  return %%0 : %s\n}\n" % (t, t, t, attrs, t, t, t, t, t))
     return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
-            "  %%0 = attn.attention %%q, %%k, %%v%s : (%s, %s, %s) -> %s\n"
-            "  return %%0 : %s\n}\n" % (t, t, t, t, attrs, t, t, t, t, t))
+            "  %%0 = attn.attention %%q, %%k, %%v%s : (%s, %s, %s) -> %s%s\n"
+            "  return %%0 : %s\n}\n" % (t, t, t, t, attrs, t, t, t, t, mask,
+                                         t))
 
 
 def mib(n):
@@ -98,7 +115,9 @@ def bench_attention(opts):
             flags.append("--routed-clusters=%d" % opts.routed_clusters)
         if opts.routed_window:
             flags.append("--routed-window=%d" % opts.routed_window)
-    elif opts.form != "dense":
+    elif opts.form in ("dense", "sliding-window"):
+        pass
+    else:
         flags = ["--attention=sparse",
                  "--sparse-pattern=" + opts.form.split("-")[1],
                  "--sparse-block=%d" % opts.sparse_block]
@@ -116,8 +135,10 @@ def bench_attention(opts):
         with tempfile.TemporaryDirectory() as work:
             model = os.path.join(work, "attention.mlir")
             with open(model, "w") as f:
+                mask = (sliding_window_mask(opts.window)
+                        if opts.form == "sliding-window" else "")
                 f.write(attention_model(opts.batch, opts.heads, seq,
-                                        opts.head_dim, opts.causal, lsh))
+                                        opts.head_dim, opts.causal, lsh, mask))
             lcm = os.path.join(work, "attention.lcm")
             seconds = compile_model(model, lcm, flags)
             shape = "%d,%d,%d,%d" % (opts.batch, opts.heads, seq,
@@ -192,7 +213,10 @@ def main():
     a.add_argument("--threads", type=int, default=0)
     a.add_argument("--form", default="dense",
                    choices=["dense", "sparse-strided", "sparse-fixed", "lsh",
-                            "routed"])
+                            "routed", "sliding-window"])
+    a.add_argument("--window", type=int, default=256,
+                   help="keys on each side of sliding-window attention "
+                        "(a mask region: |i - j| < N)")
     a.add_argument("--routed-clusters", type=int, default=0)
     a.add_argument("--routed-window", type=int, default=0)
     a.add_argument("--lsh-hashes", type=int, default=4)

@@ -43,21 +43,20 @@ public:
   explicit ShapeChecker(Operation *op) : op(op) {}
 
   /// `layout` names the dimensions, e.g. "[batch, heads, seq, head_dim]".
-  LogicalResult rank(const NamedTensor &t, int64_t expected,
-                     StringRef layout) {
+  LogicalResult rank(const NamedTensor &t, int64_t expected, StringRef layout) {
     if (t.rank() != expected)
-      return op->emitOpError() << "expected " << t.name << " of rank "
-                               << expected << " " << layout << ", got rank "
-                               << t.rank() << " (" << t.type << ")";
+      return op->emitOpError()
+             << "expected " << t.name << " of rank " << expected << " "
+             << layout << ", got rank " << t.rank() << " (" << t.type << ")";
     return nonEmpty(t);
   }
 
   LogicalResult minRank(const NamedTensor &t, int64_t expected,
                         StringRef layout) {
     if (t.rank() < expected)
-      return op->emitOpError() << "expected " << t.name << " of rank >= "
-                               << expected << " " << layout << ", got rank "
-                               << t.rank() << " (" << t.type << ")";
+      return op->emitOpError()
+             << "expected " << t.name << " of rank >= " << expected << " "
+             << layout << ", got rank " << t.rank() << " (" << t.type << ")";
     return nonEmpty(t);
   }
 
@@ -193,16 +192,15 @@ LogicalResult verifyAtMost(Operation *op, StringRef attr, int64_t value,
 /// Checks that `region` has one block whose arguments have `argTypes` and
 /// whose `attn.yield` yields exactly `yieldTypes`.
 LogicalResult verifyBlockSignature(Operation *op, Region &region,
-                                   StringRef regionName,
-                                   TypeRange argTypes, TypeRange yieldTypes) {
+                                   StringRef regionName, TypeRange argTypes,
+                                   TypeRange yieldTypes) {
   Block &block = region.front();
   if (block.getNumArguments() != argTypes.size())
-    return op->emitOpError()
-           << "expected region '" << regionName << "' to take "
-           << argTypes.size() << " argument(s), got "
-           << block.getNumArguments();
-  for (auto [i, arg, expected] : llvm::enumerate(block.getArguments(),
-                                                 argTypes)) {
+    return op->emitOpError() << "expected region '" << regionName
+                             << "' to take " << argTypes.size()
+                             << " argument(s), got " << block.getNumArguments();
+  for (auto [i, arg, expected] :
+       llvm::enumerate(block.getArguments(), argTypes)) {
     if (arg.getType() != expected)
       return op->emitOpError()
              << "expected region '" << regionName << "' argument #" << i
@@ -210,13 +208,12 @@ LogicalResult verifyBlockSignature(Operation *op, Region &region,
   }
   auto yield = dyn_cast<YieldOp>(block.getTerminator());
   if (!yield)
-    return op->emitOpError() << "expected region '" << regionName
-                             << "' to end with 'attn.yield'";
-  if (yield.getValues().size() != yieldTypes.size())
     return op->emitOpError()
-           << "expected region '" << regionName << "' to yield "
-           << yieldTypes.size() << " value(s), got "
-           << yield.getValues().size();
+           << "expected region '" << regionName << "' to end with 'attn.yield'";
+  if (yield.getValues().size() != yieldTypes.size())
+    return op->emitOpError() << "expected region '" << regionName
+                             << "' to yield " << yieldTypes.size()
+                             << " value(s), got " << yield.getValues().size();
   for (auto [i, value, expected] :
        llvm::enumerate(yield.getValues(), yieldTypes)) {
     if (value.getType() != expected)
@@ -235,11 +232,9 @@ LogicalResult verifyBlockSignature(Operation *op, Region &region,
 
 namespace {
 /// What the custom<EnumKeyword> directive needs to know of one enum.
-template <typename AttrT>
-struct EnumKeywordTraits;
+template <typename AttrT> struct EnumKeywordTraits;
 
-template <>
-struct EnumKeywordTraits<SparsePatternAttr> {
+template <> struct EnumKeywordTraits<SparsePatternAttr> {
   using Enum = SparsePattern;
   static constexpr StringLiteral description = "sparse pattern";
   static std::optional<Enum> symbolize(StringRef s) {
@@ -249,8 +244,7 @@ struct EnumKeywordTraits<SparsePatternAttr> {
   static constexpr uint64_t maxValue = getMaxEnumValForSparsePattern();
 };
 
-template <>
-struct EnumKeywordTraits<ActivationAttr> {
+template <> struct EnumKeywordTraits<ActivationAttr> {
   using Enum = Activation;
   static constexpr StringLiteral description = "activation";
   static std::optional<Enum> symbolize(StringRef s) {
@@ -284,9 +278,51 @@ static ParseResult parseEnumKeyword(OpAsmParser &parser, AttrT &attr) {
 }
 
 template <typename AttrT>
-static void printEnumKeyword(OpAsmPrinter &printer, Operation *,
-                             AttrT attr) {
+static void printEnumKeyword(OpAsmPrinter &printer, Operation *, AttrT attr) {
   printer << EnumKeywordTraits<AttrT>::stringify(attr.getValue());
+}
+
+//===----------------------------------------------------------------------===//
+// Mask and score regions: `attn.attention ... mask {...} score {...}`
+//===----------------------------------------------------------------------===//
+
+/// Parses the optional `mask` and `score` regions: none, or both (an
+/// absent one empty), in that order.
+static ParseResult
+parseAttentionModifiers(OpAsmParser &parser,
+                        SmallVectorImpl<std::unique_ptr<Region>> &regions) {
+  auto mask = std::make_unique<Region>();
+  auto score = std::make_unique<Region>();
+  bool any = false;
+  for (auto [keyword, region] : {std::make_pair("mask", mask.get()),
+                                 std::make_pair("score", score.get())}) {
+    if (failed(parser.parseOptionalKeyword(keyword)))
+      continue;
+    if (parser.parseRegion(*region))
+      return failure();
+    any = true;
+  }
+  if (any) {
+    regions.push_back(std::move(mask));
+    regions.push_back(std::move(score));
+  }
+  return success();
+}
+
+static void printAttentionModifiers(OpAsmPrinter &printer, Operation *,
+                                    MutableArrayRef<Region> regions) {
+  if (regions.size() != 2)
+    return;
+  for (auto [keyword, region] : {std::make_pair("mask", &regions[0]),
+                                 std::make_pair("score", &regions[1])}) {
+    if (region->empty())
+      continue;
+    // The directive starts after a space; the second region needs its own.
+    if (region == &regions[1] && !regions[0].empty())
+      printer << " ";
+    printer << keyword << " ";
+    printer.printRegion(*region, /*printEntryBlockArgs=*/true);
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -301,6 +337,77 @@ LogicalResult AttentionOp::verify() {
                                      getResult(), /*sameSeq=*/false)))
     return failure();
   return verifyScale(*this, getScale());
+}
+
+Region *AttentionOp::getMaskRegion() {
+  if (getModifiers().size() != 2 || getModifiers()[0].empty())
+    return nullptr;
+  return &getModifiers()[0];
+}
+
+Region *AttentionOp::getScoreRegion() {
+  if (getModifiers().size() != 2 || getModifiers()[1].empty())
+    return nullptr;
+  return &getModifiers()[1];
+}
+
+/// The ops a mask or score region may hold: scalar `arith` and `math`, so
+/// that a mask can be evaluated at compile time and inlined into a kernel.
+static LogicalResult verifyModifierBody(Operation *op, Region &region,
+                                        StringRef name) {
+  for (Operation &inner : region.front()) {
+    if (isa<YieldOp>(inner))
+      continue;
+    StringRef dialect = inner.getDialect() ? inner.getDialect()->getNamespace()
+                                           : StringRef("unregistered");
+    if ((dialect != "arith" && dialect != "math") || inner.getNumRegions() != 0)
+      return op->emitOpError()
+             << "expected only 'arith' and 'math' ops in region '" << name
+             << "', got '" << inner.getName() << "'";
+    // Only constants may come from outside (folding hoists them there).
+    for (Value operand : inner.getOperands()) {
+      if (operand.getParentRegion() == &region)
+        continue;
+      Operation *def = operand.getDefiningOp();
+      if (!def || def->getName().getStringRef() != "arith.constant")
+        return op->emitOpError()
+               << "expected region '" << name
+               << "' to use only its arguments, its own values and constants";
+    }
+    for (Type type : inner.getResultTypes())
+      if (!type.isIntOrIndexOrFloat())
+        return op->emitOpError()
+               << "expected scalar values in region '" << name << "', got "
+               << type << " from '" << inner.getName() << "'";
+  }
+  return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  unsigned count = getModifiers().size();
+  if (count == 0)
+    return success();
+  if (count != 2)
+    return emitOpError() << "expected no regions or two (mask, score), got "
+                         << count;
+  Builder b(getContext());
+  Type index = b.getIndexType();
+  Type elt = cast<RankedTensorType>(getQuery().getType()).getElementType();
+  if (Region *mask = getMaskRegion()) {
+    if (failed(verifyBlockSignature(*this, *mask, "mask",
+                                    {index, index, index, index},
+                                    {b.getI1Type()})) ||
+        failed(verifyModifierBody(*this, *mask, "mask")))
+      return failure();
+  }
+  if (Region *score = getScoreRegion()) {
+    if (failed(verifyBlockSignature(*this, *score, "score",
+                                    {elt, index, index, index, index},
+                                    {elt})) ||
+        failed(verifyModifierBody(*this, *score, "score")))
+      return failure();
+  }
+  return success();
 }
 
 LogicalResult LSHAttentionOp::verify() {
@@ -350,8 +457,7 @@ LogicalResult SparseAttentionOp::verify() {
     if (!summary)
       return emitOpError("expected 'summary' for the fixed pattern");
     if (failed(verifyAtLeast(*this, "summary", *summary, 1)) ||
-        failed(verifyAtMost(*this, "summary", *summary, "stride",
-                            getStride())))
+        failed(verifyAtMost(*this, "summary", *summary, "stride", getStride())))
       return failure();
   } else if (summary) {
     return emitOpError("unexpected 'summary' for the strided pattern; it "
@@ -511,8 +617,8 @@ LogicalResult MultiHeadAttentionOp::verifyRegions() {
         input.getElementType());
   };
   Type qk = perHead(wq), v = perHead(wv);
-  SmallVector<Type> args = isSharedQK() ? SmallVector<Type>{qk, v}
-                                        : SmallVector<Type>{qk, qk, v};
+  SmallVector<Type> args =
+      isSharedQK() ? SmallVector<Type>{qk, v} : SmallVector<Type>{qk, qk, v};
   return verifyBlockSignature(*this, getBody(), "body", args, {v});
 }
 

@@ -33,12 +33,37 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
       itself is replaced by `-1e5`, so a token attends to itself only when
       nothing else is visible.
 
+    * `mask` (optional region, FlexAttention's mask_mod as IR): gets
+      `(b, h, i, j : index)` and yields an `i1`, true where key `j` is
+      visible to query `i` of head `h` of batch `b`; with `causal`, a key
+      must pass both. A query that sees no key at all gets zeros.
+    * `score` (optional region, score_mod): gets `(s : f32, b, h, i, j :
+      index)`, the scaled score, and yields the score to use (ALiBi, a soft
+      cap, a bias). Masking comes after it.
+
+    The regions hold `arith` and `math` ops only (and `attn.yield`), so what
+    a mask hides is known at compile time: key tiles it hides from a whole
+    query tile are never read. In the generic form the op has no regions or
+    both, in the order mask, score, an absent one empty.
+
     Example:
 
     ```mlir
     %o = attn.attention %q, %k, %v {causal = true}
         : (tensor<1x4x128x32xf32>, tensor<1x4x128x32xf32>,
            tensor<1x4x128x32xf32>) -> tensor<1x4x128x32xf32>
+
+    // A sliding window of 64 keys.
+    %w = attn.attention %q, %k, %v
+        : (tensor<1x4x128x32xf32>, tensor<1x4x128x32xf32>,
+           tensor<1x4x128x32xf32>) -> tensor<1x4x128x32xf32>
+        mask {
+        ^bb0(%b: index, %h: index, %i: index, %j: index):
+          %d = arith.subi %i, %j : index
+          %c = arith.constant 64 : index
+          %near = arith.cmpi ult, %d, %c : index
+          attn.yield %near : i1
+        }
     ```
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
@@ -47,9 +72,20 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
       OptionalAttr<F32Attr>:$scale,
       UnitAttr:$shared_qk);
   let results = (outs Attn_FloatTensor:$result);
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat =
-      "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results)";
+      "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The mask region, or null when the op has none.
+    ::mlir::Region *getMaskRegion();
+    /// The score region, or null when the op has none.
+    ::mlir::Region *getScoreRegion();
+    /// Whether a mask or score region says more than the attributes do:
+    /// then no other form computes what the op means.
+    bool hasMaskOrScore() { return getMaskRegion() || getScoreRegion(); }
+  }];
 }
 
 def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
@@ -396,7 +432,8 @@ def Attn_SoftmaxCrossEntropyOp : Attn_Op<"softmax_cross_entropy", [Pure]> {
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [Pure, ReturnLike, Terminator,
-    ParentOneOf<["MultiHeadAttentionOp", "ResidualOp", "ReversibleOp"]>]> {
+    ParentOneOf<["AttentionOp", "MultiHeadAttentionOp", "ResidualOp",
+                 "ReversibleOp"]>]> {
   let summary = "yields the value of an attn block's region";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";

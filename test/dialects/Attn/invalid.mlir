@@ -660,7 +660,7 @@ func.func @reversible_result_type(%x: tensor<1x8x4xf32>) {
 // -----
 
 func.func @yield_outside_block(%x: tensor<4xf32>) {
-  // expected-error@+1 {{'attn.yield' op expects parent op to be one of 'attn.multi_head_attention, attn.residual, attn.reversible'}}
+  // expected-error@+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.multi_head_attention, attn.residual, attn.reversible'}}
   attn.yield %x : tensor<4xf32>
 }
 
@@ -821,5 +821,82 @@ func.func @lsh_bucket_size_over_seq(%qk: tensor<1x2x64x4xf32>) {
 func.func @lsh_rotations_too_large(%qk: tensor<1x1x65536x2147483647xf32>) {
   // expected-error@+1 {{'attn.lsh_attention' op expected at most 16777216 rotation values (head_dim x n_hashes x n_buckets / 2), got 2147483647 x 8 x 512}}
   %0 = attn.lsh_attention %qk, %qk {n_hashes = 8 : i64, bucket_size = 64 : i64} : (tensor<1x1x65536x2147483647xf32>, tensor<1x1x65536x2147483647xf32>) -> tensor<1x1x65536x2147483647xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask_arguments(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected region 'mask' to take 4 argument(s), got 2}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+      mask {
+      ^bb0(%i: index, %j: index):
+        %t = arith.cmpi ule, %j, %i : index
+        attn.yield %t : i1
+      }
+  return
+}
+
+// -----
+
+func.func @attention_mask_yield(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected region 'mask' to yield #0 of type 'i1', got 'index'}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        attn.yield %i : index
+      }
+  return
+}
+
+// -----
+
+func.func @attention_score_types(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected region 'score' argument #0 of type 'f32', got 'index'}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+      score {
+      ^bb0(%s: index, %b: index, %h: index, %i: index, %j: index):
+        %f = arith.constant 0.0 : f32
+        attn.yield %f : f32
+      }
+  return
+}
+
+// -----
+
+func.func @attention_mask_tensor_op(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected only 'arith' and 'math' ops in region 'mask', got 'tensor.dim'}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %n = tensor.dim %q, %b : tensor<1x2x8x4xf32>
+        %t = arith.cmpi ult, %j, %n : index
+        attn.yield %t : i1
+      }
+  return
+}
+
+// -----
+
+func.func @attention_mask_captures(%q: tensor<1x2x8x4xf32>, %n: index) {
+  // expected-error@+1 {{'attn.attention' op expected region 'mask' to use only its arguments, its own values and constants}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %t = arith.cmpi ult, %j, %n : index
+        attn.yield %t : i1
+      }
+  return
+}
+
+// -----
+
+func.func @attention_one_region_generic(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected no regions or two (mask, score), got 1}}
+  %0 = "attn.attention"(%q, %q, %q) ({
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %t = arith.cmpi ule, %j, %i : index
+    "attn.yield"(%t) : (i1) -> ()
+  }) : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
   return
 }

@@ -23,6 +23,50 @@ func.func @attention(%q: tensor<2x4x128x32xf32>, %k: tensor<2x4x96x32xf32>,
 
 // -----
 
+// Mask and score regions print after the type, each with its block header;
+// in the generic form the op has both regions, an absent one empty.
+// CHECK-LABEL: func @attention_mask_and_score
+// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} : ({{.*}}) -> tensor<1x2x64x16xf32> mask {
+// CHECK-NEXT: ^bb0(%[[B:.+]]: index, %[[H:.+]]: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: arith.cmpi ule, %[[J]], %[[I]] : index
+// CHECK: attn.yield %{{.+}} : i1
+// CHECK-NEXT: } score {
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK: math.tanh
+// CHECK: attn.yield %{{.+}} : f32
+// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true} : ({{.*}}) -> tensor<1x2x64x16xf32> score {
+// CHECK-NOT: mask
+// CHECK: return
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal = false}> ({
+// GENERIC: }, {
+// GENERIC: "attn.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{causal = true}> ({
+// GENERIC-NEXT: }, {
+func.func @attention_mask_and_score(%q: tensor<1x2x64x16xf32>)
+    -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) {
+  %0 = attn.attention %q, %q, %q
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>)
+      -> tensor<1x2x64x16xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %t = arith.cmpi ule, %j, %i : index
+        attn.yield %t : i1
+      } score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %t = math.tanh %s : f32
+        attn.yield %t : f32
+      }
+  %1 = attn.attention %q, %q, %q {causal = true}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>)
+      -> tensor<1x2x64x16xf32>
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %s : f32
+      }
+  return %0, %1 : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @shared_qk_attention
 // CHECK-SAME: (%[[QK:.+]]: tensor<1x2x64x16xf16>, %[[V:.+]]: tensor<1x2x64x16xf16>)
 // CHECK: attn.attention %[[QK]], %[[QK]], %[[V]] {causal = true, shared_qk}

@@ -1,0 +1,54 @@
+//===- MaskTiles.h - which key tiles a mask region hides --------*- C++ -*-===//
+//
+// A mask region of attn.attention holds arith ops only, so which keys it
+// hides is known at compile time. This evaluates it over whole tiles with
+// interval arithmetic (a tile is hidden when the mask is false for every
+// query and key position in it) and, where intervals cannot decide, over
+// the tile's positions one by one. The result is the block table the
+// lowering embeds as a constant: hidden key tiles are never read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_LOWERTOLINALG_MASKTILES_H
+#define LCC_PASSES_LOWERTOLINALG_MASKTILES_H
+
+#include "mlir/IR/Region.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lcc::lowering {
+
+/// The tiling of one attention and the causality the table must honour.
+struct MaskTiling {
+  int64_t batch, heads, querySeq, keySeq;
+  int64_t queryTile, keyTile;
+  bool causal;
+};
+
+/// One entry per (query tile, key tile), or per (batch, head, query tile,
+/// key tile) when the mask reads its b or h argument: 1 where the key tile
+/// may hold a key visible to a query of the query tile, 0 where it cannot.
+struct MaskTileTable {
+  bool perBatchHead = false;
+  int64_t queryTiles = 0, keyTiles = 0;
+  std::vector<uint8_t> visible;
+  int64_t hiddenTiles = 0;
+  /// Tiles kept visible only because deciding them would have taken more
+  /// than the evaluation budget (0 when every tile was decided).
+  int64_t undecidedTiles = 0;
+};
+
+/// The table of `mask` (a verified mask region), or the reason it cannot
+/// be computed (an op the evaluator does not model, such as float
+/// arithmetic): then every tile must be visited.
+llvm::FailureOr<MaskTileTable> computeMaskTileTable(mlir::Region &mask,
+                                                    const MaskTiling &tiling,
+                                                    std::string &why);
+
+} // namespace lcc::lowering
+
+#endif // LCC_PASSES_LOWERTOLINALG_MASKTILES_H
