@@ -13,11 +13,11 @@ using namespace mlir;
 using namespace lcc;
 using namespace lcc::lowering;
 
-/// q kᵀ · scale for one block, modified, then masked: padded keys, later
-/// keys (if causal) and keys not `visible` get -inf.
+/// q kᵀ · scale for one block, modified, then (if `mask`) masked: padded
+/// keys, later keys (if causal) and keys not `visible` get -inf.
 Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
-                                   const TilePosition &tile,
-                                   int64_t keySeq) const {
+                                   const TilePosition &tile, int64_t keySeq,
+                                   bool mask) const {
   Type elt = tensorType(dots).getElementType();
   return t.mapSameShape(
       {dots}, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
@@ -33,6 +33,8 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
         Value score = mul(b, loc, a[0], constant(scale));
         if (modifyScore)
           score = modifyScore(b, loc, score, position);
+        if (!mask)
+          return score;
         Value masked = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::sge, position.key,
             arith::ConstantIndexOp::create(b, loc, keySeq));
@@ -58,12 +60,13 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
 SmallVector<Value>
 FlashAttention::updateOnline(TensorBuilder &t, Value queryBlock, Value keyBlock,
                              Value valueBlock, const TilePosition &tile,
-                             int64_t keySeq, ValueRange state) const {
+                             int64_t keySeq, ValueRange state,
+                             bool mask) const {
   Type elt = tensorType(queryBlock).getElementType();
   int64_t valueDim = tensorType(valueBlock).getDimSize(1);
   Value dots = t.matmulTransposedB(queryBlock, keyBlock,
                                    t.filled({queryTile, keyTile}, elt, 0.0));
-  Value scores = maskedScores(t, dots, tile, keySeq);
+  Value scores = maskedScores(t, dots, tile, keySeq, mask);
   Value runningMax = state[0], rowSumSoFar = state[1], acc = state[2];
   Value blockMax = rowMax(t, scores);
   Value newMax =
@@ -133,17 +136,31 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
         tile.keyStart = arith::MulIOp::create(
             nb, nloc, keyTileIndex,
             arith::ConstantIndexOp::create(nb, nloc, keyTile));
-        auto update = [&](OpBuilder &ub, Location uloc) {
+        auto update = [&](OpBuilder &ub, Location uloc, bool mask = true) {
           TensorBuilder t(ub, uloc);
           Value keyBlock = tileOf(ub, uloc, paddedKey, tile.batch, tile.head,
                                   tile.keyStart, keyTile);
           Value valueBlock = tileOf(ub, uloc, paddedValue, tile.batch,
                                     tile.head, tile.keyStart, keyTile);
           return updateOnline(t, queryBlock, keyBlock, valueBlock, tile, keySeq,
-                              state);
+                              state, mask);
+        };
+        // A visited tile: masked, or (when known to be wholly visible) not.
+        auto visit = [&](OpBuilder &ub, Location uloc) -> SmallVector<Value> {
+          if (!tileFull)
+            return update(ub, uloc);
+          auto full = scf::IfOp::create(
+              ub, uloc, tileFull(ub, uloc, tile),
+              [&](OpBuilder &fb, Location floc) {
+                scf::YieldOp::create(fb, floc, update(fb, floc, false));
+              },
+              [&](OpBuilder &fb, Location floc) {
+                scf::YieldOp::create(fb, floc, update(fb, floc));
+              });
+          return full.getResults();
         };
         if (!tileVisible) {
-          scf::YieldOp::create(nb, nloc, update(nb, nloc));
+          scf::YieldOp::create(nb, nloc, visit(nb, nloc));
           return;
         }
         // Block sparsity: a tile the mask hides entirely is never read.
@@ -151,7 +168,7 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
         auto skip = scf::IfOp::create(
             nb, nloc, visibleTile,
             [&](OpBuilder &ub, Location uloc) {
-              scf::YieldOp::create(ub, uloc, update(ub, uloc));
+              scf::YieldOp::create(ub, uloc, visit(ub, uloc));
             },
             [&](OpBuilder &ub, Location uloc) {
               scf::YieldOp::create(ub, uloc, state);

@@ -71,6 +71,11 @@ struct FlashAttention {
   /// must hold wherever `visible` holds for a key of the tile. Null: every
   /// tile is visited.
   TileVisibilityPredicate tileVisible;
+  /// Which visited key tiles need no masking at all: every key of the tile
+  /// is visible to every query of the query tile, none is padding and none
+  /// is causally hidden. Their scores skip the mask. Null: every tile is
+  /// masked.
+  TileVisibilityPredicate tileFull;
   /// Applied to every scaled score, before masking. Null: none.
   ScoreModifier modifyScore;
   /// Whether a query may see no key at all (a user's mask).
@@ -82,11 +87,12 @@ struct FlashAttention {
 
 private:
   mlir::Value maskedScores(TensorBuilder &t, mlir::Value dots,
-                           const TilePosition &tile, int64_t keySeq) const;
+                           const TilePosition &tile, int64_t keySeq,
+                           bool mask) const;
   llvm::SmallVector<mlir::Value>
   updateOnline(TensorBuilder &t, mlir::Value queryBlock, mlir::Value keyBlock,
                mlir::Value valueBlock, const TilePosition &tile, int64_t keySeq,
-               mlir::ValueRange state) const;
+               mlir::ValueRange state, bool mask) const;
   mlir::Value keyTileEnd(TensorBuilder &t, mlir::Value queryStart,
                          int64_t keyTiles) const;
   llvm::SmallVector<mlir::Value>

@@ -56,41 +56,54 @@ Value inlineScalarRegion(OpBuilder &b, Region &region, ValueRange arguments) {
   return mapping.lookupOrDefault(yield.getValues()[0]);
 }
 
-/// The tile skipping of a mask: a lookup in its block table, a constant of
-/// the kernel ([batch * heads, query tiles, key tiles] when the mask reads
-/// b or h). No predicate when the mask hides no tile.
-TileVisibilityPredicate tableLookup(OpBuilder &builder, Location loc,
-                                    const MaskTileTable &table,
-                                    const MaskTiling &tiling) {
-  if (table.hiddenTiles == 0)
-    return nullptr;
-  SmallVector<int64_t> shape = {table.queryTiles, table.keyTiles};
-  if (table.perBatchHead)
-    shape.insert(shape.begin(), tiling.batch * tiling.heads);
-  auto type = RankedTensorType::get(shape, builder.getI8Type());
-  SmallVector<int8_t> values(table.visible.begin(), table.visible.end());
-  Value constant = arith::ConstantOp::create(
-      builder, loc, type,
-      DenseElementsAttr::get(type, ArrayRef<int8_t>(values)));
-  return [=](OpBuilder &b, Location l, const TilePosition &at) -> Value {
-    auto index = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, l, v);
-    };
-    SmallVector<Value> indices;
+/// The block table of a mask as a constant of the kernel ([query tiles,
+/// key tiles] of TileClass, or [batch * heads, ...] when the mask reads b
+/// or h), and lookups of one tile's class.
+class TableLookup {
+public:
+  TableLookup(OpBuilder &builder, Location loc, const MaskTileTable &table,
+              const MaskTiling &tiling)
+      : perBatchHead(table.perBatchHead), tiling(tiling) {
+    SmallVector<int64_t> shape = {table.queryTiles, table.keyTiles};
     if (table.perBatchHead)
-      indices.push_back(arith::AddIOp::create(
-          b, l, arith::MulIOp::create(b, l, at.batch, index(tiling.heads)),
-          at.head));
-    indices.push_back(
-        arith::DivUIOp::create(b, l, at.queryStart, index(tiling.queryTile)));
-    indices.push_back(
-        arith::DivUIOp::create(b, l, at.keyStart, index(tiling.keyTile)));
-    Value entry = tensor::ExtractOp::create(b, l, constant, indices);
-    return arith::CmpIOp::create(
-        b, l, arith::CmpIPredicate::ne, entry,
-        arith::ConstantIntOp::create(b, l, b.getI8Type(), 0));
-  };
-}
+      shape.insert(shape.begin(), tiling.batch * tiling.heads);
+    auto type = RankedTensorType::get(shape, builder.getI8Type());
+    SmallVector<int8_t> values(table.visible.begin(), table.visible.end());
+    constant = arith::ConstantOp::create(
+        builder, loc, type,
+        DenseElementsAttr::get(type, ArrayRef<int8_t>(values)));
+  }
+
+  /// Whether the tile's class is `cls`, or (with `negate`) is not.
+  TileVisibilityPredicate is(TileClass cls, bool negate = false) const {
+    TableLookup self = *this;
+    return [self, cls, negate](OpBuilder &b, Location l,
+                               const TilePosition &at) -> Value {
+      auto index = [&](int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, l, v);
+      };
+      SmallVector<Value> indices;
+      if (self.perBatchHead)
+        indices.push_back(arith::AddIOp::create(
+            b, l,
+            arith::MulIOp::create(b, l, at.batch, index(self.tiling.heads)),
+            at.head));
+      indices.push_back(arith::DivUIOp::create(b, l, at.queryStart,
+                                               index(self.tiling.queryTile)));
+      indices.push_back(arith::DivUIOp::create(b, l, at.keyStart,
+                                               index(self.tiling.keyTile)));
+      Value entry = tensor::ExtractOp::create(b, l, self.constant, indices);
+      return arith::CmpIOp::create(
+          b, l, negate ? arith::CmpIPredicate::ne : arith::CmpIPredicate::eq,
+          entry, arith::ConstantIntOp::create(b, l, b.getI8Type(), cls));
+    };
+  }
+
+private:
+  Value constant;
+  bool perBatchHead;
+  MaskTiling tiling;
+};
 
 /// Makes `flash` honour the op's mask: inlined as the visibility, and its
 /// block table as the tile skipping (or every tile visited, with a remark
@@ -116,7 +129,13 @@ void useMaskRegion(PatternRewriter &rewriter, AttentionOp op,
     op.emitRemark() << table->undecidedTiles
                     << " key tiles are visited without being known to hold "
                        "a visible key: deciding them would take too long";
-  flash.tileVisible = tableLookup(rewriter, op.getLoc(), *table, tiling);
+  if (table->hiddenTiles == 0 && table->fullTiles == 0)
+    return;
+  TableLookup lookup(rewriter, op.getLoc(), *table, tiling);
+  if (table->hiddenTiles)
+    flash.tileVisible = lookup.is(kHiddenTile, /*negate=*/true);
+  if (table->fullTiles)
+    flash.tileFull = lookup.is(kFullTile);
 }
 
 /// Makes `flash` apply the op's score region to every scaled score.

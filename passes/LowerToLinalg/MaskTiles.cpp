@@ -21,6 +21,9 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 /// Positions evaluated one by one, at most, per attention.
 constexpr int64_t kPointBudget = int64_t(1) << 26;
+/// Entries of a block table, at most: 4 MiB of constant in the artifact
+/// (seq 128K in tiles of 64 for a mask of i and j only).
+constexpr int64_t kMaxTableEntries = int64_t(1) << 22;
 
 /// The values an integer may take: every value in [lo, hi]. An i1 is
 /// [0, 0] (false), [1, 1] (true) or [0, 1] (either).
@@ -185,6 +188,21 @@ Interval compare(arith::CmpIPredicate p, Interval a, Interval b) {
   return kEither;
 }
 
+/// andi, ori or xori of integers wider than i1 (operands not both known).
+Interval bitwise(Operation *op, Interval a, Interval b) {
+  if (!a.nonNegative() || !b.nonNegative())
+    return Interval::full();
+  if (isa<arith::AndIOp>(op))
+    return {0, std::min(a.hi, b.hi)};
+  // Below the next power of two above both.
+  int64_t top = std::max(a.hi, b.hi);
+  int64_t bound = 1;
+  while (bound <= top && bound < (int64_t(1) << 62))
+    bound <<= 1;
+  return bound > top ? Interval{0, bound - 1} : Interval::full();
+}
+
+/// andi, ori or xori of i1 truth values.
 Interval logic(Operation *op, Interval a, Interval b) {
   bool aKnown = a.isPoint(), bKnown = b.isPoint();
   if (isa<arith::AndIOp>(op)) {
@@ -394,8 +412,10 @@ Interval MaskProgram::step(const Instruction &inst) const {
       .Case([&](arith::CmpIOp c) {
         return compare(c.getPredicate(), in(0), in(1));
       })
-      .Case<arith::AndIOp, arith::OrIOp, arith::XOrIOp>(
-          [&](Operation *) { return logic(op, in(0), in(1)); })
+      .Case<arith::AndIOp, arith::OrIOp, arith::XOrIOp>([&](Operation *) {
+        return inst.width == 1 ? logic(op, in(0), in(1))
+                               : bitwise(op, in(0), in(1));
+      })
       .Case([&](arith::SelectOp) {
         Interval c = in(0);
         if (c.isPoint())
@@ -519,6 +539,15 @@ lcc::lowering::computeMaskTileTable(Region &mask, const MaskTiling &t,
   table.queryTiles = llvm::divideCeil(t.querySeq, t.queryTile);
   table.keyTiles = llvm::divideCeil(t.keySeq, t.keyTile);
   int64_t groups = table.perBatchHead ? t.batch * t.heads : 1;
+  // Sizes are below 2^31 (ModelChecks), so the product fits in 128 bits.
+  __int128 entries =
+      __int128(groups) * table.queryTiles * __int128(table.keyTiles);
+  if (entries > kMaxTableEntries) {
+    why = "its block table would have " + std::to_string(int64_t(entries)) +
+          " entries, more than the " + std::to_string(kMaxTableEntries) +
+          " lcc embeds";
+    return failure();
+  }
   table.visible.assign(groups * table.queryTiles * table.keyTiles, 0);
   int64_t budget = kPointBudget;
   size_t entry = 0;
@@ -539,18 +568,24 @@ lcc::lowering::computeMaskTileTable(Region &mask, const MaskTiling &t,
         Interval whole = program->evaluate(b, h, rows, cols);
         if (whole.hi == 0)
           continue;
-        // True for all of it, or for some point (causal: one with j <= i,
-        // which a tile starting at or before the last query holds).
+        if (whole.lo == 1) {
+          // True everywhere: some point is visible (causal: one with
+          // j <= i, which a tile starting at or before the last query
+          // holds), and maybe every point is.
+          bool padded = (kt + 1) * t.keyTile > t.keySeq;
+          bool diagonal = t.causal && cols.hi > rows.lo;
+          table.visible[entry] = padded || diagonal ? kPartialTile : kFullTile;
+          continue;
+        }
         std::optional<bool> some =
-            whole.lo == 1
-                ? std::optional<bool>(true)
-                : anyVisible(*program, b, h, rows, cols, t.causal, budget);
+            anyVisible(*program, b, h, rows, cols, t.causal, budget);
         if (!some)
           ++table.undecidedTiles;
-        table.visible[entry] = some.value_or(true);
+        table.visible[entry] = some.value_or(true) ? kPartialTile : kHiddenTile;
       }
     }
   }
-  table.hiddenTiles = llvm::count(table.visible, 0);
+  table.hiddenTiles = llvm::count(table.visible, kHiddenTile);
+  table.fullTiles = llvm::count(table.visible, kFullTile);
   return table;
 }

@@ -29,14 +29,26 @@ struct MaskTiling {
   bool causal;
 };
 
-/// One entry per (query tile, key tile), or per (batch, head, query tile,
-/// key tile) when the mask reads its b or h argument: 1 where the key tile
-/// may hold a key visible to a query of the query tile, 0 where it cannot.
+/// What one (query tile, key tile) entry of the table says.
+enum TileClass : uint8_t {
+  /// No key of the tile is visible to a query of the query tile: the tile
+  /// is never read.
+  kHiddenTile = 0,
+  /// Some keys may be visible: the tile is read and masked.
+  kPartialTile = 1,
+  /// Every key is visible to every query (the mask holds everywhere, the
+  /// tile has no padded key and, if causal, lies wholly below the
+  /// diagonal): the tile is read and its scores are not masked.
+  kFullTile = 2,
+};
+
+/// One TileClass per (query tile, key tile), or per (batch, head, query
+/// tile, key tile) when the mask reads its b or h argument.
 struct MaskTileTable {
   bool perBatchHead = false;
   int64_t queryTiles = 0, keyTiles = 0;
   std::vector<uint8_t> visible;
-  int64_t hiddenTiles = 0;
+  int64_t hiddenTiles = 0, fullTiles = 0;
   /// Tiles kept visible only because deciding them would have taken more
   /// than the evaluation budget (0 when every tile was decided).
   int64_t undecidedTiles = 0;

@@ -4,8 +4,9 @@
 // wrong answer. Random mask regions (arith on b, h, i, j and constants)
 // are tabled by computeMaskTileTable and checked tile by tile against
 // MLIR's own constant folders run at every position: a hidden tile must
-// hold no visible position, and a visible one must hold one (the budget is
-// never reached at these sizes).
+// hold no visible position and a visible one must hold one (the budget is
+// never reached at these sizes), and a tile read without its mask must be
+// visible at every position.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,7 +77,7 @@ private:
       return arith::ConstantIndexOp::create(b, loc, pick(50) - 12);
     if (choice == 2 || choice == 3) {
       Value x = integer(depth - 1), y = integer(depth - 1);
-      switch (pick(13)) {
+      switch (pick(16)) {
       case 0:
         return arith::AddIOp::create(b, loc, x, y);
       case 1:
@@ -101,6 +102,12 @@ private:
         return arith::MinSIOp::create(b, loc, x, y);
       case 11:
         return arith::MaxUIOp::create(b, loc, x, y);
+      case 12:
+        return arith::AndIOp::create(b, loc, x, y);
+      case 13:
+        return arith::OrIOp::create(b, loc, x, y);
+      case 14:
+        return arith::XOrIOp::create(b, loc, x, y);
       default:
         return arith::MinUIOp::create(b, loc, x, y);
       }
@@ -183,7 +190,7 @@ TEST(MaskTiles, TableAgreesWithTheFoldersOnRandomMasks) {
   Location loc = b.getUnknownLoc();
   std::mt19937_64 rng(20261201);
   MaskTiling tiling{2, 2, 23, 19, 4, 5, false};
-  int checked = 0, hiddenSeen = 0;
+  int checked = 0, hiddenSeen = 0, fullSeen = 0;
   for (int trial = 0; trial < 2000; ++trial) {
     tiling.causal = trial % 3 == 0;
     Region region;
@@ -213,47 +220,48 @@ TEST(MaskTiles, TableAgreesWithTheFoldersOnRandomMasks) {
     FailureOr<MaskTileTable> table = computeMaskTileTable(region, tiling, why);
     ASSERT_TRUE(succeeded(table)) << why;
     EXPECT_EQ(table->undecidedTiles, 0);
-    for (int64_t bb = 0; bb < tiling.batch; ++bb)
-      for (int64_t h = 0; h < tiling.heads; ++h)
-        for (int64_t qt = 0; qt < table->queryTiles; ++qt)
-          for (int64_t kt = 0; kt < table->keyTiles; ++kt) {
-            bool any = false;
-            for (int64_t i = qt * 4; i < std::min<int64_t>(qt * 4 + 4, 23); ++i)
-              for (int64_t j = kt * 5; j < std::min<int64_t>(kt * 5 + 5, 19);
-                   ++j)
-                any |= truth[((bb * 2 + h) * 23 + i) * 19 + j] != 0;
-            int64_t group = table->perBatchHead ? bb * 2 + h : 0;
-            // A table shared by every (b, h) holds a tile any of them sees.
-            uint8_t entry = table->visible[(group * table->queryTiles + qt) *
-                                               table->keyTiles +
-                                           kt];
-            if (!any && !table->perBatchHead)
-              continue; // another (b, h) may see it; checked below
-            ASSERT_EQ(entry, any ? 1 : 0)
-                << describe(region) << "trial " << trial << " b " << bb << " h "
-                << h << " tile " << qt << "," << kt;
-            hiddenSeen += entry == 0;
+    // Per tile: is some position visible, is every one (and none padded)?
+    auto classify = [&](int64_t firstGroup, int64_t groups, int64_t qt,
+                        int64_t kt) {
+      bool any = false, all = (kt + 1) * 5 <= 19;
+      for (int64_t g = firstGroup; g < firstGroup + groups; ++g)
+        for (int64_t i = qt * 4; i < std::min<int64_t>(qt * 4 + 4, 23); ++i)
+          for (int64_t j = kt * 5; j < std::min<int64_t>(kt * 5 + 5, 19); ++j) {
+            bool seen = truth[(g * 23 + i) * 19 + j] != 0;
+            any |= seen;
+            all &= seen;
           }
-    // A shared table's hidden tile is hidden from every (b, h).
-    if (!table->perBatchHead)
+      return std::make_pair(any, all);
+    };
+    int64_t groups = table->perBatchHead ? 4 : 1;
+    for (int64_t group = 0; group < groups; ++group)
       for (int64_t qt = 0; qt < table->queryTiles; ++qt)
         for (int64_t kt = 0; kt < table->keyTiles; ++kt) {
-          bool any = false;
-          for (int64_t g = 0; g < 4; ++g)
-            for (int64_t i = qt * 4; i < std::min<int64_t>(qt * 4 + 4, 23); ++i)
-              for (int64_t j = kt * 5; j < std::min<int64_t>(kt * 5 + 5, 19);
-                   ++j)
-                any |= truth[(g * 23 + i) * 19 + j] != 0;
-          uint8_t entry = table->visible[qt * table->keyTiles + kt];
-          ASSERT_EQ(entry, any ? 1 : 0) << describe(region) << "trial " << trial
-                                        << " tile " << qt << "," << kt;
-          hiddenSeen += entry == 0;
+          // A table shared by every (b, h) classes a tile for all of them.
+          auto [any, all] = table->perBatchHead ? classify(group, 1, qt, kt)
+                                                : classify(0, 4, qt, kt);
+          uint8_t entry =
+              table
+                  ->visible[(group * table->queryTiles + qt) * table->keyTiles +
+                            kt];
+          std::string where = describe(region) + "trial " +
+                              std::to_string(trial) + " group " +
+                              std::to_string(group) + " tile " +
+                              std::to_string(qt) + "," + std::to_string(kt);
+          // Hidden exactly when nothing is visible; wholly visible only
+          // when every position is.
+          ASSERT_EQ(entry == kHiddenTile, !any) << where;
+          if (entry == kFullTile)
+            ASSERT_TRUE(all) << where;
+          hiddenSeen += entry == kHiddenTile;
+          fullSeen += entry == kFullTile;
         }
     ++checked;
   }
   // The generator must exercise both outcomes, or the test says nothing.
   EXPECT_GT(checked, 800);
   EXPECT_GT(hiddenSeen, 500);
+  EXPECT_GT(fullSeen, 500);
 }
 
 } // namespace

@@ -1,15 +1,19 @@
 // RUN: lcc-opt %s --split-input-file --attn-lower-to-linalg --verify-diagnostics | FileCheck %s
 
 // A sliding window of 64 keys on each side at seq 256 in tiles of 64: the
-// block table is a constant computed at compile time, key tiles it hides
-// are skipped by an scf.if around the tile's work, the mask is inlined into
-// the scores, and a query that sees no key gets zeros.
+// block table is a constant computed at compile time (0: hidden, 1: partly
+// visible, 2: wholly visible); hidden key tiles are skipped by an scf.if
+// around the tile's work, wholly visible ones take a second scf.if to the
+// scores without the mask, the others have the mask inlined into their
+// scores, and a query that sees no key gets zeros.
 // CHECK-LABEL: func @sliding_window
-// CHECK-DAG: %[[TABLE:.+]] = arith.constant dense<{{\[}}[1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1], [0, 0, 1, 1]]> : tensor<4x4xi8>
+// CHECK-DAG: %[[TABLE:.+]] = arith.constant dense<{{\[}}[2, 1, 0, 0], [1, 2, 1, 0], [0, 1, 2, 1], [0, 0, 1, 2]]> : tensor<4x4xi8>
 // CHECK: scf.for
 // CHECK: %[[ENTRY:.+]] = tensor.extract %[[TABLE]]
 // CHECK: %[[VISIBLE:.+]] = arith.cmpi ne, %[[ENTRY]]
 // CHECK: scf.if %[[VISIBLE]]
+// CHECK: %[[FULL:.+]] = arith.cmpi eq, %{{.+}}, %c2_i8
+// CHECK: scf.if %[[FULL]]
 // CHECK: arith.maxsi
 // CHECK: arith.cmpi slt
 // CHECK: arith.cmpf oeq
@@ -32,7 +36,7 @@ func.func @sliding_window(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> 
 // A mask that reads the head has one table per (batch, head): head 1 sees
 // only the first 64 keys.
 // CHECK-LABEL: func @per_head
-// CHECK: arith.constant dense<{{\[}}[{{\[}}1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]], [{{\[}}1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0], [1, 0, 0, 0]]]> : tensor<2x4x4xi8>
+// CHECK: arith.constant dense<{{\[}}[{{\[}}2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2]], [{{\[}}2, 0, 0, 0], [2, 0, 0, 0], [2, 0, 0, 0], [2, 0, 0, 0]]]> : tensor<2x4x4xi8>
 func.func @per_head(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> {
   %0 = attn.attention %q, %q, %q : (tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32>
       mask {
@@ -49,7 +53,7 @@ func.func @per_head(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> {
 
 // -----
 
-// A mask that hides no whole tile needs no table.
+// A mask that hides no whole tile and shows none wholly needs no table.
 // CHECK-LABEL: func @no_hidden_tile
 // CHECK-NOT: xi8>
 // CHECK-NOT: scf.if
@@ -106,4 +110,20 @@ func.func @soft_cap(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> {
         attn.yield %y : f32
       }
   return %0 : tensor<1x2x256x16xf32>
+}
+
+// -----
+
+// A block table is at most 2^22 entries: beyond, every tile is visited.
+// CHECK-LABEL: func @huge_table
+// CHECK-NOT: xi8>
+func.func @huge_table(%q: tensor<1x1x262144x1xf32>) -> tensor<1x1x262144x1xf32> {
+  // expected-remark@+1 {{every key tile is visited: its block table would have 16777216 entries, more than the 4194304 lcc embeds}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x1x262144x1xf32>, tensor<1x1x262144x1xf32>, tensor<1x1x262144x1xf32>) -> tensor<1x1x262144x1xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %t = arith.cmpi ule, %j, %i : index
+        attn.yield %t : i1
+      }
+  return %0 : tensor<1x1x262144x1xf32>
 }
