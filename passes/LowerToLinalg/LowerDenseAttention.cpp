@@ -30,9 +30,6 @@ using namespace lcc::lowering;
 
 namespace {
 
-/// Reformer's score of a token with itself under shared-QK attention.
-constexpr double kSelfAttentionScore = -1e5;
-
 /// Under shared QK a token may attend to itself only when nothing else is
 /// visible: its score becomes -1e5.
 Value selfScoreOfSharedQK(OpBuilder &b, Location loc, Value score,

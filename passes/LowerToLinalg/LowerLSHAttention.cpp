@@ -39,9 +39,6 @@ using namespace lcc::lowering;
 
 namespace {
 
-/// Reformer's score of a token with itself under shared-QK attention.
-constexpr double kSelfAttentionScore = -1e5;
-
 /// The sizes of one LSH attention, its sequence padded to a multiple of two
 /// buckets.
 struct LSHShape {

@@ -19,6 +19,9 @@
 namespace lcc::lowering {
 
 constexpr double kNegativeInfinity = -std::numeric_limits<double>::infinity();
+/// Reformer's score of a token with itself under shared-QK attention (LSH
+/// and dense): it attends to itself only when nothing else is visible.
+constexpr double kSelfAttentionScore = -1e5;
 
 mlir::Value add(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                 mlir::Value y);
