@@ -6,14 +6,10 @@
 #include "compiler/HostProgram.h"
 #include "compiler/ModelChecks.h"
 #include "compiler/SourceNames.h"
-#include "compiler/Passes.h"
 #include "passes/Passes.h"
 
-#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 
 #include <chrono>
 
@@ -38,8 +34,7 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   auto done = [&](StringRef part) {
     auto now = std::chrono::steady_clock::now();
     if (options.progress)
-      options.progress(part,
-                       std::chrono::duration<double>(now - last).count());
+      options.progress(part, std::chrono::duration<double>(now - last).count());
     last = now;
   };
   if (failed(checkModelIsCompilable(module)))
@@ -49,67 +44,25 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     options.dump("attn", printedWithLocations(module));
   if (options.attention != AttentionForm::Keep &&
       failed(runDumpedPipeline(
-          module, "attention-forms", options.dump, [&](PassManager &pm) {
-            if (options.attention == AttentionForm::Auto) {
-              SelectFormOptions pass;
-              pass.memoryBudget = options.memoryBudget;
-              pass.nHashes = options.lshHashes;
-              pass.bucketSize = options.lshBucketSize;
-              pass.seed = options.seed;
-              pm.addPass(createSelectForm(pass));
-              return;
-            }
-            if (options.attention == AttentionForm::Routed) {
-              DenseToRoutedOptions pass;
-              pass.clusters = options.routedClusters;
-              pass.window = options.routedWindow;
-              pass.seed = options.seed;
-              pm.addPass(createDenseToRouted(pass));
-              return;
-            }
-            if (options.attention == AttentionForm::LSH) {
-              DenseToLSHOptions pass;
-              pass.nHashes = options.lshHashes;
-              pass.bucketSize = options.lshBucketSize;
-              pass.seed = options.seed;
-              pm.addPass(createDenseToLSH(pass));
-              return;
-            }
-            const SparseAttentionOptions &o = options.sparse;
-            DenseToSparseOptions pass;
-            pass.pattern = stringifySparsePattern(o.pattern).str();
-            pass.block = o.block;
-            pass.stride = o.stride;
-            pass.summary = o.summary;
-            pm.addPass(createDenseToSparse(pass));
-          })))
+          module, "attention-forms", options.dump,
+          [&](PassManager &pm) { buildAttentionFormsPipeline(pm, options); })))
     return failure();
   if (options.attention != AttentionForm::Keep)
     done("attention forms");
   if (options.stopAfter == Stage::Attn)
     return printed(module);
 
-  if (failed(runDumpedPipeline(module, "linalg", options.dump,
-                               [](PassManager &pm) {
-                                 pm.addPass(createLowerToLinalg());
-                                 pm.addNestedPass<func::FuncOp>(
-                                     createConvertElementwiseToLinalgPass());
-                                 pm.addPass(createFuseElementwise());
-                                 pm.addPass(createCanonicalizerPass());
-                                 pm.addPass(createCSEPass());
-                               })))
+  if (failed(runDumpedPipeline(
+          module, "linalg", options.dump,
+          [](PassManager &pm) { buildLowerToLinalgPipeline(pm); })))
     return failure();
   done("lowering to linalg");
   if (options.stopAfter == Stage::Linalg)
     return printed(module);
 
-  if (failed(runDumpedPipeline(module, "dispatches", options.dump,
-                               [](PassManager &pm) {
-                                 pm.addPass(createTileToWorkgroups());
-                                 pm.addPass(createOutlineDispatches());
-                                 pm.addPass(createCanonicalizerPass());
-                                 pm.addPass(createCSEPass());
-                               })))
+  if (failed(runDumpedPipeline(
+          module, "dispatches", options.dump,
+          [](PassManager &pm) { buildLowerToDispatchesPipeline(pm); })))
     return failure();
 
   done("dispatches");
@@ -123,7 +76,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       EntryPointImage entry;
       entry.name = func.getName().str();
       entry.bindingCount = func.getNumArguments();
-      auto count = func->getAttrOfType<DenseI64ArrayAttr>("lcc.workgroup_count");
+      auto count =
+          func->getAttrOfType<DenseI64ArrayAttr>("lcc.workgroup_count");
       if (!count || count.size() != 3 ||
           llvm::any_of(count.asArrayRef(), [](int64_t c) {
             return c < 1 || c > std::numeric_limits<uint32_t>::max();

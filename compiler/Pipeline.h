@@ -14,6 +14,7 @@
 
 #include "compiler/CpuTarget.h"
 #include "compiler/CudaTarget.h"
+#include "compiler/StagePipelines.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -24,20 +25,8 @@ namespace lcc {
 
 enum class Stage { Attn, Linalg, Llvm, Ptx, Artifact };
 
-/// Which form attention ops take (`lcc --attention`).
-enum class AttentionForm { Keep, Sparse, LSH, Routed, Auto };
-
-struct CompileOptions {
+struct CompileOptions : AttentionFormOptions {
   Stage stopAfter = Stage::Artifact;
-  AttentionForm attention = AttentionForm::Keep;
-  /// The sparse attention to build for AttentionForm::Sparse.
-  SparseAttentionOptions sparse = {attn::SparsePattern::Strided, 64, 0, 0};
-  /// The LSH attention to build for AttentionForm::LSH.
-  int64_t lshHashes = 4, lshBucketSize = 64, seed = 0;
-  /// The routed attention to build for AttentionForm::Routed (0: default).
-  int64_t routedClusters = 0, routedWindow = 0;
-  /// Bytes an attention may use under AttentionForm::Auto (0: no limit).
-  int64_t memoryBudget = 0;
   /// The devices to build code for; the artifact holds an executable for
   /// each (the CPU's shared object; PTX and, with ptxas, a cubin).
   bool targetCpu = true, targetCuda = false;

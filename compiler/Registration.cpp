@@ -2,8 +2,9 @@
 
 #include "compiler/Registration.h"
 
-#include "dialects/Attn/IR/AttnDialect.h"
 #include "compiler/Passes.h"
+#include "compiler/StagePipelines.h"
+#include "dialects/Attn/IR/AttnDialect.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -26,4 +27,5 @@ void lcc::registerLccPasses() {
   mlir::registerAllPasses();
   registerLCCPasses();
   registerLCCCompilerPasses();
+  registerLccPipelines();
 }

@@ -202,6 +202,12 @@ cl::opt<bool> verbose(
              "pass"),
     cl::init(false), cl::cat(lccCategory));
 
+cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("Print the pass pipeline of each module stage, as lcc-opt "
+             "runs it by name (with these --attention flags), and exit"),
+    cl::init(false), cl::cat(lccCategory));
+
 cl::opt<std::string> cpuName(
     "cpu",
     cl::desc("LLVM CPU the host code is tuned for ('native': this machine)"),
@@ -345,6 +351,19 @@ int main(int argc, char **argv) {
                                 .str());
     return 1;
   }
+  lcc::AttentionFormOptions forms;
+  forms.attention = *attention;
+  forms.sparse = {*pattern, sparseBlock, sparseStride, sparseSummary};
+  forms.lshHashes = lshHashes;
+  forms.lshBucketSize = lshBucketSize;
+  forms.seed = seed;
+  forms.memoryBudget = *memoryBudget;
+  forms.routedClusters = routedClusters;
+  forms.routedWindow = routedWindow;
+  if (printPipeline) {
+    llvm::outs() << lcc::printStagePipelines(forms);
+    return 0;
+  }
   if (*stage == lcc::Stage::Artifact && outputFilename == "-") {
     lcc::reportError(kTool, "an artifact is binary: name the output file "
                             "with -o (or pick another --emit)");
@@ -385,15 +404,8 @@ int main(int argc, char **argv) {
     return 1; // The parser or a verifier reported why.
 
   lcc::CompileOptions options;
+  static_cast<lcc::AttentionFormOptions &>(options) = forms;
   options.stopAfter = *stage;
-  options.attention = *attention;
-  options.sparse = {*pattern, sparseBlock, sparseStride, sparseSummary};
-  options.lshHashes = lshHashes;
-  options.lshBucketSize = lshBucketSize;
-  options.seed = seed;
-  options.memoryBudget = *memoryBudget;
-  options.routedClusters = routedClusters;
-  options.routedWindow = routedWindow;
   options.cpu = cpuName;
   options.targetCpu = targetCpu;
   options.targetCuda = targetCuda;
