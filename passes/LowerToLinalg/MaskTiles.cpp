@@ -111,6 +111,22 @@ Interval remainder(Interval a, int64_t c) {
   return {-(c - 1), c - 1};
 }
 
+/// Every kind of integer division and remainder, over intervals.
+Interval division(Operation *op, Interval a, Interval b) {
+  auto truncating = [](int64_t x, int64_t y) { return x / y; };
+  bool isUnsigned = isa<arith::DivUIOp, arith::CeilDivUIOp, arith::RemUIOp>(op);
+  // Unsigned division agrees with signed division on non-negative values.
+  if (isUnsigned && (!a.nonNegative() || !b.nonNegative()))
+    return Interval::full();
+  if (isa<arith::RemSIOp, arith::RemUIOp>(op))
+    return b.isPoint() && b.lo > 0 ? remainder(a, b.lo) : Interval::full();
+  if (isa<arith::FloorDivSIOp>(op))
+    return divide(a, b, floorDiv);
+  if (isa<arith::CeilDivSIOp, arith::CeilDivUIOp>(op))
+    return divide(a, b, ceilDiv);
+  return divide(a, b, truncating);
+}
+
 /// One op of the mask, with its operands' and result's slots.
 struct Instruction {
   Operation *op;
@@ -257,8 +273,6 @@ std::optional<int64_t> exactStep(Operation *op, ArrayRef<int64_t> values,
     return width == 1 ? static_cast<int64_t>(v.getZExtValue())
                       : v.getSExtValue();
   };
-  auto truth = [](bool v) -> int64_t { return v ? 1 : 0; };
-  using P = arith::CmpIPredicate;
   return llvm::TypeSwitch<Operation *, std::optional<int64_t>>(op)
       .Case([&](arith::AddIOp) { return out(apint(0) + apint(1)); })
       .Case([&](arith::SubIOp) { return out(apint(0) - apint(1)); })
@@ -301,30 +315,9 @@ std::optional<int64_t> exactStep(Operation *op, ArrayRef<int64_t> values,
         return out(llvm::APIntOps::umin(apint(0), apint(1)));
       })
       .Case([&](arith::CmpIOp c) -> std::optional<int64_t> {
-        APInt x = apint(0), y = apint(1);
-        switch (c.getPredicate()) {
-        case P::eq:
-          return truth(x == y);
-        case P::ne:
-          return truth(x != y);
-        case P::slt:
-          return truth(x.slt(y));
-        case P::sle:
-          return truth(x.sle(y));
-        case P::sgt:
-          return truth(x.sgt(y));
-        case P::sge:
-          return truth(x.sge(y));
-        case P::ult:
-          return truth(x.ult(y));
-        case P::ule:
-          return truth(x.ule(y));
-        case P::ugt:
-          return truth(x.ugt(y));
-        case P::uge:
-          return truth(x.uge(y));
-        }
-        return std::nullopt;
+        return arith::applyCmpPredicate(c.getPredicate(), apint(0), apint(1))
+                   ? 1
+                   : 0;
       })
       .Case([&](arith::AndIOp) { return out(apint(0) & apint(1)); })
       .Case([&](arith::OrIOp) { return out(apint(0) | apint(1)); })
@@ -370,29 +363,9 @@ Interval MaskProgram::step(const Instruction &inst) const {
         return corners(a, {b.hi, b.lo}, checkedSub);
       })
       .Case([&](arith::MulIOp) { return corners(in(0), in(1), checkedMul); })
-      .Case([&](arith::DivSIOp) {
-        return divide(in(0), in(1), [](int64_t x, int64_t y) { return x / y; });
-      })
-      .Case([&](arith::FloorDivSIOp) { return divide(in(0), in(1), floorDiv); })
-      .Case([&](arith::CeilDivSIOp) { return divide(in(0), in(1), ceilDiv); })
-      .Case([&](arith::DivUIOp) {
-        if (!in(0).nonNegative() || !in(1).nonNegative())
-          return Interval::full();
-        return divide(in(0), in(1), [](int64_t x, int64_t y) { return x / y; });
-      })
-      .Case([&](arith::CeilDivUIOp) {
-        if (!in(0).nonNegative() || !in(1).nonNegative())
-          return Interval::full();
-        return divide(in(0), in(1), ceilDiv);
-      })
-      .Case<arith::RemSIOp, arith::RemUIOp>([&](Operation *) {
-        Interval a = in(0), b = in(1);
-        if (isa<arith::RemUIOp>(op) && !a.nonNegative())
-          return Interval::full();
-        if (!b.isPoint() || b.lo <= 0)
-          return Interval::full();
-        return remainder(a, b.lo);
-      })
+      .Case<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp,
+            arith::DivUIOp, arith::CeilDivUIOp, arith::RemSIOp, arith::RemUIOp>(
+          [&](Operation *) { return division(op, in(0), in(1)); })
       .Case([&](arith::MaxSIOp) {
         return Interval{std::max(in(0).lo, in(1).lo),
                         std::max(in(0).hi, in(1).hi)};
@@ -437,8 +410,15 @@ Interval MaskProgram::step(const Instruction &inst) const {
           return Interval{-a.hi, -a.lo}; // true sign-extends to -1
         return a;
       })
-      .Case<arith::IndexCastOp, arith::TruncIOp>(
-          [&](Operation *) { return in(0); }) // fit() wraps if it must
+      .Case<arith::IndexCastOp, arith::TruncIOp>([&](Operation *) {
+        Interval a = in(0);
+        // To i1: the low bit, either value. From i1: sign-extended.
+        if (inst.width == 1)
+          return kEither;
+        if (widthOf(op->getOperand(0).getType()) == 1)
+          return Interval{-a.hi, -a.lo};
+        return a; // fit() wraps if it must
+      })
       .Default([](Operation *) { return Interval::full(); });
 }
 

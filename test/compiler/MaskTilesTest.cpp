@@ -56,8 +56,12 @@ public:
     case 3:
       return arith::SelectOp::create(b, loc, boolean(depth - 1),
                                      boolean(depth - 1), boolean(depth - 1));
-    default:
-      return compare(depth);
+    default: {
+      // The low bit of an integer.
+      Value wide =
+          arith::IndexCastOp::create(b, loc, b.getI64Type(), integer(depth));
+      return arith::TruncIOp::create(b, loc, b.getI1Type(), wide);
+    }
     }
   }
 
@@ -113,8 +117,12 @@ private:
       }
     }
     if (choice == 4) {
-      Value wide = arith::ExtUIOp::create(b, loc, b.getI64Type(), boolean(0));
-      return arith::IndexCastOp::create(b, loc, b.getIndexType(), wide);
+      if (pick(2)) // true is 1
+        return arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            arith::ExtUIOp::create(b, loc, b.getI64Type(), boolean(0)));
+      // true is -1: index_cast sign-extends an i1
+      return arith::IndexCastOp::create(b, loc, b.getIndexType(), boolean(0));
     }
     return arith::SelectOp::create(b, loc, boolean(depth - 1),
                                    integer(depth - 1), integer(depth - 1));
