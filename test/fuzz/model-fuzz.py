@@ -16,9 +16,11 @@ depend on them must be finite, nothing more.
 A random model can be ill-conditioned (nearly equal features under a layer
 norm, sharp softmaxes, saturating tanh), so that f32 rounding alone moves its
 output by more than 1e-5. When a result misses 1e-5, the reference is run
-once more on the model perturbed at the scale of f32 rounding (every input
-and weight moved by a relative 2^-23 at most); the result passes if its
-error is within 10x that change, and the run lists such seeds. A real bug
+twice more: on the model perturbed at the scale of f32 rounding (every input
+and weight moved by a relative 2^-23 at most), and with every node's results
+rounded to f32 as compiled code stores them (lcc-reference --round-to-f32);
+the result passes if its error is within 10x the larger change, and the run
+lists such seeds. A real bug
 (wrong data, a clobbered buffer) is orders of magnitude beyond either.
 
   model-fuzz.py --bin=build/bin --seeds=1-40            a fixed set
@@ -811,12 +813,16 @@ def check_seed(seed, args):
             continue
         # A random model may be ill-conditioned (nearly equal features under
         # a layer norm, sharp softmaxes, saturating tanh): then f32 rounding
-        # alone moves the output more than 1e-5. The reference run on the
-        # model perturbed at that scale (every float by 2^-23 at most) says
-        # how much; within 10x of that, the error is the model's, not lcc's.
+        # alone moves the output more than 1e-5. The reference says how much,
+        # twice: run on the model perturbed at that scale (every float by
+        # 2^-23 at most), and run with every intermediate rounded to f32 as
+        # compiled code stores it. Within 10x of the larger, the error is
+        # the model's, not lcc's.
         error = relative_error(output)
-        sensitivity = reference_sensitivity(model, data_seed, i, directory,
-                                            input_files, tool, args)
+        sensitivity = max(
+            reference_sensitivity(model, data_seed, i, directory, input_files,
+                                  tool, args),
+            rounding_sensitivity(i, directory, input_files, tool, args))
         if not math.isfinite(error) or error > max(RTOL, 10 * sensitivity):
             return seed, ("result%d differs from the reference: rel_err "
                           "%.3e, the model's own sensitivity to f32 rounding "
@@ -850,6 +856,26 @@ def reference_sensitivity(model, data_seed, index, directory, input_files,
     _, output = run_tool(
         [tool("lcc-compare"),
          os.path.join(jitter_dir, "ref", "result%d.npy" % index),
+         os.path.join(directory, "ref", "result%d.npy" % index), "--rtol=1"],
+        directory, args.timeout)
+    return relative_error(output)
+
+
+def rounding_sensitivity(index, directory, input_files, tool, args):
+    """rel_err between the reference and the reference that rounds every
+    node's results to f32."""
+    rounded = os.path.join(directory, "rounded")
+    if not os.path.isdir(rounded):
+        os.makedirs(rounded)
+        status, _ = run_tool(
+            [tool("lcc-reference"), "--graph=graph.json",
+             "--params=weights.safetensors", "--output-dir=rounded",
+             "--round-to-f32"] + ["--input=" + f for f in input_files],
+            directory, args.timeout)
+        if status != 0:
+            return float("nan")
+    _, output = run_tool(
+        [tool("lcc-compare"), os.path.join(rounded, "result%d.npy" % index),
          os.path.join(directory, "ref", "result%d.npy" % index), "--rtol=1"],
         directory, args.timeout)
     return relative_error(output)

@@ -93,7 +93,8 @@ public:
 
 class Interpreter {
 public:
-  explicit Interpreter(const Weights &weights) : weights(weights) {}
+  Interpreter(const Weights &weights, bool roundToF32)
+      : weights(weights), roundToF32(roundToF32) {}
 
   /// Runs `nodes` in `env` and returns the values named by `results`.
   std::vector<Tensor> runBlock(const JsonValue &block, Environment env,
@@ -136,8 +137,12 @@ public:
                              std::to_string(results.size()) +
                              " results, the graph names " +
                              std::to_string(resultNames.size()));
-      for (size_t r = 0; r < results.size(); ++r)
+      for (size_t r = 0; r < results.size(); ++r) {
+        if (roundToF32)
+          for (double &x : results[r].data)
+            x = static_cast<float>(x);
         env[resultNames[r]] = results[r];
+      }
     }
   }
 
@@ -328,13 +333,14 @@ private:
   }
 
   const Weights &weights;
+  bool roundToF32;
 };
 
 } // namespace
 
 std::vector<Tensor> runGraph(const JsonValue &spec,
                              const std::vector<Tensor> &inputs,
-                             const Weights &weights) {
+                             const Weights &weights, bool roundToF32) {
   const JsonValue &declared = member(spec, "inputs", "graph");
   if (declared.elements.size() != inputs.size())
     throw ReferenceError("graph: takes " +
@@ -350,7 +356,7 @@ std::vector<Tensor> runGraph(const JsonValue &spec,
     expectShape(inputs[i], shape, "graph input '" + name + "'");
     env[name] = inputs[i];
   }
-  Interpreter interpreter(weights);
+  Interpreter interpreter(weights, roundToF32);
   interpreter.runNodes(member(spec, "nodes", "graph"), env, "graph");
   std::vector<Tensor> outputs;
   for (const std::string &name :

@@ -46,9 +46,13 @@ struct JsonValue;
 /// Evaluates the graph `spec` (the whole JSON document) on `inputs`, given in
 /// the order of its "inputs", with parameters from `weights`. Returns its
 /// outputs in order. Throws ReferenceError naming the node on any problem.
+/// With `roundToF32`, every node's results are rounded to f32, as compiled
+/// code stores them: the difference from the exact run is how much f32
+/// storage alone moves the outputs (the differential fuzzer's measure of a
+/// model's conditioning), never the reference's answer.
 std::vector<Tensor> runGraph(const JsonValue &spec,
                              const std::vector<Tensor> &inputs,
-                             const Weights &weights);
+                             const Weights &weights, bool roundToF32 = false);
 
 } // namespace lcc::reference
 

@@ -36,6 +36,8 @@ const char *const kUsage = R"(usage:
                 --output=OUT.npy
   lcc-reference --graph=SPEC.json [--params=W.safetensors]
                 --input=A.npy ... --output-dir=DIR   (DIR/result<i>.npy)
+                [--round-to-f32]  (every node's results rounded to f32, as
+                compiled code stores them: a measure of conditioning)
 ops and their inputs (in operand order) and flags:
   attention              q k v (or qk v with --shared-qk)
                          [--causal] [--shared-qk] [--scale=S]
@@ -200,7 +202,8 @@ int runGraphMode(const Arguments &args, const std::vector<Tensor> &inputs) {
   Weights weights;
   if (args.has("params"))
     weights = readSafetensors(args.value("params"));
-  std::vector<Tensor> results = runGraph(spec, inputs, weights);
+  std::vector<Tensor> results =
+      runGraph(spec, inputs, weights, args.has("round-to-f32"));
   std::string directory = args.value("output-dir");
   for (size_t i = 0; i < results.size(); ++i)
     writeNpy(directory + "/result" + std::to_string(i) + ".npy", results[i],
@@ -212,6 +215,7 @@ int run(int argc, char **argv) {
   Arguments args = parseArguments(argc, argv,
                                   {{"help", false},
                                    {"graph", true},
+                                   {"round-to-f32", false},
                                    {"output-dir", true},
                                    {"model", true},
                                    {"params", true},
@@ -241,6 +245,8 @@ int run(int argc, char **argv) {
                          "--graph=SPEC.json");
   if (args.has("output-dir") && !args.has("graph"))
     throw ReferenceError("--output-dir applies to --graph only");
+  if (args.has("round-to-f32") && !args.has("graph"))
+    throw ReferenceError("--round-to-f32 applies to --graph only");
   if (args.has("op") && args.has("params"))
     throw ReferenceError("--params applies to --model only");
   std::vector<Tensor> inputs;
