@@ -126,15 +126,12 @@ Value activation(OpBuilder &b, Location loc, Activation kind, Value x) {
   Type type = x.getType();
   switch (kind) {
   case Activation::Relu: {
-    Value zero =
-        arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, 0.0));
+    Value zero = floatConstant(b, loc, type, 0.0);
     return arith::MaximumFOp::create(b, loc, x, zero);
   }
   case Activation::Gelu: {
     // Exact GELU: 0.5 x (1 + erf(x / sqrt(2))).
-    auto constant = [&](double v) -> Value {
-      return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, v));
-    };
+    auto constant = [&](double v) { return floatConstant(b, loc, type, v); };
     Value erf =
         math::ErfOp::create(b, loc, mul(b, loc, x, constant(M_SQRT1_2)));
     return mul(b, loc, mul(b, loc, constant(0.5), x),

@@ -217,24 +217,24 @@ Value attendCluster(TensorBuilder &u, const RoutedShape &s,
   Value dots = u.matmulTransposedB(tile.queries, keys,
                                    u.filled({s.tile, window}, f32, 0.0));
   Value cluster = castToI32(nb, nl, c);
-  Value scores = u.map(
-      {s.tile, window}, f32, {dots, queryClusterOf, queryPos, keyPos},
-      {u.identityMap(2), u.map(2, {0}), u.map(2, {0}), u.map(2, {1})},
-      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        auto constant = [&](double x) -> Value {
-          return arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, x));
-        };
-        Value hidden = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne,
-                                             a[1], cluster);
-        if (causal)
-          hidden = arith::OrIOp::create(
-              b, l, hidden,
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, a[3],
-                                    a[2]));
-        return arith::SelectOp::create(b, l, hidden,
-                                       constant(kNegativeInfinity),
-                                       mul(b, l, a[0], constant(scale)));
-      });
+  Value scores =
+      u.map({s.tile, window}, f32, {dots, queryClusterOf, queryPos, keyPos},
+            {u.identityMap(2), u.map(2, {0}), u.map(2, {0}), u.map(2, {1})},
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              auto constant = [&](double x) -> Value {
+                return floatConstant(b, l, f32, x);
+              };
+              Value hidden = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::ne, a[1], cluster);
+              if (causal)
+                hidden = arith::OrIOp::create(
+                    b, l, hidden,
+                    arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, a[3],
+                                          a[2]));
+              return arith::SelectOp::create(b, l, hidden,
+                                             constant(kNegativeInfinity),
+                                             mul(b, l, a[0], constant(scale)));
+            });
   Value maxima = rowMax(u, scores);
   Value probs = u.map({s.tile, window}, f32, {scores, maxima},
                       {u.identityMap(2), u.dropLastMap(2)},
@@ -249,8 +249,7 @@ Value attendCluster(TensorBuilder &u, const RoutedShape &s,
       {s.tile, valueDim}, f32, {acc, weighted, sums},
       {u.identityMap(2), u.identityMap(2), u.dropLastMap(2)},
       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value zero =
-            arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, 0.0));
+        Value zero = floatConstant(b, l, f32, 0.0);
         Value empty =
             arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, a[2], zero);
         Value share = arith::SelectOp::create(

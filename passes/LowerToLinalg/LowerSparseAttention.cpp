@@ -8,6 +8,7 @@
 
 #include "passes/LowerToLinalg/FlashAttention.h"
 #include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
@@ -24,9 +25,6 @@ namespace {
 
 using P = arith::CmpIPredicate;
 
-Value index(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
 Value cmp(OpBuilder &b, Location loc, P p, Value x, Value y) {
   return arith::CmpIOp::create(b, loc, p, x, y);
 }
@@ -42,13 +40,13 @@ Value andOf(OpBuilder &b, Location loc, Value x, Value y) {
 void useFixedPattern(FlashAttention &flash, int64_t stride, int64_t summary,
                      int64_t tile) {
   flash.visible = [=](OpBuilder &b, Location loc, const ScorePosition &at) {
-    Value l = index(b, loc, stride);
+    Value l = indexConstant(b, loc, stride);
     Value sameWindow =
         cmp(b, loc, P::eq, arith::DivSIOp::create(b, loc, at.query, l),
             arith::DivSIOp::create(b, loc, at.key, l));
     Value isSummary =
         cmp(b, loc, P::sge, arith::RemSIOp::create(b, loc, at.key, l),
-            index(b, loc, stride - summary));
+            indexConstant(b, loc, stride - summary));
     return orOf(b, loc, sameWindow, isSummary);
   };
   // Tiles [qs, qs+B) and [ks, ks+B): their windows overlap, or the key tile
@@ -60,7 +58,8 @@ void useFixedPattern(FlashAttention &flash, int64_t stride, int64_t summary,
     if (tile >= stride)
       return arith::ConstantIntOp::create(b, loc, 1, 1).getResult();
     Value qs = at.queryStart, ks = at.keyStart;
-    Value l = index(b, loc, stride), last = index(b, loc, tile - 1);
+    Value l = indexConstant(b, loc, stride),
+          last = indexConstant(b, loc, tile - 1);
     Value qEnd = arith::AddIOp::create(b, loc, qs, last);
     Value kEnd = arith::AddIOp::create(b, loc, ks, last);
     auto window = [&](Value x) -> Value {
@@ -74,7 +73,7 @@ void useFixedPattern(FlashAttention &flash, int64_t stride, int64_t summary,
                       l);
     Value endsInSummary =
         cmp(b, loc, P::sge, arith::RemSIOp::create(b, loc, kEnd, l),
-            index(b, loc, stride - summary));
+            indexConstant(b, loc, stride - summary));
     return orOf(b, loc, overlap, orOf(b, loc, wraps, endsInSummary));
   };
 }
@@ -84,11 +83,13 @@ void useFixedPattern(FlashAttention &flash, int64_t stride, int64_t summary,
 void useStridedPattern(FlashAttention &flash, int64_t stride, int64_t tile) {
   flash.visible = [=](OpBuilder &b, Location loc, const ScorePosition &at) {
     Value d = arith::SubIOp::create(b, loc, at.query, at.key);
-    Value local = andOf(b, loc, cmp(b, loc, P::slt, d, index(b, loc, stride)),
-                        cmp(b, loc, P::sgt, d, index(b, loc, -stride)));
-    Value onStride = cmp(
-        b, loc, P::eq, arith::RemSIOp::create(b, loc, d, index(b, loc, stride)),
-        index(b, loc, 0));
+    Value local =
+        andOf(b, loc, cmp(b, loc, P::slt, d, indexConstant(b, loc, stride)),
+              cmp(b, loc, P::sgt, d, indexConstant(b, loc, -stride)));
+    Value onStride =
+        cmp(b, loc, P::eq,
+            arith::RemSIOp::create(b, loc, d, indexConstant(b, loc, stride)),
+            indexConstant(b, loc, 0));
     return orOf(b, loc, local, onStride);
   };
   // The differences i - j of two tiles fill [lo, hi] = [qs - ks - (B-1),
@@ -96,12 +97,15 @@ void useStridedPattern(FlashAttention &flash, int64_t stride, int64_t tile) {
   // l.
   flash.tileVisible = [=](OpBuilder &b, Location loc,
                           const TilePosition &at) -> Value {
-    Value l = index(b, loc, stride);
+    Value l = indexConstant(b, loc, stride);
     Value d = arith::SubIOp::create(b, loc, at.queryStart, at.keyStart);
-    Value lo = arith::SubIOp::create(b, loc, d, index(b, loc, tile - 1));
-    Value hi = arith::AddIOp::create(b, loc, d, index(b, loc, tile - 1));
-    Value local = andOf(b, loc, cmp(b, loc, P::slt, lo, l),
-                        cmp(b, loc, P::sgt, hi, index(b, loc, -stride)));
+    Value lo =
+        arith::SubIOp::create(b, loc, d, indexConstant(b, loc, tile - 1));
+    Value hi =
+        arith::AddIOp::create(b, loc, d, indexConstant(b, loc, tile - 1));
+    Value local =
+        andOf(b, loc, cmp(b, loc, P::slt, lo, l),
+              cmp(b, loc, P::sgt, hi, indexConstant(b, loc, -stride)));
     Value multiple = arith::MulIOp::create(
         b, loc, arith::FloorDivSIOp::create(b, loc, hi, l), l);
     Value onStride = cmp(b, loc, P::sge, multiple, lo);

@@ -22,10 +22,6 @@ using namespace lcc::lowering;
 
 namespace {
 
-Value index(OpBuilder &b, Location l, int64_t v) {
-  return arith::ConstantIndexOp::create(b, l, v);
-}
-
 /// Adds each token of `tokens` ([seq, dim], one row) to the sum of its
 /// nearest centroid and counts it: the new (sums [clusters, dim], counts
 /// [clusters]).
@@ -40,15 +36,15 @@ std::pair<Value, Value> accumulateMembers(TensorBuilder &t, Value tokens,
                                      t.filled({seq, clusters}, f32, 0.0));
   Value nearest = argmaxLastDim(nb, nl, t, scores);
   auto pass = scf::ForOp::create(
-      nb, nl, index(nb, nl, 0), index(nb, nl, seq), index(nb, nl, 1),
-      ValueRange{sums, counts},
+      nb, nl, indexConstant(nb, nl, 0), indexConstant(nb, nl, seq),
+      indexConstant(nb, nl, 1), ValueRange{sums, counts},
       [&](OpBuilder &b, Location l, Value j, ValueRange acc) {
         Value c = arith::IndexCastOp::create(
             b, l, b.getIndexType(),
             tensor::ExtractOp::create(b, l, nearest, j));
         auto accumulate = scf::ForOp::create(
-            b, l, index(b, l, 0), index(b, l, dim), index(b, l, 1),
-            ValueRange{acc[0]},
+            b, l, indexConstant(b, l, 0), indexConstant(b, l, dim),
+            indexConstant(b, l, 1), ValueRange{acc[0]},
             [&](OpBuilder &db, Location dl, Value d, ValueRange s) {
               Value x =
                   tensor::ExtractOp::create(db, dl, tokens, ValueRange{j, d});
@@ -61,9 +57,7 @@ std::pair<Value, Value> accumulateMembers(TensorBuilder &t, Value tokens,
                       .getResult());
             });
         Value n = tensor::ExtractOp::create(b, l, acc[1], c);
-        Value inc =
-            add(b, l, n,
-                arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, 1.0)));
+        Value inc = add(b, l, n, floatConstant(b, l, f32, 1.0));
         scf::YieldOp::create(
             b, l,
             ValueRange{
@@ -82,15 +76,14 @@ Value movedCentroids(TensorBuilder &t, Value sums, Value counts,
       {clusters, dim}, f32, {sums, norms, counts, centroids},
       {t.identityMap(2), t.dropLastMap(2), t.dropLastMap(2), t.identityMap(2)},
       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value zero =
-            arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, 0.0));
+        Value zero = floatConstant(b, l, f32, 0.0);
         // No members, or members that cancel (or are not finite): the
         // centroid stays where it was.
         Value empty =
             arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, a[2], zero);
-        Value cancelled = arith::CmpFOp::create(
-            b, l, arith::CmpFPredicate::ULE, a[1],
-            arith::ConstantOp::create(b, l, f32, b.getFloatAttr(f32, 1e-24)));
+        Value cancelled =
+            arith::CmpFOp::create(b, l, arith::CmpFPredicate::ULE, a[1],
+                                  floatConstant(b, l, f32, 1e-24));
         Value keep = arith::OrIOp::create(b, l, empty, cancelled);
         Value mean = mul(b, l, a[0], inverseNorm(b, l, a[1]));
         return arith::SelectOp::create(b, l, keep, a[3], mean);
@@ -117,8 +110,9 @@ Value lcc::lowering::kMeans(OpBuilder &b, Location loc, Value initial,
   Value start = sliceOf(b, loc, RankedTensorType::get({clusters, dim}, f32),
                         initial, offsets, sizes);
   auto iterations = scf::ForOp::create(
-      b, loc, index(b, loc, 0), index(b, loc, 3), index(b, loc, 1),
-      ValueRange{start}, [&](OpBuilder &nb, Location nl, Value, ValueRange it) {
+      b, loc, indexConstant(b, loc, 0), indexConstant(b, loc, 3),
+      indexConstant(b, loc, 1), ValueRange{start},
+      [&](OpBuilder &nb, Location nl, Value, ValueRange it) {
         TensorBuilder t(nb, nl);
         Value centroids = it[0];
         Value sums = t.filled({clusters, dim}, f32, 0.0);

@@ -35,7 +35,7 @@ Value scoreAt(OpBuilder &nb, Location l, Value scores, Value j) {
   Value s = arith::ExtFOp::create(
       nb, l, f64, tensor::ExtractOp::create(nb, l, scores, j).getResult());
   auto constant = [&](double v) -> Value {
-    return arith::ConstantOp::create(nb, l, f64, nb.getFloatAttr(f64, v));
+    return floatConstant(nb, l, f64, v);
   };
   Value isNan = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNO, s, s);
   Value clamped = arith::MinimumFOp::create(
@@ -52,16 +52,14 @@ Value windowThreshold(OpBuilder &b, Location loc, const ScoreLoop &loop,
   auto index = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto f64c = [&](double v) -> Value {
-    return arith::ConstantOp::create(b, loc, f64, b.getFloatAttr(f64, v));
-  };
+  auto f64c = [&](double v) -> Value { return floatConstant(b, loc, f64, v); };
   Value c0 = loop.c0, c1 = loop.c1, cn = loop.cn;
   auto bisect = scf::ForOp::create(
       b, loc, c0, index(60), c1, ValueRange{f64c(-2.0), f64c(2.0)},
       [&](OpBuilder &nb, Location l, Value, ValueRange it) {
         Value mid = arith::MulFOp::create(
             nb, l, arith::AddFOp::create(nb, l, it[0], it[1]),
-            arith::ConstantOp::create(nb, l, f64, nb.getFloatAttr(f64, 0.5)));
+            floatConstant(nb, l, f64, 0.5));
         auto count = scf::ForOp::create(
             nb, l, c0, cn, c1, ValueRange{i32Constant(nb, l, 0)},
             [&](OpBuilder &cb, Location cl, Value j, ValueRange acc) {

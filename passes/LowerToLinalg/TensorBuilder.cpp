@@ -1,6 +1,7 @@
 //===- TensorBuilder.cpp - building linalg on tensors ---------------------===//
 
 #include "passes/LowerToLinalg/TensorBuilder.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -10,11 +11,11 @@ using namespace mlir;
 using namespace lcc;
 
 Value TensorBuilder::index(int64_t value) {
-  return arith::ConstantIndexOp::create(b, loc, value);
+  return lowering::indexConstant(b, loc, value);
 }
 
 Value TensorBuilder::scalar(Type type, double value) {
-  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+  return lowering::floatConstant(b, loc, type, value);
 }
 
 Value TensorBuilder::empty(ArrayRef<int64_t> shape, Type elementType) {
