@@ -98,17 +98,12 @@ template <typename F> Interval divide(Interval a, Interval b, F f) {
 
 /// x mod c for x in `a`, c > 0 a constant (the sign of x, as remsi).
 Interval remainder(Interval a, int64_t c) {
-  if (a.lo >= 0) {
-    if (a.hi - a.lo < c && a.lo % c <= a.hi % c)
-      return {a.lo % c, a.hi % c};
-    return {0, c - 1};
-  }
-  if (a.hi <= 0) {
-    if (a.hi - a.lo < c && a.lo % c <= a.hi % c)
-      return {a.lo % c, a.hi % c};
-    return {-(c - 1), 0};
-  }
-  return {-(c - 1), c - 1};
+  if (a.lo < 0 && a.hi > 0)
+    return {-(c - 1), c - 1};
+  // One sign throughout: within one period the remainders keep their order.
+  if (a.hi - a.lo < c && a.lo % c <= a.hi % c)
+    return {a.lo % c, a.hi % c};
+  return a.lo >= 0 ? Interval{0, c - 1} : Interval{-(c - 1), 0};
 }
 
 /// Every kind of integer division and remainder, over intervals.
@@ -153,6 +148,8 @@ Interval fit(Interval v, unsigned width) {
   return v;
 }
 
+/// A comparison of operands not both known (known ones are evaluated
+/// exactly by exactStep).
 Interval compare(arith::CmpIPredicate p, Interval a, Interval b) {
   using P = arith::CmpIPredicate;
   // Unsigned comparisons agree with signed ones on non-negative values.
@@ -166,13 +163,9 @@ Interval compare(arith::CmpIPredicate p, Interval a, Interval b) {
   };
   switch (p) {
   case P::eq:
-    if (a.isPoint() && b.isPoint())
-      return a.lo == b.lo ? kTrue : kFalse;
     return (a.hi < b.lo || b.hi < a.lo) ? kFalse : kEither;
-  case P::ne: {
-    Interval eq = compare(P::eq, a, b);
-    return eq.isPoint() ? Interval::point(1 - eq.lo) : kEither;
-  }
+  case P::ne:
+    return (a.hi < b.lo || b.hi < a.lo) ? kTrue : kEither;
   case P::slt:
     return signedLess(a, b, false);
   case P::sle:
@@ -185,16 +178,8 @@ Interval compare(arith::CmpIPredicate p, Interval a, Interval b) {
   case P::ule:
   case P::ugt:
   case P::uge:
-    if (!bothNonNegative) {
-      if (!a.isPoint() || !b.isPoint())
-        return kEither;
-      uint64_t x = a.lo, y = b.lo;
-      bool r = p == P::ult   ? x < y
-               : p == P::ule ? x <= y
-               : p == P::ugt ? x > y
-                             : x >= y;
-      return r ? kTrue : kFalse;
-    }
+    if (!bothNonNegative)
+      return kEither;
     return compare(p == P::ult   ? P::slt
                    : p == P::ule ? P::sle
                    : p == P::ugt ? P::sgt
@@ -218,21 +203,15 @@ Interval bitwise(Operation *op, Interval a, Interval b) {
   return bound > top ? Interval{0, bound - 1} : Interval::full();
 }
 
-/// andi, ori or xori of i1 truth values.
+/// andi, ori or xori of i1 truth values, not both known: one known
+/// operand can decide and or or.
 Interval logic(Operation *op, Interval a, Interval b) {
-  bool aKnown = a.isPoint(), bKnown = b.isPoint();
-  if (isa<arith::AndIOp>(op)) {
-    if ((aKnown && a.lo == 0) || (bKnown && b.lo == 0))
-      return kFalse;
-    return aKnown && bKnown ? kTrue : kEither;
-  }
-  if (isa<arith::OrIOp>(op)) {
-    if ((aKnown && a.lo == 1) || (bKnown && b.lo == 1))
-      return kTrue;
-    return aKnown && bKnown ? kFalse : kEither;
-  }
-  // xori
-  return aKnown && bKnown ? Interval::point(a.lo ^ b.lo) : kEither;
+  auto known = [](Interval x, int64_t v) { return x.isPoint() && x.lo == v; };
+  if (isa<arith::AndIOp>(op) && (known(a, 0) || known(b, 0)))
+    return kFalse;
+  if (isa<arith::OrIOp>(op) && (known(a, 1) || known(b, 1)))
+    return kTrue;
+  return kEither;
 }
 
 /// The mask compiled to slots: b, h, i, j are slots 0-3.
@@ -246,9 +225,8 @@ public:
     slots[1] = h;
     slots[2] = i;
     slots[3] = j;
-    for (const Instruction &inst : program) {
+    for (const Instruction &inst : program)
       slots[inst.result] = fit(step(inst), inst.width);
-    }
     return slots[visible];
   }
 
