@@ -76,9 +76,7 @@ public:
     TableLookup self = *this;
     return [self, cls, negate](OpBuilder &b, Location l,
                                const TilePosition &at) -> Value {
-      auto index = [&](int64_t v) -> Value {
-        return arith::ConstantIndexOp::create(b, l, v);
-      };
+      auto index = [&](int64_t v) { return indexConstant(b, l, v); };
       SmallVector<Value> indices;
       if (self.perBatchHead)
         indices.push_back(arith::AddIOp::create(
