@@ -48,6 +48,12 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
+namespace lcc {
+#define GEN_PASS_DEF_BLOCKIDSTOARGUMENTS
+#define GEN_PASS_DEF_APPROXIMATEEXP
+#include "compiler/Passes.h.inc"
+} // namespace lcc
+
 using namespace mlir;
 using namespace lcc;
 
@@ -80,56 +86,74 @@ LogicalResult approximateExp(ModuleOp kernels) {
   return applyPatternsGreedily(kernels, std::move(patterns));
 }
 
+struct BlockIdsToArgumentsPass
+    : lcc::impl::BlockIdsToArgumentsBase<BlockIdsToArgumentsPass> {
+  void runOnOperation() override {
+    for (auto dispatch : getOperation().getOps<func::FuncOp>())
+      if (dispatch->hasAttr("lcc.dispatch"))
+        blockIdsToArguments(dispatch);
+  }
+};
+
+struct ApproximateExpPass : lcc::impl::ApproximateExpBase<ApproximateExpPass> {
+  void runOnOperation() override {
+    if (failed(approximateExp(getOperation()))) {
+      getOperation().emitError("cannot expand exp");
+      signalPassFailure();
+    }
+  }
+};
+
 } // namespace
+
+void lcc::buildCpuBufferizePipeline(OpPassManager &pm) {
+  pm.addPass(createExtractDispatches());
+  pm.addPass(createUseBufferSignatures());
+  addDispatchBufferizationPasses(pm);
+  bufferization::buildBufferDeallocationPipeline(pm);
+}
+
+void lcc::buildCpuToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createBlockIdsToArguments());
+  pm.addPass(createCopiesToLinalg());
+  pm.addPass(createApproximateExp());
+  pm.addNestedPass<func::FuncOp>(createVectorizeContractions());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Unrolled: the default goes through a stack buffer per transfer, and
+  // an alloca inside loops grows the stack on every iteration.
+  pm.addPass(createConvertVectorToSCFPass(
+      VectorTransferToSCFOptions().enableFullUnroll()));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  // aligned_alloc returns the aligned pointer itself; malloc plus pointer
+  // arithmetic would hide from LLVM that a temporary aliases nothing, and
+  // every reduction would reload and store its accumulator per step.
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
 
 LogicalResult
 lcc::lowerDispatchesToLLVM(ModuleOp kernels, const CpuTargetOptions &options,
                            SmallVectorImpl<KernelSignature> &signatures) {
-  if (failed(useBufferSignatures(kernels, signatures)))
+  if (failed(kernelSignatures(kernels, signatures)))
     return failure();
-
-  if (failed(runDumpedPipeline(
-          kernels, "bufferized", options.dump, [](PassManager &pm) {
-            addDispatchBufferizationPasses(pm);
-            bufferization::buildBufferDeallocationPipeline(pm);
-          })))
+  if (failed(runDumpedPipeline(kernels, "bufferized", options.dump,
+                               buildCpuBufferizePipeline)))
     return failure();
-
-  for (auto dispatch : kernels.getOps<func::FuncOp>())
-    if (dispatch->hasAttr("lcc.dispatch"))
-      blockIdsToArguments(dispatch);
-  copiesToLinalg(kernels);
-  if (failed(approximateExp(kernels)))
-    return kernels.emitError("cannot expand exp"), failure();
-
-  return runDumpedPipeline(
-      kernels, "llvm-dialect", options.dump, [](PassManager &pm) {
-        pm.addNestedPass<func::FuncOp>(createVectorizeContractions());
-        pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-        // Unrolled: the default goes through a stack buffer per transfer, and
-        // an alloca inside loops grows the stack on every iteration.
-        pm.addPass(createConvertVectorToSCFPass(
-            VectorTransferToSCFOptions().enableFullUnroll()));
-        pm.addPass(createLowerAffinePass());
-        pm.addPass(createSCFToControlFlowPass());
-        pm.addPass(memref::createExpandStridedMetadataPass());
-        pm.addPass(createLowerAffinePass());
-        pm.addPass(createConvertVectorToLLVMPass());
-        // aligned_alloc returns the aligned pointer itself; malloc plus pointer
-        // arithmetic would hide from LLVM that a temporary aliases nothing, and
-        // every reduction would reload and store its accumulator per step.
-        FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
-        memrefOptions.useAlignedAlloc = true;
-        pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
-        pm.addPass(createConvertMathToLLVMPass());
-        pm.addPass(createConvertMathToLibmPass());
-        pm.addPass(createArithToLLVMConversionPass());
-        pm.addPass(createConvertIndexToLLVMPass());
-        pm.addPass(createConvertFuncToLLVMPass());
-        pm.addPass(createConvertControlFlowToLLVMPass());
-        pm.addPass(createUBToLLVMConversionPass());
-        pm.addPass(createReconcileUnrealizedCastsPass());
-      });
+  return runDumpedPipeline(kernels, "llvm-dialect", options.dump,
+                           buildCpuToLLVMPipeline);
 }
 
 namespace {

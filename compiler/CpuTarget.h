@@ -15,6 +15,7 @@
 #include "compiler/DispatchBuffers.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
@@ -27,6 +28,12 @@ struct CpuTargetOptions {
   /// Dumps each stage when set.
   StageDumper dump;
 };
+
+/// The CPU kernel stages, as lcc runs them and lcc-lower-to-kernels names
+/// them: the dispatches bufferized (heap temporaries freed), then lowered
+/// to the LLVM dialect.
+void buildCpuBufferizePipeline(mlir::OpPassManager &pm);
+void buildCpuToLLVMPipeline(mlir::OpPassManager &pm);
 
 /// Bufferizes and lowers `kernels` (a module holding only dispatch functions
 /// on tensors, outputs last) to the LLVM dialect, in place, and returns the

@@ -55,6 +55,13 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 
+namespace lcc {
+#define GEN_PASS_DEF_OUTLINEGPUMODULE
+#define GEN_PASS_DEF_EXPANDMATH
+#define GEN_PASS_DEF_CONVERTTONVVM
+#include "compiler/Passes.h.inc"
+} // namespace lcc
+
 using namespace mlir;
 using namespace lcc;
 
@@ -164,6 +171,27 @@ LogicalResult convertToNVVM(gpu::GPUModuleOp gpuModule) {
   return applyPartialConversion(gpuModule, target, std::move(patterns));
 }
 
+struct OutlineGpuModulePass
+    : lcc::impl::OutlineGpuModuleBase<OutlineGpuModulePass> {
+  void runOnOperation() override { outlineIntoGpuModule(getOperation()); }
+};
+
+struct ExpandMathPass : lcc::impl::ExpandMathBase<ExpandMathPass> {
+  void runOnOperation() override {
+    if (failed(expandMath(getOperation()))) {
+      getOperation().emitError("cannot expand the math functions");
+      signalPassFailure();
+    }
+  }
+};
+
+struct ConvertToNVVMPass : lcc::impl::ConvertToNVVMBase<ConvertToNVVMPass> {
+  void runOnOperation() override {
+    if (failed(convertToNVVM(getOperation())))
+      signalPassFailure();
+  }
+};
+
 /// Runs `program` with `args`; fails with its diagnostics in `error`.
 LogicalResult runTool(StringRef program, ArrayRef<StringRef> args,
                       std::string &error) {
@@ -186,6 +214,44 @@ LogicalResult runTool(StringRef program, ArrayRef<StringRef> args,
 }
 
 } // namespace
+
+void lcc::buildCudaBufferizePipeline(OpPassManager &pm) {
+  pm.addPass(createExtractDispatches());
+  pm.addPass(createUseBufferSignatures());
+  addDispatchBufferizationPasses(pm);
+  pm.addPass(createCopiesToLinalg());
+  pm.addPass(createOutlineGpuModule());
+}
+
+void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize) {
+  OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  gpu.addPass(createCanonicalizerPass());
+  gpu.addPass(createStageOperandTiles());
+  DistributeToThreadsOptions distribute;
+  distribute.blockSize = blockSize;
+  gpu.addPass(createDistributeToThreads(distribute));
+  gpu.addPass(createPromoteWorkgroupBuffers());
+  gpu.addPass(createCanonicalizerPass());
+  gpu.addPass(createCSEPass());
+}
+
+void lcc::buildCudaLoopsPipeline(OpPassManager &pm) {
+  OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  gpu.addPass(createExpandMath());
+  gpu.addPass(createLowerAffinePass());
+  gpu.addPass(createSCFToControlFlowPass());
+  gpu.addPass(memref::createExpandStridedMetadataPass());
+  gpu.addPass(createLowerAffinePass());
+  gpu.addPass(arith::createArithExpandOpsPass());
+  // Before gpu-to-nvvm, whose patterns would make them libdevice calls.
+  gpu.addPass(createConvertMathToLLVMPass());
+}
+
+void lcc::buildCudaToNVVMPipeline(OpPassManager &pm) {
+  OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  gpu.addPass(createConvertToNVVM());
+  gpu.addPass(createReconcileUnrealizedCastsPass());
+}
 
 StringRef lcc::supportedCudaArchs() {
   return "sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, sm_120";
@@ -226,54 +292,30 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
   MLIRContext *ctx = kernels.getContext();
   ctx->loadDialect<gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
 
-  SmallVector<KernelSignature> signatures;
-  if (failed(useBufferSignatures(kernels, signatures)))
-    return failure();
   if (failed(runDumpedPipeline(kernels, "gpu-bufferized", options.dump,
-                               addDispatchBufferizationPasses)))
+                               buildCudaBufferizePipeline)))
     return failure();
-  copiesToLinalg(kernels);
-
-  gpu::GPUModuleOp gpuModule = outlineIntoGpuModule(kernels);
   if (failed(runDumpedPipeline(
-          gpuModule, "gpu-threads", options.dump, [&](PassManager &pm) {
-            pm.addPass(createCanonicalizerPass());
-            pm.addPass(createStageOperandTiles());
-            DistributeToThreadsOptions distribute;
-            distribute.blockSize = options.blockSize;
-            pm.addPass(createDistributeToThreads(distribute));
-            pm.addPass(createPromoteWorkgroupBuffers());
-            pm.addPass(createCanonicalizerPass());
-            pm.addPass(createCSEPass());
+          kernels, "gpu-threads", options.dump, [&](PassManager &pm) {
+            buildCudaThreadsPipeline(pm, options.blockSize);
           })))
     return failure();
+  auto gpuModules = kernels.getOps<gpu::GPUModuleOp>();
+  if (!llvm::hasSingleElement(gpuModules))
+    return kernels.emitError("expected the kernels in one gpu.module"),
+           failure();
+  gpu::GPUModuleOp gpuModule = *gpuModules.begin();
   for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
     auto bytes =
         kernel->getAttrOfType<IntegerAttr>("lcc.workgroup_memory_bytes");
     image.kernels.push_back({kernel.getName().str(), kernel.getNumArguments(),
                              bytes ? bytes.getInt() : 0});
   }
-
-  if (failed(expandMath(gpuModule)))
-    return gpuModule.emitError("cannot expand the math functions"), failure();
-  if (failed(runDumpedPipeline(
-          gpuModule, "gpu-loops", options.dump, [](PassManager &pm) {
-            pm.addPass(createLowerAffinePass());
-            pm.addPass(createSCFToControlFlowPass());
-            pm.addPass(memref::createExpandStridedMetadataPass());
-            pm.addPass(createLowerAffinePass());
-            pm.addPass(arith::createArithExpandOpsPass());
-            // Before gpu-to-nvvm, whose patterns would make them libdevice
-            // calls.
-            pm.addPass(createConvertMathToLLVMPass());
-          })))
+  if (failed(runDumpedPipeline(kernels, "gpu-loops", options.dump,
+                               buildCudaLoopsPipeline)))
     return failure();
-  if (failed(convertToNVVM(gpuModule)))
-    return failure();
-  if (failed(runDumpedPipeline(
-          gpuModule, "nvvm", options.dump, [](PassManager &pm) {
-            pm.addPass(createReconcileUnrealizedCastsPass());
-          })))
+  if (failed(runDumpedPipeline(kernels, "nvvm", options.dump,
+                               buildCudaToNVVMPipeline)))
     return failure();
 
   // The kernels, alone in a builtin module, are what LLVM IR is made from.

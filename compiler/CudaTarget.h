@@ -55,6 +55,15 @@ struct CudaImage {
   llvm::SmallVector<CudaKernel> kernels;
 };
 
+/// The CUDA kernel stages, as lcc runs them and lcc-lower-to-kernels names
+/// them: the dispatches bufferized and outlined into a gpu.module; their
+/// loops spread over `blockSize` threads with shared-memory staging; math
+/// expanded and loops lowered to control flow; then NVVM.
+void buildCudaBufferizePipeline(mlir::OpPassManager &pm);
+void buildCudaThreadsPipeline(mlir::OpPassManager &pm, int64_t blockSize);
+void buildCudaLoopsPipeline(mlir::OpPassManager &pm);
+void buildCudaToNVVMPipeline(mlir::OpPassManager &pm);
+
 /// Compiles `kernels` (a module holding only dispatch functions on tensors,
 /// outputs last; consumed) to PTX, and to a cubin when ptxas is found.
 /// Emits an error on `kernels` and fails if any step fails.

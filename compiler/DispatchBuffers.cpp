@@ -2,6 +2,8 @@
 
 #include "compiler/DispatchBuffers.h"
 
+#include "compiler/Passes.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -9,7 +11,15 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Transforms/Passes.h"
 
+namespace lcc {
+#define GEN_PASS_DEF_EXTRACTDISPATCHES
+#define GEN_PASS_DEF_USEBUFFERSIGNATURES
+#define GEN_PASS_DEF_COPIESTOLINALG
+#include "compiler/Passes.h.inc"
+} // namespace lcc
+
 using namespace mlir;
+using namespace lcc;
 
 namespace {
 
@@ -52,26 +62,58 @@ LogicalResult useBufferSignature(func::FuncOp dispatch) {
 } // namespace
 
 LogicalResult
-lcc::useBufferSignatures(ModuleOp kernels,
-                         SmallVectorImpl<KernelSignature> &signatures) {
-  // Ops are created below outside any pass: their dialects must be loaded.
-  kernels.getContext()
-      ->loadDialect<bufferization::BufferizationDialect, memref::MemRefDialect,
-                    func::FuncDialect>();
+lcc::kernelSignatures(ModuleOp kernels,
+                      SmallVectorImpl<KernelSignature> &signatures) {
   for (auto dispatch : kernels.getOps<func::FuncOp>()) {
     if (!dispatch->hasAttr("lcc.dispatch"))
-      return dispatch.emitOpError("is not a dispatch function");
-    if (failed(useBufferSignature(dispatch)))
-      return failure();
+      continue;
     KernelSignature signature{dispatch.getName().str(), {}};
-    for (Type type : dispatch.getArgumentTypes())
-      signature.bindingShapes.emplace_back(cast<MemRefType>(type).getShape());
+    for (Type type : dispatch.getArgumentTypes()) {
+      auto shaped = dyn_cast<ShapedType>(type);
+      if (!shaped || !shaped.hasStaticShape())
+        return dispatch.emitOpError("expected statically shaped arguments, "
+                                    "got ")
+               << type;
+      signature.bindingShapes.emplace_back(shaped.getShape());
+    }
     signatures.push_back(std::move(signature));
   }
   return success();
 }
 
-void lcc::addDispatchBufferizationPasses(PassManager &pm) {
+namespace {
+
+struct ExtractDispatchesPass
+    : lcc::impl::ExtractDispatchesBase<ExtractDispatchesPass> {
+  void runOnOperation() override {
+    for (auto func :
+         llvm::make_early_inc_range(getOperation().getOps<func::FuncOp>()))
+      if (!func->hasAttr("lcc.dispatch"))
+        func.erase();
+  }
+};
+
+struct UseBufferSignaturesPass
+    : lcc::impl::UseBufferSignaturesBase<UseBufferSignaturesPass> {
+  void runOnOperation() override {
+    for (auto dispatch : getOperation().getOps<func::FuncOp>()) {
+      if (!dispatch->hasAttr("lcc.dispatch")) {
+        dispatch.emitOpError("is not a dispatch function");
+        return signalPassFailure();
+      }
+      if (failed(useBufferSignature(dispatch)))
+        return signalPassFailure();
+    }
+  }
+};
+
+struct CopiesToLinalgPass : lcc::impl::CopiesToLinalgBase<CopiesToLinalgPass> {
+  void runOnOperation() override { copiesToLinalg(getOperation()); }
+};
+
+} // namespace
+
+void lcc::addDispatchBufferizationPasses(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.allowReturnAllocsFromLoops = true;

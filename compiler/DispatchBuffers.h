@@ -28,17 +28,16 @@ struct KernelSignature {
   llvm::SmallVector<llvm::SmallVector<int64_t>> bindingShapes;
 };
 
-/// Gives every dispatch function of `kernels` (all must be dispatches)
-/// memref arguments: inputs are read through `to_tensor restrict`, results
-/// are materialised into the output arguments, so bufferization writes each
-/// output in place. Returns each dispatch's signature.
+/// The signature of each dispatch function of `kernels`, from its argument
+/// types (tensors before lcc-use-buffer-signatures, memrefs after: the
+/// shapes are the same).
 mlir::LogicalResult
-useBufferSignatures(mlir::ModuleOp kernels,
-                    llvm::SmallVectorImpl<KernelSignature> &signatures);
+kernelSignatures(mlir::ModuleOp kernels,
+                 llvm::SmallVectorImpl<KernelSignature> &signatures);
 
 /// One-shot bufferization of the dispatch bodies, allocations hoisted out
 /// of loops where they can be. Deallocation is the target's business.
-void addDispatchBufferizationPasses(mlir::PassManager &pm);
+void addDispatchBufferizationPasses(mlir::OpPassManager &pm);
 
 /// Makes every memref.copy a linalg.copy: a copy of strided views would
 /// otherwise become a call of MLIR's runner library, which no device has.

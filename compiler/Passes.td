@@ -233,4 +233,98 @@ def DistributeToThreads
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// The steps of the kernel stages (StagePipelines.h) that are not upstream
+// passes: each wraps one function of its target's file.
+//===----------------------------------------------------------------------===//
+
+def ExtractDispatches : Pass<"lcc-extract-dispatches", "mlir::ModuleOp"> {
+  let summary = "keep only the dispatch functions: what a target compiles";
+  let description = [{
+    Erases every function without `lcc.dispatch` (the host programs, which
+    lcc plans separately), so the module holds the kernels alone. The first
+    step of `lcc-lower-to-kernels`, so that lcc-opt can start from lcc's
+    dispatches dump.
+  }];
+}
+
+def UseBufferSignatures : Pass<"lcc-use-buffer-signatures", "mlir::ModuleOp"> {
+  let summary = "give each dispatch the buffer signature the runtime binds";
+  let description = [{
+    Every argument becomes a memref read through `to_tensor restrict`; each
+    result is materialised into its output argument (outputs last), so
+    bufferization writes outputs in place. Fails on a function that is not
+    a dispatch.
+  }];
+  let dependentDialects = [
+    "mlir::bufferization::BufferizationDialect",
+    "mlir::memref::MemRefDialect", "mlir::func::FuncDialect"
+  ];
+}
+
+def CopiesToLinalg : Pass<"lcc-copies-to-linalg", "mlir::ModuleOp"> {
+  let summary = "make every memref.copy a linalg.copy";
+  let description = [{
+    A copy of strided views would otherwise become a call of MLIR's runner
+    library, which no device has.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
+def BlockIdsToArguments
+    : Pass<"lcc-block-ids-to-arguments", "mlir::ModuleOp"> {
+  let summary = "CPU: the workgroup id as three trailing index arguments";
+  let description = [{
+    On the CPU a dispatch is called once per workgroup with its id:
+    `gpu.block_id x/y/z` become the kernel's last three arguments.
+  }];
+}
+
+def ApproximateExp : Pass<"lcc-approximate-exp", "mlir::ModuleOp"> {
+  let summary = "CPU: exp as MLIR's polynomial approximation";
+  let description = [{
+    Within a few ulp of libm; softmax calls exp per score, and a call of
+    libm's expf per element keeps the loop scalar, where the polynomial
+    vectorizes.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"
+  ];
+}
+
+def OutlineGpuModule : Pass<"lcc-outline-gpu-module", "mlir::ModuleOp"> {
+  let summary = "CUDA: the dispatches as gpu.func kernels of one gpu.module";
+  let description = [{
+    Moves each dispatch function into a `gpu.func` kernel (keeping its
+    `lcc.workgroup_count`) of the new `gpu.module @lcc_kernels`, with the
+    memref globals they use.
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect"];
+}
+
+def ExpandMath : Pass<"lcc-expand-math", "mlir::gpu::GPUModuleOp"> {
+  let summary = "CUDA: transcendental math as arithmetic, without libdevice";
+  let description = [{
+    Polynomial approximations and expansions for every math op NVPTX has no
+    instruction for (rsqrt as 1 / sqrt): an artifact cannot link libdevice.
+  }];
+  let dependentDialects = [
+    "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+    "mlir::vector::VectorDialect"
+  ];
+}
+
+def ConvertToNVVM : Pass<"lcc-convert-to-nvvm", "mlir::gpu::GPUModuleOp"> {
+  let summary = "CUDA: gpu-to-nvvm without its libdevice calls";
+  let description = [{
+    Upstream's pass makes the LLVM math intrinsics illegal so that they
+    become libdevice calls, which only a CUDA installation has; NVPTX has
+    instructions for the ones `lcc-expand-math` leaves, so they stay
+    intrinsics. Index is 64-bit and kernels take bare pointers.
+  }];
+  let dependentDialects = [
+    "mlir::LLVM::LLVMDialect", "mlir::NVVM::NVVMDialect"
+  ];
+}
+
 #endif // LCC_COMPILER_PASSES

@@ -42,13 +42,21 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   attachSourceNames(module);
   if (options.dump)
     options.dump("attn", printedWithLocations(module));
-  if (options.attention != AttentionForm::Keep &&
-      failed(runDumpedPipeline(
-          module, "attention-forms", options.dump,
-          [&](PassManager &pm) { buildAttentionFormsPipeline(pm, options); })))
-    return failure();
-  if (options.attention != AttentionForm::Keep)
+  if (options.attention != "keep") {
+    // Built once to learn whether the form and its options exist, so that
+    // a bad one is an error rather than a half-built pipeline run.
+    std::string error;
+    llvm::raw_string_ostream errors(error);
+    OpPassManager check(ModuleOp::getOperationName());
+    if (failed(buildAttentionFormsPipeline(check, options, errors)))
+      return module.emitError(error), failure();
+    if (failed(runDumpedPipeline(
+            module, "attention-forms", options.dump, [&](PassManager &pm) {
+              (void)buildAttentionFormsPipeline(pm, options, llvm::nulls());
+            })))
+      return failure();
     done("attention forms");
+  }
   if (options.stopAfter == Stage::Attn)
     return printed(module);
 

@@ -5,6 +5,7 @@
 #include "compiler/Passes.h"
 #include "compiler/StagePipelines.h"
 #include "dialects/Attn/IR/AttnDialect.h"
+#include "passes/AttentionForms.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -21,6 +22,9 @@ void lcc::registerLccDialects(mlir::DialectRegistry &registry) {
   // drops interfaces those passes need.
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // And the dialects of every attention form, a loaded plugin's included.
+  registerBuiltinAttentionForms();
+  registerAttentionFormDialects(registry);
 }
 
 void lcc::registerLccPasses() {

@@ -17,7 +17,8 @@ namespace lcc {
 /// Adds attn and the upstream dialects the pipeline lowers through (func,
 /// arith, math, tensor, linalg, scf, cf, affine, memref, bufferization,
 /// vector, gpu, nvvm, llvm, and the rest of upstream), with their interface
-/// models and extensions.
+/// models and extensions, and the dialects of every registered attention
+/// form (load plugins first).
 void registerLccDialects(mlir::DialectRegistry &registry);
 
 /// Registers lcc's passes and the upstream passes they are composed with, so

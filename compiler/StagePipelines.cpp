@@ -2,6 +2,8 @@
 
 #include "compiler/StagePipelines.h"
 
+#include "compiler/CpuTarget.h"
+#include "compiler/CudaTarget.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -14,47 +16,47 @@
 using namespace mlir;
 using namespace lcc;
 
-void lcc::buildAttentionFormsPipeline(OpPassManager &pm,
-                                      const AttentionFormOptions &options) {
-  switch (options.attention) {
-  case AttentionForm::Keep:
-    return;
-  case AttentionForm::Auto: {
+LogicalResult
+lcc::buildAttentionFormsPipeline(OpPassManager &pm,
+                                 const AttentionFormOptions &options,
+                                 llvm::raw_ostream &errors) {
+  registerBuiltinAttentionForms();
+  const AttentionFormDefinition *form = lookupAttentionForm(options.attention);
+  if (!options.formOptions.empty() &&
+      (options.attention == "keep" || (form && !form->takesFormOptions))) {
+    errors << "--attention=" << options.attention
+           << " takes no --attention-options: those configure a plugin's "
+              "form; lcc's own forms take lcc's flags (see --help)";
+    return failure();
+  }
+  if (options.attention == "keep")
+    return success();
+  if (options.attention == "auto") {
+    for (const std::string &name : options.autoForms) {
+      const AttentionFormDefinition *form = lookupAttentionForm(name);
+      if (!form || !form->estimateCost) {
+        errors << "'" << name << "' is not a form --attention=auto can choose: "
+               << (form ? "it has no cost estimate" : "no such form");
+        return failure();
+      }
+    }
     SelectFormOptions pass;
+    pass.forms.assign(options.autoForms.begin(), options.autoForms.end());
+    pass.lshThreshold = options.lshThreshold;
     pass.memoryBudget = options.memoryBudget;
     pass.nHashes = options.lshHashes;
     pass.bucketSize = options.lshBucketSize;
     pass.seed = options.seed;
+    pass.formOptions = options.formOptions;
     pm.addPass(createSelectForm(pass));
-    return;
+    return success();
   }
-  case AttentionForm::Routed: {
-    DenseToRoutedOptions pass;
-    pass.clusters = options.routedClusters;
-    pass.window = options.routedWindow;
-    pass.seed = options.seed;
-    pm.addPass(createDenseToRouted(pass));
-    return;
+  if (!form) {
+    errors << "unknown attention form '" << options.attention
+           << "'; expected one of " << attentionFormNames();
+    return failure();
   }
-  case AttentionForm::LSH: {
-    DenseToLSHOptions pass;
-    pass.nHashes = options.lshHashes;
-    pass.bucketSize = options.lshBucketSize;
-    pass.seed = options.seed;
-    pm.addPass(createDenseToLSH(pass));
-    return;
-  }
-  case AttentionForm::Sparse: {
-    const SparseAttentionOptions &o = options.sparse;
-    DenseToSparseOptions pass;
-    pass.pattern = attn::stringifySparsePattern(o.pattern).str();
-    pass.block = o.block;
-    pass.stride = o.stride;
-    pass.summary = o.summary;
-    pm.addPass(createDenseToSparse(pass));
-    return;
-  }
-  }
+  return form->addRewritePasses(pm, options, errors);
 }
 
 void lcc::buildLowerToLinalgPipeline(OpPassManager &pm) {
@@ -63,6 +65,31 @@ void lcc::buildLowerToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
+                                               StringRef target,
+                                               int64_t cudaBlockSize,
+                                               llvm::raw_ostream &errors) {
+  if (target == "cpu") {
+    buildCpuBufferizePipeline(pm);
+    buildCpuToLLVMPipeline(pm);
+    return success();
+  }
+  if (target == "cuda") {
+    if (cudaBlockSize < 1) {
+      errors << "expected cuda-block-size >= 1, got " << cudaBlockSize;
+      return failure();
+    }
+    buildCudaBufferizePipeline(pm);
+    buildCudaThreadsPipeline(pm, cudaBlockSize);
+    buildCudaLoopsPipeline(pm);
+    buildCudaToNVVMPipeline(pm);
+    return success();
+  }
+  errors << "unknown kernel target '" << target << "'; expected 'cpu' or "
+         << "'cuda'";
+  return failure();
 }
 
 void lcc::buildLowerToDispatchesPipeline(OpPassManager &pm) {
@@ -78,15 +105,11 @@ namespace {
 /// lcc's names and defaults.
 struct AttentionFormsPipelineOptions
     : PassPipelineOptions<AttentionFormsPipelineOptions> {
-  Option<AttentionForm> attention{
-      *this, "attention", llvm::cl::desc("The form attention ops take"),
-      llvm::cl::init(AttentionForm::Keep),
-      llvm::cl::values(
-          clEnumValN(AttentionForm::Keep, "keep", "as written"),
-          clEnumValN(AttentionForm::Sparse, "sparse", "Sparse Transformer"),
-          clEnumValN(AttentionForm::LSH, "lsh", "Reformer LSH"),
-          clEnumValN(AttentionForm::Routed, "routed", "Routing Transformer"),
-          clEnumValN(AttentionForm::Auto, "auto", "chosen per op"))};
+  Option<std::string> attention{
+      *this, "attention",
+      llvm::cl::desc("The form attention ops take: keep, auto or a "
+                     "registered form"),
+      llvm::cl::init("keep")};
   Option<int64_t> lshHashes{*this, "lsh-hashes",
                             llvm::cl::desc("Hash rounds of LSH attention"),
                             llvm::cl::init(4)};
@@ -102,6 +125,15 @@ struct AttentionFormsPipelineOptions
       llvm::cl::desc("With attention=auto: bytes one attention may use (0: "
                      "no limit)"),
       llvm::cl::init(0)};
+  ListOption<std::string> autoForms{
+      *this, "auto-forms",
+      llvm::cl::desc("With attention=auto: the forms it may choose (default: "
+                     "lsh)")};
+  Option<std::string> formOptions{
+      *this, "attention-options",
+      llvm::cl::desc("Options of a form without flags of its own (a "
+                     "plugin's), in pass-option syntax"),
+      llvm::cl::init("")};
   Option<int64_t> routedClusters{
       *this, "routed-clusters",
       llvm::cl::desc("Clusters of routed attention (0: default)"),
@@ -136,11 +168,26 @@ struct AttentionFormsPipelineOptions
     o.lshBucketSize = lshBucketSize;
     o.seed = seed;
     o.memoryBudget = memoryBudget;
+    if (!autoForms.empty())
+      o.autoForms.assign(autoForms.begin(), autoForms.end());
+    o.formOptions = formOptions;
     o.routedClusters = routedClusters;
     o.routedWindow = routedWindow;
     o.sparse = {sparsePattern, sparseBlock, sparseStride, sparseSummary};
     return o;
   }
+};
+
+/// The kernel stages of one target, with lcc's defaults.
+struct KernelsPipelineOptions : PassPipelineOptions<KernelsPipelineOptions> {
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("The device whose kernels to build: cpu or cuda"),
+      llvm::cl::init("cpu")};
+  Option<int64_t> cudaBlockSize{
+      *this, "cuda-block-size",
+      llvm::cl::desc("Threads per block of the CUDA kernels"),
+      llvm::cl::init(128)};
 };
 
 std::string textual(llvm::function_ref<void(OpPassManager &)> build) {
@@ -155,12 +202,25 @@ std::string textual(llvm::function_ref<void(OpPassManager &)> build) {
 } // namespace
 
 void lcc::registerLccPipelines() {
-  PassPipelineRegistration<AttentionFormsPipelineOptions>(
+  // Registered by hand rather than with PassPipelineRegistration so that an
+  // unknown form or a form's bad options fail the pipeline with the reason.
+  registerPassPipeline(
       "lcc-attention-forms",
       "lcc's attention-forms stage: --attention and its flags, as lcc runs "
       "them",
-      [](OpPassManager &pm, const AttentionFormsPipelineOptions &options) {
-        buildAttentionFormsPipeline(pm, options.get());
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        AttentionFormsPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string error;
+        llvm::raw_string_ostream errors(error);
+        if (failed(buildAttentionFormsPipeline(pm, options.get(), errors)))
+          return errorHandler("lcc-attention-forms: " + error);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionHandler) {
+        optionHandler(AttentionFormsPipelineOptions());
       });
   PassPipelineRegistration<>(
       "lcc-lower-to-linalg",
@@ -172,12 +232,45 @@ void lcc::registerLccPipelines() {
       "lcc's dispatch stage: workgroup tiling and dispatch functions, as lcc "
       "runs it",
       buildLowerToDispatchesPipeline);
+  registerPassPipeline(
+      "lcc-lower-to-kernels",
+      "lcc's kernel stages of one target (target=cpu: to the LLVM dialect; "
+      "target=cuda: to NVVM), from the dispatches stage, as lcc runs them",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        KernelsPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::string error;
+        llvm::raw_string_ostream errors(error);
+        if (failed(buildLowerToKernelsPipeline(pm, options.target,
+                                               options.cudaBlockSize, errors)))
+          return errorHandler("lcc-lower-to-kernels: " + error);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionHandler) {
+        optionHandler(KernelsPipelineOptions());
+      });
 }
 
-std::string lcc::printStagePipelines(const AttentionFormOptions &options) {
-  std::string forms = textual(
-      [&](OpPassManager &pm) { buildAttentionFormsPipeline(pm, options); });
-  return "attention-forms: " + forms +
+FailureOr<std::string>
+lcc::printStagePipelines(const AttentionFormOptions &options,
+                         llvm::raw_ostream &errors) {
+  OpPassManager forms(ModuleOp::getOperationName());
+  if (failed(buildAttentionFormsPipeline(forms, options, errors)))
+    return failure();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  forms.printAsTextualPipeline(os);
+  auto kernels = [](StringRef target) {
+    return textual([&](OpPassManager &pm) {
+      (void)buildLowerToKernelsPipeline(pm, target, /*cudaBlockSize=*/128,
+                                        llvm::nulls());
+    });
+  };
+  return "attention-forms: " + text +
          "\nlinalg: " + textual(buildLowerToLinalgPipeline) +
-         "\ndispatches: " + textual(buildLowerToDispatchesPipeline) + "\n";
+         "\ndispatches: " + textual(buildLowerToDispatchesPipeline) +
+         "\ncpu-kernels: " + kernels("cpu") +
+         "\ncuda-kernels: " + kernels("cuda") + "\n";
 }

@@ -7,13 +7,15 @@
 //   lcc-attention-forms       --attention and its flags (none for keep)
 //   lcc-lower-to-linalg       attn ops to linalg on tensors, fused
 //   lcc-lower-to-dispatches   workgroup tiling, dispatch functions
+//   lcc-lower-to-kernels      one target's kernels: target=cpu (to the LLVM
+//                             dialect) or target=cuda (to NVVM)
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LCC_COMPILER_STAGEPIPELINES_H
 #define LCC_COMPILER_STAGEPIPELINES_H
 
-#include "passes/Passes.h"
+#include "passes/AttentionForms.h"
 
 #include "mlir/Pass/PassManager.h"
 
@@ -21,33 +23,31 @@
 
 namespace lcc {
 
-/// Which form attention ops take (`lcc --attention`).
-enum class AttentionForm { Keep, Sparse, LSH, Routed, Auto };
-
-/// What the attention-forms stage builds (lcc's --attention flags).
-struct AttentionFormOptions {
-  AttentionForm attention = AttentionForm::Keep;
-  /// The sparse attention to build for AttentionForm::Sparse.
-  SparseAttentionOptions sparse = {attn::SparsePattern::Strided, 64, 0, 0};
-  /// The LSH attention to build for AttentionForm::LSH (and Auto).
-  int64_t lshHashes = 4, lshBucketSize = 64, seed = 0;
-  /// The routed attention to build for AttentionForm::Routed (0: default).
-  int64_t routedClusters = 0, routedWindow = 0;
-  /// Bytes an attention may use under AttentionForm::Auto (0: no limit).
-  int64_t memoryBudget = 0;
-};
-
-void buildAttentionFormsPipeline(mlir::OpPassManager &pm,
-                                 const AttentionFormOptions &options);
+/// The attention-forms stage: nothing for "keep", attn-select-form for
+/// "auto", the registered form's rewrite otherwise; failure (and `errors`
+/// says why) for an unknown form or options the form rejects.
+mlir::LogicalResult
+buildAttentionFormsPipeline(mlir::OpPassManager &pm,
+                            const AttentionFormOptions &options,
+                            llvm::raw_ostream &errors);
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
 void buildLowerToDispatchesPipeline(mlir::OpPassManager &pm);
+/// Every kernel stage of `target` ("cpu" or "cuda") in one pipeline, from
+/// the dispatches stage's module (host functions are dropped first).
+mlir::LogicalResult buildLowerToKernelsPipeline(mlir::OpPassManager &pm,
+                                                llvm::StringRef target,
+                                                int64_t cudaBlockSize,
+                                                llvm::raw_ostream &errors);
 
-/// Registers the three pipelines above by name (for lcc-opt).
+/// Registers the four pipelines above by name (for lcc-opt).
 void registerLccPipelines();
 
 /// The textual pipeline of every module stage for `options`, one
-/// "stage: pipeline" line each (`lcc --print-pipeline`).
-std::string printStagePipelines(const AttentionFormOptions &options);
+/// "stage: pipeline" line each (`lcc --print-pipeline`), or failure as
+/// buildAttentionFormsPipeline.
+mlir::FailureOr<std::string>
+printStagePipelines(const AttentionFormOptions &options,
+                    llvm::raw_ostream &errors);
 
 } // namespace lcc
 

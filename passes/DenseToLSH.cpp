@@ -2,15 +2,19 @@
 //
 // Rewrites shared-QK attn.attention into attn.lsh_attention. LSH changes
 // the result (an approximation), so the rewrite runs only when asked and
-// reports each op it rewrites or keeps.
+// reports each op it rewrites or keeps. The "lsh" attention form (its
+// rewrite, lowering and cost for --attention=auto) is registered here.
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/AttentionForms.h"
+#include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/Passes.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_DENSETOLSH
@@ -83,3 +87,78 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
 };
 
 } // namespace
+
+namespace {
+
+/// LSH's FLOPs: hashing (a projection onto n_buckets / 2 rotations per
+/// round) and the chunks with their look-back; bytes: the operands, the
+/// per-round outputs and the bucket, sort and inverse indices.
+AttentionCost lshCost(AttentionOp op, int64_t nHashes, int64_t bucketSize) {
+  auto q = cast<RankedTensorType>(op.getQuery().getType());
+  auto v = cast<RankedTensorType>(op.getValue().getType());
+  double b = q.getDimSize(0), h = q.getDimSize(1), d = q.getDimSize(3),
+         dv = v.getDimSize(3);
+  double padded =
+      llvm::divideCeil(q.getDimSize(2), 2 * bucketSize) * 2.0 * bucketSize;
+  double buckets = padded / bucketSize, rounds = nHashes;
+  double flops =
+      b * h * rounds * (padded * d * buckets + 8 * padded * bucketSize * d);
+  double bytes =
+      4 * b * h * (padded * d + 2 * padded * dv + rounds * padded * (dv + 4));
+  return {flops, bytes};
+}
+
+FailureOr<AttentionCost> estimateLSH(AttentionOp op,
+                                     const AttentionFormOptions &options,
+                                     std::string &whyNot) {
+  if (!op.getSharedQk()) {
+    whyNot = "only shared-QK attention has an automatic long-context form "
+             "(LSH)";
+    return failure();
+  }
+  int64_t seq = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2);
+  if (seq < options.lshThreshold) {
+    whyNot = llvm::formatv("seq {0} is below the LSH threshold {1}", seq,
+                           options.lshThreshold);
+    return failure();
+  }
+  if (options.lshBucketSize > seq) {
+    whyNot = llvm::formatv("the LSH bucket size {0} is larger than seq {1}",
+                           options.lshBucketSize, seq);
+    return failure();
+  }
+  return lshCost(op, options.lshHashes, options.lshBucketSize);
+}
+
+} // namespace
+
+void lcc::registerLSHAttentionForm() {
+  AttentionFormDefinition form;
+  form.takesFormOptions = false;
+  form.name = "lsh";
+  form.summary = "Reformer LSH attention of shared-QK attention (--lsh-*)";
+  form.title = "LSH";
+  form.addRewritePasses = [](OpPassManager &pm,
+                             const AttentionFormOptions &options,
+                             llvm::raw_ostream &) {
+    DenseToLSHOptions pass;
+    pass.nHashes = options.lshHashes;
+    pass.bucketSize = options.lshBucketSize;
+    pass.seed = options.seed;
+    pm.addPass(createDenseToLSH(pass));
+    return success();
+  };
+  form.populateLoweringPatterns = [](RewritePatternSet &patterns,
+                                     AttentionTiling) {
+    populateLSHAttentionLoweringPatterns(patterns);
+  };
+  form.estimateCost = estimateLSH;
+  form.rewrite = [](RewriterBase &rewriter, AttentionOp op,
+                    const AttentionFormOptions &options, int64_t seed) {
+    rewriteToLSH(rewriter, op, options.lshHashes, options.lshBucketSize, seed);
+    return llvm::formatv("LSH attention ({0} hashes, bucket {1}, seed {2})",
+                         options.lshHashes, options.lshBucketSize, seed)
+        .str();
+  };
+  registerAttentionFormOrDie(std::move(form));
+}

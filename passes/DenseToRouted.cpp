@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/AttentionForms.h"
+#include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/Passes.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
@@ -80,3 +82,26 @@ struct DenseToRoutedPass : lcc::impl::DenseToRoutedBase<DenseToRoutedPass> {
 };
 
 } // namespace
+
+void lcc::registerRoutedAttentionForm() {
+  AttentionFormDefinition form;
+  form.takesFormOptions = false;
+  form.name = "routed";
+  form.summary = "Routing Transformer k-means routed attention (--routed-*); "
+                 "never chosen by auto";
+  form.addRewritePasses = [](OpPassManager &pm,
+                             const AttentionFormOptions &options,
+                             llvm::raw_ostream &) {
+    DenseToRoutedOptions pass;
+    pass.clusters = options.routedClusters;
+    pass.window = options.routedWindow;
+    pass.seed = options.seed;
+    pm.addPass(createDenseToRouted(pass));
+    return success();
+  };
+  form.populateLoweringPatterns = [](RewritePatternSet &patterns,
+                                     AttentionTiling) {
+    populateRoutedAttentionLoweringPatterns(patterns);
+  };
+  registerAttentionFormOrDie(std::move(form));
+}

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/AttentionForms.h"
+#include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/Passes.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
@@ -115,3 +117,29 @@ struct DenseToSparsePass : lcc::impl::DenseToSparseBase<DenseToSparsePass> {
 };
 
 } // namespace
+
+void lcc::registerSparseAttentionForm() {
+  AttentionFormDefinition form;
+  form.takesFormOptions = false;
+  form.name = "sparse";
+  form.summary =
+      "Sparse Transformer fixed or strided attention (--sparse-*); never "
+      "chosen by auto: its pattern changes what a model sees";
+  form.addRewritePasses = [](OpPassManager &pm,
+                             const AttentionFormOptions &options,
+                             llvm::raw_ostream &) {
+    const SparseAttentionOptions &o = options.sparse;
+    DenseToSparseOptions pass;
+    pass.pattern = stringifySparsePattern(o.pattern).str();
+    pass.block = o.block;
+    pass.stride = o.stride;
+    pass.summary = o.summary;
+    pm.addPass(createDenseToSparse(pass));
+    return success();
+  };
+  form.populateLoweringPatterns = [](RewritePatternSet &patterns,
+                                     AttentionTiling) {
+    populateSparseAttentionLoweringPatterns(patterns);
+  };
+  registerAttentionFormOrDie(std::move(form));
+}

@@ -124,28 +124,36 @@ def SelectForm : Pass<"attn-select-form", "mlir::ModuleOp"> {
   let summary = "choose each attention's form by a cost model (--attention=auto)";
   let description = [{
     Decides, per `attn.attention`, between keeping it dense and rewriting
-    it to LSH attention, and emits a remark with the choice and the
-    estimates behind it. The policy:
+    it to one of the registered attention forms named by `forms` (default
+    `lsh`; a plugin's form once loaded), and emits a remark with the choice
+    and the estimates behind it. The policy:
 
-    * Only shared-QK attention can become LSH (LSH hashes one set of
-      vectors as both queries and keys). Sparse attention is never chosen
-      automatically: its pattern changes which tokens a model sees, so it
-      is a modelling decision (`--attention=sparse`).
-    * A sequence shorter than `lsh-threshold` (default 4096) stays dense:
-      measured on this project's CPU code, LSH-4 and dense attention take
-      about the same time at 1024 tokens, and users of every LSH
-      implementation report LSH slower below a few thousand tokens.
-    * Above it, LSH is chosen when its estimated FLOPs are lower than
-      dense attention's and its estimated bytes fit `memory-budget`
-      (0: no budget). Dense FLOPs are `4 * batch * heads * seq^2 *
-      head_dim` (halved if causal); LSH FLOPs are `batch * heads *
-      n_hashes * (seq * head_dim * n_buckets + 8 * seq * bucket_size *
-      head_dim)` (hashing and the chunks with look-back). Bytes count the
-      operands and result, plus for LSH the per-round outputs and the
-      bucket, sort and inverse indices. Dense attention's flash form needs
-      no seq^2 buffer, so its bytes are the operands and result only.
+    * Each candidate form estimates the op's FLOPs and bytes, or says why
+      it does not apply. The op takes the candidate with the fewest FLOPs,
+      provided that is fewer than dense attention's and its bytes fit
+      `memory-budget` (0: no budget); otherwise it stays dense and the
+      remark gives each candidate's reason.
+    * An op with a mask or score region stays dense: only dense (flash)
+      attention honours them.
+    * Sparse and routed attention register no estimate, so they are never
+      chosen automatically: their patterns change which tokens a model
+      sees, a modelling decision (`--attention=sparse|routed`).
+    * LSH applies to shared-QK attention only (it hashes one set of vectors
+      as both queries and keys). A sequence shorter than `lsh-threshold`
+      (default 4096) stays dense: measured on this project's CPU code, LSH-4
+      and dense attention take about the same time at 1024 tokens, and
+      users of every LSH implementation report LSH slower below a few
+      thousand tokens. Dense FLOPs are `4 * batch * heads * seq^2 *
+      head_dim` (halved if causal); LSH FLOPs are `batch * heads * n_hashes
+      * (seq * head_dim * n_buckets + 8 * seq * bucket_size * head_dim)`
+      (hashing and the chunks with look-back). Bytes count the operands and
+      result, plus for LSH the per-round outputs and the bucket, sort and
+      inverse indices. Dense attention's flash form needs no seq^2 buffer,
+      so its bytes are the operands and result only.
   }];
   let options = [
+    ListOption<"forms", "forms", "std::string",
+               "Registered forms auto may choose (default: lsh)">,
     Option<"lshThreshold", "lsh-threshold", "int64_t", /*default=*/"4096",
            "Shortest sequence LSH is considered for">,
     Option<"memoryBudget", "memory-budget", "int64_t", /*default=*/"0",
@@ -155,8 +163,30 @@ def SelectForm : Pass<"attn-select-form", "mlir::ModuleOp"> {
     Option<"bucketSize", "bucket-size", "int64_t", /*default=*/"64",
            "Bucket size of a chosen LSH attention">,
     Option<"seed", "seed", "int64_t", /*default=*/"0",
-           "Seed of the first chosen LSH attention's rotations">,
+           "Seed of the first chosen attention's randomness">,
+    Option<"formOptions", "form-options", "std::string", /*default=*/"\"\"",
+           "Options of a chosen plugin form, in pass-option syntax">,
   ];
+}
+
+def ToDense : Pass<"attn-to-dense", "mlir::ModuleOp"> {
+  let summary = "rewrite every attention form into dense attention (--attention=dense)";
+  let description = [{
+    The exact reference of a model written with long-context forms:
+    `attn.lsh_attention` becomes the shared-QK `attn.attention` it
+    approximates, `attn.routed_attention` the `attn.attention` of its
+    queries, keys and values (its centroids are dropped), and
+    `attn.sparse_attention` the `attn.attention` whose mask region is its
+    pattern, which computes the same result. Causality and scale are kept;
+    a remark names each op rewritten.
+
+    ```mlir
+    %o = attn.lsh_attention %qk, %v {bucket_size = 64 : i64, n_hashes = 4 : i64}
+        : (...) -> ...
+    // becomes
+    %o = attn.attention %qk, %qk, %v {shared_qk} : (...) -> ...
+    ```
+  }];
 }
 
 def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
@@ -183,9 +213,13 @@ def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
       positions in that many slices of rows, one after another, so only one
       slice's `[rows, d_ff]` activations need to be live at a time.
 
-    * `attn.sparse_attention` takes the same flash form with tiles of
-      `block` queries and keys, the pattern as mask, and an `scf.if` that
-      skips every key tile the pattern hides from a whole query tile.
+    * `attn.sparse_attention` is lowered as the masked attention it equals:
+      its pattern becomes a mask region, whose block table (tiles of
+      `block` queries and keys) skips every key tile the pattern hides from
+      a whole query tile and leaves unmasked the tiles it shows whole.
+
+    * The ops of every other registered attention form (a plugin's) are
+      lowered by the patterns the form registers.
 
     * `attn.lsh_attention` (Reformer) becomes four parallel steps over
       `[batch * heads, seq, dim]` views: hashing (argmax over the

@@ -1,14 +1,17 @@
 //===- SelectForm.cpp - the --attention=auto policy -----------------------===//
 //
-// Chooses dense or LSH attention per op from estimated FLOPs and bytes; the
-// policy is stated in Passes.td and every choice is reported as a remark.
+// Chooses, per op, dense attention or the cheapest registered form that
+// applies, from the forms' own FLOP and byte estimates; the policy is stated
+// in Passes.td and every choice is reported as a remark.
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/AttentionForms.h"
 #include "passes/Passes.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -23,41 +26,20 @@ using namespace lcc::attn;
 
 namespace {
 
-struct Estimate {
-  double flops;
-  double bytes;
-};
-
-Estimate denseEstimate(AttentionOp op) {
-  auto q = cast<RankedTensorType>(op.getQuery().getType());
-  auto k = cast<RankedTensorType>(op.getKey().getType());
-  auto v = cast<RankedTensorType>(op.getValue().getType());
-  double b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
-         sk = k.getDimSize(2), d = q.getDimSize(3), dv = v.getDimSize(3);
-  double flops = 2 * b * h * sq * sk * (d + dv) * (op.getCausal() ? 0.5 : 1);
-  double bytes = 4 * b * h * (sq * d + sk * d + sk * dv + sq * dv);
-  return {flops, bytes};
-}
-
-Estimate lshEstimate(AttentionOp op, int64_t nHashes, int64_t bucketSize) {
-  auto q = cast<RankedTensorType>(op.getQuery().getType());
-  auto v = cast<RankedTensorType>(op.getValue().getType());
-  double b = q.getDimSize(0), h = q.getDimSize(1), d = q.getDimSize(3),
-         dv = v.getDimSize(3);
-  double padded =
-      llvm::divideCeil(q.getDimSize(2), 2 * bucketSize) * 2.0 * bucketSize;
-  double buckets = padded / bucketSize, rounds = nHashes;
-  double flops =
-      b * h * rounds * (padded * d * buckets + 8 * padded * bucketSize * d);
-  double bytes =
-      4 * b * h * (padded * d + 2 * padded * dv + rounds * padded * (dv + 4));
-  return {flops, bytes};
-}
-
 std::string gigas(double x) { return llvm::formatv("{0:F2}", x / 1e9).str(); }
+
+StringRef titleOf(const AttentionFormDefinition &form) {
+  return form.title.empty() ? StringRef(form.name) : StringRef(form.title);
+}
 
 struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
   using SelectFormBase::SelectFormBase;
+
+  /// A chosen form's ops may be of a plugin's dialect.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    SelectFormBase::getDependentDialects(registry);
+    registerAttentionFormDialects(registry);
+  }
 
   void runOnOperation() override {
     if (failed(
@@ -68,62 +50,113 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
                                {"memory-budget", memoryBudget, 0},
                                {"seed", seed, 0}})))
       return signalPassFailure();
+    FailureOr<SmallVector<const AttentionFormDefinition *>> candidates =
+        candidateForms();
+    if (failed(candidates))
+      return signalPassFailure();
+    AttentionFormOptions options;
+    options.lshHashes = nHashes;
+    options.lshBucketSize = bucketSize;
+    options.lshThreshold = lshThreshold;
+    options.memoryBudget = memoryBudget;
+    options.formOptions = formOptions;
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
     int64_t next = seed;
-    for (AttentionOp op : ops) {
-      auto q = cast<RankedTensorType>(op.getQuery().getType());
-      if (!q.hasStaticShape()) {
-        op.emitRemark("'attn.attention' kept dense: dynamic shapes");
-        continue;
+    for (AttentionOp op : ops)
+      if (select(rewriter, op, *candidates, options, next))
+        ++next;
+  }
+
+  /// The forms of the `forms` option, each registered with an estimate.
+  FailureOr<SmallVector<const AttentionFormDefinition *>> candidateForms() {
+    registerBuiltinAttentionForms();
+    SmallVector<std::string> names(forms.begin(), forms.end());
+    if (names.empty())
+      names.push_back("lsh");
+    SmallVector<const AttentionFormDefinition *> found;
+    for (const std::string &name : names) {
+      const AttentionFormDefinition *form = lookupAttentionForm(name);
+      if (!form || !form->estimateCost) {
+        getOperation().emitError()
+            << "attn-select-form: '" << name
+            << "' is not a form auto can choose; registered forms with a cost "
+               "estimate: "
+            << autoFormNames();
+        return failure();
       }
-      int64_t seq = q.getDimSize(2);
-      Estimate dense = denseEstimate(op);
-      auto keep = [&](const Twine &why) {
-        op.emitRemark() << "'attn.attention' kept dense (" << gigas(dense.flops)
-                        << " GFLOP, " << gigas(dense.bytes) << " GB): " << why;
-      };
-      if (op.hasMaskOrScore()) {
-        keep("its mask or score region is honoured by dense (flash) "
-             "attention only");
-        continue;
-      }
-      if (!op.getSharedQk()) {
-        keep("only shared-QK attention has an automatic long-context form "
-             "(LSH)");
-        continue;
-      }
-      if (seq < lshThreshold) {
-        keep("seq " + Twine(seq) + " is below the LSH threshold " +
-             Twine(static_cast<int64_t>(lshThreshold)));
-        continue;
-      }
-      if (bucketSize > seq) {
-        keep("the LSH bucket size " + Twine(static_cast<int64_t>(bucketSize)) +
-             " is larger than seq " + Twine(seq));
-        continue;
-      }
-      Estimate lsh = lshEstimate(op, nHashes, bucketSize);
-      if (lsh.flops >= dense.flops) {
-        keep("LSH would take " + gigas(lsh.flops) + " GFLOP");
-        continue;
-      }
-      if (memoryBudget > 0 && lsh.bytes > memoryBudget) {
-        keep("LSH would need " + gigas(lsh.bytes) +
-             " GB, over the memory budget of " +
-             gigas(static_cast<double>(memoryBudget)) + " GB");
-        continue;
-      }
-      int64_t opSeed = next++;
-      op.emitRemark() << "'attn.attention' rewritten to LSH attention ("
-                      << static_cast<int64_t>(nHashes) << " hashes, bucket "
-                      << static_cast<int64_t>(bucketSize) << ", seed " << opSeed
-                      << "): " << gigas(lsh.flops) << " GFLOP and "
-                      << gigas(lsh.bytes) << " GB against dense "
-                      << gigas(dense.flops) << " GFLOP";
-      rewriteToLSH(rewriter, op, nHashes, bucketSize, opSeed);
+      found.push_back(form);
     }
+    return found;
+  }
+
+  static std::string autoFormNames() {
+    std::string names;
+    for (const AttentionFormDefinition *form : registeredAttentionForms())
+      if (form->estimateCost)
+        names += (names.empty() ? "'" : ", '") + form->name + "'";
+    return names.empty() ? "none" : names;
+  }
+
+  /// Rewrites `op` to the cheapest applicable candidate, or keeps it dense;
+  /// true if it was rewritten.
+  bool select(IRRewriter &rewriter, AttentionOp op,
+              ArrayRef<const AttentionFormDefinition *> candidates,
+              const AttentionFormOptions &options, int64_t opSeed) {
+    auto q = cast<RankedTensorType>(op.getQuery().getType());
+    if (!q.hasStaticShape() ||
+        !cast<RankedTensorType>(op.getKey().getType()).hasStaticShape()) {
+      op.emitRemark("'attn.attention' kept dense: dynamic shapes");
+      return false;
+    }
+    AttentionCost dense = denseAttentionCost(op);
+    std::string keptDense = "'attn.attention' kept dense (" +
+                            gigas(dense.flops) + " GFLOP, " +
+                            gigas(dense.bytes) + " GB): ";
+    if (op.hasMaskOrScore()) {
+      op.emitRemark(keptDense + "its mask or score region is honoured by "
+                                "dense (flash) attention only");
+      return false;
+    }
+    const AttentionFormDefinition *best = nullptr;
+    AttentionCost bestCost{};
+    SmallVector<std::string> reasons;
+    for (const AttentionFormDefinition *form : candidates) {
+      std::string whyNot;
+      FailureOr<AttentionCost> cost = form->estimateCost(op, options, whyNot);
+      std::string title = titleOf(*form).str();
+      if (failed(cost)) {
+        reasons.push_back(whyNot);
+      } else if (cost->flops >= dense.flops) {
+        reasons.push_back(title + " would take " + gigas(cost->flops) +
+                          " GFLOP");
+      } else if (options.memoryBudget > 0 &&
+                 cost->bytes > options.memoryBudget) {
+        reasons.push_back(title + " would need " + gigas(cost->bytes) +
+                          " GB, over the memory budget of " +
+                          gigas(static_cast<double>(options.memoryBudget)) +
+                          " GB");
+      } else if (!best || cost->flops < bestCost.flops) {
+        best = form;
+        bestCost = *cost;
+      }
+    }
+    if (!best) {
+      // One candidate (the default): its reason alone, as it has always read.
+      std::string why = reasons.size() == 1 ? reasons.front() : "";
+      if (reasons.size() > 1)
+        for (auto [form, reason] : llvm::zip(candidates, reasons))
+          why += (why.empty() ? "" : "; ") + form->name + ": " + reason;
+      op.emitRemark(keptDense + why);
+      return false;
+    }
+    InFlightDiagnostic remark = op.emitRemark();
+    std::string became = best->rewrite(rewriter, op, options, opSeed);
+    remark << "'attn.attention' rewritten to " << became << ": "
+           << gigas(bestCost.flops) << " GFLOP and " << gigas(bestCost.bytes)
+           << " GB against dense " << gigas(dense.flops) << " GFLOP";
+    return true;
   }
 };
 

@@ -12,6 +12,11 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.lcc_obj_root, "test")
 
 config.substitutions.append(("%models", os.path.join(config.lcc_src_root, "models")))
+# The example plugin as this build made it (plugins/local-attention/), and
+# the folders an out-of-tree build of it needs.
+config.substitutions.append(("%local_plugin", os.path.join(config.lcc_obj_root, "lib", "lcc-local-attention.so")))
+config.substitutions.append(("%lcc_src", config.lcc_src_root))
+config.substitutions.append(("%lcc_obj", config.lcc_obj_root))
 # The folder of lcc's tools, for scripts that drive them (the model fuzzer).
 config.substitutions.append(("%lcc_bin", config.lcc_tools_dir))
 

@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace lcc;
@@ -103,8 +104,7 @@ private:
 /// Makes `flash` honour the op's mask: inlined as the visibility, and its
 /// block table as the tile skipping (or every tile visited, with a remark
 /// saying why, when the table cannot be computed).
-void useMaskRegion(PatternRewriter &rewriter, AttentionOp op,
-                   FlashAttention &flash) {
+void useMaskRegion(OpBuilder &builder, AttentionOp op, FlashAttention &flash) {
   Region *mask = op.getMaskRegion();
   flash.visible = [mask](OpBuilder &b, Location, const ScorePosition &at) {
     return inlineScalarRegion(b, *mask, {at.batch, at.head, at.query, at.key});
@@ -120,13 +120,20 @@ void useMaskRegion(PatternRewriter &rewriter, AttentionOp op,
     op.emitRemark() << "every key tile is visited: " << why;
     return;
   }
+  // Tile skipping is measured, not assumed: say how much of the work is left.
+  int64_t entries = static_cast<int64_t>(table->visible.size());
+  int64_t visited = entries - table->hiddenTiles;
+  op.emitRemark() << "mask visits " << visited << " of " << entries
+                  << " key tiles ("
+                  << llvm::formatv("{0:F1}", 100.0 * visited / entries)
+                  << "%), " << table->fullTiles << " of them unmasked";
   if (table->undecidedTiles)
     op.emitRemark() << table->undecidedTiles
                     << " key tiles are visited without being known to hold "
                        "a visible key: deciding them would take too long";
   if (table->hiddenTiles == 0 && table->fullTiles == 0)
     return;
-  TableLookup lookup(rewriter, op.getLoc(), *table, tiling);
+  TableLookup lookup(builder, op.getLoc(), *table, tiling);
   if (table->hiddenTiles)
     flash.tileVisible = lookup.is(kHiddenTile, /*negate=*/true);
   if (table->fullTiles)
@@ -153,25 +160,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "expected static shapes");
-    TensorBuilder tb(rewriter, op.getLoc());
-    FlashAttention flash;
-    flash.query = op.getQuery();
-    flash.key =
-        op.getSharedQk() ? normalizeRows(tb, op.getQuery()) : op.getKey();
-    flash.value = op.getValue();
-    flash.scale = attentionScale(op.getScale(), op.getQuery());
-    flash.causal = op.getCausal();
-    if (op.getSharedQk())
-      flash.modifyScore = selfScoreOfSharedQK;
-    flash.queryTile =
-        std::min(tiling.queryTile, tensorType(op.getQuery()).getDimSize(2));
-    flash.keyTile =
-        std::min(tiling.keyTile, tensorType(op.getKey()).getDimSize(2));
-    if (op.getScoreRegion())
-      useScoreRegion(op, flash);
-    if (op.getMaskRegion())
-      useMaskRegion(rewriter, op, flash);
-    rewriter.replaceOp(op, flash.build(rewriter, op.getLoc()));
+    rewriter.replaceOp(op, buildFlashAttention(rewriter, op, tiling));
     return success();
   }
 
@@ -179,6 +168,28 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
 };
 
 } // namespace
+
+Value lcc::buildFlashAttention(OpBuilder &builder, AttentionOp op,
+                               AttentionTiling tiling) {
+  TensorBuilder tb(builder, op.getLoc());
+  FlashAttention flash;
+  flash.query = op.getQuery();
+  flash.key = op.getSharedQk() ? normalizeRows(tb, op.getQuery()) : op.getKey();
+  flash.value = op.getValue();
+  flash.scale = attentionScale(op.getScale(), op.getQuery());
+  flash.causal = op.getCausal();
+  if (op.getSharedQk())
+    flash.modifyScore = selfScoreOfSharedQK;
+  flash.queryTile =
+      std::min(tiling.queryTile, tensorType(op.getQuery()).getDimSize(2));
+  flash.keyTile =
+      std::min(tiling.keyTile, tensorType(op.getKey()).getDimSize(2));
+  if (op.getScoreRegion())
+    useScoreRegion(op, flash);
+  if (op.getMaskRegion())
+    useMaskRegion(builder, op, flash);
+  return flash.build(builder, op.getLoc());
+}
 
 void lcc::populateDenseAttentionLoweringPatterns(RewritePatternSet &patterns,
                                                  AttentionTiling tiling) {

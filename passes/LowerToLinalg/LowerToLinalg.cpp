@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/AttentionForms.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 #include "passes/Passes.h"
@@ -20,6 +21,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -137,8 +139,16 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
       return signalPassFailure();
     // What is left has no lowering: say which op, rather than emit
     // half-lowered IR.
-    WalkResult remaining = module.walk([](Operation *op) {
-      if (!isa<AttnDialect>(op->getDialect()))
+    DialectRegistry formDialects, always;
+    registerAttentionFormDialects(formDialects);
+    SmallVector<StringRef> formNamespaces;
+    for (StringRef name : formDialects.getDialectNames())
+      if (!llvm::is_contained(always.getDialectNames(), name)) // builtin
+        formNamespaces.push_back(name);
+    WalkResult remaining = module.walk([&](Operation *op) {
+      StringRef dialect = op->getName().getDialectNamespace();
+      if (dialect != AttnDialect::getDialectNamespace() &&
+          !llvm::is_contained(formNamespaces, dialect))
         return WalkResult::advance();
       op->emitOpError("has no lowering to linalg yet");
       return WalkResult::interrupt();
@@ -152,9 +162,8 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
 
 void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                                         AttentionTiling tiling) {
+  registerBuiltinAttentionForms();
   populateModelOpLoweringPatterns(patterns);
-  populateDenseAttentionLoweringPatterns(patterns, tiling);
-  populateSparseAttentionLoweringPatterns(patterns);
-  populateLSHAttentionLoweringPatterns(patterns);
-  populateRoutedAttentionLoweringPatterns(patterns);
+  for (const AttentionFormDefinition *form : registeredAttentionForms())
+    form->populateLoweringPatterns(patterns, tiling);
 }

@@ -20,6 +20,12 @@ void populateModelOpLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateDenseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns,
                                             AttentionTiling tiling);
 
+/// `op` (static shapes) as FlashAttention at the builder's insertion point:
+/// its mask and score regions inlined, the mask's block table as the tile
+/// skipping. Returns the result; `op` is left in place.
+mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
+                                AttentionTiling tiling);
+
 /// attn.sparse_attention, block-sparse flash (LowerSparseAttention.cpp).
 void populateSparseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 

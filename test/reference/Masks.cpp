@@ -78,14 +78,24 @@ PositionMask namedMask(const std::string &spec) {
       return document(i) == document(j);
     };
   }
+  if (name == "local") {
+    expectParameters(spec, p.size(), 3);
+    int64_t w = p[0], back = p[1], ahead = p[2];
+    if (w < 1)
+      throw ReferenceError("'" + spec + "': the window must be >= 1");
+    return [=](int64_t, int64_t, int64_t i, int64_t j) {
+      int64_t qw = i / w, kw = j / w;
+      return qw - back <= kw && kw <= qw + ahead;
+    };
+  }
   if (name == "lag") {
     expectParameters(spec, p.size(), 1);
     int64_t lag = p[0];
     return [=](int64_t, int64_t, int64_t i, int64_t j) { return j + lag <= i; };
   }
   throw ReferenceError("unknown mask '" + spec +
-                       "'; expected sliding, longformer, bigbird, documents "
-                       "or lag");
+                       "'; expected sliding, longformer, bigbird, documents, "
+                       "local or lag");
 }
 
 ScoreModifier namedScore(const std::string &spec, int64_t heads) {

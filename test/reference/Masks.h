@@ -11,6 +11,9 @@
 //                         (qb * 31 + kb * 17 + S) mod 101 < R
 //   documents:L1,L2,...   i and j in the same document, the documents
 //                         being runs of L1, L2, ... positions
+//   local:W,B,A           in windows of W positions (qw = i / W, kw = j / W):
+//                         qw - B <= kw <= qw + A (the local-attention
+//                         plugin's form)
 //   lag:L                 j <= i - L (the first L queries see no key and
 //                         get zeros)
 //   alibi                 score s + m_h * (j - i), m_h = 2^(-8 (h + 1) / H)

@@ -10,6 +10,9 @@
                       [--routed-clusters=N] [--routed-window=N]
                       [--sparse-stride=N] [--sparse-summary=N]
                       [--sparse-block=N]
+  lcc-bench masks     [--seq=4096,16384,65536] [--heads=8] [--head-dim=64]
+                      [--window=256] [--global=16] [--causal] [--repeat=3]
+                      [--threads=N] [--dense-up-to=N]
   lcc-bench models    [--repeat=5] [--threads=N]
 
 attention: scaled dot-product attention, f32, one model per sequence length,
@@ -23,6 +26,14 @@ runtime's peak bytes (inputs, outputs, parameters and the planned arena) and
 the attention FLOP rate (4 * batch * heads * seq^2 * head_dim, halved when
 causal; for sparse and masked forms this is the dense-equivalent rate, so it shows
 the speed-up over dense directly).
+
+masks: mask and score regions against dense attention of the same shape,
+interleaved per sequence length: dense, ALiBi (a score region), a sliding
+window |i - j| < --window and Longformer (the window plus --global global
+tokens). Reports time per call, peak bytes, the fraction of key tiles the
+mask leaves to visit (from lcc's remark, measured from the block table),
+and the speed-up over dense (for ALiBi: its cost over dense). Dense and
+ALiBi run only up to --dense-up-to tokens (default: every length).
 
 models: every model in models/, with fresh weights: compile time, number of
 dispatches, arena bytes, peak bytes and time per call.
@@ -55,9 +66,18 @@ def run(args):
 
 
 def compile_model(source, output, flags=()):
+    seconds, _ = compile_model_with_remarks(source, output, flags)
+    return seconds
+
+
+def compile_model_with_remarks(source, output, flags=()):
+    """Compile time and lcc's stderr (its remarks)."""
     start = time.perf_counter()
-    run([tool("lcc"), source, "-o", output] + list(flags))
-    return time.perf_counter() - start
+    args = [tool("lcc"), source, "-o", output] + list(flags)
+    result = subprocess.run(args, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit("lcc-bench: error: lcc failed: %s" % result.stderr.strip())
+    return time.perf_counter() - start, result.stderr
 
 
 def report(lcm, inputs, params, repeat, threads, workdir):
@@ -82,6 +102,45 @@ def sliding_window_mask(window):
             "        %%near = arith.cmpi slt, %%distance, %%w : index\n"
             "        attn.yield %%near : i1\n"
             "      }" % window)
+
+
+def longformer_mask(window, global_tokens):
+    """|i - j| < window, or i or j among the first global_tokens."""
+    return ("\n      mask {\n"
+            "      ^bb0(%%b: index, %%h: index, %%i: index, %%j: index):\n"
+            "        %%d = arith.subi %%i, %%j : index\n"
+            "        %%e = arith.subi %%j, %%i : index\n"
+            "        %%distance = arith.maxsi %%d, %%e : index\n"
+            "        %%w = arith.constant %d : index\n"
+            "        %%near = arith.cmpi slt, %%distance, %%w : index\n"
+            "        %%g = arith.constant %d : index\n"
+            "        %%gq = arith.cmpi slt, %%i, %%g : index\n"
+            "        %%gk = arith.cmpi slt, %%j, %%g : index\n"
+            "        %%global = arith.ori %%gq, %%gk : i1\n"
+            "        %%visible = arith.ori %%near, %%global : i1\n"
+            "        attn.yield %%visible : i1\n"
+            "      }" % (window, global_tokens))
+
+
+def alibi_score(heads):
+    """ALiBi: s + m_h (j - i), m_h = 2^(-8 (h + 1) / heads)."""
+    return ("\n      score {\n"
+            "      ^bb0(%%s: f32, %%b: index, %%h: index, %%i: index, "
+            "%%j: index):\n"
+            "        %%one = arith.constant 1 : index\n"
+            "        %%h1 = arith.addi %%h, %%one : index\n"
+            "        %%h64 = arith.index_cast %%h1 : index to i64\n"
+            "        %%hf = arith.sitofp %%h64 : i64 to f32\n"
+            "        %%rate = arith.constant %.9g : f32\n"
+            "        %%exponent = arith.mulf %%hf, %%rate : f32\n"
+            "        %%slope = math.exp %%exponent : f32\n"
+            "        %%d = arith.subi %%j, %%i : index\n"
+            "        %%d64 = arith.index_cast %%d : index to i64\n"
+            "        %%df = arith.sitofp %%d64 : i64 to f32\n"
+            "        %%bias = arith.mulf %%slope, %%df : f32\n"
+            "        %%t = arith.addf %%s, %%bias : f32\n"
+            "        attn.yield %%t : f32\n"
+            "      }" % (-8.0 * 0.6931471805599453 / heads))
 
 
 def attention_model(batch, heads, seq, dim, causal, shared_qk, mask=""):
@@ -159,6 +218,65 @@ def bench_attention(opts):
             sys.stdout.flush()
 
 
+def tiles_visited(remarks):
+    """The percentage of key tiles lcc's remark says the mask visits."""
+    match = re.search(r"mask visits \d+ of \d+ key tiles \(([0-9.]+)%\)",
+                      remarks)
+    return match.group(1) + "%" if match else "100%"
+
+
+def bench_masks(opts):
+    forms = [("dense", ""), ("alibi", alibi_score(opts.heads)),
+             ("sliding-window %d" % opts.window,
+              sliding_window_mask(opts.window)),
+             ("longformer %d + %d" % (opts.window, opts.glob),
+              longformer_mask(opts.window, opts.glob))]
+    print("masks, f32, batch 1, %d heads, head_dim %d, %s, %d threads" %
+          (opts.heads, opts.head_dim,
+           "causal" if opts.causal else "non-causal",
+           opts.threads or os.cpu_count()))
+    print("| seq | form | compile s | ms/call | peak MiB | key tiles "
+          "visited | vs dense |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for seq in opts.seq:
+        dense_ms = None
+        with tempfile.TemporaryDirectory() as work:
+            shape = "1,%d,%d,%d" % (opts.heads, seq, opts.head_dim)
+            inputs = []
+            for name in ("q", "k", "v"):
+                path = os.path.join(work, name + ".npy")
+                run([tool("lcc-testdata"), "--output=" + path,
+                     "--shape=" + shape, "--seed=%d" % len(inputs)])
+                inputs.append(path)
+            for name, region in forms:
+                unmasked = name in ("dense", "alibi")
+                if unmasked and opts.dense_up_to and seq > opts.dense_up_to:
+                    print("| %d | %s | - | not run (--dense-up-to=%d) | - | "
+                          "- | - |" % (seq, name, opts.dense_up_to))
+                    continue
+                model = os.path.join(work, "attention.mlir")
+                with open(model, "w") as f:
+                    f.write(attention_model(1, opts.heads, seq, opts.head_dim,
+                                            opts.causal, False, region))
+                lcm = os.path.join(work, "attention.lcm")
+                seconds, remarks = compile_model_with_remarks(model, lcm)
+                r = report(lcm, inputs, None, opts.repeat, opts.threads, work)
+                ms = r["mean_ms"]
+                if name == "dense":
+                    dense_ms = ms
+                    versus = "1.00x"
+                elif dense_ms is None:
+                    versus = "-"
+                elif name == "alibi":
+                    versus = "%+.1f%%" % (100.0 * (ms / dense_ms - 1))
+                else:
+                    versus = "%.2fx faster" % (dense_ms / ms)
+                print("| %d | %s | %.2f | %.1f | %.1f | %s | %s |" %
+                      (seq, name, seconds, ms, mib(r["peak_bytes"]),
+                       tiles_visited(remarks), versus))
+                sys.stdout.flush()
+
+
 def bench_models(opts):
     models_dir = os.path.join(SOURCE, "models")
     print("| model | compile s | dispatches | arena MiB | peak MiB | "
@@ -224,12 +342,26 @@ def main():
     a.add_argument("--sparse-stride", type=int, default=0)
     a.add_argument("--sparse-summary", type=int, default=0)
     a.add_argument("--sparse-block", type=int, default=64)
+    k = sub.add_parser("masks", help="mask and score regions against dense")
+    k.add_argument("--seq", default="4096,16384,65536",
+                   type=lambda s: [int(x) for x in s.split(",")])
+    k.add_argument("--heads", type=int, default=8)
+    k.add_argument("--head-dim", type=int, default=64)
+    k.add_argument("--window", type=int, default=256)
+    k.add_argument("--global", dest="glob", type=int, default=16)
+    k.add_argument("--causal", action="store_true")
+    k.add_argument("--repeat", type=int, default=3)
+    k.add_argument("--threads", type=int, default=0)
+    k.add_argument("--dense-up-to", type=int, default=0,
+                   help="longest seq dense and ALiBi run at (0: all)")
     m = sub.add_parser("models", help="the bundled models")
     m.add_argument("--repeat", type=int, default=5)
     m.add_argument("--threads", type=int, default=0)
     opts = parser.parse_args()
     if opts.workload == "attention":
         bench_attention(opts)
+    elif opts.workload == "masks":
+        bench_masks(opts)
     else:
         bench_models(opts)
 

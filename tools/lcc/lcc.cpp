@@ -13,6 +13,7 @@
 #include "compiler/Diagnostics.h"
 #include "compiler/ModelParser.h"
 #include "compiler/Pipeline.h"
+#include "compiler/PluginLoader.h"
 #include "compiler/Registration.h"
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -58,15 +59,6 @@ constexpr Choice<lcc::Stage> kEmitChoices[] = {
     {"ptx", lcc::Stage::Ptx},
     {"artifact", lcc::Stage::Artifact}};
 
-constexpr Choice<lcc::AttentionForm> kAttentionChoices[] = {
-    {"keep", lcc::AttentionForm::Keep},
-    {"sparse", lcc::AttentionForm::Sparse},
-    {"lsh", lcc::AttentionForm::LSH},
-    {"routed", lcc::AttentionForm::Routed},
-    {"auto", lcc::AttentionForm::Auto}};
-/// Forms of the command-line contract without a rewrite yet.
-constexpr llvm::StringLiteral kPlannedAttentionForms[] = {"dense"};
-
 constexpr Choice<lcc::attn::SparsePattern> kPatternChoices[] = {
     {"strided", lcc::attn::SparsePattern::Strided},
     {"fixed", lcc::attn::SparsePattern::Fixed}};
@@ -111,11 +103,33 @@ cl::opt<std::string> cudaPath(
 cl::opt<std::string> attentionName(
     "attention",
     cl::desc("Form of the attention ops: 'keep' (as written, the default), "
-             "'sparse' (Sparse Transformer, see --sparse-*), 'lsh' "
-             "(Reformer, see --lsh-*), 'routed' (Routing Transformer, see "
-             "--routed-*) or 'auto' (LSH where a cost model favours it, see "
+             "'dense' (exact dense attention: every long-context form back "
+             "to the attention it stands for), 'sparse' (Sparse Transformer, "
+             "see --sparse-*), 'lsh' (Reformer, see --lsh-*), 'routed' "
+             "(Routing Transformer, see --routed-*), a form a plugin adds "
+             "(see --load-plugin, --attention-options) or 'auto' (the "
+             "cheapest of --auto-forms where a cost model favours it, see "
              "--memory-budget); a remark names each op rewritten or kept"),
     cl::value_desc("form"), cl::init("keep"), cl::cat(lccCategory));
+
+cl::list<std::string> pluginPaths(
+    "load-plugin",
+    cl::desc("Load a shared library of attention forms and passes built "
+             "against lcc (repeatable; docs/pass-authoring.md)"),
+    cl::value_desc("LIB.so"), cl::cat(lccCategory));
+
+cl::opt<std::string> attentionOptions(
+    "attention-options",
+    cl::desc("Options of a form that has no flags of its own (a plugin's), "
+             "in MLIR pass-option syntax, e.g. \"window=128\""),
+    cl::value_desc("options"), cl::init(""), cl::cat(lccCategory));
+
+cl::list<std::string>
+    autoForms("auto-forms",
+              cl::desc("With --attention=auto: the forms it may choose, "
+                       "comma-separated (default: lsh)"),
+              cl::value_desc("forms"), cl::CommaSeparated,
+              cl::cat(lccCategory));
 
 cl::opt<int64_t> lshHashes("lsh-hashes",
                            cl::desc("Hash rounds of LSH attention (default 4)"),
@@ -302,17 +316,22 @@ int main(int argc, char **argv) {
                                 lcc::supportedCudaArchs().str());
     return 1;
   }
-  if (llvm::is_contained(kPlannedAttentionForms, attentionName)) {
-    lcc::reportError(kTool, "--attention=" + attentionName +
-                                " is not implemented yet; 'keep', "
-                                "'sparse', 'lsh', 'routed' and 'auto' "
-                                "are");
+  // Plugins first: they add forms --attention may name.
+  for (const std::string &path : pluginPaths) {
+    std::string error;
+    if (!lcc::loadPlugin(path, error)) {
+      lcc::reportError(kTool, error);
+      return 1;
+    }
+  }
+  lcc::registerBuiltinAttentionForms();
+  if (attentionName != "keep" && attentionName != "auto" &&
+      !lcc::lookupAttentionForm(attentionName)) {
+    lcc::reportError(kTool, "unknown --attention value '" + attentionName +
+                                "'; expected one of " +
+                                lcc::attentionFormNames());
     return 1;
   }
-  std::optional<lcc::AttentionForm> attention =
-      parseChoice("attention", attentionName, kAttentionChoices);
-  if (!attention)
-    return 1;
   std::optional<lcc::attn::SparsePattern> pattern =
       parseChoice("sparse-pattern", sparsePatternName, kPatternChoices);
   if (!pattern)
@@ -352,7 +371,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   lcc::AttentionFormOptions forms;
-  forms.attention = *attention;
+  forms.attention = attentionName;
+  if (!autoForms.empty())
+    forms.autoForms.assign(autoForms.begin(), autoForms.end());
+  forms.formOptions = attentionOptions;
   forms.sparse = {*pattern, sparseBlock, sparseStride, sparseSummary};
   forms.lshHashes = lshHashes;
   forms.lshBucketSize = lshBucketSize;
@@ -360,9 +382,19 @@ int main(int argc, char **argv) {
   forms.memoryBudget = *memoryBudget;
   forms.routedClusters = routedClusters;
   forms.routedWindow = routedWindow;
-  if (printPipeline) {
-    llvm::outs() << lcc::printStagePipelines(forms);
-    return 0;
+  {
+    // A form's bad options are one error now, before any parsing.
+    std::string error;
+    llvm::raw_string_ostream errors(error);
+    FailureOr<std::string> pipelines = lcc::printStagePipelines(forms, errors);
+    if (failed(pipelines)) {
+      lcc::reportError(kTool, error);
+      return 1;
+    }
+    if (printPipeline) {
+      llvm::outs() << *pipelines;
+      return 0;
+    }
   }
   if (*stage == lcc::Stage::Artifact && outputFilename == "-") {
     lcc::reportError(kTool, "an artifact is binary: name the output file "

@@ -1,0 +1,45 @@
+# `cmake --install build [--prefix DIR]`: the tools, lcc's shared libraries,
+# their headers (sources and generated .inc files, under include/lcc) and a
+# CMake package, so that a plugin builds out of tree with
+#
+#   find_package(lcc REQUIRED CONFIG)   # -DCMAKE_PREFIX_PATH=DIR
+#   target_link_libraries(my-plugin PRIVATE lcc::LCCPasses)
+#
+# (docs/pass-authoring.md).
+include(CMakePackageConfigHelpers)
+
+set(LCC_INSTALL_INCLUDE_DIR include/lcc)
+set(LCC_INSTALL_CMAKE_DIR lib/cmake/lcc)
+
+foreach(library LCCAttnDialect LCCPasses LCCCompiler)
+  target_include_directories(${library} PUBLIC
+    $<INSTALL_INTERFACE:${LCC_INSTALL_INCLUDE_DIR}>)
+endforeach()
+
+install(TARGETS LCCAttnDialect LCCPasses LCCCompiler
+  EXPORT lccTargets
+  LIBRARY DESTINATION lib)
+install(TARGETS lcc lcc-opt lcc-run RUNTIME DESTINATION bin)
+install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/lcc-bench DESTINATION bin)
+foreach(dir dialects passes compiler)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}
+    DESTINATION ${LCC_INSTALL_INCLUDE_DIR}
+    FILES_MATCHING PATTERN "*.h" PATTERN "*.td")
+  install(DIRECTORY ${PROJECT_BINARY_DIR}/${dir}
+    DESTINATION ${LCC_INSTALL_INCLUDE_DIR}
+    FILES_MATCHING PATTERN "*.h.inc"
+    PATTERN "CMakeFiles" EXCLUDE)
+endforeach()
+
+install(EXPORT lccTargets NAMESPACE lcc:: DESTINATION ${LCC_INSTALL_CMAKE_DIR})
+configure_package_config_file(
+  ${PROJECT_SOURCE_DIR}/cmake/lccConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/lccConfig.cmake
+  INSTALL_DESTINATION ${LCC_INSTALL_CMAKE_DIR}
+  PATH_VARS LCC_INSTALL_INCLUDE_DIR)
+write_basic_package_version_file(
+  ${PROJECT_BINARY_DIR}/lccConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY ExactVersion)
+install(FILES ${PROJECT_BINARY_DIR}/lccConfig.cmake
+              ${PROJECT_BINARY_DIR}/lccConfigVersion.cmake
+  DESTINATION ${LCC_INSTALL_CMAKE_DIR})

@@ -1,0 +1,145 @@
+//===- AttentionForms.cpp - the registry of attention forms ---------------===//
+
+#include "passes/AttentionForms.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <deque>
+#include <mutex>
+
+using namespace mlir;
+using namespace lcc;
+
+namespace {
+
+/// Registration happens while tools start and plugins load; lookups come
+/// later. A deque keeps the definitions where they are as it grows.
+struct FormRegistry {
+  std::mutex mutex;
+  std::deque<AttentionFormDefinition> forms;
+};
+
+FormRegistry &formRegistry() {
+  static FormRegistry registry;
+  return registry;
+}
+
+/// "keep" and "auto" are what --attention does besides picking a form.
+bool isReservedName(StringRef name) { return name == "keep" || name == "auto"; }
+
+bool isFormName(StringRef name) {
+  return !name.empty() && llvm::all_of(name, [](char c) {
+    return llvm::isLower(c) || llvm::isDigit(c) || c == '-';
+  });
+}
+
+} // namespace
+
+bool lcc::registerAttentionForm(AttentionFormDefinition form,
+                                std::string &error) {
+  if (!isFormName(form.name) || isReservedName(form.name)) {
+    error = "attention form name '" + form.name +
+            "' is not lowercase letters, digits and '-', or is reserved "
+            "('keep', 'auto')";
+    return false;
+  }
+  if (!form.addRewritePasses || !form.populateLoweringPatterns) {
+    error = "attention form '" + form.name +
+            "' has no rewrite or no lowering: a form needs both";
+    return false;
+  }
+  if (static_cast<bool>(form.estimateCost) != static_cast<bool>(form.rewrite)) {
+    error = "attention form '" + form.name +
+            "' gives only one of the cost estimate and the rewrite of one "
+            "op: --attention=auto needs both";
+    return false;
+  }
+  FormRegistry &registry = formRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  for (const AttentionFormDefinition &known : registry.forms)
+    if (known.name == form.name) {
+      error = "attention form '" + form.name + "' is registered twice";
+      return false;
+    }
+  registry.forms.push_back(std::move(form));
+  return true;
+}
+
+const AttentionFormDefinition *lcc::lookupAttentionForm(StringRef name) {
+  FormRegistry &registry = formRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  for (const AttentionFormDefinition &form : registry.forms)
+    if (form.name == name)
+      return &form;
+  return nullptr;
+}
+
+std::vector<const AttentionFormDefinition *> lcc::registeredAttentionForms() {
+  FormRegistry &registry = formRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  std::vector<const AttentionFormDefinition *> forms;
+  for (const AttentionFormDefinition &form : registry.forms)
+    forms.push_back(&form);
+  return forms;
+}
+
+std::string lcc::attentionFormNames() {
+  std::string names = "'keep'";
+  for (const AttentionFormDefinition *form : registeredAttentionForms())
+    names += ", '" + form->name + "'";
+  return names + ", 'auto'";
+}
+
+void lcc::registerBuiltinAttentionForms() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    registerDenseAttentionForm();
+    registerSparseAttentionForm();
+    registerLSHAttentionForm();
+    registerRoutedAttentionForm();
+  });
+}
+
+void lcc::registerAttentionFormDialects(DialectRegistry &registry) {
+  for (const AttentionFormDefinition *form : registeredAttentionForms())
+    if (form->registerDialects)
+      form->registerDialects(registry);
+}
+
+std::function<LogicalResult(OpPassManager &, const AttentionFormOptions &,
+                            llvm::raw_ostream &)>
+lcc::rewriteByPass(std::string passArgument) {
+  return [passArgument](OpPassManager &pm, const AttentionFormOptions &options,
+                        llvm::raw_ostream &errors) -> LogicalResult {
+    const PassInfo *pass = PassInfo::lookup(passArgument);
+    if (!pass) {
+      errors << "the rewrite pass '" << passArgument << "' is not registered";
+      return failure();
+    }
+    return pass->addToPipeline(pm, options.formOptions, [&](const Twine &msg) {
+      errors << passArgument << " (--attention-options): " << msg;
+      return failure();
+    });
+  };
+}
+
+AttentionCost lcc::denseAttentionCost(attn::AttentionOp op) {
+  auto q = cast<RankedTensorType>(op.getQuery().getType());
+  auto k = cast<RankedTensorType>(op.getKey().getType());
+  auto v = cast<RankedTensorType>(op.getValue().getType());
+  double b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
+         sk = k.getDimSize(2), d = q.getDimSize(3), dv = v.getDimSize(3);
+  double flops = 2 * b * h * sq * sk * (d + dv) * (op.getCausal() ? 0.5 : 1);
+  double bytes = 4 * b * h * (sq * d + sk * d + sk * dv + sq * dv);
+  return {flops, bytes};
+}
+
+void lcc::registerAttentionFormOrDie(AttentionFormDefinition form) {
+  std::string error;
+  if (!registerAttentionForm(std::move(form), error))
+    llvm::report_fatal_error(llvm::StringRef(error));
+}
