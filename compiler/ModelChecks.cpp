@@ -11,6 +11,7 @@
 #include "compiler/ModelChecks.h"
 
 #include "dialects/Attn/IR/AttnDialect.h"
+#include "passes/AttentionForms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,7 +32,8 @@ constexpr int64_t kMaxDimension = (int64_t(1) << 31) - 1;
 constexpr StringLiteral kAllowedOps =
     "the attn dialect, arith and math ops (elementwise on tensors), linalg "
     "ops on tensors, and tensor.empty, extract_slice, insert_slice, concat, "
-    "expand_shape, collapse_shape and pad";
+    "expand_shape, collapse_shape and pad, and the ops of a loaded plugin's "
+    "attention forms";
 
 bool isAllowedOp(Operation *op) {
   Dialect *dialect = op->getDialect();
@@ -41,6 +43,8 @@ bool isAllowedOp(Operation *op) {
           linalg::LinalgDialect>(dialect))
     return true;
   if (isa<func::FuncOp, func::ReturnOp>(op))
+    return true;
+  if (lcc::isAttentionFormDialect(dialect->getNamespace()))
     return true;
   // Tensor ops that build or view tensors; scalar reads inside bodies.
   return isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::InsertSliceOp,
@@ -81,14 +85,14 @@ LogicalResult checkSignature(func::FuncOp func) {
   for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
     std::string problem = signatureProblem(type);
     if (!problem.empty())
-      return func.emitOpError() << "argument " << i << " has type " << type
-                                << ": " << problem;
+      return func.emitOpError()
+             << "argument " << i << " has type " << type << ": " << problem;
   }
   for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
     std::string problem = signatureProblem(type);
     if (!problem.empty())
-      return func.emitOpError() << "result " << i << " has type " << type
-                                << ": " << problem;
+      return func.emitOpError()
+             << "result " << i << " has type " << type << ": " << problem;
   }
   return success();
 }

@@ -110,6 +110,13 @@ void lcc::registerAttentionFormDialects(DialectRegistry &registry) {
       form->registerDialects(registry);
 }
 
+bool lcc::isAttentionFormDialect(StringRef dialectNamespace) {
+  DialectRegistry forms, always; // `always` holds builtin alone
+  registerAttentionFormDialects(forms);
+  return llvm::is_contained(forms.getDialectNames(), dialectNamespace) &&
+         !llvm::is_contained(always.getDialectNames(), dialectNamespace);
+}
+
 std::function<LogicalResult(OpPassManager &, const AttentionFormOptions &,
                             llvm::raw_ostream &)>
 lcc::rewriteByPass(std::string passArgument) {

@@ -113,6 +113,10 @@ void registerBuiltinAttentionForms();
 /// Adds each registered form's dialects to `registry`.
 void registerAttentionFormDialects(mlir::DialectRegistry &registry);
 
+/// Whether `dialectNamespace` is the dialect of a registered form's op (a
+/// plugin's; lcc's own forms are attn ops).
+bool isAttentionFormDialect(llvm::StringRef dialectNamespace);
+
 /// A rewrite that runs the registered pass `passArgument` with
 /// options.formOptions as its options: the usual rewrite of a plugin form.
 std::function<mlir::LogicalResult(

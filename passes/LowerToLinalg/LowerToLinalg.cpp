@@ -21,7 +21,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -139,16 +138,10 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
       return signalPassFailure();
     // What is left has no lowering: say which op, rather than emit
     // half-lowered IR.
-    DialectRegistry formDialects, always;
-    registerAttentionFormDialects(formDialects);
-    SmallVector<StringRef> formNamespaces;
-    for (StringRef name : formDialects.getDialectNames())
-      if (!llvm::is_contained(always.getDialectNames(), name)) // builtin
-        formNamespaces.push_back(name);
     WalkResult remaining = module.walk([&](Operation *op) {
       StringRef dialect = op->getName().getDialectNamespace();
       if (dialect != AttnDialect::getDialectNamespace() &&
-          !llvm::is_contained(formNamespaces, dialect))
+          !isAttentionFormDialect(dialect))
         return WalkResult::advance();
       op->emitOpError("has no lowering to linalg yet");
       return WalkResult::interrupt();

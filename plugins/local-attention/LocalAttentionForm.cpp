@@ -78,8 +78,10 @@ bool local::registerLocalAttention(std::string &error) {
   form.rewrite = [](RewriterBase &rewriter, lcc::attn::AttentionOp op,
                     const lcc::AttentionFormOptions &o, int64_t) {
     std::string error;
-    DenseToLocalPass options = *parseOptions(o, error); // estimate parsed it
-    AttentionOp local = rewriteToLocal(rewriter, op, options);
+    FailureOr<DenseToLocalPass> options = parseOptions(o, error);
+    if (failed(options)) // estimateLocal parsed the same options
+      llvm::report_fatal_error(llvm::StringRef(error));
+    AttentionOp local = rewriteToLocal(rewriter, op, *options);
     return llvm::formatv("local attention (window {0}, {1} back, {2} ahead)",
                          local.getWindow(), local.getLookBackward(),
                          local.getLookForward())
