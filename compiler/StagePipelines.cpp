@@ -199,28 +199,43 @@ std::string textual(llvm::function_ref<void(OpPassManager &)> build) {
   return text;
 }
 
-} // namespace
-
-void lcc::registerLccPipelines() {
-  // Registered by hand rather than with PassPipelineRegistration so that an
-  // unknown form or a form's bad options fail the pipeline with the reason.
+/// Registers a pipeline whose builder can refuse its options with a reason
+/// (PassPipelineRegistration's builder cannot fail).
+template <typename Options>
+void registerCheckedPipeline(
+    StringRef name, StringRef description,
+    std::function<LogicalResult(OpPassManager &, const Options &,
+                                llvm::raw_ostream &)>
+        build) {
+  std::string prefix = name.str() + ": ";
   registerPassPipeline(
-      "lcc-attention-forms",
-      "lcc's attention-forms stage: --attention and its flags, as lcc runs "
-      "them",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        AttentionFormsPipelineOptions options;
+      name, description,
+      [build, prefix](OpPassManager &pm, StringRef text,
+                      function_ref<LogicalResult(const Twine &)> onError) {
+        Options options;
         if (failed(options.parseFromString(text)))
           return failure();
         std::string error;
         llvm::raw_string_ostream errors(error);
-        if (failed(buildAttentionFormsPipeline(pm, options.get(), errors)))
-          return errorHandler("lcc-attention-forms: " + error);
+        if (failed(build(pm, options, errors)))
+          return onError(prefix + error);
         return success();
       },
       [](function_ref<void(const detail::PassOptions &)> optionHandler) {
-        optionHandler(AttentionFormsPipelineOptions());
+        optionHandler(Options());
+      });
+}
+
+} // namespace
+
+void lcc::registerLccPipelines() {
+  registerCheckedPipeline<AttentionFormsPipelineOptions>(
+      "lcc-attention-forms",
+      "lcc's attention-forms stage: --attention and its flags, as lcc runs "
+      "them",
+      [](OpPassManager &pm, const AttentionFormsPipelineOptions &options,
+         llvm::raw_ostream &errors) {
+        return buildAttentionFormsPipeline(pm, options.get(), errors);
       });
   PassPipelineRegistration<>(
       "lcc-lower-to-linalg",
@@ -232,24 +247,14 @@ void lcc::registerLccPipelines() {
       "lcc's dispatch stage: workgroup tiling and dispatch functions, as lcc "
       "runs it",
       buildLowerToDispatchesPipeline);
-  registerPassPipeline(
+  registerCheckedPipeline<KernelsPipelineOptions>(
       "lcc-lower-to-kernels",
       "lcc's kernel stages of one target (target=cpu: to the LLVM dialect; "
       "target=cuda: to NVVM), from the dispatches stage, as lcc runs them",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        KernelsPipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        std::string error;
-        llvm::raw_string_ostream errors(error);
-        if (failed(buildLowerToKernelsPipeline(pm, options.target,
-                                               options.cudaBlockSize, errors)))
-          return errorHandler("lcc-lower-to-kernels: " + error);
-        return success();
-      },
-      [](function_ref<void(const detail::PassOptions &)> optionHandler) {
-        optionHandler(KernelsPipelineOptions());
+      [](OpPassManager &pm, const KernelsPipelineOptions &options,
+         llvm::raw_ostream &errors) {
+        return buildLowerToKernelsPipeline(pm, options.target,
+                                           options.cudaBlockSize, errors);
       });
 }
 

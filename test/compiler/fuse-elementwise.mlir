@@ -52,3 +52,75 @@ func.func @into_contraction(%x: tensor<4x8xf32>, %w: tensor<8x2xf32>, %acc: tens
   } -> tensor<4x2xf32>
   return %1 : tensor<4x2xf32>
 }
+
+// -----
+
+// A producer that stays for another user (here a reduction, as flash
+// attention's scores feed the row maximum) is fused into its elementwise
+// consumer only when cheap: a scale is recomputed there, a masked score is
+// read back instead of computed twice.
+// CHECK-LABEL: func @shared_producers
+// CHECK: %[[MASKED:.+]] = linalg.generic
+// CHECK: arith.remsi
+// CHECK: linalg.generic {{.*}} ins(%[[MASKED]] :
+// CHECK: linalg.generic {{.*}} ins(%[[MASKED]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK: %[[SCALED:.+]] = linalg.generic {{.*}} ins(%[[T:[^ ]+]] :
+// CHECK: arith.mulf
+// CHECK: linalg.generic {{.*}} ins(%[[SCALED]] :
+// CHECK: linalg.generic {{.*}} ins(%[[T]] :
+// CHECK: arith.mulf
+// CHECK: math.exp
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @shared_producers(%s: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = tensor.empty() : tensor<4xf32>
+  %masked = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %d = arith.subi %i, %j : index
+    %c2 = arith.constant 2 : index
+    %m = arith.remsi %d, %c2 : index
+    %c0 = arith.constant 0 : index
+    %hide = arith.cmpi ne, %m, %c0 : index
+    %inf = arith.constant 0xFF800000 : f32
+    %v = arith.select %hide, %inf, %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %max = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%masked : tensor<4x8xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.maximumf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  %exp = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%masked : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %scaled = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%t : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %c = arith.constant 0.125 : f32
+    %v = arith.mulf %a, %c : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  %max2 = linalg.generic {indexing_maps = [#rows, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%scaled : tensor<4x8xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = arith.maximumf %a, %o : f32
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  %exp2 = linalg.generic {indexing_maps = [#rows, #rows], iterator_types = ["parallel", "parallel"]}
+      ins(%scaled : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %v = math.exp %a : f32
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %max, %exp, %max2, %exp2 : tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>
+}

@@ -91,35 +91,34 @@ def report(lcm, inputs, params, repeat, threads, workdir):
     return json.loads(run(args))
 
 
-def sliding_window_mask(window):
-    """The mask region of a sliding window: |i - j| < window."""
-    return ("\n      mask {\n"
-            "      ^bb0(%%b: index, %%h: index, %%i: index, %%j: index):\n"
+def window_mask_lines(window):
+    """The ops of a mask region computing %near = |i - j| < window."""
+    return ("      ^bb0(%%b: index, %%h: index, %%i: index, %%j: index):\n"
             "        %%d = arith.subi %%i, %%j : index\n"
             "        %%e = arith.subi %%j, %%i : index\n"
             "        %%distance = arith.maxsi %%d, %%e : index\n"
             "        %%w = arith.constant %d : index\n"
             "        %%near = arith.cmpi slt, %%distance, %%w : index\n"
-            "        attn.yield %%near : i1\n"
-            "      }" % window)
+            % window)
+
+
+def sliding_window_mask(window):
+    """The mask region of a sliding window: |i - j| < window."""
+    return ("\n      mask {\n" + window_mask_lines(window) +
+            "        attn.yield %near : i1\n"
+            "      }")
 
 
 def longformer_mask(window, global_tokens):
     """|i - j| < window, or i or j among the first global_tokens."""
-    return ("\n      mask {\n"
-            "      ^bb0(%%b: index, %%h: index, %%i: index, %%j: index):\n"
-            "        %%d = arith.subi %%i, %%j : index\n"
-            "        %%e = arith.subi %%j, %%i : index\n"
-            "        %%distance = arith.maxsi %%d, %%e : index\n"
-            "        %%w = arith.constant %d : index\n"
-            "        %%near = arith.cmpi slt, %%distance, %%w : index\n"
+    return ("\n      mask {\n" + window_mask_lines(window) +
             "        %%g = arith.constant %d : index\n"
             "        %%gq = arith.cmpi slt, %%i, %%g : index\n"
             "        %%gk = arith.cmpi slt, %%j, %%g : index\n"
             "        %%global = arith.ori %%gq, %%gk : i1\n"
             "        %%visible = arith.ori %%near, %%global : i1\n"
             "        attn.yield %%visible : i1\n"
-            "      }" % (window, global_tokens))
+            "      }" % global_tokens)
 
 
 def alibi_score(heads):
