@@ -370,6 +370,12 @@ int main(int argc, char **argv) {
                                 .str());
     return 1;
   }
+  if (!autoForms.empty() && attentionName != "auto") {
+    lcc::reportError(kTool, "--auto-forms chooses among forms for "
+                            "--attention=auto; this is --attention=" +
+                                attentionName);
+    return 1;
+  }
   lcc::AttentionFormOptions forms;
   forms.attention = attentionName;
   if (!autoForms.empty())
