@@ -107,8 +107,6 @@ struct ApproximateExpPass : lcc::impl::ApproximateExpBase<ApproximateExpPass> {
 } // namespace
 
 void lcc::buildCpuBufferizePipeline(OpPassManager &pm) {
-  pm.addPass(createExtractDispatches());
-  pm.addPass(createUseBufferSignatures());
   addDispatchBufferizationPasses(pm);
   bufferization::buildBufferDeallocationPipeline(pm);
 }

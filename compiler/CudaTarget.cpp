@@ -216,8 +216,6 @@ LogicalResult runTool(StringRef program, ArrayRef<StringRef> args,
 } // namespace
 
 void lcc::buildCudaBufferizePipeline(OpPassManager &pm) {
-  pm.addPass(createExtractDispatches());
-  pm.addPass(createUseBufferSignatures());
   addDispatchBufferizationPasses(pm);
   pm.addPass(createCopiesToLinalg());
   pm.addPass(createOutlineGpuModule());

@@ -114,6 +114,8 @@ struct CopiesToLinalgPass : lcc::impl::CopiesToLinalgBase<CopiesToLinalgPass> {
 } // namespace
 
 void lcc::addDispatchBufferizationPasses(OpPassManager &pm) {
+  pm.addPass(createExtractDispatches());
+  pm.addPass(createUseBufferSignatures());
   pm.addPass(createCanonicalizerPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.allowReturnAllocsFromLoops = true;

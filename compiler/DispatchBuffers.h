@@ -35,8 +35,11 @@ mlir::LogicalResult
 kernelSignatures(mlir::ModuleOp kernels,
                  llvm::SmallVectorImpl<KernelSignature> &signatures);
 
-/// One-shot bufferization of the dispatch bodies, allocations hoisted out
-/// of loops where they can be. Deallocation is the target's business.
+/// What every target's kernel stages start with: the dispatch functions
+/// alone (lcc-extract-dispatches) with their buffer signatures
+/// (lcc-use-buffer-signatures), then one-shot bufferization of their
+/// bodies, allocations hoisted out of loops where they can be.
+/// Deallocation is the target's business.
 void addDispatchBufferizationPasses(mlir::OpPassManager &pm);
 
 /// Makes every memref.copy a linalg.copy: a copy of strided views would

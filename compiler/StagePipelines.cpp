@@ -32,14 +32,8 @@ lcc::buildAttentionFormsPipeline(OpPassManager &pm,
   if (options.attention == "keep")
     return success();
   if (options.attention == "auto") {
-    for (const std::string &name : options.autoForms) {
-      const AttentionFormDefinition *form = lookupAttentionForm(name);
-      if (!form || !form->estimateCost) {
-        errors << "'" << name << "' is not a form --attention=auto can choose: "
-               << (form ? "it has no cost estimate" : "no such form");
-        return failure();
-      }
-    }
+    if (failed(lookupAutoForms(options.autoForms, errors)))
+      return failure();
     SelectFormOptions pass;
     pass.forms.assign(options.autoForms.begin(), options.autoForms.end());
     pass.lshThreshold = options.lshThreshold;

@@ -21,7 +21,24 @@ namespace {
 struct FormRegistry {
   std::mutex mutex;
   std::deque<AttentionFormDefinition> forms;
+  /// The namespaces the forms' registerDialects add, known at registration
+  /// so that asking about an op's dialect costs no registry.
+  std::vector<std::string> dialectNamespaces;
 };
+
+/// The dialects `form` registers, less the builtin one every registry has.
+std::vector<std::string>
+dialectNamespacesOf(const AttentionFormDefinition &form) {
+  std::vector<std::string> names;
+  if (!form.registerDialects)
+    return names;
+  DialectRegistry dialects, builtinOnly;
+  form.registerDialects(dialects);
+  for (StringRef name : dialects.getDialectNames())
+    if (!llvm::is_contained(builtinOnly.getDialectNames(), name))
+      names.push_back(name.str());
+  return names;
+}
 
 FormRegistry &formRegistry() {
   static FormRegistry registry;
@@ -65,6 +82,8 @@ bool lcc::registerAttentionForm(AttentionFormDefinition form,
       error = "attention form '" + form.name + "' is registered twice";
       return false;
     }
+  for (std::string &name : dialectNamespacesOf(form))
+    registry.dialectNamespaces.push_back(std::move(name));
   registry.forms.push_back(std::move(form));
   return true;
 }
@@ -111,10 +130,32 @@ void lcc::registerAttentionFormDialects(DialectRegistry &registry) {
 }
 
 bool lcc::isAttentionFormDialect(StringRef dialectNamespace) {
-  DialectRegistry forms, always; // `always` holds builtin alone
-  registerAttentionFormDialects(forms);
-  return llvm::is_contained(forms.getDialectNames(), dialectNamespace) &&
-         !llvm::is_contained(always.getDialectNames(), dialectNamespace);
+  FormRegistry &registry = formRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  return llvm::is_contained(registry.dialectNamespaces, dialectNamespace);
+}
+
+FailureOr<std::vector<const AttentionFormDefinition *>>
+lcc::lookupAutoForms(ArrayRef<std::string> names, llvm::raw_ostream &errors) {
+  std::vector<const AttentionFormDefinition *> found;
+  for (const std::string &name : names) {
+    const AttentionFormDefinition *form = lookupAttentionForm(name);
+    if (form && form->estimateCost) {
+      found.push_back(form);
+      continue;
+    }
+    std::string withEstimate;
+    for (const AttentionFormDefinition *known : registeredAttentionForms())
+      if (known->estimateCost)
+        withEstimate +=
+            (withEstimate.empty() ? "'" : ", '") + known->name + "'";
+    errors << "'" << name << "' is not a form --attention=auto can choose: "
+           << (form ? "it has no cost estimate" : "no such form")
+           << " (forms with one: "
+           << (withEstimate.empty() ? "none" : withEstimate) << ")";
+    return failure();
+  }
+  return found;
 }
 
 std::function<LogicalResult(OpPassManager &, const AttentionFormOptions &,

@@ -103,6 +103,12 @@ const AttentionFormDefinition *lookupAttentionForm(llvm::StringRef name);
 /// Every registered form, in registration order.
 std::vector<const AttentionFormDefinition *> registeredAttentionForms();
 
+/// The forms `names` asks --attention=auto to choose among, each
+/// registered with a cost estimate; failure, and `errors` names the first
+/// that is not such a form and the ones that are.
+mlir::FailureOr<std::vector<const AttentionFormDefinition *>>
+lookupAutoForms(llvm::ArrayRef<std::string> names, llvm::raw_ostream &errors);
+
 /// "'dense', 'sparse', 'lsh', ...": the names --attention accepts.
 std::string attentionFormNames();
 

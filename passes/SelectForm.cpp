@@ -50,7 +50,7 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
                                {"memory-budget", memoryBudget, 0},
                                {"seed", seed, 0}})))
       return signalPassFailure();
-    FailureOr<SmallVector<const AttentionFormDefinition *>> candidates =
+    FailureOr<std::vector<const AttentionFormDefinition *>> candidates =
         candidateForms();
     if (failed(candidates))
       return signalPassFailure();
@@ -70,33 +70,18 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
   }
 
   /// The forms of the `forms` option, each registered with an estimate.
-  FailureOr<SmallVector<const AttentionFormDefinition *>> candidateForms() {
+  FailureOr<std::vector<const AttentionFormDefinition *>> candidateForms() {
     registerBuiltinAttentionForms();
-    SmallVector<std::string> names(forms.begin(), forms.end());
+    std::vector<std::string> names(forms.begin(), forms.end());
     if (names.empty())
       names.push_back("lsh");
-    SmallVector<const AttentionFormDefinition *> found;
-    for (const std::string &name : names) {
-      const AttentionFormDefinition *form = lookupAttentionForm(name);
-      if (!form || !form->estimateCost) {
-        getOperation().emitError()
-            << "attn-select-form: '" << name
-            << "' is not a form auto can choose; registered forms with a cost "
-               "estimate: "
-            << autoFormNames();
-        return failure();
-      }
-      found.push_back(form);
-    }
+    std::string error;
+    llvm::raw_string_ostream errors(error);
+    FailureOr<std::vector<const AttentionFormDefinition *>> found =
+        lookupAutoForms(names, errors);
+    if (failed(found))
+      getOperation().emitError() << "attn-select-form: " << error;
     return found;
-  }
-
-  static std::string autoFormNames() {
-    std::string names;
-    for (const AttentionFormDefinition *form : registeredAttentionForms())
-      if (form->estimateCost)
-        names += (names.empty() ? "'" : ", '") + form->name + "'";
-    return names.empty() ? "none" : names;
   }
 
   /// Rewrites `op` to the cheapest applicable candidate, or keeps it dense;

@@ -388,8 +388,7 @@ int main(int argc, char **argv) {
   forms.memoryBudget = *memoryBudget;
   forms.routedClusters = routedClusters;
   forms.routedWindow = routedWindow;
-  {
-    // A form's bad options are one error now, before any parsing.
+  if (printPipeline) {
     std::string error;
     llvm::raw_string_ostream errors(error);
     FailureOr<std::string> pipelines = lcc::printStagePipelines(forms, errors);
@@ -397,9 +396,17 @@ int main(int argc, char **argv) {
       lcc::reportError(kTool, error);
       return 1;
     }
-    if (printPipeline) {
-      llvm::outs() << *pipelines;
-      return 0;
+    llvm::outs() << *pipelines;
+    return 0;
+  }
+  {
+    // A form's bad options are one error now, before any parsing.
+    std::string error;
+    llvm::raw_string_ostream errors(error);
+    OpPassManager check(ModuleOp::getOperationName());
+    if (failed(lcc::buildAttentionFormsPipeline(check, forms, errors))) {
+      lcc::reportError(kTool, error);
+      return 1;
     }
   }
   if (*stage == lcc::Stage::Artifact && outputFilename == "-") {
