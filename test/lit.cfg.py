@@ -17,6 +17,8 @@ config.substitutions.append(("%models", os.path.join(config.lcc_src_root, "model
 config.substitutions.append(("%local_plugin", os.path.join(config.lcc_obj_root, "lib", "lcc-local-attention.so")))
 config.substitutions.append(("%lcc_src", config.lcc_src_root))
 config.substitutions.append(("%lcc_obj", config.lcc_obj_root))
+# LLVM's headers, for test libraries that read its version.
+config.substitutions.append(("%llvm_include", os.path.join(os.path.dirname(config.llvm_tools_dir), "include")))
 # The folder of lcc's tools, for scripts that drive them (the model fuzzer).
 config.substitutions.append(("%lcc_bin", config.lcc_tools_dir))
 
