@@ -19,7 +19,7 @@ endforeach()
 install(TARGETS LCCAttnDialect LCCPasses LCCCompiler
   EXPORT lccTargets
   LIBRARY DESTINATION lib)
-install(TARGETS lcc lcc-opt lcc-run RUNTIME DESTINATION bin)
+install(TARGETS lcc lcc-opt lcc-run lcc-train RUNTIME DESTINATION bin)
 install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/lcc-bench DESTINATION bin)
 foreach(dir dialects passes compiler)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}

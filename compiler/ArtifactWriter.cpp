@@ -154,7 +154,8 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
     if (failed(sig))
       return failure();
     parameterOffsets.push_back(
-        lcm::CreateParameter(fbb, *sig, parameterInit(p.init), p.initScale));
+        lcm::CreateParameter(fbb, *sig, parameterInit(p.init), p.initScale,
+                             /*data=*/0, p.state));
   }
 
   std::vector<flatbuffers::Offset<lcm::Function>> functionOffsets;
@@ -206,7 +207,7 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
                                   &buffers, program.arenaSize, &commands));
   }
 
-  auto module = lcm::CreateModuleDirect(fbb, /*version=*/3, "lcc " LCC_VERSION,
+  auto module = lcm::CreateModuleDirect(fbb, /*version=*/4, "lcc " LCC_VERSION,
                                         &functionOffsets, &parameterOffsets,
                                         &executableOffsets);
   lcm::FinishModuleBuffer(fbb, module);

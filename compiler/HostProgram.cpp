@@ -61,6 +61,7 @@ Parameter describeParameter(func::FuncOp host, unsigned argIndex,
   if (auto scale = host.getArgAttrOfType<FloatAttr>(argIndex,
                                                     "attn.param_scale"))
     p.initScale = static_cast<float>(scale.getValueAsDouble());
+  p.state = static_cast<bool>(host.getArgAttr(argIndex, "attn.param_state"));
   return p;
 }
 
@@ -150,6 +151,10 @@ private:
   DenseMap<Value, unsigned> tensorOf;
   SmallVector<PlannedTensor> tensors;
 
+  /// The buffer of each parameter the function reads, by name: where a
+  /// result that assigns it is copied.
+  llvm::StringMap<unsigned> parameterBuffers;
+
   /// Dispatch results returned by the function: written straight into the
   /// result buffer instead of a transient one.
   DenseMap<Value, unsigned> returnedResult;
@@ -189,6 +194,7 @@ LogicalResult Planner::planArguments() {
         return host.emitOpError() << "parameter '" << name.getValue()
                                   << "' has two types in one module";
       buffer = addBuffer(BufferKind::Parameter, it->second, type);
+      parameterBuffers[name.getValue()] = buffer;
       description = ("parameter '" + name.getValue() + "'").str();
     } else {
       unsigned index = program.inputs.size();
@@ -403,8 +409,22 @@ FailureOr<HostProgram> Planner::run() {
   auto ret = cast<func::ReturnOp>(host.getBody().front().getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto type = cast<RankedTensorType>(value.getType());
-    program.outputs.push_back({("result" + Twine(i)).str(), type, {}});
-    outputBuffers.push_back(addBuffer(BufferKind::Output, i, type));
+    if (auto assigned =
+            host.getResultAttrOfType<StringAttr>(i, "attn.assigns")) {
+      // A new parameter value: copied into the parameter when the function
+      // returns, after every command that reads the old one.
+      auto buffer = parameterBuffers.find(assigned.getValue());
+      if (buffer == parameterBuffers.end())
+        return host.emitOpError() << "writes parameter '" << assigned.getValue()
+                                  << "' without reading it";
+      outputBuffers.push_back(buffer->second);
+      continue;
+    }
+    auto name = host.getResultAttrOfType<StringAttr>(i, "lcc.name");
+    unsigned index = program.outputs.size();
+    program.outputs.push_back(
+        {name ? name.str() : ("result" + Twine(index)).str(), type, {}});
+    outputBuffers.push_back(addBuffer(BufferKind::Output, index, type));
     // A dispatch result returned as it is, or through reshapes that only
     // rename its bytes, is written straight into the result buffer.
     Value produced = value;
@@ -424,7 +444,7 @@ FailureOr<HostProgram> Planner::run() {
   for (auto [i, value] : llvm::enumerate(ret.getOperands()))
     if (auto chain = assemblyOf.find(value); chain != assemblyOf.end()) {
       Assembly &assembly = assemblies[chain->second];
-      if (!assembly.returnedAs)
+      if (!assembly.returnedAs && !host.getResultAttr(i, "attn.assigns"))
         assembly.returnedAs = i;
     }
   for (Operation &op : host.getBody().front()) {

@@ -33,6 +33,8 @@ struct Parameter {
   TensorSignature signature;
   ParameterInit init = ParameterInit::Normal;
   float initScale = 0.02f;
+  /// Optimizer state: zero when loaded, not required from a weights file.
+  bool state = false;
 };
 
 /// Parameters of a module, shared by its functions, in first-use order.

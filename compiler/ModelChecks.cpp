@@ -32,8 +32,8 @@ constexpr int64_t kMaxDimension = (int64_t(1) << 31) - 1;
 constexpr StringLiteral kAllowedOps =
     "the attn dialect, arith and math ops (elementwise on tensors), linalg "
     "ops on tensors, and tensor.empty, extract_slice, insert_slice, concat, "
-    "expand_shape, collapse_shape and pad, and the ops of a loaded plugin's "
-    "attention forms";
+    "expand_shape, collapse_shape and pad, func.call of another function of "
+    "the model (inlined), and the ops of a loaded plugin's attention forms";
 
 bool isAllowedOp(Operation *op) {
   Dialect *dialect = op->getDialect();
@@ -42,7 +42,7 @@ bool isAllowedOp(Operation *op) {
   if (isa<lcc::attn::AttnDialect, arith::ArithDialect, math::MathDialect,
           linalg::LinalgDialect>(dialect))
     return true;
-  if (isa<func::FuncOp, func::ReturnOp>(op))
+  if (isa<func::FuncOp, func::ReturnOp, func::CallOp>(op))
     return true;
   if (lcc::isAttentionFormDialect(dialect->getNamespace()))
     return true;

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 
 #include <chrono>
 
@@ -25,6 +26,28 @@ std::string printed(Operation *op) {
   return text;
 }
 
+/// Inlines every call between the model's functions (`loss` calling
+/// `forward`): the stages after this one see one body per function. A call
+/// the inliner cannot resolve is a recursive one.
+LogicalResult inlineModelCalls(ModuleOp module) {
+  if (!module.walk([](func::CallOp) { return WalkResult::interrupt(); })
+           .wasInterrupted())
+    return success();
+  PassManager pm(module.getContext());
+  // No clean-up pipeline: the callers' other ops stay as written.
+  pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
+  if (failed(pm.run(module)))
+    return failure();
+  WalkResult left = module.walk([](func::CallOp call) {
+    call.emitOpError() << "calls '@" << call.getCallee()
+                       << "' recursively; lcc inlines the calls between a "
+                          "model's functions, so no call chain may return to "
+                          "its caller";
+    return WalkResult::interrupt();
+  });
+  return failure(left.wasInterrupted());
+}
+
 } // namespace
 
 FailureOr<std::string> lcc::compile(ModuleOp module,
@@ -37,7 +60,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       options.progress(part, std::chrono::duration<double>(now - last).count());
     last = now;
   };
-  if (failed(checkModelIsCompilable(module)))
+  if (failed(checkModelIsCompilable(module)) ||
+      failed(inlineModelCalls(module)))
     return failure();
   attachSourceNames(module);
   if (options.dump)
@@ -56,6 +80,14 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
             })))
       return failure();
     done("attention forms");
+  }
+  if (options.train) {
+    if (failed(runDumpedPipeline(
+            module, "train-step", options.dump, [&](PassManager &pm) {
+              pm.addPass(createGenerateTrainStep(*options.train));
+            })))
+      return failure();
+    done("train step");
   }
   if (options.stopAfter == Stage::Attn)
     return printed(module);

@@ -19,6 +19,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 
 namespace lcc {
@@ -35,6 +36,9 @@ struct CompileOptions : AttentionFormOptions {
   /// The CUDA architecture, ptxas location and block size.
   std::string cudaArch = "sm_90", cudaPath;
   int64_t cudaBlockSize = 128;
+  /// With a value, lcc --train: attn-generate-train-step runs after the
+  /// attention forms.
+  std::optional<GenerateTrainStepOptions> train;
   /// Receives every stage's text when set.
   StageDumper dump;
   /// Told when each part of the compilation is done and how long it took

@@ -3,6 +3,7 @@
 // seq 512, pre-norm residual blocks, learned positions.
 //
 // Input: token ids [1, 512] i32. Output: next-token logits [1, 512, 256].
+// @loss(tokens, labels) is the training objective `lcc --train` differentiates.
 module {
   func.func @forward(%tokens: tensor<1x512xi32>) -> tensor<1x512x256xf32> {
   %table = attn.param "embed.tokens" : tensor<256x128xf32>
@@ -86,5 +87,14 @@ module {
   %logits = attn.linear %n, %w_out, %b_out
       : (tensor<1x512x128xf32>, tensor<128x256xf32>, tensor<256xf32>) -> tensor<1x512x256xf32>
   return %logits : tensor<1x512x256xf32>
+  }
+  // The training objective: the mean next-token cross-entropy of forward's
+  // logits against `labels` (the tokens shifted by one). `lcc --train`
+  // differentiates it into `train_step`.
+  func.func @loss(%tokens: tensor<1x512xi32>, %labels: tensor<1x512xi32>) -> tensor<f32> {
+  %logits = call @forward(%tokens) : (tensor<1x512xi32>) -> tensor<1x512x256xf32>
+  %l = attn.softmax_cross_entropy %logits, %labels
+      : (tensor<1x512x256xf32>, tensor<1x512xi32>) -> tensor<f32>
+  return %l : tensor<f32>
   }
 }

@@ -189,6 +189,76 @@ def ToDense : Pass<"attn-to-dense", "mlir::ModuleOp"> {
   }];
 }
 
+def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
+  let summary = "differentiate a loss function into a train step";
+  let description = [{
+    Reverse-mode differentiation at the attn level (DESIGN.md §4, §6). The
+    function named `function` (default `loss`), whose first result is a 0-d
+    f32 loss, is differentiated with respect to every `attn.param` it uses:
+    its blocks are flattened (residual and reversible blocks inlined, a
+    multi-head block split into projections, `attn.split_heads`, its
+    attention, `attn.merge_heads` and the output projection), every
+    attention saves its logsumexp, and the ops are visited last to first,
+    each emitting its backward op (`attn.attention_backward`,
+    `attn.linear_backward`, ...). Sparse attention is differentiated as the
+    masked attention it equals; LSH and routed attention have no backward
+    yet and are an error.
+
+    The new function `train_step` takes the loss function's arguments,
+    optionally clips the gradients by their global norm (`grad-clip` > 0),
+    applies `sgd` (`p -= lr * g`) or `adam` (torch.optim.Adam, AdamW with
+    `weight-decay`; its moments `adam.m.NAME`, `adam.v.NAME` and step count
+    `adam.step` are `attn.param {state}`), writes every new value with
+    `attn.assign` and returns the loss. With `emit-gradients`, a function
+    `FUNC_gradients` returning the loss and every gradient (results named
+    after their parameters) is kept too. Every other function is left as
+    it is.
+
+    Before:
+
+    ```mlir
+    func.func @loss(%x: tensor<2x8x16xf32>, %labels: tensor<2x8xi32>) -> tensor<f32> {
+      %w = attn.param "w" : tensor<16x4xf32>
+      %y = attn.linear %x, %w : (...) -> tensor<2x8x4xf32>
+      %l = attn.softmax_cross_entropy %y, %labels : (...) -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+
+    After (`optimizer=sgd lr=0.1`), beside `@loss`:
+
+    ```mlir
+    func.func @train_step(%x: tensor<2x8x16xf32>, %labels: tensor<2x8xi32>) -> tensor<f32> {
+      ... the forward, then
+      %dy = attn.softmax_cross_entropy_backward %y, %labels, loss_grad %one : ...
+      %dx, %dw = attn.linear_backward %x, %w, %dy : ...
+      %new = attn.sgd_update %w, %dw {lr = 1.000000e-01 : f32} : tensor<16x4xf32>
+      attn.assign "w", %new : tensor<16x4xf32>
+      return %l : tensor<f32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"loss\"",
+           "The function to differentiate; its first result is the loss">,
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adam\"",
+           "sgd or adam">,
+    Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "Adam's first-moment decay">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "Adam's second-moment decay">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8",
+           "Adam's denominator floor">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "Decoupled weight decay (AdamW); L2 decay for sgd">,
+    Option<"gradClip", "grad-clip", "double", /*default=*/"0.0",
+           "Clip gradients to this global L2 norm; 0 does not clip">,
+    Option<"emitGradients", "emit-gradients", "bool", /*default=*/"false",
+           "Also keep FUNC_gradients, returning the loss and every gradient">,
+  ];
+}
+
 def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "lower attn ops to linalg, tensor, arith, math and scf";
   let description = [{

@@ -26,7 +26,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     ["lcc", "lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
-     "lcc-run", "lcm-testgen", "lcm-edit"],
+     "lcc-run", "lcc-train", "lcm-testgen", "lcm-edit"],
     [config.lcc_tools_dir])
 
 # `ptxas` where a CUDA toolkit is installed: the cubin tests need it; CI

@@ -6,6 +6,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -179,6 +180,17 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
 }
 
 Value FlashAttention::build(OpBuilder &builder, Location loc) const {
+  return buildTiles(builder, loc, /*logSumExp=*/false).first;
+}
+
+std::pair<Value, Value> FlashAttention::buildWithLogSumExp(OpBuilder &builder,
+                                                           Location loc) const {
+  return buildTiles(builder, loc, /*logSumExp=*/true);
+}
+
+std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
+                                                   Location loc,
+                                                   bool logSumExp) const {
   TensorBuilder tb(builder, loc);
   RankedTensorType qType = tensorType(query), kType = tensorType(key),
                    vType = tensorType(value);
@@ -188,18 +200,22 @@ Value FlashAttention::build(OpBuilder &builder, Location loc) const {
   int64_t keySeq = kType.getDimSize(2), valueDim = vType.getDimSize(3);
   int64_t queryTiles = llvm::divideCeil(querySeq, queryTile);
   int64_t keyTiles = llvm::divideCeil(keySeq, keyTile);
+  int64_t paddedSeq = queryTiles * queryTile;
 
-  Value paddedQuery = padSeq(tb, query, queryTiles * queryTile);
+  Value paddedQuery = padSeq(tb, query, paddedSeq);
   Value paddedKey = padSeq(tb, key, keyTiles * keyTile);
   Value paddedValue = padSeq(tb, value, keyTiles * keyTile);
 
-  Value out = tb.empty({batch, heads, queryTiles * queryTile, valueDim}, elt);
+  SmallVector<Value> outs = {
+      tb.empty({batch, heads, paddedSeq, valueDim}, elt)};
+  if (logSumExp)
+    outs.push_back(tb.empty({batch, heads, paddedSeq}, elt));
   auto forall = scf::ForallOp::create(
       builder, loc,
       ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
                              builder.getIndexAttr(heads),
                              builder.getIndexAttr(queryTiles)},
-      ValueRange{out}, /*mapping=*/std::nullopt);
+      outs, /*mapping=*/std::nullopt);
 
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(forall.getBody());
@@ -227,6 +243,13 @@ Value FlashAttention::build(OpBuilder &builder, Location loc) const {
                      b, loc, arith::CmpFPredicate::OEQ, a[1], zero);
                  return arith::SelectOp::create(b, loc, none, zero, share);
                });
+  // log(sum) + max: -inf + -inf = -inf for a query that sees nothing.
+  Value rowLogSumExp;
+  if (logSumExp)
+    rowLogSumExp = body.mapSameShape(
+        {final[0], final[1]}, [](OpBuilder &b, Location loc, ValueRange a) {
+          return add(b, loc, math::LogOp::create(b, loc, a[1]), a[0]);
+        });
 
   builder.setInsertionPointToStart(forall.getTerminator().getBody());
   insertIntoShared(
@@ -234,16 +257,29 @@ Value FlashAttention::build(OpBuilder &builder, Location loc) const {
       {where.batch, where.head, where.queryStart, builder.getIndexAttr(0)},
       {builder.getIndexAttr(1), builder.getIndexAttr(1),
        builder.getIndexAttr(queryTile), builder.getIndexAttr(valueDim)});
+  if (logSumExp)
+    insertIntoShared(builder, loc, rowLogSumExp, forall.getRegionIterArgs()[1],
+                     {where.batch, where.head, where.queryStart},
+                     {builder.getIndexAttr(1), builder.getIndexAttr(1),
+                      builder.getIndexAttr(queryTile)});
 
   builder.setInsertionPointAfter(forall);
   Value result = forall.getResult(0);
-  if (queryTiles * queryTile == querySeq)
-    return result;
+  Value lse = logSumExp ? forall.getResult(1) : Value();
+  if (paddedSeq == querySeq)
+    return {result, lse};
   SmallVector<OpFoldResult> zeros(4, builder.getIndexAttr(0));
-  return sliceOf(builder, loc,
-                 RankedTensorType::get({batch, heads, querySeq, valueDim}, elt),
-                 result, zeros,
-                 {builder.getIndexAttr(batch), builder.getIndexAttr(heads),
-                  builder.getIndexAttr(querySeq),
-                  builder.getIndexAttr(valueDim)});
+  result =
+      sliceOf(builder, loc,
+              RankedTensorType::get({batch, heads, querySeq, valueDim}, elt),
+              result, zeros,
+              {builder.getIndexAttr(batch), builder.getIndexAttr(heads),
+               builder.getIndexAttr(querySeq), builder.getIndexAttr(valueDim)});
+  if (lse)
+    lse = sliceOf(builder, loc,
+                  RankedTensorType::get({batch, heads, querySeq}, elt), lse,
+                  ArrayRef<OpFoldResult>(zeros).take_front(3),
+                  {builder.getIndexAttr(batch), builder.getIndexAttr(heads),
+                   builder.getIndexAttr(querySeq)});
+  return {result, lse};
 }

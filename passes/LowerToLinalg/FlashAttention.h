@@ -84,11 +84,24 @@ struct FlashAttention {
   /// Builds the attention at the builder's insertion point and returns its
   /// result, [batch, heads, q_seq, v_dim].
   mlir::Value build(mlir::OpBuilder &builder, mlir::Location loc) const;
+  /// As build, and also each query's logsumexp of its visible scores
+  /// ([batch, heads, q_seq]; -inf for a query that sees no key), which the
+  /// backward recomputes the probabilities from.
+  std::pair<mlir::Value, mlir::Value>
+  buildWithLogSumExp(mlir::OpBuilder &builder, mlir::Location loc) const;
 
-private:
+  /// The scores of one [query tile, key tile] block from its dot products
+  /// `dots` (q kᵀ): scaled, modified and, with `mask`, masked (padded keys,
+  /// later keys if causal and keys not `visible` get -inf). The backward
+  /// recomputes them with this.
   mlir::Value maskedScores(TensorBuilder &t, mlir::Value dots,
                            const TilePosition &tile, int64_t keySeq,
                            bool mask) const;
+
+private:
+  std::pair<mlir::Value, mlir::Value> buildTiles(mlir::OpBuilder &builder,
+                                                 mlir::Location loc,
+                                                 bool logSumExp) const;
   llvm::SmallVector<mlir::Value>
   updateOnline(TensorBuilder &t, mlir::Value queryBlock, mlir::Value keyBlock,
                mlir::Value valueBlock, const TilePosition &tile, int64_t keySeq,

@@ -104,36 +104,39 @@ private:
 /// Makes `flash` honour the op's mask: inlined as the visibility, and its
 /// block table as the tile skipping (or every tile visited, with a remark
 /// saying why, when the table cannot be computed).
-void useMaskRegion(OpBuilder &builder, AttentionOp op, FlashAttention &flash) {
-  Region *mask = op.getMaskRegion();
+void useMaskRegion(OpBuilder &builder, const AttentionSpec &op,
+                   FlashAttention &flash) {
+  Region *mask = op.mask;
   flash.visible = [mask](OpBuilder &b, Location, const ScorePosition &at) {
     return inlineScalarRegion(b, *mask, {at.batch, at.head, at.query, at.key});
   };
   flash.emptyRowsGetZeros = true;
-  RankedTensorType q = tensorType(op.getQuery()), k = tensorType(op.getKey());
+  RankedTensorType q = tensorType(op.query), k = tensorType(op.key);
   MaskTiling tiling{q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
                     k.getDimSize(2), flash.queryTile, flash.keyTile,
-                    op.getCausal()};
+                    op.causal};
   std::string why;
   FailureOr<MaskTileTable> table = computeMaskTileTable(*mask, tiling, why);
   if (failed(table)) {
-    op.emitRemark() << "every key tile is visited: " << why;
+    if (op.remarks)
+      op.op->emitRemark() << "every key tile is visited: " << why;
     return;
   }
   // Tile skipping is measured, not assumed: say how much of the work is left.
   int64_t entries = static_cast<int64_t>(table->visible.size());
   int64_t visited = entries - table->hiddenTiles;
-  op.emitRemark() << "mask visits " << visited << " of " << entries
-                  << " key tiles ("
-                  << llvm::formatv("{0:F1}", 100.0 * visited / entries)
-                  << "%), " << table->fullTiles << " of them unmasked";
-  if (table->undecidedTiles)
-    op.emitRemark() << table->undecidedTiles
-                    << " key tiles are visited without being known to hold "
-                       "a visible key: deciding them would take too long";
+  if (op.remarks)
+    op.op->emitRemark() << "mask visits " << visited << " of " << entries
+                        << " key tiles ("
+                        << llvm::formatv("{0:F1}", 100.0 * visited / entries)
+                        << "%), " << table->fullTiles << " of them unmasked";
+  if (table->undecidedTiles && op.remarks)
+    op.op->emitRemark() << table->undecidedTiles
+                        << " key tiles are visited without being known to hold "
+                           "a visible key: deciding them would take too long";
   if (table->hiddenTiles == 0 && table->fullTiles == 0)
     return;
-  TableLookup lookup(builder, op.getLoc(), *table, tiling);
+  TableLookup lookup(builder, op.op->getLoc(), *table, tiling);
   if (table->hiddenTiles)
     flash.tileVisible = lookup.is(kHiddenTile, /*negate=*/true);
   if (table->fullTiles)
@@ -141,8 +144,8 @@ void useMaskRegion(OpBuilder &builder, AttentionOp op, FlashAttention &flash) {
 }
 
 /// Makes `flash` apply the op's score region to every scaled score.
-void useScoreRegion(AttentionOp op, FlashAttention &flash) {
-  Region *score = op.getScoreRegion();
+void useScoreRegion(const AttentionSpec &op, FlashAttention &flash) {
+  Region *score = op.score;
   ScoreModifier previous = flash.modifyScore;
   flash.modifyScore = [score, previous](OpBuilder &b, Location loc, Value s,
                                         const ScorePosition &at) {
@@ -160,7 +163,14 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "expected static shapes");
-    rewriter.replaceOp(op, buildFlashAttention(rewriter, op, tiling));
+    if (!op.getLogsumexp()) {
+      rewriter.replaceOp(op, buildFlashAttention(rewriter, op, tiling));
+      return success();
+    }
+    auto [result, logSumExp] =
+        configureFlashAttention(rewriter, AttentionSpec::of(op), tiling)
+            .buildWithLogSumExp(rewriter, op.getLoc());
+    rewriter.replaceOp(op, {result, logSumExp});
     return success();
   }
 
@@ -169,26 +179,44 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
 
 } // namespace
 
-Value lcc::buildFlashAttention(OpBuilder &builder, AttentionOp op,
-                               AttentionTiling tiling) {
-  TensorBuilder tb(builder, op.getLoc());
+lcc::AttentionSpec lcc::AttentionSpec::of(AttentionOp op) {
+  return {op,
+          op.getQuery(),
+          op.getKey(),
+          op.getValue(),
+          op.getCausal(),
+          op.getSharedQk(),
+          op.getScale(),
+          op.getMaskRegion(),
+          op.getScoreRegion()};
+}
+
+FlashAttention lcc::configureFlashAttention(OpBuilder &builder,
+                                            const AttentionSpec &op,
+                                            AttentionTiling tiling) {
+  TensorBuilder tb(builder, op.op->getLoc());
   FlashAttention flash;
-  flash.query = op.getQuery();
-  flash.key = op.getSharedQk() ? normalizeRows(tb, op.getQuery()) : op.getKey();
-  flash.value = op.getValue();
-  flash.scale = attentionScale(op.getScale(), op.getQuery());
-  flash.causal = op.getCausal();
-  if (op.getSharedQk())
+  flash.query = op.query;
+  flash.key = op.sharedQK ? normalizeRows(tb, op.query) : op.key;
+  flash.value = op.value;
+  flash.scale = attentionScale(op.scale, op.query);
+  flash.causal = op.causal;
+  if (op.sharedQK)
     flash.modifyScore = selfScoreOfSharedQK;
   flash.queryTile =
-      std::min(tiling.queryTile, tensorType(op.getQuery()).getDimSize(2));
-  flash.keyTile =
-      std::min(tiling.keyTile, tensorType(op.getKey()).getDimSize(2));
-  if (op.getScoreRegion())
+      std::min(tiling.queryTile, tensorType(op.query).getDimSize(2));
+  flash.keyTile = std::min(tiling.keyTile, tensorType(op.key).getDimSize(2));
+  if (op.score)
     useScoreRegion(op, flash);
-  if (op.getMaskRegion())
+  if (op.mask)
     useMaskRegion(builder, op, flash);
-  return flash.build(builder, op.getLoc());
+  return flash;
+}
+
+Value lcc::buildFlashAttention(OpBuilder &builder, AttentionOp op,
+                               AttentionTiling tiling) {
+  return configureFlashAttention(builder, AttentionSpec::of(op), tiling)
+      .build(builder, op.getLoc());
 }
 
 void lcc::populateDenseAttentionLoweringPatterns(RewritePatternSet &patterns,

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/LowerToLinalg/Activations.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
@@ -28,24 +29,6 @@ using namespace lcc::attn;
 using namespace lcc::lowering;
 
 namespace {
-
-/// input (..., in) · weight (in, out) + bias (out).
-Value linear(TensorBuilder &tb, Value input, Value weight, Value bias) {
-  RankedTensorType inputType = tensorType(input);
-  int64_t out = tensorType(weight).getDimSize(1);
-  SmallVector<int64_t> shape(inputType.getShape());
-  shape.back() = out;
-  Type elt = inputType.getElementType();
-  Value init;
-  if (bias) {
-    // Start the accumulation from the bias: one pass less over the output.
-    init = tb.map(shape, elt, {bias}, {tb.lastDimMap(shape.size())},
-                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-  } else {
-    init = tb.filled(shape, elt, 0.0);
-  }
-  return tb.matmul(input, weight, init);
-}
 
 struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -116,43 +99,23 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
                                 PatternRewriter &rewriter) const override {
     TensorBuilder tb(rewriter, op.getLoc());
     rewriter.replaceOp(op,
-                       linear(tb, op.getInput(), op.getWeight(), op.getBias()));
+                       affine(tb, op.getInput(), op.getWeight(), op.getBias()));
     return success();
   }
 };
-
-/// act(x) for the feed-forward activations.
-Value activation(OpBuilder &b, Location loc, Activation kind, Value x) {
-  Type type = x.getType();
-  switch (kind) {
-  case Activation::Relu: {
-    Value zero = floatConstant(b, loc, type, 0.0);
-    return arith::MaximumFOp::create(b, loc, x, zero);
-  }
-  case Activation::Gelu: {
-    // Exact GELU: 0.5 x (1 + erf(x / sqrt(2))).
-    auto constant = [&](double v) { return floatConstant(b, loc, type, v); };
-    Value erf =
-        math::ErfOp::create(b, loc, mul(b, loc, x, constant(M_SQRT1_2)));
-    return mul(b, loc, mul(b, loc, constant(0.5), x),
-               add(b, loc, constant(1.0), erf));
-  }
-  }
-  llvm_unreachable("unknown activation");
-}
 
 struct LowerFeedForward : OpRewritePattern<FeedForwardOp> {
   using OpRewritePattern::OpRewritePattern;
 
   /// The whole feed-forward layer on `input` ([batch, rows, d_model]).
   static Value feedForward(TensorBuilder &tb, FeedForwardOp op, Value input) {
-    Value hidden = linear(tb, input, op.getUpWeight(), op.getUpBias());
+    Value hidden = affine(tb, input, op.getUpWeight(), op.getUpBias());
     Activation kind = op.getActivation();
     hidden = tb.mapSameShape({hidden},
                              [&](OpBuilder &b, Location loc, ValueRange a) {
-                               return activation(b, loc, kind, a[0]);
+                               return applyActivation(b, loc, kind, a[0]);
                              });
-    return linear(tb, hidden, op.getDownWeight(), op.getDownBias());
+    return affine(tb, hidden, op.getDownWeight(), op.getDownBias());
   }
 
   /// Computes rows [offset, offset + rows) of `input` ([positions,
@@ -341,24 +304,31 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
               add(b, loc, math::LogOp::create(b, loc, a[1]), a[0]);
           return arith::SubFOp::create(b, loc, logSumExp, picked).getResult();
         });
-    // Mean over every position into a 0-d tensor.
-    int64_t positions = 1;
-    for (int64_t d : rowShape)
-      positions *= d;
-    Value invPositions = tb.scalar(elt, 1.0 / static_cast<double>(positions));
-    Value total =
-        tb.generic(tb.filled({}, elt, 0.0), {perPosition},
-                   {tb.identityMap(rowRank),
-                    AffineMap::get(rowRank, 0, rewriter.getContext())},
-                   SmallVector<utils::IteratorType>(
-                       rowRank, utils::IteratorType::reduction),
-                   [](OpBuilder &b, Location loc, ValueRange a) {
-                     return add(b, loc, a[1], a[0]);
-                   });
-    Value mean =
-        tb.mapSameShape({total}, [&](OpBuilder &b, Location loc, ValueRange a) {
-          return mul(b, loc, a[0], invPositions);
-        });
+    // The mean over every position, or the weighted mean, as a 0-d tensor.
+    Value weights = op.getWeights();
+    if (weights)
+      perPosition = tb.mapSameShape(
+          {perPosition, weights}, [](OpBuilder &b, Location loc, ValueRange a) {
+            return mul(b, loc, a[0], a[1]);
+          });
+    Value total = totalSum(tb, perPosition);
+    Value mean;
+    if (weights) {
+      mean = tb.mapSameShape(
+          {total, totalSum(tb, weights)},
+          [](OpBuilder &b, Location loc, ValueRange a) {
+            return arith::DivFOp::create(b, loc, a[0], a[1]).getResult();
+          });
+    } else {
+      int64_t positions = 1;
+      for (int64_t d : rowShape)
+        positions *= d;
+      Value invPositions = tb.scalar(elt, 1.0 / static_cast<double>(positions));
+      mean = tb.mapSameShape({total},
+                             [&](OpBuilder &b, Location loc, ValueRange a) {
+                               return mul(b, loc, a[0], invPositions);
+                             });
+    }
     rewriter.replaceOp(op, mean);
     return success();
   }

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 
@@ -56,6 +57,8 @@ NamedAttrList parameterInit(ParamOp param) {
                     &use == &ff.getDownBiasMutable()))
       init = "zeros";
   }
+  if (param.getState())
+    init = "zeros";
   auto type = cast<RankedTensorType>(param.getType());
   double scale = type.getRank() >= 2
                      ? 1.0 / std::sqrt(static_cast<double>(type.getDimSize(0)))
@@ -65,6 +68,8 @@ NamedAttrList parameterInit(ParamOp param) {
   attrs.append("attn.param_init", StringAttr::get(context, init));
   attrs.append("attn.param_scale",
                FloatAttr::get(Float32Type::get(context), scale));
+  if (param.getState())
+    attrs.append("attn.param_state", UnitAttr::get(context));
   return attrs;
 }
 
@@ -115,6 +120,46 @@ LogicalResult paramsToArguments(func::FuncOp func) {
   return success();
 }
 
+/// Turns each attn.assign into a result of the function tagged with the
+/// parameter it writes (`attn.assigns`): the host program copies it into
+/// the parameter's buffer when the function returns, after every read of
+/// the old value.
+LogicalResult assignsToResults(func::FuncOp func) {
+  SmallVector<AssignOp> assigns;
+  func.walk([&](AssignOp op) { assigns.push_back(op); });
+  if (assigns.empty())
+    return success();
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("writes parameters but has more than one block");
+  llvm::StringSet<> written;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> results(ret.getOperands());
+  unsigned first = results.size();
+  for (AssignOp assign : assigns) {
+    if (assign->getBlock() != &func.getBody().front())
+      return assign.emitOpError("must be in the function's body, not a "
+                                "nested region");
+    if (!written.insert(assign.getName()).second)
+      return assign.emitOpError() << "writes parameter '" << assign.getName()
+                                  << "' a second time in one function";
+    results.push_back(assign.getValue());
+  }
+  OpBuilder b(ret);
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  SmallVector<DictionaryAttr> resultAttrs;
+  func.getAllResultAttrs(resultAttrs);
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 ValueRange(results).getTypes()));
+  resultAttrs.resize(results.size(), DictionaryAttr::get(func.getContext()));
+  func.setAllResultAttrs(resultAttrs);
+  for (auto [i, assign] : llvm::enumerate(assigns)) {
+    func.setResultAttr(first + i, "attn.assigns", assign.getNameAttr());
+    assign.erase();
+  }
+  return success();
+}
+
 struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
   using LowerToLinalgBase::LowerToLinalgBase;
 
@@ -129,7 +174,7 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
     }
     for (auto func : module.getOps<func::FuncOp>()) {
       recordIndexRanges(func);
-      if (failed(paramsToArguments(func)))
+      if (failed(assignsToResults(func)) || failed(paramsToArguments(func)))
         return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
@@ -157,6 +202,8 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                                         AttentionTiling tiling) {
   registerBuiltinAttentionForms();
   populateModelOpLoweringPatterns(patterns);
+  populateTrainingOpLoweringPatterns(patterns);
+  populateAttentionBackwardLoweringPatterns(patterns, tiling);
   for (const AttentionFormDefinition *form : registeredAttentionForms())
     form->populateLoweringPatterns(patterns, tiling);
 }

@@ -8,7 +8,12 @@
 #ifndef LCC_PASSES_LOWERTOLINALG_LOWERINGS_H
 #define LCC_PASSES_LOWERTOLINALG_LOWERINGS_H
 
+#include "passes/LowerToLinalg/FlashAttention.h"
 #include "passes/Passes.h"
+
+#include "llvm/ADT/APFloat.h"
+
+#include <optional>
 
 namespace lcc {
 
@@ -20,11 +25,43 @@ void populateModelOpLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateDenseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns,
                                             AttentionTiling tiling);
 
+/// What configures the flash form of an attention (forward or backward):
+/// its operands, attributes and regions.
+struct AttentionSpec {
+  mlir::Operation *op; // for remarks and locations
+  mlir::Value query, key, value;
+  bool causal, sharedQK;
+  std::optional<llvm::APFloat> scale;
+  mlir::Region *mask, *score; // null when absent
+  /// Whether to remark on the mask's tile skipping (the forward does; its
+  /// backward visits the same tiles and says nothing new).
+  bool remarks = true;
+
+  static AttentionSpec of(attn::AttentionOp op);
+};
+
+/// The FlashAttention that computes `spec`: shared-QK keys normalised (at
+/// the builder's insertion point) and their self score, the mask region
+/// as the visibility and its block table as the tile skipping, the score
+/// region as the score modifier.
+FlashAttention configureFlashAttention(mlir::OpBuilder &builder,
+                                       const AttentionSpec &spec,
+                                       AttentionTiling tiling);
+
 /// `op` (static shapes) as FlashAttention at the builder's insertion point:
 /// its mask and score regions inlined, the mask's block table as the tile
 /// skipping. Returns the result; `op` is left in place.
 mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
                                 AttentionTiling tiling);
+
+/// The train step's ops: the backward of each model op, head split and
+/// merge, clipping and optimizer updates (LowerTrainingOps.cpp).
+void populateTrainingOpLoweringPatterns(mlir::RewritePatternSet &patterns);
+
+/// attn.attention_backward, the flash backward
+/// (LowerAttentionBackward.cpp).
+void populateAttentionBackwardLoweringPatterns(
+    mlir::RewritePatternSet &patterns, AttentionTiling tiling);
 
 /// attn.sparse_attention, block-sparse flash (LowerSparseAttention.cpp).
 void populateSparseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);

@@ -137,6 +137,17 @@ Value TensorBuilder::matmulTransposedB(Value a, Value bMatrix, Value init) {
                  multiplyAdd);
 }
 
+Value TensorBuilder::matmulTransposedA(Value a, Value bMatrix, Value init) {
+  // Loops (m, k, n) with a(k, m), b(k, n), init(m, n): as matmul, the
+  // output column is innermost.
+  SmallVector<utils::IteratorType> iterators = {utils::IteratorType::parallel,
+                                                utils::IteratorType::reduction,
+                                                utils::IteratorType::parallel};
+  return generic(init, {a, bMatrix},
+                 {map(3, {1, 0}), map(3, {1, 2}), map(3, {0, 2})}, iterators,
+                 multiplyAdd);
+}
+
 AffineMap TensorBuilder::identityMap(unsigned rank) {
   return AffineMap::getMultiDimIdentityMap(rank, b.getContext());
 }

@@ -71,6 +71,9 @@ public:
   mlir::Value matmul(mlir::Value a, mlir::Value b, mlir::Value init);
   /// sum_k a(m, k) * b(n, k) accumulated into `init` (m, n).
   mlir::Value matmulTransposedB(mlir::Value a, mlir::Value b, mlir::Value init);
+  /// sum_k a(k, m) * b(k, n) accumulated into `init` (m, n): a weight's
+  /// gradient, summed over positions k.
+  mlir::Value matmulTransposedA(mlir::Value a, mlir::Value b, mlir::Value init);
 
   /// Affine map helpers over `rank` loop dimensions.
   mlir::AffineMap identityMap(unsigned rank);

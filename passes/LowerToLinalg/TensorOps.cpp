@@ -27,6 +27,23 @@ double attentionScale(std::optional<APFloat> scale, Value query) {
                : 1.0 / std::sqrt(double(tensorType(query).getDimSize(3)));
 }
 
+Value affine(TensorBuilder &tb, Value input, Value weight, Value bias) {
+  RankedTensorType inputType = tensorType(input);
+  int64_t out = tensorType(weight).getDimSize(1);
+  SmallVector<int64_t> shape(inputType.getShape());
+  shape.back() = out;
+  Type elt = inputType.getElementType();
+  Value init;
+  if (bias) {
+    // Start the accumulation from the bias: one pass less over the output.
+    init = tb.map(shape, elt, {bias}, {tb.lastDimMap(shape.size())},
+                  [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  } else {
+    init = tb.filled(shape, elt, 0.0);
+  }
+  return tb.matmul(input, weight, init);
+}
+
 Value addTensors(TensorBuilder &tb, Value x, Value y) {
   return tb.mapSameShape({x, y}, [](OpBuilder &b, Location loc, ValueRange a) {
     return add(b, loc, a[0], a[1]);
@@ -100,6 +117,50 @@ Value argmaxLastDim(OpBuilder &b, Location loc, TensorBuilder &tb, Value x) {
                        arith::SelectOp::create(nb, l, better, j, a[2])});
       });
   return op.getResult(1);
+}
+
+Value totalSum(TensorBuilder &tb, Value x) {
+  RankedTensorType type = tensorType(x);
+  unsigned rank = type.getRank();
+  OpBuilder &b = tb.builder();
+  return tb.generic(
+      tb.filled({}, type.getElementType(), 0.0), {x},
+      {tb.identityMap(rank), AffineMap::get(rank, 0, b.getContext())},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
+      [](OpBuilder &b, Location loc, ValueRange a) {
+        return add(b, loc, a[1], a[0]);
+      });
+}
+
+static SmallVector<ReassociationIndices> rowsReassociation(unsigned rank) {
+  ReassociationIndices leading;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    leading.push_back(d);
+  return {leading, {static_cast<int64_t>(rank - 1)}};
+}
+
+Value asRows(OpBuilder &b, Location loc, Value x) {
+  RankedTensorType type = tensorType(x);
+  unsigned rank = type.getRank();
+  if (rank == 2)
+    return x;
+  if (rank == 1)
+    return tensor::ExpandShapeOp::create(
+        b, loc,
+        RankedTensorType::get({1, type.getDimSize(0)}, type.getElementType()),
+        x, ArrayRef<ReassociationIndices>{{0, 1}});
+  return tensor::CollapseShapeOp::create(b, loc, x, rowsReassociation(rank));
+}
+
+Value fromRows(OpBuilder &b, Location loc, Value rows, RankedTensorType type) {
+  unsigned rank = type.getRank();
+  if (rank == 2)
+    return rows;
+  if (rank == 1)
+    return tensor::CollapseShapeOp::create(
+        b, loc, type, rows, ArrayRef<ReassociationIndices>{{0, 1}});
+  return tensor::ExpandShapeOp::create(b, loc, type, rows,
+                                       rowsReassociation(rank));
 }
 
 Value normalizeRows(TensorBuilder &tb, Value x) {

@@ -31,6 +31,10 @@ bool hasStaticShapes(mlir::Operation *op);
 /// ([batch, heads, seq, head_dim]).
 double attentionScale(std::optional<llvm::APFloat> scale, mlir::Value query);
 
+/// input (..., in) · weight (in, out) + bias (out); `bias` may be null.
+mlir::Value affine(TensorBuilder &tb, mlir::Value input, mlir::Value weight,
+                   mlir::Value bias);
+
 /// x + y for two tensors of one type.
 mlir::Value addTensors(TensorBuilder &tb, mlir::Value x, mlir::Value y);
 
@@ -45,6 +49,16 @@ mlir::Value zerosI32(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value rowMax(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSum(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSumOfSquares(TensorBuilder &tb, mlir::Value x);
+
+/// The sum of every element of `x`, as a 0-d tensor.
+mlir::Value totalSum(TensorBuilder &tb, mlir::Value x);
+
+/// `x` as a matrix of rows: [positions, last dimension] (rank 1 is one
+/// row; higher ranks collapse their leading dimensions).
+mlir::Value asRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+/// The inverse of asRows: `rows` reshaped to `type`.
+mlir::Value fromRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value rows,
+                     mlir::RankedTensorType type);
 
 /// Index of the largest element of each row (last dimension) of `x`, as
 /// i32; of equal maxima the first wins.

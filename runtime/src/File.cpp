@@ -188,13 +188,32 @@ Status OutputFile::write(const void *data, size_t size) {
 }
 
 Status OutputFile::commit() {
-  int result = ::close(fd);
+  // The bytes reach the disk before the name does: after a crash, `path`
+  // holds the old file or the whole new one, never a prefix of it.
+  int result = ::fsync(fd);
+  int error = errno;
+  if (::close(fd) != 0 && result == 0) {
+    result = -1;
+    error = errno;
+  }
   fd = -1;
   if (result != 0)
-    return failure(errno);
+    return failure(error);
   if (::rename(temporary.c_str(), path.c_str()) != 0)
     return failure(errno);
   temporary.clear();
+  // The rename itself is durable once the directory is; a directory that
+  // cannot be synced (some file systems refuse) does not undo the write.
+  size_t slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  int directoryFd =
+      ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (directoryFd >= 0) {
+    (void)::fsync(directoryFd);
+    ::close(directoryFd);
+  }
   return Status();
 }
 

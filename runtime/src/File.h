@@ -68,9 +68,10 @@ StatusOr<std::vector<uint8_t>> readFile(const std::string &path,
 /// renamed into place). Errors read "cannot write 'PATH': REASON".
 Status writeFile(const std::string &path, const void *data, size_t size);
 
-/// An output file written through a temporary and renamed on commit();
-/// dropped without commit(), the temporary is removed and `path` is left
-/// as it was.
+/// An output file written through a temporary beside it
+/// (`PATH.lcc-partial-XXXXXX`), synced to disk and renamed on commit();
+/// dropped without commit(), or when commit() fails, the temporary is
+/// removed and `path` is left as it was.
 class OutputFile {
 public:
   static StatusOr<OutputFile> create(const std::string &path);

@@ -110,6 +110,12 @@ private:
         !(std::isfinite(parameter.init_scale()) && parameter.init_scale() >= 0))
       return invalid(path, " has init_scale ", parameter.init_scale(),
                      ", expected a finite value >= 0");
+    // State starts at zero on the device and changes with every training
+    // step: embedded bytes would be a constant that training overwrites.
+    if (parameter.state() && parameter.data())
+      return invalid(path, " is optimizer state but embeds ",
+                     parameter.data()->size(),
+                     " bytes; state starts at zero and is never embedded");
     if (parameter.data() && parameter.data()->size() != *bytes)
       return invalid(path, " embeds ", parameter.data()->size(),
                      " bytes, its type ",

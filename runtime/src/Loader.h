@@ -24,7 +24,7 @@
 namespace lcc::runtime {
 
 /// The module version this runtime reads.
-constexpr uint32_t kModuleVersion = 3;
+constexpr uint32_t kModuleVersion = 4;
 /// The most workgroups one dispatch may run.
 constexpr uint64_t kMaxWorkgroups = uint64_t(1) << 32;
 

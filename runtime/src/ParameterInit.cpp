@@ -2,8 +2,6 @@
 
 #include "ParameterInit.h"
 
-#include "File.h"
-
 #include <algorithm>
 
 #include <cmath>
@@ -45,6 +43,10 @@ bool isFloat(DType dtype) {
 }
 
 } // namespace
+
+bool isWeight(const lcm::Parameter &parameter) {
+  return !parameter.data() && !parameter.state();
+}
 
 uint64_t SplitMix64::next() {
   uint64_t z = (state += 0x9e3779b97f4a7c15ull);
@@ -113,7 +115,7 @@ StatusOr<std::vector<NamedTensor>> initializeParameters(const Module &module,
   std::vector<NamedTensor> tensors;
   for (size_t i = 0; i < module.getParameterCount(); ++i) {
     const lcm::Parameter &parameter = module.getParameter(i);
-    if (parameter.data())
+    if (!isWeight(parameter))
       continue;
     ParameterValues values(parameter, seed);
     LCC_RETURN_IF_ERROR(values.check());
@@ -137,7 +139,7 @@ Status writeInitialParameters(const Module &module, uint64_t seed,
   std::vector<const lcm::Parameter *> written;
   for (size_t i = 0; i < module.getParameterCount(); ++i) {
     const lcm::Parameter &parameter = module.getParameter(i);
-    if (parameter.data())
+    if (!isWeight(parameter))
       continue;
     const lcm::TensorSignature &signature = *parameter.signature();
     LCC_RETURN_IF_ERROR(ParameterValues(parameter, seed).check());
@@ -146,20 +148,17 @@ Status writeInitialParameters(const Module &module, uint64_t seed,
                       *byteSize(signature.dtype(), getShape(signature))});
     written.push_back(&parameter);
   }
-  StatusOr<OutputFile> file = OutputFile::create(path);
+  StatusOr<SafetensorsWriter> file = SafetensorsWriter::create(
+      path, layout,
+      {{"producer", "lcc-run --init-params"}, {"seed", std::to_string(seed)}});
   if (!file.ok())
     return file.getStatus();
-  std::vector<uint8_t> header = encodeSafetensorsHeader(
-      layout,
-      {{"producer", "lcc-run --init-params"}, {"seed", std::to_string(seed)}});
-  LCC_RETURN_IF_ERROR(file->write(header.data(), header.size()));
-  constexpr uint64_t kChunkElements = uint64_t(1) << 16;
   std::vector<uint8_t> chunk;
   for (const lcm::Parameter *parameter : written) {
     ParameterValues values(*parameter, seed);
     size_t elementBytes = dtypeSize(parameter->signature()->dtype());
     for (uint64_t done = 0; done < values.size();) {
-      uint64_t step = std::min(kChunkElements, values.size() - done);
+      uint64_t step = std::min(kInitChunkElements, values.size() - done);
       chunk.resize(step * elementBytes);
       values.next(chunk.data(), step);
       LCC_RETURN_IF_ERROR(file->write(chunk.data(), chunk.size()));

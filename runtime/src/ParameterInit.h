@@ -61,9 +61,16 @@ private:
   double pending = 0; // the sine of the last Box-Muller pair
 };
 
-/// Fresh values for every parameter of `module` that the module does not
-/// embed (embedded data is a constant, never read from a weights file), in
-/// module order.
+/// Whether a weights file holds `parameter`: the module does not embed it
+/// (embedded data is a constant) and it is no optimizer state (which starts
+/// at zero on the device, and only a checkpoint holds).
+bool isWeight(const lcm::Parameter &parameter);
+
+/// Elements generated at a time by the writers of fresh values: memory does
+/// not grow with the weights.
+constexpr uint64_t kInitChunkElements = uint64_t(1) << 16;
+
+/// Fresh values for every weight of `module` (isWeight), in module order.
 StatusOr<std::vector<NamedTensor>> initializeParameters(const Module &module,
                                                         uint64_t seed);
 

@@ -66,6 +66,9 @@ struct LccDeviceImpl {
 
 struct LccSessionImpl {
   std::unique_ptr<Session> session;
+  // The last lccSessionGetParameter's value and shape.
+  std::vector<uint8_t> parameterValue;
+  std::vector<int64_t> parameterShape;
 };
 
 // An LccFunction is the address of a runtime Function.
@@ -319,7 +322,7 @@ uint64_t lccModuleGetParameterBytes(LccModule module) {
   const Module &loaded = *module->module;
   for (size_t i = 0; i < loaded.getParameterCount(); ++i) {
     const lcm::Parameter &parameter = loaded.getParameter(i);
-    if (parameter.data())
+    if (!isWeight(parameter))
       continue;
     // The loader checked each size (<= 2^40); saturate the sum.
     uint64_t bytes = *byteSize(parameter.signature()->dtype(),
@@ -327,6 +330,10 @@ uint64_t lccModuleGetParameterBytes(LccModule module) {
     total = bytes > UINT64_MAX - total ? UINT64_MAX : total + bytes;
   }
   return total;
+}
+
+int lccModuleIsStateParameter(LccModule module, size_t index) {
+  return module->module->getParameter(index).state() ? 1 : 0;
 }
 
 LccStatus lccModuleWriteInitialParameters(LccModule module, uint64_t seed,
@@ -435,6 +442,52 @@ LccStatus lccSessionBindParameter(LccSession session, const char *name,
                                                      : !name  ? "name"
                                                               : "value");
     return session->session->bindParameter(name, fromC(*value));
+  });
+}
+
+LccStatus lccSessionInitializeParameters(LccSession session, uint64_t seed) {
+  return guarded("lccSessionInitializeParameters", [&]() -> Status {
+    if (!session)
+      return nullArgument("lccSessionInitializeParameters", "session");
+    return session->session->initializeParameters(seed);
+  });
+}
+
+size_t lccSessionGetParameterCount(LccSession session) {
+  return session->session->getParameterCount();
+}
+
+LccStatus lccSessionGetParameter(LccSession session, size_t index,
+                                 LccTensorView *value) {
+  return guarded("lccSessionGetParameter", [&]() -> Status {
+    if (!session || !value)
+      return nullArgument("lccSessionGetParameter",
+                          !session ? "session" : "value");
+    Session &owner = *session->session;
+    if (index >= owner.getParameterCount())
+      return Status::error(
+          StatusCode::InvalidArgument, "lccSessionGetParameter: parameter ",
+          index, " does not exist; the module has ", owner.getParameterCount());
+    LCC_RETURN_IF_ERROR(owner.readParameter(index, session->parameterValue));
+    const lcm::TensorSignature &signature =
+        *owner.getModule().getParameter(index).signature();
+    session->parameterShape = getShape(signature);
+    value->name = cName(signature);
+    value->dtype = LccDType(signature.dtype());
+    value->rank = session->parameterShape.size();
+    value->shape = session->parameterShape.data();
+    value->data = session->parameterValue.data();
+    value->size = session->parameterValue.size();
+    return Status();
+  });
+}
+
+LccStatus lccSessionWriteParametersFile(LccSession session, const char *path) {
+  return guarded("lccSessionWriteParametersFile", [&]() -> Status {
+    if (!session || !path)
+      return nullArgument("lccSessionWriteParametersFile",
+                          !session ? "session" : "path");
+    return session->session->writeParameters(path);
   });
 }
 
@@ -565,6 +618,36 @@ LccStatus lccNpyWrite(const char *path, const LccTensorView *tensor) {
                                    : formatShape(shape) + " tensor of unknown "
                                                           "dtype");
     return writeNpy(path, view.dtype, shape, view.data);
+  });
+}
+
+LccStatus lccSafetensorsWrite(const char *path, const LccTensorView *tensors,
+                              size_t count) {
+  return guarded("lccSafetensorsWrite", [&]() -> Status {
+    if (!path || (!tensors && count > 0))
+      return nullArgument("lccSafetensorsWrite", !path ? "path" : "tensors");
+    std::vector<SafetensorsLayout> layout;
+    for (size_t i = 0; i < count; ++i) {
+      TensorView view = fromC(tensors[i]);
+      if (!tensors[i].name)
+        return Status::error(StatusCode::InvalidArgument,
+                             "lccSafetensorsWrite: tensor ", i, " has no name");
+      if (view.size > 0 && !view.data)
+        return Status::error(StatusCode::InvalidArgument,
+                             "lccSafetensorsWrite: tensor ",
+                             quoted(tensors[i].name), " has no data");
+      layout.push_back(
+          {tensors[i].name, view.dtype,
+           std::vector<int64_t>(view.shape, view.shape + view.rank),
+           view.size});
+    }
+    // The writer checks each size against its dtype and shape.
+    StatusOr<SafetensorsWriter> file = SafetensorsWriter::create(path, layout);
+    if (!file.ok())
+      return file.getStatus();
+    for (size_t i = 0; i < count; ++i)
+      LCC_RETURN_IF_ERROR(file->write(tensors[i].data, tensors[i].size));
+    return file->commit();
   });
 }
 

@@ -603,11 +603,71 @@ encodeSafetensors(const std::vector<NamedTensor> &tensors,
   return bytes;
 }
 
+StatusOr<SafetensorsWriter>
+SafetensorsWriter::create(const std::string &path,
+                          const std::vector<SafetensorsLayout> &tensors,
+                          const std::map<std::string, std::string> &metadata) {
+  auto refuse = [&](const auto &...parts) {
+    return Status::error(StatusCode::InvalidArgument, "cannot write ",
+                         quoted(path), ": ", parts...);
+  };
+  std::map<std::string, bool> names;
+  uint64_t dataBytes = 0;
+  for (const SafetensorsLayout &tensor : tensors) {
+    if (tensor.name == "__metadata__")
+      return refuse("'__metadata__' is reserved and cannot name a tensor");
+    if (!names.emplace(tensor.name, true).second)
+      return refuse("tensor ", quoted(tensor.name), " appears twice");
+    std::optional<uint64_t> bytes = isValidDType(tensor.dtype)
+                                        ? byteSize(tensor.dtype, tensor.shape)
+                                        : std::nullopt;
+    if (!bytes || *bytes != tensor.bytes)
+      return refuse("tensor ", quoted(tensor.name), " has ", tensor.bytes,
+                    " bytes of data, not those of a ",
+                    isValidDType(tensor.dtype)
+                        ? formatType(tensor.shape, tensor.dtype)
+                        : formatShape(tensor.shape) + " tensor of unknown "
+                                                      "dtype");
+    dataBytes += *bytes;
+  }
+  StatusOr<OutputFile> file = OutputFile::create(path);
+  if (!file.ok())
+    return file.getStatus();
+  std::vector<uint8_t> header = encodeSafetensorsHeader(tensors, metadata);
+  LCC_RETURN_IF_ERROR(file->write(header.data(), header.size()));
+  return SafetensorsWriter(file.take(), dataBytes);
+}
+
+Status SafetensorsWriter::write(const void *data, size_t size) {
+  if (size > dataBytes - written)
+    return Status::error(StatusCode::Internal, "writing ", size,
+                         " bytes past the end of a .safetensors file");
+  written += size;
+  return file.write(data, size);
+}
+
+Status SafetensorsWriter::commit() {
+  if (written != dataBytes)
+    return Status::error(StatusCode::Internal, "a .safetensors file got ",
+                         written, " of its ", dataBytes, " data bytes");
+  return file.commit();
+}
+
 Status writeSafetensors(const std::string &path,
                         const std::vector<NamedTensor> &tensors,
                         const std::map<std::string, std::string> &metadata) {
-  std::vector<uint8_t> bytes = encodeSafetensors(tensors, metadata);
-  return writeFile(path, bytes.data(), bytes.size());
+  std::vector<SafetensorsLayout> layout;
+  for (const NamedTensor &named : tensors)
+    layout.push_back({named.name, named.tensor.dtype, named.tensor.shape,
+                      named.tensor.data.size()});
+  StatusOr<SafetensorsWriter> writer =
+      SafetensorsWriter::create(path, layout, metadata);
+  if (!writer.ok())
+    return writer.getStatus();
+  for (const NamedTensor &named : tensors)
+    LCC_RETURN_IF_ERROR(
+        writer->write(named.tensor.data.data(), named.tensor.data.size()));
+  return writer->commit();
 }
 
 } // namespace lcc::runtime

@@ -11,6 +11,7 @@
 #ifndef LCC_RUNTIME_SAFETENSORS_H
 #define LCC_RUNTIME_SAFETENSORS_H
 
+#include "File.h"
 #include "Status.h"
 #include "Tensor.h"
 
@@ -87,10 +88,36 @@ std::vector<uint8_t>
 encodeSafetensorsHeader(const std::vector<SafetensorsLayout> &tensors,
                         const std::map<std::string, std::string> &metadata);
 
+/// Writes a .safetensors file atomically (File.h's OutputFile): the header
+/// of `tensors` when created, then their bytes in order, in as many write()
+/// calls as the caller likes, so that no file needs to be in memory at once
+/// (weights a chunk at a time, device memory through a staging buffer).
+/// commit() renames it into place only when exactly the bytes the header
+/// promises were written; dropped before, it leaves `path` as it was.
+class SafetensorsWriter {
+public:
+  /// Refuses what a reader would refuse: a name given twice, the reserved
+  /// '__metadata__', a size that is not the dtype times the shape.
+  static StatusOr<SafetensorsWriter>
+  create(const std::string &path, const std::vector<SafetensorsLayout> &tensors,
+         const std::map<std::string, std::string> &metadata = {});
+
+  Status write(const void *data, size_t size);
+  Status commit();
+
+private:
+  SafetensorsWriter(OutputFile file, uint64_t dataBytes)
+      : file(std::move(file)), dataBytes(dataBytes) {}
+  OutputFile file;
+  uint64_t dataBytes;
+  uint64_t written = 0;
+};
+
 /// The bytes of a .safetensors file holding `tensors` in order.
 std::vector<uint8_t>
 encodeSafetensors(const std::vector<NamedTensor> &tensors,
                   const std::map<std::string, std::string> &metadata = {});
+/// `tensors` written through a SafetensorsWriter.
 Status
 writeSafetensors(const std::string &path,
                  const std::vector<NamedTensor> &tensors,

@@ -3,8 +3,10 @@
 #include "Session.h"
 
 #include "ExecutableSelection.h"
+#include "ParameterInit.h"
 #include "Safetensors.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -307,7 +309,8 @@ Session::create(std::shared_ptr<Device> device,
       LCC_RETURN_IF_ERROR(session->device->copyToDevice(
           buffer->data(), parameter.data()->data(), parameter.data()->size()));
     session->parameters.push_back(buffer.take());
-    session->parameterBound.push_back(parameter.data() != nullptr);
+    // State is zero, as allocated; weights wait for a file.
+    session->parameterBound.push_back(parameter.data() || parameter.state());
     session->parameterIndex[name] = i;
   }
   return session;
@@ -326,6 +329,9 @@ Status Session::bindParameters(const std::string &path) {
     const lcm::TensorSignature &signature = *parameter.signature();
     StatusOr<const SafetensorsEntry *> entry =
         (*reader)->find(getName(signature));
+    // Weights files hold no state; checkpoints do.
+    if (!entry.ok() && parameter.state())
+      continue;
     if (!entry.ok())
       return entry.getStatus();
     std::vector<int64_t> shape = getShape(signature);
@@ -368,6 +374,101 @@ Status Session::bindParameter(const std::string &name,
                                            value.data, value.size));
   parameterBound[it->second] = true;
   return Status();
+}
+
+Status Session::initializeParameters(uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mutex);
+  // Every init is checked first: an error leaves no parameter half-set.
+  for (size_t i = 0; i < module->getParameterCount(); ++i)
+    if (isWeight(module->getParameter(i)))
+      LCC_RETURN_IF_ERROR(
+          ParameterValues(module->getParameter(i), seed).check());
+  std::vector<uint8_t> chunk;
+  for (size_t i = 0; i < module->getParameterCount(); ++i) {
+    const lcm::Parameter &parameter = module->getParameter(i);
+    if (!isWeight(parameter))
+      continue;
+    ParameterValues values(parameter, seed);
+    size_t elementBytes = dtypeSize(parameter.signature()->dtype());
+    char *base = static_cast<char *>(parameters[i].data());
+    // A chunk at a time through host memory, as the file writer does; on
+    // the cpu straight into the parameter.
+    for (uint64_t done = 0; done < values.size();) {
+      uint64_t step = std::min(kInitChunkElements, values.size() - done);
+      uint64_t offset = done * elementBytes;
+      if (device->isHostAddressable()) {
+        values.next(reinterpret_cast<uint8_t *>(base + offset), step);
+      } else {
+        chunk.resize(step * elementBytes);
+        values.next(chunk.data(), step);
+        LCC_RETURN_IF_ERROR(
+            device->copyToDevice(base + offset, chunk.data(), chunk.size()));
+      }
+      done += step;
+    }
+    parameterBound[i] = true;
+  }
+  return Status();
+}
+
+Status Session::checkBound(size_t index, const std::string &what) const {
+  if (parameterBound[index])
+    return Status();
+  return Status::error(
+      StatusCode::InvalidArgument, what, "parameter ",
+      quoted(getName(*module->getParameter(index).signature())),
+      " is not bound; give a weights file (--params)");
+}
+
+Status Session::readParameter(size_t index, std::vector<uint8_t> &out) {
+  std::lock_guard<std::mutex> lock(mutex);
+  LCC_RETURN_IF_ERROR(checkBound(index, ""));
+  const DeviceBuffer &buffer = parameters[index];
+  out.resize(buffer.size());
+  if (buffer.size() == 0)
+    return Status();
+  return device->copyToHost(out.data(), buffer.data(), buffer.size());
+}
+
+Status Session::writeParameters(const std::string &path) {
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<SafetensorsLayout> layout;
+  std::vector<size_t> written;
+  for (size_t i = 0; i < module->getParameterCount(); ++i) {
+    const lcm::Parameter &parameter = module->getParameter(i);
+    if (parameter.data())
+      continue;
+    LCC_RETURN_IF_ERROR(checkBound(i, "cannot write " + quoted(path) + ": "));
+    const lcm::TensorSignature &signature = *parameter.signature();
+    layout.push_back({getName(signature), signature.dtype(),
+                      getShape(signature), parameters[i].size()});
+    written.push_back(i);
+  }
+  StatusOr<SafetensorsWriter> file = SafetensorsWriter::create(
+      path, layout, {{"producer", "lcc " LCC_VERSION}});
+  if (!file.ok())
+    return file.getStatus();
+  // Device memory goes out through a bounded staging buffer; the cpu's is
+  // written as it is.
+  constexpr uint64_t kStagingBytes = uint64_t(1) << 24;
+  std::vector<uint8_t> staging;
+  for (size_t i : written) {
+    const char *base = static_cast<const char *>(parameters[i].data());
+    uint64_t size = parameters[i].size();
+    if (device->isHostAddressable()) {
+      LCC_RETURN_IF_ERROR(file->write(base, size));
+      continue;
+    }
+    for (uint64_t done = 0; done < size;) {
+      uint64_t step = std::min(kStagingBytes, size - done);
+      staging.resize(step);
+      LCC_RETURN_IF_ERROR(
+          device->copyToHost(staging.data(), base + done, step));
+      LCC_RETURN_IF_ERROR(file->write(staging.data(), step));
+      done += step;
+    }
+  }
+  return file->commit();
 }
 
 StatusOr<const DeviceExecutable *> Session::getExecutable() {

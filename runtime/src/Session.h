@@ -99,17 +99,37 @@ private:
 class Session {
 public:
   /// Copies the module's embedded parameters to the device and reserves
-  /// device memory for the others, which must be bound before a call.
+  /// device memory for the others: weights, which must be bound before a
+  /// call, and optimizer state, which starts at zero (device memory is
+  /// zero-filled when allocated) and is bound from then on. Parameters live
+  /// as long as the session: a training step that writes them in place
+  /// changes what every later call of every function sees.
   static StatusOr<std::unique_ptr<Session>>
   create(std::shared_ptr<Device> device, std::shared_ptr<const Module> module);
   ~Session();
 
-  /// Binds every parameter the module does not embed from the .safetensors
-  /// file at `path`, by name; dtype and shape must match. Tensors the module
-  /// does not need are ignored.
+  /// Binds every weight (a parameter neither embedded nor state) from the
+  /// .safetensors file at `path`, by name; dtype and shape must match. State
+  /// is bound when the file holds it (a checkpoint being resumed) and left
+  /// as it is otherwise. Tensors the module does not need are ignored.
   Status bindParameters(const std::string &path);
-  /// Binds the parameter named `name` from memory.
+  /// Binds the parameter named `name` (a weight or state) from memory.
   Status bindParameter(const std::string &name, const TensorView &value);
+  /// Binds every weight with the fresh values of ParameterInit.h for
+  /// `seed`: those `lcc-run --init-params --seed` writes to a file.
+  Status initializeParameters(uint64_t seed);
+
+  /// Parameters in module order, as Module::getParameter lists them.
+  size_t getParameterCount() const { return parameters.size(); }
+  /// The current value of parameter `index` (e.g. after training steps),
+  /// copied into `out`. An unbound weight is an error. Not while a call of
+  /// the session runs: that call may be writing it.
+  Status readParameter(size_t index, std::vector<uint8_t> &out);
+  /// Writes every parameter the module does not embed, state included, to
+  /// `path` as .safetensors by name, atomically: a checkpoint that
+  /// bindParameters resumes from and `lcc-run --params` runs with. Every
+  /// weight must be bound. Not while a call of the session runs.
+  Status writeParameters(const std::string &path);
 
   /// The function named `name` ("" for the module's first function), made
   /// on first use: the executable is loaded and its buffers allocated.
@@ -123,6 +143,8 @@ private:
   Session(std::shared_ptr<Device> device, std::shared_ptr<const Module> module);
   /// The module's executable for this device, loaded on first use.
   StatusOr<const DeviceExecutable *> getExecutable();
+  /// An error naming parameter `index` unless it is bound.
+  Status checkBound(size_t index, const std::string &what) const;
 
   std::shared_ptr<Device> device;
   std::shared_ptr<const Module> module;

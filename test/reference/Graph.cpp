@@ -247,8 +247,9 @@ private:
       return {embedding(args[0], args[1])};
     }
     if (op == "softmax_cross_entropy") {
-      expectArgs(node, args, 2, 2);
-      return {softmaxCrossEntropy(args[0], args[1])};
+      expectArgs(node, args, 2, 3);
+      return {softmaxCrossEntropy(args[0], args[1],
+                                  args.size() == 3 ? &args[2] : nullptr)};
     }
     if (op == "attention") {
       expectArgs(node, args, 3, 3);

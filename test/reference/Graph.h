@@ -19,7 +19,8 @@
 // weights file. Ops, their args (in order) and attributes:
 //   layer_norm x gamma beta {epsilon}     linear x weight [bias]
 //   feed_forward x w1 b1 w2 b2 {activation: relu|gelu}
-//   embedding tokens table                softmax_cross_entropy logits labels
+//   embedding tokens table
+//   softmax_cross_entropy logits labels [weights]   (a 0-d loss)
 //   attention q k v {causal, shared_qk, scale, mask?, score?}
 //     (mask and score name the examples' masks and scores, Masks.h)
 //   sparse_attention q k v {pattern: fixed|strided, stride, summary, causal,

@@ -454,4 +454,27 @@ TEST(SoftmaxCrossEntropy, HandComputed) {
             "");
 }
 
+TEST(SoftmaxCrossEntropy, WeightedTwoPositions) {
+  // As above, ce = (ln(4/3), ln 4). Weights (3, 1): (3 ln(4/3) + ln 4) / 4;
+  // (0, 2): position 1 alone; equal weights: the plain mean.
+  Tensor logits({2, 2}, {0, kLn3, 0, kLn3});
+  Tensor labels({2}, {1, 0});
+  Tensor weights({2}, {3, 1});
+  EXPECT_NEAR(softmaxCrossEntropy(logits, labels, &weights).data[0],
+              (3 * std::log(4.0 / 3) + std::log(4.0)) / 4, 1e-14);
+  Tensor second({2}, {0, 2});
+  EXPECT_NEAR(softmaxCrossEntropy(logits, labels, &second).data[0],
+              std::log(4.0), 1e-14);
+  Tensor equal = Tensor::filled({2}, 0.5);
+  EXPECT_DOUBLE_EQ(softmaxCrossEntropy(logits, labels, &equal).data[0],
+                   softmaxCrossEntropy(logits, labels).data[0]);
+
+  Tensor zero({2}, {1, -1});
+  EXPECT_EQ(errorOf([&] { softmaxCrossEntropy(logits, labels, &zero); }),
+            "softmax_cross_entropy: the weights sum to 0");
+  Tensor misshapen({1, 2}, {1, 1});
+  EXPECT_EQ(errorOf([&] { softmaxCrossEntropy(logits, labels, &misshapen); }),
+            "softmax_cross_entropy: weights: expected shape [2], got [1, 2]");
+}
+
 } // namespace

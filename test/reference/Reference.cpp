@@ -399,13 +399,21 @@ Tensor linear(const Tensor &x, const Tensor &weight, const Tensor *bias) {
   shape.back() = outDim;
   Tensor out(shape);
   int64_t rows = numElements(Shape(x.shape.begin(), x.shape.end() - 1));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t o = 0; o < outDim; ++o) {
-      double sum = bias ? bias->data[o] : 0.0;
-      for (int64_t i = 0; i < in; ++i)
-        sum += x.data[r * in + i] * weight.data[i * outDim + o];
-      out.data[r * outDim + o] = sum;
+  // out[r, o] = bias[o] + sum_i x[r, i] * weight[i, o], added in increasing
+  // i. The loop over o is innermost only so that weight is read row by row
+  // (the gradient check runs the models hundreds of times); each sum still
+  // adds the same terms in the same order.
+  for (int64_t r = 0; r < rows; ++r) {
+    double *sum = out.data.data() + r * outDim;
+    for (int64_t o = 0; o < outDim; ++o)
+      sum[o] = bias ? bias->data[o] : 0.0;
+    for (int64_t i = 0; i < in; ++i) {
+      double xi = x.data[r * in + i];
+      const double *row = weight.data.data() + i * outDim;
+      for (int64_t o = 0; o < outDim; ++o)
+        sum[o] += xi * row[o];
     }
+  }
   return out;
 }
 
@@ -501,7 +509,8 @@ std::pair<Tensor, Tensor> reversible(const Tensor &x1, const Tensor &x2,
   return {y1, y2};
 }
 
-Tensor softmaxCrossEntropy(const Tensor &logits, const Tensor &labels) {
+Tensor softmaxCrossEntropy(const Tensor &logits, const Tensor &labels,
+                           const Tensor *weights) {
   if (logits.rank() < 1 || logits.dim(-1) < 1)
     throw ReferenceError("softmax_cross_entropy: logits need a non-empty "
                          "vocab dimension, got " +
@@ -509,11 +518,13 @@ Tensor softmaxCrossEntropy(const Tensor &logits, const Tensor &labels) {
   int64_t vocab = logits.dim(-1);
   Shape leading(logits.shape.begin(), logits.shape.end() - 1);
   expectShape(labels, leading, "softmax_cross_entropy: labels");
+  if (weights)
+    expectShape(*weights, leading, "softmax_cross_entropy: weights");
   int64_t positions = numElements(leading);
   if (positions == 0)
     throw ReferenceError("softmax_cross_entropy: no positions to average");
 
-  double total = 0;
+  double total = 0, totalWeight = 0;
   for (int64_t p = 0; p < positions; ++p) {
     const double *row = logits.data.data() + p * vocab;
     int64_t label =
@@ -523,9 +534,13 @@ Tensor softmaxCrossEntropy(const Tensor &logits, const Tensor &labels) {
     for (int64_t c = 0; c < vocab; ++c)
       sum += std::exp(row[c] - maxLogit);
     double logSumExp = maxLogit + std::log(sum);
-    total += logSumExp - row[label];
+    double weight = weights ? weights->data[p] : 1.0;
+    total += weight * (logSumExp - row[label]);
+    totalWeight += weight;
   }
-  return Tensor(Shape{}, std::vector<double>{total / positions});
+  if (totalWeight == 0)
+    throw ReferenceError("softmax_cross_entropy: the weights sum to 0");
+  return Tensor(Shape{}, std::vector<double>{total / totalWeight});
 }
 
 //===----------------------------------------------------------------------===//
@@ -588,7 +603,11 @@ public:
       : model(model), weights(weights), shapes(std::move(shapes)) {}
 
   const Tensor &operator()(const std::string &name) const {
-    const Shape &expected = shapes.at(name);
+    auto shape = shapes.find(name);
+    if (shape == shapes.end())
+      throw ReferenceError(model + ": a stage reads '" + name +
+                           "', which it does not list");
+    const Shape &expected = shape->second;
     auto it = weights.find(name);
     if (it == weights.end())
       throw ReferenceError(model + ": missing parameter '" + name +
@@ -603,6 +622,31 @@ private:
   const Weights &weights;
   std::map<std::string, Shape> shapes;
 };
+
+/// A stage whose body reads parameters through a ParamReader of `model`.
+/// The parameters of `shapes` starting with one of `prefixes` are the
+/// stage's, and its reader knows no other: a body that read an unlisted
+/// parameter (and so would break the reuse of activations) fails loudly.
+using StageBody = std::function<std::vector<Tensor>(
+    const ParamReader &, const std::vector<Tensor> &)>;
+
+ModelStage makeStage(const std::string &model,
+                     const std::map<std::string, Shape> &shapes,
+                     const std::vector<std::string> &prefixes, StageBody body) {
+  ModelStage stage;
+  std::map<std::string, Shape> own;
+  for (const auto &[name, shape] : shapes)
+    for (const std::string &prefix : prefixes)
+      if (name.rfind(prefix, 0) == 0) {
+        stage.params.push_back(name);
+        own[name] = shape;
+      }
+  stage.run = [model, own, body](const Weights &weights,
+                                 const std::vector<Tensor> &in) {
+    return body(ParamReader(model, weights, own), in);
+  };
+  return stage;
+}
 
 /// embed.tokens lookup plus learned positions (the models' %x0).
 Tensor embedTokens(const std::string &model, const ParamReader &param,
@@ -627,6 +671,17 @@ Tensor head(const ParamReader &param, const Tensor &x) {
   return linear(n, param("lm_head.weight"), &param("lm_head.bias"));
 }
 
+const std::vector<std::string> kEmbedParams = {"embed."};
+const std::vector<std::string> kHeadParams = {"final_norm.", "lm_head."};
+
+std::vector<std::string> attentionParams(const std::string &pre) {
+  return {pre + "attn_norm.", pre + "attn."};
+}
+
+std::vector<std::string> feedForwardParams(const std::string &pre) {
+  return {pre + "ff_norm.", pre + "ff."};
+}
+
 } // namespace
 
 std::map<std::string, Shape> transformerTinyParams(const TinyModelConfig &c) {
@@ -637,62 +692,115 @@ std::map<std::string, Shape> reformerTinyParams(const TinyModelConfig &c) {
   return commonParams(c, /*withKey=*/false);
 }
 
-Tensor transformerTiny(const Weights &weights, const Tensor &tokens,
-                       const TinyModelConfig &c) {
+std::vector<Tensor> runStages(const std::vector<ModelStage> &stages,
+                              const Weights &weights,
+                              std::vector<Tensor> input) {
+  for (const ModelStage &stage : stages)
+    input = stage.run(weights, input);
+  return input;
+}
+
+std::vector<ModelStage> transformerTinyStages(const TinyModelConfig &c) {
   const std::string model = "transformer-tiny";
-  ParamReader param(model, weights, transformerTinyParams(c));
-  Tensor x = embedTokens(model, param, tokens, c);
+  std::map<std::string, Shape> shapes = transformerTinyParams(c);
+  std::vector<ModelStage> stages;
+  stages.push_back(makeStage(
+      model, shapes, kEmbedParams,
+      [=](const ParamReader &param, const std::vector<Tensor> &in) {
+        return std::vector<Tensor>{embedTokens(model, param, in[0], c)};
+      }));
   for (int64_t l = 0; l < c.layers; ++l) {
     std::string pre = layerPrefix(l);
     // Pre-norm residual: x + MHA(LN(x)), dense causal attention.
-    x = residual(x, [&](const Tensor &a) {
-      Tensor n = layerNorm(a, param(pre + "attn_norm.gamma"),
-                           param(pre + "attn_norm.beta"));
-      return multiHeadAttention(
-          n, param(pre + "attn.wq"), &param(pre + "attn.wk"),
-          param(pre + "attn.wv"), param(pre + "attn.wo"), c.heads,
-          [](const std::vector<Tensor> &qkv) {
-            return attention(qkv[0], qkv[1], qkv[2], /*causal=*/true);
-          });
-    });
+    stages.push_back(makeStage(
+        model, shapes, attentionParams(pre),
+        [=](const ParamReader &param, const std::vector<Tensor> &in) {
+          return std::vector<Tensor>{residual(in[0], [&](const Tensor &a) {
+            Tensor n = layerNorm(a, param(pre + "attn_norm.gamma"),
+                                 param(pre + "attn_norm.beta"));
+            return multiHeadAttention(
+                n, param(pre + "attn.wq"), &param(pre + "attn.wk"),
+                param(pre + "attn.wv"), param(pre + "attn.wo"), c.heads,
+                [](const std::vector<Tensor> &qkv) {
+                  return attention(qkv[0], qkv[1], qkv[2], /*causal=*/true);
+                });
+          })};
+        }));
     // Pre-norm residual: x + FF(LN(x)), GELU.
-    x = residual(x, [&](const Tensor &a) {
-      return normFeedForward(param, pre, a, Activation::Gelu);
-    });
+    stages.push_back(makeStage(
+        model, shapes, feedForwardParams(pre),
+        [=](const ParamReader &param, const std::vector<Tensor> &in) {
+          return std::vector<Tensor>{residual(in[0], [&](const Tensor &a) {
+            return normFeedForward(param, pre, a, Activation::Gelu);
+          })};
+        }));
   }
-  return head(param, x);
+  stages.push_back(
+      makeStage(model, shapes, kHeadParams,
+                [](const ParamReader &param, const std::vector<Tensor> &in) {
+                  return std::vector<Tensor>{head(param, in[0])};
+                }));
+  return stages;
+}
+
+std::vector<ModelStage> reformerTinyStages(const TinyModelConfig &c) {
+  const std::string model = "reformer-tiny";
+  std::map<std::string, Shape> shapes = reformerTinyParams(c);
+  std::vector<ModelStage> stages;
+  // Both reversible streams start as the embedding.
+  stages.push_back(
+      makeStage(model, shapes, kEmbedParams,
+                [=](const ParamReader &param, const std::vector<Tensor> &in) {
+                  Tensor x0 = embedTokens(model, param, in[0], c);
+                  return std::vector<Tensor>{x0, x0};
+                }));
+  for (int64_t l = 0; l < c.layers; ++l) {
+    std::string pre = layerPrefix(l);
+    // attn.reversible in its two halves, so that G's parameters do not
+    // rerun F. F: layer norm + shared-QK causal multi-head attention (no key
+    // weight); y1 = x1 + F(x2).
+    stages.push_back(makeStage(
+        model, shapes, attentionParams(pre),
+        [=](const ParamReader &param, const std::vector<Tensor> &in) {
+          Tensor n = layerNorm(in[1], param(pre + "attn_norm.gamma"),
+                               param(pre + "attn_norm.beta"));
+          Tensor f = multiHeadAttention(
+              n, param(pre + "attn.wq"), /*keyWeight=*/nullptr,
+              param(pre + "attn.wv"), param(pre + "attn.wo"), c.heads,
+              [](const std::vector<Tensor> &qkAndV) {
+                const Tensor &qk = qkAndV[0], &v = qkAndV[1];
+                return attention(qk, qk, v, /*causal=*/true, std::nullopt,
+                                 /*sharedQK=*/true);
+              });
+          expectShape(f, in[0].shape, "reversible: F result");
+          return std::vector<Tensor>{add(in[0], f), in[1]};
+        }));
+    // G: layer norm + ReLU feed-forward; y2 = x2 + G(y1).
+    stages.push_back(makeStage(
+        model, shapes, feedForwardParams(pre),
+        [=](const ParamReader &param, const std::vector<Tensor> &in) {
+          Tensor g = normFeedForward(param, pre, in[0], Activation::Relu);
+          expectShape(g, in[1].shape, "reversible: G result");
+          return std::vector<Tensor>{in[0], add(in[1], g)};
+        }));
+  }
+  // The two streams are summed (arith.addf) before the final norm.
+  stages.push_back(
+      makeStage(model, shapes, kHeadParams,
+                [](const ParamReader &param, const std::vector<Tensor> &in) {
+                  return std::vector<Tensor>{head(param, add(in[0], in[1]))};
+                }));
+  return stages;
+}
+
+Tensor transformerTiny(const Weights &weights, const Tensor &tokens,
+                       const TinyModelConfig &c) {
+  return runStages(transformerTinyStages(c), weights, {tokens}).at(0);
 }
 
 Tensor reformerTiny(const Weights &weights, const Tensor &tokens,
                     const TinyModelConfig &c) {
-  const std::string model = "reformer-tiny";
-  ParamReader param(model, weights, reformerTinyParams(c));
-  Tensor x0 = embedTokens(model, param, tokens, c);
-  // Both reversible streams start as the embedding.
-  std::pair<Tensor, Tensor> streams{x0, x0};
-  for (int64_t l = 0; l < c.layers; ++l) {
-    std::string pre = layerPrefix(l);
-    // F: layer norm + shared-QK causal multi-head attention (no key weight).
-    Block f = [&](const Tensor &a) {
-      Tensor n = layerNorm(a, param(pre + "attn_norm.gamma"),
-                           param(pre + "attn_norm.beta"));
-      return multiHeadAttention(
-          n, param(pre + "attn.wq"), /*keyWeight=*/nullptr,
-          param(pre + "attn.wv"), param(pre + "attn.wo"), c.heads,
-          [](const std::vector<Tensor> &qkAndV) {
-            const Tensor &qk = qkAndV[0], &v = qkAndV[1];
-            return attention(qk, qk, v, /*causal=*/true, std::nullopt,
-                             /*sharedQK=*/true);
-          });
-    };
-    // G: layer norm + ReLU feed-forward.
-    Block g = [&](const Tensor &a) {
-      return normFeedForward(param, pre, a, Activation::Relu);
-    };
-    streams = reversible(streams.first, streams.second, f, g);
-  }
-  // The two streams are summed (arith.addf) before the final norm.
-  return head(param, add(streams.first, streams.second));
+  return runStages(reformerTinyStages(c), weights, {tokens}).at(0);
 }
 
 } // namespace lcc::reference

@@ -180,8 +180,12 @@ std::pair<Tensor, Tensor> reversible(const Tensor &x1, const Tensor &x2,
                                      const Block &f, const Block &g);
 
 /// attn.softmax_cross_entropy: the mean over positions p of
-/// logsumexp(logits[p, :]) - logits[p, labels[p]]; a 0-d tensor.
-Tensor softmaxCrossEntropy(const Tensor &logits, const Tensor &labels);
+/// ce_p = logsumexp(logits[p, :]) - logits[p, labels[p]]; a 0-d tensor.
+/// With `weights` (the shape of `labels`), the weighted mean
+/// sum_p(w_p ce_p) / sum_p(w_p) (padding masks, per-token weights); weights
+/// that sum to 0 are an error.
+Tensor softmaxCrossEntropy(const Tensor &logits, const Tensor &labels,
+                           const Tensor *weights = nullptr);
 
 //===----------------------------------------------------------------------===//
 // The bundled models (models/*.mlir)
@@ -216,6 +220,34 @@ Tensor transformerTiny(const Weights &weights, const Tensor &tokens,
                        const TinyModelConfig &config = transformerTinyConfig());
 Tensor reformerTiny(const Weights &weights, const Tensor &tokens,
                     const TinyModelConfig &config = reformerTinyConfig());
+
+/// One step of a bundled model: activations in, activations out. The first
+/// stage takes {tokens}, the last returns {logits}; in between flow the
+/// residual stream (transformer) or the two reversible streams (reformer).
+/// A stage reads only the parameters it lists, so a caller that changes one
+/// parameter may reuse every activation before the first stage listing it
+/// (the gradient check's finite differences do, GradientCheck.h).
+struct ModelStage {
+  std::vector<std::string> params;
+  std::function<std::vector<Tensor>(const Weights &,
+                                    const std::vector<Tensor> &)>
+      run;
+};
+
+/// The stages of each model; transformerTiny and reformerTiny run them in
+/// order. The transformer has embed, per layer the attention and the
+/// feed-forward residual blocks, and the head; the reformer has embed, per
+/// layer the two halves of the reversible block (y1 = x1 + F(x2), then
+/// y2 = x2 + G(y1)), and the head.
+std::vector<ModelStage>
+transformerTinyStages(const TinyModelConfig &config = transformerTinyConfig());
+std::vector<ModelStage>
+reformerTinyStages(const TinyModelConfig &config = reformerTinyConfig());
+
+/// Runs `stages` in order from `input`.
+std::vector<Tensor> runStages(const std::vector<ModelStage> &stages,
+                              const Weights &weights,
+                              std::vector<Tensor> input);
 
 } // namespace lcc::reference
 

@@ -9,11 +9,17 @@
 // Graph mode (the differential model fuzzer's models, see Graph.h):
 //   lcc-reference --graph=SPEC.json [--params=W.safetensors] --input=A.npy ...
 //       --output-dir=DIR            (writes DIR/result<i>.npy)
+// Gradient mode (compiled training's gradients against finite differences of
+// the loss, GradientCheck.h):
+//   lcc-reference --graph=SPEC.json | --model=NAME  --params=W.safetensors
+//       --input=... --check-gradients=G.safetensors [--grad-output=DIR]
 //
-// The output is always written as f32 .npy.
+// The output is always written as f32 .npy. Exit status: 0, or 1 when a
+// gradient check fails; 2 on any error ("lcc-reference: error: ...").
 //
 //===----------------------------------------------------------------------===//
 
+#include "GradientCheck.h"
 #include "Graph.h"
 #include "Json.h"
 #include "Masks.h"
@@ -21,6 +27,8 @@
 #include "TensorIO.h"
 #include "ToolSupport.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <set>
@@ -29,7 +37,7 @@ using namespace lcc::reference;
 
 namespace {
 
-const char *const kUsage = R"(usage:
+const char *const kUsage = R"usage(usage:
   lcc-reference --model=transformer-tiny|reformer-tiny --params=W.safetensors
                 --input=tokens.npy --output=OUT.npy
   lcc-reference --op=OP [flags] --input=A.npy [--input=B.npy ...]
@@ -38,6 +46,31 @@ const char *const kUsage = R"(usage:
                 --input=A.npy ... --output-dir=DIR   (DIR/result<i>.npy)
                 [--round-to-f32]  (every node's results rounded to f32, as
                 compiled code stores them: a measure of conditioning)
+  lcc-reference --graph=SPEC.json --params=W.safetensors --input=A.npy ...
+                --check-gradients=G.safetensors
+  lcc-reference --model=NAME --params=W.safetensors --input=tokens.npy
+                --input=labels.npy [--input=weights.npy]
+                --check-gradients=G.safetensors
+gradient checks (exit 0 pass, 1 fail, 2 error):
+  The loss is the graph's first output (0-d), or for --model the mean
+  softmax cross-entropy of its logits against i32 labels [1, seq] (weighted
+  by f32 weights [1, seq] when given). G holds the compiled gradient of some
+  parameters, named as in W, and may hold the compiled loss as 'loss' (as
+  lcc --emit-gradients returns it), which is compared with the reference
+  loss at the same bound. Each is compared with central differences
+  (L(p+h) - L(p-h)) / 2h, h = S * max(1, |p|), on every entry or on K
+  distinct entries drawn from the Random.h stream (GradientCheck.h), and
+  prints "NAME: N of M entries, relative error E", E = max|g - fd| / max|fd|
+  (max|g - fd| if fd is 0), then "max relative error E (bound R)".
+  --fd-step=S             1e-4
+  --fd-entries=K          entries per tensor: 48 for --graph, 4 for --model
+                          (every entry reruns most of a bundled model)
+  --seed=N                1; printed as "seed: N"
+  --rtol=R                1e-3
+  --grad-output=DIR       also writes every entry's finite difference as
+                          DIR/<name>.npy (f32): of the checked parameters, or
+                          without --check-gradients of every parameter (two
+                          evaluations per entry: small graphs only)
 ops and their inputs (in operand order) and flags:
   attention              q k v (or qk v with --shared-qk)
                          [--causal] [--shared-qk] [--scale=S]
@@ -52,8 +85,8 @@ ops and their inputs (in operand order) and flags:
   linear                 x weight [bias]
   feed_forward           x w1 b1 w2 b2  --activation=relu|gelu
   embedding              tokens table
-  softmax_cross_entropy  logits labels
-)";
+  softmax_cross_entropy  logits labels [weights]
+)usage";
 
 /// The op flags each op accepts; any other op flag is an error, so a typo'd
 /// harness cannot silently compute something else.
@@ -170,8 +203,8 @@ Tensor runOp(const std::string &op, const Arguments &args,
     return embedding(in[0], in[1]);
   }
   // softmax_cross_entropy
-  expectInputCount(op, in, 2, 2);
-  return softmaxCrossEntropy(in[0], in[1]);
+  expectInputCount(op, in, 2, 3);
+  return softmaxCrossEntropy(in[0], in[1], in.size() == 3 ? &in[2] : nullptr);
 }
 
 Tensor runModel(const std::string &model, const Arguments &args,
@@ -211,27 +244,185 @@ int runGraphMode(const Arguments &args, const std::vector<Tensor> &inputs) {
   return 0;
 }
 
+//===----------------------------------------------------------------------===//
+// Gradient mode
+//===----------------------------------------------------------------------===//
+
+/// Entries per tensor: each costs two evaluations of the loss, and one of a
+/// bundled model at its full seq is a second or so even from a later stage.
+constexpr int64_t kGraphFdEntries = 48;
+constexpr int64_t kModelFdEntries = 4;
+constexpr double kDefaultGradientRtol = 1e-3;
+
+std::string scientific(double x) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3e", x);
+  return text;
+}
+
+/// The loss and the names of its parameters, from --graph or --model.
+struct GradientProblem {
+  LossFunction loss;
+  std::vector<std::string> params;
+};
+
+GradientProblem gradientProblem(const Arguments &args,
+                                const std::vector<Tensor> &inputs,
+                                const Weights &weights) {
+  if (args.has("graph")) {
+    GradientProblem problem{
+        graphLoss(parseJson(readFile(args.value("graph"))), inputs), {}};
+    // A name the graph does not define is a parameter: every weight may be.
+    for (const auto &entry : weights)
+      problem.params.push_back(entry.first);
+    return problem;
+  }
+  std::string model = args.value("model");
+  std::vector<ModelStage> stages;
+  if (model == "transformer-tiny")
+    stages = transformerTinyStages();
+  else if (model == "reformer-tiny")
+    stages = reformerTinyStages();
+  else
+    throw ReferenceError("unknown --model=" + model +
+                         " (transformer-tiny or reformer-tiny)");
+  if (inputs.size() < 2 || inputs.size() > 3)
+    throw ReferenceError("a gradient check of --model takes the tokens, the "
+                         "labels and optionally the loss weights as --input, "
+                         "got " +
+                         std::to_string(inputs.size()) + " files");
+  GradientProblem problem;
+  for (const ModelStage &stage : stages)
+    problem.params.insert(problem.params.end(), stage.params.begin(),
+                          stage.params.end());
+  std::optional<Tensor> positionWeights;
+  if (inputs.size() == 3)
+    positionWeights = inputs[2];
+  problem.loss = modelLoss(std::move(stages), weights, inputs[0], inputs[1],
+                           positionWeights);
+  return problem;
+}
+
+/// Where lcc --emit-gradients puts the loss among the gradients: compared
+/// with the reference loss when the file holds it.
+constexpr const char *kCompiledLossName = "loss";
+
+int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
+  for (const std::string &flag : kAllOpFlags)
+    if (args.has(flag))
+      throw ReferenceError("--" + flag + " does not apply to gradient checks");
+  for (const char *flag : {"output", "output-dir", "round-to-f32"})
+    if (args.has(flag))
+      throw ReferenceError(std::string("--") + flag +
+                           " does not apply to gradient checks");
+  bool checking = args.has("check-gradients");
+  double step = kDefaultFiniteDifferenceStep;
+  if (args.has("fd-step"))
+    step = parseDouble(args.value("fd-step"), "--fd-step");
+  if (!(step > 0) || !std::isfinite(step))
+    throw ReferenceError("--fd-step must be a positive number");
+  double rtol = kDefaultGradientRtol;
+  if (args.has("rtol"))
+    rtol = parseDouble(args.value("rtol"), "--rtol");
+  if (!(rtol >= 0))
+    throw ReferenceError("--rtol must be >= 0");
+  uint64_t seed =
+      args.has("seed") ? parseUInt64(args.value("seed"), "--seed") : 1;
+  int64_t entries = args.has("model") ? kModelFdEntries : kGraphFdEntries;
+  if (args.has("fd-entries"))
+    entries = parseInt64(args.value("fd-entries"), "--fd-entries");
+  if (entries < 1)
+    throw ReferenceError("--fd-entries must be >= 1");
+
+  // Every gradient is validated before the first (slow) evaluation.
+  Weights weights = readSafetensors(args.value("params"));
+  Weights compiled;
+  if (checking) {
+    std::string path = args.value("check-gradients");
+    compiled = readSafetensors(path);
+    if (compiled.empty())
+      throw ReferenceError(path + ": holds no gradients");
+    for (const auto &[name, gradient] : compiled) {
+      auto param = weights.find(name);
+      // lcc --emit-gradients returns the loss beside the gradients.
+      if (name == kCompiledLossName && param == weights.end() &&
+          gradient.size() == 1)
+        continue;
+      if (param == weights.end())
+        throw ReferenceError(path + ": '" + name + "' is not a parameter of " +
+                             args.value("params"));
+      expectShape(gradient, param->second.shape,
+                  path + ": gradient of '" + name + "'");
+    }
+  }
+  GradientProblem problem = gradientProblem(args, inputs, weights);
+  std::string outputDir =
+      args.has("grad-output") ? args.value("grad-output") : "";
+
+  if (!checking) {
+    for (const std::string &name : problem.params)
+      writeNpy(outputDir + "/" + name + ".npy",
+               finiteDifferenceGradient(problem.loss, weights, name, step),
+               DType::F32);
+    return 0;
+  }
+
+  // Printed first, so that even a failure below can be reproduced.
+  std::cout << "seed: " << seed << std::endl;
+  SplitMix64 rng(seed);
+  double worst = 0;
+  bool pass = true;
+  if (auto loss = compiled.find(kCompiledLossName);
+      loss != compiled.end() && !weights.count(kCompiledLossName)) {
+    double reference = problem.loss(weights, "");
+    double error = gradientError({loss->second.data[0]}, {reference});
+    std::cout << "loss: compiled " << loss->second.data[0] << ", reference "
+              << reference << ", relative error " << scientific(error)
+              << std::endl;
+    pass = error <= rtol;
+    worst = std::isnan(error) ? std::nan("") : error;
+  }
+  for (const auto &[name, gradient] : compiled) {
+    if (name == kCompiledLossName && !weights.count(name))
+      continue;
+    std::vector<int64_t> checked = sampleEntries(gradient.size(), entries, rng);
+    std::vector<double> got, fd;
+    Tensor full;
+    if (!outputDir.empty()) {
+      full = finiteDifferenceGradient(problem.loss, weights, name, step);
+      writeNpy(outputDir + "/" + name + ".npy", full, DType::F32);
+    }
+    for (int64_t entry : checked) {
+      got.push_back(gradient.data[entry]);
+      fd.push_back(outputDir.empty() ? finiteDifference(problem.loss, weights,
+                                                        name, entry, step)
+                                     : full.data[entry]);
+    }
+    double error = gradientError(got, fd);
+    std::cout << name << ": " << checked.size() << " of " << gradient.size()
+              << " entries, relative error " << scientific(error) << std::endl;
+    pass = pass && error <= rtol; // false for NaN
+    worst = std::isnan(error) || std::isnan(worst) ? std::nan("")
+                                                   : std::max(worst, error);
+  }
+  std::cout << "max relative error " << scientific(worst) << " (bound "
+            << scientific(rtol) << ")" << std::endl;
+  return pass ? 0 : 1;
+}
+
 int run(int argc, char **argv) {
-  Arguments args = parseArguments(argc, argv,
-                                  {{"help", false},
-                                   {"graph", true},
-                                   {"round-to-f32", false},
-                                   {"output-dir", true},
-                                   {"model", true},
-                                   {"params", true},
-                                   {"op", true},
-                                   {"input", true},
-                                   {"output", true},
-                                   {"causal", false},
-                                   {"shared-qk", false},
-                                   {"scale", true},
-                                   {"mask", true},
-                                   {"score", true},
-                                   {"pattern", true},
-                                   {"stride", true},
-                                   {"summary", true},
-                                   {"activation", true},
-                                   {"epsilon", true}});
+  std::map<std::string, bool> known = {
+      {"help", false},      {"graph", true},      {"round-to-f32", false},
+      {"output-dir", true}, {"model", true},      {"params", true},
+      {"op", true},         {"input", true},      {"output", true},
+      {"causal", false},    {"shared-qk", false}, {"scale", true},
+      {"mask", true},       {"score", true},      {"pattern", true},
+      {"stride", true},     {"summary", true},    {"activation", true},
+      {"epsilon", true}};
+  for (const char *flag : {"check-gradients", "grad-output", "fd-step",
+                           "fd-entries", "seed", "rtol"})
+    known[flag] = true;
+  Arguments args = parseArguments(argc, argv, known);
   if (args.has("help")) {
     std::cout << kUsage;
     return 0;
@@ -243,6 +434,15 @@ int run(int argc, char **argv) {
       1)
     throw ReferenceError("give exactly one of --model=NAME, --op=NAME or "
                          "--graph=SPEC.json");
+  bool gradients = args.has("check-gradients") || args.has("grad-output");
+  if (!gradients)
+    for (const char *flag : {"fd-step", "fd-entries", "seed", "rtol"})
+      if (args.has(flag))
+        throw ReferenceError(std::string("--") + flag +
+                             " applies to --check-gradients and "
+                             "--grad-output only");
+  if (gradients && args.has("op"))
+    throw ReferenceError("gradient checks take --graph or --model, not --op");
   if (args.has("output-dir") && !args.has("graph"))
     throw ReferenceError("--output-dir applies to --graph only");
   if (args.has("round-to-f32") && !args.has("graph"))
@@ -252,6 +452,8 @@ int run(int argc, char **argv) {
   std::vector<Tensor> inputs;
   for (const std::string &path : args.values("input"))
     inputs.push_back(readNpy(path));
+  if (gradients)
+    return runGradientMode(args, inputs);
   if (args.has("graph"))
     return runGraphMode(args, inputs);
   std::string output = args.value("output");
@@ -270,6 +472,6 @@ int main(int argc, char **argv) {
     return run(argc, argv);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "lcc-reference: error: %s\n", e.what());
-    return 1;
+    return 2;
   }
 }

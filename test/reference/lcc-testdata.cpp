@@ -5,10 +5,11 @@
 //       [--seed=N]
 //   lcc-testdata --model-params=transformer-tiny|reformer-tiny
 //       --output=W.safetensors [--seed=N]
+//   lcc-testdata --pack=NAME=F.npy ... --output=W.safetensors
 //
-// Always prints "seed: N" (a seed from the clock when --seed is absent), so
-// any failing case can be regenerated. The stream is Random.h's splitmix64;
-// elements are drawn in row-major order.
+// Prints "seed: N" (a seed from the clock when --seed is absent) whenever it
+// draws, so any failing case can be regenerated. The stream is Random.h's
+// splitmix64; elements are drawn in row-major order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,11 @@ const char *const kUsage = R"(usage:
                [--radius=R] | --fill=V] [--zero-rows=R,...]
   lcc-testdata --model-params=transformer-tiny|reformer-tiny
                --output=W.safetensors [--seed=N]
+  lcc-testdata --pack=NAME=F.npy [--pack=...] --output=W.safetensors
+               (.npy files as one .safetensors keyed by NAME: the parameters
+               of an lcc-reference --graph, or the gradients for its
+               --check-gradients; i32 files stay i32, others become f32;
+               draws nothing and prints no seed)
 distributions:
   --normal          f32 N(0, 1) (the default for f32)
   --uniform=LO,HI   f32: reals in [LO, HI); i32: integers in [LO, HI)
@@ -138,6 +144,26 @@ Weights modelParams(const std::string &model, SplitMix64 &rng) {
   return weights;
 }
 
+/// Writes NAME=F.npy pairs as one .safetensors file.
+void writePacked(const std::string &output,
+                 const std::vector<std::string> &pairs) {
+  Weights tensors;
+  std::map<std::string, DType> dtypes;
+  for (const std::string &pair : pairs) {
+    size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
+      throw ReferenceError("--pack needs NAME=FILE.npy, got '" + pair + "'");
+    std::string name = pair.substr(0, eq);
+    if (tensors.count(name))
+      throw ReferenceError("--pack: '" + name + "' given more than once");
+    DType dtype;
+    tensors[name] = readNpy(pair.substr(eq + 1), &dtype);
+    bool isInt = dtype == DType::I32 || dtype == DType::I64;
+    dtypes[name] = isInt ? DType::I32 : DType::F32;
+  }
+  writeSafetensors(output, tensors, dtypes);
+}
+
 int run(int argc, char **argv) {
   Arguments args = parseArguments(argc, argv,
                                   {{"help", false},
@@ -154,7 +180,8 @@ int run(int argc, char **argv) {
                                    {"noise", true},
                                    {"radius", true},
                                    {"seed", true},
-                                   {"model-params", true}});
+                                   {"model-params", true},
+                                   {"pack", true}});
   if (args.has("help")) {
     std::cout << kUsage;
     return 0;
@@ -162,6 +189,12 @@ int run(int argc, char **argv) {
   if (!args.positionals.empty())
     throw ReferenceError("unexpected argument '" + args.positionals[0] + "'");
   std::string output = args.value("output");
+  if (args.has("pack")) {
+    if (args.flags.size() != 2)
+      throw ReferenceError("--pack takes only --output");
+    writePacked(output, args.values("pack"));
+    return 0;
+  }
 
   uint64_t seed;
   if (args.has("seed"))

@@ -113,7 +113,8 @@ std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
   for (const ParameterSpec &parameter : spec.parameters)
     parameters.push_back(lcm::CreateParameterDirect(
         builder, buildSignature(builder, parameter.signature), parameter.init,
-        parameter.initScale, parameter.data ? &*parameter.data : nullptr));
+        parameter.initScale, parameter.data ? &*parameter.data : nullptr,
+        parameter.state));
   std::vector<Offset<lcm::Executable>> executables;
   for (const ExecutableSpec &executable : spec.executables) {
     std::vector<Offset<lcm::EntryPoint>> entryPoints;
@@ -221,6 +222,7 @@ ModuleSpec describeModule(const lcm::Module &module) {
       p.initScale = parameter->init_scale();
       if (parameter->data())
         p.data = toVector(parameter->data());
+      p.state = parameter->state();
       spec.parameters.push_back(std::move(p));
     }
   if (module.executables())

@@ -30,6 +30,9 @@ struct ParameterSpec {
   lcm::ParameterInit init = lcm::ParameterInit::Zeros;
   float initScale = 0;
   std::optional<std::vector<uint8_t>> data;
+  // Optimizer state (Adam's moments): zero on a fresh session, never
+  // embedded, bound from a weights file only when the file holds it.
+  bool state = false;
 };
 
 struct BufferSpec {
@@ -90,7 +93,7 @@ struct ExecutableSpec {
 };
 
 struct ModuleSpec {
-  uint32_t version = 3;
+  uint32_t version = 4;
   std::string producer = "lcc runtime tests";
   std::string identifier = "LCM1";
   std::vector<FunctionSpec> functions;

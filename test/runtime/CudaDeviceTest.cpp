@@ -13,6 +13,7 @@
 
 #include "CudaDevice.h"
 #include "CudaDriver.h"
+#include "ParameterInit.h"
 #include "Safetensors.h"
 #include "Session.h"
 
@@ -540,6 +541,62 @@ TEST_F(FakeCuda, RunsCopiesAndParameters) {
   std::vector<float> out = result<float>(**affine, 0);
   for (int i = 0; i < 128; ++i)
     ASSERT_EQ(out[i], 2 * y[i] + bias[i % 64]) << i;
+}
+
+// Parameters on a GPU are read and written through host staging: fresh
+// weights, training steps that write them in place, reading back, and a
+// checkpoint a new session resumes from.
+TEST_F(FakeCuda, TrainsParametersInDeviceMemory) {
+  std::shared_ptr<CudaDevice> device = createDevice();
+  ASSERT_TRUE(device);
+  ModuleSpec spec = trainingModule();
+  ExecutableSpec gpu = fakeGpuExecutable(lcm::ExecutableFormat::Cubin);
+  gpu.entryPoints = trainingExecutable().entryPoints;
+  for (EntryPointSpec &entryPoint : gpu.entryPoints)
+    entryPoint.blockSize = {64, 1, 1};
+  spec.executables.push_back(gpu);
+  StatusOr<std::unique_ptr<Session>> session = open(spec, device);
+  ASSERT_EQ(messageOf(session), "<ok>");
+  ASSERT_EQ(messageOf((*session)->initializeParameters(5)), "<ok>");
+  std::vector<uint8_t> bytes = buildModule(spec);
+  StatusOr<std::shared_ptr<const Module>> module =
+      loadModuleFromMemory(bytes.data(), bytes.size());
+  ASSERT_EQ(messageOf(module), "<ok>");
+  StatusOr<std::vector<NamedTensor>> fresh = initializeParameters(**module, 5);
+  ASSERT_EQ(messageOf(fresh), "<ok>");
+  std::vector<uint8_t> w, steps;
+  ASSERT_EQ(messageOf((*session)->readParameter(0, w)), "<ok>");
+  EXPECT_EQ(w, (*fresh)[0].tensor.data);
+  ASSERT_EQ(messageOf((*session)->readParameter(1, steps)), "<ok>");
+  EXPECT_EQ(steps, std::vector<uint8_t>(4, 0));
+
+  StatusOr<Function *> step = (*session)->lookupFunction("train_step");
+  ASSERT_EQ(messageOf(step), "<ok>");
+  std::vector<float> x(64, 0.25f);
+  std::vector<int32_t> weight = {1, 2, 3, 0};
+  std::vector<int64_t> xShape = {4, 16}, weightShape = {4};
+  TensorView inputs[] = {view(x, xShape),
+                         view(weight, weightShape, DType::I32)};
+  for (int call = 0; call < 2; ++call)
+    ASSERT_EQ(messageOf((*step)->call(inputs, 2)), "<ok>");
+  std::vector<uint8_t> trained;
+  ASSERT_EQ(messageOf((*session)->readParameter(0, trained)), "<ok>");
+  EXPECT_NE(trained, w);
+  ASSERT_EQ(messageOf((*session)->readParameter(1, steps)), "<ok>");
+  EXPECT_EQ(steps, toBytes({2}));
+
+  TempDir dir;
+  ASSERT_EQ(messageOf((*session)->writeParameters(dir.file("c.safetensors"))),
+            "<ok>");
+  StatusOr<std::unique_ptr<Session>> resumed = open(spec, device);
+  ASSERT_EQ(messageOf(resumed), "<ok>");
+  ASSERT_EQ(messageOf((*resumed)->bindParameters(dir.file("c.safetensors"))),
+            "<ok>");
+  std::vector<uint8_t> again;
+  ASSERT_EQ(messageOf((*resumed)->readParameter(0, again)), "<ok>");
+  EXPECT_EQ(again, trained);
+  ASSERT_EQ(messageOf((*resumed)->readParameter(1, again)), "<ok>");
+  EXPECT_EQ(again, toBytes({2}));
 }
 
 // The planner may overlap a copy's ranges, as memmove allows; a device

@@ -58,6 +58,9 @@ void scale2(void *const *, int64_t, int64_t, int64_t);
 void add_bias(void *const *, int64_t, int64_t, int64_t);
 void grid_ids(void *const *, int64_t, int64_t, int64_t);
 void count_visits(void *const *, int64_t, int64_t, int64_t);
+void mse_loss(void *const *, int64_t, int64_t, int64_t);
+void mse_gradients(void *const *, int64_t, int64_t, int64_t);
+void mse_train_step(void *const *, int64_t, int64_t, int64_t);
 
 typedef struct Function {
   const char *name;
@@ -68,9 +71,15 @@ typedef struct Function {
 typedef Function *CUfunction;
 
 static Function functions[] = {
-    {"vector_add", vector_add, 3, 0}, {"matmul", matmul, 3, 0},
-    {"scale2", scale2, 2, 0},         {"add_bias", add_bias, 3, 0},
-    {"grid_ids", grid_ids, 1, 0},     {"count_visits", count_visits, 1, 0},
+    {"vector_add", vector_add, 3, 0},
+    {"matmul", matmul, 3, 0},
+    {"scale2", scale2, 2, 0},
+    {"add_bias", add_bias, 3, 0},
+    {"grid_ids", grid_ids, 1, 0},
+    {"count_visits", count_visits, 1, 0},
+    {"mse_loss", mse_loss, 4, 0},
+    {"mse_train_step", mse_train_step, 5, 0},
+    {"mse_gradients", mse_gradients, 5, 0},
 };
 enum { FUNCTION_COUNT = sizeof(functions) / sizeof(functions[0]) };
 

@@ -34,7 +34,7 @@ std::string loadError(const ModuleSpec &spec) {
 TEST(Loader, LoadsEachSampleModule) {
   for (const ModuleSpec &spec :
        {vectorAddModule(), matmulModule(), affineModule(), copyModule(),
-        gridModule(), widenModule(), parameterInitModule(),
+        gridModule(), widenModule(), parameterInitModule(), trainingModule(),
         withGpuExecutables(affineModule())})
     EXPECT_EQ(loadError(spec), "<ok>");
   std::vector<uint8_t> bytes = buildModule(gridModule());
@@ -70,14 +70,15 @@ TEST(Loader, RejectsWrongIdentifier) {
 
 TEST(Loader, RejectsOtherVersions) {
   // Version 1 dispatched an executable of its choice; version 2 lets the
-  // device choose; version 3 states what each kernel was compiled for.
+  // device choose; version 3 states what each kernel was compiled for;
+  // version 4 marks optimizer state.
   ModuleSpec spec = vectorAddModule();
-  spec.version = 2;
+  spec.version = 3;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 2; this runtime reads version 3");
-  spec.version = 4;
+            "unsupported module version 3; this runtime reads version 4");
+  spec.version = 5;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 4; this runtime reads version 3");
+            "unsupported module version 5; this runtime reads version 4");
 }
 
 TEST(Loader, RejectsCorruptedRootOffset) {
@@ -589,6 +590,15 @@ TEST(Loader, RejectsEmbeddedDataOfWrongSize) {
   spec.parameters[0].data = std::vector<uint8_t>(12);
   EXPECT_EQ(loadError(spec), "parameters[0] 'bias' embeds 12 bytes, its type "
                              "[64] f32 needs 256");
+}
+
+TEST(Loader, RejectsEmbeddedOptimizerState) {
+  ModuleSpec spec = trainingModule();
+  EXPECT_EQ(loadError(spec), "<ok>");
+  spec.parameters[1].data = std::vector<uint8_t>(4);
+  EXPECT_EQ(loadError(spec),
+            "parameters[1] 'optimizer.steps' is optimizer state but embeds 4 "
+            "bytes; state starts at zero and is never embedded");
 }
 
 TEST(Loader, RejectsUnknownParameterInit) {

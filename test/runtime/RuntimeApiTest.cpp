@@ -236,6 +236,104 @@ TEST(RuntimeApi, BindsParametersAndWritesInitialOnes) {
   lccModuleDestroy(module);
 }
 
+// A training step through the C API: state, fresh weights, reading
+// parameters back, a checkpoint and a results file.
+TEST(RuntimeApi, TrainsAndWritesCheckpoints) {
+  TempDir dir;
+  std::vector<uint8_t> bytes = buildModule(trainingModule());
+  LccModule module = nullptr;
+  ASSERT_EQ(take(lccModuleLoadMemory(bytes.data(), bytes.size(), &module)),
+            "<ok>");
+  ASSERT_EQ(lccModuleGetParameterCount(module), 2u);
+  EXPECT_EQ(lccModuleIsStateParameter(module, 0), 0);
+  EXPECT_EQ(lccModuleIsStateParameter(module, 1), 1);
+  // The weights alone: what a fresh weights file holds.
+  EXPECT_EQ(lccModuleGetParameterBytes(module), 64u);
+  LccDevice device = nullptr;
+  LccSession session = nullptr;
+  ASSERT_EQ(take(lccDeviceCreate("cpu", 1, &device)), "<ok>");
+  ASSERT_EQ(take(lccSessionCreate(device, module, &session)), "<ok>");
+  ASSERT_EQ(lccSessionGetParameterCount(session), 2u);
+  LccTensorView value;
+  EXPECT_EQ(take(lccSessionGetParameter(session, 0, &value)),
+            "parameter 'w' is not bound; give a weights file (--params)");
+  EXPECT_EQ(take(lccSessionGetParameter(session, 2, &value)),
+            "lccSessionGetParameter: parameter 2 does not exist; the module "
+            "has 2");
+  ASSERT_EQ(take(lccSessionInitializeParameters(session, 3)), "<ok>");
+
+  // Fresh weights are those of the initial weights file for the seed.
+  std::string initial = dir.file("init.safetensors");
+  ASSERT_EQ(take(lccModuleWriteInitialParameters(module, 3, initial.c_str())),
+            "<ok>");
+  LccSession other = nullptr;
+  ASSERT_EQ(take(lccSessionCreate(device, module, &other)), "<ok>");
+  ASSERT_EQ(take(lccSessionBindParametersFile(other, initial.c_str())), "<ok>");
+  ASSERT_EQ(take(lccSessionGetParameter(other, 0, &value)), "<ok>");
+  std::vector<uint8_t> fromFile((const uint8_t *)value.data,
+                                (const uint8_t *)value.data + value.size);
+  lccSessionDestroy(other);
+  ASSERT_EQ(take(lccSessionGetParameter(session, 0, &value)), "<ok>");
+  EXPECT_STREQ(value.name, "w");
+  EXPECT_EQ(value.dtype, LCC_DTYPE_F32);
+  ASSERT_EQ(value.rank, 1u);
+  EXPECT_EQ(value.shape[0], 16);
+  ASSERT_EQ(value.size, 64u);
+  EXPECT_EQ(std::memcmp(value.data, fromFile.data(), 64), 0);
+
+  LccFunction step = nullptr;
+  ASSERT_EQ(take(lccSessionLookupFunction(session, "train_step", &step)),
+            "<ok>");
+  std::vector<float> x(64, 0.5f);
+  int32_t weight[4] = {1, 1, 1, 1};
+  int64_t xShape[] = {4, 16}, weightShape[] = {4};
+  LccTensorView inputs[] = {
+      {nullptr, LCC_DTYPE_F32, 2, xShape, x.data(), 256},
+      {nullptr, LCC_DTYPE_I32, 1, weightShape, weight, 16}};
+  for (int call = 0; call < 3; ++call)
+    ASSERT_EQ(take(lccFunctionCall(step, inputs, 2)), "<ok>");
+  ASSERT_EQ(take(lccSessionGetParameter(session, 1, &value)), "<ok>");
+  EXPECT_STREQ(value.name, "optimizer.steps");
+  EXPECT_EQ(lccTensorGetElement(&value, 0), 3.0);
+
+  std::string checkpoint = dir.file("checkpoint.safetensors");
+  ASSERT_EQ(take(lccSessionWriteParametersFile(session, checkpoint.c_str())),
+            "<ok>");
+  ASSERT_EQ(take(lccSessionCreate(device, module, &other)), "<ok>");
+  ASSERT_EQ(take(lccSessionBindParametersFile(other, checkpoint.c_str())),
+            "<ok>");
+  ASSERT_EQ(take(lccSessionGetParameter(other, 1, &value)), "<ok>");
+  EXPECT_EQ(lccTensorGetElement(&value, 0), 3.0);
+  lccSessionDestroy(other);
+
+  // The gradients function's results, by name, in one file.
+  LccFunction gradients = nullptr;
+  ASSERT_EQ(
+      take(lccSessionLookupFunction(session, "loss_gradients", &gradients)),
+      "<ok>");
+  ASSERT_EQ(take(lccFunctionCall(gradients, inputs, 2)), "<ok>");
+  LccTensorView results[2];
+  lccFunctionGetResult(gradients, 0, &results[0]);
+  lccFunctionGetResult(gradients, 1, &results[1]);
+  std::string resultsFile = dir.file("results.safetensors");
+  ASSERT_EQ(take(lccSafetensorsWrite(resultsFile.c_str(), results, 2)), "<ok>");
+  ASSERT_EQ(take(lccSessionBindParametersFile(session, resultsFile.c_str())),
+            "<ok>");
+  ASSERT_EQ(take(lccSessionGetParameter(session, 0, &value)), "<ok>");
+  EXPECT_EQ(std::memcmp(value.data, results[1].data, 64), 0);
+  results[1].name = "loss";
+  EXPECT_EQ(take(lccSafetensorsWrite(resultsFile.c_str(), results, 2)),
+            "cannot write '" + resultsFile + "': tensor 'loss' appears twice");
+  results[1].name = nullptr;
+  EXPECT_EQ(take(lccSafetensorsWrite(resultsFile.c_str(), results, 2)),
+            "lccSafetensorsWrite: tensor 1 has no name");
+  EXPECT_EQ(take(lccSessionWriteParametersFile(session, nullptr)),
+            "lccSessionWriteParametersFile: path is NULL");
+  lccSessionDestroy(session);
+  lccDeviceDestroy(device);
+  lccModuleDestroy(module);
+}
+
 TEST(RuntimeApi, ReadsAndWritesNpy) {
   TempDir dir;
   uint16_t halves[] = {0x3c00, 0xc000, 0x3800};

@@ -50,6 +50,14 @@ ExecutableSpec kernelExecutable() {
   return executable;
 }
 
+ExecutableSpec trainingExecutable() {
+  ExecutableSpec executable = kernelExecutable();
+  executable.entryPoints.push_back({"mse_loss", 4});
+  executable.entryPoints.push_back({"mse_gradients", 5});
+  executable.entryPoints.push_back({"mse_train_step", 5});
+  return executable;
+}
+
 ExecutableSpec fakeGpuExecutable(lcm::ExecutableFormat format,
                                  const std::string &target) {
   ExecutableSpec executable = kernelExecutable();
@@ -258,6 +266,52 @@ ModuleSpec parameterInitModule() {
        0,
        toBytes({42.0f})},
   };
+  return module;
+}
+
+ModuleSpec trainingModule() {
+  std::vector<SignatureSpec> inputs = {
+      {"x", DType::F32, {4, 16}},
+      {"weight", DType::I32, {4}, std::vector<int64_t>{0, 3}}};
+  SignatureSpec loss = {"loss", DType::F32, {}};
+  // Buffers: the inputs, the parameters w and optimizer.steps, the outputs.
+  std::vector<BufferSpec> buffers = {
+      {BufferKind::Input, 0, 256, 0},    {BufferKind::Input, 1, 16, 0},
+      {BufferKind::Parameter, 0, 64, 0}, {BufferKind::Parameter, 1, 4, 0},
+      {BufferKind::Output, 0, 4, 0},     {BufferKind::Output, 1, 64, 0}};
+  auto function = [&](const char *name, uint32_t kernel,
+                      std::vector<uint32_t> bound) {
+    FunctionSpec spec;
+    spec.name = name;
+    spec.inputs = inputs;
+    spec.outputs = {loss};
+    CommandSpec command;
+    command.name = name;
+    command.entryPoint = kernel;
+    for (uint32_t buffer : bound) {
+      spec.buffers.push_back(buffers[buffer]);
+      command.bindings.push_back(
+          {uint32_t(spec.buffers.size() - 1), 0, buffers[buffer].size});
+    }
+    spec.commands = {command};
+    return spec;
+  };
+  FunctionSpec gradients =
+      function("loss_gradients", kMseGradients, {0, 1, 2, 4, 5});
+  gradients.outputs.push_back({"w", DType::F32, {16}});
+  ModuleSpec module;
+  module.functions = {function("loss", kMseLoss, {0, 1, 2, 4}),
+                      function("train_step", kMseTrainStep, {0, 1, 2, 3, 4}),
+                      gradients};
+  ParameterSpec w;
+  w.signature = {"w", DType::F32, {16}};
+  w.init = lcm::ParameterInit::Normal;
+  w.initScale = 1.0f;
+  ParameterSpec steps;
+  steps.signature = {"optimizer.steps", DType::F32, {1}};
+  steps.state = true;
+  module.parameters = {w, steps};
+  module.executables = {trainingExecutable()};
   return module;
 }
 

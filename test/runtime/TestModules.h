@@ -29,6 +29,13 @@ enum KernelIndex : uint32_t {
   kCountVisits = 5, // (visits i32), one element per workgroup
 };
 ExecutableSpec kernelExecutable();
+/// kernelExecutable() and the training kernels after it:
+enum TrainingKernelIndex : uint32_t {
+  kMseLoss = 6,      // (x, weight, w, loss)
+  kMseGradients = 7, // (x, weight, w, loss, dloss/dw)
+  kMseTrainStep = 8, // (x, weight, w, steps, loss); writes w and steps
+};
+ExecutableSpec trainingExecutable();
 /// The same entry points as a GPU executable of `format` for `target`, 64
 /// threads per block. Its data is a stand-in that only the fake driver of
 /// the tests (FakeCudaDriver.c) loads: it runs kernels.c on the host.
@@ -57,6 +64,14 @@ ModuleSpec gridModule();
 ModuleSpec widenModule();
 /// No functions; parameters covering each init and dtype.
 ModuleSpec parameterInitModule();
+/// What `lcc --train --optimizer=sgd --lr=4 --emit-gradients` makes of a
+/// toy loss (kernels.c): loss(x [4, 16] f32, weight [4] i32 in [0, 3]) =
+/// sum_b weight[b] sum_j (x[b][j] - w[j])^2 / 64, over the parameter "w"
+/// [16] (Normal, 1). Functions "loss" (result "loss"), "train_step" (returns
+/// the loss, then w -= 4 dloss/dw in place and adds 1 to the optimizer
+/// state "optimizer.steps" [1] f32) and "loss_gradients" (results "loss" and
+/// "w", the gradient).
+ModuleSpec trainingModule();
 
 /// Little-endian bytes of `values`.
 std::vector<uint8_t> toBytes(const std::vector<float> &values);

@@ -71,6 +71,58 @@ void count_visits(void *const *bindings, int64_t x, int64_t y, int64_t z) {
   visits[x] += 1;
 }
 
+/* The toy model of the training tests, over x [4, 16] f32, weight [4] i32
+ * and the parameter w [16] f32:
+ *   loss = sum_b weight[b] * sum_j (x[b][j] - w[j])^2 / 64,
+ *   dloss/dw[j] = 2/64 * sum_b weight[b] * (w[j] - x[b][j]).
+ * Each kernel is one workgroup. */
+static float mean_square(const float *x, const int32_t *weight,
+                         const float *w) {
+  float sum = 0;
+  for (int b = 0; b < 4; ++b)
+    for (int j = 0; j < 16; ++j) {
+      float d = x[b * 16 + j] - w[j];
+      sum += (float)weight[b] * d * d;
+    }
+  return sum / 64;
+}
+
+static void mean_square_gradient(const float *x, const int32_t *weight,
+                                 const float *w, float *gradient) {
+  for (int j = 0; j < 16; ++j) {
+    float sum = 0;
+    for (int b = 0; b < 4; ++b)
+      sum += (float)weight[b] * (w[j] - x[b * 16 + j]);
+    gradient[j] = sum * (2.0f / 64);
+  }
+}
+
+/* (x, weight, w, loss): the loss. */
+void mse_loss(void *const *bindings, int64_t x, int64_t y, int64_t z) {
+  (void)x, (void)y, (void)z;
+  *(float *)bindings[3] = mean_square(bindings[0], bindings[1], bindings[2]);
+}
+
+/* (x, weight, w, loss, gradient): the loss and dloss/dw. */
+void mse_gradients(void *const *bindings, int64_t x, int64_t y, int64_t z) {
+  (void)x, (void)y, (void)z;
+  *(float *)bindings[3] = mean_square(bindings[0], bindings[1], bindings[2]);
+  mean_square_gradient(bindings[0], bindings[1], bindings[2], bindings[4]);
+}
+
+/* (x, weight, w, steps, loss): what `lcc --train --optimizer=sgd --lr=4`
+ * would emit: the loss at the current w, then w -= 4 * dloss/dw in place,
+ * and the optimizer state steps[0] (f32) counts the step. */
+void mse_train_step(void *const *bindings, int64_t x, int64_t y, int64_t z) {
+  float *w = bindings[2], *steps = bindings[3], gradient[16];
+  (void)x, (void)y, (void)z;
+  *(float *)bindings[4] = mean_square(bindings[0], bindings[1], w);
+  mean_square_gradient(bindings[0], bindings[1], w, gradient);
+  for (int j = 0; j < 16; ++j)
+    w[j] -= 4 * gradient[j];
+  steps[0] += 1;
+}
+
 /* Writes 1; kernels_variant.c's function of the same name writes 2, so a
  * test can tell which of two loaded libraries a symbol came from. */
 void variant_id(void *const *bindings, int64_t x, int64_t y, int64_t z) {

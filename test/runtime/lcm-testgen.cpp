@@ -13,6 +13,7 @@
 
 #include "TestModules.h"
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -99,6 +100,44 @@ int main(int argc, char **argv) {
   HostTensor shortBias{DType::F32, {32}, toBytes(ramp(32))};
   ok &= writeOut("short-bias.safetensors",
                  encodeSafetensors({{"bias", shortBias}}));
+
+  // Training (lcc-train-*.test): the toy model of trainingModule() and
+  // data for it, 12 rows (3 batches of 4), with one bad file per error.
+  ok &= writeOut("train.lcm", buildModule(trainingModule()));
+  ModuleSpec untrained = trainingModule();
+  untrained.functions.erase(untrained.functions.begin());
+  ok &= writeOut("train-no-loss.lcm", buildModule(untrained));
+  auto trainX = [](int64_t rows) {
+    std::vector<float> x(static_cast<size_t>(rows) * 16);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < 16; ++j)
+        x[size_t(r * 16 + j)] = float((r * 7 + j * 3) % 11) * 0.25f - 1;
+    return x;
+  };
+  auto trainWeight = [](int64_t rows) {
+    std::vector<int32_t> weight(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r)
+      weight[size_t(r)] = int32_t(1 + r % 3);
+    return weight;
+  };
+  ok &= writeOut("train-x.npy", npy(DType::F32, {12, 16}, trainX(12)));
+  ok &= writeOut("train-weight.npy", npy(DType::I32, {12}, trainWeight(12)));
+  ok &= writeOut("train-x4.npy", npy(DType::F32, {4, 16}, trainX(4)));
+  ok &= writeOut("train-weight4.npy", npy(DType::I32, {4}, trainWeight(4)));
+  ok &= writeOut("eval-x.npy", npy(DType::F32, {9, 16}, trainX(9)));
+  ok &= writeOut("eval-weight.npy", npy(DType::I32, {9}, trainWeight(9)));
+  ok &= writeOut("train-x3.npy", npy(DType::F32, {3, 16}, trainX(3)));
+  ok &= writeOut("train-x-wide.npy", npy(DType::F32, {12, 15}, trainX(12)));
+  ok &= writeOut("train-weight10.npy", npy(DType::I32, {10}, trainWeight(10)));
+  ok &= writeOut("train-weight-f32.npy",
+                 npy(DType::F32, {12}, std::vector<float>(12, 1)));
+  std::vector<int32_t> outOfRange = trainWeight(12);
+  outOfRange[5] = 7;
+  ok &= writeOut("train-weight-bad.npy", npy(DType::I32, {12}, outOfRange));
+  // Row 9 is in the third batch: the loss is nan at step 3.
+  std::vector<float> withNan = trainX(12);
+  withNan[9 * 16 + 2] = std::nanf("");
+  ok &= writeOut("train-x-nan.npy", npy(DType::F32, {12, 16}, withNan));
 
   // Broken modules, one problem each.
   std::vector<uint8_t> add = buildModule(vectorAddModule(128));

@@ -2,8 +2,8 @@
 //
 // lcc-run MODEL.lcm [--device=cpu|cuda] [--function=NAME]
 //     [--input=FILE.npy]... [--params=FILE.safetensors] [--output-dir=DIR]
-//     [--repeat=N] [--warmup=N] [--report=json] [--threads=N]
-//     [--max-memory=BYTES]
+//     [--results-file=FILE.safetensors] [--repeat=N] [--warmup=N]
+//     [--report=json] [--threads=N] [--max-memory=BYTES]
 // lcc-run MODEL.lcm --init-params=FILE.safetensors [--seed=N]
 // lcc-run MODEL.lcm --list
 //
@@ -43,6 +43,12 @@ const char kUsage[] =
     "  --input=FILE.npy            next input, in argument order (repeat)\n"
     "  --params=FILE.safetensors   weights, bound to parameters by name\n"
     "  --output-dir=DIR            where result<i>.npy go (default .)\n"
+    "  --results-file=FILE.safetensors\n"
+    "                              also write every result of the last call\n"
+    "                              to one .safetensors file, each by its\n"
+    "                              name (--list shows them; result<i> if it\n"
+    "                              has none): a gradients function's\n"
+    "                              gradients by parameter name\n"
     "  --repeat=N                  timed calls (default 1)\n"
     "  --warmup=N                  untimed calls before them (default 0)\n"
     "  --report=json               print one JSON object instead of text\n"
@@ -53,10 +59,12 @@ const char kUsage[] =
     "                              an error before anything is allocated\n"
     "  --list                      print the module's functions (inputs and\n"
     "                              results by name, dtype and shape),\n"
-    "                              parameters and executables, then exit\n"
+    "                              parameters (optimizer state marked as\n"
+    "                              such) and executables, then exit\n"
     "  --init-params=FILE.safetensors\n"
     "                              write freshly initialised weights for the\n"
-    "                              module's parameters, then exit\n"
+    "                              module's parameters (no optimizer state,\n"
+    "                              which starts at zero), then exit\n"
     "  --seed=N                    seed for --init-params (default 0)\n"
     "  --help, --version\n";
 
@@ -67,6 +75,7 @@ struct Options {
   std::vector<std::string> inputs;
   std::string params;
   std::string outputDir = ".";
+  std::string resultsFile;
   uint64_t repeat = 1;
   uint64_t warmup = 0;
   bool jsonReport = false;
@@ -139,7 +148,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
       continue;
     }
     if (argument == "--version") {
-      std::printf("lcc-run %s (reads .lcm version 3)\n", LCC_VERSION);
+      std::printf("lcc-run %s (reads .lcm version 4)\n", LCC_VERSION);
       exitNow = true;
       return "";
     }
@@ -159,13 +168,19 @@ std::string parseArguments(int argc, char **argv, Options &options,
     static const struct {
       const char *flag;
       const char *value;
-    } kFlags[] = {
-        {"--device", "cpu|cuda"}, {"--function", "NAME"},
-        {"--input", "FILE.npy"},  {"--params", "FILE.safetensors"},
-        {"--output-dir", "DIR"},  {"--repeat", "N"},
-        {"--warmup", "N"},        {"--report", "json"},
-        {"--threads", "N"},       {"--init-params", "FILE.safetensors"},
-        {"--seed", "N"},          {"--max-memory", "BYTES"}};
+    } kFlags[] = {{"--device", "cpu|cuda"},
+                  {"--function", "NAME"},
+                  {"--input", "FILE.npy"},
+                  {"--params", "FILE.safetensors"},
+                  {"--output-dir", "DIR"},
+                  {"--repeat", "N"},
+                  {"--warmup", "N"},
+                  {"--report", "json"},
+                  {"--threads", "N"},
+                  {"--init-params", "FILE.safetensors"},
+                  {"--seed", "N"},
+                  {"--max-memory", "BYTES"},
+                  {"--results-file", "FILE.safetensors"}};
     const char *valueForm = nullptr;
     for (const auto &candidate : kFlags)
       if (flag == candidate.flag)
@@ -199,6 +214,8 @@ std::string parseArguments(int argc, char **argv, Options &options,
       options.params = value;
     } else if (flag == "--output-dir") {
       options.outputDir = value;
+    } else if (flag == "--results-file") {
+      options.resultsFile = value;
     } else if (flag == "--repeat") {
       options.repeat = number;
     } else if (flag == "--warmup") {
@@ -226,8 +243,9 @@ std::string parseArguments(int argc, char **argv, Options &options,
     return "no model given; usage: lcc-run MODEL.lcm [options] (see --help)";
   if (options.seedGiven && options.initParams.empty())
     return "--seed only applies to --init-params";
-  if (options.list && (!options.inputs.empty() || !options.params.empty() ||
-                       !options.initParams.empty()))
+  if (options.list &&
+      (!options.inputs.empty() || !options.params.empty() ||
+       !options.initParams.empty() || !options.resultsFile.empty()))
     return "--list prints what the module holds and runs nothing; drop "
            "--input, --params and --init-params";
   if (options.threadsGiven && options.device != "cpu")
@@ -327,15 +345,22 @@ int listModule(LccModule module, const std::string &path) {
     }
   }
   size_t parameters = lccModuleGetParameterCount(module);
-  std::printf("%zu parameters, %llu bytes to bind from --params\n",
-              parameters,
+  size_t state = 0;
+  for (size_t p = 0; p < parameters; ++p)
+    state += size_t(lccModuleIsStateParameter(module, p));
+  std::string stateCount =
+      state ? " (" + std::to_string(state) + " optimizer state)" : "";
+  std::printf("%zu parameters%s, %llu bytes to bind from --params\n",
+              parameters, stateCount.c_str(),
               (unsigned long long)lccModuleGetParameterBytes(module));
   for (size_t p = 0; p < parameters; ++p) {
     LccTensorView parameter;
     lccModuleGetParameter(module, p, &parameter);
     std::printf("  %s, %s\n", describeSignature(parameter).c_str(),
                 parameter.data ? "embedded"
-                               : lccModuleGetParameterInit(module, p));
+                : lccModuleIsStateParameter(module, p)
+                    ? "optimizer state"
+                    : lccModuleGetParameterInit(module, p));
   }
   for (size_t e = 0; e < lccModuleGetExecutableCount(module); ++e)
     std::printf("executable %zu: %s\n", e,
@@ -448,6 +473,20 @@ int run(const Options &options) {
     if (LccStatus status = lccNpyWrite(files.back().c_str(), &result))
       return fail(status);
     sums.push_back(checksum(result));
+  }
+  if (!options.resultsFile.empty()) {
+    std::vector<LccTensorView> results(outputCount);
+    std::vector<std::string> names(outputCount);
+    for (size_t i = 0; i < outputCount; ++i) {
+      lccFunctionGetResult(function, i, &results[i]);
+      names[i] = results[i].name && results[i].name[0]
+                     ? results[i].name
+                     : "result" + std::to_string(i);
+      results[i].name = names[i].c_str();
+    }
+    if (LccStatus status = lccSafetensorsWrite(options.resultsFile.c_str(),
+                                               results.data(), results.size()))
+      return fail(status);
   }
 
   double calls = double(lccFunctionGetCallCount(function));

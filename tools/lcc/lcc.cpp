@@ -203,6 +203,44 @@ cl::opt<int64_t> sparseSummary(
     cl::desc("Summary width of the fixed pattern (default: stride / 4)"),
     cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
+cl::opt<std::string> trainFunction(
+    "train", cl::ValueOptional,
+    cl::desc("Also compile a train step: differentiate FUNC (default 'loss', "
+             "whose first result is a scalar f32 loss) with respect to every "
+             "attn.param it uses and add the function 'train_step', which "
+             "takes FUNC's arguments, updates the parameters and optimizer "
+             "state held by the loaded module and returns the loss"),
+    cl::value_desc("FUNC"), cl::cat(lccCategory));
+
+cl::opt<std::string> optimizerName(
+    "optimizer",
+    cl::desc("The train step's optimizer: 'adam' (default; torch.optim.Adam, "
+             "AdamW with --weight-decay) or 'sgd' (p -= lr * g)"),
+    cl::value_desc("sgd|adam"), cl::init("adam"), cl::cat(lccCategory));
+
+cl::opt<double> learningRate("lr", cl::desc("Learning rate (default 1e-3)"),
+                             cl::value_desc("F"), cl::init(1e-3),
+                             cl::cat(lccCategory));
+
+cl::opt<double>
+    weightDecay("weight-decay",
+                cl::desc("Weight decay: decoupled (AdamW) for adam, L2 for sgd "
+                         "(default 0)"),
+                cl::value_desc("F"), cl::init(0.0), cl::cat(lccCategory));
+
+cl::opt<double> gradClip(
+    "grad-clip",
+    cl::desc("Clip the gradients to this global L2 norm before the update "
+             "(default 0: no clipping)"),
+    cl::value_desc("F"), cl::init(0.0), cl::cat(lccCategory));
+
+cl::opt<bool> emitGradients(
+    "emit-gradients",
+    cl::desc("With --train, also add FUNC_gradients, returning the loss and "
+             "the gradient of every parameter (results named after the "
+             "parameters)"),
+    cl::init(false), cl::cat(lccCategory));
+
 cl::opt<std::string> dumpDirectory(
     "dump-ir",
     cl::desc("Write the IR after every stage to DIR, one numbered file each "
@@ -388,6 +426,26 @@ int main(int argc, char **argv) {
   forms.memoryBudget = *memoryBudget;
   forms.routedClusters = routedClusters;
   forms.routedWindow = routedWindow;
+  std::optional<lcc::GenerateTrainStepOptions> train;
+  if (trainFunction.getNumOccurrences()) {
+    train.emplace();
+    train->function = trainFunction.empty() ? std::string("loss")
+                                            : std::string(trainFunction);
+    train->optimizer = optimizerName;
+    train->lr = learningRate;
+    train->weightDecay = weightDecay;
+    train->gradClip = gradClip;
+    train->emitGradients = emitGradients;
+  } else {
+    for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
+             &optimizerName, &learningRate, &weightDecay, &gradClip,
+             &emitGradients})
+      if (flag->getNumOccurrences()) {
+        lcc::reportError(kTool, "--" + flag->ArgStr.str() +
+                                    " configures the train step: add --train");
+        return 1;
+      }
+  }
   if (printPipeline) {
     std::string error;
     llvm::raw_string_ostream errors(error);
@@ -456,6 +514,7 @@ int main(int argc, char **argv) {
   options.targetCuda = targetCuda;
   options.cudaArch = cudaArch;
   options.cudaPath = cudaPath;
+  options.train = train;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);
   if (verbose || ::isatty(STDERR_FILENO))

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/Attn/IR/AttnOps.h"
+#include "dialects/Attn/IR/Verification.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -16,113 +17,17 @@
 
 using namespace mlir;
 using namespace lcc::attn;
+using namespace lcc::attn::detail;
 
 //===----------------------------------------------------------------------===//
-// Shape checking helpers
+// Shape checking helpers (Verification.h)
 //===----------------------------------------------------------------------===//
 
-namespace {
+namespace lcc::attn::detail {
 
-/// A ranked tensor operand or result, with the name messages use for it.
-struct NamedTensor {
-  StringRef name;
-  RankedTensorType type;
-
-  NamedTensor(StringRef name, Value value)
-      : name(name), type(cast<RankedTensorType>(value.getType())) {}
-
-  int64_t rank() const { return type.getRank(); }
-  int64_t dim(int64_t i) const { return type.getDimSize(i); }
-  Type elementType() const { return type.getElementType(); }
-};
-
-/// Checks a tensor's shape and element type against its expectations and
-/// reports the first mismatch on `op`.
-class ShapeChecker {
-public:
-  explicit ShapeChecker(Operation *op) : op(op) {}
-
-  /// `layout` names the dimensions, e.g. "[batch, heads, seq, head_dim]".
-  LogicalResult rank(const NamedTensor &t, int64_t expected, StringRef layout) {
-    if (t.rank() != expected)
-      return op->emitOpError()
-             << "expected " << t.name << " of rank " << expected << " "
-             << layout << ", got rank " << t.rank() << " (" << t.type << ")";
-    return nonEmpty(t);
-  }
-
-  LogicalResult minRank(const NamedTensor &t, int64_t expected,
-                        StringRef layout) {
-    if (t.rank() < expected)
-      return op->emitOpError()
-             << "expected " << t.name << " of rank >= " << expected << " "
-             << layout << ", got rank " << t.rank() << " (" << t.type << ")";
-    return nonEmpty(t);
-  }
-
-  /// A zero-size dimension (an empty batch, sequence or feature axis)
-  /// leaves nothing to compute and no position to attend to.
-  LogicalResult nonEmpty(const NamedTensor &t) {
-    if (llvm::is_contained(t.type.getShape(), 0))
-      return op->emitOpError() << "expected every dimension of " << t.name
-                               << " to be at least 1, got " << t.type;
-    return success();
-  }
-
-  /// Dynamic sizes match anything; static ones must be equal.
-  LogicalResult dim(const NamedTensor &t, int64_t index, StringRef dimName,
-                    int64_t expected) {
-    int64_t actual = t.dim(index);
-    if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
-        actual == expected)
-      return success();
-    return op->emitOpError() << "expected " << t.name << " " << dimName << " "
-                             << expected << ", got " << actual;
-  }
-
-  LogicalResult elementType(const NamedTensor &t, Type expected) {
-    if (t.elementType() == expected)
-      return success();
-    return op->emitOpError() << "expected " << t.name << " element type "
-                             << expected << ", got " << t.elementType();
-  }
-
-  LogicalResult shape(const NamedTensor &t, ArrayRef<int64_t> expected) {
-    if (t.rank() != static_cast<int64_t>(expected.size()) ||
-        failed(verifyCompatibleShape(t.type.getShape(), expected)))
-      return op->emitOpError()
-             << "expected " << t.name << " of shape " << formatShape(expected)
-             << ", got " << formatShape(t.type.getShape());
-    return nonEmpty(t);
-  }
-
-  static std::string formatShape(ArrayRef<int64_t> shape) {
-    std::string s = "[";
-    llvm::raw_string_ostream os(s);
-    llvm::interleaveComma(shape, os, [&](int64_t d) {
-      if (ShapedType::isDynamic(d))
-        os << "?";
-      else
-        os << d;
-    });
-    os << "]";
-    return s;
-  }
-
-private:
-  Operation *op;
-};
-
-constexpr StringLiteral kAttentionLayout = "[batch, heads, seq, head_dim]";
-constexpr StringLiteral kActivationLayout = "[batch, seq, d_model]";
-
-/// Checks the operands and result of an attention form: q, k, v of rank 4
-/// with matching batch, heads and element type, k and v of one sequence
-/// length, q and k of one head_dim, and a result of [batch, heads, q_seq,
-/// v_head_dim]. `sameSeq` requires one sequence for queries and keys.
 LogicalResult verifyAttentionOperands(Operation *op, Value query, Value key,
                                       Value value, Value result, bool sameSeq,
-                                      StringRef queryName = "query") {
+                                      StringRef queryName) {
   ShapeChecker check(op);
   NamedTensor q(queryName, query), k("key", key), v("value", value),
       r("result", result);
@@ -224,7 +129,7 @@ LogicalResult verifyBlockSignature(Operation *op, Region &region,
   return success();
 }
 
-} // namespace
+} // namespace lcc::attn::detail
 
 //===----------------------------------------------------------------------===//
 // Enum keywords: `attn.sparse_attention fixed ...`, `attn.feed_forward gelu`
@@ -336,19 +241,29 @@ LogicalResult AttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
                                      getResult(), /*sameSeq=*/false)))
     return failure();
+  if (Value logSumExp = getLogsumexp()) {
+    ShapeChecker check(*this);
+    NamedTensor q("query", getQuery()), lse("logsumexp", logSumExp);
+    if (failed(check.elementType(lse, q.elementType())) ||
+        failed(check.shape(lse, {q.dim(0), q.dim(1), q.dim(2)})))
+      return failure();
+  }
   return verifyScale(*this, getScale());
 }
 
-Region *AttentionOp::getMaskRegion() {
-  if (getModifiers().size() != 2 || getModifiers()[0].empty())
+Region *lcc::attn::detail::modifierRegion(MutableArrayRef<Region> modifiers,
+                                          unsigned index) {
+  if (modifiers.size() != 2 || modifiers[index].empty())
     return nullptr;
-  return &getModifiers()[0];
+  return &modifiers[index];
+}
+
+Region *AttentionOp::getMaskRegion() {
+  return modifierRegion(getModifiers(), 0);
 }
 
 Region *AttentionOp::getScoreRegion() {
-  if (getModifiers().size() != 2 || getModifiers()[1].empty())
-    return nullptr;
-  return &getModifiers()[1];
+  return modifierRegion(getModifiers(), 1);
 }
 
 /// The ops a mask or score region may hold: scalar `arith` and `math`, so
@@ -383,31 +298,36 @@ static LogicalResult verifyModifierBody(Operation *op, Region &region,
   return success();
 }
 
-LogicalResult AttentionOp::verifyRegions() {
-  unsigned count = getModifiers().size();
+LogicalResult lcc::attn::detail::verifyAttentionModifiers(
+    Operation *op, MutableArrayRef<Region> modifiers, Type elt) {
+  unsigned count = modifiers.size();
   if (count == 0)
     return success();
   if (count != 2)
-    return emitOpError() << "expected no regions or two (mask, score), got "
-                         << count;
-  Builder b(getContext());
+    return op->emitOpError()
+           << "expected no regions or two (mask, score), got " << count;
+  Builder b(op->getContext());
   Type index = b.getIndexType();
-  Type elt = cast<RankedTensorType>(getQuery().getType()).getElementType();
-  if (Region *mask = getMaskRegion()) {
-    if (failed(verifyBlockSignature(*this, *mask, "mask",
+  if (Region *mask = modifierRegion(modifiers, 0)) {
+    if (failed(verifyBlockSignature(op, *mask, "mask",
                                     {index, index, index, index},
                                     {b.getI1Type()})) ||
-        failed(verifyModifierBody(*this, *mask, "mask")))
+        failed(verifyModifierBody(op, *mask, "mask")))
       return failure();
   }
-  if (Region *score = getScoreRegion()) {
-    if (failed(verifyBlockSignature(*this, *score, "score",
-                                    {elt, index, index, index, index},
-                                    {elt})) ||
-        failed(verifyModifierBody(*this, *score, "score")))
+  if (Region *score = modifierRegion(modifiers, 1)) {
+    if (failed(verifyBlockSignature(
+            op, *score, "score", {elt, index, index, index, index}, {elt})) ||
+        failed(verifyModifierBody(op, *score, "score")))
       return failure();
   }
   return success();
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  return verifyAttentionModifiers(
+      *this, getModifiers(),
+      cast<RankedTensorType>(getQuery().getType()).getElementType());
 }
 
 LogicalResult LSHAttentionOp::verify() {
@@ -671,6 +591,12 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
       failed(check.shape(labels, logits.type.getShape().drop_back())) ||
       failed(check.elementType(loss, logits.elementType())))
     return failure();
+  if (Value weightsValue = getWeights()) {
+    NamedTensor weights("weights", weightsValue);
+    if (failed(check.elementType(weights, logits.elementType())) ||
+        failed(check.shape(weights, labels.type.getShape())))
+      return failure();
+  }
   return check.shape(loss, {});
 }
 

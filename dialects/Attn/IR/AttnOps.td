@@ -46,6 +46,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     query tile are never read. In the generic form the op has no regions or
     both, in the order mask, score, an absent one empty.
 
+    * `logsumexp` (optional second result, `[batch, heads, q_seq]`): each
+      query's `log sum_j exp(s_ij)` over its visible keys (-inf when it sees
+      none). The train step asks for it, so that `attn.attention_backward`
+      recomputes the probabilities from it instead of storing them.
+
     Example:
 
     ```mlir
@@ -71,7 +76,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
       DefaultValuedAttr<BoolAttr, "false">:$causal,
       OptionalAttr<F32Attr>:$scale,
       UnitAttr:$shared_qk);
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs Attn_FloatTensor:$result,
+      Optional<Attn_FloatTensor>:$logsumexp);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat =
       "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
@@ -238,11 +244,16 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
     weights file (`.safetensors`) by that name. Two `attn.param` ops with the
     same name denote the same weight (tied weights).
 
+    With `state`, the value is optimizer state rather than a weight (Adam's
+    moments, its step count): it starts at zero when the module is loaded,
+    is kept by the loaded module across calls, and is read from a weights
+    file only when the file holds it (resuming from a checkpoint).
+
     ```mlir
     %wq = attn.param "layers.0.attn.wq" : tensor<128x128xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, UnitAttr:$state);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -423,20 +434,30 @@ def Attn_SoftmaxCrossEntropyOp : Attn_Op<"softmax_cross_entropy", [Pure]> {
     for `logits: [..., vocab]` and integer `labels` of the leading shape. The
     result is a 0-d tensor. When `labels` is a function input, a label
     outside `[0, vocab)` is a run-time error; a computed label is clamped.
+
+    With `weights` (the labels' shape), the mean is weighted:
+    `sum_p w_p ce_p / sum_p w_p`, so a loss can count only some positions
+    (zero weights for padding, or for the half of a sequence that is not
+    predicted). Weights that sum to zero give a NaN loss.
   }];
-  let arguments = (ins Attn_FloatTensor:$logits, Attn_TokenTensor:$labels);
+  let arguments = (ins Attn_FloatTensor:$logits, Attn_TokenTensor:$labels,
+      Optional<Attn_FloatTensor>:$weights);
   let results = (outs Attn_FloatTensor:$loss);
-  let assemblyFormat =
-      "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $logits `,` $labels (`,` $weights^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [Pure, ReturnLike, Terminator,
-    ParentOneOf<["AttentionOp", "MultiHeadAttentionOp", "ResidualOp",
+    ParentOneOf<["AttentionOp", "AttentionBackwardOp", "MultiHeadAttentionOp", "ResidualOp",
                  "ReversibleOp"]>]> {
   let summary = "yields the value of an attn block's region";
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
+
+include "dialects/Attn/IR/AttnTrainingOps.td"
 
 #endif // LCC_DIALECT_ATTN_IR_ATTNOPS

@@ -114,9 +114,14 @@ void lccModuleDestroy(LccModule module);
 size_t lccModuleGetFunctionCount(LccModule module);
 const char *lccModuleGetFunctionName(LccModule module, size_t index);
 size_t lccModuleGetParameterCount(LccModule module);
-/* Bytes of the parameters the module does not embed: what a weights file
- * for it holds. */
+/* Bytes of the module's weights, the parameters it neither embeds nor
+ * keeps as optimizer state: what a weights file for it holds. */
 uint64_t lccModuleGetParameterBytes(LccModule module);
+/* 1 when parameter `index` is optimizer state (Adam's moments and step
+ * count, in a module compiled with `lcc --train`), else 0. State starts at
+ * zero when a session is created and stays on the device across calls; a
+ * fresh weights file does not hold it, a checkpoint does. */
+int lccModuleIsStateParameter(LccModule module, size_t index);
 
 /* What a module holds, without a device: each function's input and result
  * signatures (name, dtype, shape; `data` NULL) and command count, each
@@ -142,9 +147,9 @@ const char *lccModuleGetParameterInit(LccModule module, size_t index);
 size_t lccModuleGetExecutableCount(LccModule module);
 const char *lccModuleGetExecutableDescription(LccModule module, size_t index);
 
-/* Writes a .safetensors file holding every parameter the module does not
- * embed, filled as its `init` says; the values depend only on `seed` and
- * the parameter (see docs/runtime.md). */
+/* Writes a .safetensors file holding every weight of the module (neither
+ * embedded nor state), filled as its `init` says; the values depend only on
+ * `seed` and the parameter (see docs/runtime.md). */
 LccStatus lccModuleWriteInitialParameters(LccModule module, uint64_t seed,
                                           const char *path);
 
@@ -195,17 +200,43 @@ typedef struct LccFunctionImpl *LccFunction;
 
 /* Puts `module` on `device`: picks the module's code for the device (an
  * LCC_STATUS_UNAVAILABLE error naming what the module holds if it has none)
- * and copies the embedded parameters to it. */
+ * and copies the embedded parameters to it; optimizer state starts at
+ * zero, and weights wait to be bound. */
 LccStatus lccSessionCreate(LccDevice device, LccModule module,
                            LccSession *session);
 void lccSessionDestroy(LccSession session);
 
-/* Binds every parameter the module does not embed from a .safetensors
- * file, by name; a missing name, dtype or shape is an error naming it. */
+/* Binds every weight (a parameter neither embedded nor state) from a
+ * .safetensors file, by name; a missing name, dtype or shape is an error
+ * naming it. Optimizer state is bound when the file holds it (a checkpoint
+ * that lccSessionWriteParametersFile wrote) and left as it is otherwise
+ * (zero in a fresh session). */
 LccStatus lccSessionBindParametersFile(LccSession session, const char *path);
-/* Binds one parameter from memory (copied). */
+/* Binds one parameter, a weight or state, from memory (copied). */
 LccStatus lccSessionBindParameter(LccSession session, const char *name,
                                   const LccTensorView *value);
+/* Binds every weight with the values lccModuleWriteInitialParameters
+ * writes for `seed`, without a file. */
+LccStatus lccSessionInitializeParameters(LccSession session, uint64_t seed);
+
+/* Parameters live on the device as long as the session, shared by all its
+ * functions; a training function (`train_step` of `lcc --train`) updates
+ * weights and state in place. lccSessionGetParameter copies the current
+ * value of parameter `index` (module order) to host memory and points
+ * `value` at it (name, dtype, shape, data, size), valid until the next
+ * lccSessionGetParameter on the session or its destruction; an unbound
+ * weight is an error. Neither call may run while a function of the session
+ * runs, nor two of them at once. */
+size_t lccSessionGetParameterCount(LccSession session);
+LccStatus lccSessionGetParameter(LccSession session, size_t index,
+                                 LccTensorView *value);
+/* Writes every parameter the module does not embed, optimizer state
+ * included, as a .safetensors file by name: a checkpoint that
+ * lccSessionBindParametersFile resumes from. Every weight must be bound.
+ * The file is written beside `path`, synced and renamed into place, so
+ * `path` holds the old file or the whole new one, never part of one; on an
+ * error it is left as it was. */
+LccStatus lccSessionWriteParametersFile(LccSession session, const char *path);
 
 /* The function named `name` (NULL or "" for the module's first). The first
  * lookup loads its kernels and allocates everything its calls need. */
@@ -252,7 +283,7 @@ void lccFunctionGetCommandStats(LccFunction function, size_t index,
 void lccFunctionResetStats(LccFunction function);
 
 /*===----------------------------------------------------------------------===*
- * .npy files
+ * Tensor files: .npy and .safetensors
  *===----------------------------------------------------------------------===*/
 
 typedef struct LccHostTensorImpl *LccHostTensor;
@@ -263,6 +294,11 @@ void lccHostTensorGetView(LccHostTensor tensor, LccTensorView *view);
 void lccHostTensorDestroy(LccHostTensor tensor);
 /* Writes `tensor` as .npy; bf16, which .npy cannot hold, is written as f32. */
 LccStatus lccNpyWrite(const char *path, const LccTensorView *tensor);
+/* Writes `count` tensors as one .safetensors file, each by its `name` (not
+ * NULL; no name twice), atomically as lccSessionWriteParametersFile does:
+ * e.g. a function's results (lccFunctionGetResult gives their names). */
+LccStatus lccSafetensorsWrite(const char *path, const LccTensorView *tensors,
+                              size_t count);
 
 #ifdef __cplusplus
 }

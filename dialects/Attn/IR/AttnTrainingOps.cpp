@@ -1,0 +1,233 @@
+//===- AttnTrainingOps.cpp - verifiers of the train step's ops ------------===//
+//
+// A backward op is checked against the forward op it differentiates: each
+// gradient has the type of what it is the gradient of.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Attn/IR/AttnOps.h"
+#include "dialects/Attn/IR/Verification.h"
+
+using namespace mlir;
+using namespace lcc::attn;
+using namespace lcc::attn::detail;
+
+namespace {
+
+/// Checks that `gradient` has exactly the type of `of`.
+LogicalResult verifyGradientOf(Operation *op, StringRef gradientName,
+                               Value gradient, StringRef ofName, Value of) {
+  if (gradient.getType() == of.getType())
+    return success();
+  return op->emitOpError() << "expected " << gradientName << " of the type of "
+                           << ofName << " " << of.getType() << ", got "
+                           << gradient.getType();
+}
+
+} // namespace
+
+LogicalResult AttentionBackwardOp::verify() {
+  if (getSharedQk() && getKey() != getQuery())
+    return emitOpError("expected key to be the same value as query when "
+                       "'shared_qk' is set");
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getResult(), /*sameSeq=*/false)) ||
+      failed(verifyScale(*this, getScale())))
+    return failure();
+  ShapeChecker check(*this);
+  NamedTensor q("query", getQuery()), lse("logsumexp", getLogsumexp());
+  if (failed(check.elementType(lse, q.elementType())) ||
+      failed(check.shape(lse, {q.dim(0), q.dim(1), q.dim(2)})) ||
+      failed(verifyGradientOf(*this, "result_grad", getResultGrad(), "result",
+                              getResult())) ||
+      failed(verifyGradientOf(*this, "query_grad", getQueryGrad(), "query",
+                              getQuery())) ||
+      failed(verifyGradientOf(*this, "value_grad", getValueGrad(), "value",
+                              getValue())))
+    return failure();
+  if (getSharedQk() == static_cast<bool>(getKeyGrad()))
+    return emitOpError(getSharedQk()
+                           ? "expected no key_grad result with 'shared_qk' "
+                             "(the key gradient is part of query_grad)"
+                           : "expected a key_grad result");
+  if (Value keyGrad = getKeyGrad())
+    if (failed(verifyGradientOf(*this, "key_grad", keyGrad, "key", getKey())))
+      return failure();
+  return verifyAttentionModifiers(*this, getModifiers(), q.elementType());
+}
+
+Region *AttentionBackwardOp::getMaskRegion() {
+  return modifierRegion(getModifiers(), 0);
+}
+
+Region *AttentionBackwardOp::getScoreRegion() {
+  return modifierRegion(getModifiers(), 1);
+}
+
+LogicalResult EmbeddingBackwardOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor tokens("tokens", getTokens()), dy("result_grad", getResultGrad()),
+      table("table_grad", getTableGrad());
+  if (failed(check.rank(tokens, 2, "[batch, seq]")) ||
+      failed(check.rank(table, 2, "[vocab, d_model]")) ||
+      failed(check.elementType(dy, table.elementType())))
+    return failure();
+  return check.shape(dy, {tokens.dim(0), tokens.dim(1), table.dim(1)});
+}
+
+LogicalResult LayerNormBackwardOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), gamma("gamma", getGamma());
+  if (failed(check.minRank(input, 1, "[..., features]")) ||
+      failed(check.elementType(gamma, input.elementType())) ||
+      failed(check.shape(gamma, {input.dim(input.rank() - 1)})) ||
+      failed(verifyGradientOf(*this, "result_grad", getResultGrad(), "input",
+                              getInput())) ||
+      failed(verifyGradientOf(*this, "input_grad", getInputGrad(), "input",
+                              getInput())) ||
+      failed(verifyGradientOf(*this, "gamma_grad", getGammaGrad(), "gamma",
+                              getGamma())) ||
+      failed(verifyGradientOf(*this, "beta_grad", getBetaGrad(), "gamma",
+                              getGamma())))
+    return failure();
+  return verifyPositive(*this, "epsilon", getEpsilon());
+}
+
+LogicalResult LinearBackwardOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), weight("weight", getWeight()),
+      dy("result_grad", getResultGrad());
+  if (failed(check.minRank(input, 1, "[..., in]")) ||
+      failed(check.rank(weight, 2, "[in, out]")) ||
+      failed(check.elementType(weight, input.elementType())) ||
+      failed(check.elementType(dy, input.elementType())) ||
+      failed(check.dim(weight, 0, "rows (input features)",
+                       input.dim(input.rank() - 1))))
+    return failure();
+  SmallVector<int64_t> resultShape(input.type.getShape());
+  resultShape.back() = weight.dim(1);
+  if (failed(check.shape(dy, resultShape)) ||
+      failed(verifyGradientOf(*this, "input_grad", getInputGrad(), "input",
+                              getInput())) ||
+      failed(verifyGradientOf(*this, "weight_grad", getWeightGrad(), "weight",
+                              getWeight())))
+    return failure();
+  if (Value biasGrad = getBiasGrad()) {
+    NamedTensor db("bias_grad", biasGrad);
+    if (failed(check.elementType(db, input.elementType())) ||
+        failed(check.shape(db, {weight.dim(1)})))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult FeedForwardBackwardOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), up("up_weight", getUpWeight()),
+      upBias("up_bias", getUpBias()), down("down_weight", getDownWeight());
+  if (failed(check.rank(input, 3, kActivationLayout)) ||
+      failed(check.rank(up, 2, "[d_model, d_ff]")) ||
+      failed(check.dim(up, 0, "rows (d_model)", input.dim(2))) ||
+      failed(check.shape(upBias, {up.dim(1)})) ||
+      failed(check.shape(down, {up.dim(1), input.dim(2)})))
+    return failure();
+  for (auto [name, gradient, ofName, of] :
+       {std::make_tuple("result_grad", getResultGrad(), "input", getInput()),
+        std::make_tuple("input_grad", getInputGrad(), "input", getInput()),
+        std::make_tuple("up_weight_grad", getUpWeightGrad(), "up_weight",
+                        getUpWeight()),
+        std::make_tuple("up_bias_grad", getUpBiasGrad(), "up_bias",
+                        getUpBias()),
+        std::make_tuple("down_weight_grad", getDownWeightGrad(), "down_weight",
+                        getDownWeight())})
+    if (failed(verifyGradientOf(*this, name, gradient, ofName, of)))
+      return failure();
+  NamedTensor downBias("down_bias_grad", getDownBiasGrad());
+  if (failed(check.elementType(downBias, input.elementType())) ||
+      failed(check.shape(downBias, {input.dim(2)})))
+    return failure();
+  if (failed(verifyAtLeast(*this, "chunks", getChunks(), 1)) ||
+      failed(verifyAtMost(*this, "chunks", getChunks(), "seq", input.dim(1))))
+    return failure();
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyBackwardOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor logits("logits", getLogits()), labels("labels", getLabels()),
+      lossGrad("loss_grad", getLossGrad());
+  if (failed(check.minRank(logits, 2, "[..., vocab]")) ||
+      failed(check.shape(labels, logits.type.getShape().drop_back())) ||
+      failed(check.elementType(lossGrad, logits.elementType())) ||
+      failed(check.shape(lossGrad, {})) ||
+      failed(verifyGradientOf(*this, "logits_grad", getLogitsGrad(), "logits",
+                              getLogits())))
+    return failure();
+  if (Value weightsValue = getWeights()) {
+    NamedTensor weights("weights", weightsValue);
+    if (failed(check.elementType(weights, logits.elementType())) ||
+        failed(check.shape(weights, labels.type.getShape())))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult SplitHeadsOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), result("result", getResult());
+  int64_t heads = getHeads();
+  if (failed(check.rank(input, 3, "[batch, seq, heads * head_dim]")) ||
+      failed(verifyAtLeast(*this, "heads", heads, 1)) ||
+      failed(check.elementType(result, input.elementType())))
+    return failure();
+  if (input.dim(2) % heads != 0)
+    return emitOpError() << "expected input features (" << input.dim(2)
+                         << ") to be a multiple of 'heads' (" << heads << ")";
+  return check.shape(result,
+                     {input.dim(0), heads, input.dim(1), input.dim(2) / heads});
+}
+
+LogicalResult MergeHeadsOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), result("result", getResult());
+  if (failed(check.rank(input, 4, kAttentionLayout)) ||
+      failed(check.elementType(result, input.elementType())))
+    return failure();
+  return check.shape(result,
+                     {input.dim(0), input.dim(2), input.dim(1) * input.dim(3)});
+}
+
+LogicalResult ClipByGlobalNormOp::verify() {
+  if (getGradients().getTypes() != getClipped().getTypes())
+    return emitOpError("expected one result of each gradient's type");
+  return verifyPositive(*this, "max_norm", getMaxNorm());
+}
+
+LogicalResult SGDUpdateOp::verify() {
+  if (failed(verifyPositive(*this, "lr", getLr())))
+    return failure();
+  if (getWeightDecay().convertToDouble() < 0.0)
+    return emitOpError() << "expected 'weight_decay' >= 0, got "
+                         << formatFloat(getWeightDecay().convertToDouble());
+  return success();
+}
+
+LogicalResult AdamUpdateOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor step("step", getStep());
+  if (failed(check.shape(step, {})) ||
+      failed(verifyPositive(*this, "lr", getLr())) ||
+      failed(verifyPositive(*this, "epsilon", getEpsilon())))
+    return failure();
+  for (auto [name, value] : {std::make_pair("beta1", getBeta1()),
+                             std::make_pair("beta2", getBeta2())}) {
+    double v = value.convertToDouble();
+    if (!(v >= 0.0 && v < 1.0))
+      return emitOpError() << "expected '" << name << "' in [0, 1), got "
+                           << formatFloat(v);
+  }
+  if (getWeightDecay().convertToDouble() < 0.0)
+    return emitOpError() << "expected 'weight_decay' >= 0, got "
+                         << formatFloat(getWeightDecay().convertToDouble());
+  return success();
+}

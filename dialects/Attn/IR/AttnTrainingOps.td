@@ -1,0 +1,264 @@
+//===- AttnTrainingOps.td - ops of the train step ----------*- tablegen -*-===//
+//
+// What attn-generate-train-step writes: the backward of each model op (its
+// vector-Jacobian product, one op per forward op so every form keeps an
+// efficient lowering of its own), the head split and merge that a
+// multi-head block is differentiated through, the optimizer updates and the
+// write of a parameter's new value. Included by AttnOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_DIALECT_ATTN_IR_ATTNTRAININGOPS
+#define LCC_DIALECT_ATTN_IR_ATTNTRAININGOPS
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
+  let summary = "gradients of dense, masked or score-modified attention";
+  let description = [{
+    Given the operands of an `attn.attention` with the same attributes and
+    regions, its `result` `o`, its `logsumexp` `L` and the gradient of the
+    loss with respect to the result `do`, returns the gradients with respect
+    to query, key and value (FlashAttention-2's backward):
+
+    `p_ij = exp(s_ij - L_i)`, `dv_j = sum_i p_ij do_i`,
+    `ds_ij = p_ij (do_i · v_j - do_i · o_i)`, `dq_i = sum_j ds_ij ∂s_ij/∂q_i`,
+    `dk_j = sum_i ds_ij ∂s_ij/∂k_j`,
+
+    where `s` is the scaled, modified score (the score region is
+    differentiated too). Probabilities are recomputed tile by tile, never
+    stored, and key tiles the mask hides are skipped as in the forward.
+
+    With `shared_qk` there is no key gradient result: the keys are the
+    normalised queries, and their gradient is folded into the query's
+    (through the normalisation; the -1e5 self score is a constant).
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value, Attn_FloatTensor:$result,
+      Attn_FloatTensor:$logsumexp, Attn_FloatTensor:$result_grad,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      OptionalAttr<F32Attr>:$scale,
+      UnitAttr:$shared_qk);
+  let results = (outs Attn_FloatTensor:$query_grad,
+      Optional<Attn_FloatTensor>:$key_grad, Attn_FloatTensor:$value_grad);
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
+  let assemblyFormat =
+      "$query `,` $key `,` $value `,` $result `,` $logsumexp `,` $result_grad attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The mask region, or null when the op has none.
+    ::mlir::Region *getMaskRegion();
+    /// The score region, or null when the op has none.
+    ::mlir::Region *getScoreRegion();
+  }];
+}
+
+def Attn_EmbeddingBackwardOp : Attn_Op<"embedding_backward", [Pure]> {
+  let summary = "gradient of an embedding table";
+  let description = [{
+    `table_grad[v, :] = sum over positions p with tokens[p] == v of
+    result_grad[p, :]` for `tokens: [batch, seq]` and `result_grad:
+    [batch, seq, d_model]`; the result has the table's shape. A token
+    outside the table is clamped, as in the forward.
+  }];
+  let arguments = (ins Attn_TokenTensor:$tokens,
+      Attn_FloatTensor:$result_grad);
+  let results = (outs Attn_FloatTensor:$table_grad);
+  let assemblyFormat =
+      "$tokens `,` $result_grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Attn_LayerNormBackwardOp : Attn_Op<"layer_norm_backward", [Pure]> {
+  let summary = "gradients of layer normalisation";
+  let description = [{
+    For `y = x̂ · gamma + beta`, `x̂ = (x - mean) / sqrt(var + epsilon)` over
+    the last dimension of size `n`: `dgamma = sum over rows of dy · x̂`,
+    `dbeta = sum over rows of dy`, and with `g = dy · gamma`,
+    `dx = (g - mean(g) - x̂ · mean(g · x̂)) / sqrt(var + epsilon)`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$gamma,
+      Attn_FloatTensor:$result_grad,
+      DefaultValuedAttr<F32Attr, "1.0e-5">:$epsilon);
+  let results = (outs Attn_FloatTensor:$input_grad,
+      Attn_FloatTensor:$gamma_grad, Attn_FloatTensor:$beta_grad);
+  let assemblyFormat = [{
+    $input `,` $gamma `,` $result_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_LinearBackwardOp : Attn_Op<"linear_backward", [Pure]> {
+  let summary = "gradients of an affine projection";
+  let description = [{
+    For `y = x · w + b` with `x: [..., in]`, `w: [in, out]`:
+    `dx = dy · wᵀ`, `dw = sum over the leading positions of xᵀ dy` and, when
+    the `bias_grad` result is present, `db = sum over positions of dy`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$weight,
+      Attn_FloatTensor:$result_grad);
+  let results = (outs Attn_FloatTensor:$input_grad,
+      Attn_FloatTensor:$weight_grad, Optional<Attn_FloatTensor>:$bias_grad);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $result_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_FeedForwardBackwardOp : Attn_Op<"feed_forward_backward", [Pure]> {
+  let summary = "gradients of a feed-forward layer, chunked as its forward";
+  let description = [{
+    The gradients of `attn.feed_forward` (same activation, weights and
+    `chunks`) with respect to its input and its four weights. The hidden
+    activations are recomputed chunk by chunk rather than stored, so the
+    backward holds one `[batch * seq / chunks, d_ff]` intermediate at a
+    time, as the forward does; the weight gradients are summed over chunks.
+  }];
+  let arguments = (ins Attn_ActivationAttr:$activation,
+      Attn_FloatTensor:$input,
+      Attn_FloatTensor:$up_weight, Attn_FloatTensor:$up_bias,
+      Attn_FloatTensor:$down_weight, Attn_FloatTensor:$result_grad,
+      DefaultValuedAttr<I64Attr, "1">:$chunks);
+  let results = (outs Attn_FloatTensor:$input_grad,
+      Attn_FloatTensor:$up_weight_grad, Attn_FloatTensor:$up_bias_grad,
+      Attn_FloatTensor:$down_weight_grad, Attn_FloatTensor:$down_bias_grad);
+  let assemblyFormat = [{
+    custom<EnumKeyword>($activation) $input `,` $up_weight `,` $up_bias `,`
+    $down_weight `,` $result_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_SoftmaxCrossEntropyBackwardOp
+    : Attn_Op<"softmax_cross_entropy_backward", [Pure]> {
+  let summary = "gradient of the softmax cross-entropy loss";
+  let description = [{
+    `logits_grad[p, c] = loss_grad · w_p / sum(w) · (softmax(logits[p])_c -
+    [c == labels[p]])`, with `w` the weights of the forward (1 when absent)
+    and `loss_grad` a 0-d tensor.
+  }];
+  let arguments = (ins Attn_FloatTensor:$logits, Attn_TokenTensor:$labels,
+      Optional<Attn_FloatTensor>:$weights, Attn_FloatTensor:$loss_grad);
+  let results = (outs Attn_FloatTensor:$logits_grad);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` ($weights^ `,`)? `loss_grad` $loss_grad attr-dict
+    `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Heads
+//===----------------------------------------------------------------------===//
+
+def Attn_SplitHeadsOp : Attn_Op<"split_heads", [Pure]> {
+  let summary = "[batch, seq, heads * head_dim] as [batch, heads, seq, head_dim]";
+  let description = [{
+    The head layout of a projection: `result[b, h, s, e] = input[b, s,
+    h * head_dim + e]`. A multi-head block is its projections, a split, its
+    attention form, a merge and its output projection; the train step
+    differentiates it in those steps.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, I64Attr:$heads);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [Pure]> {
+  let summary = "[batch, heads, seq, head_dim] as [batch, seq, heads * head_dim]";
+  let description = [{
+    The inverse of `attn.split_heads`: `result[b, s, h * head_dim + e] =
+    input[b, h, s, e]`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat =
+      "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers
+//===----------------------------------------------------------------------===//
+
+def Attn_ClipByGlobalNormOp : Attn_Op<"clip_by_global_norm", [Pure]> {
+  let summary = "gradients scaled so that their global L2 norm is at most max_norm";
+  let description = [{
+    With `n = sqrt(sum over every gradient of its squared elements)`, every
+    gradient is multiplied by `min(1, max_norm / (n + 1e-6))`
+    (torch.nn.utils.clip_grad_norm_).
+  }];
+  let arguments = (ins Variadic<Attn_FloatTensor>:$gradients, F32Attr:$max_norm);
+  let results = (outs Variadic<Attn_FloatTensor>:$clipped);
+  let assemblyFormat =
+      "$gradients attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Attn_SGDUpdateOp : Attn_Op<"sgd_update", [Pure,
+    AllTypesMatch<["param", "gradient", "result"]>]> {
+  let summary = "one step of stochastic gradient descent";
+  let description = [{
+    `result = param - lr · (gradient + weight_decay · param)`
+    (torch.optim.SGD without momentum; with `weight_decay = 0`, exactly
+    `param - lr · gradient`).
+  }];
+  let arguments = (ins Attn_FloatTensor:$param, Attn_FloatTensor:$gradient,
+      F32Attr:$lr, DefaultValuedAttr<F32Attr, "0.0">:$weight_decay);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat =
+      "$param `,` $gradient attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Attn_AdamUpdateOp : Attn_Op<"adam_update", [Pure,
+    AllTypesMatch<["param", "gradient", "moment1", "moment2", "result",
+                   "new_moment1", "new_moment2"]>]> {
+  let summary = "one step of Adam, or AdamW with weight decay";
+  let description = [{
+    torch.optim.AdamW's update at step `t` (the 0-d `step`, counted from 1):
+    `p' = p - lr · weight_decay · p`, `m' = beta1 m + (1 - beta1) g`,
+    `v' = beta2 v + (1 - beta2) g²`, and
+    `result = p' - lr · (m' / (1 - beta1^t)) / (sqrt(v' / (1 - beta2^t)) + epsilon)`.
+    With `weight_decay = 0` it is torch.optim.Adam.
+  }];
+  let arguments = (ins Attn_FloatTensor:$param, Attn_FloatTensor:$gradient,
+      Attn_FloatTensor:$moment1, Attn_FloatTensor:$moment2,
+      Attn_FloatTensor:$step,
+      F32Attr:$lr,
+      DefaultValuedAttr<F32Attr, "0.9">:$beta1,
+      DefaultValuedAttr<F32Attr, "0.999">:$beta2,
+      DefaultValuedAttr<F32Attr, "1.0e-8">:$epsilon,
+      DefaultValuedAttr<F32Attr, "0.0">:$weight_decay);
+  let results = (outs Attn_FloatTensor:$result,
+      Attn_FloatTensor:$new_moment1, Attn_FloatTensor:$new_moment2);
+  let assemblyFormat = [{
+    $param `,` $gradient `,` $moment1 `,` $moment2 `,` `step` $step attr-dict
+    `:` type($result) `,` type($step)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_AssignOp : Attn_Op<"assign", [MemoryEffects<[MemWrite]>]> {
+  let summary = "writes the new value of a parameter";
+  let description = [{
+    After the calling function returns, the parameter (or optimizer state)
+    called `name` holds `value`; every read of it in the function sees the
+    old value. The loaded module keeps the new value for the next call.
+
+    ```mlir
+    attn.assign "layers.0.attn.wq", %new : tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Attn_FloatTensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+}
+
+#endif // LCC_DIALECT_ATTN_IR_ATTNTRAININGOPS

@@ -1,0 +1,532 @@
+//===- LowerAttentionBackward.cpp - the flash backward --------------------===//
+//
+// attn.attention_backward as FlashAttention-2's backward (Dao, 2023). The
+// forward saved each query's logsumexp L, so a block's probabilities are
+// recomputed as exp(s - L) and never stored:
+//
+//   delta_i = do_i · o_i
+//   p_ij = exp(s_ij - L_i),  ds_ij = p_ij (do_i · v_j - delta_i) s'_ij
+//   dv_j = sum_i p_ij do_i,  dk_j = sum_i ds_ij q_i scale,
+//   dq_i = sum_j ds_ij k_j scale,
+//
+// with s' the derivative of the score modifier (the score region,
+// differentiated here; 0 for shared-QK's constant self score). Two kernels,
+// each parallel and free of atomics: one per key tile sums over query
+// tiles (dk, dv), one per query tile sums over key tiles (dq). Both visit
+// exactly the tiles the forward visits: causally later tiles and tiles the
+// mask's block table hides are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LowerToLinalg/FlashAttention.h"
+#include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::lowering;
+
+namespace {
+
+/// d(score region)/ds at `s`, by forward-mode differentiation of the
+/// region's scalar ops: each value maps to its derivative, absent for
+/// values that do not depend on s (constants, positions).
+FailureOr<Value> differentiateScoreRegion(OpBuilder &b, Location loc,
+                                          Region &region, Value s,
+                                          const ScorePosition &at) {
+  IRMapping values;
+  DenseMap<Value, Value> derivative;
+  Block &block = region.front();
+  values.map(block.getArguments(),
+             ValueRange{s, at.batch, at.head, at.query, at.key});
+  Type elt = s.getType();
+  derivative[block.getArgument(0)] = floatConstant(b, loc, elt, 1.0);
+  auto d = [&](Value v) { return derivative.lookup(v); };
+  auto orZero = [&](Value v) {
+    Value dv = d(v);
+    return dv ? dv : floatConstant(b, loc, elt, 0.0);
+  };
+  for (Operation &op : block.without_terminator()) {
+    Operation *clone = b.clone(op, values);
+    if (llvm::none_of(op.getOperands(), [&](Value v) { return d(v); }))
+      continue;
+    auto x = [&](unsigned i) {
+      return values.lookupOrDefault(op.getOperand(i));
+    };
+    Value y = clone->getNumResults() ? clone->getResult(0) : Value();
+    Value dy;
+    if (isa<arith::AddFOp>(op)) {
+      dy = add(b, loc, orZero(op.getOperand(0)), orZero(op.getOperand(1)));
+    } else if (isa<arith::SubFOp>(op)) {
+      dy = arith::SubFOp::create(b, loc, orZero(op.getOperand(0)),
+                                 orZero(op.getOperand(1)));
+    } else if (isa<arith::NegFOp>(op)) {
+      dy = arith::NegFOp::create(b, loc, orZero(op.getOperand(0)));
+    } else if (isa<arith::MulFOp>(op)) {
+      dy = add(b, loc, mul(b, loc, orZero(op.getOperand(0)), x(1)),
+               mul(b, loc, x(0), orZero(op.getOperand(1))));
+    } else if (isa<arith::DivFOp>(op)) {
+      // (da - y db) / b.
+      dy = arith::DivFOp::create(
+          b, loc,
+          arith::SubFOp::create(b, loc, orZero(op.getOperand(0)),
+                                mul(b, loc, y, orZero(op.getOperand(1)))),
+          x(1));
+    } else if (isa<math::TanhOp>(op)) {
+      Value one = floatConstant(b, loc, elt, 1.0);
+      dy = mul(b, loc, arith::SubFOp::create(b, loc, one, mul(b, loc, y, y)),
+               orZero(op.getOperand(0)));
+    } else if (isa<math::ExpOp>(op)) {
+      dy = mul(b, loc, y, orZero(op.getOperand(0)));
+    } else if (isa<arith::SelectOp>(op)) {
+      dy = arith::SelectOp::create(b, loc, x(0), orZero(op.getOperand(1)),
+                                   orZero(op.getOperand(2)));
+    } else if (isa<arith::MaximumFOp, arith::MinimumFOp>(op)) {
+      auto predicate = isa<arith::MaximumFOp>(op) ? arith::CmpFPredicate::OGE
+                                                  : arith::CmpFPredicate::OLE;
+      Value first = arith::CmpFOp::create(b, loc, predicate, x(0), x(1));
+      dy = arith::SelectOp::create(b, loc, first, orZero(op.getOperand(0)),
+                                   orZero(op.getOperand(1)));
+    } else if (isa<arith::CmpFOp>(op)) {
+      continue; // A predicate: no derivative of its own.
+    } else {
+      return op.emitOpError()
+             << "in a score region has no derivative: the attention backward "
+                "differentiates addf, subf, negf, mulf, divf, maximumf, "
+                "minimumf, select, tanh and exp of the score";
+    }
+    derivative[op.getResult(0)] = dy;
+  }
+  Value yielded = block.getTerminator()->getOperand(0);
+  return orZero(yielded);
+}
+
+/// Whether every op of the score region that depends on the score has a
+/// derivative above; says which does not, on that op.
+LogicalResult checkScoreRegionDifferentiable(Region &region) {
+  llvm::DenseSet<Value> dependent = {region.front().getArgument(0)};
+  for (Operation &op : region.front().without_terminator()) {
+    if (llvm::none_of(op.getOperands(),
+                      [&](Value v) { return dependent.contains(v); }))
+      continue;
+    if (!isa<arith::AddFOp, arith::SubFOp, arith::NegFOp, arith::MulFOp,
+             arith::DivFOp, math::TanhOp, math::ExpOp, arith::SelectOp,
+             arith::MaximumFOp, arith::MinimumFOp, arith::CmpFOp>(op))
+      return op.emitOpError()
+             << "in a score region has no derivative: the attention backward "
+                "differentiates addf, subf, negf, mulf, divf, maximumf, "
+                "minimumf, select, tanh and exp of the score";
+    for (Value r : op.getResults())
+      dependent.insert(r);
+  }
+  return success();
+}
+
+/// The backward of one flash attention.
+struct FlashAttentionBackward {
+  /// Configured as the forward was (configureFlashAttention).
+  FlashAttention forward;
+  const AttentionSpec *spec;
+  Value out, logSumExp, outGrad;
+
+  /// Gradients for forward.query, forward.key and forward.value.
+  FailureOr<std::array<Value, 3>> build(OpBuilder &builder, Location loc) const;
+
+private:
+  struct Block {
+    Value query, key, value, outGrad, logSumExp, delta;
+  };
+  /// A block's probabilities p and score gradients ds (scale included).
+  FailureOr<std::pair<Value, Value>>
+  probabilitiesAndScoreGradients(TensorBuilder &t, const Block &block,
+                                 const TilePosition &tile,
+                                 int64_t keySeq) const;
+  /// d(final score)/d(dot product) at one position, null when it is the
+  /// scale alone.
+  FailureOr<Value> scoreDerivative(OpBuilder &b, Location loc, Value raw,
+                                   const ScorePosition &at) const;
+};
+
+FailureOr<Value>
+FlashAttentionBackward::scoreDerivative(OpBuilder &b, Location loc, Value raw,
+                                        const ScorePosition &at) const {
+  Value derivative;
+  if (spec->score) {
+    FailureOr<Value> d =
+        differentiateScoreRegion(b, loc, *spec->score, raw, at);
+    if (failed(d))
+      return failure();
+    derivative = *d;
+  }
+  if (spec->sharedQK) {
+    // The self score is the constant -1e5.
+    Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       at.query, at.key);
+    Type elt = raw.getType();
+    derivative = arith::SelectOp::create(
+        b, loc, self, floatConstant(b, loc, elt, 0.0),
+        derivative ? derivative : floatConstant(b, loc, elt, 1.0));
+  }
+  return derivative;
+}
+
+FailureOr<std::pair<Value, Value>>
+FlashAttentionBackward::probabilitiesAndScoreGradients(TensorBuilder &t,
+                                                       const Block &block,
+                                                       const TilePosition &tile,
+                                                       int64_t keySeq) const {
+  int64_t queryTile = forward.queryTile, keyTile = forward.keyTile;
+  Type elt = tensorType(block.query).getElementType();
+  Value dots = t.matmulTransposedB(block.query, block.key,
+                                   t.filled({queryTile, keyTile}, elt, 0.0));
+  Value scores = forward.maskedScores(t, dots, tile, keySeq, /*mask=*/true);
+  // A query that sees no key has L = -inf and no probabilities.
+  Value probabilities =
+      t.map({queryTile, keyTile}, elt, {scores, block.logSumExp},
+            {t.identityMap(2), t.dropLastMap(2)},
+            [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+              Value none = arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::OEQ, a[1],
+                  floatConstant(b, loc, elt, kNegativeInfinity));
+              return arith::SelectOp::create(b, loc, none,
+                                             floatConstant(b, loc, elt, 0.0),
+                                             expShifted(b, loc, a[0], a[1]));
+            });
+  Value dP = t.matmulTransposedB(block.outGrad, block.value,
+                                 t.filled({queryTile, keyTile}, elt, 0.0));
+  bool failedDerivative = false;
+  Value scoreGrad = t.map(
+      {queryTile, keyTile}, elt, {probabilities, dP, block.delta, dots},
+      {t.identityMap(2), t.identityMap(2), t.dropLastMap(2), t.identityMap(2)},
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        auto constant = [&](double v) { return floatConstant(b, loc, elt, v); };
+        Value ds = mul(b, loc, a[0], arith::SubFOp::create(b, loc, a[1], a[2]));
+        ScorePosition at{
+            tile.batch, tile.head,
+            arith::AddIOp::create(b, loc, tile.queryStart,
+                                  linalg::IndexOp::create(b, loc, 0)),
+            arith::AddIOp::create(b, loc, tile.keyStart,
+                                  linalg::IndexOp::create(b, loc, 1))};
+        FailureOr<Value> derivative = scoreDerivative(
+            b, loc, mul(b, loc, a[3], constant(forward.scale)), at);
+        if (failed(derivative)) {
+          failedDerivative = true;
+          return ds;
+        }
+        if (*derivative)
+          ds = mul(b, loc, ds, *derivative);
+        ds = mul(b, loc, ds, constant(forward.scale));
+        // A hidden key (p = 0) gets nothing, whatever s' is there.
+        Value hidden = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             a[0], constant(0.0));
+        return arith::SelectOp::create(b, loc, hidden, constant(0.0), ds);
+      });
+  if (failedDerivative)
+    return failure();
+  return std::make_pair(probabilities, scoreGrad);
+}
+
+/// The [tile] slice at (b, h, offset) of a [batch, heads, seq] tensor.
+Value rowTileOf(OpBuilder &b, Location loc, Value x, Value batch, Value head,
+                Value offset, int64_t tile) {
+  return sliceOf(b, loc,
+                 RankedTensorType::get({tile}, tensorType(x).getElementType()),
+                 x, {batch, head, offset},
+                 {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(tile)});
+}
+
+/// Visits `body` only where `tileVisible` allows; the state passes through
+/// a hidden tile unchanged.
+SmallVector<Value> visitIfVisible(
+    OpBuilder &b, Location loc, const FlashAttention &forward,
+    const TilePosition &tile, ValueRange state,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location)> body) {
+  if (!forward.tileVisible)
+    return body(b, loc);
+  auto skip = scf::IfOp::create(
+      b, loc, forward.tileVisible(b, loc, tile),
+      [&](OpBuilder &ub, Location uloc) {
+        scf::YieldOp::create(ub, uloc, body(ub, uloc));
+      },
+      [&](OpBuilder &ub, Location uloc) {
+        scf::YieldOp::create(ub, uloc, state);
+      });
+  return skip.getResults();
+}
+
+FailureOr<std::array<Value, 3>>
+FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
+  TensorBuilder tb(builder, loc);
+  RankedTensorType qType = tensorType(forward.query),
+                   kType = tensorType(forward.key),
+                   vType = tensorType(forward.value);
+  Type elt = qType.getElementType();
+  int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
+  int64_t querySeq = qType.getDimSize(2), headDim = qType.getDimSize(3);
+  int64_t keySeq = kType.getDimSize(2), valueDim = vType.getDimSize(3);
+  int64_t queryTile = forward.queryTile, keyTile = forward.keyTile;
+  int64_t queryTiles = llvm::divideCeil(querySeq, queryTile);
+  int64_t keyTiles = llvm::divideCeil(keySeq, keyTile);
+  int64_t paddedQueries = queryTiles * queryTile;
+  int64_t paddedKeys = keyTiles * keyTile;
+
+  // delta_i = do_i · o_i; padded queries have do = 0 and add nothing.
+  Value delta = tb.reduceLastDim(
+      {outGrad, out}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
+        return multiplyAccumulate(b, l, a[0], a[1], a[2]);
+      });
+  Value query = padSeq(tb, forward.query, paddedQueries);
+  Value outGradPadded = padSeq(tb, outGrad, paddedQueries);
+  Value lse = padSeq(tb, logSumExp, paddedQueries);
+  Value deltaPadded = padSeq(tb, delta, paddedQueries);
+  Value key = padSeq(tb, forward.key, paddedKeys);
+  Value value = padSeq(tb, forward.value, paddedKeys);
+
+  auto queryBlockAt = [&](OpBuilder &b, Location l, const TilePosition &at) {
+    return Block{
+        tileOf(b, l, query, at.batch, at.head, at.queryStart, queryTile),
+        tileOf(b, l, key, at.batch, at.head, at.keyStart, keyTile),
+        tileOf(b, l, value, at.batch, at.head, at.keyStart, keyTile),
+        tileOf(b, l, outGradPadded, at.batch, at.head, at.queryStart,
+               queryTile),
+        rowTileOf(b, l, lse, at.batch, at.head, at.queryStart, queryTile),
+        rowTileOf(b, l, deltaPadded, at.batch, at.head, at.queryStart,
+                  queryTile)};
+  };
+  bool failedBlock = false;
+
+  // Kernel 1, per key tile: dk and dv summed over the query tiles.
+  Value keyGrad, valueGrad;
+  {
+    auto forall = scf::ForallOp::create(
+        builder, loc,
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
+                               builder.getIndexAttr(heads),
+                               builder.getIndexAttr(keyTiles)},
+        ValueRange{tb.empty({batch, heads, paddedKeys, headDim}, elt),
+                   tb.empty({batch, heads, paddedKeys, valueDim}, elt)},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(forall.getBody());
+    TensorBuilder body(builder, loc);
+    TilePosition where;
+    where.batch = forall.getInductionVars()[0];
+    where.head = forall.getInductionVars()[1];
+    where.keyStart = arith::MulIOp::create(
+        builder, loc, forall.getInductionVars()[2], body.index(keyTile));
+    // Causally, no query before the key tile's first key sees it.
+    Value first = forward.causal
+                      ? arith::DivUIOp::create(builder, loc, where.keyStart,
+                                               body.index(queryTile))
+                            .getResult()
+                      : body.index(0);
+    SmallVector<Value> init = {body.filled({keyTile, headDim}, elt, 0.0),
+                               body.filled({keyTile, valueDim}, elt, 0.0)};
+    auto loop = scf::ForOp::create(
+        builder, loc, first, body.index(queryTiles), body.index(1), init,
+        [&](OpBuilder &nb, Location nl, Value queryTileIndex,
+            ValueRange state) {
+          TilePosition tile = where;
+          tile.queryStart = arith::MulIOp::create(
+              nb, nl, queryTileIndex, indexConstant(nb, nl, queryTile));
+          scf::YieldOp::create(
+              nb, nl,
+              visitIfVisible(
+                  nb, nl, forward, tile, state,
+                  [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
+                    TensorBuilder t(ub, ul);
+                    Block blk = queryBlockAt(ub, ul, tile);
+                    auto grads =
+                        probabilitiesAndScoreGradients(t, blk, tile, keySeq);
+                    if (failed(grads)) {
+                      failedBlock = true;
+                      return SmallVector<Value>(state);
+                    }
+                    return {
+                        t.matmulTransposedA(grads->second, blk.query, state[0]),
+                        t.matmulTransposedA(grads->first, blk.outGrad,
+                                            state[1])};
+                  }));
+        });
+    builder.setInsertionPointToStart(forall.getTerminator().getBody());
+    for (auto [i, width] :
+         llvm::enumerate(SmallVector<int64_t>{headDim, valueDim}))
+      insertIntoShared(
+          builder, loc, loop.getResult(i), forall.getRegionIterArgs()[i],
+          {where.batch, where.head, where.keyStart, builder.getIndexAttr(0)},
+          {builder.getIndexAttr(1), builder.getIndexAttr(1),
+           builder.getIndexAttr(keyTile), builder.getIndexAttr(width)});
+    keyGrad = forall.getResult(0);
+    valueGrad = forall.getResult(1);
+  }
+
+  // Kernel 2, per query tile: dq summed over the key tiles it visits.
+  Value queryGrad;
+  {
+    auto forall = scf::ForallOp::create(
+        builder, loc,
+        ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
+                               builder.getIndexAttr(heads),
+                               builder.getIndexAttr(queryTiles)},
+        ValueRange{tb.empty({batch, heads, paddedQueries, headDim}, elt)},
+        std::nullopt);
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(forall.getBody());
+    TensorBuilder body(builder, loc);
+    TilePosition where;
+    where.batch = forall.getInductionVars()[0];
+    where.head = forall.getInductionVars()[1];
+    where.queryStart = arith::MulIOp::create(
+        builder, loc, forall.getInductionVars()[2], body.index(queryTile));
+    Value end = body.index(keyTiles);
+    if (forward.causal)
+      end = arith::MinSIOp::create(
+          builder, loc,
+          arith::CeilDivSIOp::create(
+              builder, loc,
+              arith::AddIOp::create(builder, loc, where.queryStart,
+                                    body.index(queryTile)),
+              body.index(keyTile)),
+          end);
+    auto loop = scf::ForOp::create(
+        builder, loc, body.index(0), end, body.index(1),
+        ValueRange{body.filled({queryTile, headDim}, elt, 0.0)},
+        [&](OpBuilder &nb, Location nl, Value keyTileIndex, ValueRange state) {
+          TilePosition tile = where;
+          tile.keyStart = arith::MulIOp::create(nb, nl, keyTileIndex,
+                                                indexConstant(nb, nl, keyTile));
+          scf::YieldOp::create(
+              nb, nl,
+              visitIfVisible(
+                  nb, nl, forward, tile, state,
+                  [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
+                    TensorBuilder t(ub, ul);
+                    Block blk = queryBlockAt(ub, ul, tile);
+                    auto grads =
+                        probabilitiesAndScoreGradients(t, blk, tile, keySeq);
+                    if (failed(grads)) {
+                      failedBlock = true;
+                      return SmallVector<Value>(state);
+                    }
+                    return {t.matmul(grads->second, blk.key, state[0])};
+                  }));
+        });
+    builder.setInsertionPointToStart(forall.getTerminator().getBody());
+    insertIntoShared(
+        builder, loc, loop.getResult(0), forall.getRegionIterArgs()[0],
+        {where.batch, where.head, where.queryStart, builder.getIndexAttr(0)},
+        {builder.getIndexAttr(1), builder.getIndexAttr(1),
+         builder.getIndexAttr(queryTile), builder.getIndexAttr(headDim)});
+    queryGrad = forall.getResult(0);
+  }
+  if (failedBlock)
+    return failure();
+
+  auto unpadded = [&](Value x, int64_t seq, int64_t width) -> Value {
+    if (tensorType(x).getDimSize(2) == seq)
+      return x;
+    SmallVector<OpFoldResult> zeros(4, builder.getIndexAttr(0));
+    return sliceOf(builder, loc,
+                   RankedTensorType::get({batch, heads, seq, width}, elt), x,
+                   zeros,
+                   {builder.getIndexAttr(batch), builder.getIndexAttr(heads),
+                    builder.getIndexAttr(seq), builder.getIndexAttr(width)});
+  };
+  return std::array<Value, 3>{unpadded(queryGrad, querySeq, headDim),
+                              unpadded(keyGrad, keySeq, headDim),
+                              unpadded(valueGrad, keySeq, valueDim)};
+}
+
+/// The gradient of the queries through k̂ = q / max(||q||, 1e-12):
+/// (dk̂ - k̂ (k̂ · dk̂)) / ||q|| where the norm is above the floor, dk̂ / 1e-12
+/// below it.
+Value normalizationBackward(TensorBuilder &tb, Value query, Value normalized,
+                            Value normalizedGrad) {
+  RankedTensorType type = tensorType(query);
+  unsigned rank = type.getRank();
+  Value sumSquares = rowSumOfSquares(tb, query);
+  Value dot =
+      tb.reduceLastDim({normalized, normalizedGrad}, 0.0,
+                       [](OpBuilder &b, Location l, ValueRange a) {
+                         return multiplyAccumulate(b, l, a[0], a[1], a[2]);
+                       });
+  return tb.map(type.getShape(), type.getElementType(),
+                {normalized, normalizedGrad, sumSquares, dot},
+                {tb.identityMap(rank), tb.identityMap(rank),
+                 tb.dropLastMap(rank), tb.dropLastMap(rank)},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value inverse = inverseNorm(b, l, a[2]);
+                  Value norm = math::SqrtOp::create(b, l, a[2]);
+                  Value floored = arith::CmpFOp::create(
+                      b, l, arith::CmpFPredicate::OLE, norm,
+                      floatConstant(b, l, type.getElementType(), 1e-12));
+                  Value projected =
+                      arith::SubFOp::create(b, l, a[1], mul(b, l, a[0], a[3]));
+                  Value through =
+                      arith::SelectOp::create(b, l, floored, a[1], projected);
+                  return mul(b, l, through, inverse);
+                });
+}
+
+struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
+  LowerAttentionBackward(MLIRContext *context, AttentionTiling tiling)
+      : OpRewritePattern(context), tiling(tiling) {}
+
+  LogicalResult matchAndRewrite(AttentionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    if (Region *score = op.getScoreRegion())
+      if (failed(checkScoreRegionDifferentiable(*score)))
+        return failure();
+    AttentionSpec spec{op,
+                       op.getQuery(),
+                       op.getKey(),
+                       op.getValue(),
+                       op.getCausal(),
+                       op.getSharedQk(),
+                       op.getScale(),
+                       op.getMaskRegion(),
+                       op.getScoreRegion(),
+                       /*remarks=*/false};
+    FlashAttentionBackward backward{
+        configureFlashAttention(rewriter, spec, tiling), &spec, op.getResult(),
+        op.getLogsumexp(), op.getResultGrad()};
+    FailureOr<std::array<Value, 3>> grads =
+        backward.build(rewriter, op.getLoc());
+    if (failed(grads))
+      return failure();
+    auto [queryGrad, keyGrad, valueGrad] = *grads;
+    if (!op.getSharedQk()) {
+      rewriter.replaceOp(op, {queryGrad, keyGrad, valueGrad});
+      return success();
+    }
+    // Shared QK: the keys were the normalised queries.
+    TensorBuilder tb(rewriter, op.getLoc());
+    Value throughKeys =
+        normalizationBackward(tb, op.getQuery(), backward.forward.key, keyGrad);
+    rewriter.replaceOp(op, {addTensors(tb, queryGrad, throughKeys), valueGrad});
+    return success();
+  }
+
+  AttentionTiling tiling;
+};
+
+} // namespace
+
+void lcc::populateAttentionBackwardLoweringPatterns(RewritePatternSet &patterns,
+                                                    AttentionTiling tiling) {
+  patterns.add<LowerAttentionBackward>(patterns.getContext(), tiling);
+}

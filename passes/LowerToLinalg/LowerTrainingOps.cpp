@@ -1,0 +1,507 @@
+//===- LowerTrainingOps.cpp - the train step's ops to linalg --------------===//
+//
+// The backward of each model op (the math is stated in AttnTrainingOps.td),
+// the head split and merge, gradient clipping and the optimizer updates.
+// Weight gradients are contractions over positions (matmulTransposedA);
+// the feed-forward backward recomputes its hidden activations per chunk.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LowerToLinalg/Activations.h"
+#include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::lowering;
+
+namespace {
+
+/// The sum over rows of `rows` ([positions, n]): [n].
+Value columnSum(TensorBuilder &tb, Value rows) {
+  RankedTensorType type = tensorType(rows);
+  using utils::IteratorType;
+  return tb.generic(tb.filled({type.getDimSize(1)}, type.getElementType(), 0.0),
+                    {rows}, {tb.map(2, {1, 0}), tb.map(2, {0})},
+                    {IteratorType::parallel, IteratorType::reduction},
+                    [](OpBuilder &b, Location loc, ValueRange a) {
+                      return add(b, loc, a[1], a[0]);
+                    });
+}
+
+/// a · bᵀ for a [m, k] and b [n, k].
+Value timesTransposed(TensorBuilder &tb, Value a, Value b) {
+  RankedTensorType aType = tensorType(a);
+  return tb.matmulTransposedB(
+      a, b,
+      tb.filled({aType.getDimSize(0), tensorType(b).getDimSize(0)},
+                aType.getElementType(), 0.0));
+}
+
+/// aᵀ · b for a [k, m] and b [k, n], summed over the k positions.
+Value transposedTimes(TensorBuilder &tb, Value a, Value b) {
+  RankedTensorType aType = tensorType(a);
+  return tb.matmulTransposedA(
+      a, b,
+      tb.filled({aType.getDimSize(1), tensorType(b).getDimSize(1)},
+                aType.getElementType(), 0.0));
+}
+
+Value scaleBy(TensorBuilder &tb, Value x, double factor) {
+  Type elt = tensorType(x).getElementType();
+  return tb.mapSameShape({x}, [&](OpBuilder &b, Location loc, ValueRange a) {
+    return mul(b, loc, a[0], floatConstant(b, loc, elt, factor));
+  });
+}
+
+struct LowerEmbeddingBackward : OpRewritePattern<EmbeddingBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    RankedTensorType table = tensorType(op.getTableGrad());
+    int64_t vocab = table.getDimSize(0);
+    Type elt = table.getElementType();
+    // Loops (v, e, b, s): row v gathers every position holding token v. A
+    // scatter would race between positions of one token; this sums them in
+    // a fixed order.
+    using utils::IteratorType;
+    Value grad =
+        tb.generic(tb.filled(table.getShape(), elt, 0.0),
+                   {op.getTokens(), op.getResultGrad()},
+                   {tb.map(4, {2, 3}), tb.map(4, {2, 3, 1}), tb.map(4, {0, 1})},
+                   {IteratorType::parallel, IteratorType::parallel,
+                    IteratorType::reduction, IteratorType::reduction},
+                   [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                     Value id = clampedIndex(b, loc, a[0], vocab);
+                     Value row = linalg::IndexOp::create(b, loc, 0);
+                     Value mine = arith::CmpIOp::create(
+                         b, loc, arith::CmpIPredicate::eq, id, row);
+                     Value summed = add(b, loc, a[2], a[1]);
+                     return arith::SelectOp::create(b, loc, mine, summed, a[2]);
+                   });
+    rewriter.replaceOp(op, grad);
+    return success();
+  }
+};
+
+struct LowerLayerNormBackward : OpRewritePattern<LayerNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LayerNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Location loc = op.getLoc();
+    Value x = asRows(rewriter, loc, op.getInput());
+    Value dy = asRows(rewriter, loc, op.getResultGrad());
+    RankedTensorType type = tensorType(x);
+    Type elt = type.getElementType();
+    double features = static_cast<double>(type.getDimSize(1));
+    Value invFeatures = tb.scalar(elt, 1.0 / features);
+    Value epsilon = tb.scalar(elt, op.getEpsilon().convertToDouble());
+
+    // The forward's statistics, recomputed as it computed them.
+    Value mean = tb.mapSameShape({rowSum(tb, x)},
+                                 [&](OpBuilder &b, Location l, ValueRange a) {
+                                   return mul(b, l, a[0], invFeatures);
+                                 });
+    Value squares = tb.reduceLastDim(
+        {x}, {mean}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
+          Value centred = arith::SubFOp::create(b, l, a[0], a[1]);
+          return add(b, l, a[2], mul(b, l, centred, centred));
+        });
+    Value invStd =
+        tb.mapSameShape({squares}, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value variance = mul(b, l, a[0], invFeatures);
+          return math::RsqrtOp::create(b, l, add(b, l, variance, epsilon))
+              .getResult();
+        });
+    Value normalized = tb.map(
+        type.getShape(), elt, {x, mean, invStd},
+        {tb.identityMap(2), tb.dropLastMap(2), tb.dropLastMap(2)},
+        [](OpBuilder &b, Location l, ValueRange a) {
+          return mul(b, l, arith::SubFOp::create(b, l, a[0], a[1]), a[2]);
+        });
+    // g = dy · gamma; dx = (g - mean(g) - x̂ mean(g x̂)) / std.
+    Value g = tb.map(type.getShape(), elt, {dy, op.getGamma()},
+                     {tb.identityMap(2), tb.lastDimMap(2)},
+                     [](OpBuilder &b, Location l, ValueRange a) {
+                       return mul(b, l, a[0], a[1]);
+                     });
+    Value sumG = rowSum(tb, g);
+    Value sumGX = tb.reduceLastDim(
+        {g, normalized}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
+          return add(b, l, a[2], mul(b, l, a[0], a[1]));
+        });
+    Value dx =
+        tb.map(type.getShape(), elt, {g, normalized, sumG, sumGX, invStd},
+               {tb.identityMap(2), tb.identityMap(2), tb.dropLastMap(2),
+                tb.dropLastMap(2), tb.dropLastMap(2)},
+               [&](OpBuilder &b, Location l, ValueRange a) {
+                 Value meanG = mul(b, l, a[2], invFeatures);
+                 Value meanGX = mul(b, l, a[3], invFeatures);
+                 Value centred = arith::SubFOp::create(b, l, a[0], meanG);
+                 Value d = arith::SubFOp::create(b, l, centred,
+                                                 mul(b, l, a[1], meanGX));
+                 return mul(b, l, d, a[4]);
+               });
+    Value dyNormalized = tb.mapSameShape(
+        {dy, normalized}, [](OpBuilder &b, Location l, ValueRange a) {
+          return mul(b, l, a[0], a[1]);
+        });
+    rewriter.replaceOp(op,
+                       {fromRows(rewriter, loc, dx, tensorType(op.getInput())),
+                        columnSum(tb, dyNormalized), columnSum(tb, dy)});
+    return success();
+  }
+};
+
+struct LowerLinearBackward : OpRewritePattern<LinearBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(LinearBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Location loc = op.getLoc();
+    Value x = asRows(rewriter, loc, op.getInput());
+    Value dy = asRows(rewriter, loc, op.getResultGrad());
+    SmallVector<Value> results = {
+        fromRows(rewriter, loc, timesTransposed(tb, dy, op.getWeight()),
+                 tensorType(op.getInput())),
+        transposedTimes(tb, x, dy)};
+    if (op.getBiasGrad())
+      results.push_back(columnSum(tb, dy));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+struct LowerFeedForwardBackward : OpRewritePattern<FeedForwardBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  struct Gradients {
+    Value input, upWeight, upBias, downWeight, downBias;
+  };
+
+  /// The gradients of one chunk: `x` and `dy` are its [rows, d_model].
+  static Gradients chunkBackward(TensorBuilder &tb, FeedForwardBackwardOp op,
+                                 Value x, Value dy) {
+    Activation kind = op.getActivation();
+    Value preActivation = affine(tb, x, op.getUpWeight(), op.getUpBias());
+    Value hidden = tb.mapSameShape({preActivation},
+                                   [&](OpBuilder &b, Location l, ValueRange a) {
+                                     return applyActivation(b, l, kind, a[0]);
+                                   });
+    Value dHidden = timesTransposed(tb, dy, op.getDownWeight());
+    Value dPre = tb.mapSameShape(
+        {dHidden, preActivation}, [&](OpBuilder &b, Location l, ValueRange a) {
+          return mul(b, l, a[0], activationDerivative(b, l, kind, a[1]));
+        });
+    return {timesTransposed(tb, dPre, op.getUpWeight()),
+            transposedTimes(tb, x, dPre), columnSum(tb, dPre),
+            transposedTimes(tb, hidden, dy), columnSum(tb, dy)};
+  }
+
+  static Value rowSlice(OpBuilder &b, Location loc, Value rows, int64_t offset,
+                        int64_t count) {
+    int64_t width = tensorType(rows).getDimSize(1);
+    return tensor::ExtractSliceOp::create(
+        b, loc, rows,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(offset), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(count), b.getIndexAttr(width)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+  }
+
+  LogicalResult matchAndRewrite(FeedForwardBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Location loc = op.getLoc();
+    RankedTensorType type = tensorType(op.getInput());
+    Value x = asRows(rewriter, loc, op.getInput());
+    Value dy = asRows(rewriter, loc, op.getResultGrad());
+    int64_t positions = tensorType(x).getDimSize(0);
+    int64_t rows =
+        llvm::divideCeil(positions, std::max<int64_t>(op.getChunks(), 1));
+    // Chunk by chunk as the forward: each chunk's hidden activations are
+    // recomputed, its input gradient placed in its rows, its weight
+    // gradients added to the others'.
+    Gradients total;
+    Value dx = tb.empty(tensorType(x).getShape(), type.getElementType());
+    for (int64_t row = 0; row < positions; row += rows) {
+      int64_t count = std::min(rows, positions - row);
+      bool whole = count == positions;
+      Gradients chunk = chunkBackward(
+          tb, op, whole ? x : rowSlice(rewriter, loc, x, row, count),
+          whole ? dy : rowSlice(rewriter, loc, dy, row, count));
+      if (whole) {
+        dx = chunk.input;
+        total = chunk;
+        break;
+      }
+      int64_t width = tensorType(x).getDimSize(1);
+      dx = tensor::InsertSliceOp::create(
+          rewriter, loc, chunk.input, dx,
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(row),
+                                 rewriter.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count),
+                                 rewriter.getIndexAttr(width)},
+          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                                 rewriter.getIndexAttr(1)});
+      if (!total.upWeight) {
+        total = chunk;
+        continue;
+      }
+      total.upWeight = addTensors(tb, total.upWeight, chunk.upWeight);
+      total.upBias = addTensors(tb, total.upBias, chunk.upBias);
+      total.downWeight = addTensors(tb, total.downWeight, chunk.downWeight);
+      total.downBias = addTensors(tb, total.downBias, chunk.downBias);
+    }
+    rewriter.replaceOp(op, {fromRows(rewriter, loc, dx, type), total.upWeight,
+                            total.upBias, total.downWeight, total.downBias});
+    return success();
+  }
+};
+
+struct LowerSoftmaxCrossEntropyBackward
+    : OpRewritePattern<SoftmaxCrossEntropyBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxCrossEntropyBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Value logits = op.getLogits();
+    RankedTensorType type = tensorType(logits);
+    unsigned rank = type.getRank();
+    Type elt = type.getElementType();
+    int64_t vocab = type.getShape().back();
+    int64_t positions = type.getNumElements() / vocab;
+    Value maxima = rowMax(tb, logits);
+    Value sumExp = tb.reduceLastDim(
+        {logits}, {maxima}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+          Value shifted = arith::SubFOp::create(b, loc, a[0], a[1]);
+          return add(b, loc, a[2], math::ExpOp::create(b, loc, shifted));
+        });
+    // Each position's share of the loss: loss_grad · w_p / sum(w).
+    Value weights = op.getWeights();
+    Value denominator =
+        weights ? totalSum(tb, weights)
+                : tb.filled({}, elt, static_cast<double>(positions));
+    AffineMap scalarMap = AffineMap::get(rank, 0, rewriter.getContext());
+    SmallVector<Value> inputs = {logits,         maxima,      sumExp,
+                                 op.getLabels(), denominator, op.getLossGrad()};
+    SmallVector<AffineMap> maps = {tb.identityMap(rank),
+                                   tb.dropLastMap(rank),
+                                   tb.dropLastMap(rank),
+                                   tb.dropLastMap(rank),
+                                   scalarMap,
+                                   scalarMap};
+    if (weights) {
+      inputs.push_back(weights);
+      maps.push_back(tb.dropLastMap(rank));
+    }
+    Value grad = tb.map(
+        type.getShape(), elt, inputs, maps,
+        [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+          Value probability = arith::DivFOp::create(
+              b, loc, expShifted(b, loc, a[0], a[1]), a[2]);
+          Value label = clampedIndex(b, loc, a[3], vocab);
+          Value column = linalg::IndexOp::create(b, loc, rank - 1);
+          Value isLabel = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, label, column);
+          Value target = arith::SelectOp::create(
+              b, loc, isLabel, floatConstant(b, loc, elt, 1.0),
+              floatConstant(b, loc, elt, 0.0));
+          Value share = arith::DivFOp::create(b, loc, a[5], a[4]);
+          if (weights)
+            share = mul(b, loc, share, a[6]);
+          return mul(b, loc, arith::SubFOp::create(b, loc, probability, target),
+                     share);
+        });
+    rewriter.replaceOp(op, grad);
+    return success();
+  }
+};
+
+struct LowerSplitHeads : OpRewritePattern<SplitHeadsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SplitHeadsOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    RankedTensorType in = tensorType(op.getInput()),
+                     out = tensorType(op.getResult());
+    int64_t heads = out.getDimSize(1), dim = out.getDimSize(3);
+    Value grouped = tensor::ExpandShapeOp::create(
+        rewriter, op.getLoc(),
+        RankedTensorType::get({in.getDimSize(0), in.getDimSize(1), heads, dim},
+                              in.getElementType()),
+        op.getInput(), ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+    // (b, h, s, e) reads (b, s, h, e).
+    rewriter.replaceOp(
+        op, tb.map(out.getShape(), out.getElementType(), {grouped},
+                   {tb.map(4, {0, 2, 1, 3})},
+                   [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
+    return success();
+  }
+};
+
+struct LowerMergeHeads : OpRewritePattern<MergeHeadsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MergeHeadsOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    RankedTensorType in = tensorType(op.getInput());
+    // (b, s, h, e) reads (b, h, s, e).
+    Value grouped =
+        tb.map({in.getDimSize(0), in.getDimSize(2), in.getDimSize(1),
+                in.getDimSize(3)},
+               in.getElementType(), {op.getInput()}, {tb.map(4, {0, 2, 1, 3})},
+               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+    rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+        op, op.getResult().getType(), grouped,
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+    return success();
+  }
+};
+
+struct LowerClipByGlobalNorm : OpRewritePattern<ClipByGlobalNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClipByGlobalNormOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    Type elt = tensorType(op.getGradients()[0]).getElementType();
+    Value squares;
+    for (Value g : op.getGradients()) {
+      Value mine = totalSum(
+          tb, tb.mapSameShape({g}, [](OpBuilder &b, Location l, ValueRange a) {
+            return mul(b, l, a[0], a[0]);
+          }));
+      squares = squares ? addTensors(tb, squares, mine) : mine;
+    }
+    // min(1, max_norm / (norm + 1e-6)), as torch's clip_grad_norm_.
+    double maxNorm = op.getMaxNorm().convertToDouble();
+    Value factor = tb.mapSameShape(
+        {squares}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value norm = math::SqrtOp::create(b, l, a[0]);
+          Value ratio = arith::DivFOp::create(
+              b, l, floatConstant(b, l, elt, maxNorm),
+              add(b, l, norm, floatConstant(b, l, elt, 1e-6)));
+          return arith::MinimumFOp::create(b, l, ratio,
+                                           floatConstant(b, l, elt, 1.0));
+        });
+    SmallVector<Value> clipped;
+    for (Value g : op.getGradients()) {
+      RankedTensorType type = tensorType(g);
+      unsigned rank = type.getRank();
+      clipped.push_back(tb.map(
+          type.getShape(), elt, {g, factor},
+          {tb.identityMap(rank), AffineMap::get(rank, 0, op.getContext())},
+          [](OpBuilder &b, Location l, ValueRange a) {
+            return mul(b, l, a[0], a[1]);
+          }));
+    }
+    rewriter.replaceOp(op, clipped);
+    return success();
+  }
+};
+
+struct LowerSGDUpdate : OpRewritePattern<SGDUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SGDUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    double lr = op.getLr().convertToDouble();
+    double decay = op.getWeightDecay().convertToDouble();
+    Type elt = tensorType(op.getParam()).getElementType();
+    rewriter.replaceOp(
+        op, tb.mapSameShape(
+                {op.getParam(), op.getGradient()},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value g = a[1];
+                  // Without decay exactly p - lr g: lr = 1 moves p by -g.
+                  if (decay != 0.0)
+                    g = add(b, l, g,
+                            mul(b, l, floatConstant(b, l, elt, decay), a[0]));
+                  return arith::SubFOp::create(
+                      b, l, a[0], mul(b, l, floatConstant(b, l, elt, lr), g));
+                }));
+    return success();
+  }
+};
+
+struct LowerAdamUpdate : OpRewritePattern<AdamUpdateOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AdamUpdateOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder tb(rewriter, op.getLoc());
+    RankedTensorType type = tensorType(op.getParam());
+    unsigned rank = type.getRank();
+    Type elt = type.getElementType();
+    double lr = op.getLr().convertToDouble();
+    double beta1 = op.getBeta1().convertToDouble();
+    double beta2 = op.getBeta2().convertToDouble();
+    double epsilon = op.getEpsilon().convertToDouble();
+    double decay = op.getWeightDecay().convertToDouble();
+    auto c = [&](OpBuilder &b, Location l, double v) {
+      return floatConstant(b, l, elt, v);
+    };
+    // m' = beta1 m + (1 - beta1) g; v' = beta2 v + (1 - beta2) g².
+    Value m =
+        tb.mapSameShape({op.getMoment1(), op.getGradient()},
+                        [&](OpBuilder &b, Location l, ValueRange a) {
+                          return add(b, l, mul(b, l, c(b, l, beta1), a[0]),
+                                     mul(b, l, c(b, l, 1.0 - beta1), a[1]));
+                        });
+    Value v = tb.mapSameShape(
+        {op.getMoment2(), op.getGradient()},
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          return add(b, l, mul(b, l, c(b, l, beta2), a[0]),
+                     mul(b, l, c(b, l, 1.0 - beta2), mul(b, l, a[1], a[1])));
+        });
+    // torch.optim.AdamW: p (1 - lr wd) - lr / (1 - beta1^t) · m' /
+    // (sqrt(v') / sqrt(1 - beta2^t) + eps).
+    Value p = tb.map(
+        type.getShape(), elt, {op.getParam(), m, v, op.getStep()},
+        {tb.identityMap(rank), tb.identityMap(rank), tb.identityMap(rank),
+         AffineMap::get(rank, 0, op.getContext())},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value t = a[3];
+          auto correction = [&](double beta) -> Value {
+            Value power = math::PowFOp::create(b, l, c(b, l, beta), t);
+            return arith::SubFOp::create(b, l, c(b, l, 1.0), power);
+          };
+          Value decayed = a[0];
+          if (decay != 0.0)
+            decayed = mul(b, l, decayed, c(b, l, 1.0 - lr * decay));
+          Value stepSize =
+              arith::DivFOp::create(b, l, c(b, l, lr), correction(beta1));
+          Value denominator =
+              add(b, l,
+                  arith::DivFOp::create(
+                      b, l, math::SqrtOp::create(b, l, a[2]),
+                      math::SqrtOp::create(b, l, correction(beta2))),
+                  c(b, l, epsilon));
+          Value update = mul(b, l, stepSize,
+                             arith::DivFOp::create(b, l, a[1], denominator));
+          return arith::SubFOp::create(b, l, decayed, update);
+        });
+    rewriter.replaceOp(op, {p, m, v});
+    return success();
+  }
+};
+
+} // namespace
+
+void lcc::populateTrainingOpLoweringPatterns(RewritePatternSet &patterns) {
+  patterns
+      .add<LowerEmbeddingBackward, LowerLayerNormBackward, LowerLinearBackward,
+           LowerFeedForwardBackward, LowerSoftmaxCrossEntropyBackward,
+           LowerSplitHeads, LowerMergeHeads, LowerClipByGlobalNorm,
+           LowerSGDUpdate, LowerAdamUpdate>(patterns.getContext());
+}

@@ -1,0 +1,242 @@
+//===- GenerateTrainStep.cpp - attn-generate-train-step -------------------===//
+//
+// The pass: a copy of the loss function is flattened and differentiated
+// (TrainStep.h), and its gradients feed the optimizer, whose new parameter
+// values (and optimizer state) are written with attn.assign. The loss
+// function itself, and every other function, stay as they are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/Training/TrainStep.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+namespace lcc {
+#define GEN_PASS_DEF_GENERATETRAINSTEP
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::training;
+
+namespace {
+
+constexpr StringLiteral kTrainStepName = "train_step";
+/// Names of Adam's state: a model's parameters may not use them.
+constexpr StringLiteral kAdamPrefix = "adam.";
+
+struct OptimizerSettings {
+  bool adam;
+  double lr, beta1, beta2, epsilon, weightDecay, gradClip;
+};
+
+/// A double as a user wrote it ("0.001", "1e-08").
+std::string formatNumber(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
+FloatAttr f32(Builder &b, double value) {
+  return b.getF32FloatAttr(static_cast<float>(value));
+}
+
+Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(type,
+                             FloatAttr::get(type.getElementType(), value)));
+}
+
+/// The optimizer's update of every parameter, written with attn.assign.
+void appendOptimizer(OpBuilder &b, Location loc,
+                     const ParameterGradients &params,
+                     ArrayRef<Value> gradients,
+                     const OptimizerSettings &settings) {
+  Value step;
+  if (settings.adam) {
+    // The step count t, from 1: Adam's bias correction needs it.
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Value previous = ParamOp::create(b, loc, Type(scalar),
+                                     StringRef("adam.step"), /*state=*/true);
+    step = arith::AddFOp::create(b, loc, previous, splat(b, loc, scalar, 1.0));
+    AssignOp::create(b, loc, "adam.step", step);
+  }
+  for (auto [name, value, gradient] :
+       llvm::zip_equal(params.names, params.values, gradients)) {
+    if (!settings.adam) {
+      Value updated = SGDUpdateOp::create(b, loc, value.getType(), value,
+                                          gradient, f32(b, settings.lr),
+                                          f32(b, settings.weightDecay));
+      AssignOp::create(b, loc, name, updated);
+      continue;
+    }
+    std::string m = (kAdamPrefix + "m." + name).str();
+    std::string v = (kAdamPrefix + "v." + name).str();
+    Value moment1 = ParamOp::create(b, loc, value.getType(), StringRef(m),
+                                    /*state=*/true);
+    Value moment2 = ParamOp::create(b, loc, value.getType(), StringRef(v),
+                                    /*state=*/true);
+    Type type = value.getType();
+    auto update = AdamUpdateOp::create(
+        b, loc, TypeRange{type, type, type}, value, gradient, moment1, moment2,
+        step, f32(b, settings.lr), f32(b, settings.beta1),
+        f32(b, settings.beta2), f32(b, settings.epsilon),
+        f32(b, settings.weightDecay));
+    AssignOp::create(b, loc, name, update.getResult());
+    AssignOp::create(b, loc, m, update.getNewMoment1());
+    AssignOp::create(b, loc, v, update.getNewMoment2());
+  }
+}
+
+struct GenerateTrainStepPass
+    : lcc::impl::GenerateTrainStepBase<GenerateTrainStepPass> {
+  using GenerateTrainStepBase::GenerateTrainStepBase;
+
+  LogicalResult checkOptions(ModuleOp module, OptimizerSettings &settings) {
+    auto fail = [&](const Twine &message) {
+      return module.emitError("attn-generate-train-step: " + message);
+    };
+    if (optimizer != "sgd" && optimizer != "adam")
+      return fail("unknown optimizer '" + optimizer +
+                  "'; expected sgd or adam");
+    auto positive = [](double v) { return std::isfinite(v) && v > 0.0; };
+    auto nonNegative = [](double v) { return std::isfinite(v) && v >= 0.0; };
+    if (!positive(lr))
+      return fail("expected lr > 0, got " + formatNumber(lr));
+    if (!nonNegative(weightDecay))
+      return fail("expected weight-decay >= 0, got " +
+                  formatNumber(weightDecay));
+    if (!nonNegative(gradClip))
+      return fail("expected grad-clip >= 0 (0 does not clip), got " +
+                  formatNumber(gradClip));
+    if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
+      return fail("expected beta1 and beta2 in [0, 1), got " +
+                  formatNumber(beta1) + " and " + formatNumber(beta2));
+    if (!positive(epsilon))
+      return fail("expected epsilon > 0, got " + formatNumber(epsilon));
+    settings = {optimizer == "adam", lr,      beta1, beta2, epsilon,
+                weightDecay,         gradClip};
+    return success();
+  }
+
+  /// The loss function, checked: its first result is a 0-d float loss.
+  FailureOr<func::FuncOp> findLoss(ModuleOp module) {
+    auto loss = module.lookupSymbol<func::FuncOp>(function);
+    if (!loss || loss.isExternal())
+      return module.emitError()
+             << "attn-generate-train-step: no function '" << function
+             << "' to differentiate (--train=FUNC names it)";
+    auto type = loss.getNumResults()
+                    ? dyn_cast<RankedTensorType>(loss.getResultTypes()[0])
+                    : RankedTensorType();
+    if (!type || type.getRank() != 0 || !type.getElementType().isF32())
+      return loss.emitOpError()
+             << "is differentiated by attn-generate-train-step: expected its "
+                "first result to be the loss, a tensor<f32>, got "
+             << (loss.getNumResults() ? loss.getResultTypes()[0]
+                                      : Type(NoneType::get(&getContext())));
+    for (StringRef name : {kTrainStepName.str(), (function + "_gradients")})
+      if (module.lookupSymbol(name))
+        return module.emitError()
+               << "attn-generate-train-step: the module already has a "
+                  "function '"
+               << name << "'";
+    WalkResult reserved = loss.walk([&](ParamOp param) {
+      if (param.getName().starts_with(kAdamPrefix) || param.getState()) {
+        param.emitOpError() << "uses the name '" << param.getName()
+                            << "': names starting with '" << kAdamPrefix
+                            << "' and state parameters belong to the "
+                               "optimizer";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (reserved.wasInterrupted())
+      return failure();
+    return loss;
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OptimizerSettings settings;
+    FailureOr<func::FuncOp> loss;
+    if (failed(checkOptions(module, settings)) ||
+        failed(loss = findLoss(module)))
+      return signalPassFailure();
+
+    // FUNC_gradients: the loss and every gradient.
+    func::FuncOp gradientsFunc = loss->clone();
+    gradientsFunc.setName(function + "_gradients");
+    module.insert(std::next(Block::iterator(*loss)), gradientsFunc);
+    if (failed(flattenForDifferentiation(gradientsFunc)))
+      return signalPassFailure();
+    auto ret =
+        cast<func::ReturnOp>(gradientsFunc.getBody().front().getTerminator());
+    Value lossValue = ret.getOperand(0);
+    FailureOr<ParameterGradients> params =
+        differentiate(gradientsFunc, lossValue);
+    if (failed(params))
+      return signalPassFailure();
+    if (params->names.empty()) {
+      loss->emitOpError("has no attn.param that its loss depends on: "
+                        "nothing to train");
+      return signalPassFailure();
+    }
+    SmallVector<Value> results = {lossValue};
+    llvm::append_range(results, params->gradients);
+    OpBuilder b(ret);
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    gradientsFunc.setType(FunctionType::get(&getContext(),
+                                            gradientsFunc.getArgumentTypes(),
+                                            ValueRange(results).getTypes()));
+    gradientsFunc.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    gradientsFunc.setResultAttr(0, "lcc.name", b.getStringAttr("loss"));
+    for (auto [i, name] : llvm::enumerate(params->names))
+      gradientsFunc.setResultAttr(i + 1, "lcc.name", b.getStringAttr(name));
+
+    // train_step: the same sweep, then the optimizer.
+    func::FuncOp trainStep = gradientsFunc.clone();
+    trainStep.setName(kTrainStepName);
+    module.insert(std::next(Block::iterator(gradientsFunc)), trainStep);
+    ret = cast<func::ReturnOp>(trainStep.getBody().front().getTerminator());
+    b.setInsertionPoint(ret);
+    Location where = ret.getLoc();
+    SmallVector<Value> gradients(ret.getOperands().drop_front());
+    // The parameters' values in the clone: the first attn.param of each
+    // name, as differentiate() picked them.
+    llvm::StringMap<Value> firstUse;
+    for (ParamOp param : trainStep.getOps<ParamOp>())
+      firstUse.try_emplace(param.getName(), param.getResult());
+    ParameterGradients cloned;
+    cloned.names = params->names;
+    for (const std::string &name : params->names)
+      cloned.values.push_back(firstUse.lookup(name));
+    if (settings.gradClip > 0.0) {
+      auto clip =
+          ClipByGlobalNormOp::create(b, where, ValueRange(gradients).getTypes(),
+                                     gradients, f32(b, settings.gradClip));
+      gradients.assign(clip.getClipped().begin(), clip.getClipped().end());
+    }
+    appendOptimizer(b, where, cloned, gradients, settings);
+    func::ReturnOp::create(b, where, ValueRange{ret.getOperand(0)});
+    ret.erase();
+    trainStep.setType(FunctionType::get(
+        &getContext(), trainStep.getArgumentTypes(), {lossValue.getType()}));
+    trainStep.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    if (!emitGradients)
+      gradientsFunc.erase();
+  }
+};
+
+} // namespace

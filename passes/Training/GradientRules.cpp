@@ -1,0 +1,256 @@
+//===- GradientRules.cpp - the reverse sweep and its rules ----------------===//
+//
+// Reverse-mode differentiation at the attn level: the ops of the flattened
+// loss function (FlattenBlocks.cpp) are visited last to first, and each
+// op's vector-Jacobian rule turns the gradient of its results into
+// gradients of its operands. A rule emits the op's backward op
+// (attn.attention_backward, attn.linear_backward, ...), whose lowering is
+// the efficient one for that op, or, for the upstream elementwise ops a
+// model uses, the elementwise ops of its derivative. Gradients of a value
+// used twice are summed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Training/TrainStep.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::training;
+
+namespace {
+
+bool isFloatTensor(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+class ReverseSweep {
+public:
+  ReverseSweep(func::FuncOp func) : b(func.getBody().front().getTerminator()) {}
+
+  void seed(Value loss) {
+    auto type = cast<RankedTensorType>(loss.getType());
+    gradients[loss] = arith::ConstantOp::create(
+        b, loss.getLoc(), type,
+        DenseElementsAttr::get(type,
+                               FloatAttr::get(type.getElementType(), 1.0)));
+  }
+
+  /// Applies the rule of `op` when some result of it has a gradient.
+  LogicalResult visit(Operation *op);
+
+  Value gradientOf(Value v) const { return gradients.lookup(v); }
+
+private:
+  void accumulate(Value of, Value gradient) {
+    if (!isFloatTensor(of) || !gradient)
+      return;
+    auto [it, inserted] = gradients.try_emplace(of, gradient);
+    if (!inserted)
+      it->second =
+          arith::AddFOp::create(b, gradient.getLoc(), it->second, gradient);
+  }
+
+  LogicalResult visitElementwise(Operation *op, Value dy);
+  void visitAttention(AttentionOp op, Value dy);
+
+  OpBuilder b;
+  DenseMap<Value, Value> gradients;
+};
+
+/// The types of `values`, for a backward op's results.
+SmallVector<Type> typesOf(ValueRange values) {
+  return llvm::to_vector(values.getTypes());
+}
+
+void ReverseSweep::visitAttention(AttentionOp op, Value dy) {
+  Location loc = op.getLoc();
+  bool shared = op.getSharedQk();
+  SmallVector<Type> types = {op.getQuery().getType()};
+  if (!shared)
+    types.push_back(op.getKey().getType());
+  types.push_back(op.getValue().getType());
+  OperationState state(loc, AttentionBackwardOp::getOperationName());
+  state.addOperands({op.getQuery(), op.getKey(), op.getValue(), op.getResult(),
+                     op.getLogsumexp(), dy});
+  for (NamedAttribute attr : op->getAttrs())
+    state.addAttribute(attr.getName(), attr.getValue());
+  state.addTypes(types);
+  // The backward attends exactly as the forward did: same mask, same score.
+  for (Region &region : op.getModifiers()) {
+    IRMapping mapping;
+    region.cloneInto(state.addRegion(), mapping);
+  }
+  Operation *backward = b.create(state);
+  accumulate(op.getQuery(), backward->getResult(0));
+  if (!shared)
+    accumulate(op.getKey(), backward->getResult(1));
+  accumulate(op.getValue(), backward->getResults().back());
+}
+
+LogicalResult ReverseSweep::visitElementwise(Operation *op, Value dy) {
+  Location loc = op->getLoc();
+  auto mulf = [&](Value x, Value y) -> Value {
+    return arith::MulFOp::create(b, loc, x, y);
+  };
+  auto negf = [&](Value x) -> Value {
+    return arith::NegFOp::create(b, loc, x);
+  };
+  if (isa<arith::AddFOp>(op)) {
+    accumulate(op->getOperand(0), dy);
+    accumulate(op->getOperand(1), dy);
+  } else if (isa<arith::SubFOp>(op)) {
+    accumulate(op->getOperand(0), dy);
+    accumulate(op->getOperand(1), negf(dy));
+  } else if (isa<arith::MulFOp>(op)) {
+    accumulate(op->getOperand(0), mulf(dy, op->getOperand(1)));
+    accumulate(op->getOperand(1), mulf(dy, op->getOperand(0)));
+  } else if (isa<arith::DivFOp>(op)) {
+    // d(a / b) = da / b - db a / b².
+    Value quotient = op->getResult(0), divisor = op->getOperand(1);
+    Value da = arith::DivFOp::create(b, loc, dy, divisor);
+    accumulate(op->getOperand(0), da);
+    accumulate(divisor, negf(mulf(da, quotient)));
+  } else if (isa<arith::NegFOp>(op)) {
+    accumulate(op->getOperand(0), negf(dy));
+  } else if (isa<arith::MaximumFOp, arith::MinimumFOp>(op)) {
+    // The gradient goes to the operand that was chosen (the first on ties).
+    auto predicate = isa<arith::MaximumFOp>(op) ? arith::CmpFPredicate::OGE
+                                                : arith::CmpFPredicate::OLE;
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    Value first = arith::CmpFOp::create(b, loc, predicate, lhs, rhs);
+    auto type = cast<RankedTensorType>(dy.getType());
+    Value zero = arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type,
+                               FloatAttr::get(type.getElementType(), 0.0)));
+    accumulate(lhs, arith::SelectOp::create(b, loc, first, dy, zero));
+    accumulate(rhs, arith::SelectOp::create(b, loc, first, zero, dy));
+  } else if (isa<math::TanhOp>(op)) {
+    // d tanh(x) = (1 - y²) dx = dx - y² dx.
+    Value y = op->getResult(0);
+    accumulate(op->getOperand(0),
+               arith::SubFOp::create(b, loc, dy, mulf(mulf(y, y), dy)));
+  } else if (isa<math::ExpOp>(op)) {
+    accumulate(op->getOperand(0), mulf(dy, op->getResult(0)));
+  } else {
+    return op->emitOpError("has no gradient rule: attn-generate-train-step "
+                           "differentiates the attn model ops and arith "
+                           "addf, subf, mulf, divf, negf, maximumf, minimumf "
+                           "and math tanh, exp");
+  }
+  return success();
+}
+
+LogicalResult ReverseSweep::visit(Operation *op) {
+  if (llvm::none_of(op->getResults(),
+                    [&](Value r) { return gradients.count(r); }))
+    return success();
+  Location loc = op->getLoc();
+  Value dy = gradients.lookup(op->getResult(0));
+  if (auto embedding = dyn_cast<EmbeddingOp>(op)) {
+    accumulate(embedding.getTable(), EmbeddingBackwardOp::create(
+                                         b, loc, embedding.getTable().getType(),
+                                         embedding.getTokens(), dy));
+  } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
+    auto backward = LayerNormBackwardOp::create(
+        b, loc, typesOf({norm.getInput(), norm.getGamma(), norm.getBeta()}),
+        norm.getInput(), norm.getGamma(), dy, norm.getEpsilonAttr());
+    accumulate(norm.getInput(), backward.getInputGrad());
+    accumulate(norm.getGamma(), backward.getGammaGrad());
+    accumulate(norm.getBeta(), backward.getBetaGrad());
+  } else if (auto linear = dyn_cast<LinearOp>(op)) {
+    SmallVector<Type> types = typesOf({linear.getInput(), linear.getWeight()});
+    if (Value bias = linear.getBias())
+      types.push_back(bias.getType());
+    auto backward = LinearBackwardOp::create(
+        b, loc, types, ValueRange{linear.getInput(), linear.getWeight(), dy});
+    accumulate(linear.getInput(), backward.getInputGrad());
+    accumulate(linear.getWeight(), backward.getWeightGrad());
+    if (Value bias = linear.getBias())
+      accumulate(bias, backward.getBiasGrad());
+  } else if (auto ff = dyn_cast<FeedForwardOp>(op)) {
+    auto backward = FeedForwardBackwardOp::create(
+        b, loc,
+        typesOf({ff.getInput(), ff.getUpWeight(), ff.getUpBias(),
+                 ff.getDownWeight(), ff.getDownBias()}),
+        ff.getActivationAttr(), ff.getInput(), ff.getUpWeight(), ff.getUpBias(),
+        ff.getDownWeight(), dy, ff.getChunksAttr());
+    accumulate(ff.getInput(), backward.getInputGrad());
+    accumulate(ff.getUpWeight(), backward.getUpWeightGrad());
+    accumulate(ff.getUpBias(), backward.getUpBiasGrad());
+    accumulate(ff.getDownWeight(), backward.getDownWeightGrad());
+    accumulate(ff.getDownBias(), backward.getDownBiasGrad());
+  } else if (auto split = dyn_cast<SplitHeadsOp>(op)) {
+    accumulate(split.getInput(),
+               MergeHeadsOp::create(b, loc, split.getInput().getType(), dy));
+  } else if (auto merge = dyn_cast<MergeHeadsOp>(op)) {
+    int64_t heads =
+        cast<RankedTensorType>(merge.getInput().getType()).getDimSize(1);
+    accumulate(
+        merge.getInput(),
+        SplitHeadsOp::create(b, loc, merge.getInput().getType(), dy, heads));
+  } else if (auto attention = dyn_cast<AttentionOp>(op)) {
+    if (!gradients.count(attention.getResult()))
+      return success();
+    visitAttention(attention, gradients.lookup(attention.getResult()));
+  } else if (auto loss = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
+    // The weights are data (which positions count), not differentiated.
+    accumulate(loss.getLogits(),
+               SoftmaxCrossEntropyBackwardOp::create(
+                   b, loc, loss.getLogits().getType(), loss.getLogits(),
+                   loss.getLabels(), loss.getWeights(), dy));
+  } else if (isa<ParamOp, arith::ConstantOp>(op)) {
+    // Leaves: a parameter's gradient is read at the end.
+  } else {
+    return visitElementwise(op, dy);
+  }
+  return success();
+}
+
+} // namespace
+
+FailureOr<ParameterGradients> lcc::training::differentiate(func::FuncOp func,
+                                                           Value loss) {
+  Block &body = func.getBody().front();
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    forward.push_back(&op);
+  ReverseSweep sweep(func);
+  sweep.seed(loss);
+  for (Operation *op : llvm::reverse(forward))
+    if (failed(sweep.visit(op)))
+      return failure();
+
+  // Tied weights (two attn.param of one name) sum their gradients.
+  llvm::MapVector<StringRef, SmallVector<ParamOp>> byName;
+  for (Operation *op : forward)
+    if (auto param = dyn_cast<ParamOp>(op))
+      byName[param.getName()].push_back(param);
+  ParameterGradients result;
+  OpBuilder b(body.getTerminator());
+  for (auto &[name, params] : byName) {
+    Value total;
+    for (ParamOp param : params) {
+      Value g = sweep.gradientOf(param.getResult());
+      if (!g)
+        continue;
+      total = total ? arith::AddFOp::create(b, param.getLoc(), total, g) : g;
+    }
+    if (!total)
+      continue; // The loss does not depend on it.
+    result.names.push_back(name.str());
+    result.values.push_back(params.front().getResult());
+    result.gradients.push_back(total);
+  }
+  return result;
+}

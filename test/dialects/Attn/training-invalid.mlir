@@ -1,0 +1,84 @@
+// Every verifier error of the train step's ops, one function per case.
+// RUN: lcc-opt %s --split-input-file --verify-diagnostics
+
+func.func @logsumexp_shape(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.attention' op expected logsumexp of shape [1, 2, 8], got [1, 2, 4]}}
+  %o, %l = attn.attention %q, %q, %q : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @backward_shared_key_grad(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>) {
+  // expected-error@+1 {{'attn.attention_backward' op expected no key_grad result with 'shared_qk' (the key gradient is part of query_grad)}}
+  %a, %b, %c = attn.attention_backward %q, %q, %q, %q, %l, %q {shared_qk}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @backward_grad_type(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>, %d: tensor<1x2x8x2xf32>) {
+  // expected-error@+1 {{'attn.attention_backward' op expected result_grad of the type of result 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x2xf32>'}}
+  %a, %b, %c = attn.attention_backward %q, %q, %q, %q, %l, %d
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x2xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_backward_weight(%x: tensor<1x8x4xf32>, %w: tensor<4x6xf32>, %dy: tensor<1x8x5xf32>) {
+  // expected-error@+1 {{'attn.linear_backward' op expected result_grad of shape [1, 8, 6], got [1, 8, 5]}}
+  %a, %b = attn.linear_backward %x, %w, %dy : (tensor<1x8x4xf32>, tensor<4x6xf32>, tensor<1x8x5xf32>) -> (tensor<1x8x4xf32>, tensor<4x6xf32>)
+  return
+}
+
+// -----
+
+func.func @split_heads_divisible(%x: tensor<1x8x6xf32>) {
+  // expected-error@+1 {{'attn.split_heads' op expected input features (6) to be a multiple of 'heads' (4)}}
+  %s = attn.split_heads %x {heads = 4 : i64} : (tensor<1x8x6xf32>) -> tensor<1x4x8x1xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_weights(%y: tensor<1x8x6xf32>, %l: tensor<1x8xi32>, %w: tensor<1x6xf32>) {
+  // expected-error@+1 {{'attn.softmax_cross_entropy' op expected weights of shape [1, 8], got [1, 6]}}
+  %0 = attn.softmax_cross_entropy %y, %l, %w : (tensor<1x8x6xf32>, tensor<1x8xi32>, tensor<1x6xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @sgd_lr(%p: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.sgd_update' op expected 'lr' > 0, got -0.1}}
+  %0 = attn.sgd_update %p, %p {lr = -0.1 : f32} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @adam_beta(%p: tensor<4xf32>, %t: tensor<f32>) {
+  // expected-error@+1 {{'attn.adam_update' op expected 'beta2' in [0, 1), got 1}}
+  %a, %b, %c = attn.adam_update %p, %p, %p, %p, step %t {lr = 0.1 : f32, beta2 = 1.0 : f32} : tensor<4xf32>, tensor<f32>
+  return
+}
+
+// -----
+
+func.func @adam_step(%p: tensor<4xf32>, %t: tensor<1xf32>) {
+  // expected-error@+1 {{'attn.adam_update' op expected step of shape [], got [1]}}
+  %a, %b, %c = attn.adam_update %p, %p, %p, %p, step %t {lr = 0.1 : f32} : tensor<4xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @clip_types(%g: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.clip_by_global_norm' op expected one result of each gradient's type}}
+  %c = attn.clip_by_global_norm %g {max_norm = 1.0 : f32} : (tensor<4xf32>) -> tensor<5xf32>
+  return
+}

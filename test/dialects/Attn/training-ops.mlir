@@ -1,0 +1,72 @@
+// The ops of the train step (AttnTrainingOps.td) parse and print in their
+// custom form, and survive a trip through the generic form.
+// RUN: lcc-opt %s | lcc-opt | FileCheck %s
+// RUN: lcc-opt %s --mlir-print-op-generic | lcc-opt | FileCheck %s
+
+// CHECK-LABEL: func @backward_ops
+func.func @backward_ops(%q: tensor<1x2x8x4xf32>, %tokens: tensor<1x8xi32>,
+                        %x: tensor<1x8x4xf32>, %g: tensor<4xf32>,
+                        %w: tensor<4x6xf32>, %dy6: tensor<1x8x6xf32>,
+                        %w1: tensor<4x16xf32>, %b1: tensor<16xf32>,
+                        %w2: tensor<16x4xf32>, %weights: tensor<1x8xf32>,
+                        %one: tensor<f32>) {
+  // CHECK: %[[O:.+]], %[[LSE:.+]] = attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %o, %lse = attn.attention %q, %q, %q {causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  // CHECK: attn.attention_backward {{.+}} {causal = true} : {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  // CHECK-NEXT: ^bb0
+  %dq, %dk, %dv = attn.attention_backward %q, %q, %q, %o, %lse, %o {causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %near = arith.cmpi ule, %j, %i : index
+        attn.yield %near : i1
+      }
+  // CHECK: attn.attention_backward {{.+}} {shared_qk} : {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  %sq, %sv = attn.attention_backward %q, %q, %q, %o, %lse, %o {shared_qk}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  // CHECK: attn.embedding_backward %{{.+}}, %{{.+}} : (tensor<1x8xi32>, tensor<1x8x4xf32>) -> tensor<10x4xf32>
+  %dt = attn.embedding_backward %tokens, %x : (tensor<1x8xi32>, tensor<1x8x4xf32>) -> tensor<10x4xf32>
+  // CHECK: attn.layer_norm_backward %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<1x8x4xf32>)
+  %dx, %dg, %db = attn.layer_norm_backward %x, %g, %x {epsilon = 1.0e-5 : f32}
+      : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<1x8x4xf32>) -> (tensor<1x8x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: attn.linear_backward {{.+}} -> (tensor<1x8x4xf32>, tensor<4x6xf32>, tensor<6xf32>)
+  %lx, %lw, %lb = attn.linear_backward %x, %w, %dy6
+      : (tensor<1x8x4xf32>, tensor<4x6xf32>, tensor<1x8x6xf32>) -> (tensor<1x8x4xf32>, tensor<4x6xf32>, tensor<6xf32>)
+  // CHECK: attn.linear_backward {{.+}} -> (tensor<1x8x4xf32>, tensor<4x6xf32>)
+  %nx, %nw = attn.linear_backward %x, %w, %dy6
+      : (tensor<1x8x4xf32>, tensor<4x6xf32>, tensor<1x8x6xf32>) -> (tensor<1x8x4xf32>, tensor<4x6xf32>)
+  // CHECK: attn.feed_forward_backward gelu {{.+}} {chunks = 2 : i64}
+  %fx, %fw1, %fb1, %fw2, %fb2 = attn.feed_forward_backward gelu %x, %w1, %b1, %w2, %x {chunks = 2 : i64}
+      : (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<1x8x4xf32>)
+      -> (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>)
+  // CHECK: attn.softmax_cross_entropy_backward %{{.+}}, %{{.+}}, %{{.+}}, loss_grad %{{.+}} : (tensor<1x8x6xf32>, tensor<1x8xi32>, tensor<1x8xf32>, tensor<f32>) -> tensor<1x8x6xf32>
+  %dl = attn.softmax_cross_entropy_backward %dy6, %tokens, %weights, loss_grad %one
+      : (tensor<1x8x6xf32>, tensor<1x8xi32>, tensor<1x8xf32>, tensor<f32>) -> tensor<1x8x6xf32>
+  // CHECK: attn.softmax_cross_entropy %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x8x6xf32>, tensor<1x8xi32>, tensor<1x8xf32>) -> tensor<f32>
+  %l = attn.softmax_cross_entropy %dy6, %tokens, %weights
+      : (tensor<1x8x6xf32>, tensor<1x8xi32>, tensor<1x8xf32>) -> tensor<f32>
+  // CHECK: attn.split_heads %{{.+}} {heads = 2 : i64} : (tensor<1x8x4xf32>) -> tensor<1x2x8x2xf32>
+  %s = attn.split_heads %x {heads = 2 : i64} : (tensor<1x8x4xf32>) -> tensor<1x2x8x2xf32>
+  // CHECK: attn.merge_heads %{{.+}} : (tensor<1x2x8x2xf32>) -> tensor<1x8x4xf32>
+  %m = attn.merge_heads %s : (tensor<1x2x8x2xf32>) -> tensor<1x8x4xf32>
+  return
+}
+
+// CHECK-LABEL: func @optimizer_ops
+func.func @optimizer_ops(%p: tensor<4x6xf32>, %g: tensor<4x6xf32>, %b: tensor<6xf32>) {
+  // CHECK: attn.clip_by_global_norm %{{.+}}, %{{.+}} {max_norm = 1.000000e+00 : f32} : (tensor<4x6xf32>, tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>)
+  %c:2 = attn.clip_by_global_norm %g, %b {max_norm = 1.0 : f32}
+      : (tensor<4x6xf32>, tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>)
+  // CHECK: attn.sgd_update %{{.+}}, %{{.+}} {lr = 1.000000e-01 : f32} : tensor<4x6xf32>
+  %n = attn.sgd_update %p, %c#0 {lr = 0.1 : f32} : tensor<4x6xf32>
+  // CHECK: attn.param "adam.step" {state} : tensor<f32>
+  %t = attn.param "adam.step" {state} : tensor<f32>
+  // CHECK: attn.adam_update %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, step %{{.+}} {lr = 1.000000e-03 : f32} : tensor<4x6xf32>, tensor<f32>
+  %np, %nm, %nv = attn.adam_update %p, %g, %p, %p, step %t {lr = 1.0e-3 : f32} : tensor<4x6xf32>, tensor<f32>
+  // CHECK: attn.assign "w", %{{.+}} : tensor<4x6xf32>
+  attn.assign "w", %np : tensor<4x6xf32>
+  return
+}

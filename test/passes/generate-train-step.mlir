@@ -1,0 +1,115 @@
+// RUN: lcc-opt %s --split-input-file --attn-generate-train-step="optimizer=sgd lr=0.5" --verify-diagnostics | FileCheck %s
+// RUN: lcc-opt %s --split-input-file --attn-generate-train-step="optimizer=adam lr=0.01 weight-decay=0.1 grad-clip=1.0 emit-gradients=true" --verify-diagnostics | FileCheck %s --check-prefix=ADAM
+
+// The loss function stays; train_step runs its forward (attention saving
+// its logsumexp), then each op's backward in reverse, then the update.
+// CHECK-LABEL: func.func @loss(
+// CHECK: attn.multi_head_attention
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[X:.+]]: tensor<1x8x4xf32>, %[[L:.+]]: tensor<1x8xi32>) -> tensor<f32>
+// CHECK: %[[WQ:.+]] = attn.param "wq"
+// CHECK: %[[P:.+]] = attn.linear %[[X]], %[[WQ]]
+// CHECK: %[[QK:.+]] = attn.split_heads %[[P]] {heads = 2 : i64}
+// CHECK: %[[O:.+]], %[[LSE:.+]] = attn.attention %[[QK]], %[[QK]], %{{.+}} {causal = true, shared_qk}
+// CHECK: %[[M:.+]] = attn.merge_heads %[[O]]
+// CHECK: %[[LOSS:.+]] = attn.softmax_cross_entropy
+// CHECK: %[[ONE:.+]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: attn.softmax_cross_entropy_backward %{{.+}}, %[[L]], loss_grad %[[ONE]]
+// CHECK: attn.linear_backward
+// CHECK: %[[DQK:.+]], %[[DV:.+]] = attn.attention_backward %[[QK]], %[[QK]], %{{.+}}, %[[O]], %[[LSE]], %{{.+}} {causal = true, shared_qk}
+// CHECK: attn.merge_heads %[[DV]]
+// CHECK: %[[DQKM:.+]] = attn.merge_heads %[[DQK]]
+// CHECK: %{{.+}}, %[[DWQ:.+]] = attn.linear_backward %[[X]], %[[WQ]], %[[DQKM]]
+// CHECK: %[[NEW:.+]] = attn.sgd_update %[[WQ]], %[[DWQ]] {lr = 5.000000e-01 : f32} : tensor<4x4xf32>
+// CHECK: attn.assign "wq", %[[NEW]] : tensor<4x4xf32>
+// CHECK: attn.assign "wv"
+// CHECK: attn.assign "wo"
+// CHECK: attn.assign "head"
+// CHECK: return %[[LOSS]] : tensor<f32>
+// CHECK-NOT: loss_gradients
+
+// Adam keeps its moments and step count as state parameters; the
+// gradients are clipped together first. With emit-gradients the gradients
+// function returns them, named after their parameters.
+// ADAM-LABEL: func.func @loss_gradients(
+// ADAM-SAME: -> (tensor<f32> {lcc.name = "loss"}, tensor<4x4xf32> {lcc.name = "wq"}, tensor<4x4xf32> {lcc.name = "wv"}, tensor<4x4xf32> {lcc.name = "wo"}, tensor<4x3xf32> {lcc.name = "head"})
+// ADAM-LABEL: func.func @train_step(
+// ADAM: %[[G:.+]]:4 = attn.clip_by_global_norm {{.+}} {max_norm = 1.000000e+00 : f32}
+// ADAM: %[[STEP0:.+]] = attn.param "adam.step" {state} : tensor<f32>
+// ADAM: %[[STEP:.+]] = arith.addf %[[STEP0]]
+// ADAM: attn.assign "adam.step", %[[STEP]]
+// ADAM: %[[MQ:.+]] = attn.param "adam.m.wq" {state} : tensor<4x4xf32>
+// ADAM: %[[VQ:.+]] = attn.param "adam.v.wq" {state} : tensor<4x4xf32>
+// ADAM: %[[NP:.+]], %[[NM:.+]], %[[NV:.+]] = attn.adam_update %{{.+}}, %[[G]]#0, %[[MQ]], %[[VQ]], step %[[STEP]] {lr = 0.00999999977 : f32, weight_decay = 1.000000e-01 : f32}
+// ADAM: attn.assign "wq", %[[NP]]
+// ADAM: attn.assign "adam.m.wq", %[[NM]]
+// ADAM: attn.assign "adam.v.wq", %[[NV]]
+func.func @loss(%x: tensor<1x8x4xf32>, %labels: tensor<1x8xi32>) -> tensor<f32> {
+  %wq = attn.param "wq" : tensor<4x4xf32>
+  %wv = attn.param "wv" : tensor<4x4xf32>
+  %wo = attn.param "wo" : tensor<4x4xf32>
+  %h = attn.multi_head_attention %x, query %wq, value %wv, output %wo {heads = 2 : i64}
+      : (tensor<1x8x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32> {
+  ^bb0(%qk: tensor<1x2x8x2xf32>, %v: tensor<1x2x8x2xf32>):
+    %o = attn.attention %qk, %qk, %v {causal = true, shared_qk}
+        : (tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x2xf32>
+    attn.yield %o : tensor<1x2x8x2xf32>
+  }
+  %w = attn.param "head" : tensor<4x3xf32>
+  %y = attn.linear %h, %w : (tensor<1x8x4xf32>, tensor<4x3xf32>) -> tensor<1x8x3xf32>
+  %l = attn.softmax_cross_entropy %y, %labels : (tensor<1x8x3xf32>, tensor<1x8xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// LSH attention has no backward yet: one error on the op.
+func.func @loss(%qk: tensor<1x1x64x4xf32>, %v: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
+  %w = attn.param "w" : tensor<4x4xf32>
+  %o = attn.lsh_attention %qk, %v {n_hashes = 1 : i64, bucket_size = 16 : i64}
+      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>) -> tensor<1x1x64x4xf32>
+  // expected-error@-2 {{'attn.lsh_attention' op has no backward yet}}
+  %y = attn.linear %o, %w : (tensor<1x1x64x4xf32>, tensor<4x4xf32>) -> tensor<1x1x64x4xf32>
+  %l = attn.softmax_cross_entropy %y, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// The loss must be a scalar.
+// expected-error@+1 {{'func.func' op is differentiated by attn-generate-train-step: expected its first result to be the loss, a tensor<f32>, got 'tensor<2xf32>'}}
+func.func @loss(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+// A loss that no parameter moves has nothing to train.
+// expected-error@+1 {{'func.func' op has no attn.param that its loss depends on: nothing to train}}
+func.func @loss(%y: tensor<1x2x3xf32>, %labels: tensor<1x2xi32>) -> tensor<f32> {
+  %l = attn.softmax_cross_entropy %y, %labels : (tensor<1x2x3xf32>, tensor<1x2xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// An op without a gradient rule on the path to the loss is named.
+func.func @loss(%x: tensor<1x2x3xf32>, %labels: tensor<1x2xi32>) -> tensor<f32> {
+  %w = attn.param "w" : tensor<1x2x3xf32>
+  %y = arith.addf %x, %w : tensor<1x2x3xf32>
+  // expected-error@+1 {{'math.sin' op has no gradient rule}}
+  %s = math.sin %y : tensor<1x2x3xf32>
+  %l = attn.softmax_cross_entropy %s, %labels : (tensor<1x2x3xf32>, tensor<1x2xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// The optimizer's names are reserved.
+func.func @loss(%x: tensor<1x2x3xf32>, %labels: tensor<1x2xi32>) -> tensor<f32> {
+  // expected-error@+1 {{'attn.param' op uses the name 'adam.step': names starting with 'adam.' and state parameters belong to the optimizer}}
+  %w = attn.param "adam.step" : tensor<1x2x3xf32>
+  %y = arith.addf %x, %w : tensor<1x2x3xf32>
+  %l = attn.softmax_cross_entropy %y, %labels : (tensor<1x2x3xf32>, tensor<1x2xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

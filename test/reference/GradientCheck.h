@@ -1,0 +1,77 @@
+//===- GradientCheck.h - Finite-difference gradients of a reference loss --===//
+//
+// The compiled training step's gradients (lcc --train) are checked against
+// central finite differences of the reference's loss, in double precision:
+//
+//   fd = (L(p + h) - L(p - h)) / ((p + h) - (p - h)),  h = step * max(1, |p|)
+//
+// The denominator is the step actually taken once p + h and p - h are
+// rounded (2h in exact arithmetic). Every entry costs two evaluations of the
+// loss, so a large tensor is checked on a sample of its entries
+// (sampleEntries), and a bundled model's loss reruns only the stages from the
+// first one that reads the changed parameter (modelLoss).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_TEST_REFERENCE_GRADIENTCHECK_H
+#define LCC_TEST_REFERENCE_GRADIENTCHECK_H
+
+#include "Random.h"
+#include "Reference.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lcc::reference {
+
+struct JsonValue;
+
+/// The loss at `weights`. `changed` names the only parameter in which
+/// `weights` may differ from the weights the loss was made with ("" when
+/// none does), so that an evaluator may reuse what does not depend on it.
+using LossFunction =
+    std::function<double(const Weights &weights, const std::string &changed)>;
+
+/// The first output of the graph `spec` (Graph.h) on `inputs`; it must be a
+/// 0-d tensor. The whole graph runs on every evaluation.
+LossFunction graphLoss(const JsonValue &spec, std::vector<Tensor> inputs);
+
+/// softmaxCrossEntropy(logits, labels, positionWeights) of the logits of
+/// `stages` (a bundled model, Reference.h) run on {tokens}. The activations
+/// before every stage are computed once, at `weights`; an evaluation reruns
+/// the stages from the first that lists `changed` (none if no stage does:
+/// the model does not read it).
+LossFunction modelLoss(std::vector<ModelStage> stages, const Weights &weights,
+                       const Tensor &tokens, const Tensor &labels,
+                       std::optional<Tensor> positionWeights = std::nullopt);
+
+constexpr double kDefaultFiniteDifferenceStep = 1e-4;
+
+/// d loss / d weights[name].data[entry] by the central difference above.
+/// `weights` changes during the call and is restored exactly.
+double finiteDifference(const LossFunction &loss, Weights &weights,
+                        const std::string &name, int64_t entry,
+                        double step = kDefaultFiniteDifferenceStep);
+
+/// finiteDifference of every entry of parameter `name`, in its shape.
+Tensor finiteDifferenceGradient(const LossFunction &loss, Weights &weights,
+                                const std::string &name,
+                                double step = kDefaultFiniteDifferenceStep);
+
+/// The flat entries of a tensor of `size` entries to check: all of them, in
+/// order, when size <= count; else `count` distinct ones, the first `count`
+/// of a partial Fisher-Yates shuffle of 0..size-1 (for i = 0..count-1, swap
+/// entries i and rng.integer(i, size)), in that order.
+std::vector<int64_t> sampleEntries(int64_t size, int64_t count,
+                                   SplitMix64 &rng);
+
+/// max|compiled - fd| / max|fd| over the entries; when every fd is 0, the
+/// absolute max|compiled - fd|. NaN if any value is not finite.
+double gradientError(const std::vector<double> &compiled,
+                     const std::vector<double> &fd);
+
+} // namespace lcc::reference
+
+#endif // LCC_TEST_REFERENCE_GRADIENTCHECK_H

@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Checks what lcc-train writes, for the lit tests beside this folder.
+
+  train-check.py report REPORT.json --steps=N [--evals=K] [--decreasing]
+      the --report=json object has exactly the documented fields, N losses,
+      K eval losses; with --decreasing the last loss is below the first
+  train-check.py dump FILE.safetensors
+      one line per tensor: name, dtype, shape and its values (%.9g)
+  train-check.py same-loss REPORT.json RESULT.npy
+      the last eval loss of the report equals the f32 loss in RESULT.npy
+      (lcc-run of the loss function with the checkpoint)
+  train-check.py sgd-step BEFORE.safetensors GRADIENTS.safetensors
+      AFTER.safetensors
+      after one step of --optimizer=sgd --lr=1, each parameter is exactly
+      its value before less its gradient (up to f32 rounding)
+  train-check.py toy PARAMS.safetensors X.npy WEIGHT.npy REPORT.json
+      --steps=N [--eval-x=X.npy --eval-weight=W.npy] [--eval-every=K]
+      replays lcc-train on lcm-testgen's train.lcm (the toy model of
+      test/runtime/TestModules.h) in double precision: every step's batch
+      (B = 4 rows from s*B, wrapping) and loss, and every eval loss
+
+Plain Python 3 (no numpy): the files are small.
+"""
+
+import argparse
+import json
+import math
+import struct
+import sys
+
+
+def fail(message):
+    print("train-check: " + message)
+    sys.exit(1)
+
+
+DTYPES = {"F32": ("f", 4), "I32": ("i", 4), "I64": ("q", 8)}
+NPY = {"<f4": "f", "<i4": "i", "<i8": "q"}
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + size])
+    start = 8 + size
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        code, width = DTYPES[entry["dtype"]]
+        begin, end = entry["data_offsets"]
+        count = (end - begin) // width
+        values = struct.unpack("<%d%s" % (count, code),
+                               data[start + begin:start + end])
+        tensors[name] = (entry["dtype"], entry["shape"], list(values))
+    return tensors
+
+
+def read_npy(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        fail(path + " is not a .npy file")
+    major = data[6]
+    if major == 1:
+        (size,) = struct.unpack("<H", data[8:10])
+        start = 10
+    else:
+        (size,) = struct.unpack("<I", data[8:12])
+        start = 12
+    header = data[start:start + size].decode("latin1")
+    fields = eval(header)  # a Python dict literal, as numpy writes it
+    code = NPY[fields["descr"]]
+    shape = list(fields["shape"])
+    count = 1
+    for dim in shape:
+        count *= dim
+    width = 8 if code == "q" else 4
+    body = data[start + size:start + size + width * count]
+    return shape, list(struct.unpack("<%d%s" % (count, code), body))
+
+
+def near(a, b, rtol):
+    return abs(a - b) <= rtol * max(1.0, abs(a), abs(b))
+
+
+def report(args):
+    with open(args.file) as f:
+        result = json.load(f)
+    fields = {"steps", "loss", "eval_loss", "eval_steps", "ms_per_step",
+              "peak_bytes"}
+    if set(result) != fields:
+        fail("report fields %s, expected %s" % (sorted(result), sorted(fields)))
+    if result["steps"] != args.steps or len(result["loss"]) != args.steps:
+        fail("report of %d steps with %d losses, expected %d" %
+             (result["steps"], len(result["loss"]), args.steps))
+    if args.evals is not None and len(result["eval_loss"]) != args.evals:
+        fail("%d eval losses, expected %d" % (len(result["eval_loss"]),
+                                             args.evals))
+    if len(result["eval_steps"]) != len(result["eval_loss"]):
+        fail("eval_steps and eval_loss differ in length")
+    if result["eval_steps"][-1:] != [args.steps]:
+        fail("the last evaluation is not after the last step")
+    for value in result["loss"] + result["eval_loss"]:
+        if not isinstance(value, (int, float)) or not math.isfinite(value):
+            fail("loss %r is not a finite number" % (value,))
+    if not isinstance(result["ms_per_step"], (int, float)) or \
+            result["ms_per_step"] < 0:
+        fail("ms_per_step %r" % (result["ms_per_step"],))
+    if not isinstance(result["peak_bytes"], int) or result["peak_bytes"] <= 0:
+        fail("peak_bytes %r" % (result["peak_bytes"],))
+    if args.decreasing and not result["loss"][-1] < result["loss"][0]:
+        fail("the loss went from %r to %r" % (result["loss"][0],
+                                              result["loss"][-1]))
+    print("report ok: %d steps, %d evaluations" % (result["steps"],
+                                                   len(result["eval_loss"])))
+
+
+def dump(args):
+    for name, (dtype, shape, values) in read_safetensors(args.file).items():
+        print("%s %s %s %s" % (name, dtype, shape,
+                               " ".join("%.9g" % v for v in values)))
+
+
+def same_loss(args):
+    with open(args.report) as f:
+        expected = json.load(f)["eval_loss"][-1]
+    shape, values = read_npy(args.result)
+    if shape != [] or len(values) != 1:
+        fail("%s holds %s, not a loss" % (args.result, shape))
+    if not near(values[0], expected, 1e-6):
+        fail("lcc-run computes %r, the report says %r" % (values[0], expected))
+    print("same loss")
+
+
+def sgd_step(args):
+    before = read_safetensors(args.before)
+    gradients = read_safetensors(args.gradients)
+    after = read_safetensors(args.after)
+    for name, (_, shape, values) in before.items():
+        if name not in gradients:
+            fail("no gradient of %s" % name)
+        gradient = gradients[name][2]
+        if gradients[name][1] != shape or after[name][1] != shape:
+            fail("%s: shapes %s, %s, %s" % (name, shape, gradients[name][1],
+                                            after[name][1]))
+        for i, (b, g, a) in enumerate(zip(values, gradient, after[name][2])):
+            if not near(a, b - g, 1e-6):
+                fail("%s[%d]: %r - %r = %r, after the step %r" %
+                     (name, i, b, g, b - g, a))
+    print("each parameter moved by minus its gradient")
+
+
+def toy(args):
+    w = read_safetensors(args.params)["w"][2]
+    x_shape, x = read_npy(args.x)
+    _, weight = read_npy(args.weight)
+    rows, batch = x_shape[0], 4
+
+    def batch_at(xs, ws, start, n):
+        picked = [(start + r) % n for r in range(batch)]
+        return ([xs[16 * r:16 * r + 16] for r in picked],
+                [ws[r] for r in picked])
+
+    def loss(xb, wb, w):
+        return sum(wb[b] * (xb[b][j] - w[j]) ** 2
+                   for b in range(batch) for j in range(16)) / 64
+
+    eval_x, eval_weight, eval_rows = x, weight, rows
+    if args.eval_x:
+        eval_shape, eval_x = read_npy(args.eval_x)
+        _, eval_weight = read_npy(args.eval_weight)
+        eval_rows = eval_shape[0]
+    losses, evals = [], []
+    for s in range(1, args.steps + 1):
+        xb, wb = batch_at(x, weight, (s - 1) * batch % rows, rows)
+        losses.append(loss(xb, wb, w))
+        w = [w[j] - 4 * 2 / 64 * sum(wb[b] * (w[j] - xb[b][j])
+                                     for b in range(batch))
+             for j in range(16)]
+        if s == args.steps or (args.eval_every and s % args.eval_every == 0):
+            count = eval_rows // batch
+            evals.append(sum(loss(*batch_at(eval_x, eval_weight, b * batch,
+                                            eval_rows), w)
+                             for b in range(count)) / count)
+    with open(args.report) as f:
+        result = json.load(f)
+    for what, expected, actual in (("loss", losses, result["loss"]),
+                                   ("eval_loss", evals, result["eval_loss"])):
+        if len(expected) != len(actual):
+            fail("%d %s values, expected %d" % (len(actual), what,
+                                               len(expected)))
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            if not near(a, e, 1e-5):
+                fail("%s[%d] is %r, the replay gives %r" % (what, i, a, e))
+    print("replayed %d steps and %d evaluations" % (len(losses), len(evals)))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("report")
+    p.add_argument("file")
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--evals", type=int)
+    p.add_argument("--decreasing", action="store_true")
+    p = commands.add_parser("dump")
+    p.add_argument("file")
+    p = commands.add_parser("same-loss")
+    p.add_argument("report")
+    p.add_argument("result")
+    p = commands.add_parser("sgd-step")
+    p.add_argument("before")
+    p.add_argument("gradients")
+    p.add_argument("after")
+    p = commands.add_parser("toy")
+    p.add_argument("params")
+    p.add_argument("x")
+    p.add_argument("weight")
+    p.add_argument("report")
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--eval-x")
+    p.add_argument("--eval-weight")
+    p.add_argument("--eval-every", type=int, default=0)
+    args = parser.parse_args()
+    {"report": report, "dump": dump, "same-loss": same_loss,
+     "sgd-step": sgd_step, "toy": toy}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+//===- TrainingData.cpp - lcc-train's data and batches --------------------===//
+
+#include "TrainingData.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace lcc::train {
+
+std::string takeMessage(LccStatus status) {
+  std::string message = lccStatusGetMessage(status);
+  lccStatusDestroy(status);
+  return message;
+}
+
+std::string quote(const std::string &text) {
+  std::string out = "'";
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    if (c == '\'' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escape[8];
+      std::snprintf(escape, sizeof(escape), "\\x%02x", byte);
+      out += escape;
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+bool findSignature(LccModule module, const std::string &name, Signature &info) {
+  for (size_t f = 0; f < lccModuleGetFunctionCount(module); ++f) {
+    if (name != lccModuleGetFunctionName(module, f))
+      continue;
+    info.name = name;
+    auto read = [&](size_t count, auto get, std::vector<Argument> &out) {
+      for (size_t i = 0; i < count; ++i) {
+        LccTensorView view;
+        get(module, f, i, &view);
+        out.push_back({view.name ? view.name : "", view.dtype,
+                       std::vector<int64_t>(view.shape, view.shape + view.rank),
+                       view.size});
+      }
+    };
+    read(lccModuleGetFunctionInputCount(module, f), lccModuleGetFunctionInput,
+         info.inputs);
+    read(lccModuleGetFunctionOutputCount(module, f), lccModuleGetFunctionOutput,
+         info.outputs);
+    return true;
+  }
+  return false;
+}
+
+std::string describeArgument(const Argument &argument, size_t index) {
+  return "argument " + std::to_string(index) + " " + quote(argument.name);
+}
+
+/// "" when every argument of `step` has the same first dimension B >= 1:
+/// a step takes B rows of every file.
+std::string checkBatchDimension(const Signature &step) {
+  if (step.inputs.empty())
+    return std::string(kTrainStep) +
+           " takes no arguments; there is no data to feed it";
+  for (size_t i = 0; i < step.inputs.size(); ++i) {
+    const Argument &argument = step.inputs[i];
+    std::string what =
+        describeArgument(argument, i) + " of " + kTrainStep + " is ";
+    if (argument.shape.empty())
+      return what + "a scalar; lcc-train needs a batch dimension";
+    if (argument.shape[0] == 0)
+      return what + formatShape(argument.shape) + ", an empty batch";
+    if (argument.shape[0] != step.inputs[0].shape[0])
+      return what + formatShape(argument.shape) + ", argument 0 " +
+             quote(step.inputs[0].name) + " is " +
+             formatShape(step.inputs[0].shape) +
+             "; lcc-train needs one batch dimension for all";
+  }
+  return "";
+}
+
+Dataset::~Dataset() {
+  for (LccHostTensor file : files)
+    lccHostTensorDestroy(file);
+}
+
+std::string loadDataset(const std::vector<std::string> &paths, const char *flag,
+                        const Signature &step, Dataset &dataset) {
+  size_t count = step.inputs.size();
+  if (paths.size() != count) {
+    std::string names;
+    for (size_t i = 0; i < count; ++i)
+      names += (i ? ", " : "") + quote(step.inputs[i].name);
+    return std::string(kTrainStep) + " takes " + std::to_string(count) +
+           " argument" + (count == 1 ? "" : "s") +
+           (count ? " (" + names + ")" : "") + ", got " +
+           std::to_string(paths.size()) + " " + flag + " file" +
+           (paths.size() == 1 ? "" : "s");
+  }
+  for (size_t i = 0; i < count; ++i) {
+    const Argument &argument = step.inputs[i];
+    std::string what = std::string(flag) + " '" + paths[i] + "' for " +
+                       describeArgument(argument, i);
+    LccHostTensor file = nullptr;
+    if (LccStatus status = lccNpyRead(paths[i].c_str(), &file))
+      return takeMessage(status);
+    dataset.files.push_back(file);
+    LccTensorView view;
+    lccHostTensorGetView(file, &view);
+    dataset.views.push_back(view);
+    if (view.dtype != argument.dtype)
+      return what + ": expected dtype " + lccDTypeGetName(argument.dtype) +
+             ", got " + lccDTypeGetName(view.dtype);
+    std::vector<int64_t> shape(view.shape, view.shape + view.rank);
+    std::vector<int64_t> rest(argument.shape.begin() + 1, argument.shape.end());
+    if (shape.empty() ||
+        std::vector<int64_t>(shape.begin() + 1, shape.end()) != rest) {
+      std::string expected = "[N";
+      for (int64_t dim : rest)
+        expected += ", " + std::to_string(dim);
+      return what + ": expected shape " + expected + "] (the argument's " +
+             formatShape(argument.shape) + " less its batch dimension), got " +
+             formatShape(shape);
+    }
+    uint64_t rows = uint64_t(shape[0]);
+    uint64_t batch = uint64_t(argument.shape[0]);
+    if (rows < batch)
+      return what + ": " + std::to_string(rows) + " row" +
+             (rows == 1 ? "" : "s") + ", fewer than one batch of " +
+             std::to_string(batch);
+    if (i > 0 && rows != dataset.rows)
+      return std::string(flag) + " files have different row counts: '" +
+             paths[0] + "' has " + std::to_string(dataset.rows) + ", '" +
+             paths[i] + "' has " + std::to_string(rows);
+    dataset.rows = rows;
+    // rows >= 1 here, so the division is exact.
+    dataset.rowBytes.push_back(view.size / rows);
+  }
+  return "";
+}
+
+Batcher::Batcher(const Dataset &dataset, const Signature &step)
+    : dataset(dataset), step(step), batch(uint64_t(step.inputs[0].shape[0])),
+      staging(step.inputs.size()), views(step.inputs.size()) {}
+
+const LccTensorView *Batcher::at(uint64_t start) {
+  for (size_t i = 0; i < views.size(); ++i) {
+    const Argument &argument = step.inputs[i];
+    uint64_t rowBytes = dataset.rowBytes[i];
+    const char *data = static_cast<const char *>(dataset.views[i].data);
+    LccTensorView &view = views[i];
+    view.name = nullptr;
+    view.dtype = argument.dtype;
+    view.rank = argument.shape.size();
+    view.shape = argument.shape.data();
+    view.size = argument.bytes;
+    if (start + batch <= dataset.rows) {
+      view.data = data + start * rowBytes;
+      continue;
+    }
+    uint64_t head = dataset.rows - start;
+    staging[i].resize(argument.bytes);
+    std::memcpy(staging[i].data(), data + start * rowBytes, head * rowBytes);
+    std::memcpy(staging[i].data() + head * rowBytes, data,
+                (batch - head) * rowBytes);
+    view.data = staging[i].data();
+  }
+  return views.data();
+}
+
+std::string describeRows(uint64_t start, uint64_t batch, uint64_t rows,
+                         const char *flag) {
+  auto range = [](uint64_t first, uint64_t last) {
+    return first == last
+               ? "row " + std::to_string(first)
+               : "rows " + std::to_string(first) + "-" + std::to_string(last);
+  };
+  std::string text = start + batch <= rows
+                         ? range(start, start + batch - 1)
+                         : range(start, rows - 1) + " and " +
+                               range(0, start + batch - rows - 1);
+  return text + " of the " + flag + " files";
+}
+
+} // namespace lcc::train

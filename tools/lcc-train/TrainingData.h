@@ -1,0 +1,104 @@
+//===- TrainingData.h - lcc-train's data and batches -------------*- C++
+//-*-===//
+//
+// The .npy files of lcc-train's --data and --eval-data, one per argument of
+// train_step, each [N, ...]: the argument's shape without its first (batch)
+// dimension B. They are checked against the arguments once, when read, so
+// that a wrong file is one message naming it, the argument, and the
+// expected and actual dtype or shape; a batch is then B consecutive rows of
+// every file, wrapping around at the end. C API only, as the tool is.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_TOOLS_LCC_TRAIN_TRAININGDATA_H
+#define LCC_TOOLS_LCC_TRAIN_TRAININGDATA_H
+
+#include "lcc/runtime.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lcc::train {
+
+/// The function that training calls.
+constexpr const char *kTrainStep = "train_step";
+
+/// The message of `status`, which is freed.
+std::string takeMessage(LccStatus status);
+/// A name from a file in single quotes, escaped so that it stays on one
+/// line (as the runtime quotes names in its own messages).
+std::string quote(const std::string &text);
+/// "[4, 8, 16]".
+std::string formatShape(const std::vector<int64_t> &shape);
+
+/// An argument or result of a function, as the module declares it.
+struct Argument {
+  std::string name;
+  LccDType dtype;
+  std::vector<int64_t> shape;
+  uint64_t bytes;
+};
+
+/// What a function of the module takes and returns.
+struct Signature {
+  std::string name;
+  std::vector<Argument> inputs;
+  std::vector<Argument> outputs;
+};
+
+/// The signature of the function named `name`; false if there is none.
+bool findSignature(LccModule module, const std::string &name,
+                   Signature &signature);
+/// "argument 1 'labels'".
+std::string describeArgument(const Argument &argument, size_t index);
+
+/// "" when `step` takes arguments that all have the same first dimension
+/// B >= 1, the batch (a step takes B rows of every file), else why not.
+/// loadDataset and Batcher need it.
+std::string checkBatchDimension(const Signature &step);
+
+/// The .npy files of one data set, checked against the arguments.
+struct Dataset {
+  std::vector<LccHostTensor> files;
+  std::vector<LccTensorView> views;
+  std::vector<uint64_t> rowBytes; // per file
+  uint64_t rows = 0;
+  Dataset() = default;
+  Dataset(const Dataset &) = delete;
+  Dataset &operator=(const Dataset &) = delete;
+  ~Dataset();
+};
+
+/// Reads `paths` (named `flag` in messages: "--data", "--eval-data") and
+/// checks each against the argument of `step` it feeds; returns an error
+/// message or "".
+std::string loadDataset(const std::vector<std::string> &paths, const char *flag,
+                        const Signature &step, Dataset &dataset);
+
+/// Batches of a dataset: B rows from a start row, wrapping at the end. A
+/// batch that lies inside the files is passed as it lies; one that wraps is
+/// copied.
+class Batcher {
+public:
+  Batcher(const Dataset &dataset, const Signature &step);
+  uint64_t getBatchRows() const { return batch; }
+  /// The inputs of the batch from row `start`, valid until the next call.
+  const LccTensorView *at(uint64_t start);
+
+private:
+  const Dataset &dataset;
+  const Signature &step;
+  uint64_t batch;
+  std::vector<std::vector<uint8_t>> staging;
+  std::vector<LccTensorView> views;
+};
+
+/// "rows 8-11 of the --data files", "row 8 and rows 0-2 of ...": the rows
+/// of the batch from `start`, so that an error in one points at the data.
+std::string describeRows(uint64_t start, uint64_t batch, uint64_t rows,
+                         const char *flag);
+
+} // namespace lcc::train
+
+#endif // LCC_TOOLS_LCC_TRAIN_TRAININGDATA_H

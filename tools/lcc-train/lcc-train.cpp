@@ -1,0 +1,567 @@
+//===- lcc-train.cpp - trains a compiled lcc module -----------------------===//
+//
+// lcc-train MODEL.lcm --data=FILE.npy... [--eval-data=FILE.npy...]
+//     [--params=FILE.safetensors | --seed=N] [--steps=N] [--eval-every=N]
+//     [--checkpoint=FILE.safetensors] [--report=json] [--device=cpu|cuda]
+//     [--threads=N] [--eval-function=NAME]
+//
+// The command line is a contract (DESIGN.md §6). Training is the module's
+// own `train_step` (`lcc --train`): it takes one batch of the loss
+// function's arguments, updates the parameters and optimizer state in place
+// on the device, and returns the loss. This tool only feeds it batches,
+// evaluates the loss function, reports and writes checkpoints. Uses the
+// runtime's C API only, as lcc-run does; every error is one
+// `lcc-train: error:` line with exit status 1 (2 for usage errors).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TrainingData.h"
+
+#include "lcc/runtime.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace lcc::train;
+
+namespace {
+
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+const char kUsage[] =
+    "usage: lcc-train MODEL.lcm --data=FILE.npy... [options]\n"
+    "\n"
+    "Trains a module compiled with `lcc --train`: each step calls its\n"
+    "train_step on the next batch of the data, which updates the\n"
+    "parameters and optimizer state on the device and returns the loss.\n"
+    "\n"
+    "  --data=FILE.npy...          training data, one file per argument of\n"
+    "                              train_step (the loss function's), in\n"
+    "                              argument order: repeat the flag, list\n"
+    "                              the files after it, or separate them by\n"
+    "                              commas. Each file is [N, ...]: the\n"
+    "                              argument's shape without its first\n"
+    "                              (batch) dimension B, with the dtype of\n"
+    "                              the argument; every file has the same N.\n"
+    "                              Step s takes rows s*B .. s*B+B-1 (mod N),\n"
+    "                              wrapping around at the end\n"
+    "  --eval-data=FILE.npy...     evaluation data in the same form\n"
+    "                              (default: the training data)\n"
+    "  --eval-function=NAME        the loss function that evaluates\n"
+    "                              (default loss): it runs over every full\n"
+    "                              batch of the evaluation data, and the\n"
+    "                              eval loss is the mean of its losses\n"
+    "  --params=FILE.safetensors   start from these weights (a checkpoint\n"
+    "                              also restores the optimizer state)\n"
+    "  --seed=N                    or start from fresh weights for seed N,\n"
+    "                              those `lcc-run --init-params --seed=N`\n"
+    "                              writes (default: seed 0)\n"
+    "  --steps=N                   training steps (default: one pass over\n"
+    "                              the data, ceil(N / B))\n"
+    "  --eval-every=N              evaluate every N steps (default 0: only\n"
+    "                              after the last step, which always does)\n"
+    "  --checkpoint=FILE.safetensors\n"
+    "                              write every parameter (optimizer state\n"
+    "                              included) by name after each evaluation;\n"
+    "                              `lcc-run --params` and `lcc-train\n"
+    "                              --params` read it. Written beside FILE\n"
+    "                              and renamed into place: never half a file\n"
+    "  --report=json               print {\"steps\", \"loss\" (each step),\n"
+    "                              \"eval_loss\", \"eval_steps\" (each\n"
+    "                              evaluation and the step after which it\n"
+    "                              ran), \"ms_per_step\" (median),\n"
+    "                              \"peak_bytes\" (device peak)} to stdout\n"
+    "  --device=cpu|cuda           device to train on (default cpu)\n"
+    "  --threads=N                 threads of the cpu device (default: all)\n"
+    "  --help, --version\n"
+    "\n"
+    "Progress goes to stderr after the first step, each evaluation, the\n"
+    "last step and at most once a second in between:\n"
+    "  step 12/100  loss 2.3141  eval 2.4012  1234 tokens/s  ETA 0:42\n"
+    "(tokens: the elements of train_step's first argument per step). A loss\n"
+    "that is not finite stops training with an error.\n";
+
+struct Options {
+  std::string model;
+  std::vector<std::string> data;
+  std::vector<std::string> evalData;
+  std::string evalFunction = "loss";
+  std::string params;
+  uint64_t seed = 0;
+  bool seedGiven = false;
+  uint64_t steps = 0;
+  bool stepsGiven = false;
+  uint64_t evalEvery = 0;
+  std::string checkpoint;
+  bool jsonReport = false;
+  std::string device = "cpu";
+  unsigned threads = 0;
+  bool threadsGiven = false;
+};
+
+/// One error line; returns the exit status that goes with it.
+int fail(int status, const std::string &message) {
+  std::fprintf(stderr, "lcc-train: error: %s\n", message.c_str());
+  return status;
+}
+
+bool parseCount(const std::string &text, uint64_t &value) {
+  if (text.empty() || text[0] < '0' || text[0] > '9')
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  value = parsed;
+  return true;
+}
+
+/// `value` split at commas, empty pieces dropped.
+void appendList(const std::string &value, std::vector<std::string> &out) {
+  size_t start = 0;
+  while (start <= value.size()) {
+    size_t comma = value.find(',', start);
+    if (comma == std::string::npos)
+      comma = value.size();
+    if (comma > start)
+      out.push_back(value.substr(start, comma - start));
+    start = comma + 1;
+  }
+}
+
+/// Parses argv into `options`; returns an error message or "".
+std::string parseArguments(int argc, char **argv, Options &options,
+                           bool &exitNow) {
+  // Bare file names after --data or --eval-data continue its list.
+  std::vector<std::string> *list = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i];
+    if (argument == "--help" || argument == "-h") {
+      std::fputs(kUsage, stdout);
+      exitNow = true;
+      return "";
+    }
+    if (argument == "--version") {
+      std::printf("lcc-train %s (reads .lcm version 4)\n", LCC_VERSION);
+      exitNow = true;
+      return "";
+    }
+    if (argument.size() < 2 || argument.compare(0, 2, "--") != 0) {
+      if (options.model.empty()) {
+        options.model = argument;
+        list = nullptr;
+      } else if (list) {
+        appendList(argument, *list);
+      } else {
+        return "unexpected argument '" + argument + "': the model is '" +
+               options.model + "'";
+      }
+      continue;
+    }
+    list = nullptr;
+    size_t equals = argument.find('=');
+    std::string flag = argument.substr(0, equals);
+    bool hasValue = equals != std::string::npos;
+    std::string value = hasValue ? argument.substr(equals + 1) : "";
+    static const struct {
+      const char *flag;
+      const char *value;
+    } kFlags[] = {{"--data", "FILE.npy"},
+                  {"--eval-data", "FILE.npy"},
+                  {"--eval-function", "NAME"},
+                  {"--params", "FILE.safetensors"},
+                  {"--seed", "N"},
+                  {"--steps", "N"},
+                  {"--eval-every", "N"},
+                  {"--checkpoint", "FILE.safetensors"},
+                  {"--report", "json"},
+                  {"--device", "cpu|cuda"},
+                  {"--threads", "N"}};
+    const char *valueForm = nullptr;
+    for (const auto &candidate : kFlags)
+      if (flag == candidate.flag)
+        valueForm = candidate.value;
+    if (!valueForm)
+      return "unknown argument '" + argument + "'; see lcc-train --help";
+    if (!hasValue || value.empty())
+      return flag + " needs a value: " + flag + "=" + valueForm;
+
+    uint64_t number = 0;
+    if (flag == "--seed" || flag == "--steps" || flag == "--eval-every" ||
+        flag == "--threads") {
+      if (!parseCount(value, number))
+        return "invalid " + flag + " value '" + value +
+               "'; expected a non-negative integer";
+      if ((flag == "--steps" || flag == "--threads") && number == 0)
+        return flag + " must be at least 1";
+      if (flag == "--threads" && number > 4096)
+        return "--threads must be at most 4096, got " + value;
+    }
+    if (flag == "--data") {
+      appendList(value, options.data);
+      list = &options.data;
+    } else if (flag == "--eval-data") {
+      appendList(value, options.evalData);
+      list = &options.evalData;
+    } else if (flag == "--eval-function") {
+      options.evalFunction = value;
+    } else if (flag == "--params") {
+      options.params = value;
+    } else if (flag == "--seed") {
+      options.seed = number;
+      options.seedGiven = true;
+    } else if (flag == "--steps") {
+      options.steps = number;
+      options.stepsGiven = true;
+    } else if (flag == "--eval-every") {
+      options.evalEvery = number;
+    } else if (flag == "--checkpoint") {
+      options.checkpoint = value;
+    } else if (flag == "--report") {
+      if (value != "json")
+        return "unknown --report value '" + value + "'; expected 'json'";
+      options.jsonReport = true;
+    } else if (flag == "--device") {
+      if (value != "cpu" && value != "cuda")
+        return "unknown --device value '" + value +
+               "'; expected 'cpu' or 'cuda'";
+      options.device = value;
+    } else if (flag == "--threads") {
+      options.threads = unsigned(number);
+      options.threadsGiven = true;
+    }
+  }
+  if (options.model.empty())
+    return "no model given; usage: lcc-train MODEL.lcm --data=FILE.npy... "
+           "(see --help)";
+  if (options.data.empty())
+    return "no --data given: one .npy file per argument of train_step, in "
+           "argument order";
+  if (!options.params.empty() && options.seedGiven)
+    return "--params and --seed exclude each other: --params starts from "
+           "those weights, --seed from fresh ones";
+  if (options.threadsGiven && options.device != "cpu")
+    return "--threads only applies to --device=cpu";
+  return "";
+}
+
+/// "" when result 0 of `function` is a loss: one f32.
+std::string checkLossResult(const Signature &function) {
+  if (!function.outputs.empty()) {
+    const Argument &loss = function.outputs[0];
+    if (loss.dtype == LCC_DTYPE_F32 && loss.bytes == 4)
+      return "";
+  }
+  std::string actual = function.outputs.empty()
+                           ? "it returns nothing"
+                           : "result 0 is " +
+                                 formatShape(function.outputs[0].shape) + " " +
+                                 lccDTypeGetName(function.outputs[0].dtype);
+  return "function " + quote(function.name) +
+         " does not return a loss first (a 0-d f32): " + actual;
+}
+
+/// An error message unless a file can be created at `path`: a checkpoint
+/// that cannot be written is found before training, not after it.
+std::string checkWritable(const std::string &path, const char *flag) {
+  size_t slash = path.rfind('/');
+  std::string directory = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  if (::access(directory.c_str(), W_OK | X_OK) == 0)
+    return "";
+  return std::string("cannot write ") + flag + " '" + path + "': directory '" +
+         directory + "': " + std::strerror(errno);
+}
+
+/// Owns the handles of one run; destroys them in any order on exit.
+struct Handles {
+  LccModule module = nullptr;
+  LccDevice device = nullptr;
+  LccSession session = nullptr;
+  ~Handles() {
+    lccSessionDestroy(session);
+    lccDeviceDestroy(device);
+    lccModuleDestroy(module);
+  }
+};
+
+/// The loss (result 0) of the last call of `function`.
+double lossOf(LccFunction function) {
+  LccTensorView result;
+  lccFunctionGetResult(function, 0, &result);
+  return lccTensorGetElement(&result, 0);
+}
+
+const char *describeNonFinite(double value) {
+  return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+}
+
+/// "0:42", "12:05", "3:02:09".
+std::string formatDuration(double seconds) {
+  uint64_t total = seconds > 0 ? uint64_t(seconds + 0.5) : 0;
+  char text[48];
+  if (total >= 3600)
+    std::snprintf(text, sizeof(text), "%llu:%02llu:%02llu",
+                  (unsigned long long)(total / 3600),
+                  (unsigned long long)(total / 60 % 60),
+                  (unsigned long long)(total % 60));
+  else
+    std::snprintf(text, sizeof(text), "%llu:%02llu",
+                  (unsigned long long)(total / 60),
+                  (unsigned long long)(total % 60));
+  return text;
+}
+
+/// The shortest decimal text that reads back as `value`, as a float when
+/// `single` (a loss the device computed in f32), else as a double; JSON
+/// null when it is not finite.
+std::string jsonNumber(double value, bool single) {
+  if (!std::isfinite(value))
+    return "null";
+  char text[40];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*g", precision, value);
+    if (single ? std::strtof(text, nullptr) == float(value)
+               : std::strtod(text, nullptr) == value)
+      break;
+  }
+  return text;
+}
+
+std::string jsonList(const std::vector<double> &values, bool single) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + jsonNumber(values[i], single);
+  return out + "]";
+}
+
+double median(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  size_t middle = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + middle, values.end());
+  double upper = values[middle];
+  if (values.size() % 2)
+    return upper;
+  double lower = *std::max_element(values.begin(), values.begin() + middle);
+  return (lower + upper) / 2;
+}
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int train(const Options &options) {
+  Handles handles;
+  if (LccStatus status =
+          lccModuleLoadFile(options.model.c_str(), &handles.module))
+    return fail(kExitError, takeMessage(status));
+
+  // What the module offers, checked before any data is read.
+  Signature step, eval;
+  if (!findSignature(handles.module, kTrainStep, step))
+    return fail(kExitError, options.model + " has no " + kTrainStep +
+                                ": compile it with lcc --train");
+  if (options.evalFunction == kTrainStep)
+    return fail(kExitUsage, std::string("--eval-function=") + kTrainStep +
+                                " would train while it evaluates; name the "
+                                "loss function it trains");
+  if (!findSignature(handles.module, options.evalFunction, eval))
+    return fail(kExitError,
+                options.model + " has no function " +
+                    quote(options.evalFunction) +
+                    " to evaluate the loss with; name the function that " +
+                    kTrainStep + " trains with --eval-function=NAME");
+  for (const Signature *function : {&step, &eval}) {
+    std::string error = checkLossResult(*function);
+    if (!error.empty())
+      return fail(kExitError, options.model + ": " + error);
+  }
+  bool sameArguments = eval.inputs.size() == step.inputs.size();
+  for (size_t i = 0; sameArguments && i < eval.inputs.size(); ++i)
+    sameArguments = eval.inputs[i].dtype == step.inputs[i].dtype &&
+                    eval.inputs[i].shape == step.inputs[i].shape;
+  if (!sameArguments)
+    return fail(kExitError,
+                options.model + ": function " + quote(options.evalFunction) +
+                    " does not take the arguments of " + kTrainStep +
+                    "; name the function it trains with "
+                    "--eval-function=NAME");
+  std::string error = checkBatchDimension(step);
+  if (!error.empty())
+    return fail(kExitError, options.model + ": " + error);
+
+  if (!options.checkpoint.empty())
+    error = checkWritable(options.checkpoint, "--checkpoint");
+  if (!error.empty())
+    return fail(kExitError, error);
+
+  Dataset trainData, evalData;
+  error = loadDataset(options.data, "--data", step, trainData);
+  if (error.empty() && !options.evalData.empty())
+    error = loadDataset(options.evalData, "--eval-data", step, evalData);
+  if (!error.empty())
+    return fail(kExitError, error);
+  const Dataset &evaluated = options.evalData.empty() ? trainData : evalData;
+
+  if (LccStatus status = lccDeviceCreate(options.device.c_str(),
+                                         options.threads, &handles.device))
+    return fail(kExitError, takeMessage(status));
+  auto failWithModel = [&](LccStatus status) {
+    return fail(kExitError, options.model + ": " + takeMessage(status));
+  };
+  if (LccStatus status =
+          lccSessionCreate(handles.device, handles.module, &handles.session))
+    return failWithModel(status);
+  LccStatus bound =
+      options.params.empty()
+          ? lccSessionInitializeParameters(handles.session, options.seed)
+          : lccSessionBindParametersFile(handles.session,
+                                         options.params.c_str());
+  if (bound)
+    return fail(kExitError, takeMessage(bound));
+  LccFunction trainFunction = nullptr, evalFunction = nullptr;
+  if (LccStatus status =
+          lccSessionLookupFunction(handles.session, kTrainStep, &trainFunction))
+    return failWithModel(status);
+  if (LccStatus status = lccSessionLookupFunction(
+          handles.session, options.evalFunction.c_str(), &evalFunction))
+    return failWithModel(status);
+
+  Batcher batches(trainData, step);
+  uint64_t batch = batches.getBatchRows();
+  uint64_t steps =
+      options.stepsGiven ? options.steps : (trainData.rows + batch - 1) / batch;
+  uint64_t tokensPerStep = 1;
+  for (int64_t dim : step.inputs[0].shape)
+    tokensPerStep *= uint64_t(dim);
+
+  std::vector<double> losses, evalLosses, stepMs;
+  std::vector<uint64_t> evalSteps;
+  Batcher evalBatches(evaluated, step);
+  auto evaluate = [&](uint64_t after) -> std::string {
+    uint64_t count = evaluated.rows / batch;
+    double sum = 0;
+    for (uint64_t b = 0; b < count; ++b) {
+      const LccTensorView *inputs = evalBatches.at(b * batch);
+      if (LccStatus status =
+              lccFunctionCall(evalFunction, inputs, step.inputs.size()))
+        return "evaluating after step " + std::to_string(after) + " (" +
+               describeRows(b * batch, batch, evaluated.rows,
+                            options.evalData.empty() ? "--data"
+                                                     : "--eval-data") +
+               "): " + takeMessage(status);
+      sum += lossOf(evalFunction);
+    }
+    double mean = sum / double(count);
+    if (!std::isfinite(mean))
+      return std::string("eval loss is ") + describeNonFinite(mean) +
+             " at step " + std::to_string(after);
+    evalLosses.push_back(mean);
+    evalSteps.push_back(after);
+    if (!options.checkpoint.empty())
+      if (LccStatus status = lccSessionWriteParametersFile(
+              handles.session, options.checkpoint.c_str()))
+        return takeMessage(status);
+    return "";
+  };
+
+  auto start = std::chrono::steady_clock::now();
+  auto lastPrint = start;
+  double trainSeconds = 0;
+  uint64_t cursor = 0; // the first row of the next batch
+  for (uint64_t s = 1; s <= steps; ++s) {
+    const LccTensorView *inputs = batches.at(cursor);
+    uint64_t before = lccFunctionGetTotalNanoseconds(trainFunction);
+    if (LccStatus status =
+            lccFunctionCall(trainFunction, inputs, step.inputs.size()))
+      return fail(kExitError,
+                  "step " + std::to_string(s) + " (" +
+                      describeRows(cursor, batch, trainData.rows, "--data") +
+                      "): " + takeMessage(status));
+    double ms =
+        double(lccFunctionGetTotalNanoseconds(trainFunction) - before) / 1e6;
+    stepMs.push_back(ms);
+    trainSeconds += ms / 1e3;
+    double loss = lossOf(trainFunction);
+    if (!std::isfinite(loss))
+      return fail(kExitError, std::string("loss is ") +
+                                  describeNonFinite(loss) + " at step " +
+                                  std::to_string(s));
+    losses.push_back(loss);
+    cursor = (cursor + batch % trainData.rows) % trainData.rows;
+
+    bool evaluates =
+        s == steps || (options.evalEvery && s % options.evalEvery == 0);
+    if (evaluates) {
+      std::string failure = evaluate(s);
+      if (!failure.empty())
+        return fail(kExitError, failure);
+    }
+    auto now = std::chrono::steady_clock::now();
+    if (s == 1 || evaluates ||
+        std::chrono::duration<double>(now - lastPrint).count() >= 1.0) {
+      lastPrint = now;
+      double perStep = trainSeconds / double(s);
+      std::string line =
+          "step " + std::to_string(s) + "/" + std::to_string(steps);
+      char number[64];
+      std::snprintf(number, sizeof(number), "  loss %.4f", loss);
+      line += number;
+      if (!evalLosses.empty()) {
+        std::snprintf(number, sizeof(number), "  eval %.4f", evalLosses.back());
+        line += number;
+      }
+      std::snprintf(number, sizeof(number), "  %.0f tokens/s",
+                    perStep > 0 ? double(tokensPerStep) / perStep : 0.0);
+      line += number;
+      // Steps so far tell the time the rest takes, evaluations included.
+      double elapsed = secondsSince(start);
+      line +=
+          "  ETA " + formatDuration(elapsed / double(s) * double(steps - s));
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+
+  if (options.jsonReport) {
+    std::string json = "{\"steps\": " + std::to_string(steps);
+    json += ", \"loss\": " + jsonList(losses, true);
+    json += ", \"eval_loss\": " + jsonList(evalLosses, false);
+    json += ", \"eval_steps\": [";
+    for (size_t i = 0; i < evalSteps.size(); ++i)
+      json += (i ? ", " : "") + std::to_string(evalSteps[i]);
+    // Times are whole nanoseconds: six decimals of a millisecond (a median
+    // of two may add a half).
+    json += "], \"ms_per_step\": " +
+            jsonNumber(std::round(median(stepMs) * 1e6) / 1e6, false);
+    json += ", \"peak_bytes\": " +
+            std::to_string(lccDeviceGetPeakBytes(handles.device)) + "}";
+    std::printf("%s\n", json.c_str());
+  }
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  bool exitNow = false;
+  std::string error = parseArguments(argc, argv, options, exitNow);
+  if (!error.empty())
+    return fail(kExitUsage, error);
+  if (exitNow)
+    return 0;
+  return train(options);
+}
