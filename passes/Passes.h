@@ -16,6 +16,7 @@ class RewriterBase;
 namespace lcc::attn {
 class AttentionOp;
 class LSHAttentionOp;
+class AttentionBackwardOp;
 } // namespace lcc::attn
 
 namespace lcc {

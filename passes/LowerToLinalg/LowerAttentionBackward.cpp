@@ -491,16 +491,7 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
     if (Region *score = op.getScoreRegion())
       if (failed(checkScoreRegionDifferentiable(*score)))
         return failure();
-    AttentionSpec spec{op,
-                       op.getQuery(),
-                       op.getKey(),
-                       op.getValue(),
-                       op.getCausal(),
-                       op.getSharedQk(),
-                       op.getScale(),
-                       op.getMaskRegion(),
-                       op.getScoreRegion(),
-                       /*remarks=*/false};
+    AttentionSpec spec = AttentionSpec::of(op);
     FlashAttentionBackward backward{
         configureFlashAttention(rewriter, spec, tiling), &spec, op.getResult(),
         op.getLogsumexp(), op.getResultGrad()};
@@ -525,6 +516,19 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
 };
 
 } // namespace
+
+lcc::AttentionSpec lcc::AttentionSpec::of(AttentionBackwardOp op) {
+  return {op,
+          op.getQuery(),
+          op.getKey(),
+          op.getValue(),
+          op.getCausal(),
+          op.getSharedQk(),
+          op.getScale(),
+          op.getMaskRegion(),
+          op.getScoreRegion(),
+          /*remarks=*/false};
+}
 
 void lcc::populateAttentionBackwardLoweringPatterns(RewritePatternSet &patterns,
                                                     AttentionTiling tiling) {

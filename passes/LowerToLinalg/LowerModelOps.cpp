@@ -61,31 +61,15 @@ struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
     RankedTensorType type = tensorType(x);
     unsigned rank = type.getRank();
     Type elt = type.getElementType();
-    double features = static_cast<double>(type.getShape().back());
-    Value invFeatures = tb.scalar(elt, 1.0 / features);
-    Value epsilon = tb.scalar(elt, op.getEpsilon().convertToDouble());
-
-    Value sum = rowSum(tb, x);
-    Value mean =
-        tb.mapSameShape({sum}, [&](OpBuilder &b, Location loc, ValueRange a) {
-          return mul(b, loc, a[0], invFeatures);
-        });
-    // Biased variance from centred values: stable for large means.
-    Value squares = tb.reduceLastDim(
-        {x}, {mean}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
-          Value centred = arith::SubFOp::create(b, loc, a[0], a[1]);
-          return add(b, loc, a[2], mul(b, loc, centred, centred));
-        });
+    auto [mean, invStd] =
+        rowMeanAndInverseStd(tb, x, op.getEpsilon().convertToDouble());
     Value result = tb.map(
-        type.getShape(), elt, {x, mean, squares, op.getGamma(), op.getBeta()},
+        type.getShape(), elt, {x, mean, invStd, op.getGamma(), op.getBeta()},
         {tb.identityMap(rank), tb.dropLastMap(rank), tb.dropLastMap(rank),
          tb.lastDimMap(rank), tb.lastDimMap(rank)},
         [&](OpBuilder &b, Location loc, ValueRange a) {
-          Value variance = mul(b, loc, a[2], invFeatures);
-          Value invStd =
-              math::RsqrtOp::create(b, loc, add(b, loc, variance, epsilon));
           Value centred = arith::SubFOp::create(b, loc, a[0], a[1]);
-          return add(b, loc, mul(b, loc, mul(b, loc, centred, invStd), a[3]),
+          return add(b, loc, mul(b, loc, mul(b, loc, centred, a[2]), a[3]),
                      a[4]);
         });
     rewriter.replaceOp(op, result);

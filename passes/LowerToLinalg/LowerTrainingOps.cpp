@@ -57,13 +57,6 @@ Value transposedTimes(TensorBuilder &tb, Value a, Value b) {
                 aType.getElementType(), 0.0));
 }
 
-Value scaleBy(TensorBuilder &tb, Value x, double factor) {
-  Type elt = tensorType(x).getElementType();
-  return tb.mapSameShape({x}, [&](OpBuilder &b, Location loc, ValueRange a) {
-    return mul(b, loc, a[0], floatConstant(b, loc, elt, factor));
-  });
-}
-
 struct LowerEmbeddingBackward : OpRewritePattern<EmbeddingBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EmbeddingBackwardOp op,
@@ -105,26 +98,11 @@ struct LowerLayerNormBackward : OpRewritePattern<LayerNormBackwardOp> {
     Value dy = asRows(rewriter, loc, op.getResultGrad());
     RankedTensorType type = tensorType(x);
     Type elt = type.getElementType();
-    double features = static_cast<double>(type.getDimSize(1));
-    Value invFeatures = tb.scalar(elt, 1.0 / features);
-    Value epsilon = tb.scalar(elt, op.getEpsilon().convertToDouble());
-
+    Value invFeatures =
+        tb.scalar(elt, 1.0 / static_cast<double>(type.getDimSize(1)));
     // The forward's statistics, recomputed as it computed them.
-    Value mean = tb.mapSameShape({rowSum(tb, x)},
-                                 [&](OpBuilder &b, Location l, ValueRange a) {
-                                   return mul(b, l, a[0], invFeatures);
-                                 });
-    Value squares = tb.reduceLastDim(
-        {x}, {mean}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
-          Value centred = arith::SubFOp::create(b, l, a[0], a[1]);
-          return add(b, l, a[2], mul(b, l, centred, centred));
-        });
-    Value invStd =
-        tb.mapSameShape({squares}, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value variance = mul(b, l, a[0], invFeatures);
-          return math::RsqrtOp::create(b, l, add(b, l, variance, epsilon))
-              .getResult();
-        });
+    auto [mean, invStd] =
+        rowMeanAndInverseStd(tb, x, op.getEpsilon().convertToDouble());
     Value normalized = tb.map(
         type.getShape(), elt, {x, mean, invStd},
         {tb.identityMap(2), tb.dropLastMap(2), tb.dropLastMap(2)},

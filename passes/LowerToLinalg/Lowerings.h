@@ -38,6 +38,9 @@ struct AttentionSpec {
   bool remarks = true;
 
   static AttentionSpec of(attn::AttentionOp op);
+  /// The attention whose backward `op` is (no remarks: the forward made
+  /// them).
+  static AttentionSpec of(attn::AttentionBackwardOp op);
 };
 
 /// The FlashAttention that computes `spec`: shared-QK keys normalised (at

@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Utils/Utils.h"
 
@@ -117,6 +118,30 @@ Value argmaxLastDim(OpBuilder &b, Location loc, TensorBuilder &tb, Value x) {
                        arith::SelectOp::create(nb, l, better, j, a[2])});
       });
   return op.getResult(1);
+}
+
+std::pair<Value, Value> rowMeanAndInverseStd(TensorBuilder &tb, Value x,
+                                             double epsilon) {
+  Type elt = tensorType(x).getElementType();
+  double features = static_cast<double>(tensorType(x).getShape().back());
+  Value invFeatures = tb.scalar(elt, 1.0 / features);
+  Value epsilonValue = tb.scalar(elt, epsilon);
+  Value mean = tb.mapSameShape({rowSum(tb, x)},
+                               [&](OpBuilder &b, Location loc, ValueRange a) {
+                                 return mul(b, loc, a[0], invFeatures);
+                               });
+  Value squares = tb.reduceLastDim(
+      {x}, {mean}, 0.0, [](OpBuilder &b, Location loc, ValueRange a) {
+        Value centred = arith::SubFOp::create(b, loc, a[0], a[1]);
+        return add(b, loc, a[2], mul(b, loc, centred, centred));
+      });
+  Value invStd = tb.mapSameShape({squares}, [&](OpBuilder &b, Location loc,
+                                                ValueRange a) {
+    Value variance = mul(b, loc, a[0], invFeatures);
+    return math::RsqrtOp::create(b, loc, add(b, loc, variance, epsilonValue))
+        .getResult();
+  });
+  return {mean, invStd};
 }
 
 Value totalSum(TensorBuilder &tb, Value x) {

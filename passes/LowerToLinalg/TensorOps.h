@@ -50,6 +50,12 @@ mlir::Value rowMax(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSum(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSumOfSquares(TensorBuilder &tb, mlir::Value x);
 
+/// The mean of each row (last dimension) of `x` and the inverse of its
+/// standard deviation, 1/sqrt(var + epsilon), with the biased variance of
+/// the centred values (stable for large means): layer norm's statistics.
+std::pair<mlir::Value, mlir::Value>
+rowMeanAndInverseStd(TensorBuilder &tb, mlir::Value x, double epsilon);
+
 /// The sum of every element of `x`, as a 0-d tensor.
 mlir::Value totalSum(TensorBuilder &tb, mlir::Value x);
 

@@ -67,6 +67,11 @@ gradient checks (exit 0 pass, 1 fail, 2 error):
                           (every entry reruns most of a bundled model)
   --seed=N                1; printed as "seed: N"
   --rtol=R                1e-3
+  --skip-kinks            checks that the loss is smooth around each entry
+                          (the difference at S/2 agrees with that at S to
+                          R/2) and replaces those where it is not (a ReLU
+                          changes side within the step) with other entries;
+                          prints how many. For models with ReLU.
   --grad-output=DIR       also writes every entry's finite difference as
                           DIR/<name>.npy (f32): of the checked parameters, or
                           without --check-gradients of every parameter (two
@@ -303,6 +308,23 @@ GradientProblem gradientProblem(const Arguments &args,
   return problem;
 }
 
+/// Entries drawn per checked entry with --skip-kinks, the spares replacing
+/// entries that are not smooth.
+constexpr int64_t kKinkDrawFactor = 4;
+
+/// Whether the loss is smooth enough around `entry` for a check to `rtol`:
+/// the central difference at half the step agrees with `difference` (at
+/// `step`) to rtol / 2. A ReLU that changes side within the step biases a
+/// difference in proportion to the step, so the two differ by half that
+/// bias; a smooth loss makes them agree to O(step²).
+bool isSmoothAt(const LossFunction &loss, Weights &weights,
+                const std::string &name, int64_t entry, double step,
+                double difference, double rtol) {
+  double half = finiteDifference(loss, weights, name, entry, step / 2);
+  double scale = std::max({std::abs(difference), std::abs(half), 1e-12});
+  return std::abs(half - difference) <= 0.5 * rtol * scale;
+}
+
 /// Where lcc --emit-gradients puts the loss among the gradients: compared
 /// with the reference loss when the file holds it.
 constexpr const char *kCompiledLossName = "loss";
@@ -382,25 +404,51 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
     pass = error <= rtol;
     worst = std::isnan(error) ? std::nan("") : error;
   }
+  bool skipKinks = args.has("skip-kinks");
+  if (skipKinks && !outputDir.empty())
+    throw ReferenceError("--skip-kinks checks entries one by one; it does not "
+                         "combine with --grad-output");
   for (const auto &[name, gradient] : compiled) {
     if (name == kCompiledLossName && !weights.count(name))
       continue;
-    std::vector<int64_t> checked = sampleEntries(gradient.size(), entries, rng);
+    // With --skip-kinks, spare entries replace those that are not smooth.
+    int64_t drawn = skipKinks ? std::min<int64_t>(gradient.size(),
+                                                  kKinkDrawFactor * entries)
+                              : entries;
+    std::vector<int64_t> candidates =
+        sampleEntries(gradient.size(), drawn, rng);
     std::vector<double> got, fd;
     Tensor full;
     if (!outputDir.empty()) {
       full = finiteDifferenceGradient(problem.loss, weights, name, step);
       writeNpy(outputDir + "/" + name + ".npy", full, DType::F32);
     }
-    for (int64_t entry : checked) {
+    int64_t skipped = 0;
+    for (int64_t entry : candidates) {
+      if (static_cast<int64_t>(got.size()) == entries)
+        break;
+      double difference =
+          outputDir.empty()
+              ? finiteDifference(problem.loss, weights, name, entry, step)
+              : full.data[entry];
+      if (skipKinks && !isSmoothAt(problem.loss, weights, name, entry, step,
+                                   difference, rtol)) {
+        ++skipped;
+        continue;
+      }
       got.push_back(gradient.data[entry]);
-      fd.push_back(outputDir.empty() ? finiteDifference(problem.loss, weights,
-                                                        name, entry, step)
-                                     : full.data[entry]);
+      fd.push_back(difference);
     }
+    if (got.empty())
+      throw ReferenceError("every entry of '" + name +
+                           "' checked is at a "
+                           "kink: no finite difference there can be trusted");
     double error = gradientError(got, fd);
-    std::cout << name << ": " << checked.size() << " of " << gradient.size()
-              << " entries, relative error " << scientific(error) << std::endl;
+    std::cout << name << ": " << got.size() << " of " << gradient.size()
+              << " entries";
+    if (skipKinks)
+      std::cout << " (" << skipped << " at kinks skipped)";
+    std::cout << ", relative error " << scientific(error) << std::endl;
     pass = pass && error <= rtol; // false for NaN
     worst = std::isnan(error) || std::isnan(worst) ? std::nan("")
                                                    : std::max(worst, error);
@@ -422,6 +470,7 @@ int run(int argc, char **argv) {
   for (const char *flag : {"check-gradients", "grad-output", "fd-step",
                            "fd-entries", "seed", "rtol"})
     known[flag] = true;
+  known["skip-kinks"] = false;
   Arguments args = parseArguments(argc, argv, known);
   if (args.has("help")) {
     std::cout << kUsage;
@@ -436,7 +485,8 @@ int run(int argc, char **argv) {
                          "--graph=SPEC.json");
   bool gradients = args.has("check-gradients") || args.has("grad-output");
   if (!gradients)
-    for (const char *flag : {"fd-step", "fd-entries", "seed", "rtol"})
+    for (const char *flag :
+         {"fd-step", "fd-entries", "seed", "rtol", "skip-kinks"})
       if (args.has(flag))
         throw ReferenceError(std::string("--") + flag +
                              " applies to --check-gradients and "
