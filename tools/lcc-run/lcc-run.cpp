@@ -14,9 +14,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "common/RuntimeTool.h"
+
 #include "lcc/runtime.h"
 
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -24,10 +25,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+using namespace lcc::tools;
 
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
+namespace {
 
 const char kUsage[] =
     "usage: lcc-run MODEL.lcm [options]\n"
@@ -68,9 +68,28 @@ const char kUsage[] =
     "  --seed=N                    seed for --init-params (default 0)\n"
     "  --help, --version\n";
 
+// Each option, what its value looks like (for the error when it is missing)
+// and how it is checked.
+constexpr Flag kFlags[] = {
+    kDeviceFlag,
+    {"--function", "NAME", FlagValue::Text},
+    {"--input", "FILE.npy", FlagValue::Text},
+    {"--params", "FILE.safetensors", FlagValue::Text},
+    {"--output-dir", "DIR", FlagValue::Text},
+    {"--repeat", "N", FlagValue::PositiveCount},
+    {"--warmup", "N", FlagValue::Count},
+    kReportFlag,
+    kThreadsFlag,
+    {"--init-params", "FILE.safetensors", FlagValue::Text},
+    {"--seed", "N", FlagValue::Count},
+    {"--max-memory", "BYTES", FlagValue::Text},
+    {"--results-file", "FILE.safetensors", FlagValue::Text}};
+
+constexpr Tool kTool("lcc-run", kUsage, kFlags);
+
 struct Options {
   std::string model;
-  std::string device = "cpu";
+  DeviceOptions device;
   std::string function;
   std::vector<std::string> inputs;
   std::string params;
@@ -79,38 +98,11 @@ struct Options {
   uint64_t repeat = 1;
   uint64_t warmup = 0;
   bool jsonReport = false;
-  unsigned threads = 0;
-  bool threadsGiven = false;
   std::string initParams;
   uint64_t seed = 0;
   bool seedGiven = false;
-  uint64_t maxMemory = 0; // 0: the device's default
   bool list = false;
 };
-
-/// One error line and the exit status that goes with it.
-int fail(int status, const std::string &message) {
-  std::fprintf(stderr, "lcc-run: error: %s\n", message.c_str());
-  return status;
-}
-
-int fail(LccStatus status) {
-  int result = fail(kExitError, lccStatusGetMessage(status));
-  lccStatusDestroy(status);
-  return result;
-}
-
-bool parseCount(const std::string &text, uint64_t &value) {
-  if (text.empty() || text[0] < '0' || text[0] > '9')
-    return false;
-  errno = 0;
-  char *end = nullptr;
-  unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0')
-    return false;
-  value = parsed;
-  return true;
-}
 
 /// "512M" -> 536870912 (K, M, G: powers of 1024); false for anything else.
 bool parseBytes(std::string text, uint64_t &bytes) {
@@ -138,8 +130,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
                            bool &exitNow) {
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
-    if (argument == "--help" || argument == "-h") {
-      std::fputs(kUsage, stdout);
+    if (kTool.printsInfo(argument)) {
       exitNow = true;
       return "";
     }
@@ -147,66 +138,20 @@ std::string parseArguments(int argc, char **argv, Options &options,
       options.list = true;
       continue;
     }
-    if (argument == "--version") {
-      std::printf("lcc-run %s (reads .lcm version 4)\n", LCC_VERSION);
-      exitNow = true;
-      return "";
-    }
-    if (argument.size() < 2 || argument.compare(0, 2, "--") != 0) {
-      if (!options.model.empty())
-        return "unexpected argument '" + argument + "': the model is '" +
-               options.model + "'";
-      options.model = argument;
+    if (!isOption(argument)) {
+      std::string error = readModel(argument, options.model);
+      if (!error.empty())
+        return error;
       continue;
     }
-    size_t equals = argument.find('=');
-    std::string flag = argument.substr(0, equals);
-    bool hasValue = equals != std::string::npos;
-    std::string value = hasValue ? argument.substr(equals + 1) : "";
-    // Each option and what its value looks like, for the error when the
-    // value is missing.
-    static const struct {
-      const char *flag;
-      const char *value;
-    } kFlags[] = {{"--device", "cpu|cuda"},
-                  {"--function", "NAME"},
-                  {"--input", "FILE.npy"},
-                  {"--params", "FILE.safetensors"},
-                  {"--output-dir", "DIR"},
-                  {"--repeat", "N"},
-                  {"--warmup", "N"},
-                  {"--report", "json"},
-                  {"--threads", "N"},
-                  {"--init-params", "FILE.safetensors"},
-                  {"--seed", "N"},
-                  {"--max-memory", "BYTES"},
-                  {"--results-file", "FILE.safetensors"}};
-    const char *valueForm = nullptr;
-    for (const auto &candidate : kFlags)
-      if (flag == candidate.flag)
-        valueForm = candidate.value;
-    if (!valueForm)
-      return "unknown argument '" + argument + "'; see lcc-run --help";
-    if (!hasValue || value.empty())
-      return flag + " needs a value: " + flag + "=" + valueForm;
-
-    uint64_t number = 0;
-    if (flag == "--repeat" || flag == "--warmup" || flag == "--threads" ||
-        flag == "--seed") {
-      if (!parseCount(value, number))
-        return "invalid " + flag + " value '" + value +
-               "'; expected a non-negative integer";
-      if ((flag == "--repeat" || flag == "--threads") && number == 0)
-        return flag + " must be at least 1";
-      if (flag == "--threads" && number > 4096)
-        return "--threads must be at most 4096, got " + value;
-    }
-    if (flag == "--device") {
-      if (value != "cpu" && value != "cuda")
-        return "unknown --device value '" + value +
-               "'; expected 'cpu' or 'cuda'";
-      options.device = value;
-    } else if (flag == "--function") {
+    FlagArgument read;
+    std::string error = kTool.readFlag(argument, read);
+    if (!error.empty())
+      return error;
+    if (options.device.read(read))
+      continue;
+    const std::string &flag = read.flag, &value = read.value;
+    if (flag == "--function") {
       options.function = value;
     } else if (flag == "--input") {
       options.inputs.push_back(value);
@@ -217,23 +162,19 @@ std::string parseArguments(int argc, char **argv, Options &options,
     } else if (flag == "--results-file") {
       options.resultsFile = value;
     } else if (flag == "--repeat") {
-      options.repeat = number;
+      options.repeat = read.count;
     } else if (flag == "--warmup") {
-      options.warmup = number;
+      options.warmup = read.count;
     } else if (flag == "--report") {
-      if (value != "json")
-        return "unknown --report value '" + value + "'; expected 'json'";
       options.jsonReport = true;
-    } else if (flag == "--threads") {
-      options.threads = unsigned(number);
-      options.threadsGiven = true;
     } else if (flag == "--init-params") {
       options.initParams = value;
     } else if (flag == "--seed") {
-      options.seed = number;
+      options.seed = read.count;
       options.seedGiven = true;
     } else if (flag == "--max-memory") {
-      if (!parseBytes(value, options.maxMemory) || options.maxMemory == 0)
+      uint64_t &bytes = options.device.maxMemory;
+      if (!parseBytes(value, bytes) || bytes == 0)
         return "invalid --max-memory value '" + value +
                "'; expected a number of bytes >= 1 with an optional K, M or "
                "G suffix";
@@ -248,9 +189,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
        !options.initParams.empty() || !options.resultsFile.empty()))
     return "--list prints what the module holds and runs nothing; drop "
            "--input, --params and --init-params";
-  if (options.threadsGiven && options.device != "cpu")
-    return "--threads only applies to --device=cpu";
-  return "";
+  return options.device.check();
 }
 
 /// The shortest decimal text that reads back as the same double.
@@ -368,26 +307,11 @@ int listModule(LccModule module, const std::string &path) {
   return 0;
 }
 
-/// Owns the handles of one run; destroys them in any order on exit.
-struct Handles {
-  LccModule module = nullptr;
-  LccDevice device = nullptr;
-  LccSession session = nullptr;
-  std::vector<LccHostTensor> inputs;
-  ~Handles() {
-    for (LccHostTensor input : inputs)
-      lccHostTensorDestroy(input);
-    lccSessionDestroy(session);
-    lccDeviceDestroy(device);
-    lccModuleDestroy(module);
-  }
-};
-
 int run(const Options &options) {
   Handles handles;
-  if (LccStatus status =
-          lccModuleLoadFile(options.model.c_str(), &handles.module))
-    return fail(status);
+  std::string error = handles.load(options.model);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
 
   if (options.list)
     return listModule(handles.module, options.model);
@@ -395,19 +319,19 @@ int run(const Options &options) {
   if (!options.initParams.empty()) {
     // A weights file the device could not hold is no use, and the bytes
     // come from the module alone: refuse it before writing anything.
-    uint64_t limit = options.maxMemory ? options.maxMemory
-                                     : lccGetPhysicalMemoryBytes();
+    uint64_t maxMemory = options.device.maxMemory;
+    uint64_t limit = maxMemory ? maxMemory : lccGetPhysicalMemoryBytes();
     uint64_t bytes = lccModuleGetParameterBytes(handles.module);
     if (bytes > limit)
-      return fail(kExitError,
-                  options.model + ": its parameters need " +
-                      std::to_string(bytes) + " bytes, more than the " +
-                      std::to_string(limit) + "-byte memory limit " +
-                      (options.maxMemory ? "(--max-memory)"
-                                         : "(physical memory; --max-memory)"));
+      return kTool.fail(kExitError,
+                        options.model + ": its parameters need " +
+                            std::to_string(bytes) + " bytes, more than the " +
+                            std::to_string(limit) + "-byte memory limit " +
+                            (maxMemory ? "(--max-memory)"
+                                       : "(physical memory; --max-memory)"));
     if (LccStatus status = lccModuleWriteInitialParameters(
             handles.module, options.seed, options.initParams.c_str()))
-      return fail(status);
+      return kTool.fail(status);
     std::printf("wrote initial values of the parameters of '%s' (seed %llu) "
                 "to '%s'\n",
                 options.model.c_str(), (unsigned long long)options.seed,
@@ -415,50 +339,35 @@ int run(const Options &options) {
     return 0;
   }
 
-  if (LccStatus status = lccDeviceCreate(options.device.c_str(),
-                                         options.threads, &handles.device))
-    return fail(status);
-  if (options.maxMemory)
-    lccDeviceSetMemoryLimit(handles.device, options.maxMemory);
-  // Creating the session picks the module's code for the device, and
-  // looking a function up loads it: errors of both name the model.
-  auto failWithModel = [&](LccStatus status) {
-    std::string message = options.model + ": " + lccStatusGetMessage(status);
-    lccStatusDestroy(status);
-    return fail(kExitError, message);
-  };
-  if (LccStatus status =
-          lccSessionCreate(handles.device, handles.module, &handles.session))
-    return failWithModel(status);
+  error = handles.open(options.device);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
   if (!options.params.empty())
     if (LccStatus status = lccSessionBindParametersFile(handles.session,
                                                         options.params.c_str()))
-      return fail(status);
+      return kTool.fail(status);
   LccFunction function = nullptr;
-  if (LccStatus status = lccSessionLookupFunction(
-          handles.session, options.function.c_str(), &function))
-    return failWithModel(status);
+  error = handles.lookup(options.function, function);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
 
-  std::vector<LccTensorView> inputs;
+  NpyFiles inputs;
   for (const std::string &path : options.inputs) {
-    LccHostTensor tensor = nullptr;
-    if (LccStatus status = lccNpyRead(path.c_str(), &tensor))
-      return fail(status);
-    handles.inputs.push_back(tensor);
-    LccTensorView view;
-    lccHostTensorGetView(tensor, &view);
-    inputs.push_back(view);
+    error = inputs.read(path);
+    if (!error.empty())
+      return kTool.fail(kExitError, error);
   }
 
+  const std::vector<LccTensorView> &views = inputs.views;
   for (uint64_t i = 0; i < options.warmup; ++i)
     if (LccStatus status =
-            lccFunctionCall(function, inputs.data(), inputs.size()))
-      return fail(status);
+            lccFunctionCall(function, views.data(), views.size()))
+      return kTool.fail(status);
   lccFunctionResetStats(function);
   for (uint64_t i = 0; i < options.repeat; ++i)
     if (LccStatus status =
-            lccFunctionCall(function, inputs.data(), inputs.size()))
-      return fail(status);
+            lccFunctionCall(function, views.data(), views.size()))
+      return kTool.fail(status);
 
   std::string directory = options.outputDir;
   if (directory.back() != '/')
@@ -471,7 +380,7 @@ int run(const Options &options) {
     lccFunctionGetResult(function, i, &result);
     files.push_back(directory + "result" + std::to_string(i) + ".npy");
     if (LccStatus status = lccNpyWrite(files.back().c_str(), &result))
-      return fail(status);
+      return kTool.fail(status);
     sums.push_back(checksum(result));
   }
   if (!options.resultsFile.empty()) {
@@ -486,7 +395,7 @@ int run(const Options &options) {
     }
     if (LccStatus status = lccSafetensorsWrite(options.resultsFile.c_str(),
                                                results.data(), results.size()))
-      return fail(status);
+      return kTool.fail(status);
   }
 
   double calls = double(lccFunctionGetCallCount(function));
@@ -512,7 +421,7 @@ int run(const Options &options) {
   json += "\"model\":" + jsonString(options.model);
   json += ",\"function\":" + jsonString(lccFunctionGetName(function));
   json += ",\"device\":" + jsonString(lccDeviceGetKind(handles.device));
-  if (options.device == "cpu") {
+  if (options.device.kind == "cpu") {
     json += ",\"threads\":" +
             std::to_string(lccDeviceGetThreadCount(handles.device));
   } else {
@@ -560,12 +469,5 @@ int run(const Options &options) {
 } // namespace
 
 int main(int argc, char **argv) {
-  Options options;
-  bool exitNow = false;
-  std::string error = parseArguments(argc, argv, options, exitNow);
-  if (!error.empty())
-    return fail(kExitUsage, error);
-  if (exitNow)
-    return 0;
-  return run(options);
+  return kTool.run(argc, argv, parseArguments, run);
 }

@@ -7,12 +7,6 @@
 
 namespace lcc::train {
 
-std::string takeMessage(LccStatus status) {
-  std::string message = lccStatusGetMessage(status);
-  lccStatusDestroy(status);
-  return message;
-}
-
 std::string quote(const std::string &text) {
   std::string out = "'";
   for (char c : text) {
@@ -88,11 +82,6 @@ std::string checkBatchDimension(const Signature &step) {
   return "";
 }
 
-Dataset::~Dataset() {
-  for (LccHostTensor file : files)
-    lccHostTensorDestroy(file);
-}
-
 std::string loadDataset(const std::vector<std::string> &paths, const char *flag,
                         const Signature &step, Dataset &dataset) {
   size_t count = step.inputs.size();
@@ -110,13 +99,10 @@ std::string loadDataset(const std::vector<std::string> &paths, const char *flag,
     const Argument &argument = step.inputs[i];
     std::string what = std::string(flag) + " '" + paths[i] + "' for " +
                        describeArgument(argument, i);
-    LccHostTensor file = nullptr;
-    if (LccStatus status = lccNpyRead(paths[i].c_str(), &file))
-      return takeMessage(status);
-    dataset.files.push_back(file);
-    LccTensorView view;
-    lccHostTensorGetView(file, &view);
-    dataset.views.push_back(view);
+    std::string error = dataset.files.read(paths[i]);
+    if (!error.empty())
+      return error;
+    const LccTensorView &view = dataset.files.views.back();
     if (view.dtype != argument.dtype)
       return what + ": expected dtype " + lccDTypeGetName(argument.dtype) +
              ", got " + lccDTypeGetName(view.dtype);
@@ -156,7 +142,7 @@ const LccTensorView *Batcher::at(uint64_t start) {
   for (size_t i = 0; i < views.size(); ++i) {
     const Argument &argument = step.inputs[i];
     uint64_t rowBytes = dataset.rowBytes[i];
-    const char *data = static_cast<const char *>(dataset.views[i].data);
+    const char *data = static_cast<const char *>(dataset.files.views[i].data);
     LccTensorView &view = views[i];
     view.name = nullptr;
     view.dtype = argument.dtype;

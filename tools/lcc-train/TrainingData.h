@@ -13,6 +13,8 @@
 #ifndef LCC_TOOLS_LCC_TRAIN_TRAININGDATA_H
 #define LCC_TOOLS_LCC_TRAIN_TRAININGDATA_H
 
+#include "common/RuntimeTool.h"
+
 #include "lcc/runtime.h"
 
 #include <cstdint>
@@ -24,8 +26,6 @@ namespace lcc::train {
 /// The function that training calls.
 constexpr const char *kTrainStep = "train_step";
 
-/// The message of `status`, which is freed.
-std::string takeMessage(LccStatus status);
 /// A name from a file in single quotes, escaped so that it stays on one
 /// line (as the runtime quotes names in its own messages).
 std::string quote(const std::string &text);
@@ -60,14 +60,9 @@ std::string checkBatchDimension(const Signature &step);
 
 /// The .npy files of one data set, checked against the arguments.
 struct Dataset {
-  std::vector<LccHostTensor> files;
-  std::vector<LccTensorView> views;
+  tools::NpyFiles files;
   std::vector<uint64_t> rowBytes; // per file
   uint64_t rows = 0;
-  Dataset() = default;
-  Dataset(const Dataset &) = delete;
-  Dataset &operator=(const Dataset &) = delete;
-  ~Dataset();
 };
 
 /// Reads `paths` (named `flag` in messages: "--data", "--eval-data") and

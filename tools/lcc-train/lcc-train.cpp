@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TrainingData.h"
+#include "common/RuntimeTool.h"
 
 #include "lcc/runtime.h"
 
@@ -30,12 +31,10 @@
 #include <unistd.h>
 #include <vector>
 
+using namespace lcc::tools;
 using namespace lcc::train;
 
 namespace {
-
-constexpr int kExitError = 1;
-constexpr int kExitUsage = 2;
 
 const char kUsage[] =
     "usage: lcc-train MODEL.lcm --data=FILE.npy... [options]\n"
@@ -90,6 +89,23 @@ const char kUsage[] =
     "(tokens: the elements of train_step's first argument per step). A loss\n"
     "that is not finite stops training with an error.\n";
 
+// Each option, what its value looks like (for the error when it is missing)
+// and how it is checked.
+constexpr Flag kFlags[] = {
+    {"--data", "FILE.npy", FlagValue::Text},
+    {"--eval-data", "FILE.npy", FlagValue::Text},
+    {"--eval-function", "NAME", FlagValue::Text},
+    {"--params", "FILE.safetensors", FlagValue::Text},
+    {"--seed", "N", FlagValue::Count},
+    {"--steps", "N", FlagValue::PositiveCount},
+    {"--eval-every", "N", FlagValue::Count},
+    {"--checkpoint", "FILE.safetensors", FlagValue::Text},
+    kReportFlag,
+    kDeviceFlag,
+    kThreadsFlag};
+
+constexpr Tool kTool("lcc-train", kUsage, kFlags);
+
 struct Options {
   std::string model;
   std::vector<std::string> data;
@@ -103,28 +119,8 @@ struct Options {
   uint64_t evalEvery = 0;
   std::string checkpoint;
   bool jsonReport = false;
-  std::string device = "cpu";
-  unsigned threads = 0;
-  bool threadsGiven = false;
+  DeviceOptions device;
 };
-
-/// One error line; returns the exit status that goes with it.
-int fail(int status, const std::string &message) {
-  std::fprintf(stderr, "lcc-train: error: %s\n", message.c_str());
-  return status;
-}
-
-bool parseCount(const std::string &text, uint64_t &value) {
-  if (text.empty() || text[0] < '0' || text[0] > '9')
-    return false;
-  errno = 0;
-  char *end = nullptr;
-  unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0')
-    return false;
-  value = parsed;
-  return true;
-}
 
 /// `value` split at commas, empty pieces dropped.
 void appendList(const std::string &value, std::vector<std::string> &out) {
@@ -146,67 +142,29 @@ std::string parseArguments(int argc, char **argv, Options &options,
   std::vector<std::string> *list = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string argument = argv[i];
-    if (argument == "--help" || argument == "-h") {
-      std::fputs(kUsage, stdout);
+    if (kTool.printsInfo(argument)) {
       exitNow = true;
       return "";
     }
-    if (argument == "--version") {
-      std::printf("lcc-train %s (reads .lcm version 4)\n", LCC_VERSION);
-      exitNow = true;
-      return "";
-    }
-    if (argument.size() < 2 || argument.compare(0, 2, "--") != 0) {
-      if (options.model.empty()) {
-        options.model = argument;
-        list = nullptr;
-      } else if (list) {
+    if (!isOption(argument)) {
+      if (!options.model.empty() && list) {
         appendList(argument, *list);
-      } else {
-        return "unexpected argument '" + argument + "': the model is '" +
-               options.model + "'";
+        continue;
       }
+      std::string error = readModel(argument, options.model);
+      if (!error.empty())
+        return error;
+      list = nullptr;
       continue;
     }
     list = nullptr;
-    size_t equals = argument.find('=');
-    std::string flag = argument.substr(0, equals);
-    bool hasValue = equals != std::string::npos;
-    std::string value = hasValue ? argument.substr(equals + 1) : "";
-    static const struct {
-      const char *flag;
-      const char *value;
-    } kFlags[] = {{"--data", "FILE.npy"},
-                  {"--eval-data", "FILE.npy"},
-                  {"--eval-function", "NAME"},
-                  {"--params", "FILE.safetensors"},
-                  {"--seed", "N"},
-                  {"--steps", "N"},
-                  {"--eval-every", "N"},
-                  {"--checkpoint", "FILE.safetensors"},
-                  {"--report", "json"},
-                  {"--device", "cpu|cuda"},
-                  {"--threads", "N"}};
-    const char *valueForm = nullptr;
-    for (const auto &candidate : kFlags)
-      if (flag == candidate.flag)
-        valueForm = candidate.value;
-    if (!valueForm)
-      return "unknown argument '" + argument + "'; see lcc-train --help";
-    if (!hasValue || value.empty())
-      return flag + " needs a value: " + flag + "=" + valueForm;
-
-    uint64_t number = 0;
-    if (flag == "--seed" || flag == "--steps" || flag == "--eval-every" ||
-        flag == "--threads") {
-      if (!parseCount(value, number))
-        return "invalid " + flag + " value '" + value +
-               "'; expected a non-negative integer";
-      if ((flag == "--steps" || flag == "--threads") && number == 0)
-        return flag + " must be at least 1";
-      if (flag == "--threads" && number > 4096)
-        return "--threads must be at most 4096, got " + value;
-    }
+    FlagArgument read;
+    std::string error = kTool.readFlag(argument, read);
+    if (!error.empty())
+      return error;
+    if (options.device.read(read))
+      continue;
+    const std::string &flag = read.flag, &value = read.value;
     if (flag == "--data") {
       appendList(value, options.data);
       list = &options.data;
@@ -218,27 +176,17 @@ std::string parseArguments(int argc, char **argv, Options &options,
     } else if (flag == "--params") {
       options.params = value;
     } else if (flag == "--seed") {
-      options.seed = number;
+      options.seed = read.count;
       options.seedGiven = true;
     } else if (flag == "--steps") {
-      options.steps = number;
+      options.steps = read.count;
       options.stepsGiven = true;
     } else if (flag == "--eval-every") {
-      options.evalEvery = number;
+      options.evalEvery = read.count;
     } else if (flag == "--checkpoint") {
       options.checkpoint = value;
     } else if (flag == "--report") {
-      if (value != "json")
-        return "unknown --report value '" + value + "'; expected 'json'";
       options.jsonReport = true;
-    } else if (flag == "--device") {
-      if (value != "cpu" && value != "cuda")
-        return "unknown --device value '" + value +
-               "'; expected 'cpu' or 'cuda'";
-      options.device = value;
-    } else if (flag == "--threads") {
-      options.threads = unsigned(number);
-      options.threadsGiven = true;
     }
   }
   if (options.model.empty())
@@ -250,9 +198,7 @@ std::string parseArguments(int argc, char **argv, Options &options,
   if (!options.params.empty() && options.seedGiven)
     return "--params and --seed exclude each other: --params starts from "
            "those weights, --seed from fresh ones";
-  if (options.threadsGiven && options.device != "cpu")
-    return "--threads only applies to --device=cpu";
-  return "";
+  return options.device.check();
 }
 
 /// "" when result 0 of `function` is a loss: one f32.
@@ -283,18 +229,6 @@ std::string checkWritable(const std::string &path, const char *flag) {
   return std::string("cannot write ") + flag + " '" + path + "': directory '" +
          directory + "': " + std::strerror(errno);
 }
-
-/// Owns the handles of one run; destroys them in any order on exit.
-struct Handles {
-  LccModule module = nullptr;
-  LccDevice device = nullptr;
-  LccSession session = nullptr;
-  ~Handles() {
-    lccSessionDestroy(session);
-    lccDeviceDestroy(device);
-    lccModuleDestroy(module);
-  }
-};
 
 /// The loss (result 0) of the last call of `function`.
 double lossOf(LccFunction function) {
@@ -365,80 +299,75 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
 
 int train(const Options &options) {
   Handles handles;
-  if (LccStatus status =
-          lccModuleLoadFile(options.model.c_str(), &handles.module))
-    return fail(kExitError, takeMessage(status));
+  std::string error = handles.load(options.model);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
 
   // What the module offers, checked before any data is read.
   Signature step, eval;
   if (!findSignature(handles.module, kTrainStep, step))
-    return fail(kExitError, options.model + " has no " + kTrainStep +
-                                ": compile it with lcc --train");
+    return kTool.fail(kExitError, options.model + " has no " + kTrainStep +
+                                      ": compile it with lcc --train");
   if (options.evalFunction == kTrainStep)
-    return fail(kExitUsage, std::string("--eval-function=") + kTrainStep +
-                                " would train while it evaluates; name the "
-                                "loss function it trains");
+    return kTool.fail(kExitUsage,
+                      std::string("--eval-function=") + kTrainStep +
+                          " would train while it evaluates; name the "
+                          "loss function it trains");
   if (!findSignature(handles.module, options.evalFunction, eval))
-    return fail(kExitError,
-                options.model + " has no function " +
-                    quote(options.evalFunction) +
-                    " to evaluate the loss with; name the function that " +
-                    kTrainStep + " trains with --eval-function=NAME");
+    return kTool.fail(
+        kExitError, options.model + " has no function " +
+                        quote(options.evalFunction) +
+                        " to evaluate the loss with; name the function that " +
+                        kTrainStep + " trains with --eval-function=NAME");
   for (const Signature *function : {&step, &eval}) {
-    std::string error = checkLossResult(*function);
+    error = checkLossResult(*function);
     if (!error.empty())
-      return fail(kExitError, options.model + ": " + error);
+      return kTool.fail(kExitError, options.model + ": " + error);
   }
   bool sameArguments = eval.inputs.size() == step.inputs.size();
   for (size_t i = 0; sameArguments && i < eval.inputs.size(); ++i)
     sameArguments = eval.inputs[i].dtype == step.inputs[i].dtype &&
                     eval.inputs[i].shape == step.inputs[i].shape;
   if (!sameArguments)
-    return fail(kExitError,
-                options.model + ": function " + quote(options.evalFunction) +
-                    " does not take the arguments of " + kTrainStep +
-                    "; name the function it trains with "
-                    "--eval-function=NAME");
-  std::string error = checkBatchDimension(step);
+    return kTool.fail(kExitError, options.model + ": function " +
+                                      quote(options.evalFunction) +
+                                      " does not take the arguments of " +
+                                      kTrainStep +
+                                      "; name the function it trains with "
+                                      "--eval-function=NAME");
+  error = checkBatchDimension(step);
   if (!error.empty())
-    return fail(kExitError, options.model + ": " + error);
+    return kTool.fail(kExitError, options.model + ": " + error);
 
   if (!options.checkpoint.empty())
     error = checkWritable(options.checkpoint, "--checkpoint");
   if (!error.empty())
-    return fail(kExitError, error);
+    return kTool.fail(kExitError, error);
 
   Dataset trainData, evalData;
   error = loadDataset(options.data, "--data", step, trainData);
   if (error.empty() && !options.evalData.empty())
     error = loadDataset(options.evalData, "--eval-data", step, evalData);
   if (!error.empty())
-    return fail(kExitError, error);
+    return kTool.fail(kExitError, error);
   const Dataset &evaluated = options.evalData.empty() ? trainData : evalData;
 
-  if (LccStatus status = lccDeviceCreate(options.device.c_str(),
-                                         options.threads, &handles.device))
-    return fail(kExitError, takeMessage(status));
-  auto failWithModel = [&](LccStatus status) {
-    return fail(kExitError, options.model + ": " + takeMessage(status));
-  };
-  if (LccStatus status =
-          lccSessionCreate(handles.device, handles.module, &handles.session))
-    return failWithModel(status);
+  error = handles.open(options.device);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
   LccStatus bound =
       options.params.empty()
           ? lccSessionInitializeParameters(handles.session, options.seed)
           : lccSessionBindParametersFile(handles.session,
                                          options.params.c_str());
   if (bound)
-    return fail(kExitError, takeMessage(bound));
+    return kTool.fail(bound);
   LccFunction trainFunction = nullptr, evalFunction = nullptr;
-  if (LccStatus status =
-          lccSessionLookupFunction(handles.session, kTrainStep, &trainFunction))
-    return failWithModel(status);
-  if (LccStatus status = lccSessionLookupFunction(
-          handles.session, options.evalFunction.c_str(), &evalFunction))
-    return failWithModel(status);
+  error = handles.lookup(kTrainStep, trainFunction);
+  if (error.empty())
+    error = handles.lookup(options.evalFunction, evalFunction);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
 
   Batcher batches(trainData, step);
   uint64_t batch = batches.getBatchRows();
@@ -487,19 +416,19 @@ int train(const Options &options) {
     uint64_t before = lccFunctionGetTotalNanoseconds(trainFunction);
     if (LccStatus status =
             lccFunctionCall(trainFunction, inputs, step.inputs.size()))
-      return fail(kExitError,
-                  "step " + std::to_string(s) + " (" +
-                      describeRows(cursor, batch, trainData.rows, "--data") +
-                      "): " + takeMessage(status));
+      return kTool.fail(kExitError, "step " + std::to_string(s) + " (" +
+                                        describeRows(cursor, batch,
+                                                     trainData.rows, "--data") +
+                                        "): " + takeMessage(status));
     double ms =
         double(lccFunctionGetTotalNanoseconds(trainFunction) - before) / 1e6;
     stepMs.push_back(ms);
     trainSeconds += ms / 1e3;
     double loss = lossOf(trainFunction);
     if (!std::isfinite(loss))
-      return fail(kExitError, std::string("loss is ") +
-                                  describeNonFinite(loss) + " at step " +
-                                  std::to_string(s));
+      return kTool.fail(kExitError, std::string("loss is ") +
+                                        describeNonFinite(loss) + " at step " +
+                                        std::to_string(s));
     losses.push_back(loss);
     cursor = (cursor + batch % trainData.rows) % trainData.rows;
 
@@ -508,7 +437,7 @@ int train(const Options &options) {
     if (evaluates) {
       std::string failure = evaluate(s);
       if (!failure.empty())
-        return fail(kExitError, failure);
+        return kTool.fail(kExitError, failure);
     }
     auto now = std::chrono::steady_clock::now();
     if (s == 1 || evaluates ||
@@ -556,12 +485,5 @@ int train(const Options &options) {
 } // namespace
 
 int main(int argc, char **argv) {
-  Options options;
-  bool exitNow = false;
-  std::string error = parseArguments(argc, argv, options, exitNow);
-  if (!error.empty())
-    return fail(kExitUsage, error);
-  if (exitNow)
-    return 0;
-  return train(options);
+  return kTool.run(argc, argv, parseArguments, train);
 }

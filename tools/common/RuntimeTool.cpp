@@ -1,0 +1,183 @@
+//===- RuntimeTool.cpp - what lcc-run and lcc-train share -----------------===//
+
+#include "common/RuntimeTool.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+namespace lcc::tools {
+
+namespace {
+
+/// The most threads lccDeviceCreate gives the cpu device.
+constexpr uint64_t kMaxThreads = 4096;
+
+} // namespace
+
+int Tool::fail(int status, const std::string &message) const {
+  std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
+  return status;
+}
+
+int Tool::fail(LccStatus status) const {
+  return fail(kExitError, takeMessage(status));
+}
+
+bool Tool::printsInfo(const std::string &argument) const {
+  if (argument == "--help" || argument == "-h") {
+    std::fputs(usage, stdout);
+    return true;
+  }
+  if (argument == "--version") {
+    std::printf("%s %s (reads .lcm version 4)\n", name, LCC_VERSION);
+    return true;
+  }
+  return false;
+}
+
+std::string Tool::readFlag(const std::string &argument,
+                           FlagArgument &out) const {
+  size_t equals = argument.find('=');
+  out.flag = argument.substr(0, equals);
+  bool hasValue = equals != std::string::npos;
+  out.value = hasValue ? argument.substr(equals + 1) : "";
+  const Flag *flag = nullptr;
+  for (size_t i = 0; i < flagCount; ++i)
+    if (out.flag == flags[i].name)
+      flag = &flags[i];
+  if (!flag)
+    return "unknown argument '" + argument + "'; see " + name + " --help";
+  if (!hasValue || out.value.empty())
+    return out.flag + " needs a value: " + out.flag + "=" + flag->form;
+
+  const std::string &value = out.value;
+  switch (flag->value) {
+  case FlagValue::Text:
+    return "";
+  case FlagValue::Device:
+    if (value != "cpu" && value != "cuda")
+      return "unknown " + out.flag + " value '" + value +
+             "'; expected 'cpu' or 'cuda'";
+    return "";
+  case FlagValue::Report:
+    if (value != "json")
+      return "unknown " + out.flag + " value '" + value + "'; expected 'json'";
+    return "";
+  case FlagValue::Count:
+  case FlagValue::PositiveCount:
+  case FlagValue::Threads:
+    break;
+  }
+  if (!parseCount(value, out.count))
+    return "invalid " + out.flag + " value '" + value +
+           "'; expected a non-negative integer";
+  if (flag->value != FlagValue::Count && out.count == 0)
+    return out.flag + " must be at least 1";
+  if (flag->value == FlagValue::Threads && out.count > kMaxThreads)
+    return out.flag + " must be at most " + std::to_string(kMaxThreads) +
+           ", got " + value;
+  return "";
+}
+
+bool isOption(const std::string &argument) {
+  return argument.size() >= 2 && argument.compare(0, 2, "--") == 0;
+}
+
+std::string readModel(const std::string &argument, std::string &model) {
+  if (!model.empty())
+    return "unexpected argument '" + argument + "': the model is '" + model +
+           "'";
+  model = argument;
+  return "";
+}
+
+bool parseCount(const std::string &text, uint64_t &value) {
+  // strtoull alone would take a sign or leading spaces.
+  if (text.empty() || text[0] < '0' || text[0] > '9')
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long parsed = std::strtoull(text.c_str(), &end, 10);
+  if (errno != 0 || *end != '\0')
+    return false;
+  value = parsed;
+  return true;
+}
+
+std::string takeMessage(LccStatus status) {
+  std::string message = lccStatusGetMessage(status);
+  lccStatusDestroy(status);
+  return message;
+}
+
+bool DeviceOptions::read(const FlagArgument &argument) {
+  if (argument.flag == "--device") {
+    kind = argument.value;
+    return true;
+  }
+  if (argument.flag == "--threads") {
+    threads = unsigned(argument.count);
+    threadsGiven = true;
+    return true;
+  }
+  return false;
+}
+
+std::string DeviceOptions::check() const {
+  if (threadsGiven && kind != "cpu")
+    return "--threads only applies to --device=cpu";
+  return "";
+}
+
+NpyFiles::~NpyFiles() {
+  for (LccHostTensor tensor : tensors)
+    lccHostTensorDestroy(tensor);
+}
+
+std::string NpyFiles::read(const std::string &path) {
+  LccHostTensor tensor = nullptr;
+  if (LccStatus status = lccNpyRead(path.c_str(), &tensor))
+    return takeMessage(status);
+  tensors.push_back(tensor);
+  LccTensorView view;
+  lccHostTensorGetView(tensor, &view);
+  views.push_back(view);
+  return "";
+}
+
+Handles::~Handles() {
+  lccSessionDestroy(session);
+  lccDeviceDestroy(device);
+  lccModuleDestroy(module);
+}
+
+std::string Handles::load(const std::string &path) {
+  model = path;
+  if (LccStatus status = lccModuleLoadFile(path.c_str(), &module))
+    return takeMessage(status);
+  return "";
+}
+
+std::string Handles::open(const DeviceOptions &options) {
+  if (LccStatus status =
+          lccDeviceCreate(options.kind.c_str(), options.threads, &device))
+    return takeMessage(status);
+  if (options.maxMemory)
+    lccDeviceSetMemoryLimit(device, options.maxMemory);
+  // Creating the session picks the module's code for the device: its errors
+  // name the model.
+  if (LccStatus status = lccSessionCreate(device, module, &session))
+    return model + ": " + takeMessage(status);
+  return "";
+}
+
+std::string Handles::lookup(const std::string &name, LccFunction &function) {
+  // Looking a function up loads its code: its errors name the model too.
+  if (LccStatus status =
+          lccSessionLookupFunction(session, name.c_str(), &function))
+    return model + ": " + takeMessage(status);
+  return "";
+}
+
+} // namespace lcc::tools

@@ -1,0 +1,172 @@
+//===- RuntimeTool.h - what lcc-run and lcc-train share ---------*- C++ -*-===//
+//
+// The parts of a command-line tool over the runtime's C API that lcc-run and
+// lcc-train have in common, so that each of their messages is written in one
+// place: the `TOOL: error:` line and its exit status, the "--flag=value"
+// command line (--help, --version, counts, --device, --threads, --report,
+// the model), reading .npy files, and putting the model on a device. C API
+// only, as the tools are.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_TOOLS_COMMON_RUNTIMETOOL_H
+#define LCC_TOOLS_COMMON_RUNTIMETOOL_H
+
+#include "lcc/runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lcc::tools {
+
+/// The exit statuses of the command-line contract (DESIGN.md §6).
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+
+/// How the value of a flag is checked when the command line is read.
+enum class FlagValue {
+  Text,          ///< Anything but empty.
+  Count,         ///< A non-negative integer.
+  PositiveCount, ///< A count of at least 1.
+  Threads,       ///< --threads: 1 to 4096, what the cpu device takes.
+  Device,        ///< --device: cpu or cuda.
+  Report,        ///< --report: json.
+};
+
+/// An option of the form "--flag=value".
+struct Flag {
+  const char *name; ///< "--steps".
+  /// What its value looks like ("N"), for the error when it is missing.
+  const char *form;
+  FlagValue value;
+};
+
+/// The flags of the device (DeviceOptions) and of the report, which both
+/// tools take alike.
+constexpr Flag kDeviceFlag = {"--device", "cpu|cuda", FlagValue::Device};
+constexpr Flag kThreadsFlag = {"--threads", "N", FlagValue::Threads};
+constexpr Flag kReportFlag = {"--report", "json", FlagValue::Report};
+
+/// One "--flag=value" argument as read, its value checked.
+struct FlagArgument {
+  std::string flag;
+  std::string value;
+  uint64_t count = 0; ///< The value of a count flag (and of --threads).
+};
+
+/// A tool: its name begins its error lines and its --version line, --help
+/// prints its usage, and its flags are those its command line takes.
+class Tool {
+public:
+  template <size_t N>
+  constexpr Tool(const char *name, const char *usage, const Flag (&flags)[N])
+      : name(name), usage(usage), flags(flags), flagCount(N) {}
+
+  /// One `NAME: error: MESSAGE` line on stderr; returns `status`, the exit
+  /// status that goes with it.
+  int fail(int status, const std::string &message) const;
+  /// The error line of `status`, which is freed; returns kExitError.
+  int fail(LccStatus status) const;
+
+  /// Prints the usage for --help or -h, the version for --version; true
+  /// when `argument` was one of them, which ends the run.
+  bool printsInfo(const std::string &argument) const;
+
+  /// Reads `argument`, an option (isOption), as one of the tool's flags and
+  /// checks its value; returns an error message or "".
+  std::string readFlag(const std::string &argument, FlagArgument &out) const;
+
+  /// The whole of a tool's main: `parse` reads the command line into
+  /// options, returning an error message or "" and setting `exitNow` when
+  /// --help or --version printed; a usage error exits with kExitUsage, else
+  /// the exit status is that of `runOptions`.
+  template <typename Options>
+  int run(int argc, char **argv,
+          std::string (*parse)(int, char **, Options &, bool &),
+          int (*runOptions)(const Options &)) const {
+    Options options;
+    bool exitNow = false;
+    std::string error = parse(argc, argv, options, exitNow);
+    if (!error.empty())
+      return fail(kExitUsage, error);
+    if (exitNow)
+      return 0;
+    return runOptions(options);
+  }
+
+private:
+  const char *name;
+  const char *usage;
+  const Flag *flags;
+  size_t flagCount;
+};
+
+/// Whether `argument` is an option ("--..."); anything else names a file.
+bool isOption(const std::string &argument);
+
+/// Takes a file argument as the model when it is the first; a second is an
+/// error message, else "".
+std::string readModel(const std::string &argument, std::string &model);
+
+/// A decimal count, digits only; false for anything else, or one that does
+/// not fit in 64 bits.
+bool parseCount(const std::string &text, uint64_t &value);
+
+/// The message of `status`, which is freed.
+std::string takeMessage(LccStatus status);
+
+/// The device a tool runs the module on: --device, --threads, and lcc-run's
+/// --max-memory.
+struct DeviceOptions {
+  std::string kind = "cpu";
+  unsigned threads = 0; ///< 0: one per hardware thread.
+  bool threadsGiven = false;
+  uint64_t maxMemory = 0; ///< 0: the device's default.
+
+  /// Takes --device and --threads; false for any other flag.
+  bool read(const FlagArgument &argument);
+  /// "" unless the flags contradict each other, once all are read.
+  std::string check() const;
+};
+
+/// Tensors read from .npy files, in the order read, with their views; freed
+/// together.
+struct NpyFiles {
+  std::vector<LccHostTensor> tensors;
+  std::vector<LccTensorView> views;
+
+  NpyFiles() = default;
+  NpyFiles(const NpyFiles &) = delete;
+  NpyFiles &operator=(const NpyFiles &) = delete;
+  ~NpyFiles();
+
+  /// Reads the file at `path` after the others; an error message or "".
+  std::string read(const std::string &path);
+};
+
+/// The handles of one run of a model, destroyed in any order on exit. Each
+/// step returns an error message or "".
+struct Handles {
+  std::string model; ///< The module's path, which errors of the session name.
+  LccModule module = nullptr;
+  LccDevice device = nullptr;
+  LccSession session = nullptr;
+
+  Handles() = default;
+  Handles(const Handles &) = delete;
+  Handles &operator=(const Handles &) = delete;
+  ~Handles();
+
+  /// Loads the module at `path`.
+  std::string load(const std::string &path);
+  /// Creates the device and the module's session on it.
+  std::string open(const DeviceOptions &options);
+  /// Looks up the function `name` ("": the module's first).
+  std::string lookup(const std::string &name, LccFunction &function);
+};
+
+} // namespace lcc::tools
+
+#endif // LCC_TOOLS_COMMON_RUNTIMETOOL_H
