@@ -449,37 +449,6 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
                               unpadded(valueGrad, keySeq, valueDim)};
 }
 
-/// The gradient of the queries through k̂ = q / max(||q||, 1e-12):
-/// (dk̂ - k̂ (k̂ · dk̂)) / ||q|| where the norm is above the floor, dk̂ / 1e-12
-/// below it.
-Value normalizationBackward(TensorBuilder &tb, Value query, Value normalized,
-                            Value normalizedGrad) {
-  RankedTensorType type = tensorType(query);
-  unsigned rank = type.getRank();
-  Value sumSquares = rowSumOfSquares(tb, query);
-  Value dot =
-      tb.reduceLastDim({normalized, normalizedGrad}, 0.0,
-                       [](OpBuilder &b, Location l, ValueRange a) {
-                         return multiplyAccumulate(b, l, a[0], a[1], a[2]);
-                       });
-  return tb.map(type.getShape(), type.getElementType(),
-                {normalized, normalizedGrad, sumSquares, dot},
-                {tb.identityMap(rank), tb.identityMap(rank),
-                 tb.dropLastMap(rank), tb.dropLastMap(rank)},
-                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                  Value inverse = inverseNorm(b, l, a[2]);
-                  Value norm = math::SqrtOp::create(b, l, a[2]);
-                  Value floored = arith::CmpFOp::create(
-                      b, l, arith::CmpFPredicate::OLE, norm,
-                      floatConstant(b, l, type.getElementType(), 1e-12));
-                  Value projected =
-                      arith::SubFOp::create(b, l, a[1], mul(b, l, a[0], a[3]));
-                  Value through =
-                      arith::SelectOp::create(b, l, floored, a[1], projected);
-                  return mul(b, l, through, inverse);
-                });
-}
-
 struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
   LowerAttentionBackward(MLIRContext *context, AttentionTiling tiling)
       : OpRewritePattern(context), tiling(tiling) {}
@@ -506,8 +475,7 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
     }
     // Shared QK: the keys were the normalised queries.
     TensorBuilder tb(rewriter, op.getLoc());
-    Value throughKeys =
-        normalizationBackward(tb, op.getQuery(), backward.forward.key, keyGrad);
+    Value throughKeys = normalizeRowsBackward(tb, op.getQuery(), keyGrad);
     rewriter.replaceOp(op, {addTensors(tb, queryGrad, throughKeys), valueGrad});
     return success();
   }

@@ -15,7 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LowerToLinalg/CountingSort.h"
+#include "passes/LowerToLinalg/LSHSteps.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/SplitMix64.h"
@@ -38,16 +38,6 @@ using namespace lcc::attn;
 using namespace lcc::lowering;
 
 namespace {
-
-/// The sizes of one LSH attention, its sequence padded to a multiple of two
-/// buckets.
-struct LSHShape {
-  int64_t rows; // batch * heads
-  int64_t seq, padded, dim, valueDim;
-  int64_t rounds, bucket, buckets, half; // half = buckets / 2
-  bool causal;
-  double scale;
-};
 
 /// The N(0, 1) rotations of LSH hashing, [head_dim, n_hashes, n_buckets/2],
 /// drawn at compile time from `seed` (splitmix64, Box-Muller): a compiled
@@ -164,18 +154,75 @@ Value hashTokens(OpBuilder &b, Location loc, const LSHShape &s, Value qk,
   return hash.getResult(0);
 }
 
-/// Where one chunk of one (row, round) sits in the sorted order.
-struct Chunk {
-  Value row, round;
-  Value start;    // its first sorted position
-  Value previous; // the first sorted position of the chunk before it
-};
+} // namespace
+
+LSHShape LSHShape::of(Value queryKey, Value value, int64_t nHashes,
+                      int64_t bucketSize, bool causal,
+                      std::optional<APFloat> scale) {
+  RankedTensorType qkType = tensorType(queryKey);
+  LSHShape s;
+  s.rows = qkType.getDimSize(0) * qkType.getDimSize(1);
+  s.seq = qkType.getDimSize(2);
+  s.dim = qkType.getDimSize(3);
+  s.valueDim = tensorType(value).getDimSize(3);
+  s.rounds = nHashes;
+  s.bucket = bucketSize;
+  s.padded = llvm::divideCeil(s.seq, 2 * s.bucket) * 2 * s.bucket;
+  s.buckets = s.padded / s.bucket;
+  s.half = s.buckets / 2;
+  s.causal = causal;
+  s.scale = attentionScale(scale, queryKey);
+  return s;
+}
+
+LSHSorting lowering::hashAndSort(OpBuilder &b, Location loc, const LSHShape &s,
+                                 Value queryKey, Value value, uint64_t seed) {
+  TensorBuilder tb(b, loc);
+  Type f32 = tensorType(queryKey).getElementType();
+  SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
+  LSHSorting sorting;
+  sorting.queryKey = tensor::CollapseShapeOp::create(
+      b, loc, padSeq(tb, queryKey, s.padded), merge);
+  sorting.value = tensor::CollapseShapeOp::create(
+      b, loc, padSeq(tb, value, s.padded), merge);
+  // Keys are the unit-normalised queries: 1/||q|| per token.
+  sorting.invNorm =
+      tb.map({s.rows, s.padded}, f32, {rowSumOfSquares(tb, sorting.queryKey)},
+             {tb.identityMap(2)}, [](OpBuilder &b, Location l, ValueRange a) {
+               return inverseNorm(b, l, a[0]);
+             });
+  auto rotationType = RankedTensorType::get({s.dim, s.rounds, s.half}, f32);
+  Value rotations = arith::ConstantOp::create(b, loc, rotationType,
+                                              lshRotations(rotationType, seed));
+  Value buckets = hashTokens(b, loc, s, sorting.queryKey, rotations);
+  sorting.sorted = sortRowsByKey(b, loc, buckets, s.buckets + 1);
+  return sorting;
+}
+
+Chunk lowering::chunkAt(OpBuilder &b, Location loc, const LSHShape &s,
+                        Value row, Value round, Value index) {
+  Chunk chunk;
+  chunk.row = row;
+  chunk.round = round;
+  chunk.start =
+      arith::MulIOp::create(b, loc, index, indexConstant(b, loc, s.bucket));
+  chunk.previous = arith::MulIOp::create(
+      b, loc,
+      arith::RemSIOp::create(
+          b, loc,
+          arith::AddIOp::create(b, loc, index,
+                                indexConstant(b, loc, s.buckets - 1)),
+          indexConstant(b, loc, s.buckets)),
+      indexConstant(b, loc, s.bucket));
+  return chunk;
+}
 
 /// The original positions of a chunk's queries ([bucket] i32) and of its
 /// keys ([2 * bucket] i32: the chunk itself, then the previous chunk).
-std::pair<Value, Value> chunkPositions(TensorBuilder &t, const LSHShape &s,
-                                       const Chunk &chunk,
-                                       Value sortedPositions) {
+std::pair<Value, Value> lowering::chunkPositions(TensorBuilder &t,
+                                                 const LSHShape &s,
+                                                 const Chunk &chunk,
+                                                 Value sortedPositions) {
   Type i32 = t.builder().getI32Type();
   int64_t bucket = s.bucket;
   Value queryPos =
@@ -206,8 +253,8 @@ std::pair<Value, Value> chunkPositions(TensorBuilder &t, const LSHShape &s,
 /// Rows `positions` ([count] i32) of `source` ([rows, padded, width]) in
 /// row `row`, each times its `invNorm` ([rows, padded]) when given: the
 /// keys of shared-QK attention are the unit-normalised queries.
-Value gatherRows(TensorBuilder &t, Value source, Value row, Value positions,
-                 int64_t count, Value invNorm = {}) {
+Value lowering::gatherRows(TensorBuilder &t, Value source, Value row,
+                           Value positions, int64_t count, Value invNorm) {
   RankedTensorType type = tensorType(source);
   return t.map({count, type.getDimSize(2)}, type.getElementType(), {positions},
                {t.map(2, {0})},
@@ -226,8 +273,8 @@ Value gatherRows(TensorBuilder &t, Value source, Value row, Value positions,
 
 /// The scaled scores of a chunk, [bucket, 2 * bucket]: a token's score
 /// with itself is -1e5; padded keys, and later keys if causal, are -inf.
-Value chunkScores(TensorBuilder &t, const LSHShape &s, Value dots,
-                  Value queryPos, Value keyPos) {
+Value lowering::chunkScores(TensorBuilder &t, const LSHShape &s, Value dots,
+                            Value queryPos, Value keyPos) {
   Type f32 = tensorType(dots).getElementType();
   return t.map(
       {s.bucket, 2 * s.bucket}, f32, {dots, queryPos, keyPos},
@@ -253,6 +300,8 @@ Value chunkScores(TensorBuilder &t, const LSHShape &s, Value dots,
                                        constant(kNegativeInfinity), score);
       });
 }
+
+namespace {
 
 /// softmax(scores) · values of one chunk, and each row's logsumexp.
 std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
@@ -280,16 +329,14 @@ std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
   return {outputs, logSumExp};
 }
 
-/// What step 3 leaves: every round's output of each sorted position,
-/// [rows, rounds, padded, v_dim], and its logsumexp, [rows, rounds, padded].
-struct RoundResults {
-  Value outputs, logSumExp;
-};
+} // namespace
 
 /// Step 3: attention within chunks of the sorted order, with look-back.
-RoundResults attendChunks(OpBuilder &b, Location loc, const LSHShape &s,
-                          Value qk, Value value, Value invNorm,
-                          Value sortedPositions) {
+RoundResults lowering::attendChunks(OpBuilder &b, Location loc,
+                                    const LSHShape &s,
+                                    const LSHSorting &sorting) {
+  Value qk = sorting.queryKey, value = sorting.value, invNorm = sorting.invNorm,
+        sortedPositions = sorting.sorted.positions;
   TensorBuilder tb(b, loc);
   Type f32 = tensorType(qk).getElementType();
   auto unit = b.getIndexAttr(1);
@@ -303,20 +350,9 @@ RoundResults attendChunks(OpBuilder &b, Location loc, const LSHShape &s,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(attend.getBody());
   TensorBuilder t(b, loc);
-  Chunk chunk;
-  chunk.row = attend.getInductionVars()[0];
-  chunk.round = attend.getInductionVars()[1];
-  Value index = attend.getInductionVars()[2];
-  chunk.start =
-      arith::MulIOp::create(b, loc, index, indexConstant(b, loc, s.bucket));
-  chunk.previous = arith::MulIOp::create(
-      b, loc,
-      arith::RemSIOp::create(
-          b, loc,
-          arith::AddIOp::create(b, loc, index,
-                                indexConstant(b, loc, s.buckets - 1)),
-          indexConstant(b, loc, s.buckets)),
-      indexConstant(b, loc, s.bucket));
+  Chunk chunk =
+      chunkAt(b, loc, s, attend.getInductionVars()[0],
+              attend.getInductionVars()[1], attend.getInductionVars()[2]);
   auto [queryPos, keyPos] = chunkPositions(t, s, chunk, sortedPositions);
   Value queries = gatherRows(t, qk, chunk.row, queryPos, s.bucket);
   Value keys = gatherRows(t, qk, chunk.row, keyPos, 2 * s.bucket, invNorm);
@@ -336,6 +372,20 @@ RoundResults attendChunks(OpBuilder &b, Location loc, const LSHShape &s,
   return {attend.getResult(0), attend.getResult(1)};
 }
 
+Value lowering::sortedPlaces(TensorBuilder &tb, const LSHShape &s,
+                             Value inverse, int64_t positions) {
+  return tb.map({s.rows, positions, s.rounds}, tb.builder().getI32Type(), {},
+                {}, [&](OpBuilder &b, Location l, ValueRange) -> Value {
+                  return tensor::ExtractOp::create(
+                      b, l, inverse,
+                      ValueRange{linalg::IndexOp::create(b, l, 0),
+                                 linalg::IndexOp::create(b, l, 2),
+                                 linalg::IndexOp::create(b, l, 1)});
+                });
+}
+
+namespace {
+
 /// Step 4: undo the sort and combine the rounds by their logsumexp, as
 /// reductions over a rounds dimension, so that the code does not grow with
 /// n_hashes. Returns [rows, seq, v_dim].
@@ -343,17 +393,9 @@ Value undoSortAndCombine(TensorBuilder &tb, const LSHShape &s, Value inverse,
                          const RoundResults &rounds) {
   using utils::IteratorType;
   Type f32 = tensorType(rounds.outputs).getElementType();
-  Type i32 = tb.builder().getI32Type();
   // Per (row, position, round): where the round's sort put the token, and
   // the logsumexp of its row there.
-  Value sortedAt = tb.map({s.rows, s.seq, s.rounds}, i32, {}, {},
-                          [&](OpBuilder &b, Location l, ValueRange) -> Value {
-                            return tensor::ExtractOp::create(
-                                b, l, inverse,
-                                ValueRange{linalg::IndexOp::create(b, l, 0),
-                                           linalg::IndexOp::create(b, l, 2),
-                                           linalg::IndexOp::create(b, l, 1)});
-                          });
+  Value sortedAt = sortedPlaces(tb, s, inverse, s.seq);
   Value lse =
       tb.map({s.rows, s.seq, s.rounds}, f32, {sortedAt}, {tb.identityMap(3)},
              [&](OpBuilder &b, Location l, ValueRange a) -> Value {
@@ -400,42 +442,15 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
       return rewriter.notifyMatchFailure(op, "expected static shapes");
     Location loc = op.getLoc();
     TensorBuilder tb(rewriter, loc);
-    RankedTensorType qkType = tensorType(op.getQueryKey());
-    LSHShape s;
-    s.rows = qkType.getDimSize(0) * qkType.getDimSize(1);
-    s.seq = qkType.getDimSize(2);
-    s.dim = qkType.getDimSize(3);
-    s.valueDim = tensorType(op.getValue()).getDimSize(3);
-    s.rounds = op.getNHashes();
-    s.bucket = op.getBucketSize();
-    s.padded = llvm::divideCeil(s.seq, 2 * s.bucket) * 2 * s.bucket;
-    s.buckets = s.padded / s.bucket;
-    s.half = s.buckets / 2;
-    s.causal = op.getCausal();
-    s.scale = attentionScale(op.getScale(), op.getQueryKey());
-    Type f32 = qkType.getElementType();
-
+    LSHShape s =
+        LSHShape::of(op.getQueryKey(), op.getValue(), op.getNHashes(),
+                     op.getBucketSize(), op.getCausal(), op.getScale());
+    LSHSorting sorting =
+        hashAndSort(rewriter, loc, s, op.getQueryKey(), op.getValue(),
+                    static_cast<uint64_t>(op.getSeed()));
+    RoundResults rounds = attendChunks(rewriter, loc, s, sorting);
+    Value combined = undoSortAndCombine(tb, s, sorting.sorted.inverse, rounds);
     SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
-    Value qk = tensor::CollapseShapeOp::create(
-        rewriter, loc, padSeq(tb, op.getQueryKey(), s.padded), merge);
-    Value value = tensor::CollapseShapeOp::create(
-        rewriter, loc, padSeq(tb, op.getValue(), s.padded), merge);
-    // Keys are the unit-normalised queries: 1/||q|| per token.
-    Value invNorm =
-        tb.map({s.rows, s.padded}, f32, {rowSumOfSquares(tb, qk)},
-               {tb.identityMap(2)}, [](OpBuilder &b, Location l, ValueRange a) {
-                 return inverseNorm(b, l, a[0]);
-               });
-    auto rotationType = RankedTensorType::get({s.dim, s.rounds, s.half}, f32);
-    Value rotations = arith::ConstantOp::create(
-        rewriter, loc, rotationType,
-        lshRotations(rotationType, static_cast<uint64_t>(op.getSeed())));
-
-    Value buckets = hashTokens(rewriter, loc, s, qk, rotations);
-    SortedRows sorted = sortRowsByKey(rewriter, loc, buckets, s.buckets + 1);
-    RoundResults rounds =
-        attendChunks(rewriter, loc, s, qk, value, invNorm, sorted.positions);
-    Value combined = undoSortAndCombine(tb, s, sorted.inverse, rounds);
     rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
         op, op.getResult().getType(), combined, merge);
     return success();

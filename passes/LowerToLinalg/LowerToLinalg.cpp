@@ -204,6 +204,7 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
   populateModelOpLoweringPatterns(patterns);
   populateTrainingOpLoweringPatterns(patterns);
   populateAttentionBackwardLoweringPatterns(patterns, tiling);
+  populateLSHAttentionBackwardLoweringPatterns(patterns);
   for (const AttentionFormDefinition *form : registeredAttentionForms())
     form->populateLoweringPatterns(patterns, tiling);
 }

@@ -72,6 +72,12 @@ void populateSparseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 /// attn.lsh_attention (LowerLSHAttention.cpp).
 void populateLSHAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 
+/// attn.lsh_attention_backward: hashing and sorting recomputed, the chunks'
+/// attention and the rounds' combine differentiated
+/// (LowerLSHAttentionBackward.cpp).
+void populateLSHAttentionBackwardLoweringPatterns(
+    mlir::RewritePatternSet &patterns);
+
 /// attn.routed_attention (LowerRoutedAttention.cpp).
 void populateRoutedAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 

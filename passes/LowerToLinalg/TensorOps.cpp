@@ -199,6 +199,34 @@ Value normalizeRows(TensorBuilder &tb, Value x) {
                 });
 }
 
+Value normalizeRowsBackward(TensorBuilder &tb, Value x, Value normalizedGrad) {
+  RankedTensorType type = tensorType(x);
+  unsigned rank = type.getRank();
+  Value normalized = normalizeRows(tb, x);
+  Value sumSquares = rowSumOfSquares(tb, x);
+  Value dot =
+      tb.reduceLastDim({normalized, normalizedGrad}, 0.0,
+                       [](OpBuilder &b, Location l, ValueRange a) {
+                         return multiplyAccumulate(b, l, a[0], a[1], a[2]);
+                       });
+  return tb.map(type.getShape(), type.getElementType(),
+                {normalized, normalizedGrad, sumSquares, dot},
+                {tb.identityMap(rank), tb.identityMap(rank),
+                 tb.dropLastMap(rank), tb.dropLastMap(rank)},
+                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  Value inverse = inverseNorm(b, l, a[2]);
+                  Value norm = math::SqrtOp::create(b, l, a[2]);
+                  Value floored = arith::CmpFOp::create(
+                      b, l, arith::CmpFPredicate::OLE, norm,
+                      floatConstant(b, l, type.getElementType(), 1e-12));
+                  Value projected =
+                      arith::SubFOp::create(b, l, a[1], mul(b, l, a[0], a[3]));
+                  Value through =
+                      arith::SelectOp::create(b, l, floored, a[1], projected);
+                  return mul(b, l, through, inverse);
+                });
+}
+
 Value padSeq(TensorBuilder &tb, Value x, int64_t paddedSeq) {
   RankedTensorType type = tensorType(x);
   if (type.getDimSize(2) == paddedSeq)

@@ -74,6 +74,12 @@ mlir::Value argmaxLastDim(mlir::OpBuilder &b, mlir::Location loc,
 /// Rows of `x` divided by their L2 norm (floored: see inverseNorm).
 mlir::Value normalizeRows(TensorBuilder &tb, mlir::Value x);
 
+/// The gradient of `x` through normalizeRows, given the gradient of the
+/// normalised rows: (dn - n (n · dn)) / ||x|| where the norm is above the
+/// floor of inverseNorm, dn / floor below it.
+mlir::Value normalizeRowsBackward(TensorBuilder &tb, mlir::Value x,
+                                  mlir::Value normalizedGrad);
+
 /// Pads dimension 2 (seq) of `x` with zeros up to `paddedSeq`.
 mlir::Value padSeq(TensorBuilder &tb, mlir::Value x, int64_t paddedSeq);
 

@@ -128,11 +128,11 @@ FailureOr<bool> flattenOne(func::FuncOp func) {
     } else if (auto attention = dyn_cast<AttentionOp>(op);
                attention && !attention.getLogsumexp()) {
       saveLogSumExp(b, attention);
-    } else if (isa<LSHAttentionOp, RoutedAttentionOp>(op)) {
+    } else if (isa<RoutedAttentionOp>(op)) {
       return op.emitOpError(
           "has no backward yet: attn-generate-train-step differentiates "
-          "dense, masked and sparse attention (compile the train step with "
-          "--attention=dense or keep)");
+          "dense, masked, sparse and LSH attention (compile the train step "
+          "with --attention=dense or keep)");
     } else {
       continue;
     }

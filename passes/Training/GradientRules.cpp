@@ -203,6 +203,15 @@ LogicalResult ReverseSweep::visit(Operation *op) {
     if (!gradients.count(attention.getResult()))
       return success();
     visitAttention(attention, gradients.lookup(attention.getResult()));
+  } else if (auto lsh = dyn_cast<LSHAttentionOp>(op)) {
+    // The same hashing and sort, recomputed from the same rotations.
+    auto backward = LSHAttentionBackwardOp::create(
+        b, loc, typesOf({lsh.getQueryKey(), lsh.getValue()}), lsh.getQueryKey(),
+        lsh.getValue(), lsh.getResult(), dy, lsh.getNHashesAttr(),
+        lsh.getBucketSizeAttr(), lsh.getCausalAttr(), lsh.getSeedAttr(),
+        lsh.getScaleAttr());
+    accumulate(lsh.getQueryKey(), backward.getQueryKeyGrad());
+    accumulate(lsh.getValue(), backward.getValueGrad());
   } else if (auto loss = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
     // The weights are data (which positions count), not differentiated.
     accumulate(loss.getLogits(),

@@ -63,14 +63,29 @@ func.func @loss(%x: tensor<1x8x4xf32>, %labels: tensor<1x8xi32>) -> tensor<f32> 
 
 // -----
 
-// LSH attention has no backward yet: one error on the op.
-func.func @loss(%qk: tensor<1x1x64x4xf32>, %v: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
+// Routed attention has no backward yet: one error on the op.
+func.func @loss(%q: tensor<1x1x64x4xf32>, %v: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
   %w = attn.param "w" : tensor<4x4xf32>
-  %o = attn.lsh_attention %qk, %v {n_hashes = 1 : i64, bucket_size = 16 : i64}
-      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>) -> tensor<1x1x64x4xf32>
-  // expected-error@-2 {{'attn.lsh_attention' op has no backward yet}}
+  %o = attn.routed_attention %q, %q, %v {clusters = 2 : i64, window = 32 : i64}
+      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>) -> tensor<1x1x64x4xf32>
+  // expected-error@-2 {{'attn.routed_attention' op has no backward yet}}
   %y = attn.linear %o, %w : (tensor<1x1x64x4xf32>, tensor<4x4xf32>) -> tensor<1x1x64x4xf32>
   %l = attn.softmax_cross_entropy %y, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// LSH attention's backward recomputes the forward's hashing and sort.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[O:.+]] = attn.lsh_attention %[[QK:.+]], %[[V:.+]] {bucket_size = 16 : i64, causal = true, n_hashes = 2 : i64, seed = 5 : i64}
+// CHECK: attn.lsh_attention_backward %[[QK]], %[[V]], %[[O]], %{{.+}} {bucket_size = 16 : i64, causal = true, n_hashes = 2 : i64, seed = 5 : i64}
+func.func @loss(%qk: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
+  %w = attn.param "w" : tensor<1x1x64x4xf32>
+  %v = arith.addf %qk, %w : tensor<1x1x64x4xf32>
+  %o = attn.lsh_attention %v, %v {n_hashes = 2 : i64, bucket_size = 16 : i64, causal = true, seed = 5 : i64}
+      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>) -> tensor<1x1x64x4xf32>
+  %l = attn.softmax_cross_entropy %o, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }
 

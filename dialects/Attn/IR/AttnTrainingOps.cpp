@@ -64,6 +64,24 @@ Region *AttentionBackwardOp::getScoreRegion() {
   return modifierRegion(getModifiers(), 1);
 }
 
+LogicalResult LSHAttentionBackwardOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQueryKey(), getQueryKey(),
+                                     getValue(), getResult(), /*sameSeq=*/true,
+                                     "query_key")) ||
+      failed(verifyAtLeast(*this, "n_hashes", getNHashes(), 1)) ||
+      failed(verifyAtLeast(*this, "bucket_size", getBucketSize(), 1)) ||
+      failed(verifyScale(*this, getScale())))
+    return failure();
+  for (auto [name, gradient, ofName, of] :
+       {std::make_tuple("result_grad", getResultGrad(), "result", getResult()),
+        std::make_tuple("query_key_grad", getQueryKeyGrad(), "query_key",
+                        getQueryKey()),
+        std::make_tuple("value_grad", getValueGrad(), "value", getValue())})
+    if (failed(verifyGradientOf(*this, name, gradient, ofName, of)))
+      return failure();
+  return success();
+}
+
 LogicalResult EmbeddingBackwardOp::verify() {
   ShapeChecker check(*this);
   NamedTensor tokens("tokens", getTokens()), dy("result_grad", getResultGrad()),

@@ -55,6 +55,36 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
   }];
 }
 
+def Attn_LSHAttentionBackwardOp : Attn_Op<"lsh_attention_backward", [Pure]> {
+  let summary = "gradients of Reformer LSH attention";
+  let description = [{
+    Given the operands and attributes of an `attn.lsh_attention`, its
+    `result` and the gradient of the loss with respect to it, returns the
+    gradients with respect to `query_key` and `value`. Tokens are hashed and
+    sorted exactly as the forward did (the same rotations, from `seed`):
+    hashing is piecewise constant, so it has no gradient, and gradients flow
+    through the sort as a gather. Within each chunk the softmax attention is
+    differentiated from its recomputed probabilities, and the combination
+    of rounds by their logsumexp exactly (its gradient reaches each round's
+    output and logsumexp). The keys are the normalised queries, so the key
+    gradient is part of the query_key gradient.
+  }];
+  let arguments = (ins Attn_FloatTensor:$query_key, Attn_FloatTensor:$value,
+      Attn_FloatTensor:$result, Attn_FloatTensor:$result_grad,
+      I64Attr:$n_hashes,
+      I64Attr:$bucket_size,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<I64Attr, "0">:$seed,
+      OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$query_key_grad,
+      Attn_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query_key `,` $value `,` $result `,` $result_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_EmbeddingBackwardOp : Attn_Op<"embedding_backward", [Pure]> {
   let summary = "gradient of an embedding table";
   let description = [{

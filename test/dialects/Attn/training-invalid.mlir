@@ -82,3 +82,12 @@ func.func @clip_types(%g: tensor<4xf32>) {
   %c = attn.clip_by_global_norm %g {max_norm = 1.0 : f32} : (tensor<4xf32>) -> tensor<5xf32>
   return
 }
+
+// -----
+
+func.func @lsh_backward_grad(%q: tensor<1x2x8x4xf32>, %d: tensor<1x2x8x2xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention_backward' op expected result_grad of the type of result 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x2xf32>'}}
+  %a, %b = attn.lsh_attention_backward %q, %q, %q, %d {n_hashes = 1 : i64, bucket_size = 4 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return
+}

@@ -27,6 +27,9 @@ func.func @backward_ops(%q: tensor<1x2x8x4xf32>, %tokens: tensor<1x8xi32>,
   %sq, %sv = attn.attention_backward %q, %q, %q, %o, %lse, %o {shared_qk}
       : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
       -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  // CHECK: attn.lsh_attention_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {bucket_size = 4 : i64, causal = true, n_hashes = 2 : i64, seed = 3 : i64} : {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  %lq, %lv = attn.lsh_attention_backward %q, %q, %o, %o {n_hashes = 2 : i64, bucket_size = 4 : i64, causal = true, seed = 3 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
   // CHECK: attn.embedding_backward %{{.+}}, %{{.+}} : (tensor<1x8xi32>, tensor<1x8x4xf32>) -> tensor<10x4xf32>
   %dt = attn.embedding_backward %tokens, %x : (tensor<1x8xi32>, tensor<1x8x4xf32>) -> tensor<10x4xf32>
   // CHECK: attn.layer_norm_backward %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<1x8x4xf32>)

@@ -1,0 +1,100 @@
+//===- LSHSteps.h - the steps LSH attention and its backward share -*- C++
+//-*-===//
+//
+// Reformer LSH attention (LowerLSHAttention.cpp) hashes, sorts, attends
+// chunks and combines rounds; its backward (LowerLSHAttentionBackward.cpp)
+// hashes and sorts identically, from the same rotations, and differentiates
+// the rest. These are the steps both build.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_LOWERTOLINALG_LSHSTEPS_H
+#define LCC_PASSES_LOWERTOLINALG_LSHSTEPS_H
+
+#include "passes/LowerToLinalg/CountingSort.h"
+#include "passes/LowerToLinalg/TensorBuilder.h"
+
+#include "llvm/ADT/APFloat.h"
+
+#include <optional>
+
+namespace lcc::lowering {
+
+/// The sizes of one LSH attention, its sequence padded to a multiple of two
+/// buckets.
+struct LSHShape {
+  int64_t rows; // batch * heads
+  int64_t seq, padded, dim, valueDim;
+  int64_t rounds, bucket, buckets, half; // half = buckets / 2
+  bool causal;
+  double scale;
+
+  static LSHShape of(mlir::Value queryKey, mlir::Value value, int64_t nHashes,
+                     int64_t bucketSize, bool causal,
+                     std::optional<llvm::APFloat> scale);
+};
+
+/// What hashing and sorting leave: the padded [rows, padded, dim] inputs,
+/// 1/||q|| of every token ([rows, padded]; keys are the normalised
+/// queries) and each round's sort ([rows, rounds, padded] sorted positions
+/// and their inverse).
+struct LSHSorting {
+  mlir::Value queryKey, value, invNorm;
+  SortedRows sorted;
+};
+
+/// Steps 1 and 2: pads and flattens [batch, heads, seq, *] `queryKey` and
+/// `value`, hashes every token in every round with the rotations drawn
+/// from `seed`, and sorts each round by (bucket, position).
+LSHSorting hashAndSort(mlir::OpBuilder &b, mlir::Location loc,
+                       const LSHShape &s, mlir::Value queryKey,
+                       mlir::Value value, uint64_t seed);
+
+/// Where one chunk of one (row, round) sits in the sorted order.
+struct Chunk {
+  mlir::Value row, round;
+  mlir::Value start;    // its first sorted position
+  mlir::Value previous; // the first sorted position of the chunk before it
+};
+
+/// Chunk `index` of (row, round); chunk 0's previous chunk is the last.
+Chunk chunkAt(mlir::OpBuilder &b, mlir::Location loc, const LSHShape &s,
+              mlir::Value row, mlir::Value round, mlir::Value index);
+
+/// The original positions of a chunk's queries ([bucket] i32) and of its
+/// keys ([2 * bucket] i32: the chunk itself, then the previous chunk).
+std::pair<mlir::Value, mlir::Value> chunkPositions(TensorBuilder &t,
+                                                   const LSHShape &s,
+                                                   const Chunk &chunk,
+                                                   mlir::Value sortedPositions);
+
+/// Rows `positions` ([count] i32) of `source` ([rows, padded, width]) in
+/// row `row`, each times its `invNorm` ([rows, padded]) when given.
+mlir::Value gatherRows(TensorBuilder &t, mlir::Value source, mlir::Value row,
+                       mlir::Value positions, int64_t count,
+                       mlir::Value invNorm = {});
+
+/// The scaled scores of a chunk, [bucket, 2 * bucket]: a token's score
+/// with itself is -1e5; padded keys, and later keys if causal, are -inf.
+mlir::Value chunkScores(TensorBuilder &t, const LSHShape &s, mlir::Value dots,
+                        mlir::Value queryPos, mlir::Value keyPos);
+
+/// Step 3's results: every round's output of each sorted position,
+/// [rows, rounds, padded, v_dim], and its logsumexp, [rows, rounds, padded].
+struct RoundResults {
+  mlir::Value outputs, logSumExp;
+};
+
+/// Step 3: attention within chunks of the sorted order, with look-back.
+RoundResults attendChunks(mlir::OpBuilder &b, mlir::Location loc,
+                          const LSHShape &s, const LSHSorting &sorting);
+
+/// Per (row, position, round) of `inverse` ([rows, rounds, padded]): where
+/// the round's sort put the token, [rows, positions, rounds] i32 for the
+/// first `positions` tokens.
+mlir::Value sortedPlaces(TensorBuilder &tb, const LSHShape &s,
+                         mlir::Value inverse, int64_t positions);
+
+} // namespace lcc::lowering
+
+#endif // LCC_PASSES_LOWERTOLINALG_LSHSTEPS_H
