@@ -277,6 +277,15 @@ private:
           node.integer("stride"), fixed ? node.integer("summary") : 0,
           node.flag("causal"), node.optionalNumber("scale"))};
     }
+    if (op == "lsh_attention") {
+      expectArgs(node, args, 2, 2);
+      // The seed's exact digits: a double holds only 53 bits.
+      uint64_t seed = member(node.json, "seed", node.name())
+                          .asUInt64(node.name() + " \"seed\"");
+      return {lshAttention(args[0], args[1], node.integer("n_hashes"),
+                           node.integer("bucket_size"), node.flag("causal"),
+                           seed, node.optionalNumber("scale"))};
+    }
     if (op == "multi_head_attention") {
       expectArgs(node, args, 4, 5);
       bool sharedQK = args.size() == 4;

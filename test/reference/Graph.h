@@ -4,7 +4,8 @@
 // model twice: as attn IR for lcc, and as a JSON graph of the math it
 // means, which this interpreter evaluates with the reference ops. The graph
 // states the math, not the implementation: an LSH or routed op that the
-// generator made exact appears here as the dense attention it equals.
+// generator made exact appears here as the dense attention it equals (a
+// general LSH op can be stated as lsh_attention, hashes and all).
 //
 //   {"inputs":  [{"name": "x", "shape": [2, 10, 16]},
 //                {"name": "tokens", "shape": [2, 10], "dtype": "i32"}],
@@ -25,6 +26,8 @@
 //     (mask and score name the examples' masks and scores, Masks.h)
 //   sparse_attention q k v {pattern: fixed|strided, stride, summary, causal,
 //                           scale}
+//   lsh_attention qk v {n_hashes, bucket_size, causal, seed, scale?}
+//     (Reformer LSH exactly as lcc compiles it, rotations drawn from seed)
 //   multi_head_attention x wq [wk] wv wo {heads} region(q, k, v | qk, v)
 //   residual x region(x)                  reversible x1 x2 regions f, g
 //   add, sub, mul, maximum a b; tanh a    broadcast x {shape} (leading dims)

@@ -121,6 +121,48 @@ Tensor sparseAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                        SparsePattern pattern, int64_t stride, int64_t summary,
                        bool causal, std::optional<double> scale = std::nullopt);
 
+/// attn.lsh_attention pads seq to a multiple of 2 * bucket_size; it has
+/// n_buckets = padded / bucket_size buckets.
+int64_t lshPaddedSeq(int64_t seq, int64_t bucketSize);
+
+/// The rotations of attn.lsh_attention, [head_dim, n_hashes, halfBuckets]
+/// (halfBuckets = n_buckets / 2), drawn row-major as the compiler draws
+/// them: Random.h's splitmix64 (nextU64) from `seed`, but its own
+/// distributions (so not SplitMix64::normal):
+///   u = ((nextU64() >> 11) + 0.5) * 2^-53, in (0, 1);
+///   value = sqrt(-2 ln u1) * cos(2 pi u2), u1 drawn first;
+/// each value then rounded to f32, as the compiled constant holds it.
+Tensor lshRotations(int64_t headDim, int64_t nHashes, int64_t halfBuckets,
+                    uint64_t seed);
+
+/// The bucket of every token in every round, [batch, heads, n_hashes,
+/// padded] (whole numbers): argmax over [xR; -xR] of the token x (index j
+/// for +xR_j, half + j for -xR_j; of equal maxima the first in the order
+/// +xR_0, -xR_0, +xR_1, ...); padded positions get bucket n_buckets.
+/// `rotations` is [head_dim, n_hashes, n_buckets / 2].
+Tensor lshBuckets(const Tensor &qk, const Tensor &rotations,
+                  int64_t bucketSize);
+
+/// attn.lsh_attention with the given rotations. Per round, tokens are
+/// stably sorted by bucket; each chunk of bucketSize sorted tokens attends
+/// to itself and the previous chunk (chunk 0 to the last) with shared-QK
+/// scores: q_i . k_j * scale, k_j = q_j / max(||q_j||, 1e-12), the self
+/// score kSharedQKSelfScore, padded keys hidden, and if causal keys at
+/// positions after the query's hidden. The rounds' outputs are combined
+/// with weights softmax over the rounds of each token's logsumexp.
+Tensor lshAttentionWithRotations(const Tensor &qk, const Tensor &v,
+                                 const Tensor &rotations, int64_t bucketSize,
+                                 bool causal,
+                                 std::optional<double> scale = std::nullopt);
+
+/// attn.lsh_attention {n_hashes, bucket_size, causal, seed, scale?} on
+/// qk [batch, heads, seq, head_dim] and v [batch, heads, seq, v_dim], with
+/// the rotations lshRotations(head_dim, nHashes, n_buckets / 2, seed).
+/// `scale` defaults to 1/sqrt(head_dim).
+Tensor lshAttention(const Tensor &qk, const Tensor &v, int64_t nHashes,
+                    int64_t bucketSize, bool causal, uint64_t seed,
+                    std::optional<double> scale = std::nullopt);
+
 //===----------------------------------------------------------------------===//
 // Model-level ops on [batch, seq, d_model]
 //===----------------------------------------------------------------------===//

@@ -86,6 +86,10 @@ ops and their inputs (in operand order) and flags:
                          see Masks.h)
   sparse_attention       q k v  --pattern=fixed|strided --stride=N
                          [--summary=N (fixed)] [--causal] [--scale=S]
+  lsh_attention          qk v  --n-hashes=N --bucket-size=B --seed=S
+                         [--causal] [--scale=F]  (Reformer LSH as lcc
+                         compiles it: attn.lsh_attention's rotations drawn
+                         from S, its buckets, sort, chunks and rounds)
   layer_norm             x gamma beta  [--epsilon=E]
   linear                 x weight [bias]
   feed_forward           x w1 b1 w2 b2  --activation=relu|gelu
@@ -98,6 +102,7 @@ ops and their inputs (in operand order) and flags:
 const std::map<std::string, std::set<std::string>> kOpFlags = {
     {"attention", {"causal", "shared-qk", "scale", "mask", "score"}},
     {"sparse_attention", {"causal", "scale", "pattern", "stride", "summary"}},
+    {"lsh_attention", {"causal", "scale", "n-hashes", "bucket-size"}},
     {"layer_norm", {"epsilon"}},
     {"linear", {}},
     {"feed_forward", {"activation"}},
@@ -105,9 +110,10 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
     {"softmax_cross_entropy", {}},
 };
 
+// --seed is not among them: gradient checks take it too (see run()).
 const std::set<std::string> kAllOpFlags = {
-    "causal",  "shared-qk", "scale",      "pattern", "stride",
-    "summary", "epsilon",   "activation", "mask",    "score"};
+    "causal",  "shared-qk",  "scale", "pattern", "stride",   "summary",
+    "epsilon", "activation", "mask",  "score",   "n-hashes", "bucket-size"};
 
 void expectInputCount(const std::string &op, const std::vector<Tensor> &inputs,
                       size_t low, size_t high) {
@@ -178,6 +184,13 @@ Tensor runOp(const std::string &op, const Arguments &args,
       summary = parseInt64(args.value("summary"), "--summary");
     return sparseAttention(in[0], in[1], in[2], pattern, stride, summary,
                            causal, optionalScale(args));
+  }
+  if (op == "lsh_attention") {
+    expectInputCount(op, in, 2, 2);
+    return lshAttention(
+        in[0], in[1], parseInt64(args.value("n-hashes"), "--n-hashes"),
+        parseInt64(args.value("bucket-size"), "--bucket-size"), causal,
+        parseUInt64(args.value("seed"), "--seed"), optionalScale(args));
   }
   if (op == "layer_norm") {
     expectInputCount(op, in, 3, 3);
@@ -466,7 +479,7 @@ int run(int argc, char **argv) {
       {"causal", false},    {"shared-qk", false}, {"scale", true},
       {"mask", true},       {"score", true},      {"pattern", true},
       {"stride", true},     {"summary", true},    {"activation", true},
-      {"epsilon", true}};
+      {"epsilon", true},    {"n-hashes", true},   {"bucket-size", true}};
   for (const char *flag : {"check-gradients", "grad-output", "fd-step",
                            "fd-entries", "seed", "rtol"})
     known[flag] = true;
@@ -485,12 +498,16 @@ int run(int argc, char **argv) {
                          "--graph=SPEC.json");
   bool gradients = args.has("check-gradients") || args.has("grad-output");
   if (!gradients)
-    for (const char *flag :
-         {"fd-step", "fd-entries", "seed", "rtol", "skip-kinks"})
+    for (const char *flag : {"fd-step", "fd-entries", "rtol", "skip-kinks"})
       if (args.has(flag))
         throw ReferenceError(std::string("--") + flag +
                              " applies to --check-gradients and "
                              "--grad-output only");
+  // --seed: the entries a gradient check samples, or LSH's rotations.
+  bool lsh = args.has("op") && args.value("op") == "lsh_attention";
+  if (!gradients && !lsh && args.has("seed"))
+    throw ReferenceError("--seed applies to --op=lsh_attention, "
+                         "--check-gradients and --grad-output only");
   if (gradients && args.has("op"))
     throw ReferenceError("gradient checks take --graph or --model, not --op");
   if (args.has("output-dir") && !args.has("graph"))
