@@ -166,76 +166,89 @@ struct GenerateTrainStepPass
     return loss;
   }
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    OptimizerSettings settings;
-    FailureOr<func::FuncOp> loss;
-    if (failed(checkOptions(module, settings)) ||
-        failed(loss = findLoss(module)))
-      return signalPassFailure();
-
-    // FUNC_gradients: the loss and every gradient.
-    func::FuncOp gradientsFunc = loss->clone();
-    gradientsFunc.setName(function + "_gradients");
-    module.insert(std::next(Block::iterator(*loss)), gradientsFunc);
-    if (failed(flattenForDifferentiation(gradientsFunc)))
-      return signalPassFailure();
+  /// FUNC_gradients: a flattened copy of the loss function, differentiated,
+  /// returning the loss and every gradient (results named after the
+  /// parameters).
+  FailureOr<func::FuncOp> buildGradientsFunction(ModuleOp module,
+                                                 func::FuncOp loss) {
+    func::FuncOp gradients = loss.clone();
+    gradients.setName(function + "_gradients");
+    module.insert(std::next(Block::iterator(loss)), gradients);
+    if (failed(flattenForDifferentiation(gradients)))
+      return failure();
     auto ret =
-        cast<func::ReturnOp>(gradientsFunc.getBody().front().getTerminator());
+        cast<func::ReturnOp>(gradients.getBody().front().getTerminator());
     Value lossValue = ret.getOperand(0);
-    FailureOr<ParameterGradients> params =
-        differentiate(gradientsFunc, lossValue);
+    FailureOr<ParameterGradients> params = differentiate(gradients, lossValue);
     if (failed(params))
-      return signalPassFailure();
-    if (params->names.empty()) {
-      loss->emitOpError("has no attn.param that its loss depends on: "
-                        "nothing to train");
-      return signalPassFailure();
-    }
+      return failure();
+    if (params->names.empty())
+      return loss.emitOpError("has no attn.param that its loss depends on: "
+                              "nothing to train");
     SmallVector<Value> results = {lossValue};
     llvm::append_range(results, params->gradients);
     OpBuilder b(ret);
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
-    gradientsFunc.setType(FunctionType::get(&getContext(),
-                                            gradientsFunc.getArgumentTypes(),
-                                            ValueRange(results).getTypes()));
-    gradientsFunc.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
-    gradientsFunc.setResultAttr(0, "lcc.name", b.getStringAttr("loss"));
+    gradients.setType(FunctionType::get(&getContext(),
+                                        gradients.getArgumentTypes(),
+                                        ValueRange(results).getTypes()));
+    gradients.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    gradients.setResultAttr(0, "lcc.name", b.getStringAttr("loss"));
     for (auto [i, name] : llvm::enumerate(params->names))
-      gradientsFunc.setResultAttr(i + 1, "lcc.name", b.getStringAttr(name));
+      gradients.setResultAttr(i + 1, "lcc.name", b.getStringAttr(name));
+    return gradients;
+  }
 
-    // train_step: the same sweep, then the optimizer.
+  /// train_step: a copy of FUNC_gradients whose gradients feed the
+  /// optimizer, returning the loss.
+  void buildTrainStep(ModuleOp module, func::FuncOp gradientsFunc,
+                      const OptimizerSettings &settings) {
     func::FuncOp trainStep = gradientsFunc.clone();
     trainStep.setName(kTrainStepName);
     module.insert(std::next(Block::iterator(gradientsFunc)), trainStep);
-    ret = cast<func::ReturnOp>(trainStep.getBody().front().getTerminator());
-    b.setInsertionPoint(ret);
+    auto ret =
+        cast<func::ReturnOp>(trainStep.getBody().front().getTerminator());
+    OpBuilder b(ret);
     Location where = ret.getLoc();
+    Value lossValue = ret.getOperand(0);
     SmallVector<Value> gradients(ret.getOperands().drop_front());
-    // The parameters' values in the clone: the first attn.param of each
-    // name, as differentiate() picked them.
+    // Each gradient's parameter: the first attn.param of its name, as
+    // differentiate() picked it; the names are the results' names.
     llvm::StringMap<Value> firstUse;
     for (ParamOp param : trainStep.getOps<ParamOp>())
       firstUse.try_emplace(param.getName(), param.getResult());
-    ParameterGradients cloned;
-    cloned.names = params->names;
-    for (const std::string &name : params->names)
-      cloned.values.push_back(firstUse.lookup(name));
+    ParameterGradients params;
+    for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+      auto name = gradientsFunc.getResultAttrOfType<StringAttr>(i, "lcc.name");
+      params.names.push_back(name.str());
+      params.values.push_back(firstUse.lookup(name));
+    }
     if (settings.gradClip > 0.0) {
       auto clip =
           ClipByGlobalNormOp::create(b, where, ValueRange(gradients).getTypes(),
                                      gradients, f32(b, settings.gradClip));
       gradients.assign(clip.getClipped().begin(), clip.getClipped().end());
     }
-    appendOptimizer(b, where, cloned, gradients, settings);
-    func::ReturnOp::create(b, where, ValueRange{ret.getOperand(0)});
+    appendOptimizer(b, where, params, gradients, settings);
+    func::ReturnOp::create(b, where, ValueRange{lossValue});
     ret.erase();
     trainStep.setType(FunctionType::get(
         &getContext(), trainStep.getArgumentTypes(), {lossValue.getType()}));
     trainStep.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    OptimizerSettings settings;
+    FailureOr<func::FuncOp> loss, gradients;
+    if (failed(checkOptions(module, settings)) ||
+        failed(loss = findLoss(module)) ||
+        failed(gradients = buildGradientsFunction(module, *loss)))
+      return signalPassFailure();
+    buildTrainStep(module, *gradients, settings);
     if (!emitGradients)
-      gradientsFunc.erase();
+      gradients->erase();
   }
 };
 
