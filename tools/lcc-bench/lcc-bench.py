@@ -14,6 +14,9 @@
                       [--window=256] [--global=16] [--causal] [--repeat=3]
                       [--threads=N] [--dense-up-to=N]
   lcc-bench models    [--repeat=5] [--threads=N]
+  lcc-bench train     [--seq=1024,4096,16384] [--forms=dense,lsh]
+                      [--d-model=128] [--d-ff=512] [--lsh-hashes=4]
+                      [--lsh-bucket-size=64] [--repeat=3] [--threads=N]
 
 attention: scaled dot-product attention, f32, one model per sequence length,
 compiled with lcc for the CPU (for a sparse form: lcc --attention=sparse with
@@ -37,6 +40,12 @@ ALiBi run only up to --dense-up-to tokens (default: every length).
 
 models: every model in models/, with fresh weights: compile time, number of
 dispatches, arena bytes, peak bytes and time per call.
+
+train: the bundled Reformer (models/reformer-tiny.mlir: 2 reversible
+layers, 4 heads, vocab 256) at each --seq, --d-model and --d-ff (the model's
+text with its sizes replaced), compiled with lcc --train --optimizer=adam,
+dense or with --attention=lsh: compile time, time per train_step call (a
+forward, a backward and the Adam update) and peak bytes.
 
 Measurements come from lcc-run --report=json; nothing is estimated.
 """
@@ -290,10 +299,10 @@ def bench_models(opts):
             params = os.path.join(work, "weights.safetensors")
             run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
             tokens = os.path.join(work, "tokens.npy")
+            shape, vocab = token_shape(os.path.join(models_dir, name))
             run([tool("lcc-testdata"), "--output=" + tokens,
-                 "--shape=" + token_shape(os.path.join(models_dir, name)),
-                 "--dtype=i32", "--uniform=0,256",
-                 "--seed=2"])
+                 "--shape=" + shape, "--dtype=i32",
+                 "--uniform=0,%d" % vocab, "--seed=2"])
             r = report(lcm, [tokens], params, opts.repeat, opts.threads, work)
             dispatches = sum(1 for c in r["commands"]
                              if c["kind"] == "dispatch")
@@ -304,13 +313,82 @@ def bench_models(opts):
 
 
 def token_shape(model):
-    """The [batch, seq] of a bundled model's token input, from its source."""
+    """The [batch, seq] of a bundled model's token input and its vocabulary
+    (rows of its embedding table), from its source."""
     with open(model) as f:
-        match = re.search(r"@forward\(%\w+: tensor<(\d+)x(\d+)xi32>", f.read())
-    if not match:
+        text = f.read()
+    match = re.search(r"@forward\(%\w+: tensor<(\d+)x(\d+)xi32>", text)
+    vocab = re.search(r'"embed.tokens" : tensor<(\d+)x', text)
+    if not match or not vocab:
         sys.exit("lcc-bench: error: %s does not start with token ids "
-                 "tensor<BxSxi32>" % model)
-    return "%s,%s" % match.groups()
+                 "tensor<BxSxi32> into an \"embed.tokens\" table" % model)
+    return "%s,%s" % match.groups(), int(vocab.group(1))
+
+
+def reformer_variant(seq, d_model, d_ff):
+    """models/reformer-tiny.mlir with another sequence length, d_model and
+    d_ff (4 heads of d_model / 4), by replacing its sizes in the text."""
+    with open(os.path.join(SOURCE, "models", "reformer-tiny.mlir")) as f:
+        text = f.read()
+    head = d_model // 4
+    for old, new in [("1x1024x256xf32", "1x<S>x<LOGITS>"),
+                     ("1x1024x128", "1x<S>x<D>"),
+                     ("1x4x1024x32", "1x4x<S>x<H>"),
+                     ("1x1024xi32", "1x<S>xi32"),
+                     ("128x128", "<D>x<D>"), ("128x512", "<D>x<F>"),
+                     ("512x128", "<F>x<D>"), ("tensor<512xf32>", "tensor<<F>xf32>"),
+                     ("tensor<128xf32>", "tensor<<D>xf32>"),
+                     ("256x128", "256x<D>"), ("128x256", "<D>x256")]:
+        text = text.replace(old, new)
+    for key, value in [("<LOGITS>", "256xf32"), ("<S>", str(seq)),
+                       ("<D>", str(d_model)), ("<F>", str(d_ff)),
+                       ("<H>", str(head))]:
+        text = text.replace(key, value)
+    return text
+
+
+def bench_train(opts):
+    print("| seq | d_model | form | compile s | ms/step | tokens/s | "
+          "peak MiB |")
+    print("|---:|---:|---|---:|---:|---:|---:|")
+    for seq in opts.seq:
+        for form in opts.forms.split(","):
+            flags = ["--train", "--optimizer=adam"]
+            if form == "lsh":
+                flags += ["--attention=lsh", "--lsh-hashes=%d" % opts.lsh_hashes,
+                          "--lsh-bucket-size=%d" % opts.lsh_bucket_size]
+            elif form != "dense":
+                sys.exit("lcc-bench: error: unknown train form '%s'; expected "
+                         "dense or lsh" % form)
+            with tempfile.TemporaryDirectory() as work:
+                source = os.path.join(work, "model.mlir")
+                with open(source, "w") as f:
+                    f.write(reformer_variant(seq, opts.d_model, opts.d_ff))
+                lcm = os.path.join(work, "model.lcm")
+                seconds = compile_model(source, lcm, flags)
+                params = os.path.join(work, "weights.safetensors")
+                run([tool("lcc-run"), lcm, "--init-params=" + params,
+                     "--seed=1"])
+                inputs = []
+                for i, name in enumerate(["tokens", "labels"]):
+                    inputs.append(os.path.join(work, name + ".npy"))
+                    run([tool("lcc-testdata"), "--output=" + inputs[-1],
+                         "--shape=1,%d" % seq, "--dtype=i32",
+                         "--uniform=0,256", "--seed=%d" % (2 + i)])
+                args = [tool("lcc-run"), lcm, "--function=train_step",
+                        "--report=json", "--warmup=1",
+                        "--repeat=%d" % opts.repeat, "--params=" + params,
+                        "--output-dir=" + work]
+                args += ["--input=" + i for i in inputs]
+                if opts.threads:
+                    args.append("--threads=%d" % opts.threads)
+                r = json.loads(run(args))
+                print("| %d | %d | %s | %.1f | %.0f | %.0f | %.1f |" %
+                      (seq, opts.d_model,
+                       form if form == "dense" else "lsh-%d" % opts.lsh_hashes,
+                       seconds, r["mean_ms"], seq / r["mean_ms"] * 1000,
+                       mib(r["peak_bytes"])))
+                sys.stdout.flush()
 
 
 def main():
@@ -356,11 +434,23 @@ def main():
     m = sub.add_parser("models", help="the bundled models")
     m.add_argument("--repeat", type=int, default=5)
     m.add_argument("--threads", type=int, default=0)
+    t = sub.add_parser("train", help="the Reformer's train step")
+    t.add_argument("--seq", default="1024,4096,16384",
+                   type=lambda s: [int(x) for x in s.split(",")])
+    t.add_argument("--forms", default="dense,lsh")
+    t.add_argument("--d-model", type=int, default=128)
+    t.add_argument("--d-ff", type=int, default=512)
+    t.add_argument("--lsh-hashes", type=int, default=4)
+    t.add_argument("--lsh-bucket-size", type=int, default=64)
+    t.add_argument("--repeat", type=int, default=3)
+    t.add_argument("--threads", type=int, default=0)
     opts = parser.parse_args()
     if opts.workload == "attention":
         bench_attention(opts)
     elif opts.workload == "masks":
         bench_masks(opts)
+    elif opts.workload == "train":
+        bench_train(opts)
     else:
         bench_models(opts)
 
