@@ -16,7 +16,6 @@ class RewriterBase;
 namespace lcc::attn {
 class AttentionOp;
 class LSHAttentionOp;
-class AttentionBackwardOp;
 } // namespace lcc::attn
 
 namespace lcc {

@@ -460,7 +460,7 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
     if (Region *score = op.getScoreRegion())
       if (failed(checkScoreRegionDifferentiable(*score)))
         return failure();
-    AttentionSpec spec = AttentionSpec::of(op);
+    AttentionSpec spec = AttentionSpec::of(op, /*remarks=*/false);
     FlashAttentionBackward backward{
         configureFlashAttention(rewriter, spec, tiling), &spec, op.getResult(),
         op.getLogsumexp(), op.getResultGrad()};
@@ -484,19 +484,6 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
 };
 
 } // namespace
-
-lcc::AttentionSpec lcc::AttentionSpec::of(AttentionBackwardOp op) {
-  return {op,
-          op.getQuery(),
-          op.getKey(),
-          op.getValue(),
-          op.getCausal(),
-          op.getSharedQk(),
-          op.getScale(),
-          op.getMaskRegion(),
-          op.getScoreRegion(),
-          /*remarks=*/false};
-}
 
 void lcc::populateAttentionBackwardLoweringPatterns(RewritePatternSet &patterns,
                                                     AttentionTiling tiling) {

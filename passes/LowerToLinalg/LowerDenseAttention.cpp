@@ -168,7 +168,8 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
       return success();
     }
     auto [result, logSumExp] =
-        configureFlashAttention(rewriter, AttentionSpec::of(op), tiling)
+        configureFlashAttention(rewriter,
+                                AttentionSpec::of(op, /*remarks=*/true), tiling)
             .buildWithLogSumExp(rewriter, op.getLoc());
     rewriter.replaceOp(op, {result, logSumExp});
     return success();
@@ -178,18 +179,6 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
 };
 
 } // namespace
-
-lcc::AttentionSpec lcc::AttentionSpec::of(AttentionOp op) {
-  return {op,
-          op.getQuery(),
-          op.getKey(),
-          op.getValue(),
-          op.getCausal(),
-          op.getSharedQk(),
-          op.getScale(),
-          op.getMaskRegion(),
-          op.getScoreRegion()};
-}
 
 FlashAttention lcc::configureFlashAttention(OpBuilder &builder,
                                             const AttentionSpec &op,
@@ -215,7 +204,8 @@ FlashAttention lcc::configureFlashAttention(OpBuilder &builder,
 
 Value lcc::buildFlashAttention(OpBuilder &builder, AttentionOp op,
                                AttentionTiling tiling) {
-  return configureFlashAttention(builder, AttentionSpec::of(op), tiling)
+  return configureFlashAttention(
+             builder, AttentionSpec::of(op, /*remarks=*/true), tiling)
       .build(builder, op.getLoc());
 }
 

@@ -49,11 +49,10 @@ struct RoundGradients {
 /// Step 4: the combine's backward. `out` and `outGrad` are the forward's
 /// result and its gradient as [rows, padded, v_dim].
 RoundGradients combineBackward(TensorBuilder &tb, const LSHShape &s,
-                               const LSHSorting &sorting,
+                               const LSHSorting &sorting, Value sortedAt,
                                const RoundResults &rounds, Value out,
                                Value outGrad) {
   Type f32 = tensorType(out).getElementType();
-  Value sortedAt = sortedPlaces(tb, s, sorting.sorted.inverse, s.padded);
   // Per token, the logsumexp over rounds of the rounds' logsumexps.
   Value tokenLse =
       tb.map({s.rows, s.padded, s.rounds}, f32, {sortedAt}, {tb.identityMap(3)},
@@ -295,11 +294,14 @@ struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
       return tensor::CollapseShapeOp::create(rewriter, loc,
                                              padSeq(tb, x, s.padded), merge);
     };
-    RoundGradients grads = combineBackward(
-        tb, s, sorting, rounds, flat(op.getResult()), flat(op.getResultGrad()));
+    // Where each round's sort put each token: read by the combine's
+    // backward and by the undoing of the sort.
+    Value sortedAt = sortedPlaces(tb, s, sorting.sorted.inverse, s.padded);
+    RoundGradients grads =
+        combineBackward(tb, s, sorting, sortedAt, rounds, flat(op.getResult()),
+                        flat(op.getResultGrad()));
     ChunkGradients chunks =
         chunksBackward(rewriter, loc, s, sorting, rounds, grads);
-    Value sortedAt = sortedPlaces(tb, s, sorting.sorted.inverse, s.padded);
     Value direct = undoSortAndSum(tb, s, sortedAt, {chunks.queries});
     Value throughKeys =
         undoSortAndSum(tb, s, sortedAt, {chunks.ownKeys, chunks.lookBackKeys});

@@ -37,10 +37,21 @@ struct AttentionSpec {
   /// backward visits the same tiles and says nothing new).
   bool remarks = true;
 
-  static AttentionSpec of(attn::AttentionOp op);
-  /// The attention whose backward `op` is (no remarks: the forward made
-  /// them).
-  static AttentionSpec of(attn::AttentionBackwardOp op);
+  /// The attention `op` computes (an attn.attention), or whose backward it
+  /// is (an attn.attention_backward: no remarks, the forward made them).
+  template <typename AttentionLikeOp>
+  static AttentionSpec of(AttentionLikeOp op, bool remarks) {
+    return {op,
+            op.getQuery(),
+            op.getKey(),
+            op.getValue(),
+            op.getCausal(),
+            op.getSharedQk(),
+            op.getScale(),
+            op.getMaskRegion(),
+            op.getScoreRegion(),
+            remarks};
+  }
 };
 
 /// The FlashAttention that computes `spec`: shared-QK keys normalised (at
