@@ -201,8 +201,14 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
     attention saves its logsumexp, and the ops are visited last to first,
     each emitting its backward op (`attn.attention_backward`,
     `attn.linear_backward`, ...). Sparse attention is differentiated as the
-    masked attention it equals; LSH and routed attention have no backward
-    yet and are an error.
+    masked attention it equals; LSH and routed attention recompute their
+    hashing or routing in their backward (`attn.lsh_attention_backward`,
+    `attn.routed_attention_backward`), which is not differentiated.
+
+    A routed attention's centroids get no gradient: when they are an
+    `attn.param`, `train_step` moves them by the Routing Transformer's
+    exponential moving average (`attn.routed_centroid_update`, decay
+    `centroid-decay`) of the unit queries and keys assigned to each.
 
     The new function `train_step` takes the loss function's arguments,
     optionally clips the gradients by their global norm (`grad-clip` > 0),
@@ -254,6 +260,9 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
            "Decoupled weight decay (AdamW); L2 decay for sgd">,
     Option<"gradClip", "grad-clip", "double", /*default=*/"0.0",
            "Clip gradients to this global L2 norm; 0 does not clip">,
+    Option<"centroidDecay", "centroid-decay", "double", /*default=*/"0.999",
+           "Decay of the moving average that trains routed attention's "
+           "centroids">,
     Option<"emitGradients", "emit-gradients", "bool", /*default=*/"false",
            "Also keep FUNC_gradients, returning the loss and every gradient">,
   ];

@@ -60,20 +60,22 @@ CountingSort countingSort(OpBuilder &b, Location loc, Value keys, int64_t n,
 }
 
 SortedRows sortRowsByKey(OpBuilder &b, Location loc, Value keys,
-                         int64_t numKeys) {
+                         int64_t numKeys, bool withStarts) {
   RankedTensorType type = tensorType(keys);
   ArrayRef<int64_t> leading = type.getShape().drop_back();
   int64_t n = type.getShape().back();
   SmallVector<OpFoldResult> counts;
   for (int64_t d : leading)
     counts.push_back(b.getIndexAttr(d));
-  auto sort = scf::ForallOp::create(
-      b, loc, counts,
-      ValueRange{tensor::EmptyOp::create(b, loc, type.getShape(),
-                                         type.getElementType()),
-                 tensor::EmptyOp::create(b, loc, type.getShape(),
-                                         type.getElementType())},
-      std::nullopt);
+  SmallVector<int64_t> startsShape(leading);
+  startsShape.push_back(numKeys + 1);
+  SmallVector<Value> outputs = {
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType()),
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType())};
+  if (withStarts)
+    outputs.push_back(
+        tensor::EmptyOp::create(b, loc, startsShape, type.getElementType()));
+  auto sort = scf::ForallOp::create(b, loc, counts, outputs, std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(sort.getBody());
   SmallVector<OpFoldResult> offsets;
@@ -90,7 +92,13 @@ SortedRows sortRowsByKey(OpBuilder &b, Location loc, Value keys,
                    offsets, sizes);
   insertIntoShared(b, loc, sorted.inverse, sort.getRegionIterArgs()[1], offsets,
                    sizes);
-  return {sort.getResult(0), sort.getResult(1)};
+  if (withStarts) {
+    sizes.back() = b.getIndexAttr(numKeys + 1);
+    insertIntoShared(b, loc, sorted.starts, sort.getRegionIterArgs()[2],
+                     offsets, sizes);
+  }
+  return {sort.getResult(0), sort.getResult(1),
+          withStarts ? sort.getResult(2) : Value()};
 }
 
 } // namespace lcc::lowering

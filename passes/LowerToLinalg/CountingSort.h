@@ -26,12 +26,15 @@ CountingSort countingSort(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value keys, int64_t n, int64_t numKeys);
 
 /// Each row (last dimension) of `keys` ([..., n] i32, each in
-/// [0, numKeys)) sorted by countingSort, one row per scf.forall iteration.
+/// [0, numKeys)) sorted by countingSort, one row per scf.forall iteration;
+/// with `withStarts`, also where each key's run starts.
 struct SortedRows {
   mlir::Value positions, inverse; // [..., n] i32 each
+  mlir::Value starts;             // [..., numKeys + 1] i32, or null
 };
 SortedRows sortRowsByKey(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Value keys, int64_t numKeys);
+                         mlir::Value keys, int64_t numKeys,
+                         bool withStarts = false);
 
 } // namespace lcc::lowering
 

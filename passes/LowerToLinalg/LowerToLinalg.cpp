@@ -205,6 +205,8 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
   populateTrainingOpLoweringPatterns(patterns);
   populateAttentionBackwardLoweringPatterns(patterns, tiling);
   populateLSHAttentionBackwardLoweringPatterns(patterns);
+  populateRoutedAttentionBackwardLoweringPatterns(patterns);
+  populateRoutedCentroidUpdateLoweringPatterns(patterns);
   for (const AttentionFormDefinition *form : registeredAttentionForms())
     form->populateLoweringPatterns(patterns, tiling);
 }

@@ -92,6 +92,16 @@ void populateLSHAttentionBackwardLoweringPatterns(
 /// attn.routed_attention (LowerRoutedAttention.cpp).
 void populateRoutedAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 
+/// attn.routed_attention_backward: the routing recomputed, each window's
+/// attention differentiated (LowerRoutedAttentionBackward.cpp).
+void populateRoutedAttentionBackwardLoweringPatterns(
+    mlir::RewritePatternSet &patterns);
+
+/// attn.routed_centroid_update, the centroids' moving average
+/// (LowerRoutedCentroidUpdate.cpp).
+void populateRoutedCentroidUpdateLoweringPatterns(
+    mlir::RewritePatternSet &patterns);
+
 } // namespace lcc
 
 #endif // LCC_PASSES_LOWERTOLINALG_LOWERINGS_H

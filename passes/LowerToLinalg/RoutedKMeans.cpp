@@ -135,3 +135,53 @@ Value lcc::lowering::kMeans(OpBuilder &b, Location loc, Value initial,
   b.setInsertionPointAfter(forall);
   return forall.getResult(0);
 }
+
+Value lcc::lowering::kMeansStepOverBatch(OpBuilder &b, Location loc,
+                                         Value centroids, Value stay,
+                                         Value qUnit, Value kUnit,
+                                         const RoutedShape &s) {
+  TensorBuilder tb(b, loc);
+  Type f32 = tensorType(centroids).getElementType();
+  int64_t clusters = s.clusters, dim = s.dim;
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(s.heads)},
+      ValueRange{tb.empty({s.heads, clusters, dim}, f32)}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  TensorBuilder t(b, loc);
+  Value h = forall.getInductionVars()[0];
+  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> offsets = {h, zero, zero};
+  SmallVector<OpFoldResult> sizes = {one, b.getIndexAttr(clusters),
+                                     b.getIndexAttr(dim)};
+  auto headSlice = [&](Value x) {
+    return sliceOf(b, loc, RankedTensorType::get({clusters, dim}, f32), x,
+                   offsets, sizes);
+  };
+  Value unitCentroids = headSlice(centroids);
+  auto members = scf::ForOp::create(
+      b, loc, indexConstant(b, loc, 0), indexConstant(b, loc, s.batch),
+      indexConstant(b, loc, 1),
+      ValueRange{t.filled({clusters, dim}, f32, 0.0),
+                 t.filled({clusters}, f32, 0.0)},
+      [&](OpBuilder &nb, Location nl, Value batch, ValueRange acc) {
+        TensorBuilder u(nb, nl);
+        Value sums = acc[0], counts = acc[1];
+        for (auto [tokenSet, seq] : {std::make_pair(qUnit, s.querySeq),
+                                     std::make_pair(kUnit, s.keySeq)}) {
+          Value row =
+              sliceOf(nb, nl, RankedTensorType::get({seq, dim}, f32), tokenSet,
+                      {batch, h, zero, zero},
+                      {one, one, nb.getIndexAttr(seq), nb.getIndexAttr(dim)});
+          std::tie(sums, counts) = accumulateMembers(
+              u, row, unitCentroids, sums, counts, seq, clusters, dim);
+        }
+        scf::YieldOp::create(nb, nl, ValueRange{sums, counts});
+      });
+  Value moved = movedCentroids(t, members.getResult(0), members.getResult(1),
+                               headSlice(stay), clusters, dim);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  insertIntoShared(b, loc, moved, forall.getRegionIterArgs()[0], offsets,
+                   sizes);
+  return forall.getResult(0);
+}

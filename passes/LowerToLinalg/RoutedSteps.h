@@ -1,14 +1,19 @@
 //===- RoutedSteps.h - the steps of routed attention ------------*- C++ -*-===//
 //
-// The two steps of Routing Transformer attention that are algorithms of
-// their own: k-means over the unit queries and keys (RoutedKMeans.cpp) and
-// each cluster's balanced window of nearest keys (RoutedKeyWindow.cpp).
-// LowerRoutedAttention.cpp composes them.
+// The steps of Routing Transformer attention that its forward
+// (LowerRoutedAttention.cpp), its backward (LowerRoutedAttentionBackward.cpp)
+// and the centroids' update (LowerRoutedCentroidUpdate.cpp) share: the
+// routing itself (RoutedRouting.cpp), k-means (RoutedKMeans.cpp), each
+// cluster's balanced window of nearest keys (RoutedKeyWindow.cpp) and the
+// scores of a tile of sorted queries against one cluster's window.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef LCC_PASSES_LOWERTOLINALG_ROUTEDSTEPS_H
 #define LCC_PASSES_LOWERTOLINALG_ROUTEDSTEPS_H
+
+#include "passes/LowerToLinalg/TensorBuilder.h"
+#include "passes/LowerToLinalg/TensorOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
@@ -26,6 +31,53 @@ struct RoutedShape {
   double scale;
 };
 
+/// The shape of a routed attention or of its backward (the same operands
+/// and attributes).
+template <typename RoutedOp> RoutedShape routedShapeOf(RoutedOp op) {
+  mlir::RankedTensorType qType = tensorType(op.getQuery());
+  RoutedShape s;
+  s.batch = qType.getDimSize(0);
+  s.heads = qType.getDimSize(1);
+  s.rows = s.batch * s.heads;
+  s.querySeq = qType.getDimSize(2);
+  s.dim = qType.getDimSize(3);
+  s.keySeq = tensorType(op.getKey()).getDimSize(2);
+  s.valueDim = tensorType(op.getValue()).getDimSize(3);
+  s.clusters = op.getClusters();
+  s.window = op.getWindow();
+  s.tile = std::min<int64_t>(64, s.querySeq);
+  s.causal = op.getCausal();
+  s.scale = attentionScale(op.getScale(), op.getQuery());
+  return s;
+}
+
+/// [batch, heads, seq, dim] viewed as [batch*heads, seq, dim], and back.
+mlir::Value attentionRows(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value x);
+mlir::Value fromAttentionRows(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value rows,
+                              mlir::RankedTensorType attentionType);
+
+/// Where the routing put every token ([rows, ...] each, i32).
+struct Routing {
+  mlir::Value queryCluster; // [rows, q_seq]: each query's cluster
+  mlir::Value windows; // [rows, clusters, window]: key positions, ascending
+  mlir::Value sortedQueries; // [rows, q_seq]: the queries in cluster order
+  mlir::Value sortedPlace;   // [rows, q_seq]: where each query went
+  mlir::Value clusterStarts; // [rows, clusters + 1]: each cluster's first
+                             // place (with `withClusterStarts` only)
+};
+
+/// Steps 1-4 of routed attention for `query` and `key` ([batch, heads,
+/// seq, dim]): the unit centroids (`centroids` [heads, clusters, dim]
+/// normalised, or k-means from `seed` when it is null), each query's
+/// nearest, each cluster's window of keys and the queries sorted by
+/// cluster. The forward and the backward route identically.
+Routing routeTokens(mlir::OpBuilder &b, mlir::Location loc,
+                    const RoutedShape &s, mlir::Value query, mlir::Value key,
+                    mlir::Value centroids, int64_t seed,
+                    bool withClusterStarts);
+
 /// Three k-means iterations per row over the unit queries and keys
 /// ([rows, seq, dim] each), from `initial` [rows, clusters, dim]: each
 /// token joins its nearest centroid; a centroid becomes its members'
@@ -33,12 +85,65 @@ struct RoutedShape {
 mlir::Value kMeans(mlir::OpBuilder &b, mlir::Location loc, mlir::Value initial,
                    mlir::Value qUnit, mlir::Value kUnit, const RoutedShape &s);
 
+/// One k-means step over a whole batch, per head: every unit query and key
+/// ([batch, heads, seq, dim]) joins its nearest of the unit `centroids`
+/// ([heads, clusters, dim]), and each cluster's result is its members'
+/// normalised mean, or `stay` ([heads, clusters, dim]) where it has no
+/// members or they cancel.
+mlir::Value kMeansStepOverBatch(mlir::OpBuilder &b, mlir::Location loc,
+                                mlir::Value centroids, mlir::Value stay,
+                                mlir::Value qUnit, mlir::Value kUnit,
+                                const RoutedShape &s);
+
 /// The positions (ascending) of the `window` largest of `scores` ([n]
 /// cosines), ties broken by position: bisection finds the window-th
 /// largest value, then one pass collects. Whatever the scores (zeros, NaN,
 /// Inf), exactly `window` distinct positions are returned.
 mlir::Value selectWindow(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value scores, int64_t n, int64_t window);
+
+/// The queries of one tile of the sorted order.
+struct SortedQueryTile {
+  mlir::Value positions; // [tile] i32: original position, -1 past the end
+  mlir::Value clusters;  // [tile] i32: cluster, `clusters` past the end
+  mlir::Value queries;   // [tile, dim]
+};
+
+/// The tile of row `r`'s sorted queries from place `start`; `q` is [rows,
+/// q_seq, dim].
+SortedQueryTile sortedQueryTile(TensorBuilder &t, const RoutedShape &s,
+                                mlir::Value r, mlir::Value start, mlir::Value q,
+                                const Routing &routing);
+
+/// Rows of `x` ([rows, seq, width]) at the tile's positions, [tile, width]
+/// (zeros past the end).
+mlir::Value gatherTileRows(TensorBuilder &t, const RoutedShape &s,
+                           const SortedQueryTile &tile, mlir::Value r,
+                           mlir::Value x, int64_t width);
+
+/// One cluster's window: its key positions ([window] i32) and its keys and
+/// values ([window, dim], [window, v_dim]).
+struct ClusterWindow {
+  mlir::Value positions, keys, values;
+};
+ClusterWindow gatherClusterWindow(TensorBuilder &t, const RoutedShape &s,
+                                  mlir::Value r, mlir::Value c,
+                                  const Routing &routing, mlir::Value k,
+                                  mlir::Value v);
+
+/// The scaled scores of the tile's queries against cluster `c`'s window,
+/// [tile, window]: -inf where the query is in another cluster (or past the
+/// end) and, when causal, where the key comes after the query.
+mlir::Value clusterScores(TensorBuilder &t, const RoutedShape &s,
+                          const SortedQueryTile &tile, mlir::Value c,
+                          const ClusterWindow &window);
+
+/// `sorted` ([rows, places, width], in each row's sorted order) back in
+/// the original order ([rows, n, width] = `shape`): row i of the result is
+/// row place[r, i] of `sorted`.
+mlir::Value unsortRows(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value sorted, mlir::Value place,
+                       llvm::ArrayRef<int64_t> shape);
 
 } // namespace lcc::lowering
 

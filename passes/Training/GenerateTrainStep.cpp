@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 
 #include <cmath>
@@ -36,7 +37,7 @@ constexpr StringLiteral kAdamPrefix = "adam.";
 
 struct OptimizerSettings {
   bool adam;
-  double lr, beta1, beta2, epsilon, weightDecay, gradClip;
+  double lr, beta1, beta2, epsilon, weightDecay, gradClip, centroidDecay;
 };
 
 /// A double as a user wrote it ("0.001", "1e-08").
@@ -98,6 +99,48 @@ void appendOptimizer(OpBuilder &b, Location loc,
   }
 }
 
+/// The moving-average update of every routed attention's centroids that
+/// are a parameter, written with attn.assign. Centroids get no gradient,
+/// so they must not be trained by the optimizer too, nor be computed from
+/// parameters (which would then silently not train).
+LogicalResult appendCentroidUpdates(OpBuilder &b, func::FuncOp trainStep,
+                                    const ParameterGradients &params,
+                                    double decay) {
+  llvm::StringSet<> updated;
+  SmallVector<RoutedAttentionOp> routedOps(
+      trainStep.getBody().front().getOps<RoutedAttentionOp>());
+  for (RoutedAttentionOp routed : routedOps) {
+    Value centroids = routed.getCentroids();
+    if (!centroids || isa<BlockArgument>(centroids) ||
+        centroids.getDefiningOp<arith::ConstantOp>())
+      continue;
+    auto param = centroids.getDefiningOp<ParamOp>();
+    if (!param)
+      return routed.emitOpError(
+          "has centroids computed by other ops: attn-generate-train-step "
+          "trains routed attention's centroids by their moving average, so "
+          "they must be an attn.param (or a constant or an argument, not "
+          "trained)");
+    StringRef name = param.getName();
+    if (llvm::is_contained(params.names, name))
+      return routed.emitOpError()
+             << "has centroids '" << name
+             << "' that the loss is also differentiated by elsewhere: routed "
+                "attention's centroids are trained by their moving average "
+                "only";
+    if (!updated.insert(name).second)
+      return routed.emitOpError()
+             << "shares its centroids '" << name
+             << "' with another routed attention: each one's centroids are "
+                "their own moving average";
+    Value moved = RoutedCentroidUpdateOp::create(
+        b, routed.getLoc(), centroids.getType(), centroids, routed.getQuery(),
+        routed.getKey(), f32(b, decay));
+    AssignOp::create(b, routed.getLoc(), name, moved);
+  }
+  return success();
+}
+
 struct GenerateTrainStepPass
     : lcc::impl::GenerateTrainStepBase<GenerateTrainStepPass> {
   using GenerateTrainStepBase::GenerateTrainStepBase;
@@ -124,8 +167,11 @@ struct GenerateTrainStepPass
                   formatNumber(beta1) + " and " + formatNumber(beta2));
     if (!positive(epsilon))
       return fail("expected epsilon > 0, got " + formatNumber(epsilon));
-    settings = {optimizer == "adam", lr,      beta1, beta2, epsilon,
-                weightDecay,         gradClip};
+    if (!(centroidDecay >= 0.0 && centroidDecay <= 1.0))
+      return fail("expected centroid-decay in [0, 1], got " +
+                  formatNumber(centroidDecay));
+    settings = {optimizer == "adam", lr,       beta1,        beta2, epsilon,
+                weightDecay,         gradClip, centroidDecay};
     return success();
   }
 
@@ -174,8 +220,7 @@ struct GenerateTrainStepPass
     func::FuncOp gradients = loss.clone();
     gradients.setName(function + "_gradients");
     module.insert(std::next(Block::iterator(loss)), gradients);
-    if (failed(flattenForDifferentiation(gradients)))
-      return failure();
+    flattenForDifferentiation(gradients);
     auto ret =
         cast<func::ReturnOp>(gradients.getBody().front().getTerminator());
     Value lossValue = ret.getOperand(0);
@@ -202,8 +247,8 @@ struct GenerateTrainStepPass
 
   /// train_step: a copy of FUNC_gradients whose gradients feed the
   /// optimizer, returning the loss.
-  void buildTrainStep(ModuleOp module, func::FuncOp gradientsFunc,
-                      const OptimizerSettings &settings) {
+  LogicalResult buildTrainStep(ModuleOp module, func::FuncOp gradientsFunc,
+                               const OptimizerSettings &settings) {
     func::FuncOp trainStep = gradientsFunc.clone();
     trainStep.setName(kTrainStepName);
     module.insert(std::next(Block::iterator(gradientsFunc)), trainStep);
@@ -231,11 +276,15 @@ struct GenerateTrainStepPass
       gradients.assign(clip.getClipped().begin(), clip.getClipped().end());
     }
     appendOptimizer(b, where, params, gradients, settings);
+    if (failed(appendCentroidUpdates(b, trainStep, params,
+                                     settings.centroidDecay)))
+      return failure();
     func::ReturnOp::create(b, where, ValueRange{lossValue});
     ret.erase();
     trainStep.setType(FunctionType::get(
         &getContext(), trainStep.getArgumentTypes(), {lossValue.getType()}));
     trainStep.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    return success();
   }
 
   void runOnOperation() override {
@@ -246,7 +295,8 @@ struct GenerateTrainStepPass
         failed(loss = findLoss(module)) ||
         failed(gradients = buildGradientsFunction(module, *loss)))
       return signalPassFailure();
-    buildTrainStep(module, *gradients, settings);
+    if (failed(buildTrainStep(module, *gradients, settings)))
+      return signalPassFailure();
     if (!emitGradients)
       gradients->erase();
   }

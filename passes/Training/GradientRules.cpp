@@ -212,6 +212,19 @@ LogicalResult ReverseSweep::visit(Operation *op) {
         lsh.getScaleAttr());
     accumulate(lsh.getQueryKey(), backward.getQueryKeyGrad());
     accumulate(lsh.getValue(), backward.getValueGrad());
+  } else if (auto routed = dyn_cast<RoutedAttentionOp>(op)) {
+    // The same routing, recomputed; the centroids get no gradient (the
+    // train step moves them by their moving average).
+    auto backward = RoutedAttentionBackwardOp::create(
+        b, loc,
+        typesOf({routed.getQuery(), routed.getKey(), routed.getValue()}),
+        routed.getQuery(), routed.getKey(), routed.getValue(),
+        routed.getCentroids(), dy, routed.getClustersAttr(),
+        routed.getWindowAttr(), routed.getCausalAttr(), routed.getSeedAttr(),
+        routed.getScaleAttr());
+    accumulate(routed.getQuery(), backward.getQueryGrad());
+    accumulate(routed.getKey(), backward.getKeyGrad());
+    accumulate(routed.getValue(), backward.getValueGrad());
   } else if (auto loss = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
     // The weights are data (which positions count), not differentiated.
     accumulate(loss.getLogits(),

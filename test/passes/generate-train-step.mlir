@@ -63,14 +63,79 @@ func.func @loss(%x: tensor<1x8x4xf32>, %labels: tensor<1x8xi32>) -> tensor<f32> 
 
 // -----
 
-// Routed attention has no backward yet: one error on the op.
-func.func @loss(%q: tensor<1x1x64x4xf32>, %v: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
-  %w = attn.param "w" : tensor<4x4xf32>
-  %o = attn.routed_attention %q, %q, %v {clusters = 2 : i64, window = 32 : i64}
-      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>) -> tensor<1x1x64x4xf32>
-  // expected-error@-2 {{'attn.routed_attention' op has no backward yet}}
-  %y = attn.linear %o, %w : (tensor<1x1x64x4xf32>, tensor<4x4xf32>) -> tensor<1x1x64x4xf32>
-  %l = attn.softmax_cross_entropy %y, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
+// Routed attention's backward recomputes the forward's routing; the
+// centroids get no gradient: train_step moves them by their moving average
+// of the routed queries and keys (decay 0.999 by default).
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[C:.+]] = attn.param "routing.c" : tensor<1x2x4xf32>
+// CHECK: attn.routed_attention %[[Q:.+]], %[[Q]], %[[V:.+]] centroids %[[C]] {causal = true, clusters = 2 : i64, window = 32 : i64}
+// CHECK: attn.routed_attention_backward %[[Q]], %[[Q]], %[[V]] centroids %[[C]], %{{.+}} {causal = true, clusters = 2 : i64, window = 32 : i64}
+// CHECK-NOT: attn.assign "routing.c"
+// CHECK: attn.sgd_update
+// CHECK: attn.assign "w"
+// CHECK: %[[M:.+]] = attn.routed_centroid_update %[[C]], %[[Q]], %[[Q]] {decay = 9.990000e-01 : f32}
+// CHECK: attn.assign "routing.c", %[[M]]
+// ADAM-LABEL: func.func @loss_gradients(
+// ADAM-NOT: routed_centroid_update
+// ADAM: return
+// ADAM-LABEL: func.func @train_step(
+// ADAM-NOT: adam.m.routing.c
+// ADAM: attn.routed_centroid_update
+func.func @loss(%x: tensor<1x1x64x4xf32>, %v: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
+  %w = attn.param "w" : tensor<1x1x64x4xf32>
+  %c = attn.param "routing.c" : tensor<1x2x4xf32>
+  %q = arith.addf %x, %w : tensor<1x1x64x4xf32>
+  %o = attn.routed_attention %q, %q, %v centroids %c {clusters = 2 : i64, window = 32 : i64, causal = true}
+      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
+  %l = attn.softmax_cross_entropy %o, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Centroids computed from parameters would silently not train.
+func.func @loss(%q: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
+  %c = attn.param "routing.c" : tensor<1x2x4xf32>
+  %c2 = arith.addf %c, %c : tensor<1x2x4xf32>
+  %w = attn.param "w" : tensor<1x1x64x4xf32>
+  %v = arith.addf %q, %w : tensor<1x1x64x4xf32>
+  // expected-error@+1 {{'attn.routed_attention' op has centroids computed by other ops: attn-generate-train-step trains routed attention's centroids by their moving average, so they must be an attn.param (or a constant or an argument, not trained)}}
+  %o = attn.routed_attention %q, %q, %v centroids %c2 {clusters = 2 : i64, window = 32 : i64}
+      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
+  %l = attn.softmax_cross_entropy %o, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Centroids that the loss also depends on elsewhere would get a gradient
+// step and a moving average.
+func.func @loss(%q: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>, %labels2: tensor<1x2xi32>) -> tensor<f32> {
+  %c = attn.param "routing.c" : tensor<1x2x4xf32>
+  %w = attn.param "w" : tensor<1x1x64x4xf32>
+  %v = arith.addf %q, %w : tensor<1x1x64x4xf32>
+  // expected-error@+1 {{'attn.routed_attention' op has centroids 'routing.c' that the loss is also differentiated by elsewhere: routed attention's centroids are trained by their moving average only}}
+  %o = attn.routed_attention %q, %q, %v centroids %c {clusters = 2 : i64, window = 32 : i64}
+      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
+  %l = attn.softmax_cross_entropy %o, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
+  %l2 = attn.softmax_cross_entropy %c, %labels2 : (tensor<1x2x4xf32>, tensor<1x2xi32>) -> tensor<f32>
+  %t = arith.addf %l, %l2 : tensor<f32>
+  return %t : tensor<f32>
+}
+
+// -----
+
+// Two routed attentions sharing centroids: whose moving average?
+func.func @loss(%q: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
+  %c = attn.param "routing.c" : tensor<1x2x4xf32>
+  %w = attn.param "w" : tensor<1x1x64x4xf32>
+  %v = arith.addf %q, %w : tensor<1x1x64x4xf32>
+  %o = attn.routed_attention %q, %q, %v centroids %c {clusters = 2 : i64, window = 32 : i64}
+      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
+  // expected-error@+1 {{'attn.routed_attention' op shares its centroids 'routing.c' with another routed attention: each one's centroids are their own moving average}}
+  %o2 = attn.routed_attention %o, %o, %v centroids %c {clusters = 2 : i64, window = 32 : i64}
+      : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
+  %l = attn.softmax_cross_entropy %o2, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }
 

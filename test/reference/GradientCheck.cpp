@@ -121,6 +121,32 @@ double finiteDifference(const LossFunction &loss, Weights &weights,
   return (lossUp - lossDown) / (up - down);
 }
 
+LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
+                                  const std::string &name, int64_t entry,
+                                  double step) {
+  if (!(step > 0) || !std::isfinite(step))
+    throw ReferenceError("finite difference: the step must be a positive "
+                         "number");
+  Perturbation moved(weights, name, entry);
+  double p = moved.original;
+  double h = step * std::max(1.0, std::fabs(p));
+  auto lossAt = [&](double value) {
+    *moved.value = value;
+    return loss(weights, name);
+  };
+  double center = lossAt(p);
+  double up = p + h, down = p - h, upHalf = p + h / 2, downHalf = p - h / 2;
+  double lossUp = lossAt(up), lossDown = lossAt(down);
+  double lossUpHalf = lossAt(upHalf), lossDownHalf = lossAt(downHalf);
+  LocalDifferences d;
+  d.full = (lossUp - lossDown) / (up - down);
+  d.half = (lossUpHalf - lossDownHalf) / (upHalf - downHalf);
+  double curvature = lossUp - 2 * center + lossDown;
+  double halfCurvature = lossUpHalf - 2 * center + lossDownHalf;
+  d.curvatureMismatch = (curvature - 4 * halfCurvature) / h;
+  return d;
+}
+
 Tensor finiteDifferenceGradient(const LossFunction &loss, Weights &weights,
                                 const std::string &name, double step) {
   auto it = weights.find(name);

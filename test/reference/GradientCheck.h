@@ -55,6 +55,21 @@ double finiteDifference(const LossFunction &loss, Weights &weights,
                         const std::string &name, int64_t entry,
                         double step = kDefaultFiniteDifferenceStep);
 
+/// The central differences of the loss around one entry at the step and at
+/// half of it, and how far the loss is from one parabola across them (what
+/// --skip-kinks judges an entry by).
+struct LocalDifferences {
+  double full, half;
+  /// (S(h) - 4 S(h/2)) / h, S(t) = L(p+t) - 2 L(p) + L(p-t): O(h³) where
+  /// the loss is smooth, about the change of slope times h where a kink
+  /// lies within the step, wherever it lies (where `full - half` vanishes
+  /// for a kink at the entry itself).
+  double curvatureMismatch;
+};
+LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
+                                  const std::string &name, int64_t entry,
+                                  double step = kDefaultFiniteDifferenceStep);
+
 /// finiteDifference of every entry of parameter `name`, in its shape.
 Tensor finiteDifferenceGradient(const LossFunction &loss, Weights &weights,
                                 const std::string &name,

@@ -254,4 +254,43 @@ TEST(GradientError, RelativeAbsoluteAndNaN) {
   EXPECT_TRUE(std::isnan(gradientError({1.0}, {INFINITY})));
 }
 
+//===----------------------------------------------------------------------===//
+// localDifferences: what --skip-kinks judges an entry by
+//===----------------------------------------------------------------------===//
+
+/// L(w) = relu(w - kink) + w²/2, a kink of slope change 1.
+LossFunction reluLoss(double kink) {
+  return [kink](const Weights &weights, const std::string &) {
+    double w = weights.at("w").data[0];
+    return std::max(0.0, w - kink) + 0.5 * w * w;
+  };
+}
+
+TEST(LocalDifferences, SmoothLossIsOneParabola) {
+  Weights weights{{"w", Tensor({1}, {0.5})}};
+  LocalDifferences d = localDifferences(reluLoss(10.0), weights, "w", 0, 1e-3);
+  EXPECT_NEAR(d.full, 0.5, 1e-9);
+  EXPECT_NEAR(d.half, 0.5, 1e-9);
+  EXPECT_NEAR(d.curvatureMismatch, 0.0, 1e-9);
+  EXPECT_EQ(weights.at("w").data[0], 0.5);
+}
+
+TEST(LocalDifferences, KinkAtTheEntrySeenByTheCurvature) {
+  // The two central differences agree (both see half the slope change),
+  // so only the curvature shows the kink: (S(h) - 4 S(h/2)) / h = -1.
+  Weights weights{{"w", Tensor({1}, {0.5})}};
+  LocalDifferences d = localDifferences(reluLoss(0.5), weights, "w", 0, 1e-3);
+  EXPECT_NEAR(d.full - d.half, 0.0, 1e-9);
+  EXPECT_NEAR(d.curvatureMismatch, -1.0, 1e-6);
+}
+
+TEST(LocalDifferences, KinkAThirdOfTheStepAwaySeenByTheDifferences) {
+  // h = 1e-3, kink at h/3: the parabola test is blind, the half step not.
+  Weights weights{{"w", Tensor({1}, {0.5})}};
+  LocalDifferences d =
+      localDifferences(reluLoss(0.5 + 1e-3 / 3), weights, "w", 0, 1e-3);
+  EXPECT_NEAR(d.curvatureMismatch, 0.0, 1e-6);
+  EXPECT_NEAR(d.full - d.half, 1.0 / 6, 1e-6);
+}
+
 } // namespace

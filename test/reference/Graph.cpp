@@ -286,6 +286,12 @@ private:
                            node.integer("bucket_size"), node.flag("causal"),
                            seed, node.optionalNumber("scale"))};
     }
+    if (op == "routed_attention") {
+      expectArgs(node, args, 4, 4);
+      return {routedAttention(args[0], args[1], args[2], args[3],
+                              node.integer("window"), node.flag("causal"),
+                              node.optionalNumber("scale"))};
+    }
     if (op == "multi_head_attention") {
       expectArgs(node, args, 4, 5);
       bool sharedQK = args.size() == 4;

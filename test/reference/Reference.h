@@ -121,6 +121,22 @@ Tensor sparseAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                        SparsePattern pattern, int64_t stride, int64_t summary,
                        bool causal, std::optional<double> scale = std::nullopt);
 
+/// attn.routed_attention with the given `centroids` [heads, clusters,
+/// head_dim]: each query attends, with the dense scores, to the `window`
+/// keys nearest (by cosine, ties to the earlier key) to its nearest unit
+/// centroid; `causal` also hides later keys; a query that sees no key
+/// gets zeros.
+Tensor routedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                       const Tensor &centroids, int64_t window, bool causal,
+                       std::optional<double> scale = std::nullopt);
+
+/// attn.routed_centroid_update: per head, every unit query and key of the
+/// batch joins its nearest unit centroid; a centroid moves to decay *
+/// centroid + (1 - decay) * its members' normalised sum (itself when it has
+/// no members or they cancel).
+Tensor routedCentroidUpdate(const Tensor &centroids, const Tensor &q,
+                            const Tensor &k, double decay);
+
 /// attn.lsh_attention pads seq to a multiple of 2 * bucket_size; it has
 /// n_buckets = padded / bucket_size buckets.
 int64_t lshPaddedSeq(int64_t seq, int64_t bucketSize);

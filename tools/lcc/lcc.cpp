@@ -234,6 +234,13 @@ cl::opt<double> gradClip(
              "(default 0: no clipping)"),
     cl::value_desc("F"), cl::init(0.0), cl::cat(lccCategory));
 
+cl::opt<double> centroidDecay(
+    "centroid-decay",
+    cl::desc("Decay of the moving average by which the train step moves "
+             "routed attention's centroids (an attn.param) toward the unit "
+             "queries and keys routed to them (default 0.999)"),
+    cl::value_desc("F"), cl::init(0.999), cl::cat(lccCategory));
+
 cl::opt<bool> emitGradients(
     "emit-gradients",
     cl::desc("With --train, also add FUNC_gradients, returning the loss and "
@@ -435,11 +442,12 @@ int main(int argc, char **argv) {
     train->lr = learningRate;
     train->weightDecay = weightDecay;
     train->gradClip = gradClip;
+    train->centroidDecay = centroidDecay;
     train->emitGradients = emitGradients;
   } else {
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
              &optimizerName, &learningRate, &weightDecay, &gradClip,
-             &emitGradients})
+             &centroidDecay, &emitGradients})
       if (flag->getNumOccurrences()) {
         lcc::reportError(kTool, "--" + flag->ArgStr.str() +
                                     " configures the train step: add --train");

@@ -386,29 +386,37 @@ LogicalResult SparseAttentionOp::verify() {
   return verifyScale(*this, getScale());
 }
 
-LogicalResult RoutedAttentionOp::verify() {
-  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getResult(), /*sameSeq=*/false)))
+LogicalResult lcc::attn::detail::verifyRoutedAttention(
+    Operation *op, Value query, Value key, Value value, Value result,
+    Value centroids, int64_t clusters, int64_t window, int64_t seed,
+    std::optional<APFloat> scale) {
+  if (failed(verifyAttentionOperands(op, query, key, value, result,
+                                     /*sameSeq=*/false)))
     return failure();
-  auto keyType = cast<RankedTensorType>(getKey().getType());
-  if (failed(verifyAtLeast(*this, "clusters", getClusters(), 1)) ||
-      failed(verifyAtMost(*this, "clusters", getClusters(), "key seq",
+  auto keyType = cast<RankedTensorType>(key.getType());
+  if (failed(verifyAtLeast(op, "clusters", clusters, 1)) ||
+      failed(verifyAtMost(op, "clusters", clusters, "key seq",
                           keyType.getDimSize(2))) ||
-      failed(verifyAtLeast(*this, "window", getWindow(), 1)) ||
-      failed(verifyAtMost(*this, "window", getWindow(), "key seq",
+      failed(verifyAtLeast(op, "window", window, 1)) ||
+      failed(verifyAtMost(op, "window", window, "key seq",
                           keyType.getDimSize(2))) ||
-      failed(verifyAtLeast(*this, "seed", getSeed(), 0)))
+      failed(verifyAtLeast(op, "seed", seed, 0)))
     return failure();
-  if (Value centroids = getCentroids()) {
-    ShapeChecker check(*this);
+  if (centroids) {
+    ShapeChecker check(op);
     NamedTensor c("centroids", centroids);
     if (failed(check.elementType(c, keyType.getElementType())) ||
-        failed(check.shape(c, {keyType.getDimSize(1),
-                               static_cast<int64_t>(getClusters()),
-                               keyType.getDimSize(3)})))
+        failed(check.shape(
+            c, {keyType.getDimSize(1), clusters, keyType.getDimSize(3)})))
       return failure();
   }
-  return verifyScale(*this, getScale());
+  return verifyScale(op, scale);
+}
+
+LogicalResult RoutedAttentionOp::verify() {
+  return verifyRoutedAttention(*this, getQuery(), getKey(), getValue(),
+                               getResult(), getCentroids(), getClusters(),
+                               getWindow(), getSeed(), getScale());
 }
 
 //===----------------------------------------------------------------------===//

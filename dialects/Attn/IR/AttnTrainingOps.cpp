@@ -82,6 +82,41 @@ LogicalResult LSHAttentionBackwardOp::verify() {
   return success();
 }
 
+LogicalResult RoutedAttentionBackwardOp::verify() {
+  if (failed(verifyRoutedAttention(
+          *this, getQuery(), getKey(), getValue(), getResultGrad(),
+          getCentroids(), getClusters(), getWindow(), getSeed(), getScale())))
+    return failure();
+  for (auto [name, gradient, ofName, of] :
+       {std::make_tuple("query_grad", getQueryGrad(), "query", getQuery()),
+        std::make_tuple("key_grad", getKeyGrad(), "key", getKey()),
+        std::make_tuple("value_grad", getValueGrad(), "value", getValue())})
+    if (failed(verifyGradientOf(*this, name, gradient, ofName, of)))
+      return failure();
+  return success();
+}
+
+LogicalResult RoutedCentroidUpdateOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor q("query", getQuery()), k("key", getKey()),
+      c("centroids", getCentroids());
+  if (failed(check.rank(q, 4, kAttentionLayout)) ||
+      failed(check.rank(k, 4, kAttentionLayout)) ||
+      failed(check.rank(c, 3, "[heads, clusters, head_dim]")) ||
+      failed(check.elementType(k, q.elementType())) ||
+      failed(check.elementType(c, q.elementType())) ||
+      failed(check.shape(k, {q.dim(0), q.dim(1), k.dim(2), q.dim(3)})) ||
+      failed(check.shape(c, {q.dim(1), c.dim(1), q.dim(3)})) ||
+      failed(verifyGradientOf(*this, "result", getResult(), "centroids",
+                              getCentroids())))
+    return failure();
+  double decay = getDecay().convertToDouble();
+  if (!(decay >= 0.0 && decay <= 1.0))
+    return emitOpError() << "expected decay in [0, 1], got "
+                         << formatFloat(decay);
+  return success();
+}
+
 LogicalResult EmbeddingBackwardOp::verify() {
   ShapeChecker check(*this);
   NamedTensor tokens("tokens", getTokens()), dy("result_grad", getResultGrad()),

@@ -85,6 +85,38 @@ def Attn_LSHAttentionBackwardOp : Attn_Op<"lsh_attention_backward", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_RoutedAttentionBackwardOp
+    : Attn_Op<"routed_attention_backward", [Pure]> {
+  let summary = "gradients of Routing Transformer routed attention";
+  let description = [{
+    Given the operands and attributes of an `attn.routed_attention` and the
+    gradient of the loss with respect to its result, returns the gradients
+    with respect to query, key and value. The routing (centroids, each
+    query's cluster, each cluster's window of keys) is recomputed exactly
+    as the forward did: it is piecewise constant, so it is not
+    differentiated, and the centroids get no gradient (training moves them
+    by `attn.routed_centroid_update`). Gradients flow through the attended
+    keys: each query's softmax over its cluster's window is differentiated
+    from its recomputed probabilities, and a key in several windows sums
+    what each gives it.
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value, Optional<Attn_FloatTensor>:$centroids,
+      Attn_FloatTensor:$result_grad,
+      I64Attr:$clusters,
+      I64Attr:$window,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<I64Attr, "0">:$seed,
+      OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$query_grad,
+      Attn_FloatTensor:$key_grad, Attn_FloatTensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`centroids` $centroids^)? `,` $result_grad
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_EmbeddingBackwardOp : Attn_Op<"embedding_backward", [Pure]> {
   let summary = "gradient of an embedding table";
   let description = [{
@@ -217,6 +249,27 @@ def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [Pure]> {
 //===----------------------------------------------------------------------===//
 // Optimizers
 //===----------------------------------------------------------------------===//
+
+def Attn_RoutedCentroidUpdateOp : Attn_Op<"routed_centroid_update", [Pure]> {
+  let summary = "the exponential moving average of a routed attention's centroids";
+  let description = [{
+    The Routing Transformer's k-means step on its centroids `[heads,
+    clusters, head_dim]`, given the `query` and `key` `[batch, heads, seq,
+    head_dim]` that an `attn.routed_attention` routed with them. Every unit
+    query and unit key joins its nearest (unit) centroid, as the routing
+    does; a cluster's target is the normalised sum of its members over the
+    batch (norm floored at 1e-12), or the centroid itself when it has none.
+    The result is `decay · centroid + (1 - decay) · target`.
+  }];
+  let arguments = (ins Attn_FloatTensor:$centroids, Attn_FloatTensor:$query,
+      Attn_FloatTensor:$key, F32Attr:$decay);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $centroids `,` $query `,` $key attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
 
 def Attn_ClipByGlobalNormOp : Attn_Op<"clip_by_global_norm", [Pure]> {
   let summary = "gradients scaled so that their global L2 norm is at most max_norm";

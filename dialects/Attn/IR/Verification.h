@@ -150,6 +150,14 @@ LogicalResult verifyAtLeast(mlir::Operation *op, llvm::StringRef attr,
 LogicalResult verifyAtMost(mlir::Operation *op, llvm::StringRef attr,
                            int64_t value, llvm::StringRef limitName,
                            int64_t limit);
+/// Checks a routed attention's operands, `result` (the forward's result or
+/// the backward's gradient of it) and attributes.
+LogicalResult verifyRoutedAttention(mlir::Operation *op, mlir::Value query,
+                                    mlir::Value key, mlir::Value value,
+                                    mlir::Value result, mlir::Value centroids,
+                                    int64_t clusters, int64_t window,
+                                    int64_t seed,
+                                    std::optional<llvm::APFloat> scale);
 /// Checks that `region` has one block whose arguments have `argTypes` and
 /// whose `attn.yield` yields exactly `yieldTypes`.
 LogicalResult verifyBlockSignature(mlir::Operation *op, mlir::Region &region,

@@ -91,3 +91,41 @@ func.func @lsh_backward_grad(%q: tensor<1x2x8x4xf32>, %d: tensor<1x2x8x2xf32>) {
       : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
   return
 }
+
+// -----
+
+func.func @routed_backward_grad(%q: tensor<1x2x8x4xf32>, %d: tensor<1x2x8x2xf32>) {
+  // expected-error@+1 {{'attn.routed_attention_backward' op expected key_grad of the type of key 'tensor<1x2x8x4xf32>', got 'tensor<1x2x8x2xf32>'}}
+  %a, %b, %c = attn.routed_attention_backward %q, %q, %q, %q {clusters = 2 : i64, window = 4 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @routed_backward_window(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.routed_attention_backward' op expected 'window' <= key seq (8), got 9}}
+  %a, %b, %c = attn.routed_attention_backward %q, %q, %q, %q {clusters = 2 : i64, window = 9 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @centroid_update_decay(%c: tensor<2x3x4xf32>, %q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.routed_centroid_update' op expected decay in [0, 1], got 1.5}}
+  %n = attn.routed_centroid_update %c, %q, %q {decay = 1.5 : f32}
+      : (tensor<2x3x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @centroid_update_heads(%c: tensor<3x3x4xf32>, %q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.routed_centroid_update' op expected centroids of shape [2, 3, 4], got [3, 3, 4]}}
+  %n = attn.routed_centroid_update %c, %q, %q {decay = 0.5 : f32}
+      : (tensor<3x3x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<3x3x4xf32>
+  return
+}

@@ -9,7 +9,7 @@ func.func @backward_ops(%q: tensor<1x2x8x4xf32>, %tokens: tensor<1x8xi32>,
                         %w: tensor<4x6xf32>, %dy6: tensor<1x8x6xf32>,
                         %w1: tensor<4x16xf32>, %b1: tensor<16xf32>,
                         %w2: tensor<16x4xf32>, %weights: tensor<1x8xf32>,
-                        %one: tensor<f32>) {
+                        %one: tensor<f32>, %cent: tensor<2x2x4xf32>) {
   // CHECK: %[[O:.+]], %[[LSE:.+]] = attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
   %o, %lse = attn.attention %q, %q, %q {causal = true}
       : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
@@ -30,6 +30,17 @@ func.func @backward_ops(%q: tensor<1x2x8x4xf32>, %tokens: tensor<1x8xi32>,
   // CHECK: attn.lsh_attention_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {bucket_size = 4 : i64, causal = true, n_hashes = 2 : i64, seed = 3 : i64} : {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
   %lq, %lv = attn.lsh_attention_backward %q, %q, %o, %o {n_hashes = 2 : i64, bucket_size = 4 : i64, causal = true, seed = 3 : i64}
       : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  // CHECK: attn.routed_attention_backward %{{.+}}, %{{.+}}, %{{.+}} centroids %{{.+}}, %{{.+}} {causal = true, clusters = 2 : i64, window = 4 : i64}
+  %rq, %rk, %rv = attn.routed_attention_backward %q, %q, %o centroids %cent, %o {clusters = 2 : i64, window = 4 : i64, causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x2x4xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  // CHECK: attn.routed_attention_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {clusters = 1 : i64, seed = 4 : i64, window = 8 : i64}
+  %uq, %uk, %uv = attn.routed_attention_backward %q, %q, %o, %o {clusters = 1 : i64, window = 8 : i64, seed = 4 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  // CHECK: attn.routed_centroid_update %{{.+}}, %{{.+}}, %{{.+}} {decay = 9.990000e-01 : f32} : (tensor<2x2x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<2x2x4xf32>
+  %nc = attn.routed_centroid_update %cent, %q, %q {decay = 0.999 : f32}
+      : (tensor<2x2x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<2x2x4xf32>
   // CHECK: attn.embedding_backward %{{.+}}, %{{.+}} : (tensor<1x8xi32>, tensor<1x8x4xf32>) -> tensor<10x4xf32>
   %dt = attn.embedding_backward %tokens, %x : (tensor<1x8xi32>, tensor<1x8x4xf32>) -> tensor<10x4xf32>
   // CHECK: attn.layer_norm_backward %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x8x4xf32>, tensor<4xf32>, tensor<1x8x4xf32>)
