@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -57,33 +58,79 @@ Value transposedTimes(TensorBuilder &tb, Value a, Value b) {
                 aType.getElementType(), 0.0));
 }
 
+/// The widest column tile of at most 16 that divides `width`.
+int64_t columnTile(int64_t width) {
+  for (int64_t tile : {16, 8, 4, 2})
+    if (width % tile == 0)
+      return tile;
+  return 1;
+}
+
+/// Adds row p of `dy` ([positions, d_model]), columns [col, col + tile), to
+/// row `row` of `acc` ([vocab, tile]).
+Value addRowSlice(OpBuilder &b, Location loc, Value acc, Value dy, Value row,
+                  Value p, Value col, int64_t tile) {
+  auto loop = scf::ForOp::create(
+      b, loc, indexConstant(b, loc, 0), indexConstant(b, loc, tile),
+      indexConstant(b, loc, 1), ValueRange{acc},
+      [&](OpBuilder &nb, Location l, Value e, ValueRange it) {
+        Value column = arith::AddIOp::create(nb, l, col, e);
+        Value g = tensor::ExtractOp::create(nb, l, dy, ValueRange{p, column});
+        Value old = tensor::ExtractOp::create(nb, l, it[0], ValueRange{row, e});
+        scf::YieldOp::create(nb, l,
+                             tensor::InsertOp::create(nb, l, add(nb, l, old, g),
+                                                      it[0], ValueRange{row, e})
+                                 .getResult());
+      });
+  return loop.getResult(0);
+}
+
 struct LowerEmbeddingBackward : OpRewritePattern<EmbeddingBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(EmbeddingBackwardOp op,
                                 PatternRewriter &rewriter) const override {
-    TensorBuilder tb(rewriter, op.getLoc());
+    Location loc = op.getLoc();
+    TensorBuilder tb(rewriter, loc);
     RankedTensorType table = tensorType(op.getTableGrad());
-    int64_t vocab = table.getDimSize(0);
+    int64_t vocab = table.getDimSize(0), width = table.getDimSize(1);
     Type elt = table.getElementType();
-    // Loops (v, e, b, s): row v gathers every position holding token v. A
-    // scatter would race between positions of one token; this sums them in
-    // a fixed order.
-    using utils::IteratorType;
-    Value grad =
-        tb.generic(tb.filled(table.getShape(), elt, 0.0),
-                   {op.getTokens(), op.getResultGrad()},
-                   {tb.map(4, {2, 3}), tb.map(4, {2, 3, 1}), tb.map(4, {0, 1})},
-                   {IteratorType::parallel, IteratorType::parallel,
-                    IteratorType::reduction, IteratorType::reduction},
-                   [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                     Value id = clampedIndex(b, loc, a[0], vocab);
-                     Value row = linalg::IndexOp::create(b, loc, 0);
-                     Value mine = arith::CmpIOp::create(
-                         b, loc, arith::CmpIPredicate::eq, id, row);
-                     Value summed = add(b, loc, a[2], a[1]);
-                     return arith::SelectOp::create(b, loc, mine, summed, a[2]);
-                   });
-    rewriter.replaceOp(op, grad);
+    Value tokens = tensor::CollapseShapeOp::create(
+        rewriter, loc, op.getTokens(), ArrayRef<ReassociationIndices>{{0, 1}});
+    Value dy = asRows(rewriter, loc, op.getResultGrad());
+    int64_t positions = tensorType(tokens).getDimSize(0);
+    // Each position adds its gradient row to its token's row: a scatter,
+    // made race-free by giving each parallel iteration its own columns, and
+    // deterministic by adding the positions in order. O(positions x d_model)
+    // where gathering each row from every position was O(vocab x that).
+    int64_t tile = columnTile(width);
+    auto forall = scf::ForallOp::create(
+        rewriter, loc,
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(width / tile)},
+        ValueRange{tb.empty(table.getShape(), elt)}, std::nullopt);
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(forall.getBody());
+    TensorBuilder t(rewriter, loc);
+    Value col =
+        arith::MulIOp::create(rewriter, loc, forall.getInductionVars()[0],
+                              indexConstant(rewriter, loc, tile));
+    auto scatter = scf::ForOp::create(
+        rewriter, loc, indexConstant(rewriter, loc, 0),
+        indexConstant(rewriter, loc, positions),
+        indexConstant(rewriter, loc, 1),
+        ValueRange{t.filled({vocab, tile}, elt, 0.0)},
+        [&](OpBuilder &b, Location l, Value p, ValueRange acc) {
+          Value row = clampedIndex(
+              b, l, tensor::ExtractOp::create(b, l, tokens, p), vocab);
+          scf::YieldOp::create(
+              b, l, addRowSlice(b, l, acc[0], dy, row, p, col, tile));
+        });
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    insertIntoShared(
+        rewriter, loc, scatter.getResult(0), forall.getRegionIterArgs()[0],
+        {rewriter.getIndexAttr(0), col},
+        {rewriter.getIndexAttr(vocab), rewriter.getIndexAttr(tile)});
+    rewriter.setInsertionPointAfter(forall);
+    rewriter.replaceOp(op, forall.getResult(0));
     return success();
   }
 };
