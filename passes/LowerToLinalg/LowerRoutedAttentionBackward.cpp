@@ -113,17 +113,7 @@ Value sortedQueryGradients(OpBuilder &b, Location loc, const RoutedShape &s,
                                       indexConstant(b, loc, s.tile));
   SortedQueryTile tile = sortedQueryTile(t, s, r, start, q, routing);
   Value tileOutGrad = gatherTileRows(t, s, tile, r, outGrad, s.valueDim);
-  Value first =
-      castToIndex(b, loc,
-                  tensor::ExtractOp::create(b, loc, tile.clusters,
-                                            indexConstant(b, loc, 0)));
-  Value last = arith::MinSIOp::create(
-      b, loc,
-      castToIndex(b, loc,
-                  tensor::ExtractOp::create(b, loc, tile.clusters,
-                                            indexConstant(b, loc, s.tile - 1))),
-      indexConstant(b, loc, s.clusters - 1));
-  Value end = arith::AddIOp::create(b, loc, last, indexConstant(b, loc, 1));
+  auto [first, end] = tileClusters(b, loc, s, tile);
   auto perCluster = scf::ForOp::create(
       b, loc, first, end, indexConstant(b, loc, 1),
       ValueRange{t.filled({s.tile, s.dim}, f32, 0.0)},

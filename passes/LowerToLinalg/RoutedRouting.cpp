@@ -278,3 +278,18 @@ Value lcc::lowering::unsortRows(OpBuilder &b, Location loc, Value sorted,
         return tensor::ExtractOp::create(nb, l, sorted, ValueRange{r, at, e});
       });
 }
+
+std::pair<Value, Value>
+lcc::lowering::tileClusters(OpBuilder &b, Location loc, const RoutedShape &s,
+                            const SortedQueryTile &tile) {
+  auto clusterAt = [&](int64_t i) {
+    return castToIndex(b, loc,
+                       tensor::ExtractOp::create(b, loc, tile.clusters,
+                                                 indexConstant(b, loc, i)));
+  };
+  // Places past the end hold `clusters`: the last real cluster bounds them.
+  Value last = arith::MinSIOp::create(b, loc, clusterAt(s.tile - 1),
+                                      indexConstant(b, loc, s.clusters - 1));
+  return {clusterAt(0),
+          arith::AddIOp::create(b, loc, last, indexConstant(b, loc, 1))};
+}

@@ -115,6 +115,13 @@ SortedQueryTile sortedQueryTile(TensorBuilder &t, const RoutedShape &s,
                                 mlir::Value r, mlir::Value start, mlir::Value q,
                                 const Routing &routing);
 
+/// The clusters the tile's queries are in, [first, end): sorted, they are
+/// a run.
+std::pair<mlir::Value, mlir::Value> tileClusters(mlir::OpBuilder &b,
+                                                 mlir::Location loc,
+                                                 const RoutedShape &s,
+                                                 const SortedQueryTile &tile);
+
 /// Rows of `x` ([rows, seq, width]) at the tile's positions, [tile, width]
 /// (zeros past the end).
 mlir::Value gatherTileRows(TensorBuilder &t, const RoutedShape &s,

@@ -103,13 +103,17 @@ public:
   double original;
 };
 
+void checkStep(double step) {
+  if (!(step > 0) || !std::isfinite(step))
+    throw ReferenceError("finite difference: the step must be a positive "
+                         "number");
+}
+
 } // namespace
 
 double finiteDifference(const LossFunction &loss, Weights &weights,
                         const std::string &name, int64_t entry, double step) {
-  if (!(step > 0) || !std::isfinite(step))
-    throw ReferenceError("finite difference: the step must be a positive "
-                         "number");
+  checkStep(step);
   Perturbation moved(weights, name, entry);
   double p = moved.original;
   double h = step * std::max(1.0, std::fabs(p));
@@ -124,9 +128,7 @@ double finiteDifference(const LossFunction &loss, Weights &weights,
 LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
                                   const std::string &name, int64_t entry,
                                   double step) {
-  if (!(step > 0) || !std::isfinite(step))
-    throw ReferenceError("finite difference: the step must be a positive "
-                         "number");
+  checkStep(step);
   Perturbation moved(weights, name, entry);
   double p = moved.original;
   double h = step * std::max(1.0, std::fabs(p));
