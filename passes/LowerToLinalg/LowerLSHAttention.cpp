@@ -307,13 +307,7 @@ namespace {
 std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
                                            Value scores, Value values) {
   Type f32 = tensorType(scores).getElementType();
-  Value maxima = rowMax(t, scores);
-  Value probs = t.map({s.bucket, 2 * s.bucket}, f32, {scores, maxima},
-                      {t.identityMap(2), t.dropLastMap(2)},
-                      [](OpBuilder &b, Location l, ValueRange a) {
-                        return expShifted(b, l, a[0], a[1]);
-                      });
-  Value sums = rowSum(t, probs);
+  auto [probs, maxima, sums] = rowExponentials(t, scores);
   Value weighted =
       t.matmul(probs, values, t.filled({s.bucket, s.valueDim}, f32, 0.0));
   Value outputs =

@@ -39,13 +39,8 @@ Value attendCluster(TensorBuilder &u, const RoutedShape &s,
   Type f32 = tensorType(k).getElementType();
   ClusterWindow window = gatherClusterWindow(u, s, r, c, routing, k, v);
   Value scores = clusterScores(u, s, tile, c, window);
-  Value maxima = rowMax(u, scores);
-  Value probs = u.map({s.tile, s.window}, f32, {scores, maxima},
-                      {u.identityMap(2), u.dropLastMap(2)},
-                      [](OpBuilder &b, Location l, ValueRange a) {
-                        return expShifted(b, l, a[0], a[1]);
-                      });
-  Value sums = rowSum(u, probs);
+  RowExponentials e = rowExponentials(u, scores);
+  Value probs = e.exps, sums = e.sums;
   Value weighted =
       u.matmul(probs, window.values, u.filled({s.tile, s.valueDim}, f32, 0.0));
   // Rows of other clusters (or with nothing visible) add zero.

@@ -47,15 +47,9 @@ struct ClusterTileGradient {
 /// visible is zero.
 Value probabilities(TensorBuilder &u, const RoutedShape &s, Value scores) {
   Type f32 = tensorType(scores).getElementType();
-  Value maxima = rowMax(u, scores);
-  Value exps = u.map({s.tile, s.window}, f32, {scores, maxima},
-                     {u.identityMap(2), u.dropLastMap(2)},
-                     [](OpBuilder &b, Location l, ValueRange a) {
-                       return expShifted(b, l, a[0], a[1]);
-                     });
-  Value sums = rowSum(u, exps);
+  RowExponentials e = rowExponentials(u, scores);
   return u.map(
-      {s.tile, s.window}, f32, {exps, sums},
+      {s.tile, s.window}, f32, {e.exps, e.sums},
       {u.identityMap(2), u.dropLastMap(2)},
       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value zero = floatConstant(b, l, f32, 0.0);
@@ -227,24 +221,20 @@ Value gatherWindowGradients(TensorBuilder &tb, const RoutedShape &s,
                             Value windowGrad, Value slots, int64_t width) {
   using utils::IteratorType;
   Type f32 = tensorType(windowGrad).getElementType();
-  return tb.generic(
-      tb.filled({s.rows, s.keySeq, width}, f32, 0.0), {slots},
-      {tb.map(4, {0, 3, 1}), tb.map(4, {0, 1, 2})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value inWindow = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                               a[0], i32Constant(b, l, 0));
-        Value slot = castToIndex(
-            b, l, arith::MaxSIOp::create(b, l, a[0], i32Constant(b, l, 0)));
-        Value g = tensor::ExtractOp::create(
-            b, l, windowGrad,
-            ValueRange{linalg::IndexOp::create(b, l, 0),
-                       linalg::IndexOp::create(b, l, 3), slot,
-                       linalg::IndexOp::create(b, l, 2)});
-        return arith::SelectOp::create(b, l, inWindow, add(b, l, a[1], g),
-                                       a[1]);
-      });
+  return tb.generic(tb.filled({s.rows, s.keySeq, width}, f32, 0.0), {slots},
+                    {tb.map(4, {0, 3, 1}), tb.map(4, {0, 1, 2})},
+                    {IteratorType::parallel, IteratorType::parallel,
+                     IteratorType::parallel, IteratorType::reduction},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      auto [inWindow, slot] = markedPosition(b, l, a[0]);
+                      Value g = tensor::ExtractOp::create(
+                          b, l, windowGrad,
+                          ValueRange{linalg::IndexOp::create(b, l, 0),
+                                     linalg::IndexOp::create(b, l, 3), slot,
+                                     linalg::IndexOp::create(b, l, 2)});
+                      return arith::SelectOp::create(b, l, inWindow,
+                                                     add(b, l, a[1], g), a[1]);
+                    });
 }
 
 struct LowerRoutedAttentionBackward

@@ -173,18 +173,14 @@ SortedQueryTile lcc::lowering::sortedQueryTile(TensorBuilder &t,
         return arith::SelectOp::create(b, l, inside, p, i32Constant(b, l, -1))
             .getResult();
       });
-  out.clusters = t.map(
-      {s.tile}, i32, {out.positions}, {t.identityMap(1)},
-      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                            a[0], i32Constant(b, l, 0));
-        Value p = castToIndex(
-            b, l, arith::MaxSIOp::create(b, l, a[0], i32Constant(b, l, 0)));
-        Value cl = tensor::ExtractOp::create(b, l, routing.queryCluster,
-                                             ValueRange{r, p});
-        return arith::SelectOp::create(b, l, valid, cl,
-                                       i32Constant(b, l, s.clusters));
-      });
+  out.clusters = t.map({s.tile}, i32, {out.positions}, {t.identityMap(1)},
+                       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                         auto [valid, p] = markedPosition(b, l, a[0]);
+                         Value cl = tensor::ExtractOp::create(
+                             b, l, routing.queryCluster, ValueRange{r, p});
+                         return arith::SelectOp::create(
+                             b, l, valid, cl, i32Constant(b, l, s.clusters));
+                       });
   out.queries = gatherTileRows(t, s, out, r, q, s.dim);
   return out;
 }
@@ -193,18 +189,15 @@ Value lcc::lowering::gatherTileRows(TensorBuilder &t, const RoutedShape &s,
                                     const SortedQueryTile &tile, Value r,
                                     Value x, int64_t width) {
   Type f32 = tensorType(x).getElementType();
-  return t.map(
-      {s.tile, width}, f32, {tile.positions}, {t.map(2, {0})},
-      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-        Value valid = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                            a[0], i32Constant(b, l, 0));
-        Value p = castToIndex(
-            b, l, arith::MaxSIOp::create(b, l, a[0], i32Constant(b, l, 0)));
-        Value row = tensor::ExtractOp::create(
-            b, l, x, ValueRange{r, p, linalg::IndexOp::create(b, l, 1)});
-        return arith::SelectOp::create(b, l, valid, row,
-                                       floatConstant(b, l, f32, 0.0));
-      });
+  return t.map({s.tile, width}, f32, {tile.positions}, {t.map(2, {0})},
+               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 auto [valid, p] = markedPosition(b, l, a[0]);
+                 Value row = tensor::ExtractOp::create(
+                     b, l, x,
+                     ValueRange{r, p, linalg::IndexOp::create(b, l, 1)});
+                 return arith::SelectOp::create(b, l, valid, row,
+                                                floatConstant(b, l, f32, 0.0));
+               });
 }
 
 ClusterWindow lcc::lowering::gatherClusterWindow(TensorBuilder &t,

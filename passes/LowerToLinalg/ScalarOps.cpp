@@ -45,6 +45,15 @@ Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t size) {
       b, loc, index, arith::ConstantIndexOp::create(b, loc, size - 1));
 }
 
+std::pair<Value, Value> markedPosition(OpBuilder &b, Location loc,
+                                       Value position) {
+  Value zero = i32Constant(b, loc, 0);
+  Value valid =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, position, zero);
+  return {valid,
+          castToIndex(b, loc, arith::MaxSIOp::create(b, loc, position, zero))};
+}
+
 Value expShifted(OpBuilder &b, Location loc, Value x, Value m) {
   Type type = m.getType();
   Value negInf = floatConstant(b, loc, type, kNegativeInfinity);

@@ -41,6 +41,12 @@ mlir::Value castToI32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 mlir::Value clampedIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id,
                          int64_t size);
 
+/// An i32 position where -1 (any negative) marks none: whether it is one,
+/// and the position as an index, 0 for none so that reading there stays in
+/// bounds.
+std::pair<mlir::Value, mlir::Value>
+markedPosition(mlir::OpBuilder &b, mlir::Location loc, mlir::Value position);
+
 /// exp(x - m), and 0 where m is -inf (a row that has seen no visible key
 /// yet, where x - m would be NaN).
 mlir::Value expShifted(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,

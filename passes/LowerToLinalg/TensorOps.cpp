@@ -78,6 +78,20 @@ Value rowSum(TensorBuilder &tb, Value x) {
                           });
 }
 
+RowExponentials rowExponentials(TensorBuilder &tb, Value x) {
+  RankedTensorType type = tensorType(x);
+  unsigned rank = type.getRank();
+  RowExponentials r;
+  r.maxima = rowMax(tb, x);
+  r.exps = tb.map(type.getShape(), type.getElementType(), {x, r.maxima},
+                  {tb.identityMap(rank), tb.dropLastMap(rank)},
+                  [](OpBuilder &b, Location loc, ValueRange a) {
+                    return expShifted(b, loc, a[0], a[1]);
+                  });
+  r.sums = rowSum(tb, r.exps);
+  return r;
+}
+
 Value rowSumOfSquares(TensorBuilder &tb, Value x) {
   return tb.reduceLastDim({x}, 0.0,
                           [](OpBuilder &b, Location loc, ValueRange a) {

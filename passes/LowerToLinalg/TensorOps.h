@@ -50,6 +50,14 @@ mlir::Value rowMax(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSum(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSumOfSquares(TensorBuilder &tb, mlir::Value x);
 
+/// The unnormalised softmax of each row (last dimension) of `x`:
+/// exp(x - max) (0 in a row that is all -inf), the row maxima and the sums
+/// of the exponentials.
+struct RowExponentials {
+  mlir::Value exps, maxima, sums;
+};
+RowExponentials rowExponentials(TensorBuilder &tb, mlir::Value x);
+
 /// The mean of each row (last dimension) of `x` and the inverse of its
 /// standard deviation, 1/sqrt(var + epsilon), with the biased variance of
 /// the centred values (stable for large means): layer norm's statistics.
