@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -127,7 +128,7 @@ double finiteDifference(const LossFunction &loss, Weights &weights,
 
 LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
                                   const std::string &name, int64_t entry,
-                                  double step) {
+                                  double center, double step) {
   checkStep(step);
   Perturbation moved(weights, name, entry);
   double p = moved.original;
@@ -136,7 +137,6 @@ LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
     *moved.value = value;
     return loss(weights, name);
   };
-  double center = lossAt(p);
   double up = p + h, down = p - h, upHalf = p + h / 2, downHalf = p - h / 2;
   double lossUp = lossAt(up), lossDown = lossAt(down);
   double lossUpHalf = lossAt(upHalf), lossDownHalf = lossAt(downHalf);
@@ -146,6 +146,10 @@ LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
   double curvature = lossUp - 2 * center + lossDown;
   double halfCurvature = lossUpHalf - 2 * center + lossDownHalf;
   d.curvatureMismatch = (curvature - 4 * halfCurvature) / h;
+  double largest =
+      std::max({std::fabs(center), std::fabs(lossUp), std::fabs(lossDown),
+                std::fabs(lossUpHalf), std::fabs(lossDownHalf)});
+  d.roundingNoise = 32 * std::numeric_limits<double>::epsilon() * largest / h;
   return d;
 }
 

@@ -65,9 +65,16 @@ struct LocalDifferences {
   /// lies within the step, wherever it lies (where `full - half` vanishes
   /// for a kink at the entry itself).
   double curvatureMismatch;
+  /// How large either test's quantity can be from the rounding of the loss
+  /// values alone (32 ulps of the largest, over h): below it, nothing can
+  /// be told apart, and a kink that small biases nothing that matters.
+  double roundingNoise;
 };
+/// `center` is the loss at `weights` as they are, the same for every
+/// entry: computed once by the caller.
 LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
                                   const std::string &name, int64_t entry,
+                                  double center,
                                   double step = kDefaultFiniteDifferenceStep);
 
 /// finiteDifference of every entry of parameter `name`, in its shape.

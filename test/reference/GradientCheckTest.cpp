@@ -268,7 +268,9 @@ LossFunction reluLoss(double kink) {
 
 TEST(LocalDifferences, SmoothLossIsOneParabola) {
   Weights weights{{"w", Tensor({1}, {0.5})}};
-  LocalDifferences d = localDifferences(reluLoss(10.0), weights, "w", 0, 1e-3);
+  LossFunction loss = reluLoss(10.0);
+  LocalDifferences d =
+      localDifferences(loss, weights, "w", 0, loss(weights, "w"), 1e-3);
   EXPECT_NEAR(d.full, 0.5, 1e-9);
   EXPECT_NEAR(d.half, 0.5, 1e-9);
   EXPECT_NEAR(d.curvatureMismatch, 0.0, 1e-9);
@@ -279,7 +281,9 @@ TEST(LocalDifferences, KinkAtTheEntrySeenByTheCurvature) {
   // The two central differences agree (both see half the slope change),
   // so only the curvature shows the kink: (S(h) - 4 S(h/2)) / h = -1.
   Weights weights{{"w", Tensor({1}, {0.5})}};
-  LocalDifferences d = localDifferences(reluLoss(0.5), weights, "w", 0, 1e-3);
+  LossFunction loss = reluLoss(0.5);
+  LocalDifferences d =
+      localDifferences(loss, weights, "w", 0, loss(weights, "w"), 1e-3);
   EXPECT_NEAR(d.full - d.half, 0.0, 1e-9);
   EXPECT_NEAR(d.curvatureMismatch, -1.0, 1e-6);
 }
@@ -287,8 +291,9 @@ TEST(LocalDifferences, KinkAtTheEntrySeenByTheCurvature) {
 TEST(LocalDifferences, KinkAThirdOfTheStepAwaySeenByTheDifferences) {
   // h = 1e-3, kink at h/3: the parabola test is blind, the half step not.
   Weights weights{{"w", Tensor({1}, {0.5})}};
+  LossFunction loss = reluLoss(0.5 + 1e-3 / 3);
   LocalDifferences d =
-      localDifferences(reluLoss(0.5 + 1e-3 / 3), weights, "w", 0, 1e-3);
+      localDifferences(loss, weights, "w", 0, loss(weights, "w"), 1e-3);
   EXPECT_NEAR(d.curvatureMismatch, 0.0, 1e-6);
   EXPECT_NEAR(d.full - d.half, 1.0 / 6, 1e-6);
 }
