@@ -153,6 +153,14 @@ LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
   return d;
 }
 
+bool isSmooth(const LocalDifferences &d, double rtol, double scale) {
+  double derivative =
+      std::max({scale, std::fabs(d.full), std::fabs(d.half), 1e-12});
+  double tolerance = std::max(0.25 * rtol * derivative, d.roundingNoise);
+  return std::fabs(d.half - d.full) <= tolerance &&
+         std::fabs(d.curvatureMismatch) <= tolerance;
+}
+
 Tensor finiteDifferenceGradient(const LossFunction &loss, Weights &weights,
                                 const std::string &name, double step) {
   auto it = weights.find(name);

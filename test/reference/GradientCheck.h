@@ -77,6 +77,20 @@ LocalDifferences localDifferences(const LossFunction &loss, Weights &weights,
                                   double center,
                                   double step = kDefaultFiniteDifferenceStep);
 
+/// Whether the loss is smooth enough around an entry for a check to `rtol`
+/// of `scale`: the central differences at the step and at half of it agree,
+/// and the loss is one parabola across them, each to rtol / 4 of the larger
+/// of `scale` and the entry's own derivative. A ReLU that changes side at a
+/// fraction t of the step from the entry biases the difference by (1 - t) / 2
+/// of its change of slope; the first test is blind to it at t = 0, the
+/// second at t = 1/3, and together they leave an undetected bias below 0.63
+/// rtol. `scale` is what the check divides by (gradientError: the largest
+/// difference of the tensor), so an entry whose derivative is tiny beside it
+/// is not judged more strictly than the check judges it. A smooth loss
+/// passes both by O(h²), and no test asks for less than the loss's own
+/// rounding can show.
+bool isSmooth(const LocalDifferences &d, double rtol, double scale);
+
 /// finiteDifference of every entry of parameter `name`, in its shape.
 Tensor finiteDifferenceGradient(const LossFunction &loss, Weights &weights,
                                 const std::string &name,

@@ -298,4 +298,37 @@ TEST(LocalDifferences, KinkAThirdOfTheStepAwaySeenByTheDifferences) {
   EXPECT_NEAR(d.full - d.half, 1.0 / 6, 1e-6);
 }
 
+//===----------------------------------------------------------------------===//
+// isSmooth: the judgement, at the scale the check divides by
+//===----------------------------------------------------------------------===//
+
+TEST(IsSmooth, KinksAreJudgedAtTheirOwnDerivativeWithoutAScale) {
+  LocalDifferences d{1.0, 1.0 + 3e-6, 0.0, 0.0};
+  EXPECT_FALSE(isSmooth(d, 1e-5, 0.0));
+  d.half = 1.0 + 2e-6;
+  EXPECT_TRUE(isSmooth(d, 1e-5, 0.0));
+  d.half = 1.0;
+  d.curvatureMismatch = -3e-6;
+  EXPECT_FALSE(isSmooth(d, 1e-5, 0.0));
+}
+
+TEST(IsSmooth, ATinyDerivativeIsJudgedAtTheTensorsScale) {
+  // A mismatch of 1.7e-10 on a derivative of 3.8e-5 is 4.4e-6 of it, but
+  // 1.7e-8 of a tensor whose largest difference is 1e-2: it biases the
+  // check (max|g - fd| / 1e-2) by far less than its bound.
+  LocalDifferences d{-3.8e-5, -3.8e-5, -1.7e-10, 1e-10};
+  EXPECT_FALSE(isSmooth(d, 1e-5, 0.0));
+  EXPECT_TRUE(isSmooth(d, 1e-5, 1e-2));
+  // A real kink stays one at any scale it is small beside.
+  d.curvatureMismatch = -1e-7;
+  EXPECT_FALSE(isSmooth(d, 1e-5, 1e-2));
+}
+
+TEST(IsSmooth, NothingBelowTheRoundingOfTheLossIsAKink) {
+  LocalDifferences d{1e-9, 1e-9, 5e-11, 1e-10};
+  EXPECT_TRUE(isSmooth(d, 1e-5, 0.0));
+  d.curvatureMismatch = 2e-10;
+  EXPECT_FALSE(isSmooth(d, 1e-5, 0.0));
+}
+
 } // namespace
