@@ -3,12 +3,18 @@
 // Upstream elementwise fusion with a control function: a producer is fused
 // only into a consumer whose loops are all parallel, where each producer
 // element is computed exactly once, and a producer that stays for other
-// users is fused only if it is cheap: fusing it then computes it twice.
+// users is fused only if it is cheap (fusing it then computes it twice)
+// and if its inputs, which the consumer then reads, are not kept alive for
+// it past the producer's own last use: a reversible block's recomputation
+// in the backward, x2 = y2 - G(y1), must not read the forward's x2 and
+// G(y1) through y2 = x2 + G(y1), or every layer's activations would live
+// until the backward.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -28,6 +34,39 @@ namespace {
 /// the exponentials).
 constexpr size_t kRecomputedOpsPerElement = 4;
 
+/// Whether `value` is read at or after `point` (an op of `block`).
+bool isReadFrom(Value value, Operation *point, Block *block) {
+  return llvm::any_of(value.getUsers(), [&](Operation *user) {
+    Operation *inBlock = block->findAncestorOpInBlock(*user);
+    return inBlock && (inBlock == point || point->isBeforeInBlock(inBlock));
+  });
+}
+
+/// Whether fusing `producer`, which stays for its other users, into the
+/// consumer `fused` belongs to would make the consumer keep one of the
+/// producer's inputs alive longer. Only the ops of a function's body own
+/// buffers of the memory plan; inside a loop nest (a kernel's tiles) that
+/// is no cost. The producer's own later users do not bound it: they may be
+/// fused in turn, the producer then dying and its inputs living on (a chain
+/// of residual sums read from every layer's output).
+bool extendsInputsLife(linalg::GenericOp producer, OpOperand *fused) {
+  Block *block = producer->getBlock();
+  if (!isa<func::FuncOp>(producer->getParentOp()))
+    return false;
+  Operation *consumer = block->findAncestorOpInBlock(*fused->getOwner());
+  if (!consumer)
+    return true;
+  for (Value input : producer.getDpsInputs()) {
+    // Function arguments (inputs, parameters) live throughout.
+    if (auto arg = dyn_cast<BlockArgument>(input);
+        arg && arg.getOwner() == block)
+      continue;
+    if (!isReadFrom(input, consumer, block))
+      return true;
+  }
+  return false;
+}
+
 bool isWorthFusing(OpOperand *fused) {
   auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
   if (!consumer || consumer.getNumLoops() != consumer.getNumParallelLoops())
@@ -37,7 +76,8 @@ bool isWorthFusing(OpOperand *fused) {
     return true;
   // The body's ops less its yield.
   return producer.getBody()->getOperations().size() - 1 <=
-         kRecomputedOpsPerElement;
+             kRecomputedOpsPerElement &&
+         !extendsInputsLife(producer, fused);
 }
 
 struct FuseElementwisePass

@@ -23,6 +23,24 @@ def FuseElementwise : Pass<"lcc-fuse-elementwise", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def RematerializeArgumentOps
+    : Pass<"lcc-rematerialize-argument-ops", "mlir::ModuleOp"> {
+  let summary = "recompute cheap ops of the arguments at each use";
+  let description = [{
+    A linalg op with only parallel loops and at most 4 ops per element
+    (a bias broadcast, a fill, a scale) that reads only the function's
+    arguments and constants, and has several users, is cloned before each
+    user after the first. CSE had merged every computation of such a value
+    into one tensor alive from its first use to its last: a bias broadcast
+    shared by a reversible block's forward and its recomputation in the
+    backward kept one contraction init per layer alive across the whole
+    train step. A copy keeps nothing else alive (its operands are
+    arguments), and a single-use copy can be fused into its consumer's
+    tiles.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def TileToWorkgroups : Pass<"lcc-tile-to-workgroups", "mlir::ModuleOp"> {
   let summary = "tile top-level tensor ops into scf.forall over workgroups";
   let description = [{

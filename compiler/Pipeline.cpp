@@ -81,6 +81,21 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       return failure();
     done("attention forms");
   }
+  if (options.reversible) {
+    if (failed(runDumpedPipeline(
+            module, "reversible", options.dump,
+            [](PassManager &pm) { pm.addPass(createInsertReversible()); })))
+      return failure();
+    done("reversible blocks");
+  }
+  if (options.ffChunks > 0) {
+    if (failed(runDumpedPipeline(
+            module, "ff-chunks", options.dump, [&](PassManager &pm) {
+              pm.addPass(createChunkFeedForward({options.ffChunks}));
+            })))
+      return failure();
+    done("feed-forward chunks");
+  }
   if (options.train) {
     if (failed(runDumpedPipeline(
             module, "train-step", options.dump, [&](PassManager &pm) {

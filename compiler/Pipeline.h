@@ -36,8 +36,12 @@ struct CompileOptions : AttentionFormOptions {
   /// The CUDA architecture, ptxas location and block size.
   std::string cudaArch = "sm_90", cudaPath;
   int64_t cudaBlockSize = 128;
+  /// lcc --reversible and --ff-chunks=N (0: not given): attn-insert-reversible
+  /// and attn-chunk-ff run after the attention forms.
+  bool reversible = false;
+  int64_t ffChunks = 0;
   /// With a value, lcc --train: attn-generate-train-step runs after the
-  /// attention forms.
+  /// attention forms and the two above.
   std::optional<GenerateTrainStepOptions> train;
   /// Receives every stage's text when set.
   StageDumper dump;

@@ -59,6 +59,8 @@ void lcc::buildLowerToLinalgPipeline(OpPassManager &pm) {
   pm.addPass(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After CSE, which merged them.
+  pm.addPass(createRematerializeArgumentOps());
 }
 
 LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,

@@ -189,18 +189,81 @@ def ToDense : Pass<"attn-to-dense", "mlir::ModuleOp"> {
   }];
 }
 
+def InsertReversible : Pass<"attn-insert-reversible", "mlir::ModuleOp"> {
+  let summary = "make stacks of residual blocks reversible (RevNet)";
+  let description = [{
+    Reformer's reversible layers (DESIGN.md §4, `lcc --reversible`). In
+    each function, a stack of `attn.residual` blocks that each feed only
+    the next, alternating an attention block (its body holds attention of
+    any form) and a feed-forward block (its body holds an
+    `attn.feed_forward`), becomes a stack of `attn.reversible` blocks, F
+    the attention body and G the feed-forward body: `y1 = x1 + F(x2)`,
+    `y2 = x2 + G(y1)`. The stack's input enters both streams and the
+    streams leave it as their mean, `(y1 + y2) * 0.5`, as reformer-pytorch
+    merges them. This is a different network from the residual one (the
+    reversible form of it), so the pass runs only when asked; each stack
+    rewritten or kept gets a remark, a kept one naming the op that stopped
+    it. Blocks written as `attn.reversible` are kept. The train step
+    (`attn-generate-train-step`) then recomputes each block's inputs from
+    its outputs instead of storing its activations.
+
+    Before:
+
+    ```mlir
+    %a = attn.residual %x : tensor<1x64x16xf32> { ... attention ... }
+    %y = attn.residual %a : tensor<1x64x16xf32> { ... attn.feed_forward ... }
+    ```
+
+    After:
+
+    ```mlir
+    %r:2 = attn.reversible %x, %x : tensor<1x64x16xf32>, tensor<1x64x16xf32>
+      f { ... attention ... } g { ... attn.feed_forward ... }
+    %s = arith.addf %r#0, %r#1 : tensor<1x64x16xf32>
+    %y = arith.mulf %s, %half : tensor<1x64x16xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
+def ChunkFeedForward : Pass<"attn-chunk-ff", "mlir::ModuleOp"> {
+  let summary = "run every feed-forward in chunks of positions";
+  let description = [{
+    Reformer's feed-forward chunking (DESIGN.md §4, `lcc --ff-chunks=N`):
+    every `attn.feed_forward` gets `chunks = N`, so its `batch * seq`
+    positions run in N chunks and the `[positions / N, d_ff]` intermediate
+    exists for one chunk at a time, in the forward and in the train step's
+    backward (which recomputes each chunk's hidden activations). The
+    memory planner gives every chunk's intermediate the same bytes. The
+    result is unchanged but for rounding. More chunks than a sequence's
+    positions is an error; a feed-forward written with another chunk count
+    gets a remark.
+  }];
+  let options = [
+    Option<"chunks", "chunks", "int64_t", /*default=*/"1",
+           "Chunks of positions per feed-forward">,
+  ];
+}
+
 def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
   let summary = "differentiate a loss function into a train step";
   let description = [{
     Reverse-mode differentiation at the attn level (DESIGN.md §4, §6). The
     function named `function` (default `loss`), whose first result is a 0-d
     f32 loss, is differentiated with respect to every `attn.param` it uses:
-    its blocks are flattened (residual and reversible blocks inlined, a
+    its blocks are flattened (residual blocks inlined, a
     multi-head block split into projections, `attn.split_heads`, its
     attention, `attn.merge_heads` and the output projection), every
     attention saves its logsumexp, and the ops are visited last to first,
     each emitting its backward op (`attn.attention_backward`,
-    `attn.linear_backward`, ...). Sparse attention is differentiated as the
+    `attn.linear_backward`, ...). A reversible block is differentiated as
+    RevNet does (`recompute-reversible`, the default): its inputs are
+    recomputed from its outputs, `x2 = y2 - G(y1)`, `x1 = y1 - F(x2)`, the
+    outputs being the next block's recomputed inputs, and its regions are
+    cloned on them (marked `lcc.recomputed`) and differentiated there, so no
+    activation of a block lives from the forward into the backward. Hashing
+    and routing replay identically: they depend only on their inputs and
+    seeds. Sparse attention is differentiated as the
     masked attention it equals; LSH and routed attention recompute their
     hashing or routing in their backward (`attn.lsh_attention_backward`,
     `attn.routed_attention_backward`), which is not differentiated.
@@ -265,6 +328,10 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
            "centroids">,
     Option<"emitGradients", "emit-gradients", "bool", /*default=*/"false",
            "Also keep FUNC_gradients, returning the loss and every gradient">,
+    Option<"recomputeReversible", "recompute-reversible", "bool",
+           /*default=*/"true",
+           "Recompute each reversible block's inputs from its outputs in the "
+           "backward (false: store its activations, as any block)">,
   ];
 }
 

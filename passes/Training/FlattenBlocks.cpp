@@ -4,7 +4,9 @@
 // op is the composition of what its regions hold, so it is inlined first.
 // A multi-head block becomes its projections, a head split, its attention,
 // a head merge and its output projection, each with a rule of its own.
-// Attention saves its per-row logsumexp for the flash backward.
+// Attention saves its per-row logsumexp for the flash backward. Reversible
+// blocks may stay, their regions flattened, for the rule that recomputes
+// them (GradientRules.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -112,13 +114,17 @@ void saveLogSumExp(OpBuilder &b, AttentionOp op) {
   op.getResult().replaceAllUsesWith(saved->getResult(0));
 }
 
-/// Expands the first block op of the body; false when none is left.
-bool flattenOne(func::FuncOp func) {
-  for (Operation &op : func.getBody().front()) {
+/// Expands the first block op of `block`; false when none is left. With
+/// `keepReversible`, reversible blocks stay (their regions are flattened
+/// on their own).
+bool flattenOne(Block &block, bool keepReversible) {
+  for (Operation &op : block) {
     OpBuilder b(&op);
     if (auto mha = dyn_cast<MultiHeadAttentionOp>(op)) {
       flattenMultiHeadAttention(b, mha);
     } else if (auto rev = dyn_cast<ReversibleOp>(op)) {
+      if (keepReversible)
+        continue;
       flattenReversible(b, rev);
     } else if (auto res = dyn_cast<ResidualOp>(op)) {
       flattenResidual(b, res);
@@ -139,7 +145,15 @@ bool flattenOne(func::FuncOp func) {
 
 } // namespace
 
-void lcc::training::flattenForDifferentiation(func::FuncOp func) {
-  while (flattenOne(func)) {
+void lcc::training::flattenForDifferentiation(func::FuncOp func,
+                                              bool keepReversible) {
+  Block &body = func.getBody().front();
+  while (flattenOne(body, keepReversible)) {
   }
+  if (!keepReversible)
+    return;
+  for (ReversibleOp rev : body.getOps<ReversibleOp>())
+    for (Region *region : {&rev.getF(), &rev.getG()})
+      while (flattenOne(region->front(), /*keepReversible=*/false)) {
+      }
 }

@@ -110,6 +110,8 @@ LogicalResult appendCentroidUpdates(OpBuilder &b, func::FuncOp trainStep,
   SmallVector<RoutedAttentionOp> routedOps(
       trainStep.getBody().front().getOps<RoutedAttentionOp>());
   for (RoutedAttentionOp routed : routedOps) {
+    if (routed->hasAttr(kRecomputedAttrName))
+      continue; // The backward's copy of a forward one.
     Value centroids = routed.getCentroids();
     if (!centroids || isa<BlockArgument>(centroids) ||
         centroids.getDefiningOp<arith::ConstantOp>())
@@ -220,13 +222,16 @@ struct GenerateTrainStepPass
     func::FuncOp gradients = loss.clone();
     gradients.setName(function + "_gradients");
     module.insert(std::next(Block::iterator(loss)), gradients);
-    flattenForDifferentiation(gradients);
+    flattenForDifferentiation(gradients, recomputeReversible);
     auto ret =
         cast<func::ReturnOp>(gradients.getBody().front().getTerminator());
     Value lossValue = ret.getOperand(0);
     FailureOr<ParameterGradients> params = differentiate(gradients, lossValue);
     if (failed(params))
       return failure();
+    // The forward's reversible blocks, once their rules have recomputed
+    // them, are flattened like every other block.
+    flattenForDifferentiation(gradients, /*keepReversible=*/false);
     if (params->names.empty())
       return loss.emitOpError("has no attn.param that its loss depends on: "
                               "nothing to train");

@@ -9,6 +9,12 @@
 // model uses, the elementwise ops of its derivative. Gradients of a value
 // used twice are summed.
 //
+// A reversible block kept by the flattening is differentiated as RevNet
+// does: its inputs are recomputed from its outputs (x2 = y2 - G(y1),
+// x1 = y1 - F(x2)), where the outputs are the next block's recomputed
+// inputs, and its regions are cloned on those values and swept in turn,
+// so the backward reads nothing the forward computed inside the block.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Training/TrainStep.h"
@@ -60,11 +66,24 @@ private:
           arith::AddFOp::create(b, gradient.getLoc(), it->second, gradient);
   }
 
+  /// gradients[a] + gradients[b], either absent, b's only when it differs.
+  Value sumOfGradients(Value a, Value b);
+
   LogicalResult visitElementwise(Operation *op, Value dy);
   void visitAttention(AttentionOp op, Value dy);
+  LogicalResult visitReversible(ReversibleOp op);
+  /// Clones `region`'s body at the builder, its argument bound to
+  /// `argument`, marked as recomputed; returns what it yields.
+  Value recompute(Region &region, Value argument,
+                  SmallVectorImpl<Operation *> &cloned);
+  /// The rules of `ops`, last to first.
+  LogicalResult sweep(ArrayRef<Operation *> ops);
 
   OpBuilder b;
   DenseMap<Value, Value> gradients;
+  /// A reversible block's input (a forward value) -> its value recomputed
+  /// in the backward, which the previous block's rule starts from.
+  DenseMap<Value, Value> recomputed;
 };
 
 /// The types of `values`, for a backward op's results.
@@ -95,6 +114,70 @@ void ReverseSweep::visitAttention(AttentionOp op, Value dy) {
   if (!shared)
     accumulate(op.getKey(), backward->getResult(1));
   accumulate(op.getValue(), backward->getResults().back());
+}
+
+Value ReverseSweep::sumOfGradients(Value a, Value other) {
+  Value ga = gradients.lookup(a);
+  Value gb = a == other ? Value() : gradients.lookup(other);
+  if (!ga || !gb)
+    return ga ? ga : gb;
+  return arith::AddFOp::create(b, ga.getLoc(), ga, gb);
+}
+
+Value ReverseSweep::recompute(Region &region, Value argument,
+                              SmallVectorImpl<Operation *> &cloned) {
+  IRMapping mapping;
+  mapping.map(region.getArgument(0), argument);
+  for (Operation &op : region.front().without_terminator()) {
+    Operation *copy = b.clone(op, mapping);
+    copy->setAttr(kRecomputedAttrName, b.getUnitAttr());
+    cloned.push_back(copy);
+  }
+  return mapping.lookupOrDefault(region.front().getTerminator()->getOperand(0));
+}
+
+LogicalResult ReverseSweep::sweep(ArrayRef<Operation *> ops) {
+  for (Operation *op : llvm::reverse(ops))
+    if (failed(visit(op)))
+      return failure();
+  return success();
+}
+
+LogicalResult ReverseSweep::visitReversible(ReversibleOp op) {
+  Location loc = op.getLoc();
+  Value y1 = recomputed.lookup(op.getY1()), y2 = recomputed.lookup(op.getY2());
+  if (!y1)
+    y1 = op.getY1();
+  if (!y2)
+    y2 = op.getY2();
+  Value dy2 = gradients.lookup(op.getY2());
+  // y2 = x2 + G(y1): x2 is recomputed, and G's gradient reaches y1.
+  SmallVector<Operation *> gOps;
+  Value g = recompute(op.getG(), y1, gOps);
+  Value x2 = arith::SubFOp::create(b, loc, y2, g);
+  if (dy2) {
+    accumulate(g, dy2);
+    if (failed(sweep(gOps)))
+      return failure();
+  }
+  Value dy1 = sumOfGradients(op.getY1(), y1);
+  // y1 = x1 + F(x2): x1 is recomputed, and F's gradient reaches x2.
+  SmallVector<Operation *> fOps;
+  Value f = recompute(op.getF(), x2, fOps);
+  Value x1 = arith::SubFOp::create(b, loc, y1, f);
+  if (dy1) {
+    accumulate(f, dy1);
+    if (failed(sweep(fOps)))
+      return failure();
+  }
+  Value dx2 = gradients.lookup(x2);
+  if (dy2)
+    dx2 = dx2 ? arith::AddFOp::create(b, loc, dx2, dy2).getResult() : dy2;
+  recomputed[op.getX1()] = x1;
+  recomputed[op.getX2()] = x2;
+  accumulate(op.getX1(), dy1);
+  accumulate(op.getX2(), dx2);
+  return success();
 }
 
 LogicalResult ReverseSweep::visitElementwise(Operation *op, Value dy) {
@@ -199,6 +282,8 @@ LogicalResult ReverseSweep::visit(Operation *op) {
     accumulate(
         merge.getInput(),
         SplitHeadsOp::create(b, loc, merge.getInput().getType(), dy, heads));
+  } else if (auto reversible = dyn_cast<ReversibleOp>(op)) {
+    return visitReversible(reversible);
   } else if (auto attention = dyn_cast<AttentionOp>(op)) {
     if (!gradients.count(attention.getResult()))
       return success();
@@ -253,11 +338,16 @@ FailureOr<ParameterGradients> lcc::training::differentiate(func::FuncOp func,
     if (failed(sweep.visit(op)))
       return failure();
 
-  // Tied weights (two attn.param of one name) sum their gradients.
+  // Tied weights (two attn.param of one name) sum their gradients. The
+  // parameters of a recomputed block are read by its clones, so the names
+  // come in the forward's order, nested ones included, and the reads are
+  // the top-level ones.
   llvm::MapVector<StringRef, SmallVector<ParamOp>> byName;
   for (Operation *op : forward)
-    if (auto param = dyn_cast<ParamOp>(op))
-      byName[param.getName()].push_back(param);
+    op->walk<WalkOrder::PreOrder>(
+        [&](ParamOp param) { (void)byName[param.getName()]; });
+  for (ParamOp param : body.getOps<ParamOp>())
+    byName[param.getName()].push_back(param);
   ParameterGradients result;
   OpBuilder b(body.getTerminator());
   for (auto &[name, params] : byName) {

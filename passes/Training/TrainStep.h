@@ -21,13 +21,20 @@
 namespace lcc::training {
 
 /// Rewrites `func`'s body into a flat list of ops the gradient rules know:
-/// attn.residual and attn.reversible are inlined; attn.multi_head_attention
+/// attn.residual and attn.reversible are inlined (with `keepReversible`,
+/// attn.reversible stays and its regions are flattened: its rule recomputes
+/// its inputs from its outputs); attn.multi_head_attention
 /// becomes its projections (attn.linear), attn.split_heads, its body's
 /// attention, attn.merge_heads and the output projection; sparse attention
 /// becomes the masked attention it equals; every attn.attention gets its
 /// logsumexp result. Other ops (LSH and routed attention among them) have
 /// rules of their own and stay as they are.
-void flattenForDifferentiation(mlir::func::FuncOp func);
+void flattenForDifferentiation(mlir::func::FuncOp func, bool keepReversible);
+
+/// Marks the ops the reverse sweep cloned to recompute a reversible block in
+/// the backward: not part of the forward (routed attention's centroid
+/// update reads the forward's).
+constexpr llvm::StringLiteral kRecomputedAttrName = "lcc.recomputed";
 
 /// The gradient of the loss for each parameter the loss depends on, in the
 /// order of the parameters' first use.

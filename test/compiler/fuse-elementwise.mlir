@@ -124,3 +124,58 @@ func.func @shared_producers(%s: tensor<4x8xf32>, %t: tensor<4x8xf32>) -> (tensor
   } -> tensor<4x8xf32>
   return %max, %exp, %max2, %exp2 : tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A producer that stays for another user is not fused into a consumer that
+// would then read its inputs when nothing else reads them any more: their
+// buffers would live on to the consumer (a residual sum of two layers'
+// outputs recomputed in a train step's backward keeps every layer's
+// outputs alive). The consumer reads the sum back.
+// CHECK-LABEL: func @inputs_not_kept_alive
+// CHECK: %[[A:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: %[[B:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}} ins(%[[A]], %[[B]] :
+// CHECK: iterator_types = ["reduction"]} ins(%[[SUM]] :
+// CHECK: linalg.generic {{.*}} ins(%[[SUM]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+#rows2 = affine_map<(d0, d1) -> (d0, d1)>
+#row2 = affine_map<(d0, d1) -> (d0)>
+#id1 = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+func.func @inputs_not_kept_alive(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<f32>, tensor<4xf32>) {
+  %r = tensor.empty() : tensor<4xf32>
+  %z = tensor.empty() : tensor<f32>
+  %a = linalg.generic {indexing_maps = [#rows2, #row2], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x8xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [#rows2, #row2], iterator_types = ["parallel", "reduction"]}
+      ins(%y : tensor<4x8xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%a, %b : tensor<4xf32>, tensor<4xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %total = linalg.generic {indexing_maps = [#id1, #all], iterator_types = ["reduction"]}
+      ins(%sum : tensor<4xf32>) outs(%z : tensor<f32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.addf %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  %late = linalg.generic {indexing_maps = [#id1, #id1], iterator_types = ["parallel"]}
+      ins(%sum : tensor<4xf32>) outs(%r : tensor<4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %s = arith.mulf %v, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %total, %late : tensor<f32>, tensor<4xf32>
+}

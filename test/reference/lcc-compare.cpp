@@ -1,6 +1,7 @@
 //===- lcc-compare.cpp - Normwise comparison of two .npy files ------------===//
 //
 //   lcc-compare A.npy B.npy [--rtol=1e-5] [--metric=max|l2]
+//   lcc-compare A.safetensors B.safetensors [--rtol=1e-5] [--metric=max|l2]
 //
 // B is the reference. Prints
 //   max_abs_err: max |a - b|
@@ -16,6 +17,11 @@
 // rel_err nan and fails; any error against an all-zero reference makes it
 // inf); 2 on a usage or file error ("lcc-compare: error: ...").
 //
+// Two .safetensors files must hold the same names and shapes; each tensor
+// is compared as above and printed as "NAME: rel_err E" (or l2_rel_err),
+// then "max rel_err E" and the verdict on the worst (two gradient files of
+// one model, for instance).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Reference.h"
@@ -27,6 +33,7 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <map>
 
 using namespace lcc::reference;
 
@@ -35,10 +42,14 @@ namespace {
 const char *const kUsage =
     "usage: lcc-compare ACTUAL.npy REFERENCE.npy [--rtol=1e-5] "
     "[--metric=max|l2] [--rows=BEGIN:END]\n"
+    "       lcc-compare ACTUAL.safetensors REFERENCE.safetensors [--rtol=1e-5] "
+    "[--metric=max|l2]\n"
     "exits 0 iff max|a-b| / max|b| (or, with --metric=l2, "
     "||a-b|| / ||b||) <= rtol\n"
     "--rows compares only rows [BEGIN, END) of the second-last dimension\n"
-    "(the tokens of [batch, heads, seq, head_dim]; a prefix of a sequence)\n";
+    "(the tokens of [batch, heads, seq, head_dim]; a prefix of a sequence)\n"
+    "with .safetensors, every tensor of one name is compared, the worst "
+    "judged\n";
 
 /// Keeps rows [begin, end) of the second-last dimension of `t`.
 Tensor selectRows(const Tensor &t, int64_t begin, int64_t end,
@@ -69,47 +80,13 @@ Shape unflatten(int64_t flat, const Shape &shape) {
   return index;
 }
 
-int run(int argc, char **argv) {
-  Arguments args =
-      parseArguments(argc, argv,
-                     {{"help", false},
-                      {"rtol", true},
-                      {"metric", true},
-                      {"rows", true}});
-  if (args.has("help")) {
-    std::cout << kUsage;
-    return 0;
-  }
-  if (args.positionals.size() != 2)
-    throw ReferenceError("expected two files (ACTUAL.npy REFERENCE.npy), got " +
-                         std::to_string(args.positionals.size()));
-  double rtol =
-      args.has("rtol") ? parseDouble(args.value("rtol"), "--rtol") : 1e-5;
-  if (!(rtol >= 0))
-    throw ReferenceError("--rtol must be >= 0");
-  std::string metric = args.has("metric") ? args.value("metric") : "max";
-  if (metric != "max" && metric != "l2")
-    throw ReferenceError("--metric must be 'max' or 'l2', got '" + metric +
-                         "'");
+struct Comparison {
+  double maxAbsErr = 0, maxAbsRef = 0, relErr = 0, l2RelErr = 0;
+  int64_t nonFinite = 0, worst = -1;
+};
 
-  const std::string &pathA = args.positionals[0], &pathB = args.positionals[1];
-  Tensor a = readNpy(pathA);
-  Tensor b = readNpy(pathB);
-  if (a.shape != b.shape)
-    throw ReferenceError("shape mismatch: " + pathA + " is " +
-                         shapeToString(a.shape) + " but " + pathB + " is " +
-                         shapeToString(b.shape));
-  if (args.has("rows")) {
-    std::string text = args.value("rows");
-    size_t colon = text.find(':');
-    if (colon == std::string::npos)
-      throw ReferenceError("--rows needs BEGIN:END, got '" + text + "'");
-    int64_t begin = parseInt64(text.substr(0, colon), "--rows BEGIN");
-    int64_t end = parseInt64(text.substr(colon + 1), "--rows END");
-    a = selectRows(a, begin, end, pathA);
-    b = selectRows(b, begin, end, pathB);
-  }
-
+/// The normwise errors of `a` against the reference `b` (same shape).
+Comparison compare(const Tensor &a, const Tensor &b) {
   // A NaN or infinity anywhere makes the norms meaningless: it fails, and
   // worst_index points at the first one.
   int64_t nonFinite = 0, worst = -1;
@@ -140,21 +117,120 @@ int run(int argc, char **argv) {
   else
     relErr = maxAbsErr / maxAbsRef;
 
-  double l2RelErr = nonFinite > 0 ? std::numeric_limits<double>::quiet_NaN()
-                   : sumSqErr == 0 ? 0
-                   : sumSqRef == 0 ? std::numeric_limits<double>::infinity()
-                                   : std::sqrt(sumSqErr / sumSqRef);
-  double judged = metric == "l2" ? l2RelErr : relErr;
+  double l2RelErr = nonFinite > 0   ? std::numeric_limits<double>::quiet_NaN()
+                    : sumSqErr == 0 ? 0
+                    : sumSqRef == 0 ? std::numeric_limits<double>::infinity()
+                                    : std::sqrt(sumSqErr / sumSqRef);
+  Comparison c;
+  c.maxAbsErr = maxAbsErr;
+  c.maxAbsRef = maxAbsRef;
+  c.relErr = relErr;
+  c.l2RelErr = l2RelErr;
+  c.nonFinite = nonFinite;
+  c.worst = worst;
+  return c;
+}
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Every tensor of two .safetensors files, by name.
+int compareSafetensors(const std::string &pathA, const std::string &pathB,
+                       double rtol, bool l2) {
+  std::map<std::string, Tensor> a = readSafetensors(pathA);
+  std::map<std::string, Tensor> b = readSafetensors(pathB);
+  for (const auto &[name, tensor] : b)
+    if (!a.count(name))
+      throw ReferenceError(pathA + " has no tensor '" + name + "' (" + pathB +
+                           " has)");
+  for (const auto &[name, tensor] : a) {
+    auto it = b.find(name);
+    if (it == b.end())
+      throw ReferenceError(pathB + " has no tensor '" + name + "' (" + pathA +
+                           " has)");
+    if (tensor.shape != it->second.shape)
+      throw ReferenceError("shape mismatch: '" + name + "' is " +
+                           shapeToString(tensor.shape) + " in " + pathA +
+                           " but " + shapeToString(it->second.shape) + " in " +
+                           pathB);
+  }
+  const char *metric = l2 ? "l2_rel_err" : "rel_err";
+  double worst = 0;
+  for (const auto &[name, tensor] : a) {
+    Comparison c = compare(tensor, b.at(name));
+    double judged = l2 ? c.l2RelErr : c.relErr;
+    std::printf("%s: %s %.6e\n", name.c_str(), metric, judged);
+    worst = std::isnan(judged) || std::isnan(worst) ? std::nan("")
+                                                    : std::max(worst, judged);
+  }
+  bool pass = worst <= rtol; // false for NaN
+  std::printf("max %s %.6e\n", metric, worst);
+  std::printf("%s: max %s %s rtol %.3e\n", pass ? "PASS" : "FAIL", metric,
+              pass ? "<=" : "exceeds", rtol);
+  return pass ? 0 : 1;
+}
+
+int run(int argc, char **argv) {
+  Arguments args = parseArguments(
+      argc, argv,
+      {{"help", false}, {"rtol", true}, {"metric", true}, {"rows", true}});
+  if (args.has("help")) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (args.positionals.size() != 2)
+    throw ReferenceError("expected two files (ACTUAL.npy REFERENCE.npy), got " +
+                         std::to_string(args.positionals.size()));
+  double rtol =
+      args.has("rtol") ? parseDouble(args.value("rtol"), "--rtol") : 1e-5;
+  if (!(rtol >= 0))
+    throw ReferenceError("--rtol must be >= 0");
+  std::string metric = args.has("metric") ? args.value("metric") : "max";
+  if (metric != "max" && metric != "l2")
+    throw ReferenceError("--metric must be 'max' or 'l2', got '" + metric +
+                         "'");
+
+  const std::string &pathA = args.positionals[0], &pathB = args.positionals[1];
+  if (endsWith(pathA, ".safetensors") || endsWith(pathB, ".safetensors")) {
+    if (!endsWith(pathA, ".safetensors") || !endsWith(pathB, ".safetensors"))
+      throw ReferenceError("expected two .safetensors files or two .npy "
+                           "files, got " +
+                           pathA + " and " + pathB);
+    if (args.has("rows"))
+      throw ReferenceError("--rows applies to .npy files only");
+    return compareSafetensors(pathA, pathB, rtol, metric == "l2");
+  }
+  Tensor a = readNpy(pathA);
+  Tensor b = readNpy(pathB);
+  if (a.shape != b.shape)
+    throw ReferenceError("shape mismatch: " + pathA + " is " +
+                         shapeToString(a.shape) + " but " + pathB + " is " +
+                         shapeToString(b.shape));
+  if (args.has("rows")) {
+    std::string text = args.value("rows");
+    size_t colon = text.find(':');
+    if (colon == std::string::npos)
+      throw ReferenceError("--rows needs BEGIN:END, got '" + text + "'");
+    int64_t begin = parseInt64(text.substr(0, colon), "--rows BEGIN");
+    int64_t end = parseInt64(text.substr(colon + 1), "--rows END");
+    a = selectRows(a, begin, end, pathA);
+    b = selectRows(b, begin, end, pathB);
+  }
+
+  Comparison c = compare(a, b);
+  double judged = metric == "l2" ? c.l2RelErr : c.relErr;
   bool pass = judged <= rtol; // false for NaN
-  std::printf("max_abs_err: %.6e\n", maxAbsErr);
-  std::printf("max_abs_ref: %.6e\n", maxAbsRef);
-  std::printf("rel_err: %.6e\n", relErr);
-  std::printf("l2_rel_err: %.6e\n", l2RelErr);
-  if (nonFinite > 0)
-    std::printf("non_finite: %lld\n", static_cast<long long>(nonFinite));
-  if (worst >= 0)
+  std::printf("max_abs_err: %.6e\n", c.maxAbsErr);
+  std::printf("max_abs_ref: %.6e\n", c.maxAbsRef);
+  std::printf("rel_err: %.6e\n", c.relErr);
+  std::printf("l2_rel_err: %.6e\n", c.l2RelErr);
+  if (c.nonFinite > 0)
+    std::printf("non_finite: %lld\n", static_cast<long long>(c.nonFinite));
+  if (c.worst >= 0)
     std::printf("worst_index: %s\n",
-                shapeToString(unflatten(worst, a.shape)).c_str());
+                shapeToString(unflatten(c.worst, a.shape)).c_str());
   std::printf("%s: %s %s rtol %.3e\n", pass ? "PASS" : "FAIL",
               metric == "l2" ? "l2_rel_err" : "rel_err",
               pass ? "<=" : "exceeds", rtol);

@@ -347,6 +347,158 @@ def reformer_variant(seq, d_model, d_ff):
     return text
 
 
+def residual_stack_model(layers, seq, d_model, d_ff, heads=4, vocab=256):
+    """A pre-norm decoder of `layers` residual (attention, feed-forward)
+    pairs: shared-QK causal attention (what LSH hashes), ReLU
+    feed-forward, a final norm and the vocabulary head, with @loss the
+    mean next-token cross-entropy. lcc --reversible makes it the Reformer's
+    reversible stack."""
+    d, f, s, h = d_model, d_ff, seq, d_model // heads
+    x = "tensor<1x%dx%dxf32>" % (s, d)
+    hx = "tensor<1x%dx%dx%dxf32>" % (heads, s, h)
+    lines = [
+        "func.func @loss(%%tokens: tensor<1x%dxi32>, %%labels: "
+        "tensor<1x%dxi32>) -> tensor<f32> {" % (s, s),
+        '  %%table = attn.param "embed.tokens" : tensor<%dx%dxf32>' % (vocab, d),
+        "  %%x0 = attn.embedding %%tokens, %%table : (tensor<1x%dxi32>, "
+        "tensor<%dx%dxf32>) -> %s" % (s, vocab, d, x)]
+
+    def norm(prefix):
+        return [
+            '    %%g = attn.param "%s.gamma" : tensor<%dxf32>' % (prefix, d),
+            '    %%b = attn.param "%s.beta" : tensor<%dxf32>' % (prefix, d),
+            "    %%n = attn.layer_norm %%a, %%g, %%b : (%s, tensor<%dxf32>, "
+            "tensor<%dxf32>) -> %s" % (x, d, d, x)]
+
+    value = "%x0"
+    for l in range(layers):
+        p = "layers.%d" % l
+        lines += ["  %%a%d = attn.residual %s : %s {" % (l, value, x),
+                  "  ^bb0(%%a: %s):" % x] + norm(p + ".attn_norm")
+        for w in ["wqk", "wv", "wo"]:
+            lines.append('    %%%s = attn.param "%s.attn.%s" : '
+                         'tensor<%dx%dxf32>' % (w, p, w, d, d))
+        lines += [
+            "    %%h = attn.multi_head_attention %%n, query %%wqk, value %%wv, "
+            "output %%wo {heads = %d : i64} : (%s, tensor<%dx%dxf32>, "
+            "tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> %s {"
+            % (heads, x, d, d, d, d, d, d, x),
+            "    ^bb0(%%qk: %s, %%v: %s):" % (hx, hx),
+            "      %%o = attn.attention %%qk, %%qk, %%v {causal = true, "
+            "shared_qk} : (%s, %s, %s) -> %s" % (hx, hx, hx, hx),
+            "      attn.yield %%o : %s" % hx,
+            "    }",
+            "    attn.yield %%h : %s" % x,
+            "  }",
+            "  %%f%d = attn.residual %%a%d : %s {" % (l, l, x),
+            "  ^bb0(%%a: %s):" % x] + norm(p + ".ff_norm") + [
+            '    %%w1 = attn.param "%s.ff.w1" : tensor<%dx%dxf32>' % (p, d, f),
+            '    %%b1 = attn.param "%s.ff.b1" : tensor<%dxf32>' % (p, f),
+            '    %%w2 = attn.param "%s.ff.w2" : tensor<%dx%dxf32>' % (p, f, d),
+            '    %%b2 = attn.param "%s.ff.b2" : tensor<%dxf32>' % (p, d),
+            "    %%h = attn.feed_forward relu %%n, %%w1, %%b1, %%w2, %%b2 : "
+            "(%s, tensor<%dx%dxf32>, tensor<%dxf32>, tensor<%dx%dxf32>, "
+            "tensor<%dxf32>) -> %s" % (x, d, f, f, f, d, d, x),
+            "    attn.yield %%h : %s" % x,
+            "  }"]
+        value = "%%f%d" % l
+    logits = "tensor<1x%dx%dxf32>" % (s, vocab)
+    lines += [
+        '  %%g = attn.param "final_norm.gamma" : tensor<%dxf32>' % d,
+        '  %%b = attn.param "final_norm.beta" : tensor<%dxf32>' % d,
+        "  %%n = attn.layer_norm %s, %%g, %%b : (%s, tensor<%dxf32>, "
+        "tensor<%dxf32>) -> %s" % (value, x, d, d, x),
+        '  %%w = attn.param "lm_head.weight" : tensor<%dx%dxf32>' % (d, vocab),
+        "  %%logits = attn.linear %%n, %%w : (%s, tensor<%dx%dxf32>) -> %s"
+        % (x, d, vocab, logits),
+        "  %%l = attn.softmax_cross_entropy %%logits, %%labels : (%s, "
+        "tensor<1x%dxi32>) -> tensor<f32>" % (logits, s),
+        "  return %l : tensor<f32>",
+        "}"]
+    return "\n".join(lines) + "\n"
+
+
+def train_step_report(source_text, seq, flags, repeat, threads):
+    """Compiles a @loss(tokens, labels) model with --train and `flags` and
+    times its train_step on random tokens: (compile s, lcc-run's report)."""
+    with tempfile.TemporaryDirectory() as work:
+        source = os.path.join(work, "model.mlir")
+        with open(source, "w") as f:
+            f.write(source_text)
+        lcm = os.path.join(work, "model.lcm")
+        seconds = compile_model(source, lcm,
+                                ["--train", "--optimizer=adam"] + flags)
+        params = os.path.join(work, "weights.safetensors")
+        run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
+        inputs = []
+        for i, name in enumerate(["tokens", "labels"]):
+            inputs.append(os.path.join(work, name + ".npy"))
+            run([tool("lcc-testdata"), "--output=" + inputs[-1],
+                 "--shape=1,%d" % seq, "--dtype=i32", "--uniform=0,256",
+                 "--seed=%d" % (2 + i)])
+        args = [tool("lcc-run"), lcm, "--function=train_step",
+                "--report=json", "--warmup=1", "--repeat=%d" % repeat,
+                "--params=" + params, "--output-dir=" + work]
+        args += ["--input=" + i for i in inputs]
+        if threads:
+            args.append("--threads=%d" % threads)
+        return seconds, json.loads(run(args))
+
+
+def form_flags(form, opts):
+    if form == "lsh":
+        return ["--attention=lsh", "--lsh-hashes=%d" % opts.lsh_hashes,
+                "--lsh-bucket-size=%d" % opts.lsh_bucket_size]
+    if form != "dense":
+        sys.exit("lcc-bench: error: unknown train form '%s'; expected "
+                 "dense or lsh" % form)
+    return []
+
+
+def bench_depth(opts):
+    print("| layers | variant | compile s | ms/step | peak MiB | "
+          "MiB/layer over previous |")
+    print("|---:|---|---:|---:|---:|---:|")
+    previous = {}
+    for layers in opts.layers:
+        for variant in ["plain", "reversible"]:
+            flags = form_flags(opts.form, opts)
+            if variant == "reversible":
+                flags.append("--reversible")
+            if opts.ff_chunks:
+                flags.append("--ff-chunks=%d" % opts.ff_chunks)
+            text = residual_stack_model(layers, opts.seq, opts.d_model,
+                                        opts.d_ff)
+            seconds, r = train_step_report(text, opts.seq, flags,
+                                           opts.repeat, opts.threads)
+            peak = mib(r["peak_bytes"])
+            growth = ""
+            if variant in previous:
+                last_layers, last_peak = previous[variant]
+                growth = "%.1f" % ((peak - last_peak) / (layers - last_layers))
+            previous[variant] = (layers, peak)
+            print("| %d | %s | %.1f | %.0f | %.1f | %s |" %
+                  (layers, variant, seconds, r["mean_ms"], peak, growth))
+            sys.stdout.flush()
+
+
+def bench_ff_chunks(opts):
+    print("| ff-chunks | d_ff | seq | compile s | ms/step | peak MiB |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for chunks in opts.chunks:
+        flags = form_flags(opts.form, opts) + ["--ff-chunks=%d" % chunks]
+        if opts.reversible:
+            flags.append("--reversible")
+        text = residual_stack_model(opts.layers, opts.seq, opts.d_model,
+                                    opts.d_ff)
+        seconds, r = train_step_report(text, opts.seq, flags, opts.repeat,
+                                       opts.threads)
+        print("| %d | %d | %d | %.1f | %.0f | %.1f |" %
+              (chunks, opts.d_ff, opts.seq, seconds, r["mean_ms"],
+               mib(r["peak_bytes"])))
+        sys.stdout.flush()
+
+
 def bench_train(opts):
     print("| seq | d_model | form | compile s | ms/step | tokens/s | "
           "peak MiB |")
@@ -444,6 +596,32 @@ def main():
     t.add_argument("--lsh-bucket-size", type=int, default=64)
     t.add_argument("--repeat", type=int, default=3)
     t.add_argument("--threads", type=int, default=0)
+    r = sub.add_parser("depth", help="train step by depth, plain and "
+                       "reversible")
+    r.add_argument("--layers", default="2,4,8,16",
+                   type=lambda v: [int(x) for x in v.split(",")])
+    r.add_argument("--seq", type=int, default=4096)
+    r.add_argument("--d-model", type=int, default=256)
+    r.add_argument("--d-ff", type=int, default=1024)
+    r.add_argument("--form", default="lsh")
+    r.add_argument("--ff-chunks", type=int, default=0)
+    r.add_argument("--lsh-hashes", type=int, default=4)
+    r.add_argument("--lsh-bucket-size", type=int, default=64)
+    r.add_argument("--repeat", type=int, default=2)
+    r.add_argument("--threads", type=int, default=0)
+    c = sub.add_parser("ff-chunks", help="train step by feed-forward chunks")
+    c.add_argument("--chunks", default="1,4,16",
+                   type=lambda v: [int(x) for x in v.split(",")])
+    c.add_argument("--layers", type=int, default=1)
+    c.add_argument("--seq", type=int, default=16384)
+    c.add_argument("--d-model", type=int, default=256)
+    c.add_argument("--d-ff", type=int, default=4096)
+    c.add_argument("--form", default="lsh")
+    c.add_argument("--reversible", action="store_true")
+    c.add_argument("--lsh-hashes", type=int, default=4)
+    c.add_argument("--lsh-bucket-size", type=int, default=64)
+    c.add_argument("--repeat", type=int, default=2)
+    c.add_argument("--threads", type=int, default=0)
     opts = parser.parse_args()
     if opts.workload == "attention":
         bench_attention(opts)
@@ -451,6 +629,10 @@ def main():
         bench_masks(opts)
     elif opts.workload == "train":
         bench_train(opts)
+    elif opts.workload == "depth":
+        bench_depth(opts)
+    elif opts.workload == "ff-chunks":
+        bench_ff_chunks(opts)
     else:
         bench_models(opts)
 

@@ -203,6 +203,24 @@ cl::opt<int64_t> sparseSummary(
     cl::desc("Summary width of the fixed pattern (default: stride / 4)"),
     cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
+cl::opt<bool> reversible(
+    "reversible",
+    cl::desc("Make each stack of residual blocks (attention, then "
+             "feed-forward) reversible, as Reformer does "
+             "(attn-insert-reversible): the train step then recomputes each "
+             "block's inputs from its outputs instead of storing its "
+             "activations. A different network from the residual one; blocks "
+             "written as attn.reversible are kept"),
+    cl::init(false), cl::cat(lccCategory));
+
+cl::opt<int64_t> ffChunks(
+    "ff-chunks",
+    cl::desc("Run every feed-forward in N chunks of positions "
+             "(attn-chunk-ff), forward and backward, so its d_ff-wide "
+             "intermediate exists for one chunk at a time (default: as the "
+             "model writes it)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
 cl::opt<std::string> trainFunction(
     "train", cl::ValueOptional,
     cl::desc("Also compile a train step: differentiate FUNC (default 'loss', "
@@ -247,6 +265,13 @@ cl::opt<bool> emitGradients(
              "the gradient of every parameter (results named after the "
              "parameters)"),
     cl::init(false), cl::cat(lccCategory));
+
+cl::opt<bool> recomputeReversible(
+    "recompute-reversible",
+    cl::desc("With --train, recompute each reversible block's inputs from its "
+             "outputs in the backward, as RevNet does (default true; false "
+             "stores its activations like any block's, for comparison)"),
+    cl::init(true), cl::cat(lccCategory));
 
 cl::opt<std::string> dumpDirectory(
     "dump-ir",
@@ -444,10 +469,11 @@ int main(int argc, char **argv) {
     train->gradClip = gradClip;
     train->centroidDecay = centroidDecay;
     train->emitGradients = emitGradients;
+    train->recomputeReversible = recomputeReversible;
   } else {
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
              &optimizerName, &learningRate, &weightDecay, &gradClip,
-             &centroidDecay, &emitGradients})
+             &centroidDecay, &emitGradients, &recomputeReversible})
       if (flag->getNumOccurrences()) {
         lcc::reportError(kTool, "--" + flag->ArgStr.str() +
                                     " configures the train step: add --train");
@@ -523,6 +549,15 @@ int main(int argc, char **argv) {
   options.cudaArch = cudaArch;
   options.cudaPath = cudaPath;
   options.train = train;
+  options.reversible = reversible;
+  if (ffChunks.getNumOccurrences()) {
+    if (ffChunks < 1) {
+      lcc::reportError(kTool, "--ff-chunks: expected N >= 1, got " +
+                                  std::to_string(ffChunks));
+      return 1;
+    }
+    options.ffChunks = ffChunks;
+  }
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);
   if (verbose || ::isatty(STDERR_FILENO))
