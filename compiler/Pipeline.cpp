@@ -88,10 +88,11 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       return failure();
     done("reversible blocks");
   }
-  if (options.ffChunks > 0) {
+  if (options.ffChunks > 0 || options.attentionChunks > 0) {
     if (failed(runDumpedPipeline(
             module, "ff-chunks", options.dump, [&](PassManager &pm) {
-              pm.addPass(createChunkFeedForward({options.ffChunks}));
+              pm.addPass(createChunkFeedForward(
+                  {options.ffChunks, options.attentionChunks}));
             })))
       return failure();
     done("feed-forward chunks");

@@ -40,6 +40,8 @@ struct CompileOptions : AttentionFormOptions {
   /// and attn-chunk-ff run after the attention forms.
   bool reversible = false;
   int64_t ffChunks = 0;
+  /// lcc --attention-chunks=N (0: not given), also by attn-chunk-ff.
+  int64_t attentionChunks = 0;
   /// With a value, lcc --train: attn-generate-train-step runs after the
   /// attention forms and the two above.
   std::optional<GenerateTrainStepOptions> train;

@@ -1,9 +1,10 @@
 //===- ChunkFeedForward.cpp - feed-forwards in chunks of positions --------===//
 //
-// Reformer's feed-forward chunking as a rewrite: every attn.feed_forward
-// runs over its positions in `chunks` chunks, so that its [positions,
-// d_ff] intermediate exists for one chunk at a time, in the forward and in
-// the backward (which recomputes each chunk's hidden activations). The
+// Reformer's feed-forward chunking as a rewrite (and, with
+// attention-chunks, its attention chunking over batch x heads): every
+// attn.feed_forward runs over its positions in `chunks` chunks, so that its
+// [positions, d_ff] intermediate exists for one chunk at a time, in the forward
+// and in the backward (which recomputes each chunk's hidden activations). The
 // lowering does the chunking; this pass decides it for the whole model.
 // The result is unchanged but for rounding.
 //
@@ -28,14 +29,48 @@ struct ChunkFeedForwardPass
     : lcc::impl::ChunkFeedForwardBase<ChunkFeedForwardPass> {
   using ChunkFeedForwardBase::ChunkFeedForwardBase;
 
+  /// Every LSH attention in `attentionChunks` groups of rows.
+  LogicalResult chunkAttention() {
+    SmallVector<LSHAttentionOp> ops;
+    getOperation().walk([&](LSHAttentionOp op) { ops.push_back(op); });
+    if (ops.empty())
+      getOperation().emitWarning(
+          "attn-chunk-ff: attention-chunks applies to attn.lsh_attention, "
+          "and the model has none (dense, sparse and routed attention work "
+          "tile by tile already)");
+    for (LSHAttentionOp op : ops) {
+      auto type = cast<RankedTensorType>(op.getQueryKey().getType());
+      int64_t rows = type.getDimSize(0) * type.getDimSize(1);
+      if (attentionChunks > rows)
+        return op.emitError() << "'attn.lsh_attention' cannot run in "
+                              << static_cast<int64_t>(attentionChunks)
+                              << " groups of rows: it has only " << rows
+                              << " (batch x heads); give at most " << rows;
+      op.setChunks(attentionChunks);
+    }
+    return success();
+  }
+
   void runOnOperation() override {
-    if (chunks < 1) {
-      getOperation().emitError() << "attn-chunk-ff: expected chunks >= 1, got "
-                                 << static_cast<int64_t>(chunks);
+    if (chunks < 0) {
+      getOperation().emitError()
+          << "attn-chunk-ff: expected chunks >= 1 (0: as written), got "
+          << static_cast<int64_t>(chunks);
       return signalPassFailure();
     }
+    if (attentionChunks < 0) {
+      getOperation().emitError()
+          << "attn-chunk-ff: expected attention-chunks >= 1 (0: as written), "
+             "got "
+          << static_cast<int64_t>(attentionChunks);
+      return signalPassFailure();
+    }
+    if (attentionChunks > 0 && failed(chunkAttention()))
+      return signalPassFailure();
     SmallVector<FeedForwardOp> ops;
     getOperation().walk([&](FeedForwardOp op) { ops.push_back(op); });
+    if (chunks == 0)
+      return; // The feed-forwards stay as written.
     if (ops.empty()) {
       getOperation().emitWarning(
           "attn-chunk-ff: the model has no attn.feed_forward to chunk");

@@ -238,10 +238,21 @@ def ChunkFeedForward : Pass<"attn-chunk-ff", "mlir::ModuleOp"> {
     result is unchanged but for rounding. More chunks than a sequence's
     positions is an error; a feed-forward written with another chunk count
     gets a remark.
+
+    With `attention-chunks` (`lcc --attention-chunks=N`), every
+    `attn.lsh_attention` gets `chunks = N` too: its `batch * heads` rows
+    are hashed, sorted and attended in N groups one after another, forward
+    and backward, so its sorted copies and per-round outputs exist for one
+    group at a time (Reformer's attention chunking; the result is the same
+    bit for bit). Dense, sparse and routed attention already work tile by
+    tile and are left alone. More chunks than rows is an error.
   }];
   let options = [
-    Option<"chunks", "chunks", "int64_t", /*default=*/"1",
-           "Chunks of positions per feed-forward">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"0",
+           "Chunks of positions per feed-forward (0: as written)">,
+    Option<"attentionChunks", "attention-chunks", "int64_t",
+           /*default=*/"0",
+           "Groups of batch * heads rows per LSH attention (0: as written)">,
   ];
 }
 

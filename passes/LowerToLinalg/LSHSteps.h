@@ -34,6 +34,18 @@ struct LSHShape {
                      std::optional<llvm::APFloat> scale);
 };
 
+/// `attend` on `chunks` groups of the batch * heads rows of the [batch,
+/// heads, seq, *] `operands`, one group after another, each given as [1,
+/// rows, seq, *]; its [1, rows, seq, *] results are put together into
+/// [batch, heads, seq, *]. Every group's intermediates are tensors of their
+/// own, which the memory planner gives the same bytes (Reformer's attention
+/// chunking). One group is `attend(operands)` itself.
+llvm::SmallVector<mlir::Value>
+inRowGroups(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
+            int64_t chunks,
+            llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::ValueRange)>
+                attend);
+
 /// What hashing and sorting leave: the padded [rows, padded, dim] inputs,
 /// 1/||q|| of every token ([rows, padded]; keys are the normalised
 /// queries) and each round's sort ([rows, rounds, padded] sorted positions

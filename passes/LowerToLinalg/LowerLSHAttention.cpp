@@ -156,6 +156,73 @@ Value hashTokens(OpBuilder &b, Location loc, const LSHShape &s, Value qk,
 
 } // namespace
 
+SmallVector<Value>
+lowering::inRowGroups(OpBuilder &b, Location loc, ValueRange operands,
+                      int64_t chunks,
+                      function_ref<SmallVector<Value>(ValueRange)> attend) {
+  if (chunks <= 1)
+    return attend(operands);
+  SmallVector<ReassociationIndices> rowsOf = {{0, 1}, {2}, {3}};
+  RankedTensorType first = tensorType(operands.front());
+  int64_t rows = first.getDimSize(0) * first.getDimSize(1);
+  int64_t seq = first.getDimSize(2);
+  SmallVector<Value> flat;
+  for (Value x : operands)
+    flat.push_back(tensor::CollapseShapeOp::create(b, loc, x, rowsOf));
+  auto rowType = [&](Value x, int64_t count, bool grouped) {
+    RankedTensorType type = tensorType(x);
+    int64_t width = type.getDimSize(type.getRank() - 1);
+    SmallVector<int64_t> shape = {count, seq, width};
+    if (grouped)
+      shape.insert(shape.begin(), 1);
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+  auto at = [&](int64_t row, int64_t count, int64_t width) {
+    return std::make_pair(
+        SmallVector<OpFoldResult>{b.getIndexAttr(row), b.getIndexAttr(0),
+                                  b.getIndexAttr(0)},
+        SmallVector<OpFoldResult>{b.getIndexAttr(count), b.getIndexAttr(seq),
+                                  b.getIndexAttr(width)});
+  };
+  int64_t group = llvm::divideCeil(rows, chunks);
+  SmallVector<Value> outs;
+  SmallVector<RankedTensorType> outTypes;
+  for (int64_t row = 0; row < rows; row += group) {
+    int64_t count = std::min(group, rows - row);
+    SmallVector<Value> slices;
+    for (auto [x, original] : llvm::zip_equal(flat, operands)) {
+      auto [offsets, sizes] = at(row, count, tensorType(x).getDimSize(2));
+      Value slice =
+          sliceOf(b, loc, rowType(original, count, false), x, offsets, sizes);
+      slices.push_back(tensor::ExpandShapeOp::create(
+          b, loc, rowType(original, count, true), slice, rowsOf));
+    }
+    SmallVector<Value> results = attend(slices);
+    if (outs.empty())
+      for (Value r : results) {
+        RankedTensorType type = tensorType(r);
+        outTypes.push_back(RankedTensorType::get(
+            {first.getDimSize(0), first.getDimSize(1), seq, type.getDimSize(3)},
+            type.getElementType()));
+        outs.push_back(tensor::EmptyOp::create(
+            b, loc, ArrayRef<int64_t>{rows, seq, type.getDimSize(3)},
+            type.getElementType()));
+      }
+    for (auto [out, r] : llvm::zip_equal(outs, results)) {
+      Value flatResult =
+          tensor::CollapseShapeOp::create(b, loc, r, rowsOf).getResult();
+      auto [offsets, sizes] = at(row, count, tensorType(r).getDimSize(3));
+      SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+      out = tensor::InsertSliceOp::create(b, loc, flatResult, out, offsets,
+                                          sizes, strides);
+    }
+  }
+  SmallVector<Value> results;
+  for (auto [out, type] : llvm::zip_equal(outs, outTypes))
+    results.push_back(tensor::ExpandShapeOp::create(b, loc, type, out, rowsOf));
+  return results;
+}
+
 LSHShape LSHShape::of(Value queryKey, Value value, int64_t nHashes,
                       int64_t bucketSize, bool causal,
                       std::optional<APFloat> scale) {
@@ -430,23 +497,33 @@ Value undoSortAndCombine(TensorBuilder &tb, const LSHShape &s, Value inverse,
 struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
+  /// The attention of one group of rows: every operand [1, rows, seq, *].
+  static Value rowAttention(OpBuilder &b, Location loc, LSHAttentionOp op,
+                            Value queryKey, Value value) {
+    TensorBuilder tb(b, loc);
+    LSHShape s =
+        LSHShape::of(queryKey, value, op.getNHashes(), op.getBucketSize(),
+                     op.getCausal(), op.getScale());
+    LSHSorting sorting = hashAndSort(b, loc, s, queryKey, value,
+                                     static_cast<uint64_t>(op.getSeed()));
+    RoundResults rounds = attendChunks(b, loc, s, sorting);
+    Value combined = undoSortAndCombine(tb, s, sorting.sorted.inverse, rounds);
+    SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
+    return tensor::ExpandShapeOp::create(b, loc, value.getType(), combined,
+                                         merge);
+  }
+
   LogicalResult matchAndRewrite(LSHAttentionOp op,
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "expected static shapes");
     Location loc = op.getLoc();
-    TensorBuilder tb(rewriter, loc);
-    LSHShape s =
-        LSHShape::of(op.getQueryKey(), op.getValue(), op.getNHashes(),
-                     op.getBucketSize(), op.getCausal(), op.getScale());
-    LSHSorting sorting =
-        hashAndSort(rewriter, loc, s, op.getQueryKey(), op.getValue(),
-                    static_cast<uint64_t>(op.getSeed()));
-    RoundResults rounds = attendChunks(rewriter, loc, s, sorting);
-    Value combined = undoSortAndCombine(tb, s, sorting.sorted.inverse, rounds);
-    SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
-    rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
-        op, op.getResult().getType(), combined, merge);
+    SmallVector<Value> result = inRowGroups(
+        rewriter, loc, {op.getQueryKey(), op.getValue()}, op.getChunks(),
+        [&](ValueRange rows) -> SmallVector<Value> {
+          return {rowAttention(rewriter, loc, op, rows[0], rows[1])};
+        });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

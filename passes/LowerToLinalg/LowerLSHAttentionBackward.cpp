@@ -276,32 +276,33 @@ Value undoSortAndSum(TensorBuilder &tb, const LSHShape &s, Value sortedAt,
 struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(LSHAttentionBackwardOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!hasStaticShapes(op))
-      return rewriter.notifyMatchFailure(op, "expected static shapes");
-    Location loc = op.getLoc();
-    TensorBuilder tb(rewriter, loc);
+  /// The gradients of one group of rows: every operand [1, rows, seq, *].
+  static SmallVector<Value> rowGradients(OpBuilder &b, Location loc,
+                                         LSHAttentionBackwardOp op,
+                                         ValueRange operands) {
+    Value queryKey = operands[0], value = operands[1];
+    Value result = operands[2], resultGrad = operands[3];
+    TensorBuilder tb(b, loc);
     LSHShape s =
-        LSHShape::of(op.getQueryKey(), op.getValue(), op.getNHashes(),
-                     op.getBucketSize(), op.getCausal(), op.getScale());
-    LSHSorting sorting =
-        hashAndSort(rewriter, loc, s, op.getQueryKey(), op.getValue(),
-                    static_cast<uint64_t>(op.getSeed()));
-    RoundResults rounds = attendChunks(rewriter, loc, s, sorting);
+        LSHShape::of(queryKey, value, op.getNHashes(), op.getBucketSize(),
+                     op.getCausal(), op.getScale());
+    LSHSorting sorting = hashAndSort(b, loc, s, queryKey, value,
+                                     static_cast<uint64_t>(op.getSeed()));
+    // The hashing and sort are the forward's (CSE shares them); the chunks'
+    // attention is recomputed rather than kept from the forward.
+    RoundResults rounds =
+        buildRecomputed(b, [&] { return attendChunks(b, loc, s, sorting); });
     SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
     auto flat = [&](Value x) -> Value {
-      return tensor::CollapseShapeOp::create(rewriter, loc,
-                                             padSeq(tb, x, s.padded), merge);
+      return tensor::CollapseShapeOp::create(b, loc, padSeq(tb, x, s.padded),
+                                             merge);
     };
     // Where each round's sort put each token: read by the combine's
     // backward and by the undoing of the sort.
     Value sortedAt = sortedPlaces(tb, s, sorting.sorted.inverse, s.padded);
-    RoundGradients grads =
-        combineBackward(tb, s, sorting, sortedAt, rounds, flat(op.getResult()),
-                        flat(op.getResultGrad()));
-    ChunkGradients chunks =
-        chunksBackward(rewriter, loc, s, sorting, rounds, grads);
+    RoundGradients grads = combineBackward(tb, s, sorting, sortedAt, rounds,
+                                           flat(result), flat(resultGrad));
+    ChunkGradients chunks = chunksBackward(b, loc, s, sorting, rounds, grads);
     Value direct = undoSortAndSum(tb, s, sortedAt, {chunks.queries});
     Value throughKeys =
         undoSortAndSum(tb, s, sortedAt, {chunks.ownKeys, chunks.lookBackKeys});
@@ -310,24 +311,34 @@ struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
     Value queryKeyGrad = addTensors(
         tb, direct, normalizeRowsBackward(tb, sorting.queryKey, throughKeys));
     auto unpadded = [&](Value x, Type type) -> Value {
-      auto result = cast<RankedTensorType>(type);
-      int64_t width = result.getDimSize(3);
+      auto like = cast<RankedTensorType>(type);
+      int64_t width = like.getDimSize(3);
       Value rows = x;
       if (s.padded != s.seq)
-        rows = sliceOf(rewriter, loc,
-                       RankedTensorType::get({s.rows, s.seq, width},
-                                             result.getElementType()),
-                       x,
-                       {rewriter.getIndexAttr(0), rewriter.getIndexAttr(0),
-                        rewriter.getIndexAttr(0)},
-                       {rewriter.getIndexAttr(s.rows),
-                        rewriter.getIndexAttr(s.seq),
-                        rewriter.getIndexAttr(width)});
-      return tensor::ExpandShapeOp::create(rewriter, loc, result, rows, merge);
+        rows = sliceOf(
+            b, loc,
+            RankedTensorType::get({s.rows, s.seq, width},
+                                  like.getElementType()),
+            x, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
+            {b.getIndexAttr(s.rows), b.getIndexAttr(s.seq),
+             b.getIndexAttr(width)});
+      return tensor::ExpandShapeOp::create(b, loc, like, rows, merge);
     };
-    rewriter.replaceOp(op,
-                       {unpadded(queryKeyGrad, op.getQueryKeyGrad().getType()),
-                        unpadded(valueGrad, op.getValueGrad().getType())});
+    return {unpadded(queryKeyGrad, queryKey.getType()),
+            unpadded(valueGrad, value.getType())};
+  }
+
+  LogicalResult matchAndRewrite(LSHAttentionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    Location loc = op.getLoc();
+    SmallVector<Value> gradients = inRowGroups(
+        rewriter, loc,
+        {op.getQueryKey(), op.getValue(), op.getResult(), op.getResultGrad()},
+        op.getChunks(),
+        [&](ValueRange rows) { return rowGradients(rewriter, loc, op, rows); });
+    rewriter.replaceOp(op, gradients);
     return success();
   }
 };

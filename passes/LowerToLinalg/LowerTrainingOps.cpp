@@ -220,11 +220,16 @@ struct LowerFeedForwardBackward : OpRewritePattern<FeedForwardBackwardOp> {
   static Gradients chunkBackward(TensorBuilder &tb, FeedForwardBackwardOp op,
                                  Value x, Value dy) {
     Activation kind = op.getActivation();
-    Value preActivation = affine(tb, x, op.getUpWeight(), op.getUpBias());
-    Value hidden = tb.mapSameShape({preActivation},
-                                   [&](OpBuilder &b, Location l, ValueRange a) {
-                                     return applyActivation(b, l, kind, a[0]);
-                                   });
+    // Recomputed, not the forward's: only this chunk's hidden activations
+    // exist at a time.
+    auto [preActivation, hidden] = buildRecomputed(tb.builder(), [&] {
+      Value pre = affine(tb, x, op.getUpWeight(), op.getUpBias());
+      Value activated =
+          tb.mapSameShape({pre}, [&](OpBuilder &b, Location l, ValueRange a) {
+            return applyActivation(b, l, kind, a[0]);
+          });
+      return std::make_pair(pre, activated);
+    });
     Value dHidden = timesTransposed(tb, dy, op.getDownWeight());
     Value dPre = tb.mapSameShape(
         {dHidden, preActivation}, [&](OpBuilder &b, Location l, ValueRange a) {

@@ -27,6 +27,27 @@ inline mlir::RankedTensorType tensorType(mlir::Value v) {
 /// attention need: their tiles and loops are sized at compile time).
 bool hasStaticShapes(mlir::Operation *op);
 
+/// Builds with `build` at `b`'s insertion point and marks every op it
+/// creates there `lcc.recomputed`. A backward's recomputation of what its
+/// forward computed (a feed-forward chunk's hidden activations, LSH's
+/// chunk attention) is otherwise the same ops on the same operands, which
+/// CSE merges into the forward's: that result would live from the forward
+/// to the backward, the very memory recomputing saves. The attribute keeps
+/// them apart (CSE compares attributes).
+template <typename Build>
+auto buildRecomputed(mlir::OpBuilder &b, Build build) {
+  mlir::Block *block = b.getInsertionBlock();
+  mlir::Block::iterator point = b.getInsertionPoint();
+  mlir::Operation *before =
+      point == block->begin() ? nullptr : &*std::prev(point);
+  auto result = build();
+  mlir::Block::iterator first =
+      before ? std::next(before->getIterator()) : block->begin();
+  for (mlir::Operation &op : llvm::make_range(first, b.getInsertionPoint()))
+    op.setAttr("lcc.recomputed", b.getUnitAttr());
+  return result;
+}
+
 /// The attention scale: the op's, or 1/sqrt(head_dim) of `query`
 /// ([batch, heads, seq, head_dim]).
 double attentionScale(std::optional<llvm::APFloat> scale, mlir::Value query);

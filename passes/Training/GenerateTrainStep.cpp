@@ -135,9 +135,12 @@ LogicalResult appendCentroidUpdates(OpBuilder &b, func::FuncOp trainStep,
              << "shares its centroids '" << name
              << "' with another routed attention: each one's centroids are "
                 "their own moving average";
+    // Computed where the forward's queries and keys are (they need not
+    // live to the end for it), written at the end with the other updates.
+    OpBuilder next(routed->getBlock(), std::next(routed->getIterator()));
     Value moved = RoutedCentroidUpdateOp::create(
-        b, routed.getLoc(), centroids.getType(), centroids, routed.getQuery(),
-        routed.getKey(), f32(b, decay));
+        next, routed.getLoc(), centroids.getType(), centroids,
+        routed.getQuery(), routed.getKey(), f32(b, decay));
     AssignOp::create(b, routed.getLoc(), name, moved);
   }
   return success();

@@ -37,3 +37,4 @@ module {
     return %x : tensor<1x64x16xf32>
   }
 }
+

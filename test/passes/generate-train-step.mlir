@@ -65,15 +65,17 @@ func.func @loss(%x: tensor<1x8x4xf32>, %labels: tensor<1x8xi32>) -> tensor<f32> 
 
 // Routed attention's backward recomputes the forward's routing; the
 // centroids get no gradient: train_step moves them by their moving average
-// of the routed queries and keys (decay 0.999 by default).
+// of the routed queries and keys (decay 0.999 by default), computed right
+// after the forward (its queries and keys need not live on for it) and
+// written at the end.
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %[[C:.+]] = attn.param "routing.c" : tensor<1x2x4xf32>
 // CHECK: attn.routed_attention %[[Q:.+]], %[[Q]], %[[V:.+]] centroids %[[C]] {causal = true, clusters = 2 : i64, window = 32 : i64}
+// CHECK-NEXT: %[[M:.+]] = attn.routed_centroid_update %[[C]], %[[Q]], %[[Q]] {decay = 9.990000e-01 : f32}
 // CHECK: attn.routed_attention_backward %[[Q]], %[[Q]], %[[V]] centroids %[[C]], %{{.+}} {causal = true, clusters = 2 : i64, window = 32 : i64}
 // CHECK-NOT: attn.assign "routing.c"
 // CHECK: attn.sgd_update
 // CHECK: attn.assign "w"
-// CHECK: %[[M:.+]] = attn.routed_centroid_update %[[C]], %[[Q]], %[[Q]] {decay = 9.990000e-01 : f32}
 // CHECK: attn.assign "routing.c", %[[M]]
 // ADAM-LABEL: func.func @loss_gradients(
 // ADAM-NOT: routed_centroid_update
@@ -191,5 +193,48 @@ func.func @loss(%x: tensor<1x2x3xf32>, %labels: tensor<1x2xi32>) -> tensor<f32> 
   %w = attn.param "adam.step" : tensor<1x2x3xf32>
   %y = arith.addf %x, %w : tensor<1x2x3xf32>
   %l = attn.softmax_cross_entropy %y, %labels : (tensor<1x2x3xf32>, tensor<1x2xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A reversible block's backward recomputes it from its outputs: G on y1
+// gives x2 = y2 - G(y1), F on x2 gives x1 = y1 - F(x2), each clone marked
+// lcc.recomputed and differentiated there; the forward's routed attention
+// is the one whose centroids move (once), the clone routes as it did.
+// The forward is flattened once the rule has recomputed it.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: attn.routed_attention {{.+}} centroids
+// CHECK-NEXT: %[[M:.+]] = attn.routed_centroid_update
+// CHECK: %[[Y1:.+]] = arith.addf
+// CHECK: attn.linear %[[Y1]]
+// CHECK: %[[Y2:.+]] = arith.addf
+// CHECK: %[[G:.+]] = attn.linear %[[Y1]], %{{.+}} {lcc.recomputed}
+// CHECK: %[[X2:.+]] = arith.subf %[[Y2]], %[[G]]
+// CHECK: attn.linear_backward %[[Y1]]
+// CHECK: attn.routed_attention %[[X2]], %[[X2]], %[[X2]] centroids %{{.+}} {{{.*}}lcc.recomputed{{.*}}}
+// CHECK: arith.subf %[[Y1]]
+// CHECK: attn.routed_attention_backward %[[X2]]
+// CHECK-NOT: attn.routed_centroid_update
+// CHECK: attn.assign "routing.c", %[[M]]
+// ADAM-LABEL: func.func @train_step(
+// ADAM-COUNT-1: attn.routed_centroid_update
+// ADAM-NOT: attn.routed_centroid_update
+func.func @loss(%x: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor<f32> {
+  %y:2 = attn.reversible %x, %x : tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>
+  f {
+  ^bb0(%a: tensor<1x1x64x4xf32>):
+    %c = attn.param "routing.c" : tensor<1x2x4xf32>
+    %o = attn.routed_attention %a, %a, %a centroids %c {clusters = 2 : i64, window = 32 : i64, causal = true}
+        : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
+    attn.yield %o : tensor<1x1x64x4xf32>
+  } g {
+  ^bb0(%a: tensor<1x1x64x4xf32>):
+    %w = attn.param "g.w" : tensor<4x4xf32>
+    %h = attn.linear %a, %w : (tensor<1x1x64x4xf32>, tensor<4x4xf32>) -> tensor<1x1x64x4xf32>
+    attn.yield %h : tensor<1x1x64x4xf32>
+  }
+  %m = arith.addf %y#0, %y#1 : tensor<1x1x64x4xf32>
+  %l = attn.softmax_cross_entropy %m, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }

@@ -14,6 +14,12 @@
                       [--window=256] [--global=16] [--causal] [--repeat=3]
                       [--threads=N] [--dense-up-to=N]
   lcc-bench models    [--repeat=5] [--threads=N]
+  lcc-bench depth     [--layers=2,4,8,16] [--seq=4096] [--d-model=256]
+                      [--d-ff=1024] [--form=lsh|dense] [--ff-chunks=N]
+                      [--attention-chunks=N] [--repeat=2] [--threads=N]
+  lcc-bench ff-chunks [--chunks=1,4,16] [--layers=1] [--seq=16384]
+                      [--d-model=256] [--d-ff=4096] [--reversible]
+                      [--attention-chunks=N] [--repeat=2] [--threads=N]
   lcc-bench train     [--seq=1024,4096,16384] [--forms=dense,lsh]
                       [--d-model=128] [--d-ff=512] [--lsh-hashes=4]
                       [--lsh-bucket-size=64] [--repeat=3] [--threads=N]
@@ -46,6 +52,15 @@ layers, 4 heads, vocab 256) at each --seq, --d-model and --d-ff (the model's
 text with its sizes replaced), compiled with lcc --train --optimizer=adam,
 dense or with --attention=lsh: compile time, time per train_step call (a
 forward, a backward and the Adam update) and peak bytes.
+
+depth: a pre-norm decoder of --layers residual (attention, feed-forward)
+pairs (shared-QK causal attention, LSH-4 by default, ReLU feed-forward, 4
+heads, vocab 256), compiled with --train --optimizer=adam as it is
+("plain") and with --reversible: compile time, time per train_step and
+peak bytes, and the peak's growth per layer over the previous depth.
+
+ff-chunks: the same model (--layers, default 1) compiled with each
+--ff-chunks value: time per train_step and peak bytes.
 
 Measurements come from lcc-run --report=json; nothing is estimated.
 """
@@ -467,6 +482,8 @@ def bench_depth(opts):
                 flags.append("--reversible")
             if opts.ff_chunks:
                 flags.append("--ff-chunks=%d" % opts.ff_chunks)
+            if opts.attention_chunks:
+                flags.append("--attention-chunks=%d" % opts.attention_chunks)
             text = residual_stack_model(layers, opts.seq, opts.d_model,
                                         opts.d_ff)
             seconds, r = train_step_report(text, opts.seq, flags,
@@ -489,6 +506,8 @@ def bench_ff_chunks(opts):
         flags = form_flags(opts.form, opts) + ["--ff-chunks=%d" % chunks]
         if opts.reversible:
             flags.append("--reversible")
+        if opts.attention_chunks:
+            flags.append("--attention-chunks=%d" % opts.attention_chunks)
         text = residual_stack_model(opts.layers, opts.seq, opts.d_model,
                                     opts.d_ff)
         seconds, r = train_step_report(text, opts.seq, flags, opts.repeat,
@@ -605,6 +624,7 @@ def main():
     r.add_argument("--d-ff", type=int, default=1024)
     r.add_argument("--form", default="lsh")
     r.add_argument("--ff-chunks", type=int, default=0)
+    r.add_argument("--attention-chunks", type=int, default=0)
     r.add_argument("--lsh-hashes", type=int, default=4)
     r.add_argument("--lsh-bucket-size", type=int, default=64)
     r.add_argument("--repeat", type=int, default=2)
@@ -618,6 +638,7 @@ def main():
     c.add_argument("--d-ff", type=int, default=4096)
     c.add_argument("--form", default="lsh")
     c.add_argument("--reversible", action="store_true")
+    c.add_argument("--attention-chunks", type=int, default=0)
     c.add_argument("--lsh-hashes", type=int, default=4)
     c.add_argument("--lsh-bucket-size", type=int, default=64)
     c.add_argument("--repeat", type=int, default=2)

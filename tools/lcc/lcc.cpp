@@ -221,6 +221,15 @@ cl::opt<int64_t> ffChunks(
              "model writes it)"),
     cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
+cl::opt<int64_t> attentionChunks(
+    "attention-chunks",
+    cl::desc("Run every LSH attention over its batch x heads rows in N groups, "
+             "one after another, forward and backward (attn-chunk-ff), so its "
+             "sorted copies and per-round outputs exist for one group at a "
+             "time; the result is unchanged (default: as the model writes "
+             "it)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
 cl::opt<std::string> trainFunction(
     "train", cl::ValueOptional,
     cl::desc("Also compile a train step: differentiate FUNC (default 'loss', "
@@ -557,6 +566,14 @@ int main(int argc, char **argv) {
       return 1;
     }
     options.ffChunks = ffChunks;
+  }
+  if (attentionChunks.getNumOccurrences()) {
+    if (attentionChunks < 1) {
+      lcc::reportError(kTool, "--attention-chunks: expected N >= 1, got " +
+                                  std::to_string(attentionChunks));
+      return 1;
+    }
+    options.attentionChunks = attentionChunks;
   }
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);

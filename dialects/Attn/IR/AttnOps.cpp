@@ -94,6 +94,17 @@ LogicalResult verifyAtMost(Operation *op, StringRef attr, int64_t value,
                            << " (" << limit << "), got " << value;
 }
 
+LogicalResult verifyRowChunks(Operation *op, int64_t chunks, Value rows) {
+  auto type = cast<RankedTensorType>(rows.getType());
+  int64_t count = ShapedType::isDynamic(type.getDimSize(0)) ||
+                          ShapedType::isDynamic(type.getDimSize(1))
+                      ? ShapedType::kDynamic
+                      : type.getDimSize(0) * type.getDimSize(1);
+  return failure(
+      failed(verifyAtLeast(op, "chunks", chunks, 1)) ||
+      failed(verifyAtMost(op, "chunks", chunks, "batch * heads", count)));
+}
+
 /// Checks that `region` has one block whose arguments have `argTypes` and
 /// whose `attn.yield` yields exactly `yieldTypes`.
 LogicalResult verifyBlockSignature(Operation *op, Region &region,
@@ -338,7 +349,8 @@ LogicalResult LSHAttentionOp::verify() {
       failed(verifyAtMost(*this, "n_hashes", getNHashes(),
                           "the hash-round limit", kMaxHashRounds)) ||
       failed(verifyAtLeast(*this, "bucket_size", getBucketSize(), 1)) ||
-      failed(verifyAtLeast(*this, "seed", getSeed(), 0)))
+      failed(verifyAtLeast(*this, "seed", getSeed(), 0)) ||
+      failed(verifyRowChunks(*this, getChunks(), getQueryKey())))
     return failure();
   auto type = cast<RankedTensorType>(getQueryKey().getType());
   int64_t seq = type.getDimSize(2), headDim = type.getDimSize(3);

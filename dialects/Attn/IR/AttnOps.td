@@ -112,6 +112,13 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
     A `seq` that is not a multiple of `2 * bucket_size` is padded inside the
     lowering with masked positions. `scale` defaults to `1/sqrt(head_dim)`.
 
+    `chunks` (default 1) splits the `batch * heads` rows into that many
+    groups, attended one after another (Reformer's attention chunking): the
+    sorted copies, scores and per-round outputs exist for one group at a
+    time. Every row is hashed, sorted and attended on its own, so the
+    result is the same bit for bit; `attn-chunk-ff` sets it
+    (`lcc --attention-chunks=N`).
+
     `causal` masks keys `j > i`, but which past keys share a query's chunk
     depends on every token's hash, later ones included (as in trax and
     reformer-pytorch): the outputs of a prefix of the sequence differ from
@@ -137,7 +144,8 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
       I64Attr:$bucket_size,
       DefaultValuedAttr<BoolAttr, "false">:$causal,
       DefaultValuedAttr<I64Attr, "0">:$seed,
-      OptionalAttr<F32Attr>:$scale);
+      OptionalAttr<F32Attr>:$scale,
+      DefaultValuedAttr<I64Attr, "1">:$chunks);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat =
       "$query_key `,` $value attr-dict `:` functional-type(operands, results)";

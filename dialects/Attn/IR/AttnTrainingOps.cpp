@@ -70,7 +70,8 @@ LogicalResult LSHAttentionBackwardOp::verify() {
                                      "query_key")) ||
       failed(verifyAtLeast(*this, "n_hashes", getNHashes(), 1)) ||
       failed(verifyAtLeast(*this, "bucket_size", getBucketSize(), 1)) ||
-      failed(verifyScale(*this, getScale())))
+      failed(verifyScale(*this, getScale())) ||
+      failed(verifyRowChunks(*this, getChunks(), getQueryKey())))
     return failure();
   for (auto [name, gradient, ofName, of] :
        {std::make_tuple("result_grad", getResultGrad(), "result", getResult()),

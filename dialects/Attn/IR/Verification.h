@@ -150,6 +150,10 @@ LogicalResult verifyAtLeast(mlir::Operation *op, llvm::StringRef attr,
 LogicalResult verifyAtMost(mlir::Operation *op, llvm::StringRef attr,
                            int64_t value, llvm::StringRef limitName,
                            int64_t limit);
+/// Checks 1 <= `chunks` <= batch * heads of the [batch, heads, seq, dim]
+/// `rows` (LSH attention's row groups).
+LogicalResult verifyRowChunks(mlir::Operation *op, int64_t chunks,
+                              mlir::Value rows);
 /// Checks a routed attention's operands, `result` (the forward's result or
 /// the backward's gradient of it) and attributes.
 LogicalResult verifyRoutedAttention(mlir::Operation *op, mlir::Value query,

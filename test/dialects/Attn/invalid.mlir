@@ -105,6 +105,22 @@ func.func @lsh_zero_hashes(%qk: tensor<1x2x64x4xf32>) {
 
 // -----
 
+func.func @lsh_more_chunks_than_rows(%qk: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected 'chunks' <= batch * heads (2), got 3}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 8 : i64, chunks = 3 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_zero_chunks(%qk: tensor<1x2x64x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected 'chunks' >= 1, got 0}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 8 : i64, chunks = 0 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
+  return
+}
+
+// -----
+
 func.func @lsh_negative_bucket_size(%qk: tensor<1x2x64x4xf32>) {
   // expected-error@+1 {{expected 'bucket_size' >= 1, got -8}}
   %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = -8 : i64} : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
