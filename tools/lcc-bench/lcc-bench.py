@@ -524,42 +524,15 @@ def bench_train(opts):
     print("|---:|---:|---|---:|---:|---:|---:|")
     for seq in opts.seq:
         for form in opts.forms.split(","):
-            flags = ["--train", "--optimizer=adam"]
-            if form == "lsh":
-                flags += ["--attention=lsh", "--lsh-hashes=%d" % opts.lsh_hashes,
-                          "--lsh-bucket-size=%d" % opts.lsh_bucket_size]
-            elif form != "dense":
-                sys.exit("lcc-bench: error: unknown train form '%s'; expected "
-                         "dense or lsh" % form)
-            with tempfile.TemporaryDirectory() as work:
-                source = os.path.join(work, "model.mlir")
-                with open(source, "w") as f:
-                    f.write(reformer_variant(seq, opts.d_model, opts.d_ff))
-                lcm = os.path.join(work, "model.lcm")
-                seconds = compile_model(source, lcm, flags)
-                params = os.path.join(work, "weights.safetensors")
-                run([tool("lcc-run"), lcm, "--init-params=" + params,
-                     "--seed=1"])
-                inputs = []
-                for i, name in enumerate(["tokens", "labels"]):
-                    inputs.append(os.path.join(work, name + ".npy"))
-                    run([tool("lcc-testdata"), "--output=" + inputs[-1],
-                         "--shape=1,%d" % seq, "--dtype=i32",
-                         "--uniform=0,256", "--seed=%d" % (2 + i)])
-                args = [tool("lcc-run"), lcm, "--function=train_step",
-                        "--report=json", "--warmup=1",
-                        "--repeat=%d" % opts.repeat, "--params=" + params,
-                        "--output-dir=" + work]
-                args += ["--input=" + i for i in inputs]
-                if opts.threads:
-                    args.append("--threads=%d" % opts.threads)
-                r = json.loads(run(args))
-                print("| %d | %d | %s | %.1f | %.0f | %.0f | %.1f |" %
-                      (seq, opts.d_model,
-                       form if form == "dense" else "lsh-%d" % opts.lsh_hashes,
-                       seconds, r["mean_ms"], seq / r["mean_ms"] * 1000,
-                       mib(r["peak_bytes"])))
-                sys.stdout.flush()
+            seconds, r = train_step_report(
+                reformer_variant(seq, opts.d_model, opts.d_ff), seq,
+                form_flags(form, opts), opts.repeat, opts.threads)
+            print("| %d | %d | %s | %.1f | %.0f | %.0f | %.1f |" %
+                  (seq, opts.d_model,
+                   form if form == "dense" else "lsh-%d" % opts.lsh_hashes,
+                   seconds, r["mean_ms"], seq / r["mean_ms"] * 1000,
+                   mib(r["peak_bytes"])))
+            sys.stdout.flush()
 
 
 def main():
