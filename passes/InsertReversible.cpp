@@ -150,8 +150,9 @@ struct InsertReversiblePass
           continue;
         stack.front().emitRemark()
             << stackOf(stack.size()) << " made reversible: " << stack.size() / 2
-            << " reversible blocks (attention, feed-forward), the input in "
-               "both streams, merged by their mean";
+            << (stack.size() == 2 ? " reversible block" : " reversible blocks")
+            << " (attention, feed-forward), the input in both streams, "
+               "merged by their mean";
         makeReversible(stack);
       }
     }
