@@ -4,8 +4,9 @@ and run by lcc-run, against the double-precision reference.
 
 Each seed makes one model: a random stack of the model-level ops and the
 attention forms, on random shapes (ragged sequences, batch > 1, head_dim 1,
-seq 1), with chunked feed-forwards and skip connections that keep earlier
-values alive. The model is written twice: as attn IR (model.mlir) and as the
+seq 1), with chunked feed-forwards, LSH attention in groups of rows
+(`chunks`, the same result) and skip connections that keep earlier values
+alive. The model is written twice: as attn IR (model.mlir) and as the
 JSON graph of the math it means (graph.json, see test/reference/Graph.h),
 which lcc-reference evaluates. Forms the generator makes exact (LSH with two
 buckets, routed attention with one cluster and a full window) appear in the
@@ -134,6 +135,8 @@ class ModelGenerator:
         # Mask and score regions draw from their own stream, so that adding
         # them left every other choice of a seed's model as it was.
         self.mask_rng = random.Random(seed * 7919 + 17)
+        # LSH's row groups too (they leave the result as it is).
+        self.chunk_rng = random.Random(seed * 7919 + 29)
         self.seed = seed
         self.counter = 0
         self.params = {}  # name -> (shape, kind)
@@ -428,6 +431,10 @@ class ModelGenerator:
             attrs += ["n_hashes = %d : i64" % hashes,
                       "bucket_size = %d : i64" % bucket,
                       "seed = %d : i64" % self.rng.randint(0, 99)]
+            rows = q.shape[0] * q.shape[1]
+            if rows > 1 and self.chunk_rng.random() < 0.5:
+                attrs.append("chunks = %d : i64" %
+                             self.chunk_rng.randint(2, rows))
             types = "(%s, %s) -> %s" % (q.type, v.type, out.type)
             self.scope.emit("%s = attn.lsh_attention %s, %s {%s} : %s" % (
                 out.ssa, q.ssa, v.ssa, ", ".join(attrs), types))
