@@ -28,11 +28,10 @@ using namespace mlir;
 
 namespace {
 
-/// Ops per element a producer that stays anyway may cost to be recomputed
-/// in a consumer rather than read back: a scale or a cast, not a mask or a
-/// score modifier (flash attention's scores feed both the row maximum and
-/// the exponentials).
-constexpr size_t kRecomputedOpsPerElement = 4;
+/// Ops per element an op may cost to be computed twice rather than read
+/// back: a scale or a cast, not a mask or a score modifier (flash
+/// attention's scores feed both the row maximum and the exponentials).
+constexpr size_t kCheapOpsPerElement = 4;
 
 /// Whether `value` is read at or after `point` (an op of `block`).
 bool isReadFrom(Value value, Operation *point, Block *block) {
@@ -74,11 +73,21 @@ bool isWorthFusing(OpOperand *fused) {
   auto producer = fused->get().getDefiningOp<linalg::GenericOp>();
   if (!producer || fused->get().hasOneUse())
     return true;
-  // The body's ops less its yield.
-  return producer.getBody()->getOperations().size() - 1 <=
-             kRecomputedOpsPerElement &&
+  return lcc::isCheapPerElement(producer) &&
          !extendsInputsLife(producer, fused);
 }
+
+} // namespace
+
+bool lcc::isCheapPerElement(Operation *op) {
+  // Each body's ops less its yield.
+  return llvm::all_of(op->getRegions(), [](Region &body) {
+    return body.empty() ||
+           body.front().getOperations().size() - 1 <= kCheapOpsPerElement;
+  });
+}
+
+namespace {
 
 struct FuseElementwisePass
     : lcc::impl::FuseElementwiseBase<FuseElementwisePass> {

@@ -25,10 +25,6 @@ using namespace mlir;
 
 namespace {
 
-/// Ops per element an op may cost to be recomputed at each use: a
-/// broadcast, a fill, a scale, not a mask.
-constexpr size_t kRematerializedOpsPerElement = 4;
-
 /// Whether `v` is free to read anywhere in `body`: an argument of the
 /// function, or made by an op without operands (a constant, an empty
 /// tensor).
@@ -44,11 +40,8 @@ bool isRematerializable(Operation &op, Block &body) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || op.getNumResults() != 1 || op.getResult(0).hasOneUse() ||
       op.getResult(0).use_empty() || !isMemoryEffectFree(&op) ||
-      linalgOp.getNumLoops() != linalgOp.getNumParallelLoops())
-    return false;
-  if (op.getNumRegions() == 1 &&
-      op.getRegion(0).front().getOperations().size() - 1 >
-          kRematerializedOpsPerElement)
+      linalgOp.getNumLoops() != linalgOp.getNumParallelLoops() ||
+      !lcc::isCheapPerElement(&op))
     return false;
   return llvm::all_of(op.getOperands(),
                       [&](Value v) { return isFreeToRead(v, body); });

@@ -67,10 +67,10 @@ struct ChunkFeedForwardPass
     }
     if (attentionChunks > 0 && failed(chunkAttention()))
       return signalPassFailure();
-    SmallVector<FeedForwardOp> ops;
-    getOperation().walk([&](FeedForwardOp op) { ops.push_back(op); });
     if (chunks == 0)
       return; // The feed-forwards stay as written.
+    SmallVector<FeedForwardOp> ops;
+    getOperation().walk([&](FeedForwardOp op) { ops.push_back(op); });
     if (ops.empty()) {
       getOperation().emitWarning(
           "attn-chunk-ff: the model has no attn.feed_forward to chunk");

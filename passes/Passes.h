@@ -20,6 +20,14 @@ class LSHAttentionOp;
 
 namespace lcc {
 
+/// Marks an op that recomputes what the forward already computed: the
+/// train step's clones of a reversible block's regions (not part of the
+/// forward: routed attention's centroid update reads the forward's), and
+/// the lowered recomputations of a backward, which CSE must not merge into
+/// the forward's ops (the attribute keeps them apart), or the forward's
+/// result would live on to the backward.
+constexpr llvm::StringLiteral kRecomputedAttrName = "lcc.recomputed";
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

@@ -9,6 +9,7 @@
 #define LCC_PASSES_LOWERTOLINALG_TENSOROPS_H
 
 #include "passes/LowerToLinalg/TensorBuilder.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
@@ -28,12 +29,13 @@ inline mlir::RankedTensorType tensorType(mlir::Value v) {
 bool hasStaticShapes(mlir::Operation *op);
 
 /// Builds with `build` at `b`'s insertion point and marks every op it
-/// creates there `lcc.recomputed`. A backward's recomputation of what its
-/// forward computed (a feed-forward chunk's hidden activations, LSH's
-/// chunk attention) is otherwise the same ops on the same operands, which
-/// CSE merges into the forward's: that result would live from the forward
-/// to the backward, the very memory recomputing saves. The attribute keeps
-/// them apart (CSE compares attributes).
+/// creates there recomputed (kRecomputedAttrName). A backward's
+/// recomputation of what its forward computed (a feed-forward chunk's
+/// hidden activations, LSH's chunk attention) is otherwise the same ops on
+/// the same operands, which CSE merges into the forward's: that result
+/// would live from the forward to the backward, the very memory
+/// recomputing saves. The attribute keeps them apart (CSE compares
+/// attributes).
 template <typename Build>
 auto buildRecomputed(mlir::OpBuilder &b, Build build) {
   mlir::Block *block = b.getInsertionBlock();
@@ -44,7 +46,7 @@ auto buildRecomputed(mlir::OpBuilder &b, Build build) {
   mlir::Block::iterator first =
       before ? std::next(before->getIterator()) : block->begin();
   for (mlir::Operation &op : llvm::make_range(first, b.getInsertionPoint()))
-    op.setAttr("lcc.recomputed", b.getUnitAttr());
+    op.setAttr(kRecomputedAttrName, b.getUnitAttr());
   return result;
 }
 

@@ -72,12 +72,13 @@ private:
   LogicalResult visitElementwise(Operation *op, Value dy);
   void visitAttention(AttentionOp op, Value dy);
   LogicalResult visitReversible(ReversibleOp op);
-  /// Clones `region`'s body at the builder, its argument bound to
-  /// `argument`, marked as recomputed; returns what it yields.
-  Value recompute(Region &region, Value argument,
-                  SmallVectorImpl<Operation *> &cloned);
-  /// The rules of `ops`, last to first.
-  LogicalResult sweep(ArrayRef<Operation *> ops);
+  /// One half of a reversible block, `output = input + region(argument)`,
+  /// run backwards: `region`'s body cloned on `argument` (marked
+  /// recomputed), its clone swept with `outputGrad` at its result (when
+  /// there is one); returns the recomputed `input = output -
+  /// region(argument)`.
+  FailureOr<Value> recomputeHalf(Region &region, Value argument, Value output,
+                                 Value outputGrad);
 
   OpBuilder b;
   DenseMap<Value, Value> gradients;
@@ -124,57 +125,51 @@ Value ReverseSweep::sumOfGradients(Value a, Value other) {
   return arith::AddFOp::create(b, ga.getLoc(), ga, gb);
 }
 
-Value ReverseSweep::recompute(Region &region, Value argument,
-                              SmallVectorImpl<Operation *> &cloned) {
+FailureOr<Value> ReverseSweep::recomputeHalf(Region &region, Value argument,
+                                             Value output, Value outputGrad) {
   IRMapping mapping;
   mapping.map(region.getArgument(0), argument);
+  SmallVector<Operation *> clones;
   for (Operation &op : region.front().without_terminator()) {
     Operation *copy = b.clone(op, mapping);
     copy->setAttr(kRecomputedAttrName, b.getUnitAttr());
-    cloned.push_back(copy);
+    clones.push_back(copy);
   }
-  return mapping.lookupOrDefault(region.front().getTerminator()->getOperand(0));
-}
-
-LogicalResult ReverseSweep::sweep(ArrayRef<Operation *> ops) {
-  for (Operation *op : llvm::reverse(ops))
-    if (failed(visit(op)))
-      return failure();
-  return success();
+  Value result =
+      mapping.lookupOrDefault(region.front().getTerminator()->getOperand(0));
+  Value input =
+      arith::SubFOp::create(b, region.getParentOp()->getLoc(), output, result);
+  if (outputGrad) {
+    accumulate(result, outputGrad);
+    for (Operation *clone : llvm::reverse(clones))
+      if (failed(visit(clone)))
+        return failure();
+  }
+  return input;
 }
 
 LogicalResult ReverseSweep::visitReversible(ReversibleOp op) {
-  Location loc = op.getLoc();
   Value y1 = recomputed.lookup(op.getY1()), y2 = recomputed.lookup(op.getY2());
   if (!y1)
     y1 = op.getY1();
   if (!y2)
     y2 = op.getY2();
-  Value dy2 = gradients.lookup(op.getY2());
   // y2 = x2 + G(y1): x2 is recomputed, and G's gradient reaches y1.
-  SmallVector<Operation *> gOps;
-  Value g = recompute(op.getG(), y1, gOps);
-  Value x2 = arith::SubFOp::create(b, loc, y2, g);
-  if (dy2) {
-    accumulate(g, dy2);
-    if (failed(sweep(gOps)))
-      return failure();
-  }
-  Value dy1 = sumOfGradients(op.getY1(), y1);
+  Value dy2 = gradients.lookup(op.getY2());
+  FailureOr<Value> x2 = recomputeHalf(op.getG(), y1, y2, dy2);
+  if (failed(x2))
+    return failure();
   // y1 = x1 + F(x2): x1 is recomputed, and F's gradient reaches x2.
-  SmallVector<Operation *> fOps;
-  Value f = recompute(op.getF(), x2, fOps);
-  Value x1 = arith::SubFOp::create(b, loc, y1, f);
-  if (dy1) {
-    accumulate(f, dy1);
-    if (failed(sweep(fOps)))
-      return failure();
-  }
-  Value dx2 = gradients.lookup(x2);
+  Value dy1 = sumOfGradients(op.getY1(), y1);
+  FailureOr<Value> x1 = recomputeHalf(op.getF(), *x2, y1, dy1);
+  if (failed(x1))
+    return failure();
+  Value dx2 = gradients.lookup(*x2);
   if (dy2)
-    dx2 = dx2 ? arith::AddFOp::create(b, loc, dx2, dy2).getResult() : dy2;
-  recomputed[op.getX1()] = x1;
-  recomputed[op.getX2()] = x2;
+    dx2 =
+        dx2 ? arith::AddFOp::create(b, op.getLoc(), dx2, dy2).getResult() : dy2;
+  recomputed[op.getX1()] = *x1;
+  recomputed[op.getX2()] = *x2;
   accumulate(op.getX1(), dy1);
   accumulate(op.getX2(), dx2);
   return success();

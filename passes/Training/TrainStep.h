@@ -13,6 +13,8 @@
 #ifndef LCC_PASSES_TRAINING_TRAINSTEP_H
 #define LCC_PASSES_TRAINING_TRAINSTEP_H
 
+#include "passes/Passes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -30,11 +32,6 @@ namespace lcc::training {
 /// logsumexp result. Other ops (LSH and routed attention among them) have
 /// rules of their own and stay as they are.
 void flattenForDifferentiation(mlir::func::FuncOp func, bool keepReversible);
-
-/// Marks the ops the reverse sweep cloned to recompute a reversible block in
-/// the backward: not part of the forward (routed attention's centroid
-/// update reads the forward's).
-constexpr llvm::StringLiteral kRecomputedAttrName = "lcc.recomputed";
 
 /// The gradient of the loss for each parameter the loss depends on, in the
 /// order of the parameters' first use.

@@ -559,22 +559,22 @@ int main(int argc, char **argv) {
   options.cudaPath = cudaPath;
   options.train = train;
   options.reversible = reversible;
-  if (ffChunks.getNumOccurrences()) {
-    if (ffChunks < 1) {
-      lcc::reportError(kTool, "--ff-chunks: expected N >= 1, got " +
-                                  std::to_string(ffChunks));
-      return 1;
+  // A chunk count, when given, is at least 1 (0 means "as written").
+  auto chunkCount = [](const cl::opt<int64_t> &flag, int64_t &count) {
+    if (!flag.getNumOccurrences())
+      return true;
+    if (flag < 1) {
+      lcc::reportError(kTool, "--" + flag.ArgStr.str() +
+                                  ": expected N >= 1, got " +
+                                  std::to_string(flag));
+      return false;
     }
-    options.ffChunks = ffChunks;
-  }
-  if (attentionChunks.getNumOccurrences()) {
-    if (attentionChunks < 1) {
-      lcc::reportError(kTool, "--attention-chunks: expected N >= 1, got " +
-                                  std::to_string(attentionChunks));
-      return 1;
-    }
-    options.attentionChunks = attentionChunks;
-  }
+    count = flag;
+    return true;
+  };
+  if (!chunkCount(ffChunks, options.ffChunks) ||
+      !chunkCount(attentionChunks, options.attentionChunks))
+    return 1;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);
   if (verbose || ::isatty(STDERR_FILENO))
