@@ -38,6 +38,7 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -111,11 +112,38 @@ void lcc::buildCpuBufferizePipeline(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
 }
 
-void lcc::buildCpuToLLVMPipeline(OpPassManager &pm) {
+CpuVectorRegisters lcc::cpuVectorRegisters(StringRef cpu) {
+  llvm::StringMap<bool> features;
+  if (cpu == "native") {
+    features = llvm::sys::getHostCPUFeatures();
+  } else {
+    llvm::InitializeNativeTarget();
+    std::string error;
+    llvm::Triple triple(llvm::sys::getProcessTriple());
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(triple, error);
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target ? target->createMCSubtargetInfo(triple, cpu, "") : nullptr);
+    if (info)
+      for (StringRef name : {"avx512f", "avx"})
+        features[name] = info->checkFeatures(("+" + name).str());
+  }
+  if (features.lookup("avx512f"))
+    return {512, 32};
+  if (features.lookup("avx"))
+    return {256, 16};
+  return {128, 16};
+}
+
+void lcc::buildCpuToLLVMPipeline(OpPassManager &pm,
+                                 CpuVectorRegisters registers) {
   pm.addPass(createBlockIdsToArguments());
   pm.addPass(createCopiesToLinalg());
   pm.addPass(createApproximateExp());
-  pm.addNestedPass<func::FuncOp>(createVectorizeContractions());
+  VectorizeContractionsOptions vectorize;
+  vectorize.vectorBits = registers.bits;
+  vectorize.vectorRegisters = registers.count;
+  pm.addNestedPass<func::FuncOp>(createVectorizeContractions(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Unrolled: the default goes through a stack buffer per transfer, and
   // an alloca inside loops grows the stack on every iteration.
@@ -150,8 +178,10 @@ lcc::lowerDispatchesToLLVM(ModuleOp kernels, const CpuTargetOptions &options,
   if (failed(runDumpedPipeline(kernels, "bufferized", options.dump,
                                buildCpuBufferizePipeline)))
     return failure();
-  return runDumpedPipeline(kernels, "llvm-dialect", options.dump,
-                           buildCpuToLLVMPipeline);
+  CpuVectorRegisters registers = cpuVectorRegisters(options.cpu);
+  return runDumpedPipeline(
+      kernels, "llvm-dialect", options.dump,
+      [&](OpPassManager &pm) { buildCpuToLLVMPipeline(pm, registers); });
 }
 
 namespace {

@@ -29,11 +29,23 @@ struct CpuTargetOptions {
   StageDumper dump;
 };
 
+/// The vector registers of a CPU, which the register blocks of its
+/// contractions are sized for. The default is AVX2's.
+struct CpuVectorRegisters {
+  int64_t bits = 256;
+  int64_t count = 16;
+};
+
+/// The vector registers of LLVM CPU `cpu` ("native": this machine):
+/// AVX-512's 32 x 512 bits, AVX's 16 x 256, or SSE's 16 x 128.
+CpuVectorRegisters cpuVectorRegisters(llvm::StringRef cpu);
+
 /// The CPU kernel stages, as lcc runs them and lcc-lower-to-kernels names
 /// them: the dispatches bufferized (heap temporaries freed), then lowered
-/// to the LLVM dialect.
+/// to the LLVM dialect with register blocks sized for `registers`.
 void buildCpuBufferizePipeline(mlir::OpPassManager &pm);
-void buildCpuToLLVMPipeline(mlir::OpPassManager &pm);
+void buildCpuToLLVMPipeline(mlir::OpPassManager &pm,
+                            CpuVectorRegisters registers = {});
 
 /// Bufferizes and lowers `kernels` (a module holding only dispatch functions
 /// on tensors, outputs last) to the LLVM dialect, in place, and returns the

@@ -1,8 +1,9 @@
 //===- FuseElementwise.cpp - elementwise fusion without recomputation -----===//
 //
 // Upstream elementwise fusion with a control function: a producer is fused
-// only into a consumer whose loops are all parallel, where each producer
-// element is computed exactly once, and a producer that stays for other
+// only into a consumer whose loops are all parallel and which reads it
+// without broadcasting, where each producer element is computed exactly
+// once, and a producer that stays for other
 // users is fused only if it is cheap (fusing it then computes it twice)
 // and if its inputs, which the consumer then reads, are not kept alive for
 // it past the producer's own last use: a reversible block's recomputation
@@ -69,6 +70,10 @@ bool extendsInputsLife(linalg::GenericOp producer, OpOperand *fused) {
 bool isWorthFusing(OpOperand *fused) {
   auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
   if (!consumer || consumer.getNumLoops() != consumer.getNumParallelLoops())
+    return false;
+  // A broadcast read (a row maximum into every score of its row) would
+  // compute each producer element once per copy.
+  if (!consumer.getMatchingIndexingMap(fused).isPermutation())
     return false;
   auto producer = fused->get().getDefiningOp<linalg::GenericOp>();
   if (!producer || fused->get().hasOneUse())

@@ -166,25 +166,37 @@ def VectorizeContractions
   let description = [{
     A bufferized contraction C[m, n] += A[m, k] * B[k, n] whose C is
     row-major in `n` and whose inputs read `n` as their last dimension is
-    tiled into `tile-m` x `tile-n` blocks of C with `k` innermost, each tile
+    tiled into register blocks of C with `k` innermost, each tile
     vectorized (`vector.contract`), the block of C hoisted out of the `k`
     loop into registers, and the contraction lowered to outer products
     (FMAs). A generic contraction of f32 matrices is first made a named
     `linalg.matmul` (which the vectorizer turns into `vector.contract`; a
     generic one would become broadcasts and a multi-reduction); one that
     reads B as (n, k), as q·kᵀ does, gets B transposed into a temporary
-    first. Contractions of another shape, or whose `m` and `n` are not
-    multiples of the tile, are left to the loop lowering.
+    first. Contractions of another shape, or whose `m` and `n` no block
+    divides, are left to the loop lowering.
+
+    The block is sized for the target's vector registers (`vector-bits`
+    wide, `vector-registers` of them): two vectors of B per row when `n`
+    allows (else one), and as many rows as leave room for the row of B, the
+    broadcast element of A and one spare register and divide `m`. AVX2
+    (256 bits, 16 registers) gives 6 x 16 blocks, AVX-512 (512, 32) 14 x 32
+    or 12 x 32. lcc sets both from the CPU it compiles for; `tile-m` and
+    `tile-n` (non-zero) fix the block instead.
   }];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
     "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect"
   ];
   let options = [
-    Option<"tileM", "tile-m", "int64_t", /*default=*/"4",
-           "Rows of C per register block">,
-    Option<"tileN", "tile-n", "int64_t", /*default=*/"32",
-           "Columns of C per register block (vector lanes)">,
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
+           "Rows of C per register block (0: by the rule)">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
+           "Columns of C per register block (0: by the rule)">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
+           "Width of the target's vector registers in bits">,
+    Option<"vectorRegisters", "vector-registers", "int64_t",
+           /*default=*/"16", "Number of the target's vector registers">,
   ];
 }
 

@@ -50,6 +50,17 @@ LogicalResult inlineModelCalls(ModuleOp module) {
 
 } // namespace
 
+AttentionTiling lcc::attentionTilingFor(const CompileOptions &options) {
+  AttentionTiling tiling;
+  if (!options.targetCuda)
+    tiling = {96, 96};
+  if (options.queryTile > 0)
+    tiling.queryTile = options.queryTile;
+  if (options.keyTile > 0)
+    tiling.keyTile = options.keyTile;
+  return tiling;
+}
+
 FailureOr<std::string> lcc::compile(ModuleOp module,
                                     const CompileOptions &options) {
   // Each part's time since the last report, for --verbose.
@@ -109,8 +120,9 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     return printed(module);
 
   if (failed(runDumpedPipeline(
-          module, "linalg", options.dump,
-          [](PassManager &pm) { buildLowerToLinalgPipeline(pm); })))
+          module, "linalg", options.dump, [&](PassManager &pm) {
+            buildLowerToLinalgPipeline(pm, attentionTilingFor(options));
+          })))
     return failure();
   done("lowering to linalg");
   if (options.stopAfter == Stage::Linalg)

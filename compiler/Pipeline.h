@@ -36,6 +36,9 @@ struct CompileOptions : AttentionFormOptions {
   /// The CUDA architecture, ptxas location and block size.
   std::string cudaArch = "sm_90", cudaPath;
   int64_t cudaBlockSize = 128;
+  /// lcc --query-tile/--key-tile: the flash attention's tiles (0: chosen
+  /// for the targets, see attentionTilingFor).
+  int64_t queryTile = 0, keyTile = 0;
   /// lcc --reversible and --ff-chunks=N (0: not given): attn-insert-reversible
   /// and attn-chunk-ff run after the attention forms.
   bool reversible = false;
@@ -51,6 +54,13 @@ struct CompileOptions : AttentionFormOptions {
   /// (lcc --verbose, or stderr a terminal).
   std::function<void(llvm::StringRef part, double seconds)> progress;
 };
+
+/// The flash attention tiles `options` compile with: as given, else 96
+/// queries x 96 keys for the CPU alone (a multiple of the rows and of the
+/// columns of the register blocks of AVX2, 6 x 16, and of AVX-512, 12 x
+/// 32, so that both contractions of a tile divide into them) and 64 x 64
+/// when CUDA is a target (the GPU kernels' shared-memory tiles).
+AttentionTiling attentionTilingFor(const CompileOptions &options);
 
 /// Compiles `module` in place up to `options.stopAfter` and returns that
 /// stage's output: IR text for attn/linalg/llvm, PTX for ptx, the .lcm bytes

@@ -53,8 +53,9 @@ lcc::buildAttentionFormsPipeline(OpPassManager &pm,
   return form->addRewritePasses(pm, options, errors);
 }
 
-void lcc::buildLowerToLinalgPipeline(OpPassManager &pm) {
-  pm.addPass(createLowerToLinalg());
+void lcc::buildLowerToLinalgPipeline(OpPassManager &pm,
+                                     AttentionTiling tiling) {
+  pm.addPass(createLowerToLinalg({tiling.queryTile, tiling.keyTile}));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createFuseElementwise());
   pm.addPass(createCanonicalizerPass());
@@ -237,7 +238,7 @@ void lcc::registerLccPipelines() {
       "lcc-lower-to-linalg",
       "lcc's linalg stage: attn ops to linalg on tensors, elementwise chains "
       "fused, as lcc runs it",
-      buildLowerToLinalgPipeline);
+      [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
   PassPipelineRegistration<>(
       "lcc-lower-to-dispatches",
       "lcc's dispatch stage: workgroup tiling and dispatch functions, as lcc "
@@ -269,8 +270,8 @@ lcc::printStagePipelines(const AttentionFormOptions &options,
                                         llvm::nulls());
     });
   };
-  return "attention-forms: " + text +
-         "\nlinalg: " + textual(buildLowerToLinalgPipeline) +
+  return "attention-forms: " + text + "\nlinalg: " +
+         textual([](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); }) +
          "\ndispatches: " + textual(buildLowerToDispatchesPipeline) +
          "\ncpu-kernels: " + kernels("cpu") +
          "\ncuda-kernels: " + kernels("cuda") + "\n";

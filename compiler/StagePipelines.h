@@ -30,7 +30,9 @@ mlir::LogicalResult
 buildAttentionFormsPipeline(mlir::OpPassManager &pm,
                             const AttentionFormOptions &options,
                             llvm::raw_ostream &errors);
-void buildLowerToLinalgPipeline(mlir::OpPassManager &pm);
+/// The linalg stage, its flash attention in tiles of `tiling`.
+void buildLowerToLinalgPipeline(mlir::OpPassManager &pm,
+                                AttentionTiling tiling = {});
 void buildLowerToDispatchesPipeline(mlir::OpPassManager &pm);
 /// Every kernel stage of `target` ("cpu" or "cuda") in one pipeline, from
 /// the dispatches stage's module (host functions are dropped first).

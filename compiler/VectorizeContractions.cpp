@@ -40,10 +40,51 @@ struct ContractionLoops {
   unsigned m, n, k;
 };
 
-/// The loops of `op` when it is a buffer contraction of three static loops
-/// whose `m` and `n` are multiples of the register tile.
-std::optional<ContractionLoops>
-tileableContraction(linalg::LinalgOp op, int64_t tileM, int64_t tileN) {
+/// What the register blocks are chosen from: the target's vector registers
+/// and the pass's explicit sizes (0: by the rule).
+struct RegisterTileRule {
+  int64_t lanes, registers, tileM, tileN;
+};
+
+/// The register block of C one contraction is tiled into; when its rows do
+/// not divide C's, the last `rest` rows are one block of their own.
+struct RegisterTile {
+  int64_t m, n, rest = 0;
+};
+
+/// The register block for a C of `rows` x `columns` on a machine of
+/// `registers` vector registers of `lanes` f32 each. A block of r rows and
+/// v vectors per row keeps r * v accumulators live, plus v vectors of B and
+/// one broadcast element of A per step; one register is left spare. Two
+/// vectors per row (one B load feeding r FMAs twice) when the columns
+/// allow it, else one; then as many rows as fit, the rows left over (64 =
+/// 10 x 6 + 4) a last, shorter block. AVX2 (16 x 8 lanes) gives 6 x 16
+/// blocks, AVX-512 (32 x 16) 14 x 32. An explicit `tileM`/`tileN`
+/// (non-zero, dividing C) overrides the rule.
+std::optional<RegisterTile> registerTileFor(int64_t rows, int64_t columns,
+                                            int64_t lanes, int64_t registers,
+                                            int64_t tileM, int64_t tileN) {
+  int64_t n = tileN;
+  if (n == 0)
+    n = columns % (2 * lanes) == 0 ? 2 * lanes
+        : columns % lanes == 0     ? lanes
+                                   : 0;
+  if (n == 0 || columns % n != 0)
+    return std::nullopt;
+  int64_t vectorsPerRow = llvm::divideCeil(n, lanes);
+  if (tileM > 0)
+    return rows % tileM == 0 ? std::optional(RegisterTile{tileM, n})
+                             : std::nullopt;
+  int64_t fit =
+      std::max<int64_t>((registers - vectorsPerRow - 2) / vectorsPerRow, 1);
+  int64_t m = std::min(fit, rows);
+  return RegisterTile{m, n, rows % m};
+}
+
+/// The loops of `op` and its register block when it is a buffer
+/// contraction of three static loops whose `m` and `n` the block divides.
+std::optional<std::pair<ContractionLoops, RegisterTile>>
+tileableContraction(linalg::LinalgOp op, const RegisterTileRule &rule) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() != 3 ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
@@ -56,21 +97,26 @@ tileableContraction(linalg::LinalgOp op, int64_t tileM, int64_t tileN) {
     return std::nullopt;
   auto m = dyn_cast<AffineDimExpr>(output.getResult(0));
   auto n = dyn_cast<AffineDimExpr>(output.getResult(1));
-  if (!m || !n || ranges[m.getPosition()] % tileM != 0 ||
-      ranges[n.getPosition()] % tileN != 0)
+  if (!m || !n)
     return std::nullopt;
-  return ContractionLoops{m.getPosition(), n.getPosition(),
-                          3 - m.getPosition() - n.getPosition()};
+  std::optional<RegisterTile> tile =
+      registerTileFor(ranges[m.getPosition()], ranges[n.getPosition()],
+                      rule.lanes, rule.registers, rule.tileM, rule.tileN);
+  if (!tile)
+    return std::nullopt;
+  return std::make_pair(ContractionLoops{m.getPosition(), n.getPosition(),
+                                         3 - m.getPosition() - n.getPosition()},
+                        *tile);
 }
 
 /// The loops of `op` in the form the register tiles need: every input that
 /// reads `n` reads it as its last (contiguous) dimension.
-std::optional<ContractionLoops> matchContraction(linalg::LinalgOp op,
-                                                 int64_t tileM, int64_t tileN) {
-  std::optional<ContractionLoops> loops = tileableContraction(op, tileM, tileN);
+std::optional<std::pair<ContractionLoops, RegisterTile>>
+matchContraction(linalg::LinalgOp op, const RegisterTileRule &rule) {
+  auto loops = tileableContraction(op, rule);
   if (!loops)
     return std::nullopt;
-  AffineExpr n = getAffineDimExpr(loops->n, op.getContext());
+  AffineExpr n = getAffineDimExpr(loops->first.n, op.getContext());
   for (OpOperand *input : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(input);
     for (unsigned r = 0; r + 1 < map.getNumResults(); ++r)
@@ -80,17 +126,18 @@ std::optional<ContractionLoops> matchContraction(linalg::LinalgOp op,
   return loops;
 }
 
-/// A generic op that is C[m, n] += A[m, k] * B[k, n] (or B[n, k], as in
-/// q·kᵀ) on f32 buffers becomes linalg.matmul: the vectorizer turns a named
-/// matmul into vector.contract and FMAs, a generic one into broadcasts and
-/// a multi-reduction that LLVM cannot untangle. B read as (n, k) has no row
-/// to load as a vector; it is transposed into a temporary first (n x k
-/// copies for m x n x k multiply-adds).
-void toNamedMatmul(RewriterBase &rewriter, linalg::GenericOp op, int64_t tileM,
-                   int64_t tileN) {
-  std::optional<ContractionLoops> loops = tileableContraction(op, tileM, tileN);
-  if (!loops)
+/// A generic op that is C[m, n] += A[m, k] * B[k, n] (or A[k, m], as in
+/// pᵀ·v, or B[n, k], as in q·kᵀ) on f32 buffers becomes linalg.matmul: the
+/// vectorizer turns a named matmul into vector.contract and FMAs, a generic one
+/// into broadcasts and a multi-reduction that LLVM cannot untangle. B read as
+/// (n, k) has no row to load as a vector; it is transposed into a temporary
+/// first (n x k copies for m x n x k multiply-adds).
+void toNamedMatmul(RewriterBase &rewriter, linalg::GenericOp op,
+                   const RegisterTileRule &rule) {
+  auto tileable = tileableContraction(op, rule);
+  if (!tileable)
     return;
+  const ContractionLoops *loops = &tileable->first;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
     if (!type || !type.hasStaticShape() || type.getRank() != 2 ||
@@ -103,17 +150,18 @@ void toNamedMatmul(RewriterBase &rewriter, linalg::GenericOp op, int64_t tileM,
   AffineExpr k = getAffineDimExpr(loops->k, ctx);
   AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
   AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
-  if (a.getResult(0) != m || a.getResult(1) != k)
+  bool transposedA = a.getResult(0) == k && a.getResult(1) == m;
+  if (!transposedA && (a.getResult(0) != m || a.getResult(1) != k))
     return;
-  bool transposed = b.getResult(0) == n && b.getResult(1) == k;
-  if (!transposed && (b.getResult(0) != k || b.getResult(1) != n))
+  bool transposedB = b.getResult(0) == n && b.getResult(1) == k;
+  if (!transposedB && (b.getResult(0) != k || b.getResult(1) != n))
     return;
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
   Value lhs = op.getDpsInputOperand(0)->get();
   Value rhs = op.getDpsInputOperand(1)->get();
   Value temporary;
-  if (transposed) {
+  if (transposedB) {
     auto type = cast<MemRefType>(rhs.getType());
     temporary = memref::AllocOp::create(
         rewriter, loc,
@@ -124,8 +172,19 @@ void toNamedMatmul(RewriterBase &rewriter, linalg::GenericOp op, int64_t tileM,
                                 ArrayRef<int64_t>{1, 0});
     rhs = temporary;
   }
-  linalg::MatmulOp::create(rewriter, loc, ValueRange{lhs, rhs},
-                           ValueRange{op.getDpsInitOperand(0)->get()});
+  auto matmul =
+      linalg::MatmulOp::create(rewriter, loc, ValueRange{lhs, rhs},
+                               ValueRange{op.getDpsInitOperand(0)->get()});
+  // Aᵀ needs no copy: a step of k reads a row of it, the r elements of A
+  // that the step broadcasts, contiguously.
+  if (transposedA) {
+    AffineExpr mm, nn, kk;
+    bindDims(ctx, mm, nn, kk);
+    matmul.setIndexingMapsAttr(
+        rewriter.getAffineMapArrayAttr({AffineMap::get(3, 0, {kk, mm}, ctx),
+                                        AffineMap::get(3, 0, {kk, nn}, ctx),
+                                        AffineMap::get(3, 0, {mm, nn}, ctx)}));
+  }
   if (temporary)
     memref::DeallocOp::create(rewriter, loc, temporary);
   rewriter.eraseOp(op);
@@ -170,6 +229,39 @@ void hoistTileOfC(RewriterBase &rewriter, scf::ForOp loop, Value tileOfC) {
   });
 }
 
+/// Splits `op` along `m` into its first `rows` rows and the rest (views of
+/// A and C), and returns the two.
+std::pair<linalg::LinalgOp, linalg::LinalgOp>
+splitRows(RewriterBase &rewriter, linalg::LinalgOp op,
+          const ContractionLoops &loops, int64_t rows) {
+  int64_t total = op.getStaticLoopRanges()[loops.m];
+  AffineExpr m = getAffineDimExpr(loops.m, op.getContext());
+  rewriter.setInsertionPoint(op);
+  auto part = [&](int64_t begin, int64_t size) {
+    SmallVector<Value> operands;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = cast<MemRefType>(operand.get().getType());
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      SmallVector<OpFoldResult> offsets, sizes, strides;
+      for (unsigned r = 0; r < map.getNumResults(); ++r) {
+        bool isRows = map.getResult(r) == m;
+        offsets.push_back(rewriter.getIndexAttr(isRows ? begin : 0));
+        sizes.push_back(
+            rewriter.getIndexAttr(isRows ? size : type.getDimSize(r)));
+        strides.push_back(rewriter.getIndexAttr(1));
+      }
+      operands.push_back(memref::SubViewOp::create(
+          rewriter, op.getLoc(), operand.get(), offsets, sizes, strides));
+    }
+    Operation *clone = rewriter.clone(*op);
+    clone->setOperands(operands);
+    return cast<linalg::LinalgOp>(clone);
+  };
+  auto result = std::make_pair(part(0, rows), part(rows, total - rows));
+  rewriter.eraseOp(op);
+  return result;
+}
+
 struct VectorizeContractions
     : lcc::impl::VectorizeContractionsBase<VectorizeContractions> {
   using VectorizeContractionsBase::VectorizeContractionsBase;
@@ -179,18 +271,37 @@ struct VectorizeContractions
     IRRewriter rewriter(&getContext());
     SmallVector<linalg::GenericOp> generics;
     func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    if (vectorBits < 128 || vectorBits % 32 != 0 || vectorRegisters < 4 ||
+        tileM < 0 || tileN < 0) {
+      func.emitError() << "lcc-vectorize-contractions: expected vector-bits a "
+                          "multiple of 32 and >= 128, vector-registers >= 4 "
+                          "and tile sizes >= 0";
+      return signalPassFailure();
+    }
+    RegisterTileRule rule{vectorBits / 32, vectorRegisters, tileM, tileN};
     for (linalg::GenericOp op : generics)
-      toNamedMatmul(rewriter, op, tileM, tileN);
-    SmallVector<std::pair<linalg::LinalgOp, ContractionLoops>> work;
+      toNamedMatmul(rewriter, op, rule);
+    SmallVector<std::tuple<linalg::LinalgOp, ContractionLoops, RegisterTile>>
+        work;
     func.walk([&](linalg::LinalgOp op) {
-      if (auto loops = matchContraction(op, tileM, tileN))
-        work.push_back({op, *loops});
+      if (auto loops = matchContraction(op, rule))
+        work.push_back({op, loops->first, loops->second});
     });
+    // Rows the block does not divide become a contraction of their own.
+    for (size_t i = 0, e = work.size(); i < e; ++i) {
+      auto [op, loops, tile] = work[i];
+      if (tile.rest == 0)
+        continue;
+      int64_t rows = op.getStaticLoopRanges()[loops.m] - tile.rest;
+      auto [main, rest] = splitRows(rewriter, op, loops, rows);
+      work[i] = {main, loops, RegisterTile{tile.m, tile.n}};
+      work.push_back({rest, loops, RegisterTile{tile.rest, tile.n}});
+    }
     SmallVector<std::pair<scf::ForOp, Value>> reductionLoops;
-    for (auto [op, loops] : work) {
+    for (auto [op, loops, tile] : work) {
       SmallVector<int64_t> sizes(3, 0);
-      sizes[loops.m] = tileM;
-      sizes[loops.n] = tileN;
+      sizes[loops.m] = tile.m;
+      sizes[loops.n] = tile.n;
       sizes[loops.k] = 1;
       linalg::LinalgTilingOptions tiling;
       tiling.setTileSizes(sizes)

@@ -43,6 +43,10 @@ def DenseToLSH : Pass<"attn-dense-to-lsh", "mlir::ModuleOp"> {
            "Tokens per bucket (and per attention chunk)">,
     Option<"seed", "seed", "int64_t", /*default=*/"0",
            "Seed of the first op's rotations">,
+    Option<"hash", "hash", "std::string", /*default=*/"\"auto\"",
+           "Hashing: plain, factorized (trax's n_buckets as a pair; "
+           "n_buckets a multiple of 4) or auto (factorized from 256 "
+           "buckets, when they factor)">,
   ];
 }
 

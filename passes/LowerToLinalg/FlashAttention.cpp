@@ -18,8 +18,12 @@ using namespace lcc::lowering;
 /// keys, later keys (if causal) and keys not `visible` get -inf.
 Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
                                    const TilePosition &tile, int64_t keySeq,
-                                   bool mask) const {
+                                   bool mask, ScoreBlockLayout layout) const {
   Type elt = tensorType(dots).getElementType();
+  bool keysByQueries = layout == ScoreBlockLayout::scaledKeysByQueries;
+  if (keysByQueries && !mask && !modifyScore)
+    return dots;
+  unsigned queryDim = keysByQueries ? 1 : 0, keyDim = 1 - queryDim;
   return t.mapSameShape(
       {dots}, [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
         auto constant = [&](double v) -> Value {
@@ -28,10 +32,10 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
         ScorePosition position{
             tile.batch, tile.head,
             arith::AddIOp::create(b, loc, tile.queryStart,
-                                  linalg::IndexOp::create(b, loc, 0)),
+                                  linalg::IndexOp::create(b, loc, queryDim)),
             arith::AddIOp::create(b, loc, tile.keyStart,
-                                  linalg::IndexOp::create(b, loc, 1))};
-        Value score = mul(b, loc, a[0], constant(scale));
+                                  linalg::IndexOp::create(b, loc, keyDim))};
+        Value score = keysByQueries ? a[0] : mul(b, loc, a[0], constant(scale));
         if (modifyScore)
           score = modifyScore(b, loc, score, position);
         if (!mask)
@@ -57,26 +61,31 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
 }
 
 /// One step of the online softmax: folds a key tile into the running
-/// (row max, row sum, accumulator) `state`.
+/// (row max, row sum, accumulator) `state`. The scores are built keys by
+/// queries, from queries already scaled and transposed ([head_dim, query
+/// tile]): both products are then plain register-tiled contractions (no
+/// transposed operand), and the softmax's maxima and sums run down the
+/// columns, each step a contiguous vector pass over a row of queries.
 SmallVector<Value>
-FlashAttention::updateOnline(TensorBuilder &t, Value queryBlock, Value keyBlock,
-                             Value valueBlock, const TilePosition &tile,
-                             int64_t keySeq, ValueRange state,
-                             bool mask) const {
-  Type elt = tensorType(queryBlock).getElementType();
+FlashAttention::updateOnline(TensorBuilder &t, Value scaledQueriesT,
+                             Value keyBlock, Value valueBlock,
+                             const TilePosition &tile, int64_t keySeq,
+                             ValueRange state, bool mask) const {
+  Type elt = tensorType(scaledQueriesT).getElementType();
   int64_t valueDim = tensorType(valueBlock).getDimSize(1);
-  Value dots = t.matmulTransposedB(queryBlock, keyBlock,
-                                   t.filled({queryTile, keyTile}, elt, 0.0));
-  Value scores = maskedScores(t, dots, tile, keySeq, mask);
+  Value dots = t.matmul(keyBlock, scaledQueriesT,
+                        t.filled({keyTile, queryTile}, elt, 0.0));
+  Value scores = maskedScores(t, dots, tile, keySeq, mask,
+                              ScoreBlockLayout::scaledKeysByQueries);
   Value runningMax = state[0], rowSumSoFar = state[1], acc = state[2];
-  Value blockMax = rowMax(t, scores);
+  Value blockMax = columnMax(t, scores);
   Value newMax =
       t.mapSameShape({runningMax, blockMax},
                      [](OpBuilder &b, Location loc, ValueRange a) -> Value {
                        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
                      });
-  Value probs = t.map({queryTile, keyTile}, elt, {scores, newMax},
-                      {t.identityMap(2), t.dropLastMap(2)},
+  Value probs = t.map({keyTile, queryTile}, elt, {scores, newMax},
+                      {t.identityMap(2), t.lastDimMap(2)},
                       [](OpBuilder &b, Location loc, ValueRange a) {
                         return expShifted(b, loc, a[0], a[1]);
                       });
@@ -85,7 +94,7 @@ FlashAttention::updateOnline(TensorBuilder &t, Value queryBlock, Value keyBlock,
       {runningMax, newMax}, [](OpBuilder &b, Location loc, ValueRange a) {
         return expShifted(b, loc, a[0], a[1]);
       });
-  Value blockSum = rowSum(t, probs);
+  Value blockSum = columnSum(t, probs);
   // sum' = sum * correction + rowsum(probs).
   Value newSum =
       t.mapSameShape({rowSumSoFar, correction, blockSum},
@@ -97,7 +106,27 @@ FlashAttention::updateOnline(TensorBuilder &t, Value queryBlock, Value keyBlock,
                          [](OpBuilder &b, Location loc, ValueRange a) {
                            return mul(b, loc, a[0], a[1]);
                          });
-  return {newMax, newSum, t.matmul(probs, valueBlock, rescaled)};
+  return {newMax, newSum, t.matmulTransposedA(probs, valueBlock, rescaled)};
+}
+
+/// Whether every key of `tile` is visible to every query of its query
+/// tile under padding and causality alone (an i1): its scores need no mask.
+Value FlashAttention::unpaddedAndPast(OpBuilder &b, Location loc,
+                                      const TilePosition &tile,
+                                      int64_t keySeq) const {
+  Value keyEnd = arith::AddIOp::create(
+      b, loc, tile.keyStart, arith::ConstantIndexOp::create(b, loc, keyTile));
+  Value full =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, keyEnd,
+                            arith::ConstantIndexOp::create(b, loc, keySeq));
+  if (!causal)
+    return full;
+  // The last key may not be later than the first query.
+  Value lastKey = arith::SubIOp::create(
+      b, loc, keyEnd, arith::ConstantIndexOp::create(b, loc, 1));
+  Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lastKey,
+                                     tile.queryStart);
+  return arith::AndIOp::create(b, loc, full, past);
 }
 
 /// The key tiles a query tile starting at `queryStart` visits: all of
@@ -121,10 +150,10 @@ Value FlashAttention::keyTileEnd(TensorBuilder &t, Value queryStart,
 SmallVector<Value>
 FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
                                Value paddedKey, Value paddedValue,
-                               Value queryBlock, const TilePosition &where,
+                               Value scaledQueriesT, const TilePosition &where,
                                int64_t keySeq, int64_t keyTiles) const {
   TensorBuilder tb(builder, loc);
-  Type elt = tensorType(queryBlock).getElementType();
+  Type elt = tensorType(scaledQueriesT).getElementType();
   int64_t valueDim = tensorType(paddedValue).getDimSize(3);
   Value end = keyTileEnd(tb, where.queryStart, keyTiles);
   SmallVector<Value> state0 = {tb.filled({queryTile}, elt, kNegativeInfinity),
@@ -143,22 +172,31 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
                                   tile.keyStart, keyTile);
           Value valueBlock = tileOf(ub, uloc, paddedValue, tile.batch,
                                     tile.head, tile.keyStart, keyTile);
-          return updateOnline(t, queryBlock, keyBlock, valueBlock, tile, keySeq,
-                              state, mask);
+          return updateOnline(t, scaledQueriesT, keyBlock, valueBlock, tile,
+                              keySeq, state, mask);
         };
         // A visited tile: masked, or (when known to be wholly visible) not.
+        // Without a mask of the form's own, only padding and causality
+        // hide keys: with neither, no tile is masked.
+        bool maskFree = !visible && !tileFull;
+        if (maskFree && !causal && keySeq % keyTile == 0) {
+          scf::YieldOp::create(nb, nloc, update(nb, nloc, false));
+          return;
+        }
         auto visit = [&](OpBuilder &ub, Location uloc) -> SmallVector<Value> {
-          if (!tileFull)
+          if (!tileFull && !maskFree)
             return update(ub, uloc);
-          auto full = scf::IfOp::create(
-              ub, uloc, tileFull(ub, uloc, tile),
+          Value full = maskFree ? unpaddedAndPast(ub, uloc, tile, keySeq)
+                                : tileFull(ub, uloc, tile);
+          auto split = scf::IfOp::create(
+              ub, uloc, full,
               [&](OpBuilder &fb, Location floc) {
                 scf::YieldOp::create(fb, floc, update(fb, floc, false));
               },
               [&](OpBuilder &fb, Location floc) {
                 scf::YieldOp::create(fb, floc, update(fb, floc));
               });
-          return full.getResults();
+          return split.getResults();
         };
         if (!tileVisible) {
           scf::YieldOp::create(nb, nloc, visit(nb, nloc));
@@ -227,9 +265,16 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
       builder, loc, forall.getInductionVars()[2], body.index(queryTile));
   Value queryBlock = tileOf(builder, loc, paddedQuery, where.batch, where.head,
                             where.queryStart, queryTile);
+  // Once per query tile, so that no key tile is ever transposed.
+  int64_t headDim = qType.getDimSize(3);
+  Value scaledQueriesT =
+      body.map({headDim, queryTile}, elt, {queryBlock}, {body.map(2, {1, 0})},
+               [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                 return mul(b, loc, a[0], floatConstant(b, loc, elt, scale));
+               });
   SmallVector<Value> final =
-      attendKeyTiles(builder, loc, paddedKey, paddedValue, queryBlock, where,
-                     keySeq, keyTiles);
+      attendKeyTiles(builder, loc, paddedKey, paddedValue, scaledQueriesT,
+                     where, keySeq, keyTiles);
   Value normalized =
       body.map({queryTile, valueDim}, elt, {final[2], final[1]},
                {body.identityMap(2), body.dropLastMap(2)},

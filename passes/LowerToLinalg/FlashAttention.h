@@ -49,6 +49,10 @@ using ScoreModifier =
     std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
                               mlir::Value score, const ScorePosition &)>;
 
+/// How a block of dot products is laid out: [query tile, key tile] of
+/// q·kᵀ, or [key tile, query tile] of k·(q·scale)ᵀ, already scaled.
+enum class ScoreBlockLayout { queriesByKeys, scaledKeysByQueries };
+
 /// One attention of `query` [batch, heads, q_seq, head_dim], `key`
 /// [batch, heads, k_seq, head_dim] and `value` [batch, heads, k_seq, v_dim],
 ///
@@ -90,27 +94,31 @@ struct FlashAttention {
   std::pair<mlir::Value, mlir::Value>
   buildWithLogSumExp(mlir::OpBuilder &builder, mlir::Location loc) const;
 
-  /// The scores of one [query tile, key tile] block from its dot products
-  /// `dots` (q kᵀ): scaled, modified and, with `mask`, masked (padded keys,
-  /// later keys if causal and keys not `visible` get -inf). The backward
-  /// recomputes them with this.
-  mlir::Value maskedScores(TensorBuilder &t, mlir::Value dots,
-                           const TilePosition &tile, int64_t keySeq,
-                           bool mask) const;
+  /// The scores of one block from its dot products `dots` (laid out as
+  /// `layout` says): scaled (unless they are), modified and, with `mask`,
+  /// masked (padded keys, later keys if causal and keys not `visible` get
+  /// -inf). The backward recomputes them with this.
+  mlir::Value
+  maskedScores(TensorBuilder &t, mlir::Value dots, const TilePosition &tile,
+               int64_t keySeq, bool mask,
+               ScoreBlockLayout layout = ScoreBlockLayout::queriesByKeys) const;
 
 private:
   std::pair<mlir::Value, mlir::Value> buildTiles(mlir::OpBuilder &builder,
                                                  mlir::Location loc,
                                                  bool logSumExp) const;
   llvm::SmallVector<mlir::Value>
-  updateOnline(TensorBuilder &t, mlir::Value queryBlock, mlir::Value keyBlock,
-               mlir::Value valueBlock, const TilePosition &tile, int64_t keySeq,
-               mlir::ValueRange state, bool mask) const;
+  updateOnline(TensorBuilder &t, mlir::Value scaledQueriesT,
+               mlir::Value keyBlock, mlir::Value valueBlock,
+               const TilePosition &tile, int64_t keySeq, mlir::ValueRange state,
+               bool mask) const;
   mlir::Value keyTileEnd(TensorBuilder &t, mlir::Value queryStart,
                          int64_t keyTiles) const;
+  mlir::Value unpaddedAndPast(mlir::OpBuilder &b, mlir::Location loc,
+                              const TilePosition &tile, int64_t keySeq) const;
   llvm::SmallVector<mlir::Value>
   attendKeyTiles(mlir::OpBuilder &b, mlir::Location loc, mlir::Value paddedKey,
-                 mlir::Value paddedValue, mlir::Value queryBlock,
+                 mlir::Value paddedValue, mlir::Value scaledQueriesT,
                  const TilePosition &where, int64_t keySeq,
                  int64_t keyTiles) const;
 };

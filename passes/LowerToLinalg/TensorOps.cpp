@@ -78,6 +78,31 @@ Value rowSum(TensorBuilder &tb, Value x) {
                           });
 }
 
+/// Reduces the first dimension of the 2-D `x` with `body` from `initValue`.
+static Value reduceColumns(TensorBuilder &tb, Value x, double initValue,
+                           ScalarBody body) {
+  RankedTensorType type = tensorType(x);
+  Value init =
+      tb.filled({type.getDimSize(1)}, type.getElementType(), initValue);
+  return tb.generic(
+      init, {x}, {tb.identityMap(2), tb.lastDimMap(2)},
+      {utils::IteratorType::reduction, utils::IteratorType::parallel}, body);
+}
+
+Value columnMax(TensorBuilder &tb, Value x) {
+  return reduceColumns(tb, x, kNegativeInfinity,
+                       [](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                         return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+                       });
+}
+
+Value columnSum(TensorBuilder &tb, Value x) {
+  return reduceColumns(tb, x, 0.0,
+                       [](OpBuilder &b, Location loc, ValueRange a) {
+                         return add(b, loc, a[1], a[0]);
+                       });
+}
+
 RowExponentials rowExponentials(TensorBuilder &tb, Value x) {
   RankedTensorType type = tensorType(x);
   unsigned rank = type.getRank();

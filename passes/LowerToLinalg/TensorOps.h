@@ -73,6 +73,12 @@ mlir::Value rowMax(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSum(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSumOfSquares(TensorBuilder &tb, mlir::Value x);
 
+/// The maximum and the sum of each column (over the first dimension) of a
+/// 2-D `x`: the loop over rows is outermost, so every step is a
+/// contiguous, vectorizable pass along a row with no reduction inside it.
+mlir::Value columnMax(TensorBuilder &tb, mlir::Value x);
+mlir::Value columnSum(TensorBuilder &tb, mlir::Value x);
+
 /// The unnormalised softmax of each row (last dimension) of `x`:
 /// exp(x - max) (0 in a row that is all -inf), the row maxima and the sums
 /// of the exponentials.

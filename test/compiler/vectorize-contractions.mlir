@@ -1,21 +1,44 @@
 // RUN: lcc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lcc-vectorize-contractions))' | FileCheck %s
+// RUN: lcc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lcc-vectorize-contractions{vector-bits=512 vector-registers=32}))' | FileCheck %s --check-prefix=AVX512
 
-// C[m, n] += A[m, k] * B[k, n]: 4 x 32 blocks of C, k innermost; the block
-// is read before the k loop and written after it, and each step is one FMA
-// per row: a broadcast element of A times a row of B.
+// C[m, n] += A[m, k] * B[k, n] on AVX2 (the default, 16 registers of 8
+// lanes): 6 x 16 blocks of C (12 accumulators, 2 vectors of B, a broadcast
+// element of A), k innermost; the block is read before the k loop and
+// written after it, and each step is one FMA per row and vector. AVX-512
+// (32 registers of 16 lanes) takes 14 x 32 blocks: one block of this C.
 // CHECK-LABEL: func @matmul
-// CHECK: scf.for %[[M:.+]] = %c0 to %c8 step %c4
-// CHECK: scf.for %[[N:.+]] = %c0 to %c64 step %c32
-// CHECK: %[[CTILE:.+]] = memref.subview %arg2[%[[M]], %[[N]]] [4, 32]
-// CHECK: %[[INIT:.+]] = vector.transfer_read %[[CTILE]]{{.*}} vector<4x32xf32>
-// CHECK: %[[SUM:.+]] = scf.for %{{.+}} = %c0 to %c16 step %c1 iter_args(%[[ACC:.+]] = %[[INIT]]) -> (vector<4x32xf32>)
-// CHECK: vector.transfer_read {{.*}} vector<1x32xf32>
-// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: scf.for %[[M:.+]] = %c0 to %c12 step %c6
+// CHECK: scf.for %[[N:.+]] = %c0 to %c32 step %c16
+// CHECK: %[[CTILE:.+]] = memref.subview %arg2[%[[M]], %[[N]]] [6, 16]
+// CHECK: %[[INIT:.+]] = vector.transfer_read %[[CTILE]]{{.*}} vector<6x16xf32>
+// CHECK: %[[SUM:.+]] = scf.for %{{.+}} = %c0 to %c16 step %c1 iter_args(%[[ACC:.+]] = %[[INIT]]) -> (vector<6x16xf32>)
+// CHECK: vector.transfer_read {{.*}} vector<1x16xf32>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
 // CHECK: scf.yield
 // CHECK: vector.transfer_write %[[SUM]], %[[CTILE]]
 // CHECK-NOT: linalg.matmul
-func.func @matmul(%a: memref<8x16xf32>, %b: memref<16x64xf32>, %c: memref<8x64xf32>) {
-  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x64xf32>) outs(%c : memref<8x64xf32>)
+// AVX512-LABEL: func @matmul
+// AVX512: memref.subview %arg2[%{{.+}}, %{{.+}}] [12, 32]
+// AVX512: vector.fma {{.*}} : vector<32xf32>
+func.func @matmul(%a: memref<12x16xf32>, %b: memref<16x32xf32>, %c: memref<12x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<12x16xf32>, memref<16x32xf32>) outs(%c : memref<12x32xf32>)
+  return
+}
+
+// -----
+
+// Rows the block does not divide (64 = 10 x 6 + 4) are a contraction of
+// their own, in one block of 4 rows.
+// CHECK-LABEL: func @rows_left_over
+// CHECK: memref.subview %arg2[0, 0] [60, 16]
+// CHECK: scf.for %{{.+}} = %c0 to %c60 step %c6
+// CHECK: vector<6x16xf32>
+// CHECK: memref.subview %arg2[60, 0] [4, 16]
+// CHECK: scf.for %{{.+}} = %c0 to %c4 step %c4
+// CHECK: vector<4x16xf32>
+// CHECK-NOT: linalg.matmul
+func.func @rows_left_over(%a: memref<64x8xf32>, %b: memref<8x16xf32>, %c: memref<64x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x8xf32>, memref<8x16xf32>) outs(%c : memref<64x16xf32>)
   return
 }
 
@@ -23,26 +46,49 @@ func.func @matmul(%a: memref<8x16xf32>, %b: memref<16x64xf32>, %c: memref<8x64xf
 
 // A generic q·kᵀ reads B as (n, k), with no row of B to load as a vector:
 // B is transposed into a temporary (freed after) and the product becomes a
-// register-tiled matmul. A C whose columns are not a multiple of 32 is left
-// to the loop lowering.
+// register-tiled matmul. A C whose columns are not a multiple of the
+// vector lanes is left to the loop lowering.
 // CHECK-LABEL: func @left_alone
 // CHECK: %[[BT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>
 // CHECK: linalg.transpose ins(%arg1 : memref<64x16xf32>) outs(%[[BT]] : memref<16x64xf32>) permutation = [1, 0]
 // CHECK: scf.for
 // CHECK: memref.subview %[[BT]]
-// CHECK: vector.fma {{.*}} : vector<32xf32>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
 // CHECK: memref.dealloc %[[BT]]
 // CHECK-NEXT: linalg.matmul ins(%arg0, %arg3
-func.func @left_alone(%a: memref<8x16xf32>, %b: memref<64x16xf32>, %c: memref<8x64xf32>,
-                      %d: memref<16x48xf32>, %e: memref<8x48xf32>) {
+func.func @left_alone(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x64xf32>,
+                      %d: memref<16x12xf32>, %e: memref<6x12xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
                   iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%a, %b : memref<8x16xf32>, memref<64x16xf32>) outs(%c : memref<8x64xf32>) {
+      ins(%a, %b : memref<6x16xf32>, memref<64x16xf32>) outs(%c : memref<6x64xf32>) {
   ^bb0(%x: f32, %y: f32, %z: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %z, %p : f32
     linalg.yield %s : f32
   }
-  linalg.matmul ins(%a, %d : memref<8x16xf32>, memref<16x48xf32>) outs(%e : memref<8x48xf32>)
+  linalg.matmul ins(%a, %d : memref<6x16xf32>, memref<16x12xf32>) outs(%e : memref<6x12xf32>)
+  return
+}
+
+// -----
+
+// pᵀ·v reads A as (k, m): no copy, each step of k reads the block's 6
+// elements of A from one row of it.
+// CHECK-LABEL: func @transposed_a
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %{{.+}} = %c0 to %c6 step %c6
+// CHECK: vector<6x16xf32>
+// CHECK: memref.subview %arg0[%{{.+}}, %{{.+}}] [1, 6]
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.generic
+func.func @transposed_a(%p: memref<32x6xf32>, %v: memref<32x16xf32>, %o: memref<6x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, k, n) -> (k, m)>, affine_map<(m, k, n) -> (k, n)>, affine_map<(m, k, n) -> (m, n)>],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%p, %v : memref<32x6xf32>, memref<32x16xf32>) outs(%o : memref<6x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
   return
 }

@@ -16,13 +16,31 @@
 // CHECK: %[[OUT:.+]] = scf.forall (%[[B:.+]], %[[H:.+]], %[[T:.+]]) in (1, 2, 4) shared_outs(%{{.+}} = %{{.+}}) -> (tensor<1x2x128x8xf32>)
 // CHECK: %[[QOFF:.+]] = arith.muli %[[T]], %[[C32]]
 // CHECK: tensor.extract_slice %[[QP]][%[[B]], %[[H]], %[[QOFF]], 0] [1, 1, 32, 16] [1, 1, 1, 1] : tensor<1x2x128x16xf32> to tensor<32x16xf32>
+// The query tile scaled and transposed once, [head_dim, queries]: no key
+// tile is ever transposed.
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<16x32xf32>)
 // CHECK: %[[END:.+]] = arith.addi %[[QOFF]], %[[C32]]
 // CHECK: %[[TILES:.+]] = arith.ceildivsi %[[END]], %[[C16]]
 // CHECK: %[[LAST:.+]] = arith.minsi %[[TILES]], %[[C7]]
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[LAST]] step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>)
+// A tile with no padded and no later key is not masked.
+// CHECK: arith.cmpi sle, %{{.+}}, %[[C100]]
+// CHECK: scf.if
 // CHECK: tensor.extract_slice %[[KP]]{{.*}} to tensor<16x16xf32>
 // CHECK: tensor.extract_slice %[[VP]]{{.*}} to tensor<16x8xf32>
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]{{.*}} outs(%{{.+}} : tensor<32x16xf32>)
+// Scores keys by queries; the softmax's maxima and sums run down the
+// columns.
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]{{.*}} outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: }
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.maximumf
+// CHECK: math.exp
+// CHECK: } else {
 // Padded keys and future keys are masked.
 // CHECK: arith.cmpi sge, %{{.+}}, %[[C100]]
 // CHECK: arith.cmpi sgt
