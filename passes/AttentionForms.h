@@ -33,6 +33,8 @@ struct AttentionFormOptions {
   SparseAttentionOptions sparse = {attn::SparsePattern::Strided, 64, 0, 0};
   /// The LSH attention to build for "lsh" (and for "auto").
   int64_t lshHashes = 4, lshBucketSize = 64, seed = 0;
+  /// Its hashing: "plain", "factorized" or "auto" (see lshFactorizedHash).
+  std::string lshHash = "auto";
   /// The routed attention to build for "routed" (0: default).
   int64_t routedClusters = 0, routedWindow = 0;
   /// Under "auto": bytes an attention may use (0: no limit), the shortest

@@ -25,14 +25,41 @@ using namespace mlir;
 using namespace lcc;
 using namespace lcc::attn;
 
+FailureOr<bool> lcc::lshFactorizedHash(StringRef mode, int64_t seq,
+                                       int64_t bucketSize,
+                                       std::string &whyNot) {
+  int64_t buckets = lshBucketCount(seq, bucketSize);
+  bool factors = lshHashFactors(buckets).has_value();
+  if (mode == "plain")
+    return false;
+  if (mode == "auto")
+    return factors && buckets >= kFactorizedHashBuckets;
+  if (mode != "factorized") {
+    whyNot =
+        ("unknown LSH hash '" + mode + "'; expected plain, factorized or auto")
+            .str();
+    return failure();
+  }
+  if (!factors) {
+    whyNot = llvm::formatv("factorized LSH hashing needs n_buckets (padded "
+                           "seq / bucket size) a multiple of 4, got {0}",
+                           buckets);
+    return failure();
+  }
+  return true;
+}
+
 attn::LSHAttentionOp lcc::rewriteToLSH(RewriterBase &rewriter,
                                        attn::AttentionOp op, int64_t nHashes,
-                                       int64_t bucketSize, int64_t seed) {
+                                       int64_t bucketSize, int64_t seed,
+                                       bool factorizedHash) {
   rewriter.setInsertionPoint(op);
   auto lsh =
       LSHAttentionOp::create(rewriter, op.getLoc(), op.getResult().getType(),
                              op.getQuery(), op.getValue(), nHashes, bucketSize,
                              op.getCausal(), seed, op.getScaleAttr());
+  if (factorizedHash)
+    lsh.setFactorizedHash(true);
   rewriter.replaceOp(op, lsh.getResult());
   return lsh;
 }
@@ -48,6 +75,13 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
                                   {"bucket-size", bucketSize, 1},
                                   {"seed", seed, 0}})))
       return signalPassFailure();
+    if (hash != "plain" && hash != "factorized" && hash != "auto") {
+      getOperation().emitError()
+          << "attn-dense-to-lsh: expected hash plain, factorized or auto, "
+             "got '"
+          << hash << "'";
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;
     getOperation().walk([&](AttentionOp op) { ops.push_back(op); });
@@ -76,12 +110,20 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
                        << " tokens; give a bucket size of at most " << seq;
         return signalPassFailure();
       }
+      std::string whyNot;
+      FailureOr<bool> factorized =
+          lshFactorizedHash(hash, seq, bucketSize, whyNot);
+      if (failed(factorized)) {
+        op.emitError() << "'attn.attention' cannot become LSH attention: "
+                       << whyNot;
+        return signalPassFailure();
+      }
       int64_t opSeed = next++;
       op.emitRemark() << "'attn.attention' rewritten to LSH attention ("
                       << static_cast<int64_t>(nHashes) << " hashes, bucket "
                       << static_cast<int64_t>(bucketSize) << ", seed " << opSeed
-                      << ")";
-      rewriteToLSH(rewriter, op, nHashes, bucketSize, opSeed);
+                      << (*factorized ? ", factorized hash" : "") << ")";
+      rewriteToLSH(rewriter, op, nHashes, bucketSize, opSeed, *factorized);
     }
   }
 };
@@ -93,7 +135,8 @@ namespace {
 /// LSH's FLOPs: hashing (a projection onto n_buckets / 2 rotations per
 /// round) and the chunks with their look-back; bytes: the operands, the
 /// per-round outputs and the bucket, sort and inverse indices.
-AttentionCost lshCost(AttentionOp op, int64_t nHashes, int64_t bucketSize) {
+AttentionCost lshCost(AttentionOp op, int64_t nHashes, int64_t bucketSize,
+                      bool factorizedHash) {
   auto q = cast<RankedTensorType>(op.getQuery().getType());
   auto v = cast<RankedTensorType>(op.getValue().getType());
   double b = q.getDimSize(0), h = q.getDimSize(1), d = q.getDimSize(3),
@@ -101,8 +144,13 @@ AttentionCost lshCost(AttentionOp op, int64_t nHashes, int64_t bucketSize) {
   double padded =
       llvm::divideCeil(q.getDimSize(2), 2 * bucketSize) * 2.0 * bucketSize;
   double buckets = padded / bucketSize, rounds = nHashes;
+  double columns = buckets / 2;
+  if (factorizedHash) {
+    auto factors = lshHashFactors(static_cast<int64_t>(buckets));
+    columns = (factors->first + factors->second) / 2.0;
+  }
   double flops =
-      b * h * rounds * (padded * d * buckets + 8 * padded * bucketSize * d);
+      b * h * rounds * (2 * padded * d * columns + 8 * padded * bucketSize * d);
   double bytes =
       4 * b * h * (padded * d + 2 * padded * dv + rounds * padded * (dv + 4));
   return {flops, bytes};
@@ -127,7 +175,11 @@ FailureOr<AttentionCost> estimateLSH(AttentionOp op,
                            options.lshBucketSize, seq);
     return failure();
   }
-  return lshCost(op, options.lshHashes, options.lshBucketSize);
+  FailureOr<bool> factorized =
+      lshFactorizedHash(options.lshHash, seq, options.lshBucketSize, whyNot);
+  if (failed(factorized))
+    return failure();
+  return lshCost(op, options.lshHashes, options.lshBucketSize, *factorized);
 }
 
 } // namespace
@@ -145,6 +197,7 @@ void lcc::registerLSHAttentionForm() {
     pass.nHashes = options.lshHashes;
     pass.bucketSize = options.lshBucketSize;
     pass.seed = options.seed;
+    pass.hash = options.lshHash;
     pm.addPass(createDenseToLSH(pass));
     return success();
   };
@@ -155,9 +208,17 @@ void lcc::registerLSHAttentionForm() {
   form.estimateCost = estimateLSH;
   form.rewrite = [](RewriterBase &rewriter, AttentionOp op,
                     const AttentionFormOptions &options, int64_t seed) {
-    rewriteToLSH(rewriter, op, options.lshHashes, options.lshBucketSize, seed);
-    return llvm::formatv("LSH attention ({0} hashes, bucket {1}, seed {2})",
-                         options.lshHashes, options.lshBucketSize, seed)
+    int64_t seq = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2);
+    std::string whyNot;
+    // estimateLSH has accepted the mode for this op.
+    FailureOr<bool> hash =
+        lshFactorizedHash(options.lshHash, seq, options.lshBucketSize, whyNot);
+    bool factorized = succeeded(hash) && *hash;
+    rewriteToLSH(rewriter, op, options.lshHashes, options.lshBucketSize, seed,
+                 factorized);
+    return llvm::formatv("LSH attention ({0} hashes, bucket {1}, seed {2}{3})",
+                         options.lshHashes, options.lshBucketSize, seed,
+                         factorized ? ", factorized hash" : "")
         .str();
   };
   registerAttentionFormOrDie(std::move(form));

@@ -65,11 +65,26 @@ mlir::LogicalResult checkOptionRanges(mlir::Operation *root,
 /// Transformers choose them.
 int64_t nearestPowerOfTwoSqrt(int64_t n);
 
+/// n_buckets from which "auto" hashes LSH attention factorized: 16K tokens
+/// in buckets of 64. Below it the plain hash costs little (at 4K, 32
+/// rotation columns beside the chunks' 256 multiply-adds per dimension);
+/// above it the plain hash grows with the sequence and soon dominates.
+constexpr int64_t kFactorizedHashBuckets = 256;
+
+/// Whether LSH attention over `seq` tokens in buckets of `bucketSize`
+/// hashes factorized under `mode` ("plain", "factorized", "auto": from
+/// kFactorizedHashBuckets buckets when they factor); failure, with `whyNot`,
+/// for "factorized" when n_buckets is not a multiple of 4 or an unknown mode.
+mlir::FailureOr<bool> lshFactorizedHash(llvm::StringRef mode, int64_t seq,
+                                        int64_t bucketSize,
+                                        std::string &whyNot);
+
 /// Replaces shared-QK `op` by the equivalent attn.lsh_attention (the one
 /// rewrite behind attn-dense-to-lsh and attn-select-form).
 attn::LSHAttentionOp rewriteToLSH(mlir::RewriterBase &rewriter,
                                   attn::AttentionOp op, int64_t nHashes,
-                                  int64_t bucketSize, int64_t seed);
+                                  int64_t bucketSize, int64_t seed,
+                                  bool factorizedHash = false);
 
 /// Patterns lowering each attn op (except attn.param, which the pass turns
 /// into function arguments) to linalg/tensor/arith/math/scf on tensors.

@@ -25,13 +25,18 @@ namespace lcc::lowering {
 struct LSHShape {
   int64_t rows; // batch * heads
   int64_t seq, padded, dim, valueDim;
-  int64_t rounds, bucket, buckets, half; // half = buckets / 2
+  int64_t rounds, bucket, buckets;
+  /// Rotation columns per round: buckets / 2, or with factorized hashing
+  /// (n1 + n2) / 2 for the bucket pair `factors` (n1 * n2 = buckets).
+  int64_t half;
+  std::optional<std::pair<int64_t, int64_t>> factors;
   bool causal;
   double scale;
 
   static LSHShape of(mlir::Value queryKey, mlir::Value value, int64_t nHashes,
                      int64_t bucketSize, bool causal,
-                     std::optional<llvm::APFloat> scale);
+                     std::optional<llvm::APFloat> scale,
+                     bool factorizedHash = false);
 };
 
 /// `attend` on `chunks` groups of the batch * heads rows of the [batch,

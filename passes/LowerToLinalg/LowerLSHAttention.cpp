@@ -106,6 +106,29 @@ Value argmaxOfRotated(TensorBuilder &t, Value projected, int64_t tile,
       });
 }
 
+/// The bucket b1 + n1 * b2 of each row of `projected` ([tile, (n1 + n2) /
+/// 2]): b1 the argmax over [xR1; -xR1] of its first n1 / 2 columns, b2 over
+/// [xR2; -xR2] of the other n2 / 2 (trax's factorized `n_buckets`).
+Value factorizedArgmax(TensorBuilder &t, Value projected, int64_t tile,
+                       std::pair<int64_t, int64_t> factors) {
+  OpBuilder &b = t.builder();
+  Location loc = t.location();
+  int64_t n1 = factors.first, n2 = factors.second;
+  auto columns = [&](int64_t first, int64_t count) {
+    return sliceOf(b, loc, RankedTensorType::get({tile, count}, b.getF32Type()),
+                   projected, {b.getIndexAttr(0), b.getIndexAttr(first)},
+                   {b.getIndexAttr(tile), b.getIndexAttr(count)});
+  };
+  Value low = argmaxOfRotated(t, columns(0, n1 / 2), tile, n1 / 2);
+  Value high = argmaxOfRotated(t, columns(n1 / 2, n2 / 2), tile, n2 / 2);
+  return t.mapSameShape(
+      {low, high}, [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return arith::AddIOp::create(
+            nb, l, a[0],
+            arith::MulIOp::create(nb, l, a[1], i32Constant(nb, l, n1)));
+      });
+}
+
 /// Step 1: the bucket of every token in every round, [rows, rounds,
 /// padded] i32, hashed a bucket-sized tile of tokens at a time.
 Value hashTokens(OpBuilder &b, Location loc, const LSHShape &s, Value qk,
@@ -135,7 +158,8 @@ Value hashTokens(OpBuilder &b, Location loc, const LSHShape &s, Value qk,
               {b.getIndexAttr(s.dim), unit, b.getIndexAttr(s.half)});
   Value projected =
       t.matmul(tokens, rotation, t.filled({tile, s.half}, f32, 0.0));
-  Value argmax = argmaxOfRotated(t, projected, tile, s.half);
+  Value argmax = s.factors ? factorizedArgmax(t, projected, tile, *s.factors)
+                           : argmaxOfRotated(t, projected, tile, s.half);
   Value tileBuckets = t.map(
       {tile}, i32, {argmax}, {t.identityMap(1)},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
@@ -225,7 +249,7 @@ lowering::inRowGroups(OpBuilder &b, Location loc, ValueRange operands,
 
 LSHShape LSHShape::of(Value queryKey, Value value, int64_t nHashes,
                       int64_t bucketSize, bool causal,
-                      std::optional<APFloat> scale) {
+                      std::optional<APFloat> scale, bool factorizedHash) {
   RankedTensorType qkType = tensorType(queryKey);
   LSHShape s;
   s.rows = qkType.getDimSize(0) * qkType.getDimSize(1);
@@ -237,6 +261,11 @@ LSHShape LSHShape::of(Value queryKey, Value value, int64_t nHashes,
   s.padded = llvm::divideCeil(s.seq, 2 * s.bucket) * 2 * s.bucket;
   s.buckets = s.padded / s.bucket;
   s.half = s.buckets / 2;
+  if (factorizedHash) {
+    // The verifier has checked that the buckets factor.
+    s.factors = attn::lshHashFactors(s.buckets);
+    s.half = (s.factors->first + s.factors->second) / 2;
+  }
   s.causal = causal;
   s.scale = attentionScale(scale, queryKey);
   return s;
@@ -503,7 +532,7 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
     TensorBuilder tb(b, loc);
     LSHShape s =
         LSHShape::of(queryKey, value, op.getNHashes(), op.getBucketSize(),
-                     op.getCausal(), op.getScale());
+                     op.getCausal(), op.getScale(), op.getFactorizedHash());
     LSHSorting sorting = hashAndSort(b, loc, s, queryKey, value,
                                      static_cast<uint64_t>(op.getSeed()));
     RoundResults rounds = attendChunks(b, loc, s, sorting);

@@ -285,7 +285,7 @@ struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
     TensorBuilder tb(b, loc);
     LSHShape s =
         LSHShape::of(queryKey, value, op.getNHashes(), op.getBucketSize(),
-                     op.getCausal(), op.getScale());
+                     op.getCausal(), op.getScale(), op.getFactorizedHash());
     LSHSorting sorting = hashAndSort(b, loc, s, queryKey, value,
                                      static_cast<uint64_t>(op.getSeed()));
     // The hashing and sort are the forward's (CSE shares them); the chunks'

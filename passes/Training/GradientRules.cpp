@@ -289,7 +289,7 @@ LogicalResult ReverseSweep::visit(Operation *op) {
         b, loc, typesOf({lsh.getQueryKey(), lsh.getValue()}), lsh.getQueryKey(),
         lsh.getValue(), lsh.getResult(), dy, lsh.getNHashesAttr(),
         lsh.getBucketSizeAttr(), lsh.getCausalAttr(), lsh.getSeedAttr(),
-        lsh.getScaleAttr(), lsh.getChunksAttr());
+        lsh.getScaleAttr(), lsh.getChunksAttr(), lsh.getFactorizedHashAttr());
     accumulate(lsh.getQueryKey(), backward.getQueryKeyGrad());
     accumulate(lsh.getValue(), backward.getValueGrad());
   } else if (auto routed = dyn_cast<RoutedAttentionOp>(op)) {

@@ -284,7 +284,8 @@ private:
                           .asUInt64(node.name() + " \"seed\"");
       return {lshAttention(args[0], args[1], node.integer("n_hashes"),
                            node.integer("bucket_size"), node.flag("causal"),
-                           seed, node.optionalNumber("scale"))};
+                           seed, node.optionalNumber("scale"),
+                           node.flag("factorized_hash"))};
     }
     if (op == "routed_attention") {
       expectArgs(node, args, 4, 4);

@@ -72,15 +72,18 @@ std::vector<double> token(const Tensor &qk, const LSHDims &d, int64_t b,
 /// The bucket of token x in round r: the argmax over the candidates
 /// +xR_0, -xR_0, +xR_1, -xR_1, ... taken in that order, the first of equal
 /// maxima kept (a strict comparison). A NaN token stays in bucket 0.
+/// Columns [first, first + half) of the rotations hash alone (the
+/// factorized hash's two halves); by default all of them.
 int64_t hashToken(const std::vector<double> &x, const Tensor &rotations,
-                  int64_t r) {
-  int64_t half = rotations.dim(2);
+                  int64_t r, int64_t first = 0, int64_t half = -1) {
+  if (half < 0)
+    half = rotations.dim(2);
   int64_t best = 0;
   double bestValue = -std::numeric_limits<double>::infinity();
   for (int64_t j = 0; j < half; ++j) {
     double projected = 0;
     for (size_t k = 0; k < x.size(); ++k)
-      projected += x[k] * rotations.at({int64_t(k), r, j});
+      projected += x[k] * rotations.at({int64_t(k), r, first + j});
     if (projected > bestValue) {
       bestValue = projected;
       best = j;
@@ -122,8 +125,20 @@ Tensor lshRotations(int64_t headDim, int64_t nHashes, int64_t halfBuckets,
   return rotations;
 }
 
-Tensor lshBuckets(const Tensor &qk, const Tensor &rotations,
-                  int64_t bucketSize) {
+std::pair<int64_t, int64_t> lshHashFactors(int64_t nBuckets) {
+  if (nBuckets < 4 || nBuckets % 4 != 0)
+    throw ReferenceError("lsh_attention: factorized hashing needs n_buckets "
+                         "a multiple of 4, got " +
+                         std::to_string(nBuckets));
+  int64_t n1 = 2;
+  for (int64_t f = 2; f * f <= nBuckets; f += 2)
+    if (nBuckets % f == 0 && nBuckets / f % 2 == 0)
+      n1 = f;
+  return {n1, nBuckets / n1};
+}
+
+Tensor lshBuckets(const Tensor &qk, const Tensor &rotations, int64_t bucketSize,
+                  bool factorized) {
   LSHDims d = checkOperands(qk, qk, bucketSize);
   if (rotations.rank() != 3)
     throw ReferenceError("lsh_attention: rotations must be [head_dim, "
@@ -131,25 +146,38 @@ Tensor lshBuckets(const Tensor &qk, const Tensor &rotations,
                          shapeToString(rotations.shape));
   int64_t rounds = rotations.dim(1);
   checkPositive(rounds, "n_hashes");
-  expectShape(rotations, {d.headDim, rounds, d.buckets / 2},
+  std::pair<int64_t, int64_t> factors{0, 0};
+  if (factorized)
+    factors = lshHashFactors(d.buckets);
+  int64_t columns =
+      factorized ? (factors.first + factors.second) / 2 : d.buckets / 2;
+  expectShape(rotations, {d.headDim, rounds, columns},
               "lsh_attention: rotations");
+  auto bucketOf = [&](const std::vector<double> &x, int64_t r) {
+    if (!factorized)
+      return hashToken(x, rotations, r);
+    auto [n1, n2] = factors;
+    return hashToken(x, rotations, r, 0, n1 / 2) +
+           n1 * hashToken(x, rotations, r, n1 / 2, n2 / 2);
+  };
   Tensor buckets({d.batch, d.heads, rounds, d.padded});
   for (int64_t b = 0; b < d.batch; ++b)
     for (int64_t h = 0; h < d.heads; ++h)
       for (int64_t p = 0; p < d.padded; ++p) {
         std::vector<double> x = token(qk, d, b, h, p);
         for (int64_t r = 0; r < rounds; ++r)
-          buckets.at({b, h, r, p}) = static_cast<double>(
-              p < d.seq ? hashToken(x, rotations, r) : d.buckets);
+          buckets.at({b, h, r, p}) =
+              static_cast<double>(p < d.seq ? bucketOf(x, r) : d.buckets);
       }
   return buckets;
 }
 
 Tensor lshAttentionWithRotations(const Tensor &qk, const Tensor &v,
                                  const Tensor &rotations, int64_t bucketSize,
-                                 bool causal, std::optional<double> scale) {
+                                 bool causal, std::optional<double> scale,
+                                 bool factorized) {
   LSHDims d = checkOperands(qk, v, bucketSize);
-  Tensor buckets = lshBuckets(qk, rotations, bucketSize);
+  Tensor buckets = lshBuckets(qk, rotations, bucketSize, factorized);
   int64_t rounds = rotations.dim(1);
   double scaleValue =
       scale ? *scale : 1.0 / std::sqrt(static_cast<double>(d.headDim));
@@ -249,11 +277,17 @@ Tensor lshAttentionWithRotations(const Tensor &qk, const Tensor &v,
 
 Tensor lshAttention(const Tensor &qk, const Tensor &v, int64_t nHashes,
                     int64_t bucketSize, bool causal, uint64_t seed,
-                    std::optional<double> scale) {
+                    std::optional<double> scale, bool factorized) {
   LSHDims d = checkOperands(qk, v, bucketSize);
   checkPositive(nHashes, "n_hashes");
-  Tensor rotations = lshRotations(d.headDim, nHashes, d.buckets / 2, seed);
-  return lshAttentionWithRotations(qk, v, rotations, bucketSize, causal, scale);
+  int64_t columns = d.buckets / 2;
+  if (factorized) {
+    auto [n1, n2] = lshHashFactors(d.buckets);
+    columns = (n1 + n2) / 2;
+  }
+  Tensor rotations = lshRotations(d.headDim, nHashes, columns, seed);
+  return lshAttentionWithRotations(qk, v, rotations, bucketSize, causal, scale,
+                                   factorized);
 }
 
 } // namespace lcc::reference

@@ -156,8 +156,18 @@ Tensor lshRotations(int64_t headDim, int64_t nHashes, int64_t halfBuckets,
 /// for +xR_j, half + j for -xR_j; of equal maxima the first in the order
 /// +xR_0, -xR_0, +xR_1, ...); padded positions get bucket n_buckets.
 /// `rotations` is [head_dim, n_hashes, n_buckets / 2].
-Tensor lshBuckets(const Tensor &qk, const Tensor &rotations,
-                  int64_t bucketSize);
+///
+/// `factorized` hashes as attn.lsh_attention's factorized_hash: n_buckets =
+/// n1 * n2 (lshHashFactors), rotations [head_dim, n_hashes, (n1 + n2) /
+/// 2], the bucket b1 + n1 * b2 of the argmaxes b1 over the first n1 / 2
+/// columns and b2 over the other n2 / 2, each as above.
+Tensor lshBuckets(const Tensor &qk, const Tensor &rotations, int64_t bucketSize,
+                  bool factorized = false);
+
+/// The bucket pair (n1, n2) of factorized hashing: n1 the largest even
+/// divisor of nBuckets with n1^2 <= nBuckets whose cofactor n2 is even.
+/// Throws when nBuckets is not a multiple of 4.
+std::pair<int64_t, int64_t> lshHashFactors(int64_t nBuckets);
 
 /// attn.lsh_attention with the given rotations. Per round, tokens are
 /// stably sorted by bucket; each chunk of bucketSize sorted tokens attends
@@ -169,15 +179,18 @@ Tensor lshBuckets(const Tensor &qk, const Tensor &rotations,
 Tensor lshAttentionWithRotations(const Tensor &qk, const Tensor &v,
                                  const Tensor &rotations, int64_t bucketSize,
                                  bool causal,
-                                 std::optional<double> scale = std::nullopt);
+                                 std::optional<double> scale = std::nullopt,
+                                 bool factorized = false);
 
 /// attn.lsh_attention {n_hashes, bucket_size, causal, seed, scale?} on
 /// qk [batch, heads, seq, head_dim] and v [batch, heads, seq, v_dim], with
-/// the rotations lshRotations(head_dim, nHashes, n_buckets / 2, seed).
+/// the rotations lshRotations(head_dim, nHashes, n_buckets / 2, seed)
+/// (factorized: (n1 + n2) / 2 columns, hashed as lshBuckets says).
 /// `scale` defaults to 1/sqrt(head_dim).
 Tensor lshAttention(const Tensor &qk, const Tensor &v, int64_t nHashes,
                     int64_t bucketSize, bool causal, uint64_t seed,
-                    std::optional<double> scale = std::nullopt);
+                    std::optional<double> scale = std::nullopt,
+                    bool factorized = false);
 
 //===----------------------------------------------------------------------===//
 // Model-level ops on [batch, seq, d_model]

@@ -89,9 +89,11 @@ ops and their inputs (in operand order) and flags:
   sparse_attention       q k v  --pattern=fixed|strided --stride=N
                          [--summary=N (fixed)] [--causal] [--scale=S]
   lsh_attention          qk v  --n-hashes=N --bucket-size=B --seed=S
-                         [--causal] [--scale=F]  (Reformer LSH as lcc
-                         compiles it: attn.lsh_attention's rotations drawn
-                         from S, its buckets, sort, chunks and rounds)
+                         [--causal] [--scale=F] [--factorized-hash]
+                         (Reformer LSH as lcc compiles it:
+                         attn.lsh_attention's rotations drawn from S, its
+                         buckets, sort, chunks and rounds; factorized:
+                         n_buckets as a pair n1 x n2)
   routed_attention       q k v centroids  --window=W [--causal] [--scale=F]
                          (attn.routed_attention with given centroids)
   routed_centroid_update centroids q k  --decay=F  (the train step's
@@ -108,7 +110,8 @@ ops and their inputs (in operand order) and flags:
 const std::map<std::string, std::set<std::string>> kOpFlags = {
     {"attention", {"causal", "shared-qk", "scale", "mask", "score"}},
     {"sparse_attention", {"causal", "scale", "pattern", "stride", "summary"}},
-    {"lsh_attention", {"causal", "scale", "n-hashes", "bucket-size"}},
+    {"lsh_attention",
+     {"causal", "scale", "n-hashes", "bucket-size", "factorized-hash"}},
     {"routed_attention", {"causal", "scale", "window"}},
     {"routed_centroid_update", {"decay"}},
     {"layer_norm", {"epsilon"}},
@@ -122,7 +125,7 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
 const std::set<std::string> kAllOpFlags = {
     "causal",   "shared-qk",   "scale",      "pattern", "stride",
     "summary",  "epsilon",     "activation", "mask",    "score",
-    "n-hashes", "bucket-size", "window",     "decay"};
+    "n-hashes", "bucket-size", "window",     "decay",   "factorized-hash"};
 
 void expectInputCount(const std::string &op, const std::vector<Tensor> &inputs,
                       size_t low, size_t high) {
@@ -196,10 +199,11 @@ Tensor runOp(const std::string &op, const Arguments &args,
   }
   if (op == "lsh_attention") {
     expectInputCount(op, in, 2, 2);
-    return lshAttention(
-        in[0], in[1], parseInt64(args.value("n-hashes"), "--n-hashes"),
-        parseInt64(args.value("bucket-size"), "--bucket-size"), causal,
-        parseUInt64(args.value("seed"), "--seed"), optionalScale(args));
+    return lshAttention(in[0], in[1],
+                        parseInt64(args.value("n-hashes"), "--n-hashes"),
+                        parseInt64(args.value("bucket-size"), "--bucket-size"),
+                        causal, parseUInt64(args.value("seed"), "--seed"),
+                        optionalScale(args), args.has("factorized-hash"));
   }
   if (op == "routed_attention") {
     expectInputCount(op, in, 4, 4);
@@ -507,7 +511,7 @@ int run(int argc, char **argv) {
       {"mask", true},       {"score", true},      {"pattern", true},
       {"stride", true},     {"summary", true},    {"activation", true},
       {"epsilon", true},    {"n-hashes", true},   {"bucket-size", true},
-      {"window", true},     {"decay", true}};
+      {"window", true},     {"decay", true},      {"factorized-hash", false}};
   for (const char *flag : {"check-gradients", "grad-output", "fd-step",
                            "fd-entries", "seed", "rtol"})
     known[flag] = true;

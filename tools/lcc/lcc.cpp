@@ -141,6 +141,17 @@ cl::opt<int64_t>
                   cl::desc("Tokens per bucket of LSH attention (default 64)"),
                   cl::value_desc("N"), cl::init(64), cl::cat(lccCategory));
 
+cl::opt<std::string> lshHash(
+    "lsh-hash",
+    cl::desc("Hashing of LSH attention: 'plain' (n_buckets / 2 rotation "
+             "columns per round), 'factorized' (trax's n_buckets as a pair "
+             "n1 x n2: (n1 + n2) / 2 columns, so hashing stays linear in "
+             "the sequence; n_buckets a multiple of 4) or 'auto' (the "
+             "default: factorized from 256 buckets, 16K tokens in buckets "
+             "of 64)"),
+    cl::value_desc("plain|factorized|auto"), cl::init("auto"),
+    cl::cat(lccCategory));
+
 cl::opt<int64_t> seed("seed",
                       cl::desc("Seed of the LSH rotations and of the routed "
                                "k-means initialisation (op i gets seed + i; "
@@ -228,6 +239,19 @@ cl::opt<int64_t> attentionChunks(
              "sorted copies and per-round outputs exist for one group at a "
              "time; the result is unchanged (default: as the model writes "
              "it)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
+cl::opt<int64_t> queryTile(
+    "query-tile",
+    cl::desc("Queries per tile of the flash attention (default: 96 for the "
+             "CPU, a multiple of its register blocks' rows and columns; 64 "
+             "with --target=cuda)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
+cl::opt<int64_t> keyTile(
+    "key-tile",
+    cl::desc("Keys per tile of the flash attention (default: 96 for the "
+             "CPU, 64 with --target=cuda)"),
     cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
 cl::opt<std::string> trainFunction(
@@ -455,6 +479,12 @@ int main(int argc, char **argv) {
                                 attentionName);
     return 1;
   }
+  if (lshHash != "plain" && lshHash != "factorized" && lshHash != "auto") {
+    lcc::reportError(kTool, "--lsh-hash: expected plain, factorized or auto, "
+                            "got '" +
+                                lshHash + "'");
+    return 1;
+  }
   lcc::AttentionFormOptions forms;
   forms.attention = attentionName;
   if (!autoForms.empty())
@@ -463,6 +493,7 @@ int main(int argc, char **argv) {
   forms.sparse = {*pattern, sparseBlock, sparseStride, sparseSummary};
   forms.lshHashes = lshHashes;
   forms.lshBucketSize = lshBucketSize;
+  forms.lshHash = lshHash;
   forms.seed = seed;
   forms.memoryBudget = *memoryBudget;
   forms.routedClusters = routedClusters;
@@ -559,8 +590,8 @@ int main(int argc, char **argv) {
   options.cudaPath = cudaPath;
   options.train = train;
   options.reversible = reversible;
-  // A chunk count, when given, is at least 1 (0 means "as written").
-  auto chunkCount = [](const cl::opt<int64_t> &flag, int64_t &count) {
+  // A count or size, when given, is at least 1 (0 means "not given").
+  auto atLeastOne = [](const cl::opt<int64_t> &flag, int64_t &count) {
     if (!flag.getNumOccurrences())
       return true;
     if (flag < 1) {
@@ -572,8 +603,10 @@ int main(int argc, char **argv) {
     count = flag;
     return true;
   };
-  if (!chunkCount(ffChunks, options.ffChunks) ||
-      !chunkCount(attentionChunks, options.attentionChunks))
+  if (!atLeastOne(ffChunks, options.ffChunks) ||
+      !atLeastOne(attentionChunks, options.attentionChunks) ||
+      !atLeastOne(queryTile, options.queryTile) ||
+      !atLeastOne(keyTile, options.keyTile))
     return 1;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);

@@ -341,6 +341,17 @@ LogicalResult AttentionOp::verifyRegions() {
       cast<RankedTensorType>(getQuery().getType()).getElementType());
 }
 
+std::optional<std::pair<int64_t, int64_t>>
+lcc::attn::lshHashFactors(int64_t nBuckets) {
+  if (nBuckets < 4 || nBuckets % 4 != 0)
+    return std::nullopt;
+  int64_t first = 2;
+  for (int64_t n1 = 2; n1 * n1 <= nBuckets; n1 += 2)
+    if (nBuckets % n1 == 0 && (nBuckets / n1) % 2 == 0)
+      first = n1;
+  return std::make_pair(first, nBuckets / first);
+}
+
 LogicalResult LSHAttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQueryKey(), getQueryKey(),
                                      getValue(), getResult(),
@@ -359,18 +370,27 @@ LogicalResult LSHAttentionOp::verify() {
   if (failed(verifyAtMost(*this, "bucket_size", getBucketSize(), "seq", seq)))
     return failure();
   if (!ShapedType::isDynamic(seq) && !ShapedType::isDynamic(headDim)) {
-    // The rotations [head_dim, n_hashes, n_buckets / 2] are a constant of
-    // the compiled code.
-    int64_t bucket = getBucketSize();
-    int64_t halfBuckets = llvm::divideCeil(seq, 2 * bucket);
-    APInt count = APInt(128, headDim) * APInt(128, getNHashes()) *
-                  APInt(128, halfBuckets);
+    // The rotations [head_dim, n_hashes, columns] are a constant of the
+    // compiled code.
+    int64_t buckets = lshBucketCount(seq, getBucketSize());
+    int64_t columns = buckets / 2;
+    if (getFactorizedHash()) {
+      auto factors = lshHashFactors(buckets);
+      if (!factors)
+        return emitOpError()
+               << "expected n_buckets (padded seq / bucket_size) to be a "
+                  "multiple of 4 with factorized_hash, got "
+               << buckets;
+      columns = (factors->first + factors->second) / 2;
+    }
+    APInt count =
+        APInt(128, headDim) * APInt(128, getNHashes()) * APInt(128, columns);
     if (count.ugt(kMaxRotationValues))
       return emitOpError() << "expected at most " << kMaxRotationValues
                            << " rotation values (head_dim x n_hashes x "
-                              "n_buckets / 2), got "
+                              "rotation columns), got "
                            << headDim << " x " << getNHashes() << " x "
-                           << halfBuckets;
+                           << columns;
   }
   return verifyScale(*this, getScale());
 }

@@ -10,6 +10,9 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+#include <utility>
+
 #define GET_OP_CLASSES
 #include "dialects/Attn/IR/AttnOps.h.inc"
 
@@ -21,6 +24,18 @@ constexpr int64_t kMaxHashRounds = 1024;
 /// Values of the LSH rotations ([head_dim, n_hashes, n_buckets / 2]), which
 /// the compiled code holds as a constant: 64 MiB of f32.
 constexpr int64_t kMaxRotationValues = int64_t(1) << 24;
+
+/// The bucket counts (n1, n2) of factorized LSH hashing for `nBuckets`
+/// buckets (attn.lsh_attention's `factorized_hash`): n1 the largest even
+/// divisor of nBuckets with n1 * n1 <= nBuckets, n2 = nBuckets / n1, both
+/// even; nullopt when nBuckets is not a multiple of 4.
+std::optional<std::pair<int64_t, int64_t>> lshHashFactors(int64_t nBuckets);
+
+/// n_buckets of an attn.lsh_attention over `seq` tokens in buckets of
+/// `bucketSize`: the sequence padded to a multiple of two buckets.
+inline int64_t lshBucketCount(int64_t seq, int64_t bucketSize) {
+  return 2 * ((seq + 2 * bucketSize - 1) / (2 * bucketSize));
+}
 
 } // namespace lcc::attn
 

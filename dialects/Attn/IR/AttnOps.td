@@ -119,6 +119,17 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
     result is the same bit for bit; `attn-chunk-ff` sets it
     (`lcc --attention-chunks=N`).
 
+    With `factorized_hash` (trax's `n_buckets` as a pair), each round hashes
+    into two smaller bucket sets, `n_buckets = n1 * n2` with `n1` the
+    largest even divisor of `n_buckets` not above its square root and `n2 =
+    n_buckets / n1` even: the rotations are `[head_dim, n_hashes, (n1 +
+    n2) / 2]`, `b1 = argmax([xR1; -xR1])` over the first `n1 / 2` columns,
+    `b2` likewise over the next `n2 / 2`, and `bucket = b1 + n1 * b2`.
+    Hashing then costs `(n1 + n2) / 2` instead of `n_buckets / 2` columns
+    per token and round (32 instead of 512 at 64K tokens in buckets of
+    64), so it stays linear in the sequence. `n_buckets` must be a multiple
+    of 4. `lcc --lsh-hash` chooses it.
+
     `causal` masks keys `j > i`, but which past keys share a query's chunk
     depends on every token's hash, later ones included (as in trax and
     reformer-pytorch): the outputs of a prefix of the sequence differ from
@@ -145,7 +156,8 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
       DefaultValuedAttr<BoolAttr, "false">:$causal,
       DefaultValuedAttr<I64Attr, "0">:$seed,
       OptionalAttr<F32Attr>:$scale,
-      DefaultValuedAttr<I64Attr, "1">:$chunks);
+      DefaultValuedAttr<I64Attr, "1">:$chunks,
+      UnitAttr:$factorized_hash);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat =
       "$query_key `,` $value attr-dict `:` functional-type(operands, results)";

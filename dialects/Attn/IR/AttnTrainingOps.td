@@ -76,7 +76,8 @@ def Attn_LSHAttentionBackwardOp : Attn_Op<"lsh_attention_backward", [Pure]> {
       DefaultValuedAttr<BoolAttr, "false">:$causal,
       DefaultValuedAttr<I64Attr, "0">:$seed,
       OptionalAttr<F32Attr>:$scale,
-      DefaultValuedAttr<I64Attr, "1">:$chunks);
+      DefaultValuedAttr<I64Attr, "1">:$chunks,
+      UnitAttr:$factorized_hash);
   let results = (outs Attn_FloatTensor:$query_key_grad,
       Attn_FloatTensor:$value_grad);
   let assemblyFormat = [{

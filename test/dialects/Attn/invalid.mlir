@@ -834,8 +834,17 @@ func.func @lsh_bucket_size_over_seq(%qk: tensor<1x2x64x4xf32>) {
 
 // -----
 
+func.func @lsh_factorized_hash_buckets(%qk: tensor<1x2x192x4xf32>) {
+  // 192 tokens in buckets of 32: 6 buckets, which no pair of even counts makes.
+  // expected-error@+1 {{'attn.lsh_attention' op expected n_buckets (padded seq / bucket_size) to be a multiple of 4 with factorized_hash, got 6}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 32 : i64, factorized_hash} : (tensor<1x2x192x4xf32>, tensor<1x2x192x4xf32>) -> tensor<1x2x192x4xf32>
+  return
+}
+
+// -----
+
 func.func @lsh_rotations_too_large(%qk: tensor<1x1x65536x2147483647xf32>) {
-  // expected-error@+1 {{'attn.lsh_attention' op expected at most 16777216 rotation values (head_dim x n_hashes x n_buckets / 2), got 2147483647 x 8 x 512}}
+  // expected-error@+1 {{'attn.lsh_attention' op expected at most 16777216 rotation values (head_dim x n_hashes x rotation columns), got 2147483647 x 8 x 512}}
   %0 = attn.lsh_attention %qk, %qk {n_hashes = 8 : i64, bucket_size = 64 : i64} : (tensor<1x1x65536x2147483647xf32>, tensor<1x1x65536x2147483647xf32>) -> tensor<1x1x65536x2147483647xf32>
   return
 }
