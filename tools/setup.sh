@@ -8,6 +8,8 @@ packages=(
   libclang-rt-14-dev
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
+  # lcc-bench's ceiling (OpenBLAS sgemm) and peer (numpy dense attention)
+  python3-numpy libopenblas0-pthread
 )
 
 missing=()

@@ -7,9 +7,11 @@
                       [--form=dense|sparse-strided|sparse-fixed|lsh|routed|
                               sliding-window] [--window=N]
                       [--lsh-hashes=N] [--lsh-bucket-size=N]
+                      [--lsh-hash=plain|factorized|auto]
                       [--routed-clusters=N] [--routed-window=N]
                       [--sparse-stride=N] [--sparse-summary=N]
-                      [--sparse-block=N]
+                      [--sparse-block=N] [--query-tile=N] [--key-tile=N]
+                      [--peer-up-to=N] [--no-peer]
   lcc-bench masks     [--seq=4096,16384,65536] [--heads=8] [--head-dim=64]
                       [--window=256] [--global=16] [--causal] [--repeat=3]
                       [--threads=N] [--dense-up-to=N]
@@ -30,11 +32,18 @@ the given pattern; for lsh: shared-QK attention compiled with
 --attention=lsh; for sliding-window: attn.attention with a mask region
 |i - j| < --window, whose hidden key tiles are skipped) and run with lcc-run
 on random inputs.
-Reports compile time, mean time per call (after one warm-up call), the
+Reports compile time (each configuration compiled once), the median and
+the minimum time per call over --repeat calls (after one warm-up call), the
 runtime's peak bytes (inputs, outputs, parameters and the planned arena) and
 the attention FLOP rate (4 * batch * heads * seq^2 * head_dim, halved when
 causal; for sparse and masked forms this is the dense-equivalent rate, so it shows
-the speed-up over dense directly).
+the speed-up over dense directly). When a python3 with numpy is installed
+(Debian: python3-numpy libopenblas0-pthread), the same run measures the
+ceiling, OpenBLAS sgemm 2048^3, and prints each rate as a fraction of it,
+and the peer, numpy + OpenBLAS dense attention of the same shape (up to
+--peer-up-to tokens), with lcc's speed-up over it. --threads=N pins lcc-run,
+the ceiling and the peer to the first N CPUs this process may use, with N
+threads each (OpenBLAS too), and the header says which.
 
 masks: mask and score regions against dense attention of the same shape,
 interleaved per sequence length: dense, ALiBi (a score region), a sliding
@@ -105,6 +114,7 @@ def compile_model_with_remarks(source, output, flags=()):
 
 
 def report(lcm, inputs, params, repeat, threads, workdir):
+    """lcc-run's report, pinned to the first `threads` CPUs (all: 0)."""
     args = [tool("lcc-run"), lcm, "--report=json", "--warmup=1",
             "--repeat=%d" % repeat, "--output-dir=%s" % workdir]
     args += ["--input=%s" % i for i in inputs]
@@ -112,7 +122,102 @@ def report(lcm, inputs, params, repeat, threads, workdir):
         args.append("--params=%s" % params)
     if threads:
         args.append("--threads=%d" % threads)
-    return json.loads(run(args))
+    return json.loads(run_pinned(args, threads))
+
+
+# The ceiling and the peer run in a python3 that has numpy (Debian's
+# python3-numpy, with OpenBLAS from libopenblas0-pthread): one process
+# per measurement, pinned and threaded as lcc-run is.
+NUMPY_SGEMM = """
+import sys, time, numpy as np
+n, repeat = int(sys.argv[1]), int(sys.argv[2])
+rng = np.random.default_rng(0)
+a = rng.standard_normal((n, n), dtype=np.float32)
+b = rng.standard_normal((n, n), dtype=np.float32)
+a @ b
+times = []
+for _ in range(repeat):
+    t = time.perf_counter(); a @ b; times.append(time.perf_counter() - t)
+print(2.0 * n ** 3 / sorted(times)[len(times) // 2] / 1e9)
+"""
+
+NUMPY_ATTENTION = """
+import sys, time, numpy as np
+b, h, s, d, causal, repeat = map(int, sys.argv[1:7])
+rng = np.random.default_rng(0)
+q, k, v = (rng.standard_normal((b, h, s, d), dtype=np.float32)
+           for _ in range(3))
+scale = np.float32(1.0 / np.sqrt(d))
+hidden = np.triu(np.ones((s, s), dtype=bool), 1) if causal else None
+def attention():
+    out = np.empty_like(q)
+    for i in range(b):
+        for j in range(h):
+            p = (q[i, j] @ k[i, j].T) * scale
+            if causal:
+                p[hidden] = -np.inf
+            p -= p.max(axis=1, keepdims=True)
+            np.exp(p, out=p)
+            p /= p.sum(axis=1, keepdims=True)
+            out[i, j] = p @ v[i, j]
+    return out
+attention()
+times = []
+for _ in range(repeat):
+    t = time.perf_counter(); attention(); times.append(time.perf_counter() - t)
+times.sort()
+print(times[len(times) // 2] * 1e3, times[0] * 1e3)
+"""
+
+
+def numpy_python():
+    """A python3 with numpy, or None."""
+    for python in ("/usr/bin/python3", sys.executable):
+        if python and subprocess.run(
+                [python, "-c", "import numpy"],
+                capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+def pinned(threads):
+    """The CPUs a run of `threads` threads is pinned to (all: 0)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    return cpus[:threads] if threads else cpus
+
+
+def run_pinned(args, threads, env=None):
+    cpus = pinned(threads)
+    result = subprocess.run(args, capture_output=True, text=True, env=env,
+                            preexec_fn=lambda: os.sched_setaffinity(0, cpus))
+    if result.returncode != 0:
+        sys.exit("lcc-bench: error: %s failed: %s" %
+                 (os.path.basename(args[0]), result.stderr.strip()))
+    return result.stdout
+
+
+def numpy_env(threads):
+    env = dict(os.environ)
+    count = str(threads or len(pinned(0)))
+    env.update(OPENBLAS_NUM_THREADS=count, OMP_NUM_THREADS=count)
+    return env
+
+
+def sgemm_ceiling(python, threads, repeat):
+    """OpenBLAS sgemm 2048^3 GFLOP/s (median), pinned as lcc runs."""
+    return float(run_pinned([python, "-c", NUMPY_SGEMM, "2048",
+                             str(max(repeat, 3))], threads,
+                            numpy_env(threads)))
+
+
+def numpy_attention_ms(python, opts, seq):
+    """numpy dense attention's (median, min) ms per call."""
+    out = run_pinned([python, "-c", NUMPY_ATTENTION, str(opts.batch),
+                      str(opts.heads), str(seq), str(opts.head_dim),
+                      str(int(opts.causal)), str(opts.repeat)],
+                     opts.threads, numpy_env(opts.threads))
+    median, low = map(float, out.split())
+    return median, low
 
 
 def window_mask_lines(window):
@@ -190,7 +295,8 @@ def bench_attention(opts):
     lsh = opts.form == "lsh"
     if lsh:
         flags = ["--attention=lsh", "--lsh-hashes=%d" % opts.lsh_hashes,
-                 "--lsh-bucket-size=%d" % opts.lsh_bucket_size]
+                 "--lsh-bucket-size=%d" % opts.lsh_bucket_size,
+                 "--lsh-hash=" + opts.lsh_hash]
     elif opts.form == "routed":
         flags = ["--attention=routed"]
         if opts.routed_clusters:
@@ -207,12 +313,30 @@ def bench_attention(opts):
             flags.append("--sparse-stride=%d" % opts.sparse_stride)
         if opts.sparse_summary:
             flags.append("--sparse-summary=%d" % opts.sparse_summary)
+    if opts.query_tile:
+        flags.append("--query-tile=%d" % opts.query_tile)
+    if opts.key_tile:
+        flags.append("--key-tile=%d" % opts.key_tile)
     print("%s attention, f32, batch %d, %d heads, head_dim %d, %s, "
-          "%d threads %s" % (opts.form, opts.batch, opts.heads, opts.head_dim,
-                             "causal" if opts.causal else "non-causal",
-                             opts.threads or os.cpu_count(), " ".join(flags)))
-    print("| seq | compile s | ms/call | peak MiB | arena MiB | GFLOP/s |")
-    print("|---:|---:|---:|---:|---:|---:|")
+          "%d threads on CPUs %s %s" %
+          (opts.form, opts.batch, opts.heads, opts.head_dim,
+           "causal" if opts.causal else "non-causal",
+           len(pinned(opts.threads)),
+           ",".join(map(str, pinned(opts.threads))), " ".join(flags)))
+    python = None if opts.no_peer else numpy_python()
+    ceiling = sgemm_ceiling(python, opts.threads, opts.repeat) \
+        if python else None
+    if ceiling:
+        print("ceiling: OpenBLAS sgemm 2048^3 %.1f GFLOP/s (numpy, same "
+              "CPUs and threads); peer: numpy + OpenBLAS dense attention "
+              "(up to --peer-up-to=%d tokens)" % (ceiling, opts.peer_up_to))
+    else:
+        print("no ceiling or peer: no python3 with numpy (apt install "
+              "python3-numpy libopenblas0-pthread)" if not opts.no_peer
+              else "no ceiling or peer (--no-peer)")
+    print("| seq | compile s | ms/call (median) | min ms | peak MiB | "
+          "arena MiB | GFLOP/s | of sgemm | numpy ms | vs numpy |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for seq in opts.seq:
         with tempfile.TemporaryDirectory() as work:
             model = os.path.join(work, "attention.mlir")
@@ -235,9 +359,16 @@ def bench_attention(opts):
             flops = 4.0 * opts.batch * opts.heads * seq * seq * opts.head_dim
             if opts.causal:
                 flops /= 2
-            print("| %d | %.2f | %.1f | %.1f | %.1f | %.1f |" %
-                  (seq, seconds, r["mean_ms"], mib(r["peak_bytes"]),
-                   mib(r["arena_bytes"]), flops / (r["mean_ms"] * 1e6)))
+            rate = flops / (r["median_ms"] * 1e6)
+            peer = numpy_attention_ms(python, opts, seq) \
+                if python and seq <= opts.peer_up_to else None
+            print("| %d | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s "
+                  "| %s |" %
+                  (seq, seconds, r["median_ms"], r["min_ms"],
+                   mib(r["peak_bytes"]), mib(r["arena_bytes"]), rate,
+                   "%.2f" % (rate / ceiling) if ceiling else "-",
+                   "%.1f" % peer[0] if peer else "-",
+                   "%.2fx" % (peer[0] / r["median_ms"]) if peer else "-"))
             sys.stdout.flush()
 
 
@@ -563,6 +694,15 @@ def main():
     a.add_argument("--sparse-stride", type=int, default=0)
     a.add_argument("--sparse-summary", type=int, default=0)
     a.add_argument("--sparse-block", type=int, default=64)
+    a.add_argument("--peer-up-to", type=int, default=16384,
+                   help="longest sequence numpy's dense peer runs (it "
+                        "holds a seq x seq score matrix)")
+    a.add_argument("--no-peer", action="store_true",
+                   help="measure neither the sgemm ceiling nor the peer")
+    a.add_argument("--lsh-hash", default="auto",
+                   choices=["plain", "factorized", "auto"])
+    a.add_argument("--query-tile", type=int, default=0)
+    a.add_argument("--key-tile", type=int, default=0)
     k = sub.add_parser("masks", help="mask and score regions against dense")
     k.add_argument("--seq", default="4096,16384,65536",
                    type=lambda s: [int(x) for x in s.split(",")])
