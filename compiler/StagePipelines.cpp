@@ -40,6 +40,7 @@ lcc::buildAttentionFormsPipeline(OpPassManager &pm,
     pass.memoryBudget = options.memoryBudget;
     pass.nHashes = options.lshHashes;
     pass.bucketSize = options.lshBucketSize;
+    pass.hash = options.lshHash;
     pass.seed = options.seed;
     pass.formOptions = options.formOptions;
     pm.addPass(createSelectForm(pass));
@@ -113,6 +114,10 @@ struct AttentionFormsPipelineOptions
   Option<int64_t> lshBucketSize{
       *this, "lsh-bucket-size",
       llvm::cl::desc("Tokens per bucket of LSH attention"), llvm::cl::init(64)};
+  Option<std::string> lshHash{
+      *this, "lsh-hash",
+      llvm::cl::desc("Hashing of LSH attention: plain, factorized or auto"),
+      llvm::cl::init("auto")};
   Option<int64_t> seed{*this, "seed",
                        llvm::cl::desc("Seed of the LSH rotations and the "
                                       "routed k-means initialisation"),
@@ -163,6 +168,7 @@ struct AttentionFormsPipelineOptions
     o.attention = attention;
     o.lshHashes = lshHashes;
     o.lshBucketSize = lshBucketSize;
+    o.lshHash = lshHash;
     o.seed = seed;
     o.memoryBudget = memoryBudget;
     if (!autoForms.empty())

@@ -75,7 +75,7 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
                                   {"bucket-size", bucketSize, 1},
                                   {"seed", seed, 0}})))
       return signalPassFailure();
-    if (hash != "plain" && hash != "factorized" && hash != "auto") {
+    if (!isLSHHashMode(hash)) {
       getOperation().emitError()
           << "attn-dense-to-lsh: expected hash plain, factorized or auto, "
              "got '"

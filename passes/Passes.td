@@ -170,6 +170,8 @@ def SelectForm : Pass<"attn-select-form", "mlir::ModuleOp"> {
            "Seed of the first chosen attention's randomness">,
     Option<"formOptions", "form-options", "std::string", /*default=*/"\"\"",
            "Options of a chosen plugin form, in pass-option syntax">,
+    Option<"hash", "hash", "std::string", /*default=*/"\"auto\"",
+           "LSH hashing when LSH is chosen: plain, factorized or auto">,
   ];
 }
 

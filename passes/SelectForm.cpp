@@ -50,6 +50,12 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
                                {"memory-budget", memoryBudget, 0},
                                {"seed", seed, 0}})))
       return signalPassFailure();
+    if (!isLSHHashMode(hash)) {
+      getOperation().emitError()
+          << "attn-select-form: expected hash plain, factorized or auto, got '"
+          << hash << "'";
+      return signalPassFailure();
+    }
     FailureOr<std::vector<const AttentionFormDefinition *>> candidates =
         candidateForms();
     if (failed(candidates))
@@ -57,6 +63,7 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
     AttentionFormOptions options;
     options.lshHashes = nHashes;
     options.lshBucketSize = bucketSize;
+    options.lshHash = hash;
     options.lshThreshold = lshThreshold;
     options.memoryBudget = memoryBudget;
     options.formOptions = formOptions;

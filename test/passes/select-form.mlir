@@ -1,10 +1,17 @@
 // RUN: lcc-opt %s --split-input-file --attn-select-form --verify-diagnostics | FileCheck %s
 // RUN: lcc-opt %s --split-input-file --attn-select-form="memory-budget=100000000" 2>&1 | FileCheck %s --check-prefix=BUDGET
+// RUN: lcc-opt %s --split-input-file --attn-select-form="hash=factorized" 2>&1 | FileCheck %s --check-prefix=FACTORIZED
+// RUN: not lcc-opt %s --split-input-file --attn-select-form="hash=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
+// BOGUS: error: attn-select-form: expected hash plain, factorized or auto, got 'bogus'
 
 // Long shared-QK attention becomes LSH; the remark gives the estimates.
 // CHECK-LABEL: func @long_shared_qk
 // CHECK: attn.lsh_attention %{{.+}}, %{{.+}} {bucket_size = 64 : i64, causal = true, n_hashes = 4 : i64}
 // BUDGET: 'attn.attention' kept dense (68.72 GFLOP, 0.07 GB): LSH would need 0.12 GB, over the memory budget of 0.10 GB
+// The LSH it builds hashes as asked (auto: plainly at 128 buckets).
+// CHECK-NOT: factorized_hash
+// FACTORIZED: rewritten to LSH attention (4 hashes, bucket 64, seed 0, factorized hash)
+// FACTORIZED: attn.lsh_attention {{.*}}factorized_hash
 func.func @long_shared_qk(%qk: tensor<1x8x8192x64xf32>, %v: tensor<1x8x8192x64xf32>) -> tensor<1x8x8192x64xf32> {
   // expected-remark@+1 {{'attn.attention' rewritten to LSH attention (4 hashes, bucket 64, seed 0): 10.74 GFLOP and 0.12 GB against dense 68.72 GFLOP}}
   %0 = attn.attention %qk, %qk, %v {causal = true, shared_qk}

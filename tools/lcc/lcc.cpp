@@ -479,7 +479,7 @@ int main(int argc, char **argv) {
                                 attentionName);
     return 1;
   }
-  if (lshHash != "plain" && lshHash != "factorized" && lshHash != "auto") {
+  if (!lcc::isLSHHashMode(lshHash)) {
     lcc::reportError(kTool, "--lsh-hash: expected plain, factorized or auto, "
                             "got '" +
                                 lshHash + "'");
