@@ -68,10 +68,11 @@ void lcc::buildLowerToLinalgPipeline(OpPassManager &pm,
 LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
                                                StringRef target,
                                                int64_t cudaBlockSize,
-                                               llvm::raw_ostream &errors) {
+                                               llvm::raw_ostream &errors,
+                                               StringRef cpu) {
   if (target == "cpu") {
     buildCpuBufferizePipeline(pm);
-    buildCpuToLLVMPipeline(pm);
+    buildCpuToLLVMPipeline(pm, cpuVectorRegisters(cpu));
     return success();
   }
   if (target == "cuda") {
@@ -191,6 +192,22 @@ struct KernelsPipelineOptions : PassPipelineOptions<KernelsPipelineOptions> {
       *this, "cuda-block-size",
       llvm::cl::desc("Threads per block of the CUDA kernels"),
       llvm::cl::init(128)};
+  Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("LLVM CPU whose vector registers size the CPU kernels "
+                     "(lcc --cpu; 'native': this machine)"),
+      llvm::cl::init("native")};
+};
+
+/// lcc-lower-to-linalg's options: the flash attention's tiles, by default
+/// what lcc takes for the CPU alone (lcc --query-tile/--key-tile).
+struct LinalgPipelineOptions : PassPipelineOptions<LinalgPipelineOptions> {
+  Option<int64_t> queryTile{*this, "query-tile",
+                            llvm::cl::desc("Queries per flash attention tile"),
+                            llvm::cl::init(96)};
+  Option<int64_t> keyTile{*this, "key-tile",
+                          llvm::cl::desc("Keys per flash attention tile"),
+                          llvm::cl::init(96)};
 };
 
 std::string textual(llvm::function_ref<void(OpPassManager &)> build) {
@@ -240,11 +257,14 @@ void lcc::registerLccPipelines() {
          llvm::raw_ostream &errors) {
         return buildAttentionFormsPipeline(pm, options.get(), errors);
       });
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LinalgPipelineOptions>(
       "lcc-lower-to-linalg",
       "lcc's linalg stage: attn ops to linalg on tensors, elementwise chains "
-      "fused, as lcc runs it",
-      [](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); });
+      "fused, as lcc runs it (for the CPU: give lcc's tiles for another "
+      "target)",
+      [](OpPassManager &pm, const LinalgPipelineOptions &options) {
+        buildLowerToLinalgPipeline(pm, {options.queryTile, options.keyTile});
+      });
   PassPipelineRegistration<>(
       "lcc-lower-to-dispatches",
       "lcc's dispatch stage: workgroup tiling and dispatch functions, as lcc "
@@ -256,13 +276,14 @@ void lcc::registerLccPipelines() {
       "target=cuda: to NVVM), from the dispatches stage, as lcc runs them",
       [](OpPassManager &pm, const KernelsPipelineOptions &options,
          llvm::raw_ostream &errors) {
-        return buildLowerToKernelsPipeline(pm, options.target,
-                                           options.cudaBlockSize, errors);
+        return buildLowerToKernelsPipeline(
+            pm, options.target, options.cudaBlockSize, errors, options.cpu);
       });
 }
 
 FailureOr<std::string>
 lcc::printStagePipelines(const AttentionFormOptions &options,
+                         AttentionTiling tiling, StringRef cpu,
                          llvm::raw_ostream &errors) {
   OpPassManager forms(ModuleOp::getOperationName());
   if (failed(buildAttentionFormsPipeline(forms, options, errors)))
@@ -270,14 +291,16 @@ lcc::printStagePipelines(const AttentionFormOptions &options,
   std::string text;
   llvm::raw_string_ostream os(text);
   forms.printAsTextualPipeline(os);
-  auto kernels = [](StringRef target) {
+  auto kernels = [&](StringRef target) {
     return textual([&](OpPassManager &pm) {
       (void)buildLowerToKernelsPipeline(pm, target, /*cudaBlockSize=*/128,
-                                        llvm::nulls());
+                                        llvm::nulls(), cpu);
     });
   };
-  return "attention-forms: " + text + "\nlinalg: " +
-         textual([](OpPassManager &pm) { buildLowerToLinalgPipeline(pm); }) +
+  return "attention-forms: " + text +
+         "\nlinalg: " + textual([&](OpPassManager &pm) {
+           buildLowerToLinalgPipeline(pm, tiling);
+         }) +
          "\ndispatches: " + textual(buildLowerToDispatchesPipeline) +
          "\ncpu-kernels: " + kernels("cpu") +
          "\ncuda-kernels: " + kernels("cuda") + "\n";

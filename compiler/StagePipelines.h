@@ -36,20 +36,24 @@ void buildLowerToLinalgPipeline(mlir::OpPassManager &pm,
 void buildLowerToDispatchesPipeline(mlir::OpPassManager &pm);
 /// Every kernel stage of `target` ("cpu" or "cuda") in one pipeline, from
 /// the dispatches stage's module (host functions are dropped first).
+/// `cpu` names the LLVM CPU whose vector registers size the CPU kernels'
+/// register blocks ("native": this machine).
 mlir::LogicalResult buildLowerToKernelsPipeline(mlir::OpPassManager &pm,
                                                 llvm::StringRef target,
                                                 int64_t cudaBlockSize,
-                                                llvm::raw_ostream &errors);
+                                                llvm::raw_ostream &errors,
+                                                llvm::StringRef cpu = "native");
 
 /// Registers the four pipelines above by name (for lcc-opt).
 void registerLccPipelines();
 
-/// The textual pipeline of every module stage for `options`, one
+/// The textual pipeline of every module stage for `options`, the flash
+/// attention in tiles of `tiling` and the CPU kernels for `cpu`, one
 /// "stage: pipeline" line each (`lcc --print-pipeline`), or failure as
 /// buildAttentionFormsPipeline.
 mlir::FailureOr<std::string>
-printStagePipelines(const AttentionFormOptions &options,
-                    llvm::raw_ostream &errors);
+printStagePipelines(const AttentionFormOptions &options, AttentionTiling tiling,
+                    llvm::StringRef cpu, llvm::raw_ostream &errors);
 
 } // namespace lcc
 

@@ -520,10 +520,39 @@ int main(int argc, char **argv) {
         return 1;
       }
   }
+  lcc::CompileOptions options;
+  static_cast<lcc::AttentionFormOptions &>(options) = forms;
+  options.stopAfter = *stage;
+  options.cpu = cpuName;
+  options.targetCpu = targetCpu;
+  options.targetCuda = targetCuda;
+  options.cudaArch = cudaArch;
+  options.cudaPath = cudaPath;
+  options.train = train;
+  options.reversible = reversible;
+  // A count or size, when given, is at least 1 (0 means "not given").
+  auto atLeastOne = [](const cl::opt<int64_t> &flag, int64_t &count) {
+    if (!flag.getNumOccurrences())
+      return true;
+    if (flag < 1) {
+      lcc::reportError(kTool, "--" + flag.ArgStr.str() +
+                                  ": expected N >= 1, got " +
+                                  std::to_string(flag));
+      return false;
+    }
+    count = flag;
+    return true;
+  };
+  if (!atLeastOne(ffChunks, options.ffChunks) ||
+      !atLeastOne(attentionChunks, options.attentionChunks) ||
+      !atLeastOne(queryTile, options.queryTile) ||
+      !atLeastOne(keyTile, options.keyTile))
+    return 1;
   if (printPipeline) {
     std::string error;
     llvm::raw_string_ostream errors(error);
-    FailureOr<std::string> pipelines = lcc::printStagePipelines(forms, errors);
+    FailureOr<std::string> pipelines = lcc::printStagePipelines(
+        forms, lcc::attentionTilingFor(options), cpuName, errors);
     if (failed(pipelines)) {
       lcc::reportError(kTool, error);
       return 1;
@@ -580,34 +609,6 @@ int main(int argc, char **argv) {
   if (!module)
     return 1; // The parser or a verifier reported why.
 
-  lcc::CompileOptions options;
-  static_cast<lcc::AttentionFormOptions &>(options) = forms;
-  options.stopAfter = *stage;
-  options.cpu = cpuName;
-  options.targetCpu = targetCpu;
-  options.targetCuda = targetCuda;
-  options.cudaArch = cudaArch;
-  options.cudaPath = cudaPath;
-  options.train = train;
-  options.reversible = reversible;
-  // A count or size, when given, is at least 1 (0 means "not given").
-  auto atLeastOne = [](const cl::opt<int64_t> &flag, int64_t &count) {
-    if (!flag.getNumOccurrences())
-      return true;
-    if (flag < 1) {
-      lcc::reportError(kTool, "--" + flag.ArgStr.str() +
-                                  ": expected N >= 1, got " +
-                                  std::to_string(flag));
-      return false;
-    }
-    count = flag;
-    return true;
-  };
-  if (!atLeastOne(ffChunks, options.ffChunks) ||
-      !atLeastOne(attentionChunks, options.attentionChunks) ||
-      !atLeastOne(queryTile, options.queryTile) ||
-      !atLeastOne(keyTile, options.keyTile))
-    return 1;
   if (!dumpDirectory.empty())
     options.dump = StageDumper(dumpDirectory);
   if (verbose || ::isatty(STDERR_FILENO))
