@@ -137,6 +137,8 @@ class ModelGenerator:
         self.mask_rng = random.Random(seed * 7919 + 17)
         # LSH's row groups too (they leave the result as it is).
         self.chunk_rng = random.Random(seed * 7919 + 29)
+        # And LSH's factorized hashing.
+        self.hash_rng = random.Random(seed * 7919 + 31)
         self.seed = seed
         self.counter = 0
         self.params = {}  # name -> (shape, kind)
@@ -431,6 +433,10 @@ class ModelGenerator:
             attrs += ["n_hashes = %d : i64" % hashes,
                       "bucket_size = %d : i64" % bucket,
                       "seed = %d : i64" % self.rng.randint(0, 99)]
+            buckets = 2 * -(-sq // (2 * bucket))
+            if form == "lsh" and buckets % 4 == 0 and \
+                    self.hash_rng.random() < 0.5:
+                attrs.append("factorized_hash")
             rows = q.shape[0] * q.shape[1]
             if rows > 1 and self.chunk_rng.random() < 0.5:
                 attrs.append("chunks = %d : i64" %
