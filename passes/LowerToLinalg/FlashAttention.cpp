@@ -66,17 +66,32 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
 /// tile]): both products are then plain register-tiled contractions (no
 /// transposed operand), and the softmax's maxima and sums run down the
 /// columns, each step a contiguous vector pass over a row of queries.
-SmallVector<Value>
-FlashAttention::updateOnline(TensorBuilder &t, Value scaledQueriesT,
-                             Value keyBlock, Value valueBlock,
-                             const TilePosition &tile, int64_t keySeq,
-                             ValueRange state, bool mask) const {
+SmallVector<Value> FlashAttention::updateOnline(
+    TensorBuilder &t, Value scaledQueriesT, Value keyBlock, Value valueBlock,
+    const TilePosition &tile, int64_t keySeq, ValueRange state, bool mask,
+    Value wholeTileVisible) const {
   Type elt = tensorType(scaledQueriesT).getElementType();
   int64_t valueDim = tensorType(valueBlock).getDimSize(1);
   Value dots = t.matmul(keyBlock, scaledQueriesT,
                         t.filled({keyTile, queryTile}, elt, 0.0));
-  Value scores = maskedScores(t, dots, tile, keySeq, mask,
-                              ScoreBlockLayout::scaledKeysByQueries);
+  constexpr auto layout = ScoreBlockLayout::scaledKeysByQueries;
+  Value scores;
+  if (mask && wholeTileVisible) {
+    // Only the scores branch: the rest of the step, and its buffers, is
+    // one body that the loop's buffers can be hoisted out of.
+    auto choose = [&](bool masked) {
+      return [&, masked](OpBuilder &b, Location loc) {
+        TensorBuilder branch(b, loc);
+        scf::YieldOp::create(
+            b, loc, maskedScores(branch, dots, tile, keySeq, masked, layout));
+      };
+    };
+    scores = scf::IfOp::create(t.builder(), t.location(), wholeTileVisible,
+                               choose(false), choose(true))
+                 .getResult(0);
+  } else {
+    scores = maskedScores(t, dots, tile, keySeq, mask, layout);
+  }
   Value runningMax = state[0], rowSumSoFar = state[1], acc = state[2];
   Value blockMax = columnMax(t, scores);
   Value newMax =
@@ -166,37 +181,30 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
         tile.keyStart = arith::MulIOp::create(
             nb, nloc, keyTileIndex,
             arith::ConstantIndexOp::create(nb, nloc, keyTile));
-        auto update = [&](OpBuilder &ub, Location uloc, bool mask = true) {
+        auto update = [&](OpBuilder &ub, Location uloc, bool mask,
+                          Value wholeTileVisible) {
           TensorBuilder t(ub, uloc);
           Value keyBlock = tileOf(ub, uloc, paddedKey, tile.batch, tile.head,
                                   tile.keyStart, keyTile);
           Value valueBlock = tileOf(ub, uloc, paddedValue, tile.batch,
                                     tile.head, tile.keyStart, keyTile);
           return updateOnline(t, scaledQueriesT, keyBlock, valueBlock, tile,
-                              keySeq, state, mask);
+                              keySeq, state, mask, wholeTileVisible);
         };
         // A visited tile: masked, or (when known to be wholly visible) not.
         // Without a mask of the form's own, only padding and causality
         // hide keys: with neither, no tile is masked.
         bool maskFree = !visible && !tileFull;
         if (maskFree && !causal && keySeq % keyTile == 0) {
-          scf::YieldOp::create(nb, nloc, update(nb, nloc, false));
+          scf::YieldOp::create(nb, nloc, update(nb, nloc, false, Value()));
           return;
         }
         auto visit = [&](OpBuilder &ub, Location uloc) -> SmallVector<Value> {
           if (!tileFull && !maskFree)
-            return update(ub, uloc);
+            return update(ub, uloc, true, Value());
           Value full = maskFree ? unpaddedAndPast(ub, uloc, tile, keySeq)
                                 : tileFull(ub, uloc, tile);
-          auto split = scf::IfOp::create(
-              ub, uloc, full,
-              [&](OpBuilder &fb, Location floc) {
-                scf::YieldOp::create(fb, floc, update(fb, floc, false));
-              },
-              [&](OpBuilder &fb, Location floc) {
-                scf::YieldOp::create(fb, floc, update(fb, floc));
-              });
-          return split.getResults();
+          return update(ub, uloc, true, full);
         };
         if (!tileVisible) {
           scf::YieldOp::create(nb, nloc, visit(nb, nloc));

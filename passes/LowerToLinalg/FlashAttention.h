@@ -111,7 +111,7 @@ private:
   updateOnline(TensorBuilder &t, mlir::Value scaledQueriesT,
                mlir::Value keyBlock, mlir::Value valueBlock,
                const TilePosition &tile, int64_t keySeq, mlir::ValueRange state,
-               bool mask) const;
+               bool mask, mlir::Value wholeTileVisible) const;
   mlir::Value keyTileEnd(TensorBuilder &t, mlir::Value queryStart,
                          int64_t keyTiles) const;
   mlir::Value unpaddedAndPast(mlir::OpBuilder &b, mlir::Location loc,
