@@ -179,10 +179,11 @@ def VectorizeContractions
     The block is sized for the target's vector registers (`vector-bits`
     wide, `vector-registers` of them): two vectors of B per row when `n`
     allows (else one), and as many rows as leave room for the row of B, the
-    broadcast element of A and one spare register and divide `m`. AVX2
-    (256 bits, 16 registers) gives 6 x 16 blocks, AVX-512 (512, 32) 14 x 32
-    or 12 x 32. lcc sets both from the CPU it compiles for; `tile-m` and
-    `tile-n` (non-zero) fix the block instead.
+    broadcast element of A and one spare register; rows of C that no whole
+    block covers (64 = 10 x 6 + 4) are one last, shorter block. AVX2 (256
+    bits, 16 registers) gives 6 x 16 blocks, AVX-512 (512, 32) 14 x 32. lcc
+    sets both from the CPU it compiles for; `tile-m` and `tile-n` (non-zero,
+    dividing C) fix the block instead.
   }];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",

@@ -55,11 +55,9 @@ struct CompileOptions : AttentionFormOptions {
   std::function<void(llvm::StringRef part, double seconds)> progress;
 };
 
-/// The flash attention tiles `options` compile with: as given, else 96
-/// queries x 96 keys for the CPU alone (a multiple of the rows and of the
-/// columns of the register blocks of AVX2, 6 x 16, and of AVX-512, 12 x
-/// 32, so that both contractions of a tile divide into them) and 64 x 64
-/// when CUDA is a target (the GPU kernels' shared-memory tiles).
+/// The flash attention tiles `options` compile with: as given, else
+/// kCpuAttentionTiling for the CPU alone and 64 x 64 when CUDA is a target
+/// (the GPU kernels' shared-memory tiles).
 AttentionTiling attentionTilingFor(const CompileOptions &options);
 
 /// Compiles `module` in place up to `options.stopAfter` and returns that

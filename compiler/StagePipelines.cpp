@@ -204,10 +204,10 @@ struct KernelsPipelineOptions : PassPipelineOptions<KernelsPipelineOptions> {
 struct LinalgPipelineOptions : PassPipelineOptions<LinalgPipelineOptions> {
   Option<int64_t> queryTile{*this, "query-tile",
                             llvm::cl::desc("Queries per flash attention tile"),
-                            llvm::cl::init(96)};
+                            llvm::cl::init(kCpuAttentionTiling.queryTile)};
   Option<int64_t> keyTile{*this, "key-tile",
                           llvm::cl::desc("Keys per flash attention tile"),
-                          llvm::cl::init(96)};
+                          llvm::cl::init(kCpuAttentionTiling.keyTile)};
 };
 
 std::string textual(llvm::function_ref<void(OpPassManager &)> build) {

@@ -30,6 +30,13 @@ mlir::LogicalResult
 buildAttentionFormsPipeline(mlir::OpPassManager &pm,
                             const AttentionFormOptions &options,
                             llvm::raw_ostream &errors);
+/// The flash attention's tiles for the CPU alone (lcc's default there, and
+/// lcc-lower-to-linalg's): 96 is a multiple of AVX2's 6 x 16 register
+/// blocks and of AVX-512's 32 columns, so the score block's contractions
+/// divide into whole blocks on AVX2; AVX-512's 14 rows leave a last block
+/// of 12 (VectorizeContractions).
+constexpr AttentionTiling kCpuAttentionTiling = {96, 96};
+
 /// The linalg stage, its flash attention in tiles of `tiling`.
 void buildLowerToLinalgPipeline(mlir::OpPassManager &pm,
                                 AttentionTiling tiling = {});

@@ -141,12 +141,12 @@ AttentionCost lshCost(AttentionOp op, int64_t nHashes, int64_t bucketSize,
   auto v = cast<RankedTensorType>(op.getValue().getType());
   double b = q.getDimSize(0), h = q.getDimSize(1), d = q.getDimSize(3),
          dv = v.getDimSize(3);
-  double padded =
-      llvm::divideCeil(q.getDimSize(2), 2 * bucketSize) * 2.0 * bucketSize;
-  double buckets = padded / bucketSize, rounds = nHashes;
+  int64_t bucketCount = lshBucketCount(q.getDimSize(2), bucketSize);
+  double buckets = bucketCount, rounds = nHashes;
+  double padded = buckets * bucketSize;
   double columns = buckets / 2;
   if (factorizedHash) {
-    auto factors = lshHashFactors(static_cast<int64_t>(buckets));
+    auto factors = lshHashFactors(bucketCount);
     columns = (factors->first + factors->second) / 2.0;
   }
   double flops =

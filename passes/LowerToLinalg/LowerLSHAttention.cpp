@@ -258,8 +258,8 @@ LSHShape LSHShape::of(Value queryKey, Value value, int64_t nHashes,
   s.valueDim = tensorType(value).getDimSize(3);
   s.rounds = nHashes;
   s.bucket = bucketSize;
-  s.padded = llvm::divideCeil(s.seq, 2 * s.bucket) * 2 * s.bucket;
-  s.buckets = s.padded / s.bucket;
+  s.buckets = attn::lshBucketCount(s.seq, s.bucket);
+  s.padded = s.buckets * s.bucket;
   s.half = s.buckets / 2;
   if (factorizedHash) {
     // The verifier has checked that the buckets factor.

@@ -244,8 +244,8 @@ cl::opt<int64_t> attentionChunks(
 cl::opt<int64_t> queryTile(
     "query-tile",
     cl::desc("Queries per tile of the flash attention (default: 96 for the "
-             "CPU, a multiple of its register blocks' rows and columns; 64 "
-             "with --target=cuda)"),
+             "CPU, a multiple of AVX2's 6 x 16 register blocks; 64 with "
+             "--target=cuda)"),
     cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
 cl::opt<int64_t> keyTile(
