@@ -183,8 +183,12 @@ StatusOr<DType> dtypeFromDescr(const std::string &descr) {
     for (const auto &code : kCodes)
       if (descr.compare(1, 2, code.code) == 0)
         return code.dtype;
+  // numpy has no bf16; ml_dtypes' bfloat16 (JAX's) saves as 2-byte void.
+  if (descr == "<V2" || descr == "|V2" || descr == "=V2")
+    return DType::BF16;
   return invalidData("unsupported dtype ", quoted(descr),
-                     "; expected one of '<f4', '<f2', '<i4', '<i8'");
+                     "; expected one of '<f4', '<f2', '<V2' (bf16, as "
+                     "ml_dtypes saves it), '<i4', '<i8'");
 }
 
 const char *descrFor(DType dtype) {
@@ -209,10 +213,9 @@ uint32_t readLittleEndian(const uint8_t *bytes, size_t count) {
   return value;
 }
 
-
 /// The fixed prefix: magic, version and header length.
 struct NpyPrefix {
-  size_t size = 0;         // bytes of the prefix itself
+  size_t size = 0; // bytes of the prefix itself
   uint64_t headerLength = 0;
 };
 

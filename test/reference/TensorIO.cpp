@@ -99,6 +99,38 @@ double halfToDouble(uint16_t bits) {
   return sign * std::ldexp(1024 + mantissa, exponent - 25);
 }
 
+/// IEEE half nearest to `value` (ties to even; beyond the range, inf).
+uint16_t doubleToHalf(double value) {
+  uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  double a = std::fabs(value);
+  if (std::isnan(a))
+    return 0x7E00;
+  if (a < std::ldexp(1.0, -14)) // subnormal (or rounds up to the first normal)
+    return sign | static_cast<uint16_t>(std::nearbyint(std::ldexp(a, 24)));
+  int exponent;
+  double fraction = std::frexp(a, &exponent); // a = fraction * 2^exponent
+  int biased = exponent - 1 + 15;
+  double mantissa = std::nearbyint((fraction * 2 - 1) * 1024);
+  if (mantissa == 1024) {
+    mantissa = 0;
+    ++biased;
+  }
+  if (biased >= 31)
+    return sign | 0x7C00;
+  return sign | static_cast<uint16_t>(biased << 10) |
+         static_cast<uint16_t>(mantissa);
+}
+
+/// The bf16 nearest to `value` (ties to even), the top half of an f32.
+uint16_t floatToBFloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if (std::isnan(value))
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  bits += 0x7FFF + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
 double decodeElement(const unsigned char *p, DType dtype) {
   switch (dtype) {
   case DType::F32: {
@@ -160,8 +192,16 @@ void encodeElement(std::string &out, double value, DType dtype) {
     storeLittleEndian(out, bits, 4);
     return;
   }
+  if (dtype == DType::F16) {
+    storeLittleEndian(out, doubleToHalf(value), 2);
+    return;
+  }
+  if (dtype == DType::BF16) {
+    storeLittleEndian(out, floatToBFloat16(static_cast<float>(value)), 2);
+    return;
+  }
   throw ReferenceError("writing " + dtypeName(dtype) +
-                       " is not supported (only f32 and i32)");
+                       " is not supported (only f32, i32, f16, bf16)");
 }
 
 /// Decodes `count` elements of `dtype` starting at bytes[begin].
@@ -346,9 +386,14 @@ Tensor parseNpy(const std::string &bytes, const std::string &what,
     fileType = DType::I32;
   else if (header.descr == "<i8")
     fileType = DType::I64;
+  else if (header.descr == "<f2")
+    fileType = DType::F16;
+  else if (header.descr == "<V2" || header.descr == "|V2")
+    fileType = DType::BF16; // ml_dtypes' bfloat16
   else
     throw ReferenceError(what + ": unsupported .npy dtype '" + header.descr +
-                         "' (supported: <f4, <f8, <i4, <i8)");
+                         "' (supported: <f4, <f8, <i4, <i8, <f2, <V2 as "
+                         "bf16)");
   if (header.fortranOrder)
     throw ReferenceError(what + ": Fortran-order .npy is not supported");
 
@@ -373,9 +418,13 @@ std::string encodeNpy(const Tensor &t, DType dtype) {
     descr = "<f4";
   else if (dtype == DType::I32)
     descr = "<i4";
+  else if (dtype == DType::F16)
+    descr = "<f2";
+  else if (dtype == DType::BF16)
+    descr = "<V2";
   else
     throw ReferenceError("writing .npy of " + dtypeName(dtype) +
-                         " is not supported (only f32 and i32)");
+                         " is not supported (only f32, i32, f16, bf16)");
   // A Python tuple: "()", "(5,)", "(2, 3)".
   std::string shape = "(";
   for (size_t i = 0; i < t.shape.size(); ++i)

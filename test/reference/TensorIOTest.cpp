@@ -4,6 +4,7 @@
 #include "Json.h"
 #include "TestUtil.h"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,6 +64,32 @@ TEST(Npy, RoundTripsF32AndI32) {
                    Tensor({}, {2.5}), 0);
   expectTensorNear(parseNpy(encodeNpy(Tensor({3}, {1, 2, 3})), "1-d"),
                    Tensor({3}, {1, 2, 3}), 0);
+}
+
+TEST(Npy, RoundTripsHalfTypesRoundedToNearestEven) {
+  // 1 + 2^-8 is a tie in bf16 (rounds to 1, even) and exact in f16;
+  // 1 + 3 * 2^-8 rounds up to 1 + 2^-6 in bf16; 65520 overflows f16.
+  Tensor t({5}, {1 + std::ldexp(1.0, -8), 1 + 3 * std::ldexp(1.0, -8), -2.5,
+                 1e-6, 65520});
+  std::string path = tempPath("half.npy");
+  DType dtype;
+  writeNpy(path, t, DType::BF16);
+  Tensor bf16 = readNpy(path, &dtype);
+  EXPECT_EQ(dtype, DType::BF16);
+  EXPECT_EQ(bf16.data[0], 1.0);
+  EXPECT_EQ(bf16.data[1], 1 + std::ldexp(1.0, -6));
+  EXPECT_EQ(bf16.data[2], -2.5);
+  EXPECT_NEAR(bf16.data[3], 1e-6, 1e-6 * std::ldexp(1.0, -8));
+  EXPECT_EQ(bf16.data[4], 65536);
+  writeNpy(path, t, DType::F16);
+  Tensor f16 = readNpy(path, &dtype);
+  EXPECT_EQ(dtype, DType::F16);
+  EXPECT_EQ(f16.data[0], 1 + std::ldexp(1.0, -8));
+  EXPECT_EQ(f16.data[1], 1 + 3 * std::ldexp(1.0, -8));
+  EXPECT_EQ(f16.data[2], -2.5);
+  EXPECT_EQ(f16.data[3], std::ldexp(17.0, -24)); // subnormal: 16.78 -> 17
+  EXPECT_TRUE(std::isinf(f16.data[4]));
+  std::remove(path.c_str());
 }
 
 TEST(Npy, WritesTheStandardHeader) {

@@ -1,6 +1,6 @@
 //===- lcc-testdata.cpp - Reproducible random test inputs -----------------===//
 //
-//   lcc-testdata --output=F.npy --shape=1,8,1024,64 [--dtype=f32|i32]
+//   lcc-testdata --output=F.npy --shape=1,8,1024,64 [--dtype=f32|i32|bf16|f16]
 //       [--normal | --uniform=LO,HI | --clustered=K [--noise=S] [--radius=R]]
 //       [--seed=N]
 //   lcc-testdata --model-params=transformer-tiny|reformer-tiny
@@ -29,7 +29,7 @@ using namespace lcc::reference;
 namespace {
 
 const char *const kUsage = R"(usage:
-  lcc-testdata --output=F.npy --shape=D0,D1,... [--dtype=f32|i32] [--seed=N]
+  lcc-testdata --output=F.npy --shape=D0,D1,... [--dtype=f32|i32|bf16|f16] [--seed=N]
                [--normal | --uniform=LO,HI | --clustered=K [--noise=S]
                [--radius=R] | --fill=V] [--zero-rows=R,...]
   lcc-testdata --model-params=transformer-tiny|reformer-tiny
@@ -39,6 +39,8 @@ const char *const kUsage = R"(usage:
                of an lcc-reference --graph, or the gradients for its
                --check-gradients; i32 files stay i32, others become f32;
                draws nothing and prints no seed)
+  --dtype=bf16|f16 draws as f32 and rounds to nearest even; bf16 is saved as
+  '<V2', as ml_dtypes saves its bfloat16 (np.load(f).view(ml_dtypes.bfloat16))
 distributions:
   --normal          f32 N(0, 1) (the default for f32)
   --uniform=LO,HI   f32: reals in [LO, HI); i32: integers in [LO, HI)
@@ -219,8 +221,8 @@ int run(int argc, char **argv) {
   if (args.has("like") != args.has("redraw-from"))
     throw ReferenceError("--like and --redraw-from go together");
   if (args.has("like")) {
-    for (const char *flag : {"shape", "dtype", "normal", "uniform",
-                             "clustered", "fill", "zero-rows"})
+    for (const char *flag : {"shape", "dtype", "normal", "uniform", "clustered",
+                             "fill", "zero-rows"})
       if (args.has(flag))
         throw ReferenceError(std::string("--") + flag +
                              " does not apply to --like");
@@ -239,8 +241,10 @@ int run(int argc, char **argv) {
   }
   Shape shape = parseShape(args.value("shape"));
   std::string dtypeName = args.has("dtype") ? args.value("dtype") : "f32";
-  if (dtypeName != "f32" && dtypeName != "i32")
-    throw ReferenceError("--dtype must be f32 or i32, got '" + dtypeName + "'");
+  if (dtypeName != "f32" && dtypeName != "i32" && dtypeName != "bf16" &&
+      dtypeName != "f16")
+    throw ReferenceError("--dtype must be f32, i32, bf16 or f16, got '" +
+                         dtypeName + "'");
   bool isInt = dtypeName == "i32";
   int distributions = args.has("normal") + args.has("uniform") +
                       args.has("clustered") + args.has("fill");
@@ -312,8 +316,7 @@ int run(int argc, char **argv) {
       if (row < 0 || row >= rows)
         throw ReferenceError("--zero-rows: row " + text + " is outside [0, " +
                              std::to_string(rows) + ")");
-      for (int64_t start = row * width; start < t.size();
-           start += rows * width)
+      for (int64_t start = row * width; start < t.size(); start += rows * width)
         std::fill(t.data.begin() + start, t.data.begin() + start + width, 0.0);
     }
   }
@@ -326,7 +329,11 @@ int run(int argc, char **argv) {
     throw ReferenceError("seed " + std::to_string(seed) +
                          " gave all zeros; use another --seed or range");
 
-  writeNpy(output, t, isInt ? DType::I32 : DType::F32);
+  DType fileType = isInt                 ? DType::I32
+                   : dtypeName == "bf16" ? DType::BF16
+                   : dtypeName == "f16"  ? DType::F16
+                                         : DType::F32;
+  writeNpy(output, t, fileType);
   return 0;
 }
 

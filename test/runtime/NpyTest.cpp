@@ -81,14 +81,15 @@ TEST(Npy, EscapesWhatItEchoes) {
 // memory.
 TEST(Npy, StopsReadingAStreamAfterItsData) {
   TempDir dir;
-  std::vector<uint8_t> bytes = npyBytes(
-      "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
-      std::vector<uint8_t>(8));
+  std::vector<uint8_t> bytes =
+      npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+               std::vector<uint8_t>(8));
   std::vector<uint8_t> longer = bytes;
   longer.push_back(0);
   writeBytes(dir.file("long.npy"), longer);
   EXPECT_EQ(messageOf(readNpy(dir.file("long.npy"))),
-            dir.file("long.npy") + ": 1 unexpected bytes after the [2] f32 data");
+            dir.file("long.npy") +
+                ": 1 unexpected bytes after the [2] f32 data");
   bytes.resize(bytes.size() - 3);
   writeBytes(dir.file("short.npy"), bytes);
   EXPECT_EQ(messageOf(readNpy(dir.file("short.npy"))),
@@ -165,6 +166,26 @@ TEST(Npy, WritesBFloat16AsFloat32) {
   EXPECT_EQ(read[1], -2.0f);
 }
 
+TEST(Npy, ReadsBFloat16AsMlDtypesSavesIt) {
+  // ml_dtypes' bfloat16 has no numpy type code: np.save writes '<V2'.
+  for (const char *descr : {"<V2", "|V2"}) {
+    std::vector<uint8_t> bytes =
+        npyBytes(std::string("{'descr': '") + descr +
+                     "', 'fortran_order': False, 'shape': (2,), }",
+                 {0xc0, 0x3f, 0x00, 0xc0});
+    StatusOr<HostTensor> tensor = parseNpy(bytes.data(), bytes.size());
+    ASSERT_EQ(messageOf(tensor), "<ok>");
+    EXPECT_EQ(tensor->dtype, DType::BF16);
+    EXPECT_EQ(elementAsDouble(DType::BF16, tensor->data.data(), 0), 1.5);
+    EXPECT_EQ(elementAsDouble(DType::BF16, tensor->data.data(), 1), -2.0);
+  }
+  // Other void widths are not bf16.
+  EXPECT_NE(parseError(npyBytes("{'descr': '<V4', 'fortran_order': False, "
+                                "'shape': (1,), }",
+                                {0, 0, 0, 0})),
+            "<ok>");
+}
+
 TEST(Npy, RejectsFortranOrder) {
   EXPECT_EQ(parseError(npyBytes("{'descr': '<f4', 'fortran_order': True, "
                                 "'shape': (1,), }",
@@ -184,13 +205,13 @@ TEST(Npy, RejectsUnsupportedDTypes) {
   EXPECT_EQ(parseError(npyBytes("{'descr': '<f8', 'fortran_order': False, "
                                 "'shape': (1,), }",
                                 std::vector<uint8_t>(8))),
-            "unsupported dtype '<f8'; expected one of '<f4', '<f2', '<i4', "
-            "'<i8'");
+            "unsupported dtype '<f8'; expected one of '<f4', '<f2', '<V2' "
+            "(bf16, as ml_dtypes saves it), '<i4', '<i8'");
   EXPECT_EQ(parseError(npyBytes("{'descr': '|u1', 'fortran_order': False, "
                                 "'shape': (1,), }",
                                 {0})),
-            "unsupported dtype '|u1'; expected one of '<f4', '<f2', '<i4', "
-            "'<i8'");
+            "unsupported dtype '|u1'; expected one of '<f4', '<f2', '<V2' "
+            "(bf16, as ml_dtypes saves it), '<i4', '<i8'");
 }
 
 TEST(Npy, RejectsTruncatedData) {
