@@ -8,8 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/PairedContractions.h"
 #include "compiler/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -21,7 +23,10 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
@@ -190,7 +195,50 @@ void toNamedMatmul(RewriterBase &rewriter, linalg::GenericOp op,
   rewriter.eraseOp(op);
 }
 
-void hoistTileOfC(RewriterBase &rewriter, scf::ForOp loop, Value tileOfC) {
+/// The fill of zeros that `op`'s C was just given, if any: the fill it
+/// follows (past side-effect-free ops such as subviews) writes exactly C
+/// with 0.0. The contraction writes every element of C, so its register
+/// blocks can start from zero instead of loading C, and the fill (a memset
+/// as large as C, per block of scores) can go.
+linalg::FillOp zeroFillOfC(linalg::LinalgOp op) {
+  Value c = op.getDpsInitOperand(0)->get();
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev))
+      return fill.getOutputs()[0] == c &&
+                     matchPattern(fill.getInputs()[0], m_AnyZeroFloat())
+                 ? fill
+                 : nullptr;
+    if (!isMemoryEffectFree(prev))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// A paired bf16 contraction as blocks of AVX-512 dot products, sized by
+/// the f32 rule (each dot product fills one f32 vector); one whose columns
+/// are not a multiple of a vector is left to the loops.
+void toBF16DotProducts(RewriterBase &rewriter, linalg::GenericOp op,
+                       const RegisterTileRule &rule) {
+  std::optional<lcc::PairedContractionShape> shape =
+      lcc::matchPairedContraction(op);
+  if (!shape)
+    return;
+  std::optional<RegisterTile> tile = registerTileFor(
+      shape->rows, shape->columns, rule.lanes, rule.registers, 0, 0);
+  if (!tile || tile->n % rule.lanes != 0)
+    return;
+  linalg::FillOp zeroFill = zeroFillOfC(op);
+  lcc::lowerPairedContractionToDots(rewriter, op, *shape, tile->m, tile->n,
+                                    tile->rest, /*zeroC=*/bool(zeroFill));
+  if (zeroFill)
+    rewriter.eraseOp(zeroFill);
+}
+
+/// Keeps C's block in registers across `loop` (the k loop): read before it,
+/// written after it; with `zeroC` (C was filled with zeros) the read is
+/// zeros. Whether it could.
+bool hoistTileOfC(RewriterBase &rewriter, scf::ForOp loop, Value tileOfC,
+                  bool zeroC) {
   // The view of C's tile does not depend on k.
   moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
   vector::TransferReadOp read;
@@ -214,11 +262,20 @@ void hoistTileOfC(RewriterBase &rewriter, scf::ForOp loop, Value tileOfC) {
       llvm::any_of(read->getOperands(), [&](Value v) {
         return loop->isAncestor(v.getParentRegion()->getParentOp());
       }))
-    return;
+    return false;
   rewriter.moveOpBefore(read, loop);
+  Value initial = read.getResult();
+  if (zeroC) {
+    // A fresh constant, used only where the read was: the loop's uses of
+    // it become the new iteration argument below.
+    rewriter.setInsertionPoint(read);
+    initial = arith::ConstantOp::create(
+        rewriter, read.getLoc(), rewriter.getZeroAttr(read.getVectorType()));
+    rewriter.replaceOp(read, initial);
+  }
   Value written = write.getVector();
   auto hoisted = cast<scf::ForOp>(*loop.replaceWithAdditionalYields(
-      rewriter, ValueRange{read.getResult()},
+      rewriter, ValueRange{initial},
       /*replaceInitOperandUsesInLoop=*/true,
       [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
         return SmallVector<Value>{written};
@@ -227,6 +284,7 @@ void hoistTileOfC(RewriterBase &rewriter, scf::ForOp loop, Value tileOfC) {
   rewriter.modifyOpInPlace(write, [&] {
     write.getValueToStoreMutable().assign(hoisted.getResults().back());
   });
+  return true;
 }
 
 /// Splits `op` along `m` into its first `rows` rows and the rest (views of
@@ -279,26 +337,44 @@ struct VectorizeContractions
       return signalPassFailure();
     }
     RegisterTileRule rule{vectorBits / 32, vectorRegisters, tileM, tileN};
+    if (bf16Dot && vectorBits != 512) {
+      func.emitError() << "lcc-vectorize-contractions: bf16-dot needs "
+                          "AVX-512's vector-bits=512, got "
+                       << static_cast<int64_t>(vectorBits);
+      return signalPassFailure();
+    }
+    if (bf16Dot) {
+      for (linalg::GenericOp op : generics)
+        toBF16DotProducts(rewriter, op, rule);
+      generics.clear();
+      func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    }
     for (linalg::GenericOp op : generics)
       toNamedMatmul(rewriter, op, rule);
-    SmallVector<std::tuple<linalg::LinalgOp, ContractionLoops, RegisterTile>>
+    SmallVector<std::tuple<linalg::LinalgOp, ContractionLoops, RegisterTile,
+                           linalg::FillOp>>
         work;
     func.walk([&](linalg::LinalgOp op) {
       if (auto loops = matchContraction(op, rule))
-        work.push_back({op, loops->first, loops->second});
+        work.push_back({op, loops->first, loops->second, zeroFillOfC(op)});
     });
     // Rows the block does not divide become a contraction of their own.
     for (size_t i = 0, e = work.size(); i < e; ++i) {
-      auto [op, loops, tile] = work[i];
+      auto [op, loops, tile, zeroFill] = work[i];
       if (tile.rest == 0)
         continue;
       int64_t rows = op.getStaticLoopRanges()[loops.m] - tile.rest;
       auto [main, rest] = splitRows(rewriter, op, loops, rows);
-      work[i] = {main, loops, RegisterTile{tile.m, tile.n}};
-      work.push_back({rest, loops, RegisterTile{tile.rest, tile.n}});
+      work[i] = {main, loops, RegisterTile{tile.m, tile.n}, zeroFill};
+      work.push_back({rest, loops, RegisterTile{tile.rest, tile.n}, zeroFill});
     }
-    SmallVector<std::pair<scf::ForOp, Value>> reductionLoops;
-    for (auto [op, loops, tile] : work) {
+    struct ReductionLoop {
+      scf::ForOp loop;
+      Value tileOfC;
+      linalg::FillOp zeroFill;
+    };
+    SmallVector<ReductionLoop> reductionLoops;
+    for (auto [op, loops, tile, zeroFill] : work) {
       SmallVector<int64_t> sizes(3, 0);
       sizes[loops.m] = tile.m;
       sizes[loops.n] = tile.n;
@@ -315,7 +391,8 @@ struct VectorizeContractions
       rewriter.eraseOp(op);
       reductionLoops.push_back(
           {cast<scf::ForOp>(tiled->loops.back()),
-           cast<linalg::LinalgOp>(tiled->op).getDpsInitOperand(0)->get()});
+           cast<linalg::LinalgOp>(tiled->op).getDpsInitOperand(0)->get(),
+           zeroFill});
       rewriter.setInsertionPoint(tiled->op);
       FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
           rewriter, tiled->op, /*inputVectorSizes=*/{},
@@ -335,8 +412,17 @@ struct VectorizeContractions
     // stays in registers while k advances. Only the tile of C, which
     // nothing else in the loop touches, moves; upstream's hoisting gives up
     // on buffers that are function arguments.
-    for (auto [loop, tileOfC] : reductionLoops)
-      hoistTileOfC(rewriter, loop, tileOfC);
+    // A zero fill goes only when every block of its C starts from zeros.
+    llvm::DenseMap<Operation *, bool> fillStillRead;
+    for (ReductionLoop &r : reductionLoops) {
+      bool hoisted =
+          hoistTileOfC(rewriter, r.loop, r.tileOfC, bool(r.zeroFill));
+      if (r.zeroFill)
+        fillStillRead[r.zeroFill] |= !hoisted;
+    }
+    for (auto [fill, stillRead] : fillStillRead)
+      if (!stillRead)
+        rewriter.eraseOp(fill);
 
     RewritePatternSet patterns(&getContext());
     vector::populateVectorContractLoweringPatterns(

@@ -92,3 +92,34 @@ func.func @transposed_a(%p: memref<32x6xf32>, %v: memref<32x16xf32>, %o: memref<
   }
   return
 }
+
+// -----
+
+// C just filled with zeros: the blocks start from zeros (no read of C) and
+// the fill goes; the sum still runs through the k loop's accumulator. A C
+// filled with another value keeps its fill and its reads.
+// CHECK-LABEL: func @zero_filled
+// CHECK: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %{{.+}} = %c0 to %c12 step %c6
+// CHECK: scf.for
+// CHECK-NOT: vector.transfer_read %{{.+}} vector<6x16xf32>
+// CHECK: %[[SUM:.+]] = scf.for %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (vector<6x16xf32>)
+// CHECK: vector.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: vector.transfer_write %[[SUM]]
+// CHECK-LABEL: func @one_filled
+// CHECK: linalg.fill
+// CHECK: vector.transfer_read %{{.+}} vector<6x16xf32>
+func.func @zero_filled(%a: memref<12x16xf32>, %b: memref<16x32xf32>, %c: memref<12x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<12x32xf32>)
+  linalg.matmul ins(%a, %b : memref<12x16xf32>, memref<16x32xf32>) outs(%c : memref<12x32xf32>)
+  return
+}
+func.func @one_filled(%a: memref<12x16xf32>, %b: memref<16x32xf32>, %c: memref<12x32xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%c : memref<12x32xf32>)
+  linalg.matmul ins(%a, %b : memref<12x16xf32>, memref<16x32xf32>) outs(%c : memref<12x32xf32>)
+  return
+}
