@@ -16,6 +16,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -52,6 +53,7 @@
 namespace lcc {
 #define GEN_PASS_DEF_BLOCKIDSTOARGUMENTS
 #define GEN_PASS_DEF_APPROXIMATEEXP
+#define GEN_PASS_DEF_EXPANDBFLOAT16
 #include "compiler/Passes.h.inc"
 } // namespace lcc
 
@@ -96,6 +98,17 @@ struct BlockIdsToArgumentsPass
   }
 };
 
+struct ExpandBFloat16Pass : lcc::impl::ExpandBFloat16Base<ExpandBFloat16Pass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    arith::populateExpandBFloat16Patterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      getOperation().emitError("cannot expand the bf16 conversions");
+      signalPassFailure();
+    }
+  }
+};
+
 struct ApproximateExpPass : lcc::impl::ApproximateExpBase<ApproximateExpPass> {
   void runOnOperation() override {
     if (failed(approximateExp(getOperation()))) {
@@ -125,11 +138,11 @@ CpuVectorRegisters lcc::cpuVectorRegisters(StringRef cpu) {
     std::unique_ptr<llvm::MCSubtargetInfo> info(
         target ? target->createMCSubtargetInfo(triple, cpu, "") : nullptr);
     if (info)
-      for (StringRef name : {"avx512f", "avx"})
+      for (StringRef name : {"avx512f", "avx", "avx512bf16"})
         features[name] = info->checkFeatures(("+" + name).str());
   }
   if (features.lookup("avx512f"))
-    return {512, 32};
+    return {512, 32, features.lookup("avx512bf16")};
   if (features.lookup("avx"))
     return {256, 16};
   return {128, 16};
@@ -143,8 +156,10 @@ void lcc::buildCpuToLLVMPipeline(OpPassManager &pm,
   VectorizeContractionsOptions vectorize;
   vectorize.vectorBits = registers.bits;
   vectorize.vectorRegisters = registers.count;
+  vectorize.bf16Dot = registers.bf16Dot;
   pm.addNestedPass<func::FuncOp>(createVectorizeContractions(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createExpandBFloat16());
   // Unrolled: the default goes through a stack buffer per transfer, and
   // an alloca inside loops grows the stack on every iteration.
   pm.addPass(createConvertVectorToSCFPass(
@@ -153,7 +168,9 @@ void lcc::buildCpuToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.x86Vector = true; // the bf16 dot products
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // aligned_alloc returns the aligned pointer itself; malloc plus pointer
   // arithmetic would hide from LLVM that a temporary aliases nothing, and
   // every reduction would reload and store its accumulator per step.

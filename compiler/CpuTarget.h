@@ -34,10 +34,13 @@ struct CpuTargetOptions {
 struct CpuVectorRegisters {
   int64_t bits = 256;
   int64_t count = 16;
+  /// AVX-512's bf16 dot products (avx512_bf16).
+  bool bf16Dot = false;
 };
 
 /// The vector registers of LLVM CPU `cpu` ("native": this machine):
-/// AVX-512's 32 x 512 bits, AVX's 16 x 256, or SSE's 16 x 128.
+/// AVX-512's 32 x 512 bits, AVX's 16 x 256, or SSE's 16 x 128, and
+/// whether it has avx512_bf16.
 CpuVectorRegisters cpuVectorRegisters(llvm::StringRef cpu);
 
 /// The CPU kernel stages, as lcc runs them and lcc-lower-to-kernels names

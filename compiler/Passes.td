@@ -184,10 +184,19 @@ def VectorizeContractions
     bits, 16 registers) gives 6 x 16 blocks, AVX-512 (512, 32) 14 x 32. lcc
     sets both from the CPU it compiles for; `tile-m` and `tile-n` (non-zero,
     dividing C) fix the block instead.
+
+    With `bf16-dot` (a CPU with avx512_bf16; needs vector-bits=512), a
+    contraction of bf16 operands in adjacent pairs of k accumulated in f32
+    (C[m, n] += sum A[m, p, j] or A[p, m, j] times B[p, n, j]) becomes
+    blocks of AVX-512 bf16 dot products (`x86vector.avx512.dot`): per pair,
+    a load of B per 16 columns, a broadcast of A's pair per row, one dot
+    product per accumulator; blocks sized by the same rule (14 x 32).
+    Without it such a contraction is left to the loop lowering.
   }];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
-    "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect"
+    "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
+    "mlir::x86vector::X86VectorDialect"
   ];
   let options = [
     Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
@@ -198,6 +207,8 @@ def VectorizeContractions
            "Width of the target's vector registers in bits">,
     Option<"vectorRegisters", "vector-registers", "int64_t",
            /*default=*/"16", "Number of the target's vector registers">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "Lower paired bf16 contractions to AVX-512 bf16 dot products">,
   ];
 }
 
@@ -321,6 +332,17 @@ def ApproximateExp : Pass<"lcc-approximate-exp", "mlir::ModuleOp"> {
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"
   ];
+}
+
+def ExpandBFloat16 : Pass<"lcc-expand-bf16", "mlir::ModuleOp"> {
+  let summary = "CPU: bf16 conversions as integer arithmetic";
+  let description = [{
+    f32 -> bf16 rounding (to nearest even) and bf16 -> f32 widening as
+    integer shifts and selects. LLVM turns a scalar fptrunc to bfloat into
+    a call of __truncsfbf2, which Debian 12's libgcc does not have, and the
+    kernels link against nothing else.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
 def OutlineGpuModule : Pass<"lcc-outline-gpu-module", "mlir::ModuleOp"> {

@@ -9,10 +9,61 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
 using namespace lcc;
 using namespace lcc::lowering;
+
+namespace {
+
+/// Whether attention on `elt` runs its products on pairs of half-precision
+/// values (bf16, f32 accumulation); f32 runs them on f32.
+bool isPairedHalf(Type elt) { return isa<BFloat16Type>(elt); }
+
+/// [rows, columns] viewed as [rows, columns / 2, 2]: each row's adjacent
+/// pairs, as a paired contraction reads its A.
+Value inPairs(TensorBuilder &t, Value x) {
+  RankedTensorType type = tensorType(x);
+  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+  return tensor::ExpandShapeOp::create(
+      t.builder(), t.location(),
+      RankedTensorType::get({rows, columns / 2, 2}, type.getElementType()), x,
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+}
+
+/// The rows of `x` ([rows, columns] f32) in pairs, rounded to `half`:
+/// [rows / 2, columns, 2] with out[p, c, j] = x[2p + j, c].
+Value pairRows(TensorBuilder &t, Value x, Type half) {
+  RankedTensorType type = tensorType(x);
+  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+  Value split = tensor::ExpandShapeOp::create(
+      t.builder(), t.location(),
+      RankedTensorType::get({rows / 2, 2, columns}, type.getElementType()), x,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  return t.map({rows / 2, columns, 2}, half, {split}, {t.map(3, {0, 2, 1})},
+               [half](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                 return arith::TruncFOp::create(b, loc, half, a[0]);
+               });
+}
+
+/// `value` [batch, heads, seq, dim] with its keys in pairs, once for every
+/// query tile: [batch, heads, seq / 2, dim, 2], out[.., p, d, j] =
+/// value[.., 2p + j, d], the B of the paired p·v.
+Value valuesInPairs(TensorBuilder &t, Value value) {
+  RankedTensorType type = tensorType(value);
+  SmallVector<int64_t> shape(type.getShape());
+  Value split = tensor::ExpandShapeOp::create(
+      t.builder(), t.location(),
+      RankedTensorType::get({shape[0], shape[1], shape[2] / 2, 2, shape[3]},
+                            type.getElementType()),
+      value, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+  return t.map({shape[0], shape[1], shape[2] / 2, shape[3], 2},
+               type.getElementType(), {split}, {t.map(5, {0, 1, 2, 4, 3})},
+               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+} // namespace
 
 /// q kᵀ · scale for one block, modified, then (if `mask`) masked: padded
 /// keys, later keys (if causal) and keys not `visible` get -inf.
@@ -70,10 +121,15 @@ SmallVector<Value> FlashAttention::updateOnline(
     TensorBuilder &t, Value scaledQueriesT, Value keyBlock, Value valueBlock,
     const TilePosition &tile, int64_t keySeq, ValueRange state, bool mask,
     Value wholeTileVisible) const {
-  Type elt = tensorType(scaledQueriesT).getElementType();
+  // Half-precision operands meet in pairs of their reduced dimension, the
+  // softmax's state stays f32.
+  bool paired = isPairedHalf(tensorType(keyBlock).getElementType());
+  Type elt = t.builder().getF32Type();
   int64_t valueDim = tensorType(valueBlock).getDimSize(1);
-  Value dots = t.matmul(keyBlock, scaledQueriesT,
-                        t.filled({keyTile, queryTile}, elt, 0.0));
+  Value zeroDots = t.filled({keyTile, queryTile}, elt, 0.0);
+  Value dots = paired ? t.pairedMatmul(inPairs(t, keyBlock), scaledQueriesT,
+                                       zeroDots, /*aPairsMajor=*/false)
+                      : t.matmul(keyBlock, scaledQueriesT, zeroDots);
   constexpr auto layout = ScoreBlockLayout::scaledKeysByQueries;
   Value scores;
   if (mask && wholeTileVisible) {
@@ -121,7 +177,12 @@ SmallVector<Value> FlashAttention::updateOnline(
                          [](OpBuilder &b, Location loc, ValueRange a) {
                            return mul(b, loc, a[0], a[1]);
                          });
-  return {newMax, newSum, t.matmulTransposedA(probs, valueBlock, rescaled)};
+  if (!paired)
+    return {newMax, newSum, t.matmulTransposedA(probs, valueBlock, rescaled)};
+  Type half = tensorType(keyBlock).getElementType();
+  return {newMax, newSum,
+          t.pairedMatmul(pairRows(t, probs, half), valueBlock, rescaled,
+                         /*aPairsMajor=*/true)};
 }
 
 /// Whether every key of `tile` is visible to every query of its query
@@ -168,8 +229,9 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
                                Value scaledQueriesT, const TilePosition &where,
                                int64_t keySeq, int64_t keyTiles) const {
   TensorBuilder tb(builder, loc);
-  Type elt = tensorType(scaledQueriesT).getElementType();
+  Type elt = builder.getF32Type();
   int64_t valueDim = tensorType(paddedValue).getDimSize(3);
+  bool paired = isPairedHalf(tensorType(paddedKey).getElementType());
   Value end = keyTileEnd(tb, where.queryStart, keyTiles);
   SmallVector<Value> state0 = {tb.filled({queryTile}, elt, kNegativeInfinity),
                                tb.filled({queryTile}, elt, 0.0),
@@ -186,8 +248,10 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
           TensorBuilder t(ub, uloc);
           Value keyBlock = tileOf(ub, uloc, paddedKey, tile.batch, tile.head,
                                   tile.keyStart, keyTile);
-          Value valueBlock = tileOf(ub, uloc, paddedValue, tile.batch,
-                                    tile.head, tile.keyStart, keyTile);
+          Value valueBlock = paired
+                                 ? pairedValueTile(ub, uloc, paddedValue, tile)
+                                 : tileOf(ub, uloc, paddedValue, tile.batch,
+                                          tile.head, tile.keyStart, keyTile);
           return updateOnline(t, scaledQueriesT, keyBlock, valueBlock, tile,
                               keySeq, state, mask, wholeTileVisible);
         };
@@ -225,6 +289,43 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
   return keyLoop.getResults();
 }
 
+/// A query tile ([query tile, head_dim], half precision) scaled, in pairs
+/// of head_dim: [head_dim / 2, query tile, 2], the B of the paired k·qᵀ.
+/// The scale is applied in f32, then rounded.
+Value FlashAttention::scaledQueriesInPairs(TensorBuilder &t,
+                                           Value queryBlock) const {
+  RankedTensorType type = tensorType(queryBlock);
+  Type half = type.getElementType();
+  int64_t headDim = type.getDimSize(1);
+  Value pairs = inPairs(t, queryBlock);
+  return t.map(
+      {headDim / 2, queryTile, 2}, half, {pairs}, {t.map(3, {1, 0, 2})},
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        Type f32 = b.getF32Type();
+        Value wide = arith::ExtFOp::create(b, loc, f32, a[0]);
+        Value scaled = mul(b, loc, wide, floatConstant(b, loc, f32, scale));
+        return arith::TruncFOp::create(b, loc, half, scaled);
+      });
+}
+
+/// The key tile of values already in pairs ([batch, heads, seq / 2, dim,
+/// 2]): [key tile / 2, dim, 2].
+Value FlashAttention::pairedValueTile(OpBuilder &b, Location loc,
+                                      Value pairedValue,
+                                      const TilePosition &tile) const {
+  RankedTensorType type = tensorType(pairedValue);
+  int64_t dim = type.getDimSize(3);
+  Value pairStart = arith::DivUIOp::create(
+      b, loc, tile.keyStart, arith::ConstantIndexOp::create(b, loc, 2));
+  return sliceOf(
+      b, loc,
+      RankedTensorType::get({keyTile / 2, dim, 2}, type.getElementType()),
+      pairedValue,
+      {tile.batch, tile.head, pairStart, b.getIndexAttr(0), b.getIndexAttr(0)},
+      {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(keyTile / 2),
+       b.getIndexAttr(dim), b.getIndexAttr(2)});
+}
+
 Value FlashAttention::build(OpBuilder &builder, Location loc) const {
   return buildTiles(builder, loc, /*logSumExp=*/false).first;
 }
@@ -251,11 +352,15 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
   Value paddedQuery = padSeq(tb, query, paddedSeq);
   Value paddedKey = padSeq(tb, key, keyTiles * keyTile);
   Value paddedValue = padSeq(tb, value, keyTiles * keyTile);
+  bool paired = isPairedHalf(elt);
+  if (paired)
+    paddedValue = valuesInPairs(tb, paddedValue);
+  Type f32 = builder.getF32Type();
 
   SmallVector<Value> outs = {
       tb.empty({batch, heads, paddedSeq, valueDim}, elt)};
   if (logSumExp)
-    outs.push_back(tb.empty({batch, heads, paddedSeq}, elt));
+    outs.push_back(tb.empty({batch, heads, paddedSeq}, f32));
   auto forall = scf::ForallOp::create(
       builder, loc,
       ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
@@ -276,26 +381,32 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
   // Once per query tile, so that no key tile is ever transposed.
   int64_t headDim = qType.getDimSize(3);
   Value scaledQueriesT =
-      body.map({headDim, queryTile}, elt, {queryBlock}, {body.map(2, {1, 0})},
-               [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                 return mul(b, loc, a[0], floatConstant(b, loc, elt, scale));
-               });
+      paired ? scaledQueriesInPairs(body, queryBlock)
+             : body.map({headDim, queryTile}, elt, {queryBlock},
+                        {body.map(2, {1, 0})},
+                        [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                          return mul(b, loc, a[0],
+                                     floatConstant(b, loc, elt, scale));
+                        });
   SmallVector<Value> final =
       attendKeyTiles(builder, loc, paddedKey, paddedValue, scaledQueriesT,
                      where, keySeq, keyTiles);
-  Value normalized =
-      body.map({queryTile, valueDim}, elt, {final[2], final[1]},
-               {body.identityMap(2), body.dropLastMap(2)},
-               [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                 Value share = arith::DivFOp::create(b, loc, a[0], a[1]);
-                 if (!emptyRowsGetZeros)
-                   return share;
-                 // No visible key: the sum is 0 and so is the output.
-                 Value zero = floatConstant(b, loc, elt, 0.0);
-                 Value none = arith::CmpFOp::create(
-                     b, loc, arith::CmpFPredicate::OEQ, a[1], zero);
-                 return arith::SelectOp::create(b, loc, none, zero, share);
-               });
+  Value normalized = body.map(
+      {queryTile, valueDim}, elt, {final[2], final[1]},
+      {body.identityMap(2), body.dropLastMap(2)},
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        Value share = arith::DivFOp::create(b, loc, a[0], a[1]);
+        if (emptyRowsGetZeros) {
+          // No visible key: the sum is 0 and so is the output.
+          Value zero = floatConstant(b, loc, f32, 0.0);
+          Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             a[1], zero);
+          share = arith::SelectOp::create(b, loc, none, zero, share);
+        }
+        return elt == f32
+                   ? share
+                   : arith::TruncFOp::create(b, loc, elt, share).getResult();
+      });
   // log(sum) + max: -inf + -inf = -inf for a query that sees nothing.
   Value rowLogSumExp;
   if (logSumExp)
@@ -330,7 +441,7 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
                builder.getIndexAttr(querySeq), builder.getIndexAttr(valueDim)});
   if (lse)
     lse = sliceOf(builder, loc,
-                  RankedTensorType::get({batch, heads, querySeq}, elt), lse,
+                  RankedTensorType::get({batch, heads, querySeq}, f32), lse,
                   ArrayRef<OpFoldResult>(zeros).take_front(3),
                   {builder.getIndexAttr(batch), builder.getIndexAttr(heads),
                    builder.getIndexAttr(querySeq)});

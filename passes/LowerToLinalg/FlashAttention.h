@@ -62,6 +62,12 @@ enum class ScoreBlockLayout { queriesByKeys, scaledKeysByQueries };
 /// in tiles of `queryTile` queries and `keyTile` keys. A query that sees no
 /// key gets zeros when `emptyRowsGetZeros` is set; a form whose queries
 /// always see some key (themselves, say) leaves it unset and saves the test.
+///
+/// On bf16 operands both products take their operands in adjacent pairs of
+/// the summed dimension and accumulate in f32 (the form of AVX-512's bf16
+/// dot products): head_dim, the key tile and the key sequence padded to it
+/// must be even. Scores, the softmax and its state stay f32; the
+/// probabilities are rounded to bf16 for p·v, the output at the end.
 struct FlashAttention {
   mlir::Value query, key, value;
   double scale;
@@ -112,6 +118,11 @@ private:
                mlir::Value keyBlock, mlir::Value valueBlock,
                const TilePosition &tile, int64_t keySeq, mlir::ValueRange state,
                bool mask, mlir::Value wholeTileVisible) const;
+  mlir::Value scaledQueriesInPairs(TensorBuilder &t,
+                                   mlir::Value queryBlock) const;
+  mlir::Value pairedValueTile(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value pairedValue,
+                              const TilePosition &tile) const;
   mlir::Value keyTileEnd(TensorBuilder &t, mlir::Value queryStart,
                          int64_t keyTiles) const;
   mlir::Value unpaddedAndPast(mlir::OpBuilder &b, mlir::Location loc,

@@ -160,6 +160,58 @@ LogicalResult assignsToResults(func::FuncOp func) {
   return success();
 }
 
+/// Whether `type` is a tensor of f16 or bf16.
+bool isHalfTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor &&
+         (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
+}
+
+/// bf16 is computed by the flash form only (attention and sparse
+/// attention: products on bf16 pairs, softmax in f32); every other op's
+/// lowering computes in f32. One error naming the first op outside that.
+LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
+  WalkResult walk = module.walk([&](Operation *op) {
+    StringRef dialect = op->getName().getDialectNamespace();
+    if (dialect != AttnDialect::getDialectNamespace() &&
+        !isAttentionFormDialect(dialect))
+      return WalkResult::advance();
+    if (!llvm::any_of(op->getOperandTypes(), isHalfTensor) &&
+        !llvm::any_of(op->getResultTypes(), isHalfTensor))
+      return WalkResult::advance();
+    auto problem = [&]() -> std::string {
+      auto types =
+          llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes());
+      if (llvm::any_of(types, [](Type type) {
+            return getElementTypeOrSelf(type).isF16();
+          }))
+        return "f16 tensors are read and written but not computed on; use "
+               "bf16 or f32";
+      auto attention = dyn_cast<AttentionOp>(op);
+      if (!attention && !isa<SparseAttentionOp>(op))
+        return "bf16 is computed by attn.attention and attn.sparse_attention "
+               "(dense, masked and sparse forms) only; give this op f32 "
+               "tensors";
+      if (attention && (attention.getSharedQk() || attention.getLogsumexp()))
+        return "bf16 attention with shared_qk or a logsumexp (training) is "
+               "not compiled; give it f32 tensors";
+      int64_t headDim = tensorType(op->getOperand(0)).getDimSize(3);
+      if (headDim % 2 != 0)
+        return "bf16 attention multiplies head_dim in pairs; head_dim " +
+               std::to_string(headDim) + " is odd";
+      if (tiling.keyTile % 2 != 0)
+        return "bf16 attention multiplies keys in pairs; key-tile " +
+               std::to_string(tiling.keyTile) + " is odd";
+      return "";
+    }();
+    if (problem.empty())
+      return WalkResult::advance();
+    op->emitOpError() << problem;
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
   using LowerToLinalgBase::LowerToLinalgBase;
 
@@ -172,6 +224,8 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
                          << ", key-tile=" << static_cast<int64_t>(keyTile);
       return signalPassFailure();
     }
+    if (failed(checkHalfPrecision(module, {queryTile, keyTile})))
+      return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       recordIndexRanges(func);
       if (failed(assignsToResults(func)) || failed(paramsToArguments(func)))

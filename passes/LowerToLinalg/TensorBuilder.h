@@ -74,6 +74,13 @@ public:
   /// sum_k a(k, m) * b(k, n) accumulated into `init` (m, n): a weight's
   /// gradient, summed over positions k.
   mlir::Value matmulTransposedA(mlir::Value a, mlir::Value b, mlir::Value init);
+  /// A contraction over k = 2p + j of half-precision operands in pairs,
+  /// accumulated in f32: init(m, n) += sum_{p,j} a * b(p, n, j), with a
+  /// read as a(m, p, j), or as a(p, m, j) when `aPairsMajor`. The pairs of
+  /// k stay adjacent in both operands (the layout AVX-512's bf16 dot
+  /// products take); loops (m, n, p, j).
+  mlir::Value pairedMatmul(mlir::Value a, mlir::Value b, mlir::Value init,
+                           bool aPairsMajor);
 
   /// Affine map helpers over `rank` loop dimensions.
   mlir::AffineMap identityMap(unsigned rank);

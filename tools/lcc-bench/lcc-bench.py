@@ -26,7 +26,8 @@
                       [--d-model=128] [--d-ff=512] [--lsh-hashes=4]
                       [--lsh-bucket-size=64] [--repeat=3] [--threads=N]
 
-attention: scaled dot-product attention, f32, one model per sequence length,
+attention: scaled dot-product attention, f32 (or --dtype=bf16), one model per
+sequence length,
 compiled with lcc for the CPU (for a sparse form: lcc --attention=sparse with
 the given pattern; for lsh: shared-QK attention compiled with
 --attention=lsh; for sliding-window: attn.attention with a mask region
@@ -129,16 +130,30 @@ def report(lcm, inputs, params, repeat, threads, workdir):
 # python3-numpy, with OpenBLAS from libopenblas0-pthread): one process
 # per measurement, pinned and threaded as lcc-run is.
 NUMPY_SGEMM = """
-import sys, time, numpy as np
+import ctypes, glob, sys, time, numpy as np
 n, repeat = int(sys.argv[1]), int(sys.argv[2])
 rng = np.random.default_rng(0)
 a = rng.standard_normal((n, n), dtype=np.float32)
 b = rng.standard_normal((n, n), dtype=np.float32)
-a @ b
+c = a @ b
+# A ceiling from a kernel that computes wrongly is no ceiling.
+rows = slice(0, 16)
+exact = a[rows].astype(np.float64) @ b.astype(np.float64)
+if np.max(np.abs(c[rows] - exact)) > 1e-3 * np.max(np.abs(exact)):
+    sys.exit("OpenBLAS sgemm gives wrong results on this CPU")
 times = []
 for _ in range(repeat):
     t = time.perf_counter(); a @ b; times.append(time.perf_counter() - t)
-print(2.0 * n ** 3 / sorted(times)[len(times) // 2] / 1e9)
+core = "?"
+for path in glob.glob("/usr/lib/x86_64-linux-gnu/openblas*/libopenblas*.so*"):
+    try:
+        lib = ctypes.CDLL(path)
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        core = lib.openblas_get_corename().decode()
+        break
+    except (OSError, AttributeError):
+        pass
+print(2.0 * n ** 3 / sorted(times)[len(times) // 2] / 1e9, core)
 """
 
 NUMPY_ATTENTION = """
@@ -200,14 +215,21 @@ def numpy_env(threads):
     env = dict(os.environ)
     count = str(threads or len(pinned(0)))
     env.update(OPENBLAS_NUM_THREADS=count, OMP_NUM_THREADS=count)
+    # Some machines pin OpenBLAS to an older core (OPENBLAS_CORETYPE=Haswell
+    # on an AVX-512 CPU halves sgemm): the ceiling and the peer are the
+    # kernels OpenBLAS picks for this CPU, checked by the sgemm run.
+    env.pop("OPENBLAS_CORETYPE", None)
+    env.pop("OPENBLAS_L2_SIZE", None)
     return env
 
 
 def sgemm_ceiling(python, threads, repeat):
-    """OpenBLAS sgemm 2048^3 GFLOP/s (median), pinned as lcc runs."""
-    return float(run_pinned([python, "-c", NUMPY_SGEMM, "2048",
+    """OpenBLAS sgemm 2048^3 (median GFLOP/s, kernel name), pinned as lcc
+    runs."""
+    rate, core = run_pinned([python, "-c", NUMPY_SGEMM, "2048",
                              str(max(repeat, 3))], threads,
-                            numpy_env(threads)))
+                            numpy_env(threads)).split()
+    return float(rate), core
 
 
 def numpy_attention_ms(python, opts, seq):
@@ -271,8 +293,9 @@ def alibi_score(heads):
             "      }" % (-8.0 * 0.6931471805599453 / heads))
 
 
-def attention_model(batch, heads, seq, dim, causal, shared_qk, mask=""):
-    t = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, seq, dim)
+def attention_model(batch, heads, seq, dim, causal, shared_qk, mask="",
+                    dtype="f32"):
+    t = "tensor<%dx%dx%dx%dx%s>" % (batch, heads, seq, dim, dtype)
     attrs = [a for a, on in (("causal = true", causal),
                              ("shared_qk", shared_qk)) if on]
     attrs = " {%s}" % ", ".join(attrs) if attrs else ""
@@ -317,19 +340,20 @@ def bench_attention(opts):
         flags.append("--query-tile=%d" % opts.query_tile)
     if opts.key_tile:
         flags.append("--key-tile=%d" % opts.key_tile)
-    print("%s attention, f32, batch %d, %d heads, head_dim %d, %s, "
+    print("%s attention, %s, batch %d, %d heads, head_dim %d, %s, "
           "%d threads on CPUs %s %s" %
-          (opts.form, opts.batch, opts.heads, opts.head_dim,
+          (opts.form, opts.dtype, opts.batch, opts.heads, opts.head_dim,
            "causal" if opts.causal else "non-causal",
            len(pinned(opts.threads)),
            ",".join(map(str, pinned(opts.threads))), " ".join(flags)))
     python = None if opts.no_peer else numpy_python()
-    ceiling = sgemm_ceiling(python, opts.threads, opts.repeat) \
-        if python else None
+    ceiling, core = sgemm_ceiling(python, opts.threads, opts.repeat) \
+        if python else (None, None)
     if ceiling:
-        print("ceiling: OpenBLAS sgemm 2048^3 %.1f GFLOP/s (numpy, same "
-              "CPUs and threads); peer: numpy + OpenBLAS dense attention "
-              "(up to --peer-up-to=%d tokens)" % (ceiling, opts.peer_up_to))
+        print("ceiling: OpenBLAS sgemm 2048^3 %.1f GFLOP/s (numpy, kernel "
+              "%s, same CPUs and threads); peer: numpy + OpenBLAS f32 dense "
+              "attention (up to --peer-up-to=%d tokens)" %
+              (ceiling, core, opts.peer_up_to))
     else:
         print("no ceiling or peer: no python3 with numpy (apt install "
               "python3-numpy libopenblas0-pthread)" if not opts.no_peer
@@ -344,7 +368,8 @@ def bench_attention(opts):
                 mask = (sliding_window_mask(opts.window)
                         if opts.form == "sliding-window" else "")
                 f.write(attention_model(opts.batch, opts.heads, seq,
-                                        opts.head_dim, opts.causal, lsh, mask))
+                                        opts.head_dim, opts.causal, lsh, mask,
+                                        opts.dtype))
             lcm = os.path.join(work, "attention.lcm")
             seconds = compile_model(model, lcm, flags)
             shape = "%d,%d,%d,%d" % (opts.batch, opts.heads, seq,
@@ -353,7 +378,8 @@ def bench_attention(opts):
             for name in ("qk", "v") if lsh else ("q", "k", "v"):
                 path = os.path.join(work, name + ".npy")
                 run([tool("lcc-testdata"), "--output=" + path,
-                     "--shape=" + shape, "--seed=%d" % len(inputs)])
+                     "--shape=" + shape, "--seed=%d" % len(inputs),
+                     "--dtype=" + opts.dtype])
                 inputs.append(path)
             r = report(lcm, inputs, None, opts.repeat, opts.threads, work)
             flops = 4.0 * opts.batch * opts.heads * seq * seq * opts.head_dim
@@ -400,7 +426,8 @@ def bench_masks(opts):
             for name in ("q", "k", "v"):
                 path = os.path.join(work, name + ".npy")
                 run([tool("lcc-testdata"), "--output=" + path,
-                     "--shape=" + shape, "--seed=%d" % len(inputs)])
+                     "--shape=" + shape, "--seed=%d" % len(inputs),
+                     "--dtype=" + opts.dtype])
                 inputs.append(path)
             for name, region in forms:
                 unmasked = name in ("dense", "alibi")
@@ -679,6 +706,9 @@ def main():
     a.add_argument("--head-dim", type=int, default=64)
     a.add_argument("--batch", type=int, default=1)
     a.add_argument("--causal", action="store_true")
+    a.add_argument("--dtype", choices=["f32", "bf16"], default="f32",
+                   help="element type of q, k, v and the result (bf16: "
+                   "products on bf16 pairs, f32 accumulation and softmax)")
     a.add_argument("--repeat", type=int, default=3)
     a.add_argument("--threads", type=int, default=0)
     a.add_argument("--form", default="dense",

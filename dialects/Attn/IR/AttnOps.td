@@ -51,6 +51,14 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
       none). The train step asks for it, so that `attn.attention_backward`
       recomputes the probabilities from it instead of storing them.
 
+    On bf16 tensors (q, k, v and the result), both products take their
+    operands as bf16 and accumulate in f32; the scores, the softmax and its
+    running state are f32, the probabilities are rounded to bf16 for p·v
+    and the result at the end. The scale is applied to q in f32 before it is
+    rounded. head_dim must be even (products run on pairs of it); f16
+    tensors, and bf16 with `shared_qk` or `logsumexp`, are refused by the
+    lowering with one error.
+
     Example:
 
     ```mlir

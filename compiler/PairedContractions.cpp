@@ -1,0 +1,200 @@
+//===- PairedContractions.cpp - bf16 dot-product register blocks ----------===//
+
+#include "compiler/PairedContractions.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
+
+using namespace mlir;
+using namespace lcc;
+
+namespace {
+
+/// f32 accumulators per dot product; each takes 16 pairs of bf16.
+constexpr int64_t kLanes = 16;
+
+/// The static strides of a buffer, or none.
+std::optional<SmallVector<int64_t>> stridesOf(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (!type || !type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  return strides;
+}
+
+bool isBufferOf(Value buffer, unsigned rank, bool bf16) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  return type && type.getRank() == rank &&
+         (bf16 ? type.getElementType().isBF16()
+               : type.getElementType().isF32());
+}
+
+/// Whether the body is acc + ext(a) * ext(b) (either order of each).
+bool isMultiplyAccumulateOfWidened(Block &body) {
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  auto widens = [&](Value v, unsigned argument) {
+    auto ext = v.getDefiningOp<arith::ExtFOp>();
+    return ext && ext.getIn() == body.getArgument(argument);
+  };
+  return (widens(mul.getLhs(), 0) && widens(mul.getRhs(), 1)) ||
+         (widens(mul.getLhs(), 1) && widens(mul.getRhs(), 0));
+}
+
+/// Rows [begin, end) of C in blocks of `rows` x `columns` accumulators.
+void emitBlocks(OpBuilder &b, Location loc, Value a, Value bRows, Value c,
+                const PairedContractionShape &shape, int64_t begin, int64_t end,
+                int64_t rows, int64_t columns, bool zeroC) {
+  OpBuilder::InsertionGuard guard(b);
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type(), i32 = b.getI32Type();
+  auto accType = VectorType::get({kLanes}, f32);
+  auto pairsType = VectorType::get({2 * kLanes}, bf16);
+  auto rowLoop =
+      scf::ForOp::create(b, loc, index(begin), index(end), index(rows));
+  b.setInsertionPointToStart(rowLoop.getBody());
+  auto columnLoop = scf::ForOp::create(b, loc, index(0), index(shape.columns),
+                                       index(columns));
+  b.setInsertionPointToStart(columnLoop.getBody());
+  Value firstRow = rowLoop.getInductionVar();
+  Value firstColumn = columnLoop.getInductionVar();
+  int64_t vectors = columns / kLanes;
+  SmallVector<Value> rowAt, columnAt, pairColumnAt;
+  for (int64_t r = 0; r < rows; ++r)
+    rowAt.push_back(arith::AddIOp::create(b, loc, firstRow, index(r)));
+  for (int64_t v = 0; v < vectors; ++v) {
+    columnAt.push_back(
+        arith::AddIOp::create(b, loc, firstColumn, index(v * kLanes)));
+    pairColumnAt.push_back(
+        arith::MulIOp::create(b, loc, columnAt.back(), index(2)));
+  }
+  SmallVector<Value> accumulators;
+  Value zeros;
+  if (zeroC)
+    zeros = arith::ConstantOp::create(b, loc, b.getZeroAttr(accType));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t v = 0; v < vectors; ++v)
+      accumulators.push_back(
+          zeroC ? zeros
+                : vector::LoadOp::create(b, loc, accType, c,
+                                         ValueRange{rowAt[r], columnAt[v]})
+                      .getResult());
+  auto pairLoop = scf::ForOp::create(
+      b, loc, index(0), index(shape.pairs), index(1), accumulators,
+      [&](OpBuilder &nb, Location nloc, Value pair, ValueRange state) {
+        SmallVector<Value> bPairs;
+        for (int64_t v = 0; v < vectors; ++v)
+          bPairs.push_back(vector::LoadOp::create(
+              nb, nloc, pairsType, bRows, ValueRange{pair, pairColumnAt[v]}));
+        SmallVector<Value> next(state);
+        Value zero = arith::ConstantIndexOp::create(nb, nloc, 0);
+        for (int64_t r = 0; r < rows; ++r) {
+          SmallVector<Value> at =
+              shape.aPairsMajor ? SmallVector<Value>{pair, rowAt[r], zero}
+                                : SmallVector<Value>{rowAt[r], pair, zero};
+          // The pair of A as one 32-bit lane, broadcast to all 16.
+          Value aPair = vector::LoadOp::create(
+              nb, nloc, VectorType::get({2}, bf16), a, at);
+          Value bits = vector::BitCastOp::create(
+              nb, nloc, VectorType::get({1}, i32), aPair);
+          Value lane =
+              vector::ExtractOp::create(nb, nloc, bits, ArrayRef<int64_t>{0});
+          Value splat = vector::BroadcastOp::create(
+              nb, nloc, VectorType::get({kLanes}, i32), lane);
+          Value aPairs = vector::BitCastOp::create(nb, nloc, pairsType, splat);
+          for (int64_t v = 0; v < vectors; ++v) {
+            Value &acc = next[r * vectors + v];
+            acc =
+                x86vector::DotBF16Op::create(nb, nloc, acc, aPairs, bPairs[v]);
+          }
+        }
+        scf::YieldOp::create(nb, nloc, next);
+      });
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t v = 0; v < vectors; ++v)
+      vector::StoreOp::create(b, loc, pairLoop.getResult(r * vectors + v), c,
+                              ValueRange{rowAt[r], columnAt[v]});
+}
+
+} // namespace
+
+std::optional<PairedContractionShape>
+lcc::matchPairedContraction(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() != 4 ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  using utils::IteratorType;
+  if (op.getIteratorTypesArray() !=
+      SmallVector<IteratorType>{IteratorType::parallel, IteratorType::parallel,
+                                IteratorType::reduction,
+                                IteratorType::reduction})
+    return std::nullopt;
+  Value a = op.getDpsInputOperand(0)->get(),
+        b = op.getDpsInputOperand(1)->get(), c = op.getDpsInitOperand(0)->get();
+  if (!isBufferOf(a, 3, true) || !isBufferOf(b, 3, true) ||
+      !isBufferOf(c, 2, false))
+    return std::nullopt;
+  MLIRContext *ctx = op.getContext();
+  auto dims = [&](ArrayRef<unsigned> positions) {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned d : positions)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    return AffineMap::get(4, 0, exprs, ctx);
+  };
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  bool aPairsMajor = maps[0] == dims({2, 0, 3});
+  if ((!aPairsMajor && maps[0] != dims({0, 2, 3})) ||
+      maps[1] != dims({2, 1, 3}) || maps[2] != dims({0, 1}))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges[3] != 2 ||
+      !isMultiplyAccumulateOfWidened(op.getRegion().front()))
+    return std::nullopt;
+  // A pair of A and the row of B's pairs are single loads; C's rows too.
+  auto aStrides = stridesOf(a), bStrides = stridesOf(b),
+       cStrides = stridesOf(c);
+  if (!aStrides || !bStrides || !cStrides || (*aStrides)[2] != 1 ||
+      (*bStrides)[2] != 1 || (*bStrides)[1] != 2 || (*cStrides)[1] != 1)
+    return std::nullopt;
+  return PairedContractionShape{ranges[0], ranges[1], ranges[2], aPairsMajor};
+}
+
+void lcc::lowerPairedContractionToDots(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       const PairedContractionShape &shape,
+                                       int64_t tileRows, int64_t tileColumns,
+                                       int64_t restRows, bool zeroC) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value a = op.getDpsInputOperand(0)->get();
+  Value c = op.getDpsInitOperand(0)->get();
+  // B's pairs of a row of k as one row of 2 x columns.
+  Value bRows = memref::CollapseShapeOp::create(
+      rewriter, loc, op.getDpsInputOperand(1)->get(),
+      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  int64_t mainRows = shape.rows - restRows;
+  emitBlocks(rewriter, loc, a, bRows, c, shape, 0, mainRows, tileRows,
+             tileColumns, zeroC);
+  if (restRows)
+    emitBlocks(rewriter, loc, a, bRows, c, shape, mainRows, shape.rows,
+               restRows, tileColumns, zeroC);
+  rewriter.eraseOp(op);
+}

@@ -1,0 +1,65 @@
+// RUN: lcc-opt %s --split-input-file --attn-lower-to-linalg="query-tile=32 key-tile=16" --verify-diagnostics | FileCheck %s
+
+// bf16 attention takes the flash form with both products on bf16 pairs
+// accumulated in f32: the values are put in pairs of keys once, each query
+// tile scaled (in f32) and put in pairs of head_dim, each block of
+// probabilities rounded to bf16 pairs of keys; the softmax state is f32 and
+// the output is rounded at the end.
+// CHECK-DAG: #[[VPAIRS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4, d3)>
+// CHECK-DAG: #[[A_ROWS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[B_PAIRS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d1, d3)>
+// CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-DAG: #[[A_PAIRS_MAJOR:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>
+// CHECK-LABEL: func @bf16_attention
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 1, 32, 2, 16] : tensor<1x1x64x16xbf16> into tensor<1x1x32x2x16xbf16>
+// CHECK: %[[VALUES:.+]] = linalg.generic {indexing_maps = [#[[VPAIRS]], {{.+}}outs({{.+}} : tensor<1x1x32x16x2xbf16>)
+// CHECK: scf.forall
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [32, 16, 2] : tensor<32x32xbf16> into tensor<32x16x2xbf16>
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<16x32x2xbf16>
+// CHECK: scf.for {{.+}} -> (tensor<32xf32>, tensor<32xf32>, tensor<32x16xf32>)
+// CHECK: tensor.extract_slice %[[VALUES]]{{.+}} [1, 1, 8, 16, 2] [1, 1, 1, 1, 1] : tensor<1x1x32x16x2xbf16> to tensor<8x16x2xbf16>
+// CHECK: linalg.generic {indexing_maps = [#[[A_ROWS]], #[[B_PAIRS]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins({{.+}} : tensor<16x16x2xbf16>, tensor<16x32x2xbf16>) outs({{.+}} : tensor<16x32xf32>)
+// CHECK: math.exp
+// CHECK: } -> tensor<8x32x2xbf16>
+// CHECK: linalg.generic {indexing_maps = [#[[A_PAIRS_MAJOR]], #[[B_PAIRS]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins({{.+}} : tensor<8x32x2xbf16>, tensor<8x16x2xbf16>) outs({{.+}} : tensor<32x16xf32>)
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<32x16xbf16>
+func.func @bf16_attention(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x64x32xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
+  %0 = attn.attention %q, %k, %v : (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16>
+  return %0 : tensor<1x1x64x16xbf16>
+}
+
+// -----
+
+func.func @odd_head_dim(%q: tensor<1x1x64x15xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
+  // expected-error @below {{'attn.attention' op bf16 attention multiplies head_dim in pairs; head_dim 15 is odd}}
+  %0 = attn.attention %q, %q, %v : (tensor<1x1x64x15xbf16>, tensor<1x1x64x15xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16>
+  return %0 : tensor<1x1x64x16xbf16>
+}
+
+// -----
+
+func.func @shared_qk(%qk: tensor<1x1x64x16xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
+  // expected-error @below {{'attn.attention' op bf16 attention with shared_qk or a logsumexp (training) is not compiled; give it f32 tensors}}
+  %0 = attn.attention %qk, %qk, %v {shared_qk} : (tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16>
+  return %0 : tensor<1x1x64x16xbf16>
+}
+
+// -----
+
+func.func @f16(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
+  // expected-error @below {{'attn.attention' op f16 tensors are read and written but not computed on; use bf16 or f32}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16>
+  return %0 : tensor<1x1x64x16xf16>
+}
+
+// -----
+
+func.func @layer_norm(%x: tensor<1x8x16xbf16>, %g: tensor<16xbf16>, %b: tensor<16xbf16>) -> tensor<1x8x16xbf16> {
+  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention and attn.sparse_attention (dense, masked and sparse forms) only; give this op f32 tensors}}
+  %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xbf16>, tensor<16xbf16>, tensor<16xbf16>) -> tensor<1x8x16xbf16>
+  return %0 : tensor<1x8x16xbf16>
+}
