@@ -122,6 +122,7 @@ struct ApproximateExpPass : lcc::impl::ApproximateExpBase<ApproximateExpPass> {
 
 void lcc::buildCpuBufferizePipeline(OpPassManager &pm) {
   addDispatchBufferizationPasses(pm);
+  pm.addNestedPass<func::FuncOp>(createPromoteTemporariesToStack());
   bufferization::buildBufferDeallocationPipeline(pm);
 }
 

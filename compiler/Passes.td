@@ -125,6 +125,25 @@ def PrintHostPlan : Pass<"lcc-print-host-plan", "mlir::ModuleOp"> {
   }];
 }
 
+def PromoteTemporariesToStack
+    : Pass<"lcc-promote-temporaries-to-stack", "mlir::func::FuncOp"> {
+  let summary = "CPU: a dispatch's tile temporaries on the stack";
+  let description = [{
+    Before buffer deallocation: each statically shaped `memref.alloc` of a
+    function's own body (not inside a loop or a branch, never returned)
+    becomes a `memref.alloca` while they add up to at most `max-bytes`
+    (default 1 MiB, an eighth of a thread's 8 MiB stack). A CPU dispatch
+    allocates its temporaries once per workgroup; from glibc's heap a
+    workgroup's hundred-odd KiB is often trimmed off the top of the heap
+    when freed and faulted back in by the next workgroup.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"1048576",
+           "Most bytes of temporaries one function keeps on the stack">,
+  ];
+}
+
 def PromoteWorkgroupBuffers
     : Pass<"lcc-promote-workgroup-buffers", "mlir::gpu::GPUModuleOp"> {
   let summary = "place the buffers a GPU kernel allocates in shared memory";
