@@ -132,14 +132,16 @@ def PromoteTemporariesToStack
     Before buffer deallocation: each statically shaped `memref.alloc` of a
     function's own body (not inside a loop or a branch, never returned)
     becomes a `memref.alloca` while they add up to at most `max-bytes`
-    (default 1 MiB, an eighth of a thread's 8 MiB stack). A CPU dispatch
+    (default 256 KiB: dense attention's 96 x 96 tiles need about 110 KiB;
+    a caller of the runtime on a thread of 1 MiB of stack, Java's default,
+    keeps room for the rest). A CPU dispatch
     allocates its temporaries once per workgroup; from glibc's heap a
     workgroup's hundred-odd KiB is often trimmed off the top of the heap
     when freed and faulted back in by the next workgroup.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
   let options = [
-    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"1048576",
+    Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"262144",
            "Most bytes of temporaries one function keeps on the stack">,
   ];
 }
