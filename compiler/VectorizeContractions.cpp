@@ -320,6 +320,116 @@ splitRows(RewriterBase &rewriter, linalg::LinalgOp op,
   return result;
 }
 
+/// A contraction to tile: its loops, its register block and the zero fill
+/// of its C, if any.
+struct BlockedContraction {
+  linalg::LinalgOp op;
+  ContractionLoops loops;
+  RegisterTile tile;
+  linalg::FillOp zeroFill;
+};
+
+/// The contractions of `func` the rule blocks, with the rows a block does
+/// not divide split off as contractions of their own.
+SmallVector<BlockedContraction>
+blockedContractions(RewriterBase &rewriter, func::FuncOp func,
+                    const RegisterTileRule &rule) {
+  SmallVector<BlockedContraction> work;
+  func.walk([&](linalg::LinalgOp op) {
+    if (auto loops = matchContraction(op, rule))
+      work.push_back({op, loops->first, loops->second, zeroFillOfC(op)});
+  });
+  for (size_t i = 0, e = work.size(); i < e; ++i) {
+    BlockedContraction c = work[i];
+    if (c.tile.rest == 0)
+      continue;
+    int64_t rows = c.op.getStaticLoopRanges()[c.loops.m] - c.tile.rest;
+    auto [main, rest] = splitRows(rewriter, c.op, c.loops, rows);
+    work[i] = {main, c.loops, RegisterTile{c.tile.m, c.tile.n}, c.zeroFill};
+    work.push_back(
+        {rest, c.loops, RegisterTile{c.tile.rest, c.tile.n}, c.zeroFill});
+  }
+  return work;
+}
+
+/// Tiles each contraction into its register blocks with k innermost and
+/// vectorizes each block, then keeps every block of C in registers across
+/// its k loop. A zero fill of C goes only when every block of that C
+/// starts from zeros.
+LogicalResult tileIntoRegisterBlocks(RewriterBase &rewriter,
+                                     ArrayRef<BlockedContraction> work) {
+  struct ReductionLoop {
+    scf::ForOp loop;
+    Value tileOfC;
+    linalg::FillOp zeroFill;
+  };
+  SmallVector<ReductionLoop> reductionLoops;
+  llvm::DenseMap<Operation *, bool> fillStillRead;
+  for (const BlockedContraction &c : work) {
+    SmallVector<int64_t> sizes(3, 0);
+    sizes[c.loops.m] = c.tile.m;
+    sizes[c.loops.n] = c.tile.n;
+    sizes[c.loops.k] = 1;
+    linalg::LinalgTilingOptions tiling;
+    tiling.setTileSizes(sizes)
+        .setInterchange({c.loops.m, c.loops.n, c.loops.k})
+        .setLoopType(linalg::LinalgTilingLoopType::Loops);
+    rewriter.setInsertionPoint(c.op);
+    FailureOr<linalg::TiledLinalgOp> tiled =
+        linalg::tileLinalgOp(rewriter, c.op, tiling);
+    if (failed(tiled)) {
+      // Left as it is, it reads its C.
+      if (c.zeroFill)
+        fillStillRead[c.zeroFill] = true;
+      continue;
+    }
+    rewriter.eraseOp(c.op);
+    reductionLoops.push_back(
+        {cast<scf::ForOp>(tiled->loops.back()),
+         cast<linalg::LinalgOp>(tiled->op).getDpsInitOperand(0)->get(),
+         c.zeroFill});
+    rewriter.setInsertionPoint(tiled->op);
+    FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
+        rewriter, tiled->op, /*inputVectorSizes=*/{},
+        /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
+        /*flatten1DDepthwiseConv=*/false,
+        /*assumeDynamicDimsMatchVecSizes=*/false,
+        /*createNamedContraction=*/true);
+    if (failed(vectorized))
+      return tiled->op->emitOpError("could not be vectorized");
+    rewriter.replaceOp(tiled->op, vectorized->replacements);
+  }
+  // The block of C is read before the k loop and written after it, so it
+  // stays in registers while k advances. Only the tile of C, which nothing
+  // else in the loop touches, moves; upstream's hoisting gives up on
+  // buffers that are function arguments.
+  for (ReductionLoop &r : reductionLoops) {
+    bool hoisted = hoistTileOfC(rewriter, r.loop, r.tileOfC, bool(r.zeroFill));
+    if (r.zeroFill)
+      fillStillRead[r.zeroFill] |= !hoisted;
+  }
+  for (auto [fill, stillRead] : fillStillRead)
+    if (!stillRead)
+      rewriter.eraseOp(fill);
+  return success();
+}
+
+/// The vectorized blocks down to FMAs (outer products), broadcasts and
+/// plain vector loads.
+LogicalResult lowerBlocksToFMAs(func::FuncOp func) {
+  RewritePatternSet patterns(func.getContext());
+  vector::populateVectorContractLoweringPatterns(
+      patterns, vector::VectorContractLowering::OuterProduct);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateVectorMultiReductionLoweringPatterns(
+      patterns, vector::VectorMultiReductionLowering::InnerParallel);
+  vector::populateVectorTransposeLoweringPatterns(
+      patterns, vector::VectorTransposeLowering::EltWise);
+  vector::populateVectorBroadcastLoweringPatterns(patterns);
+  vector::populateVectorShapeCastLoweringPatterns(patterns);
+  return applyPatternsGreedily(func, std::move(patterns));
+}
+
 struct VectorizeContractions
     : lcc::impl::VectorizeContractionsBase<VectorizeContractions> {
   using VectorizeContractionsBase::VectorizeContractionsBase;
@@ -327,8 +437,6 @@ struct VectorizeContractions
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     IRRewriter rewriter(&getContext());
-    SmallVector<linalg::GenericOp> generics;
-    func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
     if (vectorBits < 128 || vectorBits % 32 != 0 || vectorRegisters < 4 ||
         tileM < 0 || tileN < 0) {
       func.emitError() << "lcc-vectorize-contractions: expected vector-bits a "
@@ -336,105 +444,29 @@ struct VectorizeContractions
                           "and tile sizes >= 0";
       return signalPassFailure();
     }
-    RegisterTileRule rule{vectorBits / 32, vectorRegisters, tileM, tileN};
     if (bf16Dot && vectorBits != 512) {
       func.emitError() << "lcc-vectorize-contractions: bf16-dot needs "
                           "AVX-512's vector-bits=512, got "
                        << static_cast<int64_t>(vectorBits);
       return signalPassFailure();
     }
-    if (bf16Dot) {
-      for (linalg::GenericOp op : generics)
-        toBF16DotProducts(rewriter, op, rule);
-      generics.clear();
-      func.walk([&](linalg::GenericOp op) { generics.push_back(op); });
-    }
-    for (linalg::GenericOp op : generics)
-      toNamedMatmul(rewriter, op, rule);
-    SmallVector<std::tuple<linalg::LinalgOp, ContractionLoops, RegisterTile,
-                           linalg::FillOp>>
-        work;
-    func.walk([&](linalg::LinalgOp op) {
-      if (auto loops = matchContraction(op, rule))
-        work.push_back({op, loops->first, loops->second, zeroFillOfC(op)});
-    });
-    // Rows the block does not divide become a contraction of their own.
-    for (size_t i = 0, e = work.size(); i < e; ++i) {
-      auto [op, loops, tile, zeroFill] = work[i];
-      if (tile.rest == 0)
-        continue;
-      int64_t rows = op.getStaticLoopRanges()[loops.m] - tile.rest;
-      auto [main, rest] = splitRows(rewriter, op, loops, rows);
-      work[i] = {main, loops, RegisterTile{tile.m, tile.n}, zeroFill};
-      work.push_back({rest, loops, RegisterTile{tile.rest, tile.n}, zeroFill});
-    }
-    struct ReductionLoop {
-      scf::ForOp loop;
-      Value tileOfC;
-      linalg::FillOp zeroFill;
+    RegisterTileRule rule{vectorBits / 32, vectorRegisters, tileM, tileN};
+    auto generics = [&] {
+      SmallVector<linalg::GenericOp> ops;
+      func.walk([&](linalg::GenericOp op) { ops.push_back(op); });
+      return ops;
     };
-    SmallVector<ReductionLoop> reductionLoops;
-    for (auto [op, loops, tile, zeroFill] : work) {
-      SmallVector<int64_t> sizes(3, 0);
-      sizes[loops.m] = tile.m;
-      sizes[loops.n] = tile.n;
-      sizes[loops.k] = 1;
-      linalg::LinalgTilingOptions tiling;
-      tiling.setTileSizes(sizes)
-          .setInterchange({loops.m, loops.n, loops.k})
-          .setLoopType(linalg::LinalgTilingLoopType::Loops);
-      rewriter.setInsertionPoint(op);
-      FailureOr<linalg::TiledLinalgOp> tiled =
-          linalg::tileLinalgOp(rewriter, op, tiling);
-      if (failed(tiled))
-        continue;
-      rewriter.eraseOp(op);
-      reductionLoops.push_back(
-          {cast<scf::ForOp>(tiled->loops.back()),
-           cast<linalg::LinalgOp>(tiled->op).getDpsInitOperand(0)->get(),
-           zeroFill});
-      rewriter.setInsertionPoint(tiled->op);
-      FailureOr<linalg::VectorizationResult> vectorized = linalg::vectorize(
-          rewriter, tiled->op, /*inputVectorSizes=*/{},
-          /*inputScalableVecDims=*/{}, /*vectorizeNDExtract=*/false,
-          /*flatten1DDepthwiseConv=*/false,
-          /*assumeDynamicDimsMatchVecSizes=*/false,
-          /*createNamedContraction=*/true);
-      if (failed(vectorized)) {
-        tiled->op->emitOpError("could not be vectorized");
-        return signalPassFailure();
-      }
-      rewriter.replaceOp(tiled->op, vectorized->replacements);
-    }
+    if (bf16Dot)
+      for (linalg::GenericOp op : generics())
+        toBF16DotProducts(rewriter, op, rule);
+    for (linalg::GenericOp op : generics())
+      toNamedMatmul(rewriter, op, rule);
+    SmallVector<BlockedContraction> work =
+        blockedContractions(rewriter, func, rule);
     if (work.empty())
       return;
-    // The block of C is read before the k loop and written after it, so it
-    // stays in registers while k advances. Only the tile of C, which
-    // nothing else in the loop touches, moves; upstream's hoisting gives up
-    // on buffers that are function arguments.
-    // A zero fill goes only when every block of its C starts from zeros.
-    llvm::DenseMap<Operation *, bool> fillStillRead;
-    for (ReductionLoop &r : reductionLoops) {
-      bool hoisted =
-          hoistTileOfC(rewriter, r.loop, r.tileOfC, bool(r.zeroFill));
-      if (r.zeroFill)
-        fillStillRead[r.zeroFill] |= !hoisted;
-    }
-    for (auto [fill, stillRead] : fillStillRead)
-      if (!stillRead)
-        rewriter.eraseOp(fill);
-
-    RewritePatternSet patterns(&getContext());
-    vector::populateVectorContractLoweringPatterns(
-        patterns, vector::VectorContractLowering::OuterProduct);
-    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
-    vector::populateVectorMultiReductionLoweringPatterns(
-        patterns, vector::VectorMultiReductionLowering::InnerParallel);
-    vector::populateVectorTransposeLoweringPatterns(
-        patterns, vector::VectorTransposeLowering::EltWise);
-    vector::populateVectorBroadcastLoweringPatterns(patterns);
-    vector::populateVectorShapeCastLoweringPatterns(patterns);
-    if (failed(applyPatternsGreedily(func, std::move(patterns))))
+    if (failed(tileIntoRegisterBlocks(rewriter, work)) ||
+        failed(lowerBlocksToFMAs(func)))
       return signalPassFailure();
   }
 };
