@@ -246,6 +246,10 @@ int run(int argc, char **argv) {
     throw ReferenceError("--dtype must be f32, i32, bf16 or f16, got '" +
                          dtypeName + "'");
   bool isInt = dtypeName == "i32";
+  DType fileType = isInt                 ? DType::I32
+                   : dtypeName == "bf16" ? DType::BF16
+                   : dtypeName == "f16"  ? DType::F16
+                                         : DType::F32;
   int distributions = args.has("normal") + args.has("uniform") +
                       args.has("clustered") + args.has("fill");
   if (distributions > 1)
@@ -259,16 +263,17 @@ int run(int argc, char **argv) {
     // Deliberately degenerate data (zeros, NaN, infinities) for the
     // hostile-input tests: no all-zeros check below.
     if (isInt)
-      throw ReferenceError("--fill needs --dtype=f32");
+      throw ReferenceError("--fill needs a float --dtype (f32, bf16 or f16)");
     double value = parseDouble(args.value("fill"), "--fill");
     for (double &x : t.data)
       x = value;
-    writeNpy(output, t, DType::F32);
+    writeNpy(output, t, fileType);
     return 0;
   }
   if (args.has("clustered")) {
     if (isInt)
-      throw ReferenceError("--clustered needs --dtype=f32");
+      throw ReferenceError(
+          "--clustered needs a float --dtype (f32, bf16 or f16)");
     double noise =
         args.has("noise") ? parseDouble(args.value("noise"), "--noise") : 0.1;
     double radius = args.has("radius")
@@ -329,10 +334,6 @@ int run(int argc, char **argv) {
     throw ReferenceError("seed " + std::to_string(seed) +
                          " gave all zeros; use another --seed or range");
 
-  DType fileType = isInt                 ? DType::I32
-                   : dtypeName == "bf16" ? DType::BF16
-                   : dtypeName == "f16"  ? DType::F16
-                                         : DType::F32;
   writeNpy(output, t, fileType);
   return 0;
 }
