@@ -47,7 +47,7 @@ struct PromoteTemporariesToStack
     SmallVector<memref::AllocOp> promoted;
     for (auto alloc : func.getBody().front().getOps<memref::AllocOp>()) {
       std::optional<int64_t> bytes = staticBytes(alloc.getType());
-      if (!bytes || *bytes > maxBytes || total + *bytes > maxBytes)
+      if (!bytes || total + *bytes > maxBytes)
         continue;
       if (llvm::any_of(alloc->getUsers(), [](Operation *user) {
             return isa<func::ReturnOp>(user);

@@ -40,13 +40,3 @@ if getattr(config, "lcc_sanitize", ""):
 import shutil
 if shutil.which("ptxas") or os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
     config.available_features.add("ptxas")
-
-# `avx512_bf16` where this CPU has AVX-512's bf16 dot products: the tests
-# that run code compiled for them (elsewhere lcc compiles bf16 products as
-# loops, which the same tests also run).
-try:
-    with open("/proc/cpuinfo") as cpuinfo:
-        if " avx512_bf16" in cpuinfo.read():
-            config.available_features.add("avx512_bf16")
-except OSError:
-    pass
