@@ -1,4 +1,6 @@
 // RUN: lcc-opt %s --split-input-file --attn-lower-to-linalg="query-tile=32 key-tile=16" --verify-diagnostics | FileCheck %s
+// RUN: not lcc-opt %s --split-input-file --attn-lower-to-linalg="query-tile=32 key-tile=15" 2>&1 | FileCheck %s --check-prefix=ODD-TILE
+// ODD-TILE: error: 'attn.attention' op bf16 attention multiplies keys in pairs; key-tile 15 is odd
 
 // bf16 attention takes the flash form with both products on bf16 pairs
 // accumulated in f32: the values are put in pairs of keys once, each query
