@@ -4,6 +4,7 @@
 #include "Masks.h"
 
 #include "Json.h"
+#include "Random.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -93,8 +94,8 @@ public:
 
 class Interpreter {
 public:
-  Interpreter(const Weights &weights, bool roundToF32)
-      : weights(weights), roundToF32(roundToF32) {}
+  Interpreter(const Weights &weights, F32Storage storage)
+      : weights(weights), storage(storage) {}
 
   /// Runs `nodes` in `env` and returns the values named by `results`.
   std::vector<Tensor> runBlock(const JsonValue &block, Environment env,
@@ -138,9 +139,7 @@ public:
                              " results, the graph names " +
                              std::to_string(resultNames.size()));
       for (size_t r = 0; r < results.size(); ++r) {
-        if (roundToF32)
-          for (double &x : results[r].data)
-            x = static_cast<float>(x);
+        store(results[r]);
         env[resultNames[r]] = results[r];
       }
     }
@@ -349,15 +348,31 @@ private:
     throw ReferenceError(node.name() + ": unknown op '" + op + "'");
   }
 
+  /// A node's result as a conditioning run keeps it (see F32Storage).
+  void store(Tensor &result) {
+    if (!storage.roundToF32)
+      return;
+    int64_t spread = storage.perturbUlps;
+    for (double &x : result.data) {
+      float f = static_cast<float>(x);
+      int64_t ulps = spread ? perturbation.integer(-spread, spread + 1) : 0;
+      float toward = ulps < 0 ? -INFINITY : INFINITY;
+      for (int64_t k = 0; k < std::abs(ulps) && std::isfinite(f); ++k)
+        f = std::nextafter(f, toward);
+      x = f;
+    }
+  }
+
   const Weights &weights;
-  bool roundToF32;
+  F32Storage storage;
+  SplitMix64 perturbation{0x5eedf32};
 };
 
 } // namespace
 
 std::vector<Tensor> runGraph(const JsonValue &spec,
                              const std::vector<Tensor> &inputs,
-                             const Weights &weights, bool roundToF32) {
+                             const Weights &weights, F32Storage storage) {
   const JsonValue &declared = member(spec, "inputs", "graph");
   if (declared.elements.size() != inputs.size())
     throw ReferenceError("graph: takes " +
@@ -373,7 +388,7 @@ std::vector<Tensor> runGraph(const JsonValue &spec,
     expectShape(inputs[i], shape, "graph input '" + name + "'");
     env[name] = inputs[i];
   }
-  Interpreter interpreter(weights, roundToF32);
+  Interpreter interpreter(weights, storage);
   interpreter.runNodes(member(spec, "nodes", "graph"), env, "graph");
   std::vector<Tensor> outputs;
   for (const std::string &name :

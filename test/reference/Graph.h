@@ -47,16 +47,24 @@ namespace lcc::reference {
 
 struct JsonValue;
 
+/// How a conditioning run stores each node's results. With `roundToF32`
+/// they are rounded to f32, as compiled code stores them; `perturbUlps` > 0
+/// then moves each element by a pseudo-random whole number of f32 ulps in
+/// [-perturbUlps, perturbUlps], the error a compiled tanh, exp or
+/// reduction may have. The difference from the exact run is how much f32
+/// alone moves the outputs (the differential fuzzer's measure of a model's
+/// conditioning), never the reference's answer.
+struct F32Storage {
+  bool roundToF32 = false;
+  unsigned perturbUlps = 0;
+};
+
 /// Evaluates the graph `spec` (the whole JSON document) on `inputs`, given in
 /// the order of its "inputs", with parameters from `weights`. Returns its
 /// outputs in order. Throws ReferenceError naming the node on any problem.
-/// With `roundToF32`, every node's results are rounded to f32, as compiled
-/// code stores them: the difference from the exact run is how much f32
-/// storage alone moves the outputs (the differential fuzzer's measure of a
-/// model's conditioning), never the reference's answer.
 std::vector<Tensor> runGraph(const JsonValue &spec,
                              const std::vector<Tensor> &inputs,
-                             const Weights &weights, bool roundToF32 = false);
+                             const Weights &weights, F32Storage storage = {});
 
 } // namespace lcc::reference
 

@@ -46,6 +46,8 @@ const char *const kUsage = R"usage(usage:
                 --input=A.npy ... --output-dir=DIR   (DIR/result<i>.npy)
                 [--round-to-f32]  (every node's results rounded to f32, as
                 compiled code stores them: a measure of conditioning)
+                [--perturb-ulps=N]  (rounded to f32, then each element moved
+                by a pseudo-random -N..N ulps, as a compiled op may be off)
   lcc-reference --graph=SPEC.json --params=W.safetensors --input=A.npy ...
                 --check-gradients=G.safetensors
   lcc-reference --model=NAME --params=W.safetensors --input=tokens.npy
@@ -277,8 +279,16 @@ int runGraphMode(const Arguments &args, const std::vector<Tensor> &inputs) {
   Weights weights;
   if (args.has("params"))
     weights = readSafetensors(args.value("params"));
-  std::vector<Tensor> results =
-      runGraph(spec, inputs, weights, args.has("round-to-f32"));
+  F32Storage storage;
+  storage.roundToF32 = args.has("round-to-f32") || args.has("perturb-ulps");
+  if (args.has("perturb-ulps")) {
+    int64_t ulps = parseInt64(args.value("perturb-ulps"), "--perturb-ulps");
+    if (ulps < 1 || ulps > 1024)
+      throw ReferenceError("--perturb-ulps must be in [1, 1024], got " +
+                           args.value("perturb-ulps"));
+    storage.perturbUlps = unsigned(ulps);
+  }
+  std::vector<Tensor> results = runGraph(spec, inputs, weights, storage);
   std::string directory = args.value("output-dir");
   for (size_t i = 0; i < results.size(); ++i)
     writeNpy(directory + "/result" + std::to_string(i) + ".npy", results[i],
@@ -357,7 +367,8 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
   for (const std::string &flag : kAllOpFlags)
     if (args.has(flag))
       throw ReferenceError("--" + flag + " does not apply to gradient checks");
-  for (const char *flag : {"output", "output-dir", "round-to-f32"})
+  for (const char *flag : {"output", "output-dir", "round-to-f32",
+                           "perturb-ulps"})
     if (args.has(flag))
       throw ReferenceError(std::string("--") + flag +
                            " does not apply to gradient checks");
@@ -505,6 +516,7 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
 int run(int argc, char **argv) {
   std::map<std::string, bool> known = {
       {"help", false},      {"graph", true},      {"round-to-f32", false},
+      {"perturb-ulps", true},
       {"output-dir", true}, {"model", true},      {"params", true},
       {"op", true},         {"input", true},      {"output", true},
       {"causal", false},    {"shared-qk", false}, {"scale", true},
@@ -544,8 +556,10 @@ int run(int argc, char **argv) {
     throw ReferenceError("gradient checks take --graph or --model, not --op");
   if (args.has("output-dir") && !args.has("graph"))
     throw ReferenceError("--output-dir applies to --graph only");
-  if (args.has("round-to-f32") && !args.has("graph"))
-    throw ReferenceError("--round-to-f32 applies to --graph only");
+  for (const char *flag : {"round-to-f32", "perturb-ulps"})
+    if (args.has(flag) && !args.has("graph"))
+      throw ReferenceError(std::string("--") + flag +
+                           " applies to --graph only");
   if (args.has("op") && args.has("params"))
     throw ReferenceError("--params applies to --model only");
   std::vector<Tensor> inputs;
