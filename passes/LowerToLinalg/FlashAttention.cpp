@@ -96,7 +96,10 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
             arith::ConstantIndexOp::create(b, loc, keySeq));
         if (causal) {
           Value future = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::sgt, position.key, position.query);
+              b, loc, arith::CmpIPredicate::sgt, position.key,
+              arith::AddIOp::create(
+                  b, loc, position.query,
+                  arith::ConstantIndexOp::create(b, loc, causalOffset)));
           masked = arith::OrIOp::create(b, loc, masked, future);
         }
         if (visible) {
@@ -130,6 +133,10 @@ SmallVector<Value> FlashAttention::updateOnline(
   Value dots = paired ? t.pairedMatmul(inPairs(t, keyBlock), scaledQueriesT,
                                        zeroDots, /*aPairsMajor=*/false)
                       : t.matmul(keyBlock, scaledQueriesT, zeroDots);
+  if (addToScores) {
+    assert(!paired && "a block score term is added to f32 scores only");
+    dots = addToScores(t, dots, tile);
+  }
   constexpr auto layout = ScoreBlockLayout::scaledKeysByQueries;
   Value scores;
   if (mask && wholeTileVisible) {
@@ -200,8 +207,11 @@ Value FlashAttention::unpaddedAndPast(OpBuilder &b, Location loc,
   // The last key may not be later than the first query.
   Value lastKey = arith::SubIOp::create(
       b, loc, keyEnd, arith::ConstantIndexOp::create(b, loc, 1));
+  Value firstQueryAt = arith::AddIOp::create(
+      b, loc, tile.queryStart,
+      arith::ConstantIndexOp::create(b, loc, causalOffset));
   Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lastKey,
-                                     tile.queryStart);
+                                     firstQueryAt);
   return arith::AndIOp::create(b, loc, full, past);
 }
 
@@ -216,7 +226,9 @@ Value FlashAttention::keyTileEnd(TensorBuilder &t, Value queryStart,
   OpBuilder &b = t.builder();
   Location loc = t.location();
   Value lastVisible = arith::CeilDivSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, queryStart, t.index(queryTile)),
+      b, loc,
+      arith::AddIOp::create(b, loc, queryStart,
+                            t.index(queryTile + causalOffset)),
       t.index(keyTile));
   return arith::MinSIOp::create(b, loc, lastVisible, end);
 }

@@ -49,6 +49,11 @@ using ScoreModifier =
     std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
                               mlir::Value score, const ScorePosition &)>;
 
+/// A term added to one block's scaled dot products `dots` ([key tile, query
+/// tile], f32), built in the loop over key tiles: returns the sum.
+using BlockScoreTerm = std::function<mlir::Value(
+    TensorBuilder &, mlir::Value dots, const TilePosition &)>;
+
 /// How a block of dot products is laid out: [query tile, key tile] of
 /// q·kᵀ, or [key tile, query tile] of k·(q·scale)ᵀ, already scaled.
 enum class ScoreBlockLayout { queriesByKeys, scaledKeysByQueries };
@@ -71,9 +76,13 @@ enum class ScoreBlockLayout { queriesByKeys, scaledKeysByQueries };
 struct FlashAttention {
   mlir::Value query, key, value;
   double scale;
-  /// Key j is visible to query i only if j <= i; key tiles wholly after a
-  /// query tile are not visited.
+  /// Key j is visible to query i only if j <= i + causalOffset; key tiles
+  /// wholly after a query tile are not visited.
   bool causal = false;
+  /// Under causality, how many keys come before the first query: a memory
+  /// of earlier segments (Transformer-XL) puts query i at key position
+  /// i + causalOffset.
+  int64_t causalOffset = 0;
   int64_t queryTile, keyTile;
   /// Which keys a query sees (besides causality). Null: every key.
   VisibilityPredicate visible;
@@ -88,6 +97,9 @@ struct FlashAttention {
   TileVisibilityPredicate tileFull;
   /// Applied to every scaled score, before masking. Null: none.
   ScoreModifier modifyScore;
+  /// Added to every block of scaled scores of the forward, before
+  /// `modifyScore` and masking (f32 operands only). Null: none.
+  BlockScoreTerm addToScores;
   /// Whether a query may see no key at all (a user's mask).
   bool emptyRowsGetZeros = false;
 

@@ -256,6 +256,7 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                                         AttentionTiling tiling) {
   registerBuiltinAttentionForms();
   populateModelOpLoweringPatterns(patterns);
+  populateRelativeAttentionLoweringPatterns(patterns, tiling);
   populateTrainingOpLoweringPatterns(patterns);
   populateAttentionBackwardLoweringPatterns(patterns, tiling);
   populateLSHAttentionBackwardLoweringPatterns(patterns);

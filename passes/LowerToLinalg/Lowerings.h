@@ -77,6 +77,11 @@ void populateTrainingOpLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateAttentionBackwardLoweringPatterns(
     mlir::RewritePatternSet &patterns, AttentionTiling tiling);
 
+/// attn.relative_attention, Transformer-XL's attention in the flash form
+/// with the position term per tile pair (LowerRelativeAttention.cpp).
+void populateRelativeAttentionLoweringPatterns(
+    mlir::RewritePatternSet &patterns, AttentionTiling tiling);
+
 /// attn.sparse_attention, block-sparse flash (LowerSparseAttention.cpp).
 void populateSparseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 

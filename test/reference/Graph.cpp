@@ -276,6 +276,17 @@ private:
           node.integer("stride"), fixed ? node.integer("summary") : 0,
           node.flag("causal"), node.optionalNumber("scale"))};
     }
+    if (op == "relative_attention") {
+      expectArgs(node, args, 6, 6);
+      RelativeAttentionOptions options;
+      options.scale = node.optionalNumber("scale");
+      if (node.has("clamp_len"))
+        options.clampLen = node.integer("clamp_len");
+      if (node.has("same_length"))
+        options.sameLength = node.integer("same_length");
+      return {relativeAttention(args[0], args[1], args[2], args[3], args[4],
+                                args[5], options)};
+    }
     if (op == "lsh_attention") {
       expectArgs(node, args, 2, 2);
       // The seed's exact digits: a double holds only 53 bits.

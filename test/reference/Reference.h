@@ -121,6 +121,23 @@ Tensor sparseAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                        SparsePattern pattern, int64_t stride, int64_t summary,
                        bool causal, std::optional<double> scale = std::nullopt);
 
+/// The attributes of attn.relative_attention.
+struct RelativeAttentionOptions {
+  std::optional<double> scale;
+  std::optional<int64_t> clampLen, sameLength;
+};
+
+/// attn.relative_attention (Transformer-XL): q [batch, heads, q_seq, d];
+/// k, v [batch, heads, k_seq, d], k_seq >= q_seq, the first M = k_seq -
+/// q_seq keys the memory; pos [heads, k_seq, d], pos[h, t] the encoding of
+/// distance t; u, w [heads, d]. Query i is position M + i and sees key j
+/// iff j <= M + i (and, with sameLength N, M + i - j < N); its score is
+/// ((q_i + u_h)·k_j + (q_i + w_h)·pos[h, min(t, clampLen)]) * scale for
+/// t = M + i - j. `scale` defaults to 1/sqrt(d).
+Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                         const Tensor &pos, const Tensor &u, const Tensor &w,
+                         const RelativeAttentionOptions &options);
+
 /// attn.routed_attention with the given `centroids` [heads, clusters,
 /// head_dim]: each query attends, with the dense scores, to the `window`
 /// keys nearest (by cosine, ties to the earlier key) to its nearest unit

@@ -96,6 +96,9 @@ ops and their inputs (in operand order) and flags:
                          attn.lsh_attention's rotations drawn from S, its
                          buckets, sort, chunks and rounds; factorized:
                          n_buckets as a pair n1 x n2)
+  relative_attention     q k v pos u w  [--clamp-len=N] [--same-length=N]
+                         [--scale=F]  (Transformer-XL: the first k_seq -
+                         q_seq keys are the memory)
   routed_attention       q k v centroids  --window=W [--causal] [--scale=F]
                          (attn.routed_attention with given centroids)
   routed_centroid_update centroids q k  --decay=F  (the train step's
@@ -115,6 +118,7 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
     {"lsh_attention",
      {"causal", "scale", "n-hashes", "bucket-size", "factorized-hash"}},
     {"routed_attention", {"causal", "scale", "window"}},
+    {"relative_attention", {"scale", "clamp-len", "same-length"}},
     {"routed_centroid_update", {"decay"}},
     {"layer_norm", {"epsilon"}},
     {"linear", {}},
@@ -127,7 +131,8 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
 const std::set<std::string> kAllOpFlags = {
     "causal",   "shared-qk",   "scale",      "pattern", "stride",
     "summary",  "epsilon",     "activation", "mask",    "score",
-    "n-hashes", "bucket-size", "window",     "decay",   "factorized-hash"};
+    "n-hashes", "bucket-size", "window",     "decay",   "factorized-hash",
+    "clamp-len", "same-length"};
 
 void expectInputCount(const std::string &op, const std::vector<Tensor> &inputs,
                       size_t low, size_t high) {
@@ -206,6 +211,18 @@ Tensor runOp(const std::string &op, const Arguments &args,
                         parseInt64(args.value("bucket-size"), "--bucket-size"),
                         causal, parseUInt64(args.value("seed"), "--seed"),
                         optionalScale(args), args.has("factorized-hash"));
+  }
+  if (op == "relative_attention") {
+    expectInputCount(op, in, 6, 6);
+    RelativeAttentionOptions options;
+    options.scale = optionalScale(args);
+    if (args.has("clamp-len"))
+      options.clampLen = parseInt64(args.value("clamp-len"), "--clamp-len");
+    if (args.has("same-length"))
+      options.sameLength =
+          parseInt64(args.value("same-length"), "--same-length");
+    return relativeAttention(in[0], in[1], in[2], in[3], in[4], in[5],
+                             options);
   }
   if (op == "routed_attention") {
     expectInputCount(op, in, 4, 4);
@@ -523,7 +540,8 @@ int run(int argc, char **argv) {
       {"mask", true},       {"score", true},      {"pattern", true},
       {"stride", true},     {"summary", true},    {"activation", true},
       {"epsilon", true},    {"n-hashes", true},   {"bucket-size", true},
-      {"window", true},     {"decay", true},      {"factorized-hash", false}};
+      {"window", true},     {"decay", true},      {"factorized-hash", false},
+      {"clamp-len", true},  {"same-length", true}};
   for (const char *flag : {"check-gradients", "grad-output", "fd-step",
                            "fd-entries", "seed", "rtol"})
     known[flag] = true;

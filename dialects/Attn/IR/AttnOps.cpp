@@ -395,6 +395,37 @@ LogicalResult LSHAttentionOp::verify() {
   return verifyScale(*this, getScale());
 }
 
+LogicalResult RelativeAttentionOp::verify() {
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     getResult(), /*sameSeq=*/false)))
+    return failure();
+  ShapeChecker check(*this);
+  NamedTensor q("query", getQuery()), k("key", getKey()), pos("pos", getPos()),
+      u("u", getU()), w("w", getW());
+  int64_t querySeq = q.dim(2), keySeq = k.dim(2);
+  // The memory is the keys before the segment: there are never fewer keys
+  // than queries.
+  if (!ShapedType::isDynamic(querySeq) && !ShapedType::isDynamic(keySeq) &&
+      keySeq < querySeq)
+    return emitOpError() << "expected key seq >= query seq (the first key seq "
+                            "- query seq keys are the memory), got key seq "
+                         << keySeq << " and query seq " << querySeq;
+  for (const NamedTensor *t : {&pos, &u, &w})
+    if (failed(check.elementType(*t, q.elementType())))
+      return failure();
+  if (failed(check.shape(pos, {q.dim(1), keySeq, q.dim(3)})) ||
+      failed(check.shape(u, {q.dim(1), q.dim(3)})) ||
+      failed(check.shape(w, {q.dim(1), q.dim(3)})))
+    return failure();
+  if (std::optional<int64_t> clampLen = getClampLen())
+    if (failed(verifyAtLeast(*this, "clamp_len", *clampLen, 0)))
+      return failure();
+  if (std::optional<int64_t> sameLength = getSameLength())
+    if (failed(verifyAtLeast(*this, "same_length", *sameLength, 1)))
+      return failure();
+  return verifyScale(*this, getScale());
+}
+
 LogicalResult SparseAttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
                                      getResult(), /*sameSeq=*/true)))

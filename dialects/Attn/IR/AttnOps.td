@@ -260,6 +260,62 @@ def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure]> {
+  let summary = "Transformer-XL attention: relative positions over a memory";
+  let description = [{
+    The attention of Transformer-XL (Dai et al. 2019), always causal.
+    `query` is `[batch, heads, q_seq, head_dim]`; `key` and `value` are
+    `[batch, heads, k_seq, head_dim]` with `k_seq >= q_seq`: the first
+    `M = k_seq - q_seq` keys are the memory (the previous segments' hidden
+    states), the rest the segment itself. `pos` `[heads, k_seq, head_dim]`
+    holds the projected encoding of each distance: `pos[h, t]` is that of
+    distance `t`. `u` and `w` `[heads, head_dim]` are the content and
+    position biases (the reference's `r_w_bias` and `r_r_bias`).
+
+    Query `i` sits at position `M + i`; key `j` is visible iff `j <= M + i`.
+    With the distance `t = M + i - j`:
+
+    ```
+    score(i, j) = ((q_i + u_h)·k_j + (q_i + w_h)·pos[h, min(t, clamp_len)]) · scale
+    ```
+
+    `scale` defaults to `1/sqrt(head_dim)`. This is kimiyoung/transformer-xl's
+    formula with its `_rel_shift` done exactly: no wrapped-around terms.
+
+    * `clamp_len` (optional, >= 0): distances beyond it use the encoding of
+      `clamp_len`, as the reference clamps its position sequence.
+    * `same_length` (optional, N >= 1): key `j` is visible only if also
+      `t < N`, so that every query sees the same number of keys once the
+      memory is full: the reference's `same_length` with `mem_len = N`.
+
+    The lowering is the flash form; no `[q_seq, k_seq]` tensor is built. A
+    query tile meets the distances of a key tile in a band of
+    `query tile + key tile - 1` encodings: their product with `q + w` is one
+    contraction per tile pair, read along its diagonals into the scores.
+
+    Example (a segment of 128 after a memory of 128):
+
+    ```mlir
+    %o = attn.relative_attention %q, %k, %v, %pos, %u, %w {clamp_len = 200 : i64}
+        : (tensor<1x8x128x64xf32>, tensor<1x8x256x64xf32>,
+           tensor<1x8x256x64xf32>, tensor<8x256x64xf32>, tensor<8x64xf32>,
+           tensor<8x64xf32>) -> tensor<1x8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value, Attn_FloatTensor:$pos, Attn_FloatTensor:$u,
+      Attn_FloatTensor:$w,
+      OptionalAttr<F32Attr>:$scale,
+      OptionalAttr<I64Attr>:$clamp_len,
+      OptionalAttr<I64Attr>:$same_length);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $pos `,` $u `,` $w attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Model-level ops
 //===----------------------------------------------------------------------===//

@@ -925,3 +925,59 @@ func.func @attention_one_region_generic(%q: tensor<1x2x8x4xf32>) {
   }) : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
   return
 }
+
+// -----
+
+func.func @relative_fewer_keys(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x4x4xf32>, %pos: tensor<2x4x4xf32>, %u: tensor<2x4xf32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected key seq >= query seq (the first key seq - query seq keys are the memory), got key seq 4 and query seq 8}}
+  %0 = attn.relative_attention %q, %k, %k, %pos, %u, %u : (tensor<1x2x8x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2x4x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @relative_pos_shape(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x12x4xf32>, %pos: tensor<2x8x4xf32>, %u: tensor<2x4xf32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected pos of shape [2, 12, 4], got [2, 8, 4]}}
+  %0 = attn.relative_attention %q, %k, %k, %pos, %u, %u : (tensor<1x2x8x4xf32>, tensor<1x2x12x4xf32>, tensor<1x2x12x4xf32>, tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @relative_bias_shape(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xf32>, %u: tensor<2x4xf32>, %w: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected w of shape [2, 4], got [4]}}
+  %0 = attn.relative_attention %q, %q, %q, %pos, %u, %w : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @relative_pos_type(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xbf16>, %u: tensor<2x4xf32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected pos element type 'f32', got 'bf16'}}
+  %0 = attn.relative_attention %q, %q, %q, %pos, %u, %u : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x8x4xbf16>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @relative_negative_clamp(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xf32>, %u: tensor<2x4xf32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected 'clamp_len' >= 0, got -1}}
+  %0 = attn.relative_attention %q, %q, %q, %pos, %u, %u {clamp_len = -1 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @relative_zero_same_length(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xf32>, %u: tensor<2x4xf32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected 'same_length' >= 1, got 0}}
+  %0 = attn.relative_attention %q, %q, %q, %pos, %u, %u {same_length = 0 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @relative_result_shape(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x12x4xf32>, %pos: tensor<2x12x4xf32>, %u: tensor<2x4xf32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected result of shape [1, 2, 8, 4], got [1, 2, 12, 4]}}
+  %0 = attn.relative_attention %q, %k, %k, %pos, %u, %u : (tensor<1x2x8x4xf32>, tensor<1x2x12x4xf32>, tensor<1x2x12x4xf32>, tensor<2x12x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x12x4xf32>
+  return
+}

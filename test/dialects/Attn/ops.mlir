@@ -290,3 +290,23 @@ func.func @softmax_cross_entropy(%logits: tensor<2x16x256xf32>, %labels: tensor<
       : (tensor<2x16x256xf32>, tensor<2x16xi64>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// Transformer-XL attention: a segment of 8 queries after a memory of 8.
+// CHECK-LABEL: func @relative_attention
+// CHECK: attn.relative_attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+// CHECK: attn.relative_attention {{.*}} {clamp_len = 10 : i64, same_length = 8 : i64, scale = 5.000000e-01 : f32}
+// GENERIC: "attn.relative_attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{clamp_len = 10 : i64, same_length = 8 : i64, scale = 5.000000e-01 : f32}>
+func.func @relative_attention(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
+                              %pos: tensor<2x16x4xf32>, %u: tensor<2x4xf32>)
+    -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %0 = attn.relative_attention %q, %k, %k, %pos, %u, %u
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+  %1 = attn.relative_attention %q, %k, %k, %pos, %u, %u
+      {clamp_len = 10 : i64, same_length = 8 : i64, scale = 0.5 : f32}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+  return %0, %1 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+}

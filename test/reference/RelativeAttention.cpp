@@ -1,0 +1,84 @@
+//===- RelativeAttention.cpp - Transformer-XL attention, the reference ----===//
+//
+// attn.relative_attention (DESIGN.md section 3, docs/attn-dialect.md), one
+// query at a time, straight from the formula: every visible key's score
+// from its distance, a softmax, the weighted values. See Reference.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Reference.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace lcc::reference {
+
+Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                         const Tensor &pos, const Tensor &u, const Tensor &w,
+                         const RelativeAttentionOptions &options) {
+  const std::string op = "relative_attention";
+  for (const Tensor *t : {&q, &k, &v})
+    if (t->rank() != 4)
+      throw ReferenceError(op +
+                           ": q, k and v must be [batch, heads, seq, "
+                           "head_dim], got " +
+                           shapeToString(t->shape));
+  int64_t batch = q.dim(0), heads = q.dim(1), querySeq = q.dim(2),
+          headDim = q.dim(3), keySeq = k.dim(2), valueDim = v.dim(3);
+  expectShape(k, {batch, heads, keySeq, headDim}, op + ": k");
+  expectShape(v, {batch, heads, keySeq, valueDim}, op + ": v");
+  if (keySeq < querySeq)
+    throw ReferenceError(op + ": k has fewer positions (" +
+                         std::to_string(keySeq) + ") than q (" +
+                         std::to_string(querySeq) + ")");
+  expectShape(pos, {heads, keySeq, headDim}, op + ": pos");
+  expectShape(u, {heads, headDim}, op + ": u");
+  expectShape(w, {heads, headDim}, op + ": w");
+  if (options.clampLen && *options.clampLen < 0)
+    throw ReferenceError(op + ": clamp_len must be >= 0");
+  if (options.sameLength && *options.sameLength < 1)
+    throw ReferenceError(op + ": same_length must be >= 1");
+  double scale = options.scale ? *options.scale
+                               : 1.0 / std::sqrt(static_cast<double>(headDim));
+  int64_t memory = keySeq - querySeq;
+
+  Tensor out({batch, heads, querySeq, valueDim});
+  std::vector<double> scores;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t i = 0; i < querySeq; ++i) {
+        // Query i is position M + i; keys 0 .. M + i are visible, the
+        // nearest `same_length` of them with that option.
+        int64_t last = memory + i;
+        int64_t first =
+            options.sameLength
+                ? std::max<int64_t>(0, last - *options.sameLength + 1)
+                : 0;
+        scores.assign(last - first + 1, 0.0);
+        for (int64_t j = first; j <= last; ++j) {
+          int64_t distance = last - j;
+          if (options.clampLen)
+            distance = std::min(distance, *options.clampLen);
+          double content = 0, position = 0;
+          for (int64_t d = 0; d < headDim; ++d) {
+            double query = q.at({b, h, i, d});
+            content += (query + u.at({h, d})) * k.at({b, h, j, d});
+            position += (query + w.at({h, d})) * pos.at({h, distance, d});
+          }
+          scores[j - first] = (content + position) * scale;
+        }
+        double maxScore = *std::max_element(scores.begin(), scores.end());
+        double sum = 0;
+        for (double &s : scores) {
+          s = std::exp(s - maxScore);
+          sum += s;
+        }
+        for (int64_t j = first; j <= last; ++j)
+          for (int64_t d = 0; d < valueDim; ++d)
+            out.at({b, h, i, d}) +=
+                scores[j - first] / sum * v.at({b, h, j, d});
+      }
+  return out;
+}
+
+} // namespace lcc::reference
