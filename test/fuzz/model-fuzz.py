@@ -12,7 +12,9 @@ which lcc-reference evaluates. Forms the generator makes exact (LSH with two
 buckets, routed attention with one cluster and a full window) appear in the
 graph as the dense attention they equal and are held to the same tolerance.
 Approximate forms (general LSH and routing) are run too; the results that
-depend on them must be finite, nothing more.
+depend on them must be finite, nothing more. Transformer-XL's relative
+attention (a memory of sk - sq keys, clamp_len, same_length) is checked
+exactly, as the graph op relative_attention.
 
 A random model can be ill-conditioned (nearly equal features under a layer
 norm, sharp softmaxes, saturating tanh), so that f32 rounding alone moves its
@@ -143,6 +145,8 @@ class ModelGenerator:
         self.chunk_rng = random.Random(seed * 7919 + 29)
         # And LSH's factorized hashing.
         self.hash_rng = random.Random(seed * 7919 + 31)
+        # And Transformer-XL's relative attention.
+        self.relative_rng = random.Random(seed * 7919 + 37)
         self.seed = seed
         self.counter = 0
         self.params = {}  # name -> (shape, kind)
@@ -376,10 +380,47 @@ class ModelGenerator:
             score_lines = []
         return mask, score, mask_lines + score_lines
 
-    def attention_form(self, q, k, v, shared_qk):
+    def relative_attention(self, q, k, v):
+        """Transformer-XL attention: the first sk - sq keys are a memory;
+        the distance encodings and biases are parameters."""
+        r = self.relative_rng
+        b, h, sq, dh = q.shape
+        sk = k.shape[2]
+        out = self.fresh([b, h, sq, v.shape[3]],
+                         approximate=q.approximate or k.approximate or
+                         v.approximate)
+        prefix = "rel%d" % self.counter
+        pos = self.param_value(prefix, "positions", [h, sk, dh])
+        u = self.param_value(prefix, "bias", [h, dh])
+        w = self.param_value(prefix + ".r", "bias", [h, dh])
+        attrs, graph_attrs = [], {}
+        if r.random() < 0.3:
+            graph_attrs["clamp_len"] = r.randint(0, sk)
+        if r.random() < 0.3:
+            graph_attrs["same_length"] = r.randint(1, sk)
+        if r.random() < 0.3:
+            graph_attrs["scale"] = r.choice([0.25, 0.5, 2.0])
+        for name, value in sorted(graph_attrs.items()):
+            attrs.append("%s = %s" % (name, "%e : f32" % value
+                                      if name == "scale" else
+                                      "%d : i64" % value))
+        self.scope.emit(
+            "%s = attn.relative_attention %s, %s, %s, %s, %s, %s%s : (%s, %s, "
+            "%s, %s, %s, %s) -> %s" % (
+                out.ssa, q.ssa, k.ssa, v.ssa, pos.ssa, u.ssa, w.ssa,
+                " {%s}" % ", ".join(attrs) if attrs else "", q.type, k.type,
+                v.type, pos.type, u.type, w.type, out.type))
+        self.node("relative_attention",
+                  [q, k, v, pos.graph, u.graph, w.graph], [out], **graph_attrs)
+        return out
+
+    def attention_form(self, q, k, v, shared_qk, top_level=False):
         """An attention op on per-head tensors; returns (result, exact)."""
         b, h, sq, dh = q.shape
         sk = k.shape[2]
+        if top_level and not shared_qk and sk >= sq and \
+                self.relative_rng.random() < 0.3:
+            return self.relative_attention(q, k, v)
         causal = self.chance(0.5) and sq == sk
         out = self.fresh([b, h, sq, v.shape[3]])
         types = "(%s, %s, %s) -> %s" % (q.type, k.type, v.type, out.type)
@@ -666,10 +707,12 @@ class ModelGenerator:
             k = self.add_input([bsz, heads, sk, dh])
             v = self.add_input([bsz, heads, sk, self.pick(dh, 1, 8)])
             shared = sk == seq and v.shape[3] == dh and self.chance(0.4)
-            o = self.attention_form(q, q if shared else k, v, shared)
+            o = self.attention_form(q, q if shared else k, v, shared,
+                                    top_level=True)
             outputs.append(o)
             if self.chance(0.5):
-                o2 = self.attention_form(q, q if shared else k, v, shared)
+                o2 = self.attention_form(q, q if shared else k, v, shared,
+                                         top_level=True)
                 outputs.append(self.elementwise(o, o2))
         else:
             d = self.pick(1, 2, 4, 6, 8, 12, 16, 32)
