@@ -80,6 +80,13 @@ Status CpuDevice::copyToHost(void *target, const void *source, uint64_t size) {
   return Status();
 }
 
+Status CpuDevice::copyOnDevice(void *target, const void *source,
+                               uint64_t size) {
+  if (size > 0 && target != source)
+    std::memmove(target, source, size);
+  return Status();
+}
+
 StatusOr<std::unique_ptr<DeviceExecutable>>
 CpuDevice::loadExecutable(const lcm::Executable &executable, size_t index) {
   std::string what = "executables[" + std::to_string(index) + "]";

@@ -36,6 +36,7 @@ public:
   bool isHostAddressable() const override { return true; }
   Status copyToDevice(void *target, const void *source, uint64_t size) override;
   Status copyToHost(void *target, const void *source, uint64_t size) override;
+  Status copyOnDevice(void *target, const void *source, uint64_t size) override;
 
   /// Loads `executable` (executables[`index`] of a module); only the
   /// HostSharedObject format runs on this device.

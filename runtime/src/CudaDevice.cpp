@@ -228,8 +228,7 @@ private:
   static std::string describeLaunch(const CudaCommand &command) {
     const Kernel &kernel = *command.kernel;
     return quoted(command.name) + " (kernel " + quoted(kernel.name) +
-           ", grid " +
-           formatTriple(command.grid) + ", block " +
+           ", grid " + formatTriple(command.grid) + ", block " +
            formatTriple(kernel.block) + ", " +
            std::to_string(kernel.sharedMemoryBytes) +
            " bytes of dynamic shared memory)";
@@ -377,6 +376,24 @@ Status CudaDevice::copyToHost(void *target, const void *source, uint64_t size) {
                                    " bytes from the device");
 }
 
+Status CudaDevice::copyOnDevice(void *target, const void *source,
+                                uint64_t size) {
+  if (size == 0 || target == source)
+    return Status();
+  CurrentContext current(*driver, context);
+  LCC_RETURN_IF_ERROR(current.check());
+  std::string what =
+      "copying " + std::to_string(size) + " bytes within the device";
+  CUresult result = driver->cuMemcpyDtoDAsync(toDevice(target),
+                                              toDevice(source), size, stream);
+  if (result != CUDA_SUCCESS)
+    return driver->check(result, what);
+  result = driver->cuStreamSynchronize(stream);
+  if (result != CUDA_SUCCESS)
+    return driver->check(result, what);
+  return Status();
+}
+
 StatusOr<std::unique_ptr<DeviceExecutable>>
 CudaDevice::loadExecutable(const lcm::Executable &executable, size_t index) {
   const char *format = lcm::EnumNameExecutableFormat(executable.format());
@@ -446,10 +463,10 @@ CudaDevice::loadExecutable(const lcm::Executable &executable, size_t index) {
       std::make_unique<CudaExecutable>(driver, context, module, getAllocator());
   for (Kernel &kernel : kernels) {
     loaded->countScratch(kernel);
-    LCC_RETURN_IF_ERROR(
-        driver->check(driver->cuModuleGetFunction(&kernel.function, module,
-                                                  kernel.name.c_str()),
-                      "looking up kernel " + quoted(kernel.name) + " in " + what));
+    LCC_RETURN_IF_ERROR(driver->check(
+        driver->cuModuleGetFunction(&kernel.function, module,
+                                    kernel.name.c_str()),
+        "looking up kernel " + quoted(kernel.name) + " in " + what));
     // Above 48 KiB a kernel must be allowed its dynamic shared memory.
     if (kernel.sharedMemoryBytes > kDefaultSharedMemoryBytes)
       LCC_RETURN_IF_ERROR(driver->check(
@@ -485,9 +502,8 @@ CudaDevice::createCommandList(const DeviceExecutable *executable,
         if (next.grid[i] > uint32_t(limits.maxGrid[i]))
           return Status::error(StatusCode::Unavailable, path, ".commands[", c,
                                "] ", quoted(command.name),
-                               " has workgroup_count ",
-                               formatTriple(next.grid), "; ", describe(),
-                               " launches at most ",
+                               " has workgroup_count ", formatTriple(next.grid),
+                               "; ", describe(), " launches at most ",
                                formatTriple(limits.maxGrid), " blocks");
       for (void *binding : command.bindings)
         next.arguments.push_back(toDevice(binding));

@@ -43,6 +43,7 @@ public:
   bool isHostAddressable() const override { return false; }
   Status copyToDevice(void *target, const void *source, uint64_t size) override;
   Status copyToHost(void *target, const void *source, uint64_t size) override;
+  Status copyOnDevice(void *target, const void *source, uint64_t size) override;
 
   /// Loads a Cubin or Ptx executable with the driver (PTX is JIT-compiled;
   /// its compiler's errors are in the message) and looks up each entry

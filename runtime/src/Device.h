@@ -84,6 +84,11 @@ public:
                               uint64_t size) = 0;
   virtual Status copyToHost(void *target, const void *source,
                             uint64_t size) = 0;
+  /// Copies `size` bytes between two buffers of this device without
+  /// passing through the host (a result carried to the next call's input);
+  /// returns when the bytes are in place.
+  virtual Status copyOnDevice(void *target, const void *source,
+                              uint64_t size) = 0;
 
   /// Loads `executable` (executables[`index`] of a module, which
   /// selectExecutable chose for this device) and resolves its entry points.

@@ -19,8 +19,8 @@
 #include <list>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <new>
+#include <sstream>
 
 using namespace lcc;
 using namespace lcc::runtime;
@@ -249,8 +249,8 @@ void lccModuleGetFunctionInput(LccModule module, size_t function, size_t index,
                signature);
 }
 
-void lccModuleGetFunctionOutput(LccModule module, size_t function,
-                                size_t index, LccTensorView *signature) {
+void lccModuleGetFunctionOutput(LccModule module, size_t function, size_t index,
+                                LccTensorView *signature) {
   signatureToC(module,
                *module->module->getFunction(function).outputs()->Get(index),
                signature);
@@ -541,6 +541,15 @@ LccStatus lccFunctionCall(LccFunction function, const LccTensorView *inputs,
     for (size_t i = 0; i < inputCount; ++i)
       views.push_back(fromC(inputs[i]));
     return unwrap(function)->call(views.data(), views.size());
+  });
+}
+
+LccStatus lccFunctionCarryResult(LccFunction function, size_t result,
+                                 size_t input) {
+  return guarded("lccFunctionCarryResult", [&]() -> Status {
+    if (!function)
+      return nullArgument("lccFunctionCarryResult", "function");
+    return unwrap(function)->carryResult(result, input);
   });
 }
 

@@ -207,13 +207,16 @@ Status Function::prepare(size_t index) {
 Status Function::call(const TensorView *values, size_t count) {
   std::lock_guard<std::mutex> lock(callMutex);
   if (count != inputs.size())
-    return Status::error(StatusCode::InvalidArgument, "function ",
-                         quoted(name), " takes ", inputs.size(), " input",
+    return Status::error(StatusCode::InvalidArgument, "function ", quoted(name),
+                         " takes ", inputs.size(), " input",
                          inputs.size() == 1 ? "" : "s", ", got ", count);
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < count; ++i) {
+    if (!values[i].data && inputs[i].holdsCarriedValue)
+      continue; // keeps the result carried into it
     LCC_RETURN_IF_ERROR(
         checkTensor(values[i], *inputs[i].signature,
                     describeArgument("input", i, *inputs[i].signature)));
+  }
   for (uint32_t index : usedParameters)
     if (!session.parameterBound[index])
       return Status::error(
@@ -226,9 +229,18 @@ Status Function::call(const TensorView *values, size_t count) {
   Device &device = session.getDevice();
   uint64_t callStart = nowNanoseconds();
   for (size_t i = 0; i < count; ++i)
-    LCC_RETURN_IF_ERROR(device.copyToDevice(inputs[i].buffer.data(),
-                                            values[i].data, values[i].size));
+    if (values[i].data || !inputs[i].holdsCarriedValue)
+      LCC_RETURN_IF_ERROR(device.copyToDevice(inputs[i].buffer.data(),
+                                              values[i].data, values[i].size));
   LCC_RETURN_IF_ERROR(commands->run(lastNanoseconds.data()));
+  for (Argument &input : inputs) {
+    if (!input.carriedFrom)
+      continue;
+    const Argument &output = outputs[*input.carriedFrom];
+    LCC_RETURN_IF_ERROR(device.copyOnDevice(
+        input.buffer.data(), output.buffer.data(), input.buffer.size()));
+    input.holdsCarriedValue = true;
+  }
   for (Argument &output : outputs)
     if (!output.hostCopy.empty())
       LCC_RETURN_IF_ERROR(device.copyToHost(output.hostCopy.data(),
@@ -238,6 +250,32 @@ Status Function::call(const TensorView *values, size_t count) {
   for (size_t c = 0; c < stats.size(); ++c)
     stats[c].totalNanoseconds += lastNanoseconds[c];
   ++callCount;
+  return Status();
+}
+
+Status Function::carryResult(size_t result, size_t input) {
+  std::lock_guard<std::mutex> lock(callMutex);
+  if (result >= outputs.size() || input >= inputs.size())
+    return Status::error(
+        StatusCode::InvalidArgument, "function ", quoted(name), " has ",
+        outputs.size(), " result", outputs.size() == 1 ? "" : "s", " and ",
+        inputs.size(), " input", inputs.size() == 1 ? "" : "s",
+        ": it cannot carry result ", result, " to input ", input);
+  Argument &to = inputs[input];
+  const Argument &from = outputs[result];
+  std::string what = "carrying " +
+                     describeArgument("result", result, *from.signature) +
+                     " to " + describeArgument("input", input, *to.signature);
+  if (to.signature->dtype() != from.signature->dtype() ||
+      to.shape != from.shape)
+    return Status::error(StatusCode::InvalidArgument, what,
+                         ": their types differ, ",
+                         formatType(from.shape, from.signature->dtype()),
+                         " and ", formatType(to.shape, to.signature->dtype()));
+  if (to.carriedFrom && *to.carriedFrom != result)
+    return Status::error(StatusCode::InvalidArgument, what,
+                         ": the input already takes result ", *to.carriedFrom);
+  to.carriedFrom = result;
   return Status();
 }
 

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 
 namespace lcc::runtime {
 
@@ -52,8 +53,17 @@ public:
 
   /// Runs the function: checks and copies `inputs` (count, dtype, shape and
   /// size), then runs every command in order. Calls to one Function are
-  /// serialised; they share its arena.
+  /// serialised; they share its arena. An input that a carried result has
+  /// filled (carryResult) may have no data: it keeps that value.
   Status call(const TensorView *inputs, size_t count);
+
+  /// From now on, result `result` of every call is copied into input
+  /// `input` on the device, without passing through the host, for the next
+  /// call to use: a model's new memories feeding its next segment
+  /// (Transformer-XL's recurrence). Their dtype and shape must be the same;
+  /// an input takes one result at most. A call that gives the input data
+  /// still uses that data (a new sequence's first memory).
+  Status carryResult(size_t result, size_t input);
 
   /// Result `index` of the last call (zeros before the first), in host
   /// memory: a GPU's results are copied back at the end of each call.
@@ -75,6 +85,10 @@ private:
     DeviceBuffer buffer;
     // Outputs on a device the host cannot address: the last result.
     std::vector<uint8_t> hostCopy;
+    // Inputs: the output carried into this one (carryResult), and whether
+    // a call has filled it yet.
+    std::optional<size_t> carriedFrom;
+    bool holdsCarriedValue = false;
   };
 
   Function(Session &session, const lcm::Function &definition);

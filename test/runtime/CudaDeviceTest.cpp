@@ -279,6 +279,27 @@ TEST_F(FakeCuda, RunsTheCubinOfItsArchitecture) {
   EXPECT_EQ(device->getAllocator().currentBytes(), 0u);
 }
 
+TEST_F(FakeCuda, CarriesAResultOnTheDevice) {
+  // add(a, b) with its sum carried to a, device to device: a + 2b.
+  std::shared_ptr<CudaDevice> device = createDevice();
+  ASSERT_TRUE(device);
+  StatusOr<std::unique_ptr<Session>> session =
+      open(withGpuExecutables(vectorAddModule(256)), device);
+  ASSERT_EQ(messageOf(session), "<ok>");
+  StatusOr<Function *> add = (*session)->lookupFunction("add");
+  ASSERT_EQ(messageOf(add), "<ok>");
+  ASSERT_EQ(messageOf((*add)->carryResult(0, 0)), "<ok>");
+  std::vector<float> a(256, 1.0f), b(256, 2.5f);
+  std::vector<int64_t> shape = {256};
+  TensorView first[] = {view(a, shape), view(b, shape)};
+  ASSERT_EQ(messageOf((*add)->call(first, 2)), "<ok>");
+  TensorView carried[] = {TensorView{DType::F32, shape.data(), 1, nullptr, 0},
+                          view(b, shape)};
+  ASSERT_EQ(messageOf((*add)->call(carried, 2)), "<ok>");
+  EXPECT_EQ(result<float>(**add, 0), std::vector<float>(256, 6.0f));
+  EXPECT_EQ(state().contextDepth, 0);
+}
+
 TEST_F(FakeCuda, StartsFromZeroedMemory) {
   // The fake fills fresh memory with 0xcd; the device zero-fills it, as the
   // CPU does: count_visits adds one to each element of its output.

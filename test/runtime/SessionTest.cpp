@@ -305,6 +305,53 @@ TEST(Session, ChecksInputs) {
   EXPECT_EQ(add->getCallCount(), 0u);
 }
 
+TEST(Session, CarriesAResultToTheNextCallsInput) {
+  // add(a, b) with its sum carried to a: a, a + b, a + 2b, ...
+  Loaded loaded = load(vectorAddModule(256));
+  Function *add = lookup(*loaded.session, "add");
+  ASSERT_TRUE(add);
+  std::vector<float> a(256), b(256);
+  for (int i = 0; i < 256; ++i) {
+    a[i] = float(i);
+    b[i] = float(3 - i);
+  }
+  std::vector<int64_t> shape = {256};
+  ASSERT_EQ(messageOf(add->carryResult(0, 0)), "<ok>");
+  TensorView first[] = {view(a, shape), view(b, shape)};
+  // No value carried yet: the first call must give a.
+  TensorView none[] = {TensorView{DType::F32, shape.data(), 1, nullptr, 1024},
+                       view(b, shape)};
+  EXPECT_EQ(messageOf(add->call(none, 2)),
+            "input 0 'a': expected 1024 bytes of data for [256] f32, got 0");
+  ASSERT_EQ(messageOf(add->call(first, 2)), "<ok>");
+  for (int step = 2; step <= 3; ++step) {
+    ASSERT_EQ(messageOf(add->call(none, 2)), "<ok>");
+    std::vector<float> sum = result<float>(*add, 0);
+    for (int i = 0; i < 256; ++i)
+      ASSERT_EQ(sum[i], float(i + step * (3 - i))) << step << " " << i;
+  }
+  // Data given for a carried input is used: a new sequence.
+  ASSERT_EQ(messageOf(add->call(first, 2)), "<ok>");
+  EXPECT_EQ(result<float>(*add, 0)[10], float(10 + 3 - 10));
+
+  EXPECT_EQ(messageOf(add->carryResult(0, 1)), "<ok>");
+  EXPECT_EQ(messageOf(add->carryResult(1, 0)),
+            "function 'add' has 1 result and 2 inputs: it cannot carry result "
+            "1 to input 0");
+  EXPECT_EQ(messageOf(add->carryResult(0, 2)),
+            "function 'add' has 1 result and 2 inputs: it cannot carry result "
+            "0 to input 2");
+}
+
+TEST(Session, CarriesOnlyResultsOfTheInputsType) {
+  Loaded loaded = load(matmulModule());
+  Function *matmul = lookup(*loaded.session, "matmul");
+  ASSERT_TRUE(matmul);
+  EXPECT_EQ(messageOf(matmul->carryResult(0, 0)),
+            "carrying result 0 'C' to input 0 'A': their types differ, "
+            "[8, 12] f32 and [8, 6] f32");
+}
+
 TEST(Session, RecordsCommandTimes) {
   std::vector<float> bias = biasValues();
   Loaded loaded = load(affineModule(&bias));

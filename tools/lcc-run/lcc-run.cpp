@@ -4,6 +4,7 @@
 //     [--input=FILE.npy]... [--params=FILE.safetensors] [--output-dir=DIR]
 //     [--results-file=FILE.safetensors] [--repeat=N] [--warmup=N]
 //     [--report=json] [--threads=N] [--max-memory=BYTES]
+//     [--segments=N [--carry=RESULT:INPUT]...]
 // lcc-run MODEL.lcm --init-params=FILE.safetensors [--seed=N]
 // lcc-run MODEL.lcm --list
 //
@@ -50,8 +51,18 @@ const char kUsage[] =
     "                              name (--list shows them; result<i> if it\n"
     "                              has none): a gradients function's\n"
     "                              gradients by parameter name\n"
-    "  --repeat=N                  timed calls (default 1)\n"
-    "  --warmup=N                  untimed calls before them (default 0)\n"
+    "  --segments=N                run a long input as N calls, one per\n"
+    "                              segment: an input file holds one value\n"
+    "                              for every segment, or N stacked on a new\n"
+    "                              leading axis; each result<i>.npy stacks\n"
+    "                              the N segments' results the same way\n"
+    "  --carry=RESULT:INPUT        with --segments: result RESULT of each\n"
+    "                              segment is the next segment's input\n"
+    "                              INPUT, kept on the device (a model's new\n"
+    "                              memories); the input file gives the first\n"
+    "                              segment's value (repeat)\n"
+    "  --repeat=N                  timed runs (default 1)\n"
+    "  --warmup=N                  untimed runs before them (default 0)\n"
     "  --report=json               print one JSON object instead of text\n"
     "  --threads=N                 threads of the cpu device (default: all)\n"
     "  --max-memory=BYTES          most memory the device may hold, with an\n"
@@ -84,7 +95,9 @@ constexpr Flag kFlags[] = {
     {"--init-params", "FILE.safetensors", FlagValue::Text},
     {"--seed", "N", FlagValue::Count},
     {"--max-memory", "BYTES", FlagValue::Text},
-    {"--results-file", "FILE.safetensors", FlagValue::Text}};
+    {"--results-file", "FILE.safetensors", FlagValue::Text},
+    {"--segments", "N", FlagValue::PositiveCount},
+    {"--carry", "RESULT:INPUT", FlagValue::Text}};
 
 constexpr Tool kTool("lcc-run", kUsage, kFlags);
 
@@ -103,7 +116,17 @@ struct Options {
   uint64_t seed = 0;
   bool seedGiven = false;
   bool list = false;
+  uint64_t segments = 1;
+  std::vector<std::pair<uint64_t, uint64_t>> carries; // (result, input)
 };
+
+/// "2:1" -> (2, 1); false for anything else.
+bool parseCarry(const std::string &text, std::pair<uint64_t, uint64_t> &out) {
+  size_t colon = text.find(':');
+  return colon != std::string::npos &&
+         parseCount(text.substr(0, colon), out.first) &&
+         parseCount(text.substr(colon + 1), out.second);
+}
 
 /// "512M" -> 536870912 (K, M, G: powers of 1024); false for anything else.
 bool parseBytes(std::string text, uint64_t &bytes) {
@@ -173,6 +196,14 @@ std::string parseArguments(int argc, char **argv, Options &options,
     } else if (flag == "--seed") {
       options.seed = read.count;
       options.seedGiven = true;
+    } else if (flag == "--segments") {
+      options.segments = read.count;
+    } else if (flag == "--carry") {
+      std::pair<uint64_t, uint64_t> carry;
+      if (!parseCarry(value, carry))
+        return "invalid --carry value '" + value +
+               "'; expected RESULT:INPUT, two indices (e.g. 1:1)";
+      options.carries.push_back(carry);
     } else if (flag == "--max-memory") {
       uint64_t &bytes = options.device.maxMemory;
       if (!parseBytes(value, bytes) || bytes == 0)
@@ -185,6 +216,9 @@ std::string parseArguments(int argc, char **argv, Options &options,
     return "no model given; usage: lcc-run MODEL.lcm [options] (see --help)";
   if (options.seedGiven && options.initParams.empty())
     return "--seed only applies to --init-params";
+  if (!options.carries.empty() && options.segments < 2)
+    return "--carry feeds one segment's result to the next: give "
+           "--segments=N with N >= 2";
   if (options.list &&
       (!options.inputs.empty() || !options.params.empty() ||
        !options.initParams.empty() || !options.resultsFile.empty()))
@@ -308,6 +342,87 @@ int listModule(LccModule module, const std::string &path) {
   return 0;
 }
 
+/// The inputs of each segment's call (--segments=N): a file holding N
+/// values of its argument stacked on a new leading axis gives one to each
+/// segment; any other file gives its value to every segment, or to the
+/// first only when a result is carried into it (later ones keep the carried
+/// value: no data). Returns an error message or "".
+std::string splitIntoSegments(LccFunction function, const Options &options,
+                              const std::vector<std::string> &paths,
+                              const std::vector<LccTensorView> &files,
+                              std::vector<std::vector<LccTensorView>> &calls) {
+  uint64_t count = options.segments;
+  calls.assign(count, files);
+  size_t inputs = lccFunctionGetInputCount(function);
+  for (size_t i = 0; i < files.size() && i < inputs; ++i) {
+    LccTensorView signature;
+    lccFunctionGetInput(function, i, &signature);
+    const LccTensorView &file = files[i];
+    bool carried = std::any_of(
+        options.carries.begin(), options.carries.end(),
+        [&](const std::pair<uint64_t, uint64_t> &c) { return c.second == i; });
+    if (file.rank != signature.rank + 1) {
+      if (carried)
+        for (uint64_t s = 1; s < count; ++s) {
+          calls[s][i].data = nullptr;
+          calls[s][i].size = 0;
+        }
+      continue;
+    }
+    if (carried)
+      return "input " + std::to_string(i) + " ('" + paths[i] +
+             "') is carried from a result: give its first segment's value "
+             "only, not one per segment";
+    if (file.shape[0] != int64_t(count))
+      return "input " + std::to_string(i) + " ('" + paths[i] + "') holds " +
+             std::to_string(file.shape[0]) + " stacked values, but " +
+             "--segments=" + std::to_string(count);
+    uint64_t bytes = file.size / count;
+    for (uint64_t s = 0; s < count; ++s) {
+      LccTensorView &slice = calls[s][i];
+      slice.shape = file.shape + 1;
+      slice.rank = file.rank - 1;
+      slice.data = static_cast<const char *>(file.data) + s * bytes;
+      slice.size = bytes;
+    }
+  }
+  return "";
+}
+
+/// Each result of one run's segments, stacked on a new leading axis.
+struct StackedResults {
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<std::vector<int64_t>> shapes;
+
+  void add(LccFunction function, uint64_t segment, uint64_t count) {
+    size_t outputs = lccFunctionGetOutputCount(function);
+    data.resize(outputs);
+    shapes.resize(outputs);
+    for (size_t i = 0; i < outputs; ++i) {
+      LccTensorView result;
+      lccFunctionGetResult(function, i, &result);
+      data[i].resize(result.size * count);
+      std::memcpy(data[i].data() + segment * result.size, result.data,
+                  result.size);
+      shapes[i].assign(1, int64_t(count));
+      shapes[i].insert(shapes[i].end(), result.shape,
+                       result.shape + result.rank);
+    }
+  }
+
+  /// Result `i`: the function's own result view, with the stacked shape
+  /// and data.
+  LccTensorView view(LccFunction function, size_t i) const {
+    LccTensorView result;
+    lccFunctionGetResult(function, i, &result);
+    result.shape = shapes[i].data();
+    result.rank = shapes[i].size();
+    result.data = data[i].data();
+    result.size = data[i].size();
+    return result;
+  }
+};
+
 int run(const Options &options) {
   Handles handles;
   std::string error = handles.load(options.model);
@@ -359,23 +474,48 @@ int run(const Options &options) {
       return kTool.fail(kExitError, error);
   }
 
-  const std::vector<LccTensorView> &views = inputs.views;
+  for (const auto &[result, input] : options.carries)
+    if (LccStatus status = lccFunctionCarryResult(function, result, input))
+      return kTool.fail(status);
+  std::vector<std::vector<LccTensorView>> segmentInputs;
+  error = splitIntoSegments(function, options, options.inputs, inputs.views,
+                            segmentInputs);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
+  bool segmented = options.segments > 1;
+  StackedResults stacked;
+  // One run is a call per segment; each call's time, from the runtime's own
+  // clock, goes into the report's median and minimum.
+  std::vector<double> callMs;
+  auto runSegments = [&](bool timed) -> LccStatus {
+    for (uint64_t s = 0; s < segmentInputs.size(); ++s) {
+      const std::vector<LccTensorView> &views = segmentInputs[s];
+      uint64_t before = lccFunctionGetTotalNanoseconds(function);
+      if (LccStatus status =
+              lccFunctionCall(function, views.data(), views.size()))
+        return status;
+      if (timed)
+        callMs.push_back(
+            double(lccFunctionGetTotalNanoseconds(function) - before) / 1e6);
+      if (segmented)
+        stacked.add(function, s, segmentInputs.size());
+    }
+    return nullptr;
+  };
   for (uint64_t i = 0; i < options.warmup; ++i)
-    if (LccStatus status =
-            lccFunctionCall(function, views.data(), views.size()))
+    if (LccStatus status = runSegments(false))
       return kTool.fail(status);
   lccFunctionResetStats(function);
-  // Each call's time, from the runtime's own clock: the report's median
-  // and minimum.
-  std::vector<double> callMs;
-  for (uint64_t i = 0; i < options.repeat; ++i) {
-    uint64_t before = lccFunctionGetTotalNanoseconds(function);
-    if (LccStatus status =
-            lccFunctionCall(function, views.data(), views.size()))
+  for (uint64_t i = 0; i < options.repeat; ++i)
+    if (LccStatus status = runSegments(true))
       return kTool.fail(status);
-    callMs.push_back(double(lccFunctionGetTotalNanoseconds(function) - before) /
-                     1e6);
-  }
+  auto resultView = [&](size_t i) {
+    if (segmented)
+      return stacked.view(function, i);
+    LccTensorView result;
+    lccFunctionGetResult(function, i, &result);
+    return result;
+  };
   std::sort(callMs.begin(), callMs.end());
   double medianMs =
       callMs.size() % 2
@@ -389,8 +529,7 @@ int run(const Options &options) {
   std::vector<std::string> files;
   std::vector<double> sums;
   for (size_t i = 0; i < outputCount; ++i) {
-    LccTensorView result;
-    lccFunctionGetResult(function, i, &result);
+    LccTensorView result = resultView(i);
     files.push_back(directory + "result" + std::to_string(i) + ".npy");
     if (LccStatus status = lccNpyWrite(files.back().c_str(), &result))
       return kTool.fail(status);
@@ -400,7 +539,7 @@ int run(const Options &options) {
     std::vector<LccTensorView> results(outputCount);
     std::vector<std::string> names(outputCount);
     for (size_t i = 0; i < outputCount; ++i) {
-      lccFunctionGetResult(function, i, &results[i]);
+      results[i] = resultView(i);
       names[i] = results[i].name && results[i].name[0]
                      ? results[i].name
                      : "result" + std::to_string(i);
@@ -418,8 +557,7 @@ int run(const Options &options) {
   double mean = meanMs(lccFunctionGetTotalNanoseconds(function));
   if (!options.jsonReport) {
     for (size_t i = 0; i < outputCount; ++i) {
-      LccTensorView result;
-      lccFunctionGetResult(function, i, &result);
+      LccTensorView result = resultView(i);
       std::printf("result%zu: %s %s checksum %s (%s)\n", i,
                   formatShape(result, ", ").c_str(),
                   lccDTypeGetName(result.dtype), formatNumber(sums[i]).c_str(),
@@ -445,6 +583,8 @@ int run(const Options &options) {
   }
   json += ",\"calls\":" + std::to_string(lccFunctionGetCallCount(function));
   json += ",\"warmup\":" + std::to_string(options.warmup);
+  if (segmented)
+    json += ",\"segments\":" + std::to_string(options.segments);
   json += ",\"mean_ms\":" + jsonNumber(mean);
   json += ",\"median_ms\":" + jsonNumber(medianMs);
   json += ",\"min_ms\":" + jsonNumber(callMs.front());
@@ -466,8 +606,7 @@ int run(const Options &options) {
   }
   json += "],\"outputs\":[";
   for (size_t i = 0; i < outputCount; ++i) {
-    LccTensorView result;
-    lccFunctionGetResult(function, i, &result);
+    LccTensorView result = resultView(i);
     json += i ? ",{" : "{";
     json += "\"name\":" + jsonString(result.name);
     json += ",\"file\":" + jsonString(files[i]);

@@ -135,8 +135,8 @@ size_t lccModuleGetFunctionInputCount(LccModule module, size_t function);
 size_t lccModuleGetFunctionOutputCount(LccModule module, size_t function);
 void lccModuleGetFunctionInput(LccModule module, size_t function, size_t index,
                                LccTensorView *signature);
-void lccModuleGetFunctionOutput(LccModule module, size_t function,
-                                size_t index, LccTensorView *signature);
+void lccModuleGetFunctionOutput(LccModule module, size_t function, size_t index,
+                                LccTensorView *signature);
 int lccModuleGetFunctionInputRange(LccModule module, size_t function,
                                    size_t index, int64_t *low, int64_t *high);
 size_t lccModuleGetFunctionCommandCount(LccModule module, size_t function);
@@ -254,9 +254,17 @@ void lccFunctionGetOutput(LccFunction function, size_t index,
 
 /* Runs the function and returns when it has finished. Inputs must match the
  * signatures exactly (count, dtype, shape, size); they are copied to the
- * device, so they need no alignment. */
+ * device, so they need no alignment. An input that a carried result has
+ * filled (below) may have `data` NULL: it keeps that value. */
 LccStatus lccFunctionCall(LccFunction function, const LccTensorView *inputs,
                           size_t inputCount);
+/* From now on, result `result` of every call is copied into input `input`
+ * on the device (no host copy) for the next call: a model's new memories
+ * feeding its next segment (Transformer-XL). Same dtype and shape; an input
+ * takes one result at most. A call that gives that input data still uses
+ * it (the first memory of a new sequence). */
+LccStatus lccFunctionCarryResult(LccFunction function, size_t result,
+                                 size_t input);
 /* Result `index` of the last call, in host memory that the next call
  * overwrites (a GPU's results are copied back at the end of each call). */
 void lccFunctionGetResult(LccFunction function, size_t index,
