@@ -21,6 +21,7 @@ install(TARGETS LCCAttnDialect LCCPasses LCCCompiler
   LIBRARY DESTINATION lib)
 install(TARGETS lcc lcc-opt lcc-run lcc-train RUNTIME DESTINATION bin)
 install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/lcc-bench DESTINATION bin)
+install(FILES ${CMAKE_BINARY_DIR}/bin/lcc_bench_peers.py DESTINATION bin)
 foreach(dir dialects passes compiler)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}
     DESTINATION ${LCC_INSTALL_INCLUDE_DIR}

@@ -40,6 +40,8 @@ NUMERICS = [
      ["--attention=sparse", "--sparse-pattern=fixed", "--sparse-stride=16",
       "--sparse-summary=4", "--sparse-block=16"], "exact"),
     ("attention-bf16", "test/e2e/Inputs/attention-bf16.mlir", [], "bf16"),
+    # Relative attention over a memory, and sines of angles up to 127.
+    ("transformer-xl-tiny", "models/transformer-xl-tiny.mlir", [], "exact"),
 ]
 
 # name, heads, seq, head_dim, shared q/k, lcc flags

@@ -52,6 +52,53 @@ struct LowerEmbedding : OpRewritePattern<EmbeddingOp> {
   }
 };
 
+/// The frequencies 10000^(-2i/d), i < d/2, computed in double and rounded
+/// to f32 at compile time (the op's definition), as a constant; each
+/// encoding is then one f32 product and a sine or cosine.
+struct LowerSinusoidalEncoding : OpRewritePattern<SinusoidalEncodingOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SinusoidalEncodingOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    TensorBuilder tb(rewriter, loc);
+    RankedTensorType type = tensorType(op.getResult());
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "expected a static shape");
+    int64_t half = type.getDimSize(1) / 2;
+    SmallVector<float> frequencies;
+    for (int64_t i = 0; i < half; ++i)
+      frequencies.push_back(
+          float(std::pow(10000.0, -2.0 * double(i) / double(2 * half))));
+    auto tableType = RankedTensorType::get({half}, rewriter.getF32Type());
+    Value table = arith::ConstantOp::create(
+        rewriter, loc, tableType,
+        DenseElementsAttr::get(tableType, ArrayRef<float>(frequencies)));
+    Value result = tb.map(
+        type.getShape(), type.getElementType(), {}, {},
+        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+          Value position = linalg::IndexOp::create(b, loc, 0);
+          Value column = linalg::IndexOp::create(b, loc, 1);
+          Value halfIndex = indexConstant(b, loc, half);
+          Value isCosine = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::sge, column, halfIndex);
+          Value frequencyIndex = arith::SelectOp::create(
+              b, loc, isCosine,
+              arith::SubIOp::create(b, loc, column, halfIndex), column);
+          Value frequency =
+              tensor::ExtractOp::create(b, loc, table, frequencyIndex);
+          Value t = arith::SIToFPOp::create(
+              b, loc, b.getF32Type(),
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), position));
+          Value angle = arith::MulFOp::create(b, loc, t, frequency);
+          return arith::SelectOp::create(b, loc, isCosine,
+                                         math::CosOp::create(b, loc, angle),
+                                         math::SinOp::create(b, loc, angle));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct LowerLayerNorm : OpRewritePattern<LayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(LayerNormOp op,
@@ -321,7 +368,8 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
 } // namespace
 
 void lcc::populateModelOpLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerEmbedding, LowerLayerNorm, LowerLinear, LowerFeedForward,
-               LowerResidual, LowerReversible, LowerMultiHeadAttention,
-               LowerSoftmaxCrossEntropy>(patterns.getContext());
+  patterns.add<LowerEmbedding, LowerSinusoidalEncoding, LowerLayerNorm,
+               LowerLinear, LowerFeedForward, LowerResidual, LowerReversible,
+               LowerMultiHeadAttention, LowerSoftmaxCrossEntropy>(
+      patterns.getContext());
 }

@@ -241,6 +241,16 @@ private:
                           activation == "gelu" ? Activation::Gelu
                                                : Activation::Relu)};
     }
+    if (op == "sinusoidal_encoding") {
+      expectArgs(node, args, 0, 0);
+      const JsonValue &shape = member(node.json, "shape", node.name());
+      if (shape.elements.size() != 2)
+        throw ReferenceError(node.name() + ": \"shape\" must be [positions, "
+                                           "dim]");
+      return {sinusoidalEncoding(
+          int64_t(number(shape.elements[0], node.name() + " shape")),
+          int64_t(number(shape.elements[1], node.name() + " shape")))};
+    }
     if (op == "embedding") {
       expectArgs(node, args, 2, 2);
       return {embedding(args[0], args[1])};

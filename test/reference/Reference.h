@@ -121,6 +121,12 @@ Tensor sparseAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                        SparsePattern pattern, int64_t stride, int64_t summary,
                        bool causal, std::optional<double> scale = std::nullopt);
 
+/// attn.sinusoidal_encoding: [positions, dim], dim even; for i < dim/2,
+/// result[t, i] = sin(a), result[t, dim/2 + i] = cos(a), with the angle
+/// a = f32(t * f32(10000^(-2i/dim))) as the op defines it (its sine in
+/// double).
+Tensor sinusoidalEncoding(int64_t positions, int64_t dim);
+
 /// The attributes of attn.relative_attention.
 struct RelativeAttentionOptions {
   std::optional<double> scale;

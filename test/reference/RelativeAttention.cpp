@@ -1,8 +1,9 @@
-//===- RelativeAttention.cpp - Transformer-XL attention, the reference ----===//
+//===- RelativeAttention.cpp - Transformer-XL's ops, the reference --------===//
 //
 // attn.relative_attention (DESIGN.md section 3, docs/attn-dialect.md), one
 // query at a time, straight from the formula: every visible key's score
-// from its distance, a softmax, the weighted values. See Reference.h.
+// from its distance, a softmax, the weighted values; and the sinusoidal
+// encodings of distances. See Reference.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +79,26 @@ Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
             out.at({b, h, i, d}) +=
                 scores[j - first] / sum * v.at({b, h, j, d});
       }
+  return out;
+}
+
+Tensor sinusoidalEncoding(int64_t positions, int64_t dim) {
+  if (positions < 1 || dim < 2 || dim % 2 != 0)
+    throw ReferenceError("sinusoidal_encoding: expected [positions >= 1, "
+                         "even dim >= 2], got [" +
+                         std::to_string(positions) + ", " +
+                         std::to_string(dim) + "]");
+  int64_t half = dim / 2;
+  Tensor out({positions, dim});
+  for (int64_t i = 0; i < half; ++i) {
+    float frequency =
+        static_cast<float>(std::pow(10000.0, -2.0 * double(i) / double(dim)));
+    for (int64_t t = 0; t < positions; ++t) {
+      double angle = static_cast<float>(static_cast<float>(t) * frequency);
+      out.at({t, i}) = std::sin(angle);
+      out.at({t, half + i}) = std::cos(angle);
+    }
+  }
   return out;
 }
 

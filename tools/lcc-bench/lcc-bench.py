@@ -25,6 +25,9 @@
   lcc-bench train     [--seq=1024,4096,16384] [--forms=dense,lsh]
                       [--d-model=128] [--d-ff=512] [--lsh-hashes=4]
                       [--lsh-bucket-size=64] [--repeat=3] [--threads=N]
+  lcc-bench relative  [--segment=512] [--memory=0,512,2048] [--heads=8]
+                      [--head-dim=64] [--batch=1] [--clamp-len=N]
+                      [--repeat=3] [--threads=N] [--no-peer]
 
 attention: scaled dot-product attention, f32 (or --dtype=bf16), one model per
 sequence length,
@@ -72,6 +75,13 @@ peak bytes, and the peak's growth per layer over the previous depth.
 ff-chunks: the same model (--layers, default 1) compiled with each
 --ff-chunks value: time per train_step and peak bytes.
 
+relative: Transformer-XL attention (attn.relative_attention) of a --segment
+of queries over each --memory length plus the segment: time per segment and
+peak bytes, beside dense attention of the same queries and keys without a
+mask (the content term alone, so the ratio is what the position term
+costs) and, with numpy, the peer: Transformer-XL attention computed as
+kimiyoung/transformer-xl does (full score matrices, _rel_shift).
+
 Measurements come from lcc-run --report=json; nothing is estimated.
 """
 import argparse
@@ -85,6 +95,10 @@ import time
 
 BIN = os.path.dirname(os.path.realpath(__file__))
 SOURCE = "@LCC_SOURCE_DIR@"
+sys.path.insert(0, BIN)
+from lcc_bench_peers import (numpy_attention_ms, numpy_python,  # noqa: E402
+                             numpy_relative_ms, pinned, run_pinned,
+                             sgemm_ceiling)
 
 
 def tool(name):
@@ -124,122 +138,6 @@ def report(lcm, inputs, params, repeat, threads, workdir):
     if threads:
         args.append("--threads=%d" % threads)
     return json.loads(run_pinned(args, threads))
-
-
-# The ceiling and the peer run in a python3 that has numpy (Debian's
-# python3-numpy, with OpenBLAS from libopenblas0-pthread): one process
-# per measurement, pinned and threaded as lcc-run is.
-NUMPY_SGEMM = """
-import ctypes, glob, sys, time, numpy as np
-n, repeat = int(sys.argv[1]), int(sys.argv[2])
-rng = np.random.default_rng(0)
-a = rng.standard_normal((n, n), dtype=np.float32)
-b = rng.standard_normal((n, n), dtype=np.float32)
-c = a @ b
-# A ceiling from a kernel that computes wrongly is no ceiling.
-rows = slice(0, 16)
-exact = a[rows].astype(np.float64) @ b.astype(np.float64)
-if np.max(np.abs(c[rows] - exact)) > 1e-3 * np.max(np.abs(exact)):
-    sys.exit("OpenBLAS sgemm gives wrong results on this CPU")
-times = []
-for _ in range(repeat):
-    t = time.perf_counter(); a @ b; times.append(time.perf_counter() - t)
-core = "?"
-for path in glob.glob("/usr/lib/x86_64-linux-gnu/openblas*/libopenblas*.so*"):
-    try:
-        lib = ctypes.CDLL(path)
-        lib.openblas_get_corename.restype = ctypes.c_char_p
-        core = lib.openblas_get_corename().decode()
-        break
-    except (OSError, AttributeError):
-        pass
-print(2.0 * n ** 3 / sorted(times)[len(times) // 2] / 1e9, core)
-"""
-
-NUMPY_ATTENTION = """
-import sys, time, numpy as np
-b, h, s, d, causal, repeat = map(int, sys.argv[1:7])
-rng = np.random.default_rng(0)
-q, k, v = (rng.standard_normal((b, h, s, d), dtype=np.float32)
-           for _ in range(3))
-scale = np.float32(1.0 / np.sqrt(d))
-hidden = np.triu(np.ones((s, s), dtype=bool), 1) if causal else None
-def attention():
-    out = np.empty_like(q)
-    for i in range(b):
-        for j in range(h):
-            p = (q[i, j] @ k[i, j].T) * scale
-            if causal:
-                p[hidden] = -np.inf
-            p -= p.max(axis=1, keepdims=True)
-            np.exp(p, out=p)
-            p /= p.sum(axis=1, keepdims=True)
-            out[i, j] = p @ v[i, j]
-    return out
-attention()
-times = []
-for _ in range(repeat):
-    t = time.perf_counter(); attention(); times.append(time.perf_counter() - t)
-times.sort()
-print(times[len(times) // 2] * 1e3, times[0] * 1e3)
-"""
-
-
-def numpy_python():
-    """A python3 with numpy, or None."""
-    for python in ("/usr/bin/python3", sys.executable):
-        if python and subprocess.run(
-                [python, "-c", "import numpy"],
-                capture_output=True).returncode == 0:
-            return python
-    return None
-
-
-def pinned(threads):
-    """The CPUs a run of `threads` threads is pinned to (all: 0)."""
-    cpus = sorted(os.sched_getaffinity(0))
-    return cpus[:threads] if threads else cpus
-
-
-def run_pinned(args, threads, env=None):
-    cpus = pinned(threads)
-    result = subprocess.run(args, capture_output=True, text=True, env=env,
-                            preexec_fn=lambda: os.sched_setaffinity(0, cpus))
-    if result.returncode != 0:
-        sys.exit("lcc-bench: error: %s failed: %s" %
-                 (os.path.basename(args[0]), result.stderr.strip()))
-    return result.stdout
-
-
-def numpy_env(threads):
-    env = dict(os.environ)
-    count = str(threads or len(pinned(0)))
-    env.update(OPENBLAS_NUM_THREADS=count, OMP_NUM_THREADS=count)
-    # Some machines pin OpenBLAS to an older core (OPENBLAS_CORETYPE=Haswell
-    # on an AVX-512 CPU halves sgemm): the ceiling and the peer are the
-    # kernels OpenBLAS picks for this CPU, checked by the sgemm run.
-    env.pop("OPENBLAS_CORETYPE", None)
-    env.pop("OPENBLAS_L2_SIZE", None)
-    return env
-
-
-def sgemm_ceiling(python, threads, repeat):
-    """OpenBLAS sgemm 2048^3 (median GFLOP/s, kernel name), pinned as lcc
-    runs."""
-    rate, core = run_pinned([python, "-c", NUMPY_SGEMM, "2048",
-                             str(max(repeat, 3))], threads,
-                            numpy_env(threads)).split()
-    return float(rate), core
-
-
-def numpy_attention_ms(python, opts, seq):
-    """numpy dense attention's (median, min) ms per call."""
-    out = run_pinned([python, "-c", NUMPY_ATTENTION, str(opts.batch),
-                      str(opts.heads), str(seq), str(opts.head_dim),
-                      str(int(opts.causal)), str(opts.repeat)],
-                     opts.threads, numpy_env(opts.threads))
-    median, low = map(float, out.split())
-    return median, low
 
 
 def window_mask_lines(window):
@@ -398,6 +296,82 @@ def bench_attention(opts):
             sys.stdout.flush()
 
 
+def relative_model(batch, heads, segment, memory, dim, clamp_len):
+    keys = segment + memory
+    q = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, segment, dim)
+    k = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, keys, dim)
+    pos = "tensor<%dx%dx%dxf32>" % (heads, keys, dim)
+    bias = "tensor<%dx%dxf32>" % (heads, dim)
+    attrs = " {clamp_len = %d : i64}" % clamp_len if clamp_len else ""
+    return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s, %%pos: %s, "
+            "%%u: %s, %%w: %s) -> %s {\n"
+            "  %%0 = attn.relative_attention %%q, %%k, %%v, %%pos, %%u, %%w%s"
+            " : (%s, %s, %s, %s, %s, %s) -> %s\n"
+            "  return %%0 : %s\n}\n" % (q, k, k, pos, bias, bias, q, attrs,
+                                         q, k, k, pos, bias, bias, q, q))
+
+
+def cross_attention_model(batch, heads, segment, memory, dim):
+    """Dense attention of the same queries and keys, no mask: the content
+    term alone."""
+    q = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, segment, dim)
+    k = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, segment + memory, dim)
+    return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+            "  %%0 = attn.attention %%q, %%k, %%v : (%s, %s, %s) -> %s\n"
+            "  return %%0 : %s\n}\n" % (q, k, k, q, q, k, k, q, q))
+
+
+def bench_relative(opts):
+    print("relative (Transformer-XL) attention, f32, batch %d, %d heads, "
+          "head_dim %d, segment %d, %d threads on CPUs %s" %
+          (opts.batch, opts.heads, opts.head_dim, opts.segment,
+           len(pinned(opts.threads)), ",".join(map(str, pinned(opts.threads)))))
+    python = None if opts.no_peer else numpy_python()
+    print("beside it: dense attention of the same queries and keys without "
+          "a mask (the content term alone); peer: numpy + OpenBLAS "
+          "Transformer-XL attention as kimiyoung/transformer-xl computes it "
+          "(full score matrices, _rel_shift)" if python else
+          "beside it: dense attention of the same queries and keys; no peer")
+    print("| memory | keys | ms/segment (median) | min ms | peak MiB | "
+          "dense ms | vs dense | numpy ms | vs numpy |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    b, h, l, d = opts.batch, opts.heads, opts.segment, opts.head_dim
+    for memory in opts.memory:
+        keys = l + memory
+        with tempfile.TemporaryDirectory() as work:
+            shapes = {"q": (b, h, l, d), "k": (b, h, keys, d),
+                      "v": (b, h, keys, d), "pos": (h, keys, d),
+                      "u": (h, d), "w": (h, d)}
+            files = {}
+            for seed, (name, shape) in enumerate(shapes.items()):
+                files[name] = os.path.join(work, name + ".npy")
+                run([tool("lcc-testdata"), "--output=" + files[name],
+                     "--shape=" + ",".join(map(str, shape)),
+                     "--seed=%d" % seed])
+            timings = {}
+            for name, text, inputs in (
+                    ("relative", relative_model(b, h, l, memory, d,
+                                                opts.clamp_len),
+                     ["q", "k", "v", "pos", "u", "w"]),
+                    ("dense", cross_attention_model(b, h, l, memory, d),
+                     ["q", "k", "v"])):
+                model = os.path.join(work, name + ".mlir")
+                with open(model, "w") as f:
+                    f.write(text)
+                lcm = os.path.join(work, name + ".lcm")
+                compile_model(model, lcm)
+                timings[name] = report(lcm, [files[i] for i in inputs], None,
+                                       opts.repeat, opts.threads, work)
+            r, dense = timings["relative"], timings["dense"]
+            peer = numpy_relative_ms(python, opts, memory) if python else None
+            print("| %d | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %s | %s |"
+                  % (memory, keys, r["median_ms"], r["min_ms"],
+                     mib(r["peak_bytes"]), dense["median_ms"],
+                     r["median_ms"] / dense["median_ms"],
+                     "%.1f" % peer[0] if peer else "-",
+                     "%.2fx" % (peer[0] / r["median_ms"]) if peer else "-"))
+            sys.stdout.flush()
+
 def tiles_visited(remarks):
     """The percentage of key tiles lcc's remark says the mask visits."""
     match = re.search(r"mask visits \d+ of \d+ key tiles \(([0-9.]+)%\)",
@@ -476,7 +450,14 @@ def bench_models(opts):
             run([tool("lcc-testdata"), "--output=" + tokens,
                  "--shape=" + shape, "--dtype=i32",
                  "--uniform=0,%d" % vocab, "--seed=2"])
-            r = report(lcm, [tokens], params, opts.repeat, opts.threads, work)
+            # Further f32 inputs (Transformer-XL's memories) start at zero.
+            inputs = [tokens]
+            for i, state in enumerate(state_shapes(
+                    os.path.join(models_dir, name))):
+                inputs.append(os.path.join(work, "state%d.npy" % i))
+                run([tool("lcc-testdata"), "--output=" + inputs[-1],
+                     "--shape=" + state, "--fill=0"])
+            r = report(lcm, inputs, params, opts.repeat, opts.threads, work)
             dispatches = sum(1 for c in r["commands"]
                              if c["kind"] == "dispatch")
             print("| %s | %.2f | %d | %.1f | %.1f | %.1f |" %
@@ -496,6 +477,16 @@ def token_shape(model):
         sys.exit("lcc-bench: error: %s does not start with token ids "
                  "tensor<BxSxi32> into an \"embed.tokens\" table" % model)
     return "%s,%s" % match.groups(), int(vocab.group(1))
+
+
+def state_shapes(model):
+    """The shapes ("AxB" as "A,B") of @forward's f32 arguments after its
+    tokens: memories carried between segments."""
+    with open(model) as f:
+        text = f.read()
+    signature = re.search(r"func\.func @forward\(([^)]*)\)", text).group(1)
+    return [shape.replace("x", ",") for shape in
+            re.findall(r"tensor<([0-9x]+)xf32>", signature)]
 
 
 def reformer_variant(seq, d_model, d_ff):
@@ -786,6 +777,18 @@ def main():
     c.add_argument("--lsh-bucket-size", type=int, default=64)
     c.add_argument("--repeat", type=int, default=2)
     c.add_argument("--threads", type=int, default=0)
+    x = sub.add_parser("relative", help="Transformer-XL attention by memory "
+                       "length")
+    x.add_argument("--segment", type=int, default=512)
+    x.add_argument("--memory", default="0,512,2048",
+                   type=lambda v: [int(m) for m in v.split(",")])
+    x.add_argument("--heads", type=int, default=8)
+    x.add_argument("--head-dim", type=int, default=64)
+    x.add_argument("--batch", type=int, default=1)
+    x.add_argument("--clamp-len", type=int, default=0)
+    x.add_argument("--repeat", type=int, default=3)
+    x.add_argument("--threads", type=int, default=0)
+    x.add_argument("--no-peer", action="store_true")
     opts = parser.parse_args()
     if opts.workload == "attention":
         bench_attention(opts)
@@ -797,6 +800,8 @@ def main():
         bench_depth(opts)
     elif opts.workload == "ff-chunks":
         bench_ff_chunks(opts)
+    elif opts.workload == "relative":
+        bench_relative(opts)
     else:
         bench_models(opts)
 

@@ -426,6 +426,19 @@ LogicalResult RelativeAttentionOp::verify() {
   return verifyScale(*this, getScale());
 }
 
+LogicalResult SinusoidalEncodingOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor result("result", getResult());
+  if (failed(check.rank(result, 2, "[positions, dim]")) ||
+      failed(check.elementType(result, Float32Type::get(getContext()))))
+    return failure();
+  int64_t dim = result.dim(1);
+  if (!ShapedType::isDynamic(dim) && dim % 2 != 0)
+    return emitOpError() << "expected an even dim (sines, then cosines), got "
+                         << dim;
+  return success();
+}
+
 LogicalResult SparseAttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
                                      getResult(), /*sameSeq=*/true)))

@@ -359,6 +359,34 @@ def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_SinusoidalEncodingOp : Attn_Op<"sinusoidal_encoding", [Pure]> {
+  let summary = "sinusoidal encodings of positions 0 .. n - 1";
+  let description = [{
+    The fixed position encodings of Transformer-XL (and of the original
+    Transformer), `[n, d]` f32 with `d` even. Row `t` encodes position, or
+    distance, `t`: first the sines, then the cosines, as
+    kimiyoung/transformer-xl concatenates them. For `i < d/2`:
+
+    ```
+    result[t, i]       = sin(angle(t, i))
+    result[t, d/2 + i] = cos(angle(t, i))
+    angle(t, i) = f32(t · f32(10000^(-2i/d)))
+    ```
+
+    The angle is the f32 product of the position and the frequency rounded
+    to f32, as frameworks compute it: beyond a few thousand positions that
+    rounding, not the sine, limits what an encoding resolves. For
+    `attn.relative_attention`, project it per head into `pos`.
+
+    ```mlir
+    %r = attn.sinusoidal_encoding : tensor<256x64xf32>
+    ```
+  }];
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{

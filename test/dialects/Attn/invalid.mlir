@@ -981,3 +981,19 @@ func.func @relative_result_shape(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x12x4xf3
   %0 = attn.relative_attention %q, %k, %k, %pos, %u, %u : (tensor<1x2x8x4xf32>, tensor<1x2x12x4xf32>, tensor<1x2x12x4xf32>, tensor<2x12x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x12x4xf32>
   return
 }
+
+// -----
+
+func.func @sinusoidal_odd_dim() {
+  // expected-error@+1 {{'attn.sinusoidal_encoding' op expected an even dim (sines, then cosines), got 7}}
+  %0 = attn.sinusoidal_encoding : tensor<16x7xf32>
+  return
+}
+
+// -----
+
+func.func @sinusoidal_rank() {
+  // expected-error@+1 {{'attn.sinusoidal_encoding' op expected result of rank 2 [positions, dim], got rank 1 ('tensor<16xf32>')}}
+  %0 = attn.sinusoidal_encoding : tensor<16xf32>
+  return
+}

@@ -310,3 +310,13 @@ func.func @relative_attention(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
          tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
   return %0, %1 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @sinusoidal_encoding
+// CHECK: attn.sinusoidal_encoding : tensor<16x8xf32>
+// GENERIC: "attn.sinusoidal_encoding"() : () -> tensor<16x8xf32>
+func.func @sinusoidal_encoding() -> tensor<16x8xf32> {
+  %0 = attn.sinusoidal_encoding : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
