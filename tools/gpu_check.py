@@ -79,7 +79,7 @@ def inputs_of(lcc, source, flags):
     match = re.search(r"func\.func @\w+\((.*?)\) ->", text)
     inputs = []
     for arg in re.split(r", (?=%arg)", match.group(1)):
-        if "attn.param" in arg:
+        if not arg or "attn.param" in arg:  # no inputs at all, a parameter
             continue
         shape, dtype = re.search(r"tensor<([0-9x]*)x?(f32|bf16|i32)>",
                                  arg).groups()
