@@ -36,6 +36,17 @@ for path in glob.glob("/usr/lib/x86_64-linux-gnu/openblas*/libopenblas*.so*"):
 print(2.0 * n ** 3 / sorted(times)[len(times) // 2] / 1e9, core)
 """
 
+# The end of each peer program: attention() once to warm up, then timed
+# --repeat times; prints the median and the minimum in ms.
+TIMED_ATTENTION = """
+attention()
+times = []
+for _ in range(repeat):
+    t = time.perf_counter(); attention(); times.append(time.perf_counter() - t)
+times.sort()
+print(times[len(times) // 2] * 1e3, times[0] * 1e3)
+"""
+
 NUMPY_ATTENTION = """
 import sys, time, numpy as np
 b, h, s, d, causal, repeat = map(int, sys.argv[1:7])
@@ -56,13 +67,7 @@ def attention():
             p /= p.sum(axis=1, keepdims=True)
             out[i, j] = p @ v[i, j]
     return out
-attention()
-times = []
-for _ in range(repeat):
-    t = time.perf_counter(); attention(); times.append(time.perf_counter() - t)
-times.sort()
-print(times[len(times) // 2] * 1e3, times[0] * 1e3)
-"""
+""" + TIMED_ATTENTION
 
 
 # Transformer-XL's attention as kimiyoung/transformer-xl computes it, in
@@ -98,13 +103,7 @@ def attention():
             p /= p.sum(axis=1, keepdims=True)
             out[i, j] = p @ v[i, j]
     return out
-attention()
-times = []
-for _ in range(repeat):
-    t = time.perf_counter(); attention(); times.append(time.perf_counter() - t)
-times.sort()
-print(times[len(times) // 2] * 1e3, times[0] * 1e3)
-"""
+""" + TIMED_ATTENTION
 
 def numpy_python():
     """A python3 with numpy, or None."""
