@@ -1,9 +1,9 @@
 //===- RelativeAttention.cpp - Transformer-XL's ops, the reference --------===//
 //
-// attn.relative_attention (DESIGN.md section 3, docs/attn-dialect.md), one
-// query at a time, straight from the formula: every visible key's score
-// from its distance, a softmax, the weighted values; and the sinusoidal
-// encodings of distances. See Reference.h.
+// attn.relative_attention (DESIGN.md section 3, docs/attn-dialect.md) as
+// dense attention of q + u whose score modifier adds the position term of
+// each visible key, from its distance; and the sinusoidal encodings of
+// distances. See Reference.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,43 +43,33 @@ Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                                : 1.0 / std::sqrt(static_cast<double>(headDim));
   int64_t memory = keySeq - querySeq;
 
-  Tensor out({batch, heads, querySeq, valueDim});
-  std::vector<double> scores;
+  // Dense attention of q + u with the position term as its score modifier:
+  // query i is position M + i and sees keys 0 .. M + i, the nearest
+  // `same_length` of them with that option.
+  Tensor contentQueries = q;
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t h = 0; h < heads; ++h)
-      for (int64_t i = 0; i < querySeq; ++i) {
-        // Query i is position M + i; keys 0 .. M + i are visible, the
-        // nearest `same_length` of them with that option.
-        int64_t last = memory + i;
-        int64_t first =
-            options.sameLength
-                ? std::max<int64_t>(0, last - *options.sameLength + 1)
-                : 0;
-        scores.assign(last - first + 1, 0.0);
-        for (int64_t j = first; j <= last; ++j) {
-          int64_t distance = last - j;
-          if (options.clampLen)
-            distance = std::min(distance, *options.clampLen);
-          double content = 0, position = 0;
-          for (int64_t d = 0; d < headDim; ++d) {
-            double query = q.at({b, h, i, d});
-            content += (query + u.at({h, d})) * k.at({b, h, j, d});
-            position += (query + w.at({h, d})) * pos.at({h, distance, d});
-          }
-          scores[j - first] = (content + position) * scale;
-        }
-        double maxScore = *std::max_element(scores.begin(), scores.end());
-        double sum = 0;
-        for (double &s : scores) {
-          s = std::exp(s - maxScore);
-          sum += s;
-        }
-        for (int64_t j = first; j <= last; ++j)
-          for (int64_t d = 0; d < valueDim; ++d)
-            out.at({b, h, i, d}) +=
-                scores[j - first] / sum * v.at({b, h, j, d});
-      }
-  return out;
+      for (int64_t i = 0; i < querySeq; ++i)
+        for (int64_t d = 0; d < headDim; ++d)
+          contentQueries.at({b, h, i, d}) += u.at({h, d});
+  PositionMask visible = [&](int64_t, int64_t, int64_t i, int64_t j) {
+    int64_t distance = memory + i - j;
+    return distance >= 0 &&
+           (!options.sameLength || distance < *options.sameLength);
+  };
+  ScoreModifier addPosition = [&](double score, int64_t b, int64_t h, int64_t i,
+                                  int64_t j) {
+    int64_t distance = memory + i - j;
+    if (options.clampLen)
+      distance = std::min(distance, *options.clampLen);
+    double position = 0;
+    for (int64_t d = 0; d < headDim; ++d)
+      position +=
+          (q.at({b, h, i, d}) + w.at({h, d})) * pos.at({h, distance, d});
+    return score + position * scale;
+  };
+  return modifiedAttention(contentQueries, k, v, /*causal=*/false, scale,
+                           visible, addPosition);
 }
 
 Tensor sinusoidalEncoding(int64_t positions, int64_t dim) {
