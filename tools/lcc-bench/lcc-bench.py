@@ -192,8 +192,10 @@ def alibi_score(heads):
 
 
 def attention_model(batch, heads, seq, dim, causal, shared_qk, mask="",
-                    dtype="f32"):
+                    dtype="f32", key_seq=None):
+    """Attention of `seq` queries over `key_seq` keys (default: `seq`)."""
     t = "tensor<%dx%dx%dx%dx%s>" % (batch, heads, seq, dim, dtype)
+    k = "tensor<%dx%dx%dx%dx%s>" % (batch, heads, key_seq or seq, dim, dtype)
     attrs = [a for a, on in (("causal = true", causal),
                              ("shared_qk", shared_qk)) if on]
     attrs = " {%s}" % ", ".join(attrs) if attrs else ""
@@ -203,7 +205,7 @@ def attention_model(batch, heads, seq, dim, causal, shared_qk, mask="",
                 "  return %%0 : %s\n}\n" % (t, t, t, attrs, t, t, t, t, t))
     return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
             "  %%0 = attn.attention %%q, %%k, %%v%s : (%s, %s, %s) -> %s%s\n"
-            "  return %%0 : %s\n}\n" % (t, t, t, t, attrs, t, t, t, t, mask,
+            "  return %%0 : %s\n}\n" % (t, k, k, t, attrs, t, k, k, t, mask,
                                          t))
 
 
@@ -311,16 +313,6 @@ def relative_model(batch, heads, segment, memory, dim, clamp_len):
                                          q, k, k, pos, bias, bias, q, q))
 
 
-def cross_attention_model(batch, heads, segment, memory, dim):
-    """Dense attention of the same queries and keys, no mask: the content
-    term alone."""
-    q = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, segment, dim)
-    k = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, segment + memory, dim)
-    return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
-            "  %%0 = attn.attention %%q, %%k, %%v : (%s, %s, %s) -> %s\n"
-            "  return %%0 : %s\n}\n" % (q, k, k, q, q, k, k, q, q))
-
-
 def bench_relative(opts):
     print("relative (Transformer-XL) attention, f32, batch %d, %d heads, "
           "head_dim %d, segment %d, %d threads on CPUs %s" %
@@ -353,7 +345,9 @@ def bench_relative(opts):
                     ("relative", relative_model(b, h, l, memory, d,
                                                 opts.clamp_len),
                      ["q", "k", "v", "pos", "u", "w"]),
-                    ("dense", cross_attention_model(b, h, l, memory, d),
+                    # The same queries and keys, no mask: the content term.
+                    ("dense", attention_model(b, h, l, d, False, False,
+                                              key_seq=keys),
                      ["q", "k", "v"])):
                 model = os.path.join(work, name + ".mlir")
                 with open(model, "w") as f:

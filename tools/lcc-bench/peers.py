@@ -105,6 +105,7 @@ def attention():
     return out
 """ + TIMED_ATTENTION
 
+
 def numpy_python():
     """A python3 with numpy, or None."""
     for python in ("/usr/bin/python3", sys.executable):
