@@ -487,7 +487,8 @@ int run(const Options &options) {
   // One run is a call per segment; each call's time, from the runtime's own
   // clock, goes into the report's median and minimum.
   std::vector<double> callMs;
-  auto runSegments = [&](bool timed) -> LccStatus {
+  // `last`: the run whose results are written, the only one stacked.
+  auto runSegments = [&](bool timed, bool last) -> LccStatus {
     for (uint64_t s = 0; s < segmentInputs.size(); ++s) {
       const std::vector<LccTensorView> &views = segmentInputs[s];
       uint64_t before = lccFunctionGetTotalNanoseconds(function);
@@ -497,17 +498,17 @@ int run(const Options &options) {
       if (timed)
         callMs.push_back(
             double(lccFunctionGetTotalNanoseconds(function) - before) / 1e6);
-      if (segmented)
+      if (segmented && last)
         stacked.add(function, s, segmentInputs.size());
     }
     return nullptr;
   };
   for (uint64_t i = 0; i < options.warmup; ++i)
-    if (LccStatus status = runSegments(false))
+    if (LccStatus status = runSegments(false, false))
       return kTool.fail(status);
   lccFunctionResetStats(function);
   for (uint64_t i = 0; i < options.repeat; ++i)
-    if (LccStatus status = runSegments(true))
+    if (LccStatus status = runSegments(true, i + 1 == options.repeat))
       return kTool.fail(status);
   auto resultView = [&](size_t i) {
     if (segmented)
