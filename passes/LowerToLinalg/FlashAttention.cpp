@@ -72,7 +72,8 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
                                    bool mask, ScoreBlockLayout layout) const {
   Type elt = tensorType(dots).getElementType();
   bool keysByQueries = layout == ScoreBlockLayout::scaledKeysByQueries;
-  if (keysByQueries && !mask && !modifyScore)
+  bool scaled = layout != ScoreBlockLayout::queriesByKeys;
+  if (scaled && !mask && !modifyScore)
     return dots;
   unsigned queryDim = keysByQueries ? 1 : 0, keyDim = 1 - queryDim;
   return t.mapSameShape(
@@ -86,7 +87,7 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
                                   linalg::IndexOp::create(b, loc, queryDim)),
             arith::AddIOp::create(b, loc, tile.keyStart,
                                   linalg::IndexOp::create(b, loc, keyDim))};
-        Value score = keysByQueries ? a[0] : mul(b, loc, a[0], constant(scale));
+        Value score = scaled ? a[0] : mul(b, loc, a[0], constant(scale));
         if (modifyScore)
           score = modifyScore(b, loc, score, position);
         if (!mask)
@@ -112,6 +113,22 @@ Value FlashAttention::maskedScores(TensorBuilder &t, Value dots,
         return arith::SelectOp::create(b, loc, masked,
                                        constant(kNegativeInfinity), score);
       });
+}
+
+SmallVector<Value> FlashAttention::ifTileVisible(
+    OpBuilder &b, Location loc, const TilePosition &tile, ValueRange state,
+    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location)> body) const {
+  if (!tileVisible)
+    return body(b, loc);
+  auto skip = scf::IfOp::create(
+      b, loc, tileVisible(b, loc, tile),
+      [&](OpBuilder &ub, Location uloc) {
+        scf::YieldOp::create(ub, uloc, body(ub, uloc));
+      },
+      [&](OpBuilder &ub, Location uloc) {
+        scf::YieldOp::create(ub, uloc, state);
+      });
+  return skip.getResults();
 }
 
 /// One step of the online softmax: folds a key tile into the running

@@ -55,8 +55,13 @@ using BlockScoreTerm = std::function<mlir::Value(
     TensorBuilder &, mlir::Value dots, const TilePosition &)>;
 
 /// How a block of dot products is laid out: [query tile, key tile] of
-/// q·kᵀ, or [key tile, query tile] of k·(q·scale)ᵀ, already scaled.
-enum class ScoreBlockLayout { queriesByKeys, scaledKeysByQueries };
+/// q·kᵀ, [key tile, query tile] of k·(q·scale)ᵀ, already scaled, or
+/// [query tile, key tile] already scaled.
+enum class ScoreBlockLayout {
+  queriesByKeys,
+  scaledKeysByQueries,
+  scaledQueriesByKeys
+};
 
 /// One attention of `query` [batch, heads, q_seq, head_dim], `key`
 /// [batch, heads, k_seq, head_dim] and `value` [batch, heads, k_seq, v_dim],
@@ -120,6 +125,16 @@ struct FlashAttention {
   maskedScores(TensorBuilder &t, mlir::Value dots, const TilePosition &tile,
                int64_t keySeq, bool mask,
                ScoreBlockLayout layout = ScoreBlockLayout::queriesByKeys) const;
+
+  /// Builds `body` only where `tileVisible` allows (everywhere when it is
+  /// null); a hidden tile passes `state` through unchanged. For the loops
+  /// of a backward, which visit the tiles the forward visits.
+  llvm::SmallVector<mlir::Value> ifTileVisible(
+      mlir::OpBuilder &b, mlir::Location loc, const TilePosition &tile,
+      mlir::ValueRange state,
+      llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &,
+                                                        mlir::Location)>
+          body) const;
 
 private:
   std::pair<mlir::Value, mlir::Value> buildTiles(mlir::OpBuilder &builder,

@@ -238,34 +238,6 @@ FlashAttentionBackward::probabilitiesAndScoreGradients(TensorBuilder &t,
   return std::make_pair(probabilities, scoreGrad);
 }
 
-/// The [tile] slice at (b, h, offset) of a [batch, heads, seq] tensor.
-Value rowTileOf(OpBuilder &b, Location loc, Value x, Value batch, Value head,
-                Value offset, int64_t tile) {
-  return sliceOf(b, loc,
-                 RankedTensorType::get({tile}, tensorType(x).getElementType()),
-                 x, {batch, head, offset},
-                 {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(tile)});
-}
-
-/// Visits `body` only where `tileVisible` allows; the state passes through
-/// a hidden tile unchanged.
-SmallVector<Value> visitIfVisible(
-    OpBuilder &b, Location loc, const FlashAttention &forward,
-    const TilePosition &tile, ValueRange state,
-    llvm::function_ref<SmallVector<Value>(OpBuilder &, Location)> body) {
-  if (!forward.tileVisible)
-    return body(b, loc);
-  auto skip = scf::IfOp::create(
-      b, loc, forward.tileVisible(b, loc, tile),
-      [&](OpBuilder &ub, Location uloc) {
-        scf::YieldOp::create(ub, uloc, body(ub, uloc));
-      },
-      [&](OpBuilder &ub, Location uloc) {
-        scf::YieldOp::create(ub, uloc, state);
-      });
-  return skip.getResults();
-}
-
 FailureOr<std::array<Value, 3>>
 FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
   TensorBuilder tb(builder, loc);
@@ -289,7 +261,9 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
       });
   Value query = padSeq(tb, forward.query, paddedQueries);
   Value outGradPadded = padSeq(tb, outGrad, paddedQueries);
-  Value lse = padSeq(tb, logSumExp, paddedQueries);
+  // A padded query sees nothing: its probabilities are 0, whatever score
+  // the padding gets.
+  Value lse = padSeq(tb, logSumExp, paddedQueries, kNegativeInfinity);
   Value deltaPadded = padSeq(tb, delta, paddedQueries);
   Value key = padSeq(tb, forward.key, paddedKeys);
   Value value = padSeq(tb, forward.value, paddedKeys);
@@ -343,8 +317,8 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
               nb, nl, queryTileIndex, indexConstant(nb, nl, queryTile));
           scf::YieldOp::create(
               nb, nl,
-              visitIfVisible(
-                  nb, nl, forward, tile, state,
+              forward.ifTileVisible(
+                  nb, nl, tile, state,
                   [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
                     TensorBuilder t(ub, ul);
                     Block blk = queryBlockAt(ub, ul, tile);
@@ -409,8 +383,8 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
                                                 indexConstant(nb, nl, keyTile));
           scf::YieldOp::create(
               nb, nl,
-              visitIfVisible(
-                  nb, nl, forward, tile, state,
+              forward.ifTileVisible(
+                  nb, nl, tile, state,
                   [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
                     TensorBuilder t(ub, ul);
                     Block blk = queryBlockAt(ub, ul, tile);

@@ -259,6 +259,7 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
   populateRelativeAttentionLoweringPatterns(patterns, tiling);
   populateTrainingOpLoweringPatterns(patterns);
   populateAttentionBackwardLoweringPatterns(patterns, tiling);
+  populateRelativeAttentionBackwardLoweringPatterns(patterns, tiling);
   populateLSHAttentionBackwardLoweringPatterns(patterns);
   populateRoutedAttentionBackwardLoweringPatterns(patterns);
   populateRoutedCentroidUpdateLoweringPatterns(patterns);

@@ -82,6 +82,12 @@ void populateAttentionBackwardLoweringPatterns(
 void populateRelativeAttentionLoweringPatterns(
     mlir::RewritePatternSet &patterns, AttentionTiling tiling);
 
+/// attn.relative_attention_backward, the flash backward with the position
+/// term's gradient read along each tile pair's band
+/// (LowerRelativeAttentionBackward.cpp).
+void populateRelativeAttentionBackwardLoweringPatterns(
+    mlir::RewritePatternSet &patterns, AttentionTiling tiling);
+
 /// attn.sparse_attention, block-sparse flash (LowerSparseAttention.cpp).
 void populateSparseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 

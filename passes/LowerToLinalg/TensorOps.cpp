@@ -196,6 +196,27 @@ Value totalSum(TensorBuilder &tb, Value x) {
       });
 }
 
+Value sumOverDim(TensorBuilder &tb, Value x, unsigned dim) {
+  RankedTensorType type = tensorType(x);
+  unsigned rank = type.getRank();
+  SmallVector<int64_t> shape;
+  SmallVector<unsigned> kept;
+  SmallVector<utils::IteratorType> iterators;
+  for (unsigned d = 0; d < rank; ++d) {
+    iterators.push_back(d == dim ? utils::IteratorType::reduction
+                                 : utils::IteratorType::parallel);
+    if (d == dim)
+      continue;
+    shape.push_back(type.getDimSize(d));
+    kept.push_back(d);
+  }
+  return tb.generic(tb.filled(shape, type.getElementType(), 0.0), {x},
+                    {tb.identityMap(rank), tb.map(rank, kept)}, iterators,
+                    [](OpBuilder &b, Location loc, ValueRange a) {
+                      return add(b, loc, a[1], a[0]);
+                    });
+}
+
 static SmallVector<ReassociationIndices> rowsReassociation(unsigned rank) {
   ReassociationIndices leading;
   for (unsigned d = 0; d + 1 < rank; ++d)
@@ -266,16 +287,24 @@ Value normalizeRowsBackward(TensorBuilder &tb, Value x, Value normalizedGrad) {
                 });
 }
 
-Value padSeq(TensorBuilder &tb, Value x, int64_t paddedSeq) {
+Value padSeq(TensorBuilder &tb, Value x, int64_t paddedSeq, double value) {
   RankedTensorType type = tensorType(x);
   if (type.getDimSize(2) == paddedSeq)
     return x;
   SmallVector<int64_t> shape(type.getShape());
   shape[2] = paddedSeq;
-  Value zero = tb.scalar(type.getElementType(), 0.0);
+  Value padding = tb.scalar(type.getElementType(), value);
   return tensor::createPadHighOp(
-      RankedTensorType::get(shape, type.getElementType()), x, zero,
+      RankedTensorType::get(shape, type.getElementType()), x, padding,
       /*nofold=*/false, tb.location(), tb.builder());
+}
+
+Value rowTileOf(OpBuilder &b, Location loc, Value x, Value batch, Value head,
+                Value offset, int64_t tile) {
+  return sliceOf(b, loc,
+                 RankedTensorType::get({tile}, tensorType(x).getElementType()),
+                 x, {batch, head, offset},
+                 {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(tile)});
 }
 
 Value tileOf(OpBuilder &b, Location loc, Value x, Value batch, Value head,

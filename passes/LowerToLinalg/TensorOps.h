@@ -95,6 +95,9 @@ rowMeanAndInverseStd(TensorBuilder &tb, mlir::Value x, double epsilon);
 
 /// The sum of every element of `x`, as a 0-d tensor.
 mlir::Value totalSum(TensorBuilder &tb, mlir::Value x);
+/// The sum of `x` over its dimension `dim` (the result drops it): over the
+/// batch of a per-example gradient, say.
+mlir::Value sumOverDim(TensorBuilder &tb, mlir::Value x, unsigned dim);
 
 /// `x` as a matrix of rows: [positions, last dimension] (rank 1 is one
 /// row; higher ranks collapse their leading dimensions).
@@ -117,14 +120,22 @@ mlir::Value normalizeRows(TensorBuilder &tb, mlir::Value x);
 mlir::Value normalizeRowsBackward(TensorBuilder &tb, mlir::Value x,
                                   mlir::Value normalizedGrad);
 
-/// Pads dimension 2 (seq) of `x` with zeros up to `paddedSeq`.
-mlir::Value padSeq(TensorBuilder &tb, mlir::Value x, int64_t paddedSeq);
+/// Pads dimension 2 (seq) of `x` with `value` (zeros by default) up to
+/// `paddedSeq`.
+mlir::Value padSeq(TensorBuilder &tb, mlir::Value x, int64_t paddedSeq,
+                   double value = 0.0);
 
 /// The [tile, dim] slice at (b, h, offset) of a [batch, heads, seq, dim]
 /// tensor.
 mlir::Value tileOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                    mlir::Value batch, mlir::Value head, mlir::Value offset,
                    int64_t tile);
+
+/// The [tile] slice at (b, h, offset) of a [batch, heads, seq] tensor (a
+/// row statistic: a logsumexp, a delta).
+mlir::Value rowTileOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value batch, mlir::Value head, mlir::Value offset,
+                      int64_t tile);
 
 /// The slice of `source` at `offsets` of `sizes` (unit strides), typed
 /// `type`: a rank-reducing slice when `type` drops unit dimensions.

@@ -96,22 +96,21 @@ void flattenResidual(OpBuilder &b, ResidualOp op) {
       arith::AddFOp::create(b, op.getLoc(), op.getInput(), body));
 }
 
-/// `op` with a logsumexp result, its regions moved over.
-void saveLogSumExp(OpBuilder &b, AttentionOp op) {
-  if (op.getLogsumexp())
-    return;
-  RankedTensorType q = tensorTypeOf(op.getQuery());
-  OperationState state(op.getLoc(), op->getName());
+/// `op` (an attention with an optional second result) with a logsumexp
+/// result, its regions moved over.
+void saveLogSumExp(OpBuilder &b, Operation *op, Value query) {
+  RankedTensorType q = tensorTypeOf(query);
+  OperationState state(op->getLoc(), op->getName());
   state.addOperands(op->getOperands());
   state.addAttributes(op->getAttrs());
-  state.addTypes({op.getResult().getType(),
+  state.addTypes({op->getResult(0).getType(),
                   RankedTensorType::get(
                       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
                       q.getElementType())});
   for (unsigned i = 0; i < op->getNumRegions(); ++i)
     state.addRegion()->takeBody(op->getRegion(i));
   Operation *saved = b.create(state);
-  op.getResult().replaceAllUsesWith(saved->getResult(0));
+  op->getResult(0).replaceAllUsesWith(saved->getResult(0));
 }
 
 /// Expands the first block op of `block`; false when none is left. With
@@ -133,7 +132,10 @@ bool flattenOne(Block &block, bool keepReversible) {
       sparse.getResult().replaceAllUsesWith(masked.getResult());
     } else if (auto attention = dyn_cast<AttentionOp>(op);
                attention && !attention.getLogsumexp()) {
-      saveLogSumExp(b, attention);
+      saveLogSumExp(b, attention, attention.getQuery());
+    } else if (auto relative = dyn_cast<RelativeAttentionOp>(op);
+               relative && !relative.getLogsumexp()) {
+      saveLogSumExp(b, relative, relative.getQuery());
     } else {
       continue;
     }

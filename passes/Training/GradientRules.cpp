@@ -23,6 +23,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
@@ -70,6 +71,8 @@ private:
   Value sumOfGradients(Value a, Value b);
 
   LogicalResult visitElementwise(Operation *op, Value dy);
+  /// Each operand of a concatenation gets its slice of the gradient.
+  void visitConcat(tensor::ConcatOp op, Value dy);
   void visitAttention(AttentionOp op, Value dy);
   LogicalResult visitReversible(ReversibleOp op);
   /// One half of a reversible block, `output = input + region(argument)`,
@@ -115,6 +118,23 @@ void ReverseSweep::visitAttention(AttentionOp op, Value dy) {
   if (!shared)
     accumulate(op.getKey(), backward->getResult(1));
   accumulate(op.getValue(), backward->getResults().back());
+}
+
+void ReverseSweep::visitConcat(tensor::ConcatOp op, Value dy) {
+  auto type = cast<RankedTensorType>(dy.getType());
+  int64_t dim = op.getDim(), offset = 0;
+  for (Value input : op.getInputs()) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    offsets[dim] = b.getIndexAttr(offset);
+    SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+    for (int64_t size : inputType.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    accumulate(input,
+               tensor::ExtractSliceOp::create(b, op.getLoc(), inputType, dy,
+                                              offsets, sizes, strides));
+    offset += inputType.getDimSize(dim);
+  }
 }
 
 Value ReverseSweep::sumOfGradients(Value a, Value other) {
@@ -222,9 +242,10 @@ LogicalResult ReverseSweep::visitElementwise(Operation *op, Value dy) {
     accumulate(op->getOperand(0), mulf(dy, op->getResult(0)));
   } else {
     return op->emitOpError("has no gradient rule: attn-generate-train-step "
-                           "differentiates the attn model ops and arith "
-                           "addf, subf, mulf, divf, negf, maximumf, minimumf "
-                           "and math tanh, exp");
+                           "differentiates the attn model ops, arith "
+                           "addf, subf, mulf, divf, negf, maximumf, minimumf, "
+                           "math tanh, exp and tensor concat, expand_shape, "
+                           "collapse_shape");
   }
   return success();
 }
@@ -283,6 +304,23 @@ LogicalResult ReverseSweep::visit(Operation *op) {
     if (!gradients.count(attention.getResult()))
       return success();
     visitAttention(attention, gradients.lookup(attention.getResult()));
+  } else if (auto relative = dyn_cast<RelativeAttentionOp>(op)) {
+    if (!gradients.count(relative.getResult()))
+      return success();
+    // The memory's keys and values get theirs like the segment's; the
+    // memory itself is an argument of the function, so there it stops.
+    SmallVector<Value> operands = {relative.getQuery(), relative.getKey(),
+                                   relative.getValue(), relative.getPos(),
+                                   relative.getU(),     relative.getW()};
+    auto backward = RelativeAttentionBackwardOp::create(
+        b, loc, typesOf(operands), operands[0], operands[1], operands[2],
+        operands[3], operands[4], operands[5], relative.getResult(),
+        relative.getLogsumexp(), gradients.lookup(relative.getResult()),
+        relative.getScaleAttr(), relative.getClampLenAttr(),
+        relative.getSameLengthAttr());
+    for (auto [operand, gradient] :
+         llvm::zip_equal(operands, backward.getResults()))
+      accumulate(operand, gradient);
   } else if (auto lsh = dyn_cast<LSHAttentionOp>(op)) {
     // The same hashing and sort, recomputed from the same rotations.
     auto backward = LSHAttentionBackwardOp::create(
@@ -311,7 +349,17 @@ LogicalResult ReverseSweep::visit(Operation *op) {
                SoftmaxCrossEntropyBackwardOp::create(
                    b, loc, loss.getLogits().getType(), loss.getLogits(),
                    loss.getLabels(), loss.getWeights(), dy));
-  } else if (isa<ParamOp, arith::ConstantOp>(op)) {
+  } else if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    visitConcat(concat, dy);
+  } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    accumulate(expand.getSrc(), tensor::CollapseShapeOp::create(
+                                    b, loc, expand.getSrcType(), dy,
+                                    expand.getReassociationIndices()));
+  } else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    accumulate(collapse.getSrc(), tensor::ExpandShapeOp::create(
+                                      b, loc, collapse.getSrcType(), dy,
+                                      collapse.getReassociationIndices()));
+  } else if (isa<ParamOp, arith::ConstantOp, SinusoidalEncodingOp>(op)) {
     // Leaves: a parameter's gradient is read at the end.
   } else {
     return visitElementwise(op, dy);

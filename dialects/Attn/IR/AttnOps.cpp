@@ -395,35 +395,49 @@ LogicalResult LSHAttentionOp::verify() {
   return verifyScale(*this, getScale());
 }
 
-LogicalResult RelativeAttentionOp::verify() {
-  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getResult(), /*sameSeq=*/false)))
+LogicalResult lcc::attn::detail::verifyRelativeAttention(
+    Operation *op, Value query, Value key, Value value, Value pos, Value u,
+    Value w, Value result, Value logSumExp, std::optional<APFloat> scale,
+    std::optional<int64_t> clampLen, std::optional<int64_t> sameLength) {
+  if (failed(verifyAttentionOperands(op, query, key, value, result,
+                                     /*sameSeq=*/false)))
     return failure();
-  ShapeChecker check(*this);
-  NamedTensor q("query", getQuery()), k("key", getKey()), pos("pos", getPos()),
-      u("u", getU()), w("w", getW());
+  ShapeChecker check(op);
+  NamedTensor q("query", query), k("key", key), p("pos", pos), bu("u", u),
+      bw("w", w);
   int64_t querySeq = q.dim(2), keySeq = k.dim(2);
   // The memory is the keys before the segment: there are never fewer keys
   // than queries.
   if (!ShapedType::isDynamic(querySeq) && !ShapedType::isDynamic(keySeq) &&
       keySeq < querySeq)
-    return emitOpError() << "expected key seq >= query seq (the first key seq "
-                            "- query seq keys are the memory), got key seq "
-                         << keySeq << " and query seq " << querySeq;
-  for (const NamedTensor *t : {&pos, &u, &w})
+    return op->emitOpError()
+           << "expected key seq >= query seq (the first key seq "
+              "- query seq keys are the memory), got key seq "
+           << keySeq << " and query seq " << querySeq;
+  for (const NamedTensor *t : {&p, &bu, &bw})
     if (failed(check.elementType(*t, q.elementType())))
       return failure();
-  if (failed(check.shape(pos, {q.dim(1), keySeq, q.dim(3)})) ||
-      failed(check.shape(u, {q.dim(1), q.dim(3)})) ||
-      failed(check.shape(w, {q.dim(1), q.dim(3)})))
+  if (failed(check.shape(p, {q.dim(1), keySeq, q.dim(3)})) ||
+      failed(check.shape(bu, {q.dim(1), q.dim(3)})) ||
+      failed(check.shape(bw, {q.dim(1), q.dim(3)})))
     return failure();
-  if (std::optional<int64_t> clampLen = getClampLen())
-    if (failed(verifyAtLeast(*this, "clamp_len", *clampLen, 0)))
+  if (logSumExp) {
+    NamedTensor lse("logsumexp", logSumExp);
+    if (failed(check.elementType(lse, q.elementType())) ||
+        failed(check.shape(lse, {q.dim(0), q.dim(1), q.dim(2)})))
       return failure();
-  if (std::optional<int64_t> sameLength = getSameLength())
-    if (failed(verifyAtLeast(*this, "same_length", *sameLength, 1)))
-      return failure();
-  return verifyScale(*this, getScale());
+  }
+  if (clampLen && failed(verifyAtLeast(op, "clamp_len", *clampLen, 0)))
+    return failure();
+  if (sameLength && failed(verifyAtLeast(op, "same_length", *sameLength, 1)))
+    return failure();
+  return verifyScale(op, scale);
+}
+
+LogicalResult RelativeAttentionOp::verify() {
+  return verifyRelativeAttention(
+      *this, getQuery(), getKey(), getValue(), getPos(), getU(), getW(),
+      getResult(), getLogsumexp(), getScale(), getClampLen(), getSameLength());
 }
 
 LogicalResult SinusoidalEncodingOp::verify() {

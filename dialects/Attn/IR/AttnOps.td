@@ -288,6 +288,11 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure]> {
       `t < N`, so that every query sees the same number of keys once the
       memory is full: the reference's `same_length` with `mem_len = N`.
 
+    * `logsumexp` (optional second result, `[batch, heads, q_seq]`): each
+      query's `log sum_j exp(score(i, j))` over its visible keys (-inf when it
+      sees none), which `attn.relative_attention_backward` recomputes the
+      probabilities from. The train step asks for it.
+
     The lowering is the flash form; no `[q_seq, k_seq]` tensor is built. A
     query tile meets the distances of a key tile in a band of
     `query tile + key tile - 1` encodings: their product with `q + w` is one
@@ -308,7 +313,8 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure]> {
       OptionalAttr<F32Attr>:$scale,
       OptionalAttr<I64Attr>:$clamp_len,
       OptionalAttr<I64Attr>:$same_length);
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs Attn_FloatTensor:$result,
+      Optional<Attn_FloatTensor>:$logsumexp);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $pos `,` $u `,` $w attr-dict `:`
     functional-type(operands, results)

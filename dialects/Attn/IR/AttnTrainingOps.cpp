@@ -64,6 +64,25 @@ Region *AttentionBackwardOp::getScoreRegion() {
   return modifierRegion(getModifiers(), 1);
 }
 
+LogicalResult RelativeAttentionBackwardOp::verify() {
+  if (failed(verifyRelativeAttention(*this, getQuery(), getKey(), getValue(),
+                                     getPos(), getU(), getW(), getResult(),
+                                     getLogsumexp(), getScale(), getClampLen(),
+                                     getSameLength())))
+    return failure();
+  for (auto [name, gradient, ofName, of] :
+       {std::make_tuple("result_grad", getResultGrad(), "result", getResult()),
+        std::make_tuple("query_grad", getQueryGrad(), "query", getQuery()),
+        std::make_tuple("key_grad", getKeyGrad(), "key", getKey()),
+        std::make_tuple("value_grad", getValueGrad(), "value", getValue()),
+        std::make_tuple("pos_grad", getPosGrad(), "pos", getPos()),
+        std::make_tuple("u_grad", getUGrad(), "u", getU()),
+        std::make_tuple("w_grad", getWGrad(), "w", getW())})
+    if (failed(verifyGradientOf(*this, name, gradient, ofName, of)))
+      return failure();
+  return success();
+}
+
 LogicalResult LSHAttentionBackwardOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQueryKey(), getQueryKey(),
                                      getValue(), getResult(), /*sameSeq=*/true,

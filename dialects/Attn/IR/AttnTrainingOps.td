@@ -55,6 +55,45 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
   }];
 }
 
+def Attn_RelativeAttentionBackwardOp
+    : Attn_Op<"relative_attention_backward", [Pure]> {
+  let summary = "gradients of Transformer-XL relative attention";
+  let description = [{
+    Given the operands and attributes of an `attn.relative_attention`, its
+    `result` `o`, its `logsumexp` `L` and the gradient of the loss with
+    respect to the result `do`, returns the gradients with respect to all
+    six operands. With `s_ij` the score, `t` the (clamped) distance,
+    `p_ij = exp(s_ij - L_i)` and `ds_ij = p_ij (do_i · v_j - do_i · o_i)`:
+
+    `dv_j = sum_i p_ij do_i`, `dk_j = sum_i ds_ij (q_i + u) scale`,
+    `dq_i = sum_j ds_ij (k_j + pos[t]) scale`,
+    `dpos[t] = sum over the pairs at distance t of ds_ij (q_i + w) scale`,
+    `du = sum_i sum_j ds_ij k_j scale`, `dw = sum_i sum_j ds_ij pos[t] scale`
+    (`du`, `dw` and `dpos` summed over the batch too).
+
+    The lowering is the flash backward: probabilities are recomputed tile
+    by tile from `L`, never stored. The position term's gradient is read
+    along each tile pair's band of distances, as the forward wrote it.
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value, Attn_FloatTensor:$pos, Attn_FloatTensor:$u,
+      Attn_FloatTensor:$w, Attn_FloatTensor:$result,
+      Attn_FloatTensor:$logsumexp, Attn_FloatTensor:$result_grad,
+      OptionalAttr<F32Attr>:$scale,
+      OptionalAttr<I64Attr>:$clamp_len,
+      OptionalAttr<I64Attr>:$same_length);
+  let results = (outs Attn_FloatTensor:$query_grad,
+      Attn_FloatTensor:$key_grad, Attn_FloatTensor:$value_grad,
+      Attn_FloatTensor:$pos_grad, Attn_FloatTensor:$u_grad,
+      Attn_FloatTensor:$w_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $pos `,` $u `,` $w `,` $result `,`
+    $logsumexp `,` $result_grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_LSHAttentionBackwardOp : Attn_Op<"lsh_attention_backward", [Pure]> {
   let summary = "gradients of Reformer LSH attention";
   let description = [{

@@ -162,6 +162,14 @@ LogicalResult verifyRoutedAttention(mlir::Operation *op, mlir::Value query,
                                     int64_t clusters, int64_t window,
                                     int64_t seed,
                                     std::optional<llvm::APFloat> scale);
+/// Checks a relative attention's operands, `result` (the forward's result
+/// or the backward's gradient of it), `logSumExp` (when given) and
+/// attributes.
+LogicalResult verifyRelativeAttention(
+    mlir::Operation *op, mlir::Value query, mlir::Value key, mlir::Value value,
+    mlir::Value pos, mlir::Value u, mlir::Value w, mlir::Value result,
+    mlir::Value logSumExp, std::optional<llvm::APFloat> scale,
+    std::optional<int64_t> clampLen, std::optional<int64_t> sameLength);
 /// Checks that `region` has one block whose arguments have `argTypes` and
 /// whose `attn.yield` yields exactly `yieldTypes`.
 LogicalResult verifyBlockSignature(mlir::Operation *op, mlir::Region &region,

@@ -960,6 +960,14 @@ func.func @relative_pos_type(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xbf16>, 
 
 // -----
 
+func.func @relative_logsumexp_shape(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xf32>, %u: tensor<2x4xf32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected logsumexp of shape [1, 2, 8], got [1, 2, 4]}}
+  %0:2 = attn.relative_attention %q, %q, %q, %pos, %u, %u : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x4xf32>)
+  return
+}
+
+// -----
+
 func.func @relative_negative_clamp(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xf32>, %u: tensor<2x4xf32>) {
   // expected-error@+1 {{'attn.relative_attention' op expected 'clamp_len' >= 0, got -1}}
   %0 = attn.relative_attention %q, %q, %q, %pos, %u, %u {clamp_len = -1 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>

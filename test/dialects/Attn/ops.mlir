@@ -308,6 +308,10 @@ func.func @relative_attention(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
       {clamp_len = 10 : i64, same_length = 8 : i64, scale = 0.5 : f32}
       : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
          tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<1x2x8x4xf32>
+  // CHECK: attn.relative_attention {{.*}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %2:2 = attn.relative_attention %q, %k, %k, %pos, %u, %u
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
   return %0, %1 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }
 

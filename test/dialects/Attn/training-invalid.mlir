@@ -129,3 +129,31 @@ func.func @centroid_update_heads(%c: tensor<3x3x4xf32>, %q: tensor<1x2x8x4xf32>)
       : (tensor<3x3x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<3x3x4xf32>
   return
 }
+
+// -----
+
+func.func @relative_backward_pos_grad(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
+    %pos: tensor<2x16x4xf32>, %u: tensor<2x4xf32>, %lse: tensor<1x2x8xf32>) {
+  // expected-error@+1 {{'attn.relative_attention_backward' op expected pos_grad of the type of pos 'tensor<2x16x4xf32>', got 'tensor<2x8x4xf32>'}}
+  %g:6 = attn.relative_attention_backward %q, %k, %k, %pos, %u, %u, %q, %lse, %q
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>,
+         tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+          tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @relative_backward_logsumexp(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
+    %pos: tensor<2x16x4xf32>, %u: tensor<2x4xf32>, %lse: tensor<1x2x16xf32>) {
+  // expected-error@+1 {{'attn.relative_attention_backward' op expected logsumexp of shape [1, 2, 8], got [1, 2, 16]}}
+  %g:6 = attn.relative_attention_backward %q, %k, %k, %pos, %u, %u, %q, %lse, %q
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>,
+         tensor<1x2x8x4xf32>, tensor<1x2x16xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+          tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}

@@ -84,3 +84,17 @@ func.func @optimizer_ops(%p: tensor<4x6xf32>, %g: tensor<4x6xf32>, %b: tensor<6x
   attn.assign "w", %np : tensor<4x6xf32>
   return
 }
+
+// CHECK-LABEL: func @relative_attention_backward
+func.func @relative_attention_backward(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
+    %pos: tensor<2x16x4xf32>, %u: tensor<2x4xf32>, %lse: tensor<1x2x8xf32>) {
+  // CHECK: attn.relative_attention_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {clamp_len = 6 : i64, same_length = 8 : i64}
+  %g:6 = attn.relative_attention_backward %q, %k, %k, %pos, %u, %u, %q, %lse, %q
+      {clamp_len = 6 : i64, same_length = 8 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>,
+         tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+          tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}

@@ -1,0 +1,515 @@
+//===- LowerRelativeAttentionBackward.cpp - Transformer-XL's flash backward
+//===//
+//
+// attn.relative_attention_backward as FlashAttention-2's backward over the
+// blocks the forward visited (RelativeSteps.h). With a = q + u, b = (q +
+// w) · scale and the band of encodings P a tile pair meets, each block's
+// scores s = a·kᵀ·scale + b·P[t] are recomputed, its probabilities p =
+// exp(s - L) and score gradients ds = p (do·vᵀ - delta), delta_i = do_i ·
+// o_i. Then
+//
+//   dk = dsᵀ a · scale, dv = pᵀ do                  (per key tile)
+//   da = ds k · scale,  dq_pos = Gᵀ P · scale        (per query tile)
+//   dP[band] += G b
+//
+// where G [band rows, query tile] holds ds along the block's diagonals,
+// the transpose of how the forward read the position term. dq = da +
+// dq_pos; du and dw are da and dq_pos summed over queries and batch. The
+// band gradients of one (batch, head) overlap from tile pair to tile
+// pair, so that kernel runs its query tiles in sequence and is parallel
+// over batch and heads only: race-free without atomics.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/RelativeSteps.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::lowering;
+
+namespace {
+
+/// One recomputed block of a tile pair: its operands and its gradients.
+struct RelativeBlock {
+  Value query;         // a = q + u, [query tile, head_dim]
+  Value key, value;    // [key tile, head_dim], [key tile, v_dim]
+  Value outGrad;       // [query tile, v_dim]
+  Value positionQuery; // b = (q + w) · scale, [query tile, head_dim]
+  Value band;          // [band rows, head_dim]
+  Value probabilities; // p, [query tile, key tile]
+  Value scoreGrads;    // ds, [query tile, key tile]
+};
+
+struct RelativeAttentionBackward {
+  RelativeAttentionBackward(RelativeAttentionPlan plan, Value out,
+                            Value logSumExp, Value outGrad)
+      : plan(std::move(plan)), out(out), logSumExp(logSumExp),
+        outGrad(outGrad) {}
+
+  RelativeAttentionPlan plan;
+  Value out, logSumExp, outGrad;
+
+  struct Gradients {
+    Value query, key, value, pos, u, w;
+  };
+  Gradients build(OpBuilder &builder, Location loc);
+
+private:
+  // The operands padded to whole tiles.
+  Value query, key, value, paddedOutGrad, lse, delta;
+
+  RelativeBlock blockAt(OpBuilder &b, Location loc,
+                        const TilePosition &tile) const;
+  std::pair<Value, Value> keyAndValueGradients(OpBuilder &builder,
+                                               Location loc) const;
+  /// dq [batch, heads, padded q_seq, head_dim], da and dq_pos summed over
+  /// queries ([batch, heads, head_dim] each) and the table's gradient
+  /// [batch, heads, rows, head_dim].
+  std::array<Value, 4> queryAndPositionGradients(OpBuilder &builder,
+                                                 Location loc) const;
+  Value positionGradient(TensorBuilder &tb, Value tableGrad) const;
+};
+
+RelativeBlock
+RelativeAttentionBackward::blockAt(OpBuilder &b, Location loc,
+                                   const TilePosition &tile) const {
+  TensorBuilder t(b, loc);
+  const FlashAttention &flash = plan.flash;
+  int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
+  RelativeBlock blk;
+  blk.query =
+      tileOf(b, loc, query, tile.batch, tile.head, tile.queryStart, queryTile);
+  blk.key = tileOf(b, loc, key, tile.batch, tile.head, tile.keyStart, keyTile);
+  blk.value =
+      tileOf(b, loc, value, tile.batch, tile.head, tile.keyStart, keyTile);
+  blk.outGrad = tileOf(b, loc, paddedOutGrad, tile.batch, tile.head,
+                       tile.queryStart, queryTile);
+  blk.positionQuery = tileOf(b, loc, plan.positionQueries, tile.batch,
+                             tile.head, tile.queryStart, queryTile);
+  blk.band = plan.band(b, loc, tile);
+  Value blockLse =
+      rowTileOf(b, loc, lse, tile.batch, tile.head, tile.queryStart, queryTile);
+  Value blockDelta = rowTileOf(b, loc, delta, tile.batch, tile.head,
+                               tile.queryStart, queryTile);
+
+  Type elt = tensorType(blk.query).getElementType();
+  auto constant = [&](OpBuilder &ob, Location ol, double v) {
+    return floatConstant(ob, ol, elt, v);
+  };
+  double scale = flash.scale;
+  Value dots = t.mapSameShape(
+      {t.matmulTransposedB(blk.query, blk.key,
+                           t.filled({queryTile, keyTile}, elt, 0.0))},
+      [&](OpBuilder &ob, Location ol, ValueRange a) {
+        return mul(ob, ol, a[0], constant(ob, ol, scale));
+      });
+  Value bandProducts = t.matmulTransposedB(
+      blk.band, blk.positionQuery,
+      t.filled({plan.bands.bandRows(), queryTile}, elt, 0.0));
+  Value scores = flash.maskedScores(
+      t,
+      addPositionTerm(t, dots, bandProducts,
+                      ScoreBlockLayout::scaledQueriesByKeys),
+      tile, plan.keySeq, /*mask=*/true, ScoreBlockLayout::scaledQueriesByKeys);
+  // A query that sees no key (padding, or same_length's empty windows) has
+  // L = -inf and no probabilities.
+  blk.probabilities = t.map(
+      {queryTile, keyTile}, elt, {scores, blockLse},
+      {t.identityMap(2), t.dropLastMap(2)},
+      [&](OpBuilder &ob, Location ol, ValueRange a) -> Value {
+        Value none =
+            arith::CmpFOp::create(ob, ol, arith::CmpFPredicate::OEQ, a[1],
+                                  constant(ob, ol, kNegativeInfinity));
+        return arith::SelectOp::create(ob, ol, none, constant(ob, ol, 0.0),
+                                       expShifted(ob, ol, a[0], a[1]));
+      });
+  Value dP = t.matmulTransposedB(blk.outGrad, blk.value,
+                                 t.filled({queryTile, keyTile}, elt, 0.0));
+  blk.scoreGrads = t.map(
+      {queryTile, keyTile}, elt, {blk.probabilities, dP, blockDelta},
+      {t.identityMap(2), t.identityMap(2), t.dropLastMap(2)},
+      [&](OpBuilder &ob, Location ol, ValueRange a) {
+        return mul(ob, ol, a[0], arith::SubFOp::create(ob, ol, a[1], a[2]));
+      });
+  return blk;
+}
+
+/// ds along the block's diagonals: G[r, q] = ds[q, q - r + Tk - 1], 0
+/// where that key is outside the tile. The position term of (q, k) was
+/// read from row q - k + Tk - 1 of the band.
+Value diagonals(TensorBuilder &t, Value scoreGrads, int64_t bandRows) {
+  RankedTensorType type = tensorType(scoreGrads);
+  int64_t queryTile = type.getDimSize(0), keyTile = type.getDimSize(1);
+  Type elt = type.getElementType();
+  return t.map(
+      {bandRows, queryTile}, elt, {}, {},
+      [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+        Value r = linalg::IndexOp::create(b, loc, 0);
+        Value q = linalg::IndexOp::create(b, loc, 1);
+        Value k = arith::SubIOp::create(
+            b, loc,
+            arith::AddIOp::create(b, loc, q,
+                                  indexConstant(b, loc, keyTile - 1)),
+            r);
+        Value inside = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, k,
+                                  indexConstant(b, loc, 0)),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k,
+                                  indexConstant(b, loc, keyTile)));
+        Value clamped = arith::MinSIOp::create(
+            b, loc, arith::MaxSIOp::create(b, loc, k, indexConstant(b, loc, 0)),
+            indexConstant(b, loc, keyTile - 1));
+        Value ds = tensor::ExtractOp::create(b, loc, scoreGrads,
+                                             ValueRange{q, clamped});
+        return arith::SelectOp::create(b, loc, inside, ds,
+                                       floatConstant(b, loc, elt, 0.0));
+      });
+}
+
+/// x · scale.
+Value scaled(TensorBuilder &t, Value x, double scale) {
+  return t.mapSameShape({x}, [&](OpBuilder &b, Location loc, ValueRange a) {
+    return mul(b, loc, a[0], floatConstant(b, loc, a[0].getType(), scale));
+  });
+}
+
+std::pair<Value, Value>
+RelativeAttentionBackward::keyAndValueGradients(OpBuilder &builder,
+                                                Location loc) const {
+  const FlashAttention &flash = plan.flash;
+  TensorBuilder tb(builder, loc);
+  RankedTensorType kType = tensorType(key), vType = tensorType(value);
+  Type elt = kType.getElementType();
+  int64_t batch = kType.getDimSize(0), heads = kType.getDimSize(1);
+  int64_t paddedKeys = kType.getDimSize(2), headDim = kType.getDimSize(3);
+  int64_t valueDim = vType.getDimSize(3);
+  int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
+  int64_t queryTiles = plan.paddedQuerySeq / queryTile;
+
+  auto forall = scf::ForallOp::create(
+      builder, loc,
+      ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
+                             builder.getIndexAttr(heads),
+                             builder.getIndexAttr(paddedKeys / keyTile)},
+      ValueRange{tb.empty({batch, heads, paddedKeys, headDim}, elt),
+                 tb.empty({batch, heads, paddedKeys, valueDim}, elt)},
+      std::nullopt);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(forall.getBody());
+  TensorBuilder body(builder, loc);
+  TilePosition where;
+  where.batch = forall.getInductionVars()[0];
+  where.head = forall.getInductionVars()[1];
+  where.keyStart = arith::MulIOp::create(
+      builder, loc, forall.getInductionVars()[2], body.index(keyTile));
+  // Query i sees key j from i = j - M on: no earlier query tile does.
+  Value firstQuery = arith::MaxSIOp::create(
+      builder, loc,
+      arith::SubIOp::create(builder, loc, where.keyStart,
+                            body.index(plan.bands.memory)),
+      body.index(0));
+  Value first =
+      arith::DivUIOp::create(builder, loc, firstQuery, body.index(queryTile));
+  SmallVector<Value> init = {body.filled({keyTile, headDim}, elt, 0.0),
+                             body.filled({keyTile, valueDim}, elt, 0.0)};
+  auto loop = scf::ForOp::create(
+      builder, loc, first, body.index(queryTiles), body.index(1), init,
+      [&](OpBuilder &nb, Location nl, Value queryTileIndex, ValueRange state) {
+        TilePosition tile = where;
+        tile.queryStart = arith::MulIOp::create(
+            nb, nl, queryTileIndex, indexConstant(nb, nl, queryTile));
+        scf::YieldOp::create(
+            nb, nl,
+            flash.ifTileVisible(
+                nb, nl, tile, state,
+                [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
+                  TensorBuilder t(ub, ul);
+                  RelativeBlock blk = blockAt(ub, ul, tile);
+                  return {
+                      t.matmulTransposedA(blk.scoreGrads, blk.query, state[0]),
+                      t.matmulTransposedA(blk.probabilities, blk.outGrad,
+                                          state[1])};
+                }));
+      });
+  Value keyGrad = scaled(body, loop.getResult(0), flash.scale);
+  builder.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [tileGrad, shared, width] :
+       {std::make_tuple(keyGrad, forall.getRegionIterArgs()[0], headDim),
+        std::make_tuple(loop.getResult(1), forall.getRegionIterArgs()[1],
+                        valueDim)})
+    insertIntoShared(
+        builder, loc, tileGrad, shared,
+        {where.batch, where.head, where.keyStart, builder.getIndexAttr(0)},
+        {builder.getIndexAttr(1), builder.getIndexAttr(1),
+         builder.getIndexAttr(keyTile), builder.getIndexAttr(width)});
+  return {forall.getResult(0), forall.getResult(1)};
+}
+
+std::array<Value, 4>
+RelativeAttentionBackward::queryAndPositionGradients(OpBuilder &builder,
+                                                     Location loc) const {
+  const FlashAttention &flash = plan.flash;
+  TensorBuilder tb(builder, loc);
+  RankedTensorType qType = tensorType(query);
+  Type elt = qType.getElementType();
+  int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
+  int64_t paddedQueries = qType.getDimSize(2), headDim = qType.getDimSize(3);
+  int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
+  int64_t keyTiles = tensorType(key).getDimSize(2) / keyTile;
+  int64_t rows = plan.bands.rows, bandRows = plan.bands.bandRows();
+
+  auto forall = scf::ForallOp::create(
+      builder, loc,
+      ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
+                             builder.getIndexAttr(heads)},
+      ValueRange{tb.empty({batch, heads, paddedQueries, headDim}, elt),
+                 tb.empty({batch, heads, headDim}, elt),
+                 tb.empty({batch, heads, headDim}, elt),
+                 tb.empty({batch, heads, rows, headDim}, elt)},
+      std::nullopt);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(forall.getBody());
+  TensorBuilder body(builder, loc);
+  TilePosition where;
+  where.batch = forall.getInductionVars()[0];
+  where.head = forall.getInductionVars()[1];
+  SmallVector<Value> perHead = {body.empty({paddedQueries, headDim}, elt),
+                                body.filled({headDim}, elt, 0.0),
+                                body.filled({headDim}, elt, 0.0),
+                                body.filled({rows, headDim}, elt, 0.0)};
+  auto queryLoop = scf::ForOp::create(
+      builder, loc, body.index(0), body.index(paddedQueries / queryTile),
+      body.index(1), perHead,
+      [&](OpBuilder &ob, Location ol, Value queryTileIndex,
+          ValueRange headState) {
+        TensorBuilder outer(ob, ol);
+        TilePosition at = where;
+        at.queryStart = arith::MulIOp::create(ob, ol, queryTileIndex,
+                                              outer.index(queryTile));
+        // Causally, no key after the tile's last query (M keys late).
+        Value end = arith::MinSIOp::create(
+            ob, ol,
+            arith::CeilDivSIOp::create(
+                ob, ol,
+                arith::AddIOp::create(
+                    ob, ol, at.queryStart,
+                    outer.index(queryTile + plan.bands.memory)),
+                outer.index(keyTile)),
+            outer.index(keyTiles));
+        SmallVector<Value> tileInit = {
+            outer.filled({queryTile, headDim}, elt, 0.0),
+            outer.filled({queryTile, headDim}, elt, 0.0), headState[3]};
+        auto keyLoop = scf::ForOp::create(
+            ob, ol, outer.index(0), end, outer.index(1), tileInit,
+            [&](OpBuilder &nb, Location nl, Value keyTileIndex,
+                ValueRange state) {
+              TilePosition tile = at;
+              tile.keyStart = arith::MulIOp::create(
+                  nb, nl, keyTileIndex, indexConstant(nb, nl, keyTile));
+              scf::YieldOp::create(
+                  nb, nl,
+                  flash.ifTileVisible(
+                      nb, nl, tile, state,
+                      [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
+                        TensorBuilder t(ub, ul);
+                        RelativeBlock blk = blockAt(ub, ul, tile);
+                        Value g = diagonals(t, blk.scoreGrads, bandRows);
+                        Value start = plan.bands.bandStart(ub, ul, tile);
+                        SmallVector<OpFoldResult> offsets = {
+                            start, ub.getIndexAttr(0)};
+                        SmallVector<OpFoldResult> sizes = {
+                            ub.getIndexAttr(bandRows),
+                            ub.getIndexAttr(headDim)};
+                        Value bandGrad = sliceOf(
+                            ub, ul,
+                            RankedTensorType::get({bandRows, headDim}, elt),
+                            state[2], offsets, sizes);
+                        bandGrad = t.matmul(g, blk.positionQuery, bandGrad);
+                        SmallVector<OpFoldResult> strides(2,
+                                                          ub.getIndexAttr(1));
+                        return {t.matmul(blk.scoreGrads, blk.key, state[0]),
+                                t.matmulTransposedA(g, blk.band, state[1]),
+                                tensor::InsertSliceOp::create(ub, ul, bandGrad,
+                                                              state[2], offsets,
+                                                              sizes, strides)};
+                      }));
+            });
+        Value contentGrad = scaled(outer, keyLoop.getResult(0), flash.scale);
+        Value positionGrad = scaled(outer, keyLoop.getResult(1), flash.scale);
+        SmallVector<OpFoldResult> strides(2, ob.getIndexAttr(1));
+        Value queryGrads = tensor::InsertSliceOp::create(
+            ob, ol, addTensors(outer, contentGrad, positionGrad), headState[0],
+            ArrayRef<OpFoldResult>{at.queryStart, ob.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{ob.getIndexAttr(queryTile),
+                                   ob.getIndexAttr(headDim)},
+            strides);
+        scf::YieldOp::create(
+            ob, ol,
+            ValueRange{queryGrads,
+                       addTensors(outer, headState[1],
+                                  sumOverDim(outer, contentGrad, 0)),
+                       addTensors(outer, headState[2],
+                                  sumOverDim(outer, positionGrad, 0)),
+                       keyLoop.getResult(2)});
+      });
+  builder.setInsertionPointToStart(forall.getTerminator().getBody());
+  auto unit = builder.getIndexAttr(1);
+  auto zero = builder.getIndexAttr(0);
+  insertIntoShared(builder, loc, queryLoop.getResult(0),
+                   forall.getRegionIterArgs()[0],
+                   {where.batch, where.head, zero, zero},
+                   {unit, unit, builder.getIndexAttr(paddedQueries),
+                    builder.getIndexAttr(headDim)});
+  for (unsigned i : {1u, 2u})
+    insertIntoShared(builder, loc, queryLoop.getResult(i),
+                     forall.getRegionIterArgs()[i],
+                     {where.batch, where.head, zero},
+                     {unit, unit, builder.getIndexAttr(headDim)});
+  insertIntoShared(
+      builder, loc, queryLoop.getResult(3), forall.getRegionIterArgs()[3],
+      {where.batch, where.head, zero, zero},
+      {unit, unit, builder.getIndexAttr(rows), builder.getIndexAttr(headDim)});
+  return {forall.getResult(0), forall.getResult(1), forall.getResult(2),
+          forall.getResult(3)};
+}
+
+/// The table's gradient folded back onto the distances: row r is distance
+/// r + firstDistance; rows past lastDistance were its clamped copies, rows
+/// before distance 0 hold masked (zero) gradients.
+Value RelativeAttentionBackward::positionGradient(TensorBuilder &tb,
+                                                  Value tableGrad) const {
+  OpBuilder &b = tb.builder();
+  Location loc = tb.location();
+  Value perHead = sumOverDim(tb, tableGrad, 0); // [heads, rows, head_dim]
+  RankedTensorType type = tensorType(perHead);
+  Type elt = type.getElementType();
+  int64_t heads = type.getDimSize(0), headDim = type.getDimSize(2);
+  int64_t lastRow = plan.lastDistance - plan.bands.firstDistance;
+  int64_t tailRows = plan.bands.rows - lastRow;
+  Value tail = sumOverDim(
+      tb,
+      sliceOf(b, loc, RankedTensorType::get({heads, tailRows, headDim}, elt),
+              perHead,
+              {b.getIndexAttr(0), b.getIndexAttr(lastRow), b.getIndexAttr(0)},
+              {b.getIndexAttr(heads), b.getIndexAttr(tailRows),
+               b.getIndexAttr(headDim)}),
+      1);
+  int64_t lastDistance = plan.lastDistance;
+  int64_t firstDistance = plan.bands.firstDistance;
+  return tb.map(
+      {heads, plan.keySeq, headDim}, elt, {tail}, {tb.map(3, {0, 2})},
+      [&](OpBuilder &ob, Location ol, ValueRange a) -> Value {
+        Value h = linalg::IndexOp::create(ob, ol, 0);
+        Value t = linalg::IndexOp::create(ob, ol, 1);
+        Value d = linalg::IndexOp::create(ob, ol, 2);
+        // Below the last distance: its own row (clamped into the table for
+        // the distances past it, whose value is not used).
+        Value row = arith::MinSIOp::create(
+            ob, ol,
+            arith::AddIOp::create(ob, ol, t,
+                                  indexConstant(ob, ol, -firstDistance)),
+            indexConstant(ob, ol, lastRow));
+        Value own =
+            tensor::ExtractOp::create(ob, ol, perHead, ValueRange{h, row, d});
+        Value below =
+            arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::slt, t,
+                                  indexConstant(ob, ol, lastDistance));
+        Value atLast =
+            arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::eq, t,
+                                  indexConstant(ob, ol, lastDistance));
+        Value zero = floatConstant(ob, ol, elt, 0.0);
+        return arith::SelectOp::create(
+            ob, ol, below, own,
+            arith::SelectOp::create(ob, ol, atLast, a[0], zero));
+      });
+}
+
+RelativeAttentionBackward::Gradients
+RelativeAttentionBackward::build(OpBuilder &builder, Location loc) {
+  TensorBuilder tb(builder, loc);
+  const FlashAttention &flash = plan.flash;
+  int64_t paddedQueries = plan.paddedQuerySeq;
+  int64_t paddedKeys = plan.bands.paddedKeySeq;
+  query = padSeq(tb, flash.query, paddedQueries);
+  key = padSeq(tb, flash.key, paddedKeys);
+  value = padSeq(tb, flash.value, paddedKeys);
+  paddedOutGrad = padSeq(tb, outGrad, paddedQueries);
+  // A padded query sees nothing: its probabilities are 0, whatever score
+  // the position term gives it.
+  lse = padSeq(tb, logSumExp, paddedQueries, kNegativeInfinity);
+  delta = padSeq(tb,
+                 tb.reduceLastDim({outGrad, out}, 0.0,
+                                  [](OpBuilder &b, Location l, ValueRange a) {
+                                    return multiplyAccumulate(b, l, a[0], a[1],
+                                                              a[2]);
+                                  }),
+                 paddedQueries);
+
+  auto [keyGrad, valueGrad] = keyAndValueGradients(builder, loc);
+  auto [queryGrad, contentBiasGrad, positionBiasGrad, tableGrad] =
+      queryAndPositionGradients(builder, loc);
+
+  RankedTensorType qType = tensorType(flash.query);
+  RankedTensorType kType = tensorType(flash.key),
+                   vType = tensorType(flash.value);
+  auto unpadded = [&](Value x, RankedTensorType type) -> Value {
+    if (tensorType(x) == type)
+      return x;
+    SmallVector<OpFoldResult> zeros(4, builder.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t size : type.getShape())
+      sizes.push_back(builder.getIndexAttr(size));
+    return sliceOf(builder, loc, type, x, zeros, sizes);
+  };
+  return {
+      unpadded(queryGrad, qType),         unpadded(keyGrad, kType),
+      unpadded(valueGrad, vType),         positionGradient(tb, tableGrad),
+      sumOverDim(tb, contentBiasGrad, 0), sumOverDim(tb, positionBiasGrad, 0)};
+}
+
+struct LowerRelativeAttentionBackward
+    : OpRewritePattern<RelativeAttentionBackwardOp> {
+  LowerRelativeAttentionBackward(MLIRContext *context, AttentionTiling tiling)
+      : OpRewritePattern(context), tiling(tiling) {}
+
+  LogicalResult matchAndRewrite(RelativeAttentionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    Location loc = op.getLoc();
+    TensorBuilder tb(rewriter, loc);
+    RelativeAttentionBackward backward(
+        planRelativeAttention(tb,
+                              {op.getQuery(), op.getKey(), op.getValue(),
+                               op.getPos(), op.getU(), op.getW(), op.getScale(),
+                               op.getClampLen(), op.getSameLength()},
+                              tiling),
+        op.getResult(), op.getLogsumexp(), op.getResultGrad());
+    RelativeAttentionBackward::Gradients grads = backward.build(rewriter, loc);
+    rewriter.replaceOp(
+        op, {grads.query, grads.key, grads.value, grads.pos, grads.u, grads.w});
+    return success();
+  }
+
+  AttentionTiling tiling;
+};
+
+} // namespace
+
+void lcc::populateRelativeAttentionBackwardLoweringPatterns(
+    RewritePatternSet &patterns, AttentionTiling tiling) {
+  patterns.add<LowerRelativeAttentionBackward>(patterns.getContext(), tiling);
+}

@@ -1,0 +1,185 @@
+//===- RelativeSteps.cpp - what relative attention and its backward share -===//
+
+#include "passes/LowerToLinalg/RelativeSteps.h"
+#include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::lowering;
+
+DistanceBands::DistanceBands(int64_t memory, int64_t queryTile, int64_t keyTile,
+                             int64_t paddedQuerySeq, int64_t paddedKeySeq)
+    : memory(memory), queryTile(queryTile), keyTile(keyTile),
+      paddedKeySeq(paddedKeySeq),
+      // The last key tile's last key against the first query...
+      firstDistance(memory - paddedKeySeq + 1),
+      // ...to the first key against the last (padded) query.
+      rows(paddedQuerySeq + paddedKeySeq - 1) {}
+
+Value DistanceBands::bandStart(OpBuilder &b, Location loc,
+                               const TilePosition &tile) const {
+  Value offset = arith::SubIOp::create(b, loc, tile.queryStart, tile.keyStart);
+  return arith::AddIOp::create(b, loc, offset,
+                               indexConstant(b, loc, paddedKeySeq - keyTile));
+}
+
+namespace {
+
+/// The encodings of every distance a tile pair may meet, [heads, rows,
+/// head_dim]: row r is pos[h, clamp(r + firstDistance, 0, lastDistance)].
+/// Negative distances are keys after the query (masked); those past the
+/// last key only padded queries see.
+Value distanceTable(TensorBuilder &t, Value pos, const DistanceBands &bands,
+                    int64_t lastDistance) {
+  RankedTensorType type = tensorType(pos);
+  int64_t heads = type.getDimSize(0), headDim = type.getDimSize(2);
+  return t.map({heads, bands.rows, headDim}, type.getElementType(), {}, {},
+               [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+                 Value h = linalg::IndexOp::create(b, loc, 0);
+                 Value r = linalg::IndexOp::create(b, loc, 1);
+                 Value d = linalg::IndexOp::create(b, loc, 2);
+                 Value distance = arith::AddIOp::create(
+                     b, loc, r, indexConstant(b, loc, bands.firstDistance));
+                 distance = arith::MaxSIOp::create(b, loc, distance,
+                                                   indexConstant(b, loc, 0));
+                 distance = arith::MinSIOp::create(
+                     b, loc, distance, indexConstant(b, loc, lastDistance));
+                 return tensor::ExtractOp::create(b, loc, pos,
+                                                  ValueRange{h, distance, d});
+               });
+}
+
+/// q + bias[h] over [batch, heads, seq, head_dim], times `scale` when given.
+Value withHeadBias(TensorBuilder &t, Value q, Value bias,
+                   std::optional<double> scale) {
+  RankedTensorType type = tensorType(q);
+  return t.map(type.getShape(), type.getElementType(), {q, bias},
+               {t.identityMap(4), t.map(4, {1, 3})},
+               [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                 Value sum = add(b, loc, a[0], a[1]);
+                 if (!scale)
+                   return sum;
+                 return mul(b, loc, sum,
+                            floatConstant(b, loc, sum.getType(), *scale));
+               });
+}
+
+/// `same_length`: key j is visible to query i only at a distance M + i - j
+/// below `window`, i.e. when j + window > M + i.
+void limitDistance(FlashAttention &flash, int64_t memory, int64_t window,
+                   int64_t keySeq) {
+  int64_t lag = memory - window; // j > i + lag
+  flash.visible = [lag](OpBuilder &b, Location loc, const ScorePosition &at) {
+    Value earliest =
+        arith::AddIOp::create(b, loc, at.query, indexConstant(b, loc, lag));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, at.key,
+                                 earliest)
+        .getResult();
+  };
+  int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
+  // A key tile holds a visible key iff its last key is past the first
+  // query's window.
+  flash.tileVisible = [=](OpBuilder &b, Location loc, const TilePosition &at) {
+    Value lastKey = arith::AddIOp::create(b, loc, at.keyStart,
+                                          indexConstant(b, loc, keyTile - 1));
+    Value earliest = arith::AddIOp::create(b, loc, at.queryStart,
+                                           indexConstant(b, loc, lag));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, lastKey,
+                                 earliest)
+        .getResult();
+  };
+  // Every key of the tile is visible to every query of the query tile: in
+  // the last query's window, not after the first query, not padding.
+  flash.tileFull = [=](OpBuilder &b, Location loc, const TilePosition &at) {
+    auto index = [&](int64_t v) { return indexConstant(b, loc, v); };
+    Value lastKey =
+        arith::AddIOp::create(b, loc, at.keyStart, index(keyTile - 1));
+    Value inWindow = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sgt, at.keyStart,
+        arith::AddIOp::create(b, loc, at.queryStart,
+                              index(queryTile - 1 + lag)));
+    Value past = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sle, lastKey,
+        arith::AddIOp::create(b, loc, at.queryStart, index(memory)));
+    Value unpadded = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           lastKey, index(keySeq));
+    return arith::AndIOp::create(b, loc, inWindow,
+                                 arith::AndIOp::create(b, loc, past, unpadded))
+        .getResult();
+  };
+  // A padded query's window may hold padded keys only.
+  flash.emptyRowsGetZeros = true;
+}
+
+} // namespace
+
+Value RelativeAttentionPlan::band(OpBuilder &b, Location loc,
+                                  const TilePosition &tile) const {
+  RankedTensorType tableType = tensorType(table);
+  int64_t headDim = tableType.getDimSize(2), rows = bands.bandRows();
+  return sliceOf(
+      b, loc,
+      RankedTensorType::get({rows, headDim}, tableType.getElementType()), table,
+      {tile.head, bands.bandStart(b, loc, tile), b.getIndexAttr(0)},
+      {b.getIndexAttr(1), b.getIndexAttr(rows), b.getIndexAttr(headDim)});
+}
+
+RelativeAttentionPlan
+lcc::lowering::planRelativeAttention(TensorBuilder &tb,
+                                     const RelativeAttentionOperands &op,
+                                     AttentionTiling tiling) {
+  int64_t querySeq = tensorType(op.query).getDimSize(2);
+  int64_t keySeq = tensorType(op.key).getDimSize(2);
+  int64_t memory = keySeq - querySeq;
+
+  FlashAttention flash;
+  flash.query = withHeadBias(tb, op.query, op.u, std::nullopt);
+  flash.key = op.key;
+  flash.value = op.value;
+  flash.scale = attentionScale(op.scale, op.query);
+  flash.causal = true;
+  flash.causalOffset = memory;
+  flash.queryTile = std::min(tiling.queryTile, querySeq);
+  flash.keyTile = std::min(tiling.keyTile, keySeq);
+  if (op.sameLength)
+    limitDistance(flash, memory, *op.sameLength, keySeq);
+
+  int64_t paddedQuerySeq =
+      llvm::divideCeil(querySeq, flash.queryTile) * flash.queryTile;
+  int64_t paddedKeySeq =
+      llvm::divideCeil(keySeq, flash.keyTile) * flash.keyTile;
+  DistanceBands bands(memory, flash.queryTile, flash.keyTile, paddedQuerySeq,
+                      paddedKeySeq);
+  int64_t lastDistance = keySeq - 1;
+  if (op.clampLen)
+    lastDistance = std::min(lastDistance, *op.clampLen);
+  Value table = distanceTable(tb, op.pos, bands, lastDistance);
+  Value positionQueries =
+      withHeadBias(tb, padSeq(tb, op.query, paddedQuerySeq), op.w, flash.scale);
+  return RelativeAttentionPlan{flash,  bands,          querySeq,
+                               keySeq, paddedQuerySeq, lastDistance,
+                               table,  positionQueries};
+}
+
+Value lcc::lowering::addPositionTerm(TensorBuilder &t, Value dots,
+                                     Value bandProducts,
+                                     ScoreBlockLayout layout) {
+  OpBuilder &b = t.builder();
+  RankedTensorType type = tensorType(dots);
+  bool keysByQueries = layout == ScoreBlockLayout::scaledKeysByQueries;
+  int64_t keyTile = type.getDimSize(keysByQueries ? 0 : 1);
+  AffineExpr k = b.getAffineDimExpr(keysByQueries ? 0 : 1),
+             q = b.getAffineDimExpr(keysByQueries ? 1 : 0);
+  AffineMap diagonal =
+      AffineMap::get(2, 0, {q - k + (keyTile - 1), q}, b.getContext());
+  return t.map(type.getShape(), type.getElementType(), {dots, bandProducts},
+               {t.identityMap(2), diagonal},
+               [](OpBuilder &b, Location loc, ValueRange a) {
+                 return add(b, loc, a[0], a[1]);
+               });
+}
