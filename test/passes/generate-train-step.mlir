@@ -238,3 +238,32 @@ func.func @loss(%x: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor
   %l = attn.softmax_cross_entropy %m, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Transformer-XL's plumbing: a concatenation's operands get their slices of
+// the gradient, a reshape the inverse reshape of it, and relative attention
+// saves its logsumexp for attn.relative_attention_backward, whose gradients
+// reach all six operands (the memory, an argument, keeps none).
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[X:.+]]: tensor<1x4x2xf32>, %[[MEM:.+]]: tensor<1x4x2xf32>
+// CHECK: %[[CAT:.+]] = tensor.concat dim(1) %[[MEM]], %[[X]]
+// CHECK: %[[O:.+]], %[[LSE:.+]] = attn.relative_attention {{.*}} -> (tensor<1x1x4x2xf32>, tensor<1x1x4xf32>)
+// CHECK: %[[DO:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0, 1], [2], [3]{{\]}}
+// CHECK: = attn.relative_attention_backward {{.*}}, %[[O]], %[[LSE]], %[[DO]] {clamp_len = 3 : i64}
+// CHECK: tensor.extract_slice %{{.+}}[0, 4, 0] [1, 4, 2] [1, 1, 1]
+func.func @loss(%x: tensor<1x4x2xf32>, %mem: tensor<1x4x2xf32>, %labels: tensor<1x4xi32>) -> tensor<f32> {
+  %pos = attn.param "pos" : tensor<1x8x2xf32>
+  %u = attn.param "u" : tensor<1x2xf32>
+  %wk = attn.param "wk" : tensor<2x2xf32>
+  %cat = tensor.concat dim(1) %mem, %x : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x8x2xf32>
+  %k = attn.linear %cat, %wk : (tensor<1x8x2xf32>, tensor<2x2xf32>) -> tensor<1x8x2xf32>
+  %qh = tensor.expand_shape %x [[0, 1], [2], [3]] output_shape [1, 1, 4, 2] : tensor<1x4x2xf32> into tensor<1x1x4x2xf32>
+  %kh = tensor.expand_shape %k [[0, 1], [2], [3]] output_shape [1, 1, 8, 2] : tensor<1x8x2xf32> into tensor<1x1x8x2xf32>
+  %o = attn.relative_attention %qh, %kh, %kh, %pos, %u, %u {clamp_len = 3 : i64}
+      : (tensor<1x1x4x2xf32>, tensor<1x1x8x2xf32>, tensor<1x1x8x2xf32>,
+         tensor<1x8x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x1x4x2xf32>
+  %m = tensor.collapse_shape %o [[0, 1], [2], [3]] : tensor<1x1x4x2xf32> into tensor<1x4x2xf32>
+  %l = attn.softmax_cross_entropy %m, %labels : (tensor<1x4x2xf32>, tensor<1x4xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -193,6 +193,23 @@ private:
     return out;
   }
 
+  /// The same elements in row-major order, in the node's "shape".
+  static Tensor reshape(const Node &node, const Tensor &x) {
+    Shape shape;
+    for (const JsonValue &dim : member(node.json, "shape", node.name()).elements)
+      shape.push_back(int64_t(number(dim, node.name() + " shape")));
+    int64_t elements = 1;
+    for (int64_t dim : shape)
+      elements = dim < 0 || elements > x.size() ? -1 : elements * dim;
+    if (elements != x.size())
+      throw ReferenceError(node.name() + ": cannot reshape " +
+                           shapeToString(x.shape) + " to " +
+                           shapeToString(shape));
+    Tensor out(shape);
+    out.data = x.data;
+    return out;
+  }
+
   static Tensor concat(const Node &node, const std::vector<Tensor> &args) {
     if (args.empty())
       throw ReferenceError(node.name() + ": needs operands");
@@ -366,6 +383,10 @@ private:
     }
     if (op == "concat")
       return {concat(node, args)};
+    if (op == "reshape") {
+      expectArgs(node, args, 1, 1);
+      return {reshape(node, args[0])};
+    }
     throw ReferenceError(node.name() + ": unknown op '" + op + "'");
   }
 

@@ -31,7 +31,7 @@
 //   multi_head_attention x wq [wk] wv wo {heads} region(q, k, v | qk, v)
 //   residual x region(x)                  reversible x1 x2 regions f, g
 //   add, sub, mul, maximum a b; tanh a    broadcast x {shape} (leading dims)
-//   concat a b ... {dim}
+//   concat a b ... {dim}                   reshape x {shape} (same row-major data)
 //
 //===----------------------------------------------------------------------===//
 
