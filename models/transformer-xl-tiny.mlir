@@ -116,4 +116,18 @@ module {
     %logits = attn.linear %h2, %head : (tensor<1x64x64xf32>, tensor<64x256xf32>) -> tensor<1x64x256xf32>
     return %logits, %h0, %h1 : tensor<1x64x256xf32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>
   }
+
+  // One segment's loss, and the memories for the next: lcc-train carries
+  // results 1 and 2 into arguments 2 and 3 (--carry=1:2 --carry=2:3).
+  // The memories are arguments, so gradients stop there.
+  func.func @loss(%tokens: tensor<1x64xi32>, %labels: tensor<1x64xi32>,
+                  %mem0: tensor<1x64x64xf32>, %mem1: tensor<1x64x64xf32>)
+      -> (tensor<f32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>) {
+    %logits, %new0, %new1 = call @forward(%tokens, %mem0, %mem1)
+        : (tensor<1x64xi32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>)
+        -> (tensor<1x64x256xf32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>)
+    %l = attn.softmax_cross_entropy %logits, %labels
+        : (tensor<1x64x256xf32>, tensor<1x64xi32>) -> tensor<f32>
+    return %l, %new0, %new1 : tensor<f32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>
+  }
 }

@@ -295,9 +295,11 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
     applies `sgd` (`p -= lr * g`) or `adam` (torch.optim.Adam, AdamW with
     `weight-decay`; its moments `adam.m.NAME`, `adam.v.NAME` and step count
     `adam.step` are `attn.param {state}`), writes every new value with
-    `attn.assign` and returns the loss. With `emit-gradients`, a function
-    `FUNC_gradients` returning the loss and every gradient (results named
-    after their parameters) is kept too. Every other function is left as
+    `attn.assign` and returns the loss, then the loss function's other
+    results: state such as a Transformer-XL's new memories, which is not
+    differentiated (gradients stop at a memory, an argument). With
+    `emit-gradients`, a function `FUNC_gradients` returning the loss and
+    every gradient (results named after their parameters) is kept too. Every other function is left as
     it is.
 
     Before:

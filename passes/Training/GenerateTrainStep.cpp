@@ -218,8 +218,9 @@ struct GenerateTrainStepPass
   }
 
   /// FUNC_gradients: a flattened copy of the loss function, differentiated,
-  /// returning the loss and every gradient (results named after the
-  /// parameters).
+  /// returning the loss, every gradient (results named after the
+  /// parameters) and, until dropState, the loss function's other results
+  /// (state such as a Transformer-XL's new memories, not differentiated).
   FailureOr<func::FuncOp> buildGradientsFunction(ModuleOp module,
                                                  func::FuncOp loss) {
     func::FuncOp gradients = loss.clone();
@@ -229,6 +230,7 @@ struct GenerateTrainStepPass
     auto ret =
         cast<func::ReturnOp>(gradients.getBody().front().getTerminator());
     Value lossValue = ret.getOperand(0);
+    SmallVector<Value> state(ret.getOperands().drop_front());
     FailureOr<ParameterGradients> params = differentiate(gradients, lossValue);
     if (failed(params))
       return failure();
@@ -240,6 +242,7 @@ struct GenerateTrainStepPass
                               "nothing to train");
     SmallVector<Value> results = {lossValue};
     llvm::append_range(results, params->gradients);
+    llvm::append_range(results, state);
     OpBuilder b(ret);
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
@@ -250,12 +253,25 @@ struct GenerateTrainStepPass
     gradients.setResultAttr(0, "lcc.name", b.getStringAttr("loss"));
     for (auto [i, name] : llvm::enumerate(params->names))
       gradients.setResultAttr(i + 1, "lcc.name", b.getStringAttr(name));
+    for (unsigned i = 1; i < loss.getNumResults(); ++i)
+      gradients.setResultAttr(params->names.size() + i, "lcc.name",
+                              b.getStringAttr(stateName(loss, i)));
     return gradients;
   }
 
+  /// The name of the loss function's result `i` (state): its lcc.name, or
+  /// "result<i>".
+  static std::string stateName(func::FuncOp loss, unsigned i) {
+    if (auto name = loss.getResultAttrOfType<StringAttr>(i, "lcc.name"))
+      return name.str();
+    return "result" + std::to_string(i);
+  }
+
   /// train_step: a copy of FUNC_gradients whose gradients feed the
-  /// optimizer, returning the loss.
+  /// optimizer, returning the loss and the loss function's other results
+  /// (`stateCount` of them).
   LogicalResult buildTrainStep(ModuleOp module, func::FuncOp gradientsFunc,
+                               unsigned stateCount,
                                const OptimizerSettings &settings) {
     func::FuncOp trainStep = gradientsFunc.clone();
     trainStep.setName(kTrainStepName);
@@ -265,14 +281,18 @@ struct GenerateTrainStepPass
     OpBuilder b(ret);
     Location where = ret.getLoc();
     Value lossValue = ret.getOperand(0);
-    SmallVector<Value> gradients(ret.getOperands().drop_front());
+    unsigned gradientCount = ret.getNumOperands() - 1 - stateCount;
+    SmallVector<Value> gradients(
+        ret.getOperands().drop_front().take_front(gradientCount));
+    SmallVector<Value> results = {lossValue};
+    llvm::append_range(results, ret.getOperands().take_back(stateCount));
     // Each gradient's parameter: the first attn.param of its name, as
     // differentiate() picked it; the names are the results' names.
     llvm::StringMap<Value> firstUse;
     for (ParamOp param : trainStep.getOps<ParamOp>())
       firstUse.try_emplace(param.getName(), param.getResult());
     ParameterGradients params;
-    for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+    for (unsigned i = 1; i <= gradientCount; ++i) {
       auto name = gradientsFunc.getResultAttrOfType<StringAttr>(i, "lcc.name");
       params.names.push_back(name.str());
       params.values.push_back(firstUse.lookup(name));
@@ -287,12 +307,37 @@ struct GenerateTrainStepPass
     if (failed(appendCentroidUpdates(b, trainStep, params,
                                      settings.centroidDecay)))
       return failure();
-    func::ReturnOp::create(b, where, ValueRange{lossValue});
+    func::ReturnOp::create(b, where, results);
     ret.erase();
-    trainStep.setType(FunctionType::get(
-        &getContext(), trainStep.getArgumentTypes(), {lossValue.getType()}));
+    trainStep.setType(FunctionType::get(&getContext(),
+                                        trainStep.getArgumentTypes(),
+                                        ValueRange(results).getTypes()));
     trainStep.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    for (unsigned i = 1; i < results.size(); ++i)
+      trainStep.setResultAttr(
+          i, "lcc.name",
+          gradientsFunc.getResultAttr(gradientCount + i, "lcc.name"));
     return success();
+  }
+
+  /// FUNC_gradients without its last `stateCount` results: it returns the
+  /// loss and the gradients only.
+  static void dropState(func::FuncOp gradients, unsigned stateCount) {
+    if (stateCount == 0)
+      return;
+    auto ret =
+        cast<func::ReturnOp>(gradients.getBody().front().getTerminator());
+    SmallVector<Value> kept(ret.getOperands().drop_back(stateCount));
+    SmallVector<DictionaryAttr> names;
+    gradients.getAllResultAttrs(names);
+    names.resize(kept.size());
+    OpBuilder b(ret);
+    func::ReturnOp::create(b, ret.getLoc(), kept);
+    ret.erase();
+    gradients.setType(FunctionType::get(gradients.getContext(),
+                                        gradients.getArgumentTypes(),
+                                        ValueRange(kept).getTypes()));
+    gradients.setAllResultAttrs(names);
   }
 
   void runOnOperation() override {
@@ -303,8 +348,10 @@ struct GenerateTrainStepPass
         failed(loss = findLoss(module)) ||
         failed(gradients = buildGradientsFunction(module, *loss)))
       return signalPassFailure();
-    if (failed(buildTrainStep(module, *gradients, settings)))
+    unsigned stateCount = loss->getNumResults() - 1;
+    if (failed(buildTrainStep(module, *gradients, stateCount, settings)))
       return signalPassFailure();
+    dropState(*gradients, stateCount);
     if (!emitGradients)
       gradients->erase();
   }

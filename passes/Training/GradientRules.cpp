@@ -22,6 +22,7 @@
 #include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -244,8 +245,8 @@ LogicalResult ReverseSweep::visitElementwise(Operation *op, Value dy) {
     return op->emitOpError("has no gradient rule: attn-generate-train-step "
                            "differentiates the attn model ops, arith "
                            "addf, subf, mulf, divf, negf, maximumf, minimumf, "
-                           "math tanh, exp and tensor concat, expand_shape, "
-                           "collapse_shape");
+                           "math tanh, exp, tensor concat, expand_shape, "
+                           "collapse_shape and linalg transpose");
   }
   return success();
 }
@@ -351,6 +352,18 @@ LogicalResult ReverseSweep::visit(Operation *op) {
                    loss.getLabels(), loss.getWeights(), dy));
   } else if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     visitConcat(concat, dy);
+  } else if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
+    // Transposed back: by the inverse permutation.
+    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    SmallVector<int64_t> inverse(permutation.size());
+    for (auto [i, p] : llvm::enumerate(permutation))
+      inverse[p] = i;
+    auto inputType = cast<RankedTensorType>(transpose.getInput().getType());
+    Value init = tensor::EmptyOp::create(b, loc, inputType.getShape(),
+                                         inputType.getElementType());
+    accumulate(
+        transpose.getInput(),
+        linalg::TransposeOp::create(b, loc, dy, init, inverse).getResult()[0]);
   } else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
     accumulate(expand.getSrc(), tensor::CollapseShapeOp::create(
                                     b, loc, expand.getSrcType(), dy,

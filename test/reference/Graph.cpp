@@ -210,6 +210,47 @@ private:
     return out;
   }
 
+  /// Dimension d of the result is dimension permutation[d] of `x`.
+  static Tensor transpose(const Node &node, const Tensor &x) {
+    std::vector<int64_t> permutation;
+    for (const JsonValue &dim :
+         member(node.json, "permutation", node.name()).elements)
+      permutation.push_back(int64_t(number(dim, node.name() + " permutation")));
+    size_t rank = x.shape.size();
+    std::vector<bool> seen(rank, false);
+    bool valid = permutation.size() == rank;
+    for (size_t d = 0; valid && d < rank; ++d) {
+      int64_t p = permutation[d];
+      valid = p >= 0 && p < int64_t(rank) && !seen[p];
+      if (valid)
+        seen[p] = true;
+    }
+    if (!valid)
+      throw ReferenceError(node.name() +
+                           ": \"permutation\" must order the dimensions of " +
+                           shapeToString(x.shape));
+    Shape shape(rank);
+    for (size_t d = 0; d < rank; ++d)
+      shape[d] = x.shape[permutation[d]];
+    Tensor out(shape);
+    std::vector<int64_t> strides(rank, 1);
+    for (size_t d = rank; d-- > 1;)
+      strides[d - 1] = strides[d] * x.shape[d];
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < out.size(); ++i) {
+      int64_t from = 0;
+      for (size_t d = 0; d < rank; ++d)
+        from += index[d] * strides[permutation[d]];
+      out.data[i] = x.data[from];
+      for (size_t d = rank; d-- > 0;) {
+        if (++index[d] < shape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    return out;
+  }
+
   static Tensor concat(const Node &node, const std::vector<Tensor> &args) {
     if (args.empty())
       throw ReferenceError(node.name() + ": needs operands");
@@ -383,6 +424,10 @@ private:
     }
     if (op == "concat")
       return {concat(node, args)};
+    if (op == "transpose") {
+      expectArgs(node, args, 1, 1);
+      return {transpose(node, args[0])};
+    }
     if (op == "reshape") {
       expectArgs(node, args, 1, 1);
       return {reshape(node, args[0])};

@@ -32,6 +32,7 @@
 //   residual x region(x)                  reversible x1 x2 regions f, g
 //   add, sub, mul, maximum a b; tanh a    broadcast x {shape} (leading dims)
 //   concat a b ... {dim}                   reshape x {shape} (same row-major data)
+//   transpose x {permutation} (result dim d is x's dim permutation[d])
 //
 //===----------------------------------------------------------------------===//
 
