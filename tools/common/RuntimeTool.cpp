@@ -105,6 +105,13 @@ bool parseCount(const std::string &text, uint64_t &value) {
   return true;
 }
 
+bool parseCarry(const std::string &text, std::pair<uint64_t, uint64_t> &out) {
+  size_t colon = text.find(':');
+  return colon != std::string::npos &&
+         parseCount(text.substr(0, colon), out.first) &&
+         parseCount(text.substr(colon + 1), out.second);
+}
+
 std::string takeMessage(LccStatus status) {
   std::string message = lccStatusGetMessage(status);
   lccStatusDestroy(status);

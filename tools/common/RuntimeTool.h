@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lcc::tools {
@@ -113,6 +114,10 @@ std::string readModel(const std::string &argument, std::string &model);
 /// A decimal count, digits only; false for anything else, or one that does
 /// not fit in 64 bits.
 bool parseCount(const std::string &text, uint64_t &value);
+
+/// "RESULT:INPUT" (--carry: a result fed to the next call's input), two
+/// counts; false for anything else.
+bool parseCarry(const std::string &text, std::pair<uint64_t, uint64_t> &out);
 
 /// The message of `status`, which is freed.
 std::string takeMessage(LccStatus status);

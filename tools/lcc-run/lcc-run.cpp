@@ -120,14 +120,6 @@ struct Options {
   std::vector<std::pair<uint64_t, uint64_t>> carries; // (result, input)
 };
 
-/// "2:1" -> (2, 1); false for anything else.
-bool parseCarry(const std::string &text, std::pair<uint64_t, uint64_t> &out) {
-  size_t colon = text.find(':');
-  return colon != std::string::npos &&
-         parseCount(text.substr(0, colon), out.first) &&
-         parseCount(text.substr(colon + 1), out.second);
-}
-
 /// "512M" -> 536870912 (K, M, G: powers of 1024); false for anything else.
 bool parseBytes(std::string text, uint64_t &bytes) {
   uint64_t scale = 1;

@@ -89,9 +89,10 @@ std::string loadDataset(const std::vector<std::string> &paths, const char *flag,
     std::string names;
     for (size_t i = 0; i < count; ++i)
       names += (i ? ", " : "") + quote(step.inputs[i].name);
+    // `step` holds the arguments that are not carried (--carry) only.
     return std::string(kTrainStep) + " takes " + std::to_string(count) +
            " argument" + (count == 1 ? "" : "s") +
-           (count ? " (" + names + ")" : "") + ", got " +
+           (count ? " (" + names + ")" : "") + " from data, got " +
            std::to_string(paths.size()) + " " + flag + " file" +
            (paths.size() == 1 ? "" : "s");
   }

@@ -3,7 +3,7 @@
 // lcc-train MODEL.lcm --data=FILE.npy... [--eval-data=FILE.npy...]
 //     [--params=FILE.safetensors | --seed=N] [--steps=N] [--eval-every=N]
 //     [--checkpoint=FILE.safetensors] [--report=json] [--device=cpu|cuda]
-//     [--threads=N] [--eval-function=NAME]
+//     [--threads=N] [--eval-function=NAME] [--carry=RESULT:INPUT]...
 //
 // The command line is a contract (DESIGN.md §6). Training is the module's
 // own `train_step` (`lcc --train`): it takes one batch of the loss
@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CarriedInputs.h"
 #include "TrainingData.h"
 #include "common/RuntimeTool.h"
 
@@ -44,15 +45,25 @@ const char kUsage[] =
     "parameters and optimizer state on the device and returns the loss.\n"
     "\n"
     "  --data=FILE.npy...          training data, one file per argument of\n"
-    "                              train_step (the loss function's), in\n"
-    "                              argument order: repeat the flag, list\n"
-    "                              the files after it, or separate them by\n"
-    "                              commas. Each file is [N, ...]: the\n"
+    "                              train_step (the loss function's) that\n"
+    "                              is not carried, in argument order:\n"
+    "                              repeat the flag, list the files after\n"
+    "                              it, or separate them by commas. Each\n"
+    "                              file is [N, ...]: the\n"
     "                              argument's shape without its first\n"
     "                              (batch) dimension B, with the dtype of\n"
     "                              the argument; every file has the same N.\n"
     "                              Step s takes rows s*B .. s*B+B-1 (mod N),\n"
     "                              wrapping around at the end\n"
+    "  --carry=RESULT:INPUT        result RESULT of each step is the next\n"
+    "                              step's argument INPUT, kept on the\n"
+    "                              device (repeat): a Transformer-XL's new\n"
+    "                              memories, for data that is a text in\n"
+    "                              consecutive segments. A carried argument\n"
+    "                              takes no --data file; it starts at zeros,\n"
+    "                              again when the data starts over, and at\n"
+    "                              the start of each evaluation (the loss\n"
+    "                              function returns the same results)\n"
     "  --eval-data=FILE.npy...     evaluation data in the same form\n"
     "                              (default: the training data)\n"
     "  --eval-function=NAME        the loss function that evaluates\n"
@@ -100,6 +111,7 @@ constexpr Flag kFlags[] = {
     {"--steps", "N", FlagValue::PositiveCount},
     {"--eval-every", "N", FlagValue::Count},
     {"--checkpoint", "FILE.safetensors", FlagValue::Text},
+    {"--carry", "RESULT:INPUT", FlagValue::Text},
     kReportFlag,
     kDeviceFlag,
     kThreadsFlag};
@@ -118,6 +130,7 @@ struct Options {
   bool stepsGiven = false;
   uint64_t evalEvery = 0;
   std::string checkpoint;
+  std::vector<std::pair<uint64_t, uint64_t>> carries; // (result, input)
   bool jsonReport = false;
   DeviceOptions device;
 };
@@ -185,6 +198,12 @@ std::string parseArguments(int argc, char **argv, Options &options,
       options.evalEvery = read.count;
     } else if (flag == "--checkpoint") {
       options.checkpoint = value;
+    } else if (flag == "--carry") {
+      std::pair<uint64_t, uint64_t> carry;
+      if (!parseCarry(value, carry))
+        return "invalid --carry value '" + value +
+               "'; expected RESULT:INPUT, two indices (e.g. 1:2)";
+      options.carries.push_back(carry);
     } else if (flag == "--report") {
       options.jsonReport = true;
     }
@@ -335,7 +354,13 @@ int train(const Options &options) {
                                       kTrainStep +
                                       "; name the function it trains with "
                                       "--eval-function=NAME");
-  error = checkBatchDimension(step);
+  CarriedInputs carried(step, options.carries);
+  error = carried.check();
+  if (!error.empty())
+    return kTool.fail(kExitUsage, error);
+  // What --data feeds: the arguments that are not carried.
+  Signature fed = carried.dataSignature();
+  error = checkBatchDimension(fed);
   if (!error.empty())
     return kTool.fail(kExitError, options.model + ": " + error);
 
@@ -345,9 +370,9 @@ int train(const Options &options) {
     return kTool.fail(kExitError, error);
 
   Dataset trainData, evalData;
-  error = loadDataset(options.data, "--data", step, trainData);
+  error = loadDataset(options.data, "--data", fed, trainData);
   if (error.empty() && !options.evalData.empty())
-    error = loadDataset(options.evalData, "--eval-data", step, evalData);
+    error = loadDataset(options.evalData, "--eval-data", fed, evalData);
   if (!error.empty())
     return kTool.fail(kExitError, error);
   const Dataset &evaluated = options.evalData.empty() ? trainData : evalData;
@@ -368,25 +393,30 @@ int train(const Options &options) {
     error = handles.lookup(options.evalFunction, evalFunction);
   if (!error.empty())
     return kTool.fail(kExitError, error);
+  for (LccFunction function : {trainFunction, evalFunction})
+    if (LccStatus status = carried.bind(function))
+      return kTool.fail(status);
 
-  Batcher batches(trainData, step);
+  Batcher batches(trainData, fed);
   uint64_t batch = batches.getBatchRows();
   uint64_t steps =
       options.stepsGiven ? options.steps : (trainData.rows + batch - 1) / batch;
   uint64_t tokensPerStep = 1;
-  for (int64_t dim : step.inputs[0].shape)
+  for (int64_t dim : fed.inputs[0].shape)
     tokensPerStep *= uint64_t(dim);
 
   std::vector<double> losses, evalLosses, stepMs;
   std::vector<uint64_t> evalSteps;
-  Batcher evalBatches(evaluated, step);
+  Batcher evalBatches(evaluated, fed);
   auto evaluate = [&](uint64_t after) -> std::string {
     uint64_t count = evaluated.rows / batch;
     double sum = 0;
     for (uint64_t b = 0; b < count; ++b) {
-      const LccTensorView *inputs = evalBatches.at(b * batch);
+      // Each evaluation runs the text from its start, memories from zeros.
+      const LccTensorView *inputs =
+          carried.callInputs(evalBatches.at(b * batch), b == 0);
       if (LccStatus status =
-              lccFunctionCall(evalFunction, inputs, step.inputs.size()))
+              lccFunctionCall(evalFunction, inputs, carried.inputCount()))
         return "evaluating after step " + std::to_string(after) + " (" +
                describeRows(b * batch, batch, evaluated.rows,
                             options.evalData.empty() ? "--data"
@@ -410,12 +440,15 @@ int train(const Options &options) {
   auto start = std::chrono::steady_clock::now();
   auto lastPrint = start;
   double trainSeconds = 0;
-  uint64_t cursor = 0; // the first row of the next batch
+  uint64_t cursor = 0;    // the first row of the next batch
+  bool startsOver = true; // the batch begins the data (a new pass)
   for (uint64_t s = 1; s <= steps; ++s) {
-    const LccTensorView *inputs = batches.at(cursor);
+    // Memories start from zeros, and again when the data starts over.
+    const LccTensorView *inputs =
+        carried.callInputs(batches.at(cursor), startsOver);
     uint64_t before = lccFunctionGetTotalNanoseconds(trainFunction);
     if (LccStatus status =
-            lccFunctionCall(trainFunction, inputs, step.inputs.size()))
+            lccFunctionCall(trainFunction, inputs, carried.inputCount()))
       return kTool.fail(kExitError, "step " + std::to_string(s) + " (" +
                                         describeRows(cursor, batch,
                                                      trainData.rows, "--data") +
@@ -430,7 +463,9 @@ int train(const Options &options) {
                                         describeNonFinite(loss) + " at step " +
                                         std::to_string(s));
     losses.push_back(loss);
-    cursor = (cursor + batch % trainData.rows) % trainData.rows;
+    uint64_t next = (cursor + batch % trainData.rows) % trainData.rows;
+    startsOver = next <= cursor;
+    cursor = next;
 
     bool evaluates =
         s == steps || (options.evalEvery && s % options.evalEvery == 0);
