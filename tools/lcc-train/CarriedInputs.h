@@ -1,5 +1,4 @@
-//===- CarriedInputs.h - lcc-train's segment state -----------------*- C++
-//-*-===//
+//===- CarriedInputs.h - lcc-train's segment state --------------*- C++ -*-===//
 //
 // --carry=RESULT:INPUT: a result of each step is the next step's input, on
 // the device (a Transformer-XL's new memories feeding its next segment).
