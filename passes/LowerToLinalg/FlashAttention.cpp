@@ -250,6 +250,19 @@ Value FlashAttention::keyTileEnd(TensorBuilder &t, Value queryStart,
   return arith::MinSIOp::create(b, loc, lastVisible, end);
 }
 
+Value FlashAttention::firstQueryTile(OpBuilder &b, Location loc,
+                                     Value keyStart) const {
+  if (!causal)
+    return indexConstant(b, loc, 0);
+  Value firstQuery = arith::MaxSIOp::create(
+      b, loc,
+      arith::SubIOp::create(b, loc, keyStart,
+                            indexConstant(b, loc, causalOffset)),
+      indexConstant(b, loc, 0));
+  return arith::DivUIOp::create(b, loc, firstQuery,
+                                indexConstant(b, loc, queryTile));
+}
+
 /// The loop over key tiles for one query tile: the final (row max, row
 /// sum, accumulator).
 SmallVector<Value>

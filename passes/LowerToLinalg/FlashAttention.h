@@ -126,6 +126,15 @@ struct FlashAttention {
                int64_t keySeq, bool mask,
                ScoreBlockLayout layout = ScoreBlockLayout::queriesByKeys) const;
 
+  /// The first query tile that sees a key of the key tile from `keyStart`
+  /// (0 unless causal: a query i sees key j from i = j - causalOffset on).
+  mlir::Value firstQueryTile(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value keyStart) const;
+  /// One past the last key tile the query tile from `queryStart` sees, of
+  /// `keyTiles` (all unless causal).
+  mlir::Value keyTileEnd(TensorBuilder &t, mlir::Value queryStart,
+                         int64_t keyTiles) const;
+
   /// Builds `body` only where `tileVisible` allows (everywhere when it is
   /// null); a hidden tile passes `state` through unchanged. For the loops
   /// of a backward, which visit the tiles the forward visits.
@@ -150,8 +159,6 @@ private:
   mlir::Value pairedValueTile(mlir::OpBuilder &b, mlir::Location loc,
                               mlir::Value pairedValue,
                               const TilePosition &tile) const;
-  mlir::Value keyTileEnd(TensorBuilder &t, mlir::Value queryStart,
-                         int64_t keyTiles) const;
   mlir::Value unpaddedAndPast(mlir::OpBuilder &b, mlir::Location loc,
                               const TilePosition &tile, int64_t keySeq) const;
   llvm::SmallVector<mlir::Value>

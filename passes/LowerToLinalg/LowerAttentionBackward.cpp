@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LowerToLinalg/FlashAttention.h"
+#include "passes/LowerToLinalg/FlashAttentionBackward.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
@@ -192,18 +192,7 @@ FlashAttentionBackward::probabilitiesAndScoreGradients(TensorBuilder &t,
   Value dots = t.matmulTransposedB(block.query, block.key,
                                    t.filled({queryTile, keyTile}, elt, 0.0));
   Value scores = forward.maskedScores(t, dots, tile, keySeq, /*mask=*/true);
-  // A query that sees no key has L = -inf and no probabilities.
-  Value probabilities =
-      t.map({queryTile, keyTile}, elt, {scores, block.logSumExp},
-            {t.identityMap(2), t.dropLastMap(2)},
-            [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-              Value none = arith::CmpFOp::create(
-                  b, loc, arith::CmpFPredicate::OEQ, a[1],
-                  floatConstant(b, loc, elt, kNegativeInfinity));
-              return arith::SelectOp::create(b, loc, none,
-                                             floatConstant(b, loc, elt, 0.0),
-                                             expShifted(b, loc, a[0], a[1]));
-            });
+  Value probabilities = recomputedProbabilities(t, scores, block.logSumExp);
   Value dP = t.matmulTransposedB(block.outGrad, block.value,
                                  t.filled({queryTile, keyTile}, elt, 0.0));
   bool failedDerivative = false;
@@ -282,69 +271,22 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
   bool failedBlock = false;
 
   // Kernel 1, per key tile: dk and dv summed over the query tiles.
-  Value keyGrad, valueGrad;
-  {
-    auto forall = scf::ForallOp::create(
-        builder, loc,
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
-                               builder.getIndexAttr(heads),
-                               builder.getIndexAttr(keyTiles)},
-        ValueRange{tb.empty({batch, heads, paddedKeys, headDim}, elt),
-                   tb.empty({batch, heads, paddedKeys, valueDim}, elt)},
-        std::nullopt);
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(forall.getBody());
-    TensorBuilder body(builder, loc);
-    TilePosition where;
-    where.batch = forall.getInductionVars()[0];
-    where.head = forall.getInductionVars()[1];
-    where.keyStart = arith::MulIOp::create(
-        builder, loc, forall.getInductionVars()[2], body.index(keyTile));
-    // Causally, no query before the key tile's first key sees it.
-    Value first = forward.causal
-                      ? arith::DivUIOp::create(builder, loc, where.keyStart,
-                                               body.index(queryTile))
-                            .getResult()
-                      : body.index(0);
-    SmallVector<Value> init = {body.filled({keyTile, headDim}, elt, 0.0),
-                               body.filled({keyTile, valueDim}, elt, 0.0)};
-    auto loop = scf::ForOp::create(
-        builder, loc, first, body.index(queryTiles), body.index(1), init,
-        [&](OpBuilder &nb, Location nl, Value queryTileIndex,
-            ValueRange state) {
-          TilePosition tile = where;
-          tile.queryStart = arith::MulIOp::create(
-              nb, nl, queryTileIndex, indexConstant(nb, nl, queryTile));
-          scf::YieldOp::create(
-              nb, nl,
-              forward.ifTileVisible(
-                  nb, nl, tile, state,
-                  [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
-                    TensorBuilder t(ub, ul);
-                    Block blk = queryBlockAt(ub, ul, tile);
-                    auto grads =
-                        probabilitiesAndScoreGradients(t, blk, tile, keySeq);
-                    if (failed(grads)) {
-                      failedBlock = true;
-                      return SmallVector<Value>(state);
-                    }
-                    return {
-                        t.matmulTransposedA(grads->second, blk.query, state[0]),
-                        t.matmulTransposedA(grads->first, blk.outGrad,
-                                            state[1])};
-                  }));
-        });
-    builder.setInsertionPointToStart(forall.getTerminator().getBody());
-    for (auto [i, width] :
-         llvm::enumerate(SmallVector<int64_t>{headDim, valueDim}))
-      insertIntoShared(
-          builder, loc, loop.getResult(i), forall.getRegionIterArgs()[i],
-          {where.batch, where.head, where.keyStart, builder.getIndexAttr(0)},
-          {builder.getIndexAttr(1), builder.getIndexAttr(1),
-           builder.getIndexAttr(keyTile), builder.getIndexAttr(width)});
-    keyGrad = forall.getResult(0);
-    valueGrad = forall.getResult(1);
-  }
+  SmallVector<Value> keyAndValueGrads = sumOverQueryTiles(
+      builder, loc, forward, batch, heads, keyTiles, queryTiles,
+      {headDim, valueDim}, elt,
+      [&](OpBuilder &ub, Location ul, const TilePosition &tile,
+          ValueRange state) -> SmallVector<Value> {
+        TensorBuilder t(ub, ul);
+        Block blk = queryBlockAt(ub, ul, tile);
+        auto grads = probabilitiesAndScoreGradients(t, blk, tile, keySeq);
+        if (failed(grads)) {
+          failedBlock = true;
+          return SmallVector<Value>(state);
+        }
+        return {t.matmulTransposedA(grads->second, blk.query, state[0]),
+                t.matmulTransposedA(grads->first, blk.outGrad, state[1])};
+      });
+  Value keyGrad = keyAndValueGrads[0], valueGrad = keyAndValueGrads[1];
 
   // Kernel 2, per query tile: dq summed over the key tiles it visits.
   Value queryGrad;
@@ -364,16 +306,7 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
     where.head = forall.getInductionVars()[1];
     where.queryStart = arith::MulIOp::create(
         builder, loc, forall.getInductionVars()[2], body.index(queryTile));
-    Value end = body.index(keyTiles);
-    if (forward.causal)
-      end = arith::MinSIOp::create(
-          builder, loc,
-          arith::CeilDivSIOp::create(
-              builder, loc,
-              arith::AddIOp::create(builder, loc, where.queryStart,
-                                    body.index(queryTile)),
-              body.index(keyTile)),
-          end);
+    Value end = forward.keyTileEnd(body, where.queryStart, keyTiles);
     auto loop = scf::ForOp::create(
         builder, loc, body.index(0), end, body.index(1),
         ValueRange{body.filled({queryTile, headDim}, elt, 0.0)},

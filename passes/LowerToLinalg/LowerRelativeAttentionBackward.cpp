@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/LowerToLinalg/FlashAttentionBackward.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/RelativeSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
@@ -123,18 +124,9 @@ RelativeAttentionBackward::blockAt(OpBuilder &b, Location loc,
       addPositionTerm(t, dots, bandProducts,
                       ScoreBlockLayout::scaledQueriesByKeys),
       tile, plan.keySeq, /*mask=*/true, ScoreBlockLayout::scaledQueriesByKeys);
-  // A query that sees no key (padding, or same_length's empty windows) has
-  // L = -inf and no probabilities.
-  blk.probabilities = t.map(
-      {queryTile, keyTile}, elt, {scores, blockLse},
-      {t.identityMap(2), t.dropLastMap(2)},
-      [&](OpBuilder &ob, Location ol, ValueRange a) -> Value {
-        Value none =
-            arith::CmpFOp::create(ob, ol, arith::CmpFPredicate::OEQ, a[1],
-                                  constant(ob, ol, kNegativeInfinity));
-        return arith::SelectOp::create(ob, ol, none, constant(ob, ol, 0.0),
-                                       expShifted(ob, ol, a[0], a[1]));
-      });
+  // A query that sees no key (padding, same_length's empty windows) has no
+  // probabilities.
+  blk.probabilities = recomputedProbabilities(t, scores, blockLse);
   Value dP = t.matmulTransposedB(blk.outGrad, blk.value,
                                  t.filled({queryTile, keyTile}, elt, 0.0));
   blk.scoreGrads = t.map(
@@ -190,72 +182,23 @@ std::pair<Value, Value>
 RelativeAttentionBackward::keyAndValueGradients(OpBuilder &builder,
                                                 Location loc) const {
   const FlashAttention &flash = plan.flash;
-  TensorBuilder tb(builder, loc);
-  RankedTensorType kType = tensorType(key), vType = tensorType(value);
-  Type elt = kType.getElementType();
-  int64_t batch = kType.getDimSize(0), heads = kType.getDimSize(1);
-  int64_t paddedKeys = kType.getDimSize(2), headDim = kType.getDimSize(3);
-  int64_t valueDim = vType.getDimSize(3);
-  int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
-  int64_t queryTiles = plan.paddedQuerySeq / queryTile;
-
-  auto forall = scf::ForallOp::create(
-      builder, loc,
-      ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
-                             builder.getIndexAttr(heads),
-                             builder.getIndexAttr(paddedKeys / keyTile)},
-      ValueRange{tb.empty({batch, heads, paddedKeys, headDim}, elt),
-                 tb.empty({batch, heads, paddedKeys, valueDim}, elt)},
-      std::nullopt);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(forall.getBody());
-  TensorBuilder body(builder, loc);
-  TilePosition where;
-  where.batch = forall.getInductionVars()[0];
-  where.head = forall.getInductionVars()[1];
-  where.keyStart = arith::MulIOp::create(
-      builder, loc, forall.getInductionVars()[2], body.index(keyTile));
-  // Query i sees key j from i = j - M on: no earlier query tile does.
-  Value firstQuery = arith::MaxSIOp::create(
-      builder, loc,
-      arith::SubIOp::create(builder, loc, where.keyStart,
-                            body.index(plan.bands.memory)),
-      body.index(0));
-  Value first =
-      arith::DivUIOp::create(builder, loc, firstQuery, body.index(queryTile));
-  SmallVector<Value> init = {body.filled({keyTile, headDim}, elt, 0.0),
-                             body.filled({keyTile, valueDim}, elt, 0.0)};
-  auto loop = scf::ForOp::create(
-      builder, loc, first, body.index(queryTiles), body.index(1), init,
-      [&](OpBuilder &nb, Location nl, Value queryTileIndex, ValueRange state) {
-        TilePosition tile = where;
-        tile.queryStart = arith::MulIOp::create(
-            nb, nl, queryTileIndex, indexConstant(nb, nl, queryTile));
-        scf::YieldOp::create(
-            nb, nl,
-            flash.ifTileVisible(
-                nb, nl, tile, state,
-                [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
-                  TensorBuilder t(ub, ul);
-                  RelativeBlock blk = blockAt(ub, ul, tile);
-                  return {
-                      t.matmulTransposedA(blk.scoreGrads, blk.query, state[0]),
-                      t.matmulTransposedA(blk.probabilities, blk.outGrad,
-                                          state[1])};
-                }));
+  RankedTensorType kType = tensorType(key);
+  int64_t headDim = kType.getDimSize(3);
+  int64_t valueDim = tensorType(value).getDimSize(3);
+  SmallVector<Value> grads = sumOverQueryTiles(
+      builder, loc, flash, kType.getDimSize(0), kType.getDimSize(1),
+      kType.getDimSize(2) / flash.keyTile,
+      plan.paddedQuerySeq / flash.queryTile, {headDim, valueDim},
+      kType.getElementType(),
+      [&](OpBuilder &ub, Location ul, const TilePosition &tile,
+          ValueRange state) -> SmallVector<Value> {
+        TensorBuilder t(ub, ul);
+        RelativeBlock blk = blockAt(ub, ul, tile);
+        return {t.matmulTransposedA(blk.scoreGrads, blk.query, state[0]),
+                t.matmulTransposedA(blk.probabilities, blk.outGrad, state[1])};
       });
-  Value keyGrad = scaled(body, loop.getResult(0), flash.scale);
-  builder.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [tileGrad, shared, width] :
-       {std::make_tuple(keyGrad, forall.getRegionIterArgs()[0], headDim),
-        std::make_tuple(loop.getResult(1), forall.getRegionIterArgs()[1],
-                        valueDim)})
-    insertIntoShared(
-        builder, loc, tileGrad, shared,
-        {where.batch, where.head, where.keyStart, builder.getIndexAttr(0)},
-        {builder.getIndexAttr(1), builder.getIndexAttr(1),
-         builder.getIndexAttr(keyTile), builder.getIndexAttr(width)});
-  return {forall.getResult(0), forall.getResult(1)};
+  TensorBuilder tb(builder, loc);
+  return {scaled(tb, grads[0], flash.scale), grads[1]};
 }
 
 std::array<Value, 4>
@@ -299,16 +242,7 @@ RelativeAttentionBackward::queryAndPositionGradients(OpBuilder &builder,
         TilePosition at = where;
         at.queryStart = arith::MulIOp::create(ob, ol, queryTileIndex,
                                               outer.index(queryTile));
-        // Causally, no key after the tile's last query (M keys late).
-        Value end = arith::MinSIOp::create(
-            ob, ol,
-            arith::CeilDivSIOp::create(
-                ob, ol,
-                arith::AddIOp::create(
-                    ob, ol, at.queryStart,
-                    outer.index(queryTile + plan.bands.memory)),
-                outer.index(keyTile)),
-            outer.index(keyTiles));
+        Value end = flash.keyTileEnd(outer, at.queryStart, keyTiles);
         SmallVector<Value> tileInit = {
             outer.filled({queryTile, headDim}, elt, 0.0),
             outer.filled({queryTile, headDim}, elt, 0.0), headState[3]};

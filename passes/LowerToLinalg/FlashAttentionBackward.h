@@ -1,0 +1,45 @@
+//===- FlashAttentionBackward.h - the flash backward's steps ----*- C++ -*-===//
+//
+// FlashAttention-2's backward (Dao, 2023) recomputes each block's
+// probabilities from the forward's logsumexp and sums the key and value
+// gradients per key tile over the query tiles the forward visited. Dense
+// attention's backward (LowerAttentionBackward.cpp) and relative
+// attention's (LowerRelativeAttentionBackward.cpp) differ in how a block's
+// scores are made and what else a block contributes; these are the steps
+// both build.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_LOWERTOLINALG_FLASHATTENTIONBACKWARD_H
+#define LCC_PASSES_LOWERTOLINALG_FLASHATTENTIONBACKWARD_H
+
+#include "passes/LowerToLinalg/FlashAttention.h"
+
+namespace lcc::lowering {
+
+/// p = exp(s - L) of a block's masked scores [query tile, key tile] and its
+/// queries' logsumexp [query tile]; 0 for a query that sees no key (L =
+/// -inf: padding, an empty mask row).
+mlir::Value recomputedProbabilities(TensorBuilder &t, mlir::Value scores,
+                                    mlir::Value logSumExp);
+
+/// The state one key tile's loop carries through a visited block, updated.
+using KeyTileBlock = std::function<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Location, const TilePosition &,
+    mlir::ValueRange state)>;
+
+/// The kernel over key tiles: for each (batch, head, key tile), zeros of
+/// [key tile, widths[i]] are folded by `block` over the query tiles the
+/// forward `flash` visits for that key tile (causally earlier ones never
+/// see it; ifTileVisible skips hidden ones); returns [batch, heads,
+/// keyTiles * key tile, widths[i]] per width. Parallel, free of atomics.
+llvm::SmallVector<mlir::Value>
+sumOverQueryTiles(mlir::OpBuilder &builder, mlir::Location loc,
+                  const FlashAttention &flash, int64_t batch, int64_t heads,
+                  int64_t keyTiles, int64_t queryTiles,
+                  llvm::ArrayRef<int64_t> widths, mlir::Type elementType,
+                  const KeyTileBlock &block);
+
+} // namespace lcc::lowering
+
+#endif // LCC_PASSES_LOWERTOLINALG_FLASHATTENTIONBACKWARD_H
