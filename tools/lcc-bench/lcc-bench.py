@@ -27,7 +27,7 @@
                       [--lsh-bucket-size=64] [--repeat=3] [--threads=N]
   lcc-bench relative  [--segment=512] [--memory=0,512,2048] [--heads=8]
                       [--head-dim=64] [--batch=1] [--clamp-len=N]
-                      [--repeat=3] [--threads=N] [--no-peer]
+                      [--repeat=3] [--threads=N] [--no-peer] [--backward]
 
 attention: scaled dot-product attention, f32 (or --dtype=bf16), one model per
 sequence length,
@@ -80,7 +80,10 @@ of queries over each --memory length plus the segment: time per segment and
 peak bytes, beside dense attention of the same queries and keys without a
 mask (the content term alone, so the ratio is what the position term
 costs) and, with numpy, the peer: Transformer-XL attention computed as
-kimiyoung/transformer-xl does (full score matrices, _rel_shift).
+kimiyoung/transformer-xl does (full score matrices, _rel_shift). With
+--backward: the forward and backward of each (lcc --train's loss_gradients
+of a cross-entropy over the result, every operand a parameter) instead, and
+their ratios to the forward and to dense attention's forward and backward.
 
 Measurements come from lcc-run --report=json; nothing is estimated.
 """
@@ -298,12 +301,18 @@ def bench_attention(opts):
             sys.stdout.flush()
 
 
-def relative_model(batch, heads, segment, memory, dim, clamp_len):
+def relative_types(batch, heads, segment, memory, dim):
+    """The types of q, k, v, pos, u and w."""
     keys = segment + memory
     q = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, segment, dim)
     k = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, keys, dim)
     pos = "tensor<%dx%dx%dxf32>" % (heads, keys, dim)
     bias = "tensor<%dx%dxf32>" % (heads, dim)
+    return [q, k, k, pos, bias, bias]
+
+
+def relative_model(batch, heads, segment, memory, dim, clamp_len):
+    q, k, _, pos, bias, _ = relative_types(batch, heads, segment, memory, dim)
     attrs = " {clamp_len = %d : i64}" % clamp_len if clamp_len else ""
     return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s, %%pos: %s, "
             "%%u: %s, %%w: %s) -> %s {\n"
@@ -313,20 +322,69 @@ def relative_model(batch, heads, segment, memory, dim, clamp_len):
                                          q, k, k, pos, bias, bias, q, q))
 
 
+def as_loss(forward_text, operands, labels):
+    """A @forward(operands...) -> tensor<B x H x L x D> model as @loss(labels)
+    whose operands are parameters and whose loss is the cross-entropy of
+    the attention's rows (D classes): its gradients are every operand's."""
+    head, body = forward_text.split("{\n", 1)
+    result = head.rsplit("->", 1)[1].strip()
+    lines = ["func.func @loss(%%labels: %s) -> tensor<f32> {" % labels]
+    for name, type_ in operands:
+        lines.append('  %%%s = attn.param "%s" : %s' % (name, name, type_))
+    lines.append(body.split("  return")[0].rstrip())
+    lines.append("  %%l = attn.softmax_cross_entropy %%0, %%labels : (%s, %s) "
+                 "-> tensor<f32>" % (result, labels))
+    lines.append("  return %l : tensor<f32>\n}\n")
+    return "\n".join(lines)
+
+
+def gradients_report(text, labels_shape, classes, repeat, threads, work):
+    """Compiles a @loss(labels) model with --train --emit-gradients and
+    times loss_gradients (forward and backward): lcc-run's report."""
+    source = os.path.join(work, "loss.mlir")
+    with open(source, "w") as f:
+        f.write(text)
+    lcm = os.path.join(work, "loss.lcm")
+    compile_model(source, lcm, ["--train", "--emit-gradients"])
+    params = os.path.join(work, "loss-weights.safetensors")
+    labels = os.path.join(work, "labels.npy")
+    run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
+    run([tool("lcc-testdata"), "--output=" + labels,
+         "--shape=" + ",".join(map(str, labels_shape)), "--dtype=i32",
+         "--uniform=0,%d" % classes, "--seed=7"])
+    args = [tool("lcc-run"), lcm, "--function=loss_gradients",
+            "--report=json", "--warmup=1", "--repeat=%d" % repeat,
+            "--params=" + params, "--input=" + labels,
+            "--output-dir=" + work]
+    if threads:
+        args.append("--threads=%d" % threads)
+    return json.loads(run_pinned(args, threads))
+
+
 def bench_relative(opts):
     print("relative (Transformer-XL) attention, f32, batch %d, %d heads, "
           "head_dim %d, segment %d, %d threads on CPUs %s" %
           (opts.batch, opts.heads, opts.head_dim, opts.segment,
            len(pinned(opts.threads)), ",".join(map(str, pinned(opts.threads)))))
-    python = None if opts.no_peer else numpy_python()
-    print("beside it: dense attention of the same queries and keys without "
-          "a mask (the content term alone); peer: numpy + OpenBLAS "
-          "Transformer-XL attention as kimiyoung/transformer-xl computes it "
-          "(full score matrices, _rel_shift)" if python else
-          "beside it: dense attention of the same queries and keys; no peer")
-    print("| memory | keys | ms/segment (median) | min ms | peak MiB | "
-          "dense ms | vs dense | numpy ms | vs numpy |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    python = None if opts.no_peer or opts.backward else numpy_python()
+    if opts.backward:
+        print("--backward: forward and backward (loss_gradients of a "
+              "cross-entropy over the result; every operand a parameter), "
+              "beside the forward alone and dense attention's forward and "
+              "backward over the same keys")
+        print("| memory | keys | fwd+bwd ms (median) | peak MiB | vs forward | "
+              "dense fwd+bwd ms | vs dense |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+    else:
+        print("beside it: dense attention of the same queries and keys "
+              "without a mask (the content term alone); peer: numpy + "
+              "OpenBLAS Transformer-XL attention as kimiyoung/transformer-xl "
+              "computes it (full score matrices, _rel_shift)" if python else
+              "beside it: dense attention of the same queries and keys; no "
+              "peer")
+        print("| memory | keys | ms/segment (median) | min ms | peak MiB | "
+              "dense ms | vs dense | numpy ms | vs numpy |")
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     b, h, l, d = opts.batch, opts.heads, opts.segment, opts.head_dim
     for memory in opts.memory:
         keys = l + memory
@@ -357,6 +415,28 @@ def bench_relative(opts):
                 timings[name] = report(lcm, [files[i] for i in inputs], None,
                                        opts.repeat, opts.threads, work)
             r, dense = timings["relative"], timings["dense"]
+            if opts.backward:
+                labels = "tensor<%dx%dx%dxi32>" % (b, h, l)
+                types = relative_types(b, h, l, memory, d)
+                names = ["q", "k", "v", "pos", "u", "w"]
+                both = gradients_report(
+                    as_loss(relative_model(b, h, l, memory, d,
+                                           opts.clamp_len),
+                            zip(names, types), labels),
+                    (b, h, l), d, opts.repeat, opts.threads, work)
+                dense_both = gradients_report(
+                    as_loss(attention_model(b, h, l, d, False, False,
+                                            key_seq=keys),
+                            zip(names[:3], types[:3]), labels),
+                    (b, h, l), d, opts.repeat, opts.threads, work)
+                print("| %d | %d | %.1f | %.1f | %.2fx | %.1f | %.2fx |"
+                      % (memory, keys, both["median_ms"],
+                         mib(both["peak_bytes"]),
+                         both["median_ms"] / r["median_ms"],
+                         dense_both["median_ms"],
+                         both["median_ms"] / dense_both["median_ms"]))
+                sys.stdout.flush()
+                continue
             peer = numpy_relative_ms(python, opts, memory) if python else None
             print("| %d | %d | %.1f | %.1f | %.1f | %.1f | %.2fx | %s | %s |"
                   % (memory, keys, r["median_ms"], r["min_ms"],
@@ -783,6 +863,9 @@ def main():
     x.add_argument("--repeat", type=int, default=3)
     x.add_argument("--threads", type=int, default=0)
     x.add_argument("--no-peer", action="store_true")
+    x.add_argument("--backward", action="store_true",
+                   help="time the forward and backward (lcc --train) "
+                   "instead of the forward against numpy")
     opts = parser.parse_args()
     if opts.workload == "attention":
         bench_attention(opts)
