@@ -51,6 +51,27 @@ SmallVector<OpFoldResult> workgroupTileSizes(OpBuilder &b, TilingInterface op,
   return sizes;
 }
 
+/// Whether an indexing map of `op` reads at a constant offset from its loop
+/// indices (a band read along diagonals, `q - k + c`). Tiling keeps an op's
+/// maps and offsets its operands' slices by them too, which would count
+/// such an offset twice: these ops stay whole.
+bool readsAtOffsets(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return false;
+  for (AffineMap map : linalgOp.getIndexingMapsArray()) {
+    SmallVector<AffineExpr> zeros(map.getNumDims(),
+                                  getAffineConstantExpr(0, op->getContext()));
+    for (AffineExpr result : map.getResults()) {
+      auto atOrigin = dyn_cast<AffineConstantExpr>(
+          simplifyAffineExpr(result.replaceDims(zeros), 0, 0));
+      if (!atOrigin || atOrigin.getValue() != 0)
+        return true;
+    }
+  }
+  return false;
+}
+
 bool isTopLevel(Operation *op, func::FuncOp func) {
   return op->getParentOp() == func.getOperation();
 }
@@ -61,8 +82,8 @@ void sliceToCopy(RewriterBase &rewriter, tensor::ExtractSliceOp slice) {
   RankedTensorType type = slice.getResultType();
   Value init = tensor::EmptyOp::create(rewriter, slice.getLoc(),
                                        type.getShape(), type.getElementType());
-  auto copy = linalg::CopyOp::create(rewriter, slice.getLoc(),
-                                     slice.getResult(), init);
+  auto copy =
+      linalg::CopyOp::create(rewriter, slice.getLoc(), slice.getResult(), init);
   rewriter.replaceAllUsesExcept(slice.getResult(), copy.getResult(0), copy);
 }
 
@@ -79,7 +100,7 @@ LogicalResult tileFunction(RewriterBase &rewriter, func::FuncOp func,
 
   llvm::SmallPtrSet<Operation *, 16> fused;
   for (TilingInterface root : llvm::reverse(roots)) {
-    if (fused.contains(root))
+    if (fused.contains(root) || readsAtOffsets(root))
       continue;
     rewriter.setInsertionPoint(root);
     scf::SCFTilingOptions tiling;
@@ -89,11 +110,11 @@ LogicalResult tileFunction(RewriterBase &rewriter, func::FuncOp func,
     options.setTilingOptions(tiling);
     // Fusing a producer with other users would compute it twice.
     options.setFusionControlFn(
-        [&](tensor::ExtractSliceOp, OpResult producer,
-            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        [&](tensor::ExtractSliceOp, OpResult producer, bool)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
           Operation *def = producer.getOwner();
           if (!isTopLevel(def, func) || !producer.hasOneUse() ||
-              def->getNumResults() != 1)
+              def->getNumResults() != 1 || readsAtOffsets(def))
             return std::nullopt;
           return scf::SCFTileAndFuseOptions::ControlFnResult{};
         });

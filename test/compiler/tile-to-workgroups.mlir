@@ -56,3 +56,34 @@ func.func @forall_kept(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
   }
   return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+// A band read along diagonals (relative attention's position term, q - k
+// + 3) stays whole: tiling would offset the band's slice by the map's
+// constant and the tiled op would add it again. The elementwise op after
+// it is tiled, without fusing it in.
+// CHECK-LABEL: func @diagonal_band
+// CHECK: %[[ADD:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<8x4xf32>, tensor<11x8xf32>) outs(%{{.+}} : tensor<8x4xf32>)
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %[[ADD]]
+// CHECK-NOT: tensor<11x8xf32>
+func.func @diagonal_band(%dots: tensor<8x4xf32>, %band: tensor<11x8xf32>) -> tensor<8x4xf32> {
+  %e = tensor.empty() : tensor<8x4xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(q, k) -> (q, k)>, affine_map<(q, k) -> (q - k + 3, q)>, affine_map<(q, k) -> (q, k)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%dots, %band : tensor<8x4xf32>, tensor<11x8xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %e2 = tensor.empty() : tensor<8x4xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(q, k) -> (q, k)>, affine_map<(q, k) -> (q, k)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%0 : tensor<8x4xf32>) outs(%e2 : tensor<8x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.exp %x : f32
+    linalg.yield %t : f32
+  } -> tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
