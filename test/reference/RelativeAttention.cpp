@@ -62,10 +62,13 @@ Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
     int64_t distance = memory + i - j;
     if (options.clampLen)
       distance = std::min(distance, *options.clampLen);
+    // Rows of the row-major tensors: this runs for every score.
+    const double *query = &q.data[((b * heads + h) * querySeq + i) * headDim];
+    const double *bias = &w.data[h * headDim];
+    const double *encoding = &pos.data[(h * keySeq + distance) * headDim];
     double position = 0;
     for (int64_t d = 0; d < headDim; ++d)
-      position +=
-          (q.at({b, h, i, d}) + w.at({h, d})) * pos.at({h, distance, d});
+      position += (query[d] + bias[d]) * encoding[d];
     return score + position * scale;
   };
   return modifiedAttention(contentQueries, k, v, /*causal=*/false, scale,
