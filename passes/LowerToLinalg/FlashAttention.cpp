@@ -189,7 +189,23 @@ SmallVector<Value> FlashAttention::updateOnline(
       {runningMax, newMax}, [](OpBuilder &b, Location loc, ValueRange a) {
         return expShifted(b, loc, a[0], a[1]);
       });
-  Value blockSum = columnSum(t, probs);
+  // Weights after the softmax: the sum runs over e (m + floor), the
+  // values take e m.
+  Value summed = probs;
+  if (weighProbabilities) {
+    assert(!paired && "probabilities are weighed in f32 only");
+    Value weights = weighProbabilities(t, tile);
+    summed = t.mapSameShape({probs, weights}, [&](OpBuilder &b, Location loc,
+                                                  ValueRange a) {
+      return mul(b, loc, a[0],
+                 add(b, loc, a[1], floatConstant(b, loc, elt, weightFloor)));
+    });
+    probs = t.mapSameShape({probs, weights},
+                           [](OpBuilder &b, Location loc, ValueRange a) {
+                             return mul(b, loc, a[0], a[1]);
+                           });
+  }
+  Value blockSum = columnSum(t, summed);
   // sum' = sum * correction + rowsum(probs).
   Value newSum =
       t.mapSameShape({rowSumSoFar, correction, blockSum},

@@ -54,6 +54,11 @@ using ScoreModifier =
 using BlockScoreTerm = std::function<mlir::Value(
     TensorBuilder &, mlir::Value dots, const TilePosition &)>;
 
+/// Weights of one block's probabilities ([key tile, query tile], f32, as
+/// the forward lays out its scores), built in the loop over key tiles.
+using BlockWeights =
+    std::function<mlir::Value(TensorBuilder &, const TilePosition &)>;
+
 /// How a block of dot products is laid out: [query tile, key tile] of
 /// q·kᵀ, [key tile, query tile] of k·(q·scale)ᵀ, already scaled, or
 /// [query tile, key tile] already scaled.
@@ -105,6 +110,12 @@ struct FlashAttention {
   /// Added to every block of scaled scores of the forward, before
   /// `modifyScore` and masking (f32 operands only). Null: none.
   BlockScoreTerm addToScores;
+  /// Weights m applied after the softmax, renormalised (adaptive span):
+  /// out_i = sum_j e_ij m_ij v_j / sum_j e_ij (m_ij + weightFloor) with
+  /// e_ij = exp(s_ij) over the visible keys; the logsumexp is then that
+  /// denominator's log. Null: plain softmax (f32 operands only).
+  BlockWeights weighProbabilities;
+  double weightFloor = 0.0;
   /// Whether a query may see no key at all (a user's mask).
   bool emptyRowsGetZeros = false;
 

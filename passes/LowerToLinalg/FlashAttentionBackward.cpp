@@ -30,7 +30,7 @@ Value lcc::lowering::recomputedProbabilities(TensorBuilder &t, Value scores,
 SmallVector<Value> lcc::lowering::sumOverQueryTiles(
     OpBuilder &builder, Location loc, const FlashAttention &flash,
     int64_t batch, int64_t heads, int64_t keyTiles, int64_t queryTiles,
-    ArrayRef<int64_t> widths, Type elementType, const KeyTileBlock &block) {
+    ArrayRef<int64_t> widths, Type elementType, const TilePairStep &block) {
   TensorBuilder tb(builder, loc);
   int64_t keyTile = flash.keyTile, queryTile = flash.queryTile;
   SmallVector<Value> shared;
@@ -75,5 +75,56 @@ SmallVector<Value> lcc::lowering::sumOverQueryTiles(
         {where.batch, where.head, where.keyStart, builder.getIndexAttr(0)},
         {builder.getIndexAttr(1), builder.getIndexAttr(1),
          builder.getIndexAttr(keyTile), builder.getIndexAttr(width)});
+  return SmallVector<Value>(forall.getResults());
+}
+
+SmallVector<Value> lcc::lowering::sumOverKeyTiles(
+    OpBuilder &builder, Location loc, const FlashAttention &flash,
+    int64_t batch, int64_t heads, int64_t keyTiles, int64_t queryTiles,
+    ArrayRef<int64_t> widths, Type elementType, const TilePairStep &block) {
+  TensorBuilder tb(builder, loc);
+  int64_t keyTile = flash.keyTile, queryTile = flash.queryTile;
+  SmallVector<Value> shared;
+  for (int64_t width : widths)
+    shared.push_back(
+        tb.empty({batch, heads, queryTiles * queryTile, width}, elementType));
+  auto forall = scf::ForallOp::create(
+      builder, loc,
+      ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
+                             builder.getIndexAttr(heads),
+                             builder.getIndexAttr(queryTiles)},
+      shared, std::nullopt);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(forall.getBody());
+  TensorBuilder body(builder, loc);
+  TilePosition where;
+  where.batch = forall.getInductionVars()[0];
+  where.head = forall.getInductionVars()[1];
+  where.queryStart = arith::MulIOp::create(
+      builder, loc, forall.getInductionVars()[2], body.index(queryTile));
+  SmallVector<Value> init;
+  for (int64_t width : widths)
+    init.push_back(body.filled({queryTile, width}, elementType, 0.0));
+  auto loop = scf::ForOp::create(
+      builder, loc, body.index(0),
+      flash.keyTileEnd(body, where.queryStart, keyTiles), body.index(1), init,
+      [&](OpBuilder &nb, Location nl, Value keyTileIndex, ValueRange state) {
+        TilePosition tile = where;
+        tile.keyStart = arith::MulIOp::create(nb, nl, keyTileIndex,
+                                              indexConstant(nb, nl, keyTile));
+        scf::YieldOp::create(
+            nb, nl,
+            flash.ifTileVisible(nb, nl, tile, state,
+                                [&](OpBuilder &ub, Location ul) {
+                                  return block(ub, ul, tile, state);
+                                }));
+      });
+  builder.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [i, width] : llvm::enumerate(widths))
+    insertIntoShared(
+        builder, loc, loop.getResult(i), forall.getRegionIterArgs()[i],
+        {where.batch, where.head, where.queryStart, builder.getIndexAttr(0)},
+        {builder.getIndexAttr(1), builder.getIndexAttr(1),
+         builder.getIndexAttr(queryTile), builder.getIndexAttr(width)});
   return SmallVector<Value>(forall.getResults());
 }

@@ -23,8 +23,9 @@ namespace lcc::lowering {
 mlir::Value recomputedProbabilities(TensorBuilder &t, mlir::Value scores,
                                     mlir::Value logSumExp);
 
-/// The state one key tile's loop carries through a visited block, updated.
-using KeyTileBlock = std::function<llvm::SmallVector<mlir::Value>(
+/// The state a tile's loop carries through a visited block (a pair of a
+/// query tile and a key tile), updated.
+using TilePairStep = std::function<llvm::SmallVector<mlir::Value>(
     mlir::OpBuilder &, mlir::Location, const TilePosition &,
     mlir::ValueRange state)>;
 
@@ -38,7 +39,19 @@ sumOverQueryTiles(mlir::OpBuilder &builder, mlir::Location loc,
                   const FlashAttention &flash, int64_t batch, int64_t heads,
                   int64_t keyTiles, int64_t queryTiles,
                   llvm::ArrayRef<int64_t> widths, mlir::Type elementType,
-                  const KeyTileBlock &block);
+                  const TilePairStep &block);
+
+/// The kernel over query tiles: for each (batch, head, query tile), zeros
+/// of [query tile, widths[i]] are folded by `block` over the key tiles the
+/// forward `flash` visits for that query tile (causally later ones are not
+/// visited; ifTileVisible skips hidden ones); returns [batch, heads,
+/// queryTiles * query tile, widths[i]] per width.
+llvm::SmallVector<mlir::Value>
+sumOverKeyTiles(mlir::OpBuilder &builder, mlir::Location loc,
+                const FlashAttention &flash, int64_t batch, int64_t heads,
+                int64_t keyTiles, int64_t queryTiles,
+                llvm::ArrayRef<int64_t> widths, mlir::Type elementType,
+                const TilePairStep &block);
 
 } // namespace lcc::lowering
 

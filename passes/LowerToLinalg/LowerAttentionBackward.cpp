@@ -289,55 +289,22 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
   Value keyGrad = keyAndValueGrads[0], valueGrad = keyAndValueGrads[1];
 
   // Kernel 2, per query tile: dq summed over the key tiles it visits.
-  Value queryGrad;
-  {
-    auto forall = scf::ForallOp::create(
-        builder, loc,
-        ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
-                               builder.getIndexAttr(heads),
-                               builder.getIndexAttr(queryTiles)},
-        ValueRange{tb.empty({batch, heads, paddedQueries, headDim}, elt)},
-        std::nullopt);
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(forall.getBody());
-    TensorBuilder body(builder, loc);
-    TilePosition where;
-    where.batch = forall.getInductionVars()[0];
-    where.head = forall.getInductionVars()[1];
-    where.queryStart = arith::MulIOp::create(
-        builder, loc, forall.getInductionVars()[2], body.index(queryTile));
-    Value end = forward.keyTileEnd(body, where.queryStart, keyTiles);
-    auto loop = scf::ForOp::create(
-        builder, loc, body.index(0), end, body.index(1),
-        ValueRange{body.filled({queryTile, headDim}, elt, 0.0)},
-        [&](OpBuilder &nb, Location nl, Value keyTileIndex, ValueRange state) {
-          TilePosition tile = where;
-          tile.keyStart = arith::MulIOp::create(nb, nl, keyTileIndex,
-                                                indexConstant(nb, nl, keyTile));
-          scf::YieldOp::create(
-              nb, nl,
-              forward.ifTileVisible(
-                  nb, nl, tile, state,
-                  [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
-                    TensorBuilder t(ub, ul);
-                    Block blk = queryBlockAt(ub, ul, tile);
-                    auto grads =
-                        probabilitiesAndScoreGradients(t, blk, tile, keySeq);
-                    if (failed(grads)) {
-                      failedBlock = true;
-                      return SmallVector<Value>(state);
-                    }
-                    return {t.matmul(grads->second, blk.key, state[0])};
-                  }));
-        });
-    builder.setInsertionPointToStart(forall.getTerminator().getBody());
-    insertIntoShared(
-        builder, loc, loop.getResult(0), forall.getRegionIterArgs()[0],
-        {where.batch, where.head, where.queryStart, builder.getIndexAttr(0)},
-        {builder.getIndexAttr(1), builder.getIndexAttr(1),
-         builder.getIndexAttr(queryTile), builder.getIndexAttr(headDim)});
-    queryGrad = forall.getResult(0);
-  }
+  Value queryGrad =
+      sumOverKeyTiles(builder, loc, forward, batch, heads, keyTiles, queryTiles,
+                      {headDim}, elt,
+                      [&](OpBuilder &ub, Location ul, const TilePosition &tile,
+                          ValueRange state) -> SmallVector<Value> {
+                        TensorBuilder t(ub, ul);
+                        Block blk = queryBlockAt(ub, ul, tile);
+                        auto grads = probabilitiesAndScoreGradients(
+                            t, blk, tile, keySeq);
+                        if (failed(grads)) {
+                          failedBlock = true;
+                          return SmallVector<Value>(state);
+                        }
+                        return {t.matmul(grads->second, blk.key, state[0])};
+                      })
+          .front();
   if (failedBlock)
     return failure();
 

@@ -40,8 +40,9 @@ using namespace lcc::lowering;
 namespace {
 
 /// How a fresh weights file fills a parameter, from the ops that use it:
-/// layer-norm gains start at one, biases and shifts at zero, everything else
-/// N(0, 1/fan_in) with fan_in the first dimension of a matrix.
+/// layer-norm gains start at one, biases, shifts and adaptive spans (z) at
+/// zero, everything else N(0, 1/fan_in) with fan_in the first dimension of
+/// a matrix.
 NamedAttrList parameterInit(ParamOp param) {
   MLIRContext *context = param.getContext();
   StringRef init = "normal";
@@ -52,6 +53,9 @@ NamedAttrList parameterInit(ParamOp param) {
       init = &use == &norm.getGammaMutable() ? "ones" : "zeros";
     else if (isa<LinearOp>(user) && index == 2)
       init = "zeros";
+    else if (auto span = dyn_cast<AdaptiveSpanAttentionOp>(user);
+             span && &use == &span.getZMutable())
+      init = "zeros"; // As facebookresearch/adaptive-span starts: the ramp.
     else if (auto ff = dyn_cast<FeedForwardOp>(user);
              ff && (&use == &ff.getUpBiasMutable() ||
                     &use == &ff.getDownBiasMutable()))
@@ -260,6 +264,8 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
   populateTrainingOpLoweringPatterns(patterns);
   populateAttentionBackwardLoweringPatterns(patterns, tiling);
   populateRelativeAttentionBackwardLoweringPatterns(patterns, tiling);
+  populateAdaptiveSpanAttentionLoweringPatterns(patterns, tiling);
+  populateAdaptiveSpanAttentionBackwardLoweringPatterns(patterns, tiling);
   populateLSHAttentionBackwardLoweringPatterns(patterns);
   populateRoutedAttentionBackwardLoweringPatterns(patterns);
   populateRoutedCentroidUpdateLoweringPatterns(patterns);

@@ -88,6 +88,17 @@ void populateRelativeAttentionLoweringPatterns(
 void populateRelativeAttentionBackwardLoweringPatterns(
     mlir::RewritePatternSet &patterns, AttentionTiling tiling);
 
+/// attn.adaptive_span_attention: FlashAttention with the soft span mask
+/// after the softmax, tiles beyond the span skipped
+/// (LowerAdaptiveSpanAttention.cpp).
+void populateAdaptiveSpanAttentionLoweringPatterns(
+    mlir::RewritePatternSet &patterns, AttentionTiling tiling);
+
+/// attn.adaptive_span_attention_backward, the flash backward with the span
+/// mask's gradient (LowerAdaptiveSpanAttentionBackward.cpp).
+void populateAdaptiveSpanAttentionBackwardLoweringPatterns(
+    mlir::RewritePatternSet &patterns, AttentionTiling tiling);
+
 /// attn.sparse_attention, block-sparse flash (LowerSparseAttention.cpp).
 void populateSparseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 

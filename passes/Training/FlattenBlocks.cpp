@@ -136,6 +136,9 @@ bool flattenOne(Block &block, bool keepReversible) {
     } else if (auto relative = dyn_cast<RelativeAttentionOp>(op);
                relative && !relative.getLogsumexp()) {
       saveLogSumExp(b, relative, relative.getQuery());
+    } else if (auto span = dyn_cast<AdaptiveSpanAttentionOp>(op);
+               span && !span.getLogNormalizer()) {
+      saveLogSumExp(b, span, span.getQuery());
     } else {
       continue;
     }

@@ -58,11 +58,36 @@ Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
                              FloatAttr::get(type.getElementType(), value)));
 }
 
-/// The optimizer's update of every parameter, written with attn.assign.
+/// `x` clamped elementwise into [0, 1].
+Value clampToUnit(OpBuilder &b, Location loc, Value x) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value floored =
+      arith::MaximumFOp::create(b, loc, x, splat(b, loc, type, 0.0));
+  return arith::MinimumFOp::create(b, loc, floored, splat(b, loc, type, 1.0));
+}
+
+/// The parameters an adaptive-span attention reads as its z: the update
+/// clamps them back into [0, 1], as facebookresearch/adaptive-span does
+/// after each step.
+llvm::StringSet<> spanFractions(func::FuncOp trainStep) {
+  llvm::StringSet<> names;
+  trainStep.walk([&](AdaptiveSpanAttentionOp span) {
+    if (auto param = span.getZ().getDefiningOp<ParamOp>())
+      names.insert(param.getName());
+  });
+  return names;
+}
+
+/// The optimizer's update of every parameter, written with attn.assign;
+/// the names in `unitInterval` are clamped into [0, 1] after it.
 void appendOptimizer(OpBuilder &b, Location loc,
                      const ParameterGradients &params,
                      ArrayRef<Value> gradients,
-                     const OptimizerSettings &settings) {
+                     const OptimizerSettings &settings,
+                     const llvm::StringSet<> &unitInterval) {
+  auto clamped = [&](StringRef name, Value updated) {
+    return unitInterval.contains(name) ? clampToUnit(b, loc, updated) : updated;
+  };
   Value step;
   if (settings.adam) {
     // The step count t, from 1: Adam's bias correction needs it.
@@ -78,7 +103,7 @@ void appendOptimizer(OpBuilder &b, Location loc,
       Value updated = SGDUpdateOp::create(b, loc, value.getType(), value,
                                           gradient, f32(b, settings.lr),
                                           f32(b, settings.weightDecay));
-      AssignOp::create(b, loc, name, updated);
+      AssignOp::create(b, loc, name, clamped(name, updated));
       continue;
     }
     std::string m = (kAdamPrefix + "m." + name).str();
@@ -93,7 +118,7 @@ void appendOptimizer(OpBuilder &b, Location loc,
         step, f32(b, settings.lr), f32(b, settings.beta1),
         f32(b, settings.beta2), f32(b, settings.epsilon),
         f32(b, settings.weightDecay));
-    AssignOp::create(b, loc, name, update.getResult());
+    AssignOp::create(b, loc, name, clamped(name, update.getResult()));
     AssignOp::create(b, loc, m, update.getNewMoment1());
     AssignOp::create(b, loc, v, update.getNewMoment2());
   }
@@ -303,7 +328,8 @@ struct GenerateTrainStepPass
                                      gradients, f32(b, settings.gradClip));
       gradients.assign(clip.getClipped().begin(), clip.getClipped().end());
     }
-    appendOptimizer(b, where, params, gradients, settings);
+    appendOptimizer(b, where, params, gradients, settings,
+                    spanFractions(trainStep));
     if (failed(appendCentroidUpdates(b, trainStep, params,
                                      settings.centroidDecay)))
       return failure();

@@ -322,6 +322,19 @@ LogicalResult ReverseSweep::visit(Operation *op) {
     for (auto [operand, gradient] :
          llvm::zip_equal(operands, backward.getResults()))
       accumulate(operand, gradient);
+  } else if (auto span = dyn_cast<AdaptiveSpanAttentionOp>(op)) {
+    if (!gradients.count(span.getResult()))
+      return success();
+    SmallVector<Value> operands = {span.getQuery(), span.getKey(),
+                                   span.getValue(), span.getZ()};
+    auto backward = AdaptiveSpanAttentionBackwardOp::create(
+        b, loc, typesOf(operands), operands[0], operands[1], operands[2],
+        operands[3], span.getResult(), span.getLogNormalizer(),
+        gradients.lookup(span.getResult()), span.getMaxSpanAttr(),
+        span.getRampAttr(), span.getCausalAttr(), span.getScaleAttr());
+    for (auto [operand, gradient] :
+         llvm::zip_equal(operands, backward.getResults()))
+      accumulate(operand, gradient);
   } else if (auto lsh = dyn_cast<LSHAttentionOp>(op)) {
     // The same hashing and sort, recomputed from the same rotations.
     auto backward = LSHAttentionBackwardOp::create(

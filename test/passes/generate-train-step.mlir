@@ -267,3 +267,32 @@ func.func @loss(%x: tensor<1x4x2xf32>, %mem: tensor<1x4x2xf32>, %labels: tensor<
   %l = attn.softmax_cross_entropy %m, %labels : (tensor<1x4x2xf32>, tensor<1x4xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Adaptive span saves its log normalizer for its backward, whose gradients
+// reach q, k, v and z; the update clamps z (an attn.param read as z) back
+// into [0, 1], and no other parameter.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[Z:.+]] = attn.param "span.z" : tensor<2xf32>
+// CHECK: %[[O:.+]], %[[N:.+]] = attn.adaptive_span_attention {{.*}} -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
+// CHECK: attn.adaptive_span_attention_backward {{.*}}, %[[O]], %[[N]], %{{.+}} {causal = true, max_span = 8 : i64, ramp = 2 : i64}
+// CHECK: %[[NEWZ:.+]] = attn.sgd_update %[[Z]]
+// CHECK: %[[FLOORED:.+]] = arith.maximumf %[[NEWZ]], %{{.+}} : tensor<2xf32>
+// CHECK: %[[CLAMPED:.+]] = arith.minimumf %[[FLOORED]], %{{.+}} : tensor<2xf32>
+// CHECK: attn.assign "span.z", %[[CLAMPED]]
+// CHECK-NOT: arith.minimumf
+// CHECK: return
+// ADAM: %[[NEWZ:.+]], %{{.+}}, %{{.+}} = attn.adam_update %{{.+}} : tensor<2xf32>
+// ADAM: %[[FLOORED:.+]] = arith.maximumf %[[NEWZ]], %{{.+}} : tensor<2xf32>
+// ADAM: %[[CLAMPED:.+]] = arith.minimumf %[[FLOORED]], %{{.+}} : tensor<2xf32>
+// ADAM: attn.assign "span.z", %[[CLAMPED]]
+func.func @loss(%x: tensor<1x2x4x2xf32>, %labels: tensor<1x2x4xi32>) -> tensor<f32> {
+  %z = attn.param "span.z" : tensor<2xf32>
+  %wq = attn.param "wq" : tensor<1x2x4x2xf32>
+  %q = arith.addf %x, %wq : tensor<1x2x4x2xf32>
+  %o = attn.adaptive_span_attention %q, %x, %x, %z {max_span = 8 : i64, ramp = 2 : i64, causal = true}
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2xf32>) -> tensor<1x2x4x2xf32>
+  %l = attn.softmax_cross_entropy %o, %labels : (tensor<1x2x4x2xf32>, tensor<1x2x4xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -355,6 +355,17 @@ private:
       return {relativeAttention(args[0], args[1], args[2], args[3], args[4],
                                 args[5], options)};
     }
+    if (op == "adaptive_span_attention") {
+      expectArgs(node, args, 4, 4);
+      AdaptiveSpanOptions options;
+      options.maxSpan = node.integer("max_span");
+      if (node.has("ramp"))
+        options.ramp = node.integer("ramp");
+      options.causal = node.flag("causal");
+      options.scale = node.optionalNumber("scale");
+      return {adaptiveSpanAttention(args[0], args[1], args[2], args[3],
+                                    options)};
+    }
     if (op == "lsh_attention") {
       expectArgs(node, args, 2, 2);
       // The seed's exact digits: a double holds only 53 bits.

@@ -28,6 +28,8 @@
 //                           scale}
 //   lsh_attention qk v {n_hashes, bucket_size, causal, seed, scale?}
 //     (Reformer LSH exactly as lcc compiles it, rotations drawn from seed)
+//   relative_attention q k v pos u w {clamp_len?, same_length?, scale?}
+//   adaptive_span_attention q k v z {max_span, ramp?, causal, scale?}
 //   multi_head_attention x wq [wk] wv wo {heads} region(q, k, v | qk, v)
 //   residual x region(x)                  reversible x1 x2 regions f, g
 //   add, sub, mul, maximum a b; tanh a    broadcast x {shape} (leading dims)

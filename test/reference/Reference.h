@@ -144,6 +144,24 @@ Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                          const Tensor &pos, const Tensor &u, const Tensor &w,
                          const RelativeAttentionOptions &options);
 
+/// The attributes of attn.adaptive_span_attention.
+struct AdaptiveSpanOptions {
+  int64_t maxSpan = 1, ramp = 32;
+  bool causal = false;
+  std::optional<double> scale;
+};
+
+/// attn.adaptive_span_attention (Adaptive Span): q [batch, heads, q_seq,
+/// d]; k, v [batch, heads, k_seq, d], k_seq >= q_seq; z [heads]. With x =
+/// k_seq - q_seq + i - j, span = z_h * maxSpan and m(x) = clamp((ramp +
+/// span - x) / ramp, 0, 1), key j is visible to query i iff m(x) > 0 (and
+/// x >= 0 if causal); a = softmax of q_i·k_j*scale over the visible keys,
+/// out_i = sum_j a_ij m(x) v_j / (sum_j a_ij m(x) + 1e-8). A query that
+/// sees no key gets zeros.
+Tensor adaptiveSpanAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                             const Tensor &z,
+                             const AdaptiveSpanOptions &options);
+
 /// attn.routed_attention with the given `centroids` [heads, clusters,
 /// head_dim]: each query attends, with the dense scores, to the `window`
 /// keys nearest (by cosine, ties to the earlier key) to its nearest unit

@@ -99,6 +99,9 @@ ops and their inputs (in operand order) and flags:
   relative_attention     q k v pos u w  [--clamp-len=N] [--same-length=N]
                          [--scale=F]  (Transformer-XL: the first k_seq -
                          q_seq keys are the memory)
+  adaptive_span_attention q k v z  --max-span=N [--ramp=R (32)] [--causal]
+                         [--scale=F]  (the first k_seq - q_seq keys are
+                         the memory)
   routed_attention       q k v centroids  --window=W [--causal] [--scale=F]
                          (attn.routed_attention with given centroids)
   routed_centroid_update centroids q k  --decay=F  (the train step's
@@ -119,6 +122,7 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
      {"causal", "scale", "n-hashes", "bucket-size", "factorized-hash"}},
     {"routed_attention", {"causal", "scale", "window"}},
     {"relative_attention", {"scale", "clamp-len", "same-length"}},
+    {"adaptive_span_attention", {"causal", "scale", "max-span", "ramp"}},
     {"routed_centroid_update", {"decay"}},
     {"layer_norm", {"epsilon"}},
     {"linear", {}},
@@ -132,7 +136,7 @@ const std::set<std::string> kAllOpFlags = {
     "causal",   "shared-qk",   "scale",      "pattern", "stride",
     "summary",  "epsilon",     "activation", "mask",    "score",
     "n-hashes", "bucket-size", "window",     "decay",   "factorized-hash",
-    "clamp-len", "same-length"};
+    "clamp-len", "same-length", "max-span", "ramp"};
 
 void expectInputCount(const std::string &op, const std::vector<Tensor> &inputs,
                       size_t low, size_t high) {
@@ -223,6 +227,16 @@ Tensor runOp(const std::string &op, const Arguments &args,
           parseInt64(args.value("same-length"), "--same-length");
     return relativeAttention(in[0], in[1], in[2], in[3], in[4], in[5],
                              options);
+  }
+  if (op == "adaptive_span_attention") {
+    expectInputCount(op, in, 4, 4);
+    AdaptiveSpanOptions options;
+    options.maxSpan = parseInt64(args.value("max-span"), "--max-span");
+    if (args.has("ramp"))
+      options.ramp = parseInt64(args.value("ramp"), "--ramp");
+    options.causal = causal;
+    options.scale = optionalScale(args);
+    return adaptiveSpanAttention(in[0], in[1], in[2], in[3], options);
   }
   if (op == "routed_attention") {
     expectInputCount(op, in, 4, 4);
@@ -541,7 +555,8 @@ int run(int argc, char **argv) {
       {"stride", true},     {"summary", true},    {"activation", true},
       {"epsilon", true},    {"n-hashes", true},   {"bucket-size", true},
       {"window", true},     {"decay", true},      {"factorized-hash", false},
-      {"clamp-len", true},  {"same-length", true}};
+      {"clamp-len", true},  {"same-length", true}, {"max-span", true},
+      {"ramp", true}};
   for (const char *flag : {"check-gradients", "grad-output", "fd-step",
                            "fd-entries", "seed", "rtol"})
     known[flag] = true;

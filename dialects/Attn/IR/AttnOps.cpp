@@ -440,6 +440,50 @@ LogicalResult RelativeAttentionOp::verify() {
       getResult(), getLogsumexp(), getScale(), getClampLen(), getSameLength());
 }
 
+LogicalResult lcc::attn::detail::verifyAdaptiveSpanAttention(
+    Operation *op, Value query, Value key, Value value, Value z, Value result,
+    Value logNormalizer, int64_t maxSpan, int64_t ramp,
+    std::optional<APFloat> scale) {
+  if (failed(verifyAttentionOperands(op, query, key, value, result,
+                                     /*sameSeq=*/false)))
+    return failure();
+  ShapeChecker check(op);
+  NamedTensor q("query", query), k("key", key), span("z", z);
+  int64_t querySeq = q.dim(2), keySeq = k.dim(2);
+  // The memory is the keys before the segment: there are never fewer keys
+  // than queries.
+  if (!ShapedType::isDynamic(querySeq) && !ShapedType::isDynamic(keySeq) &&
+      keySeq < querySeq)
+    return op->emitOpError()
+           << "expected key seq >= query seq (the first key seq "
+              "- query seq keys are the memory), got key seq "
+           << keySeq << " and query seq " << querySeq;
+  if (failed(check.elementType(span, q.elementType())) ||
+      failed(check.shape(span, {q.dim(1)})))
+    return failure();
+  if (logNormalizer) {
+    NamedTensor n("log_normalizer", logNormalizer);
+    if (failed(check.elementType(n, q.elementType())) ||
+        failed(check.shape(n, {q.dim(0), q.dim(1), q.dim(2)})))
+      return failure();
+  }
+  if (failed(verifyAtLeast(op, "max_span", maxSpan, 1)) ||
+      failed(verifyAtLeast(op, "ramp", ramp, 1)))
+    return failure();
+  // Spans and distances meet in f32 arithmetic: keep them exact there.
+  constexpr int64_t kExactInF32 = int64_t(1) << 24;
+  if (failed(verifyAtMost(op, "max_span", maxSpan, "2^24", kExactInF32)) ||
+      failed(verifyAtMost(op, "ramp", ramp, "2^24", kExactInF32)))
+    return failure();
+  return verifyScale(op, scale);
+}
+
+LogicalResult AdaptiveSpanAttentionOp::verify() {
+  return verifyAdaptiveSpanAttention(*this, getQuery(), getKey(), getValue(),
+                                     getZ(), getResult(), getLogNormalizer(),
+                                     getMaxSpan(), getRamp(), getScale());
+}
+
 LogicalResult SinusoidalEncodingOp::verify() {
   ShapeChecker check(*this);
   NamedTensor result("result", getResult());

@@ -322,6 +322,73 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_AdaptiveSpanAttentionOp
+    : Attn_Op<"adaptive_span_attention", [Pure]> {
+  let summary = "adaptive-span attention: a learned span per head";
+  let description = [{
+    The attention of Adaptive Span (Sukhbaatar et al. 2019). `query` is
+    `[batch, heads, q_seq, head_dim]`; `key` and `value` are
+    `[batch, heads, k_seq, head_dim]` with `k_seq >= q_seq` (the first
+    `M = k_seq - q_seq` keys are a memory of earlier segments); `z`
+    `[heads]` is each head's learned span as a fraction of `max_span`.
+    Query `i` sits at position `M + i`; with the distance `x = M + i - j`,
+    the span `span_h = z_h · max_span` and the soft mask
+
+    ```
+    m(x) = clamp((ramp + span_h - x) / ramp, 0, 1)
+    ```
+
+    key `j` is visible to query `i` iff `m(x) > 0` (that is
+    `x < span_h + ramp`) and, with `causal`, `x >= 0`. Over the visible keys,
+    with `s_ij = q_i·k_j·scale`:
+
+    ```
+    a_ij = softmax_j(s_ij),   a'_ij = a_ij m(x) / (sum_j a_ij m(x) + 1e-8),
+    result_i = sum_j a'_ij v_j
+    ```
+
+    The mask applies after the softmax and the weights are renormalised,
+    as facebookresearch/adaptive-span does. That reference takes the
+    softmax over its attention window trimmed to a multiple of 64 keys;
+    here it runs over the keys the ramp reaches. The two differ only through
+    the `1e-8` term. `scale` defaults to `1/sqrt(head_dim)`. `z` is meant to
+    lie in [0, 1]: the train step clamps a `z` that is an `attn.param` back
+    into [0, 1] after each update. A query that sees no key (a negative
+    span) gets zeros. The span loss, `max_span · mean(z)` times a weight, is
+    the model's to add.
+
+    * `log_normalizer` (optional second result, `[batch, heads, q_seq]`):
+      each query's `log(sum_j exp(s_ij) (m(x) + 1e-8))` over its visible
+      keys (-inf when it sees none), from which
+      `attn.adaptive_span_attention_backward` recomputes the weights. The
+      train step asks for it.
+
+    The lowering is the flash form: key tiles beyond every query's reach
+    (`x >= span_h + ramp` for the whole tile) are never read, so the time
+    falls with the learned span. It computes in f32.
+
+    ```mlir
+    %o = attn.adaptive_span_attention %q, %k, %v, %z
+        {max_span = 1024 : i64, ramp = 32 : i64, causal = true}
+        : (tensor<1x8x512x64xf32>, tensor<1x8x1024x64xf32>,
+           tensor<1x8x1024x64xf32>, tensor<8xf32>) -> tensor<1x8x512x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value, Attn_FloatTensor:$z,
+      I64Attr:$max_span,
+      DefaultValuedAttr<I64Attr, "32">:$ramp,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$result,
+      Optional<Attn_FloatTensor>:$log_normalizer);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $z attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Model-level ops
 //===----------------------------------------------------------------------===//

@@ -83,6 +83,22 @@ LogicalResult RelativeAttentionBackwardOp::verify() {
   return success();
 }
 
+LogicalResult AdaptiveSpanAttentionBackwardOp::verify() {
+  if (failed(verifyAdaptiveSpanAttention(
+          *this, getQuery(), getKey(), getValue(), getZ(), getResult(),
+          getLogNormalizer(), getMaxSpan(), getRamp(), getScale())))
+    return failure();
+  for (auto [name, gradient, ofName, of] :
+       {std::make_tuple("result_grad", getResultGrad(), "result", getResult()),
+        std::make_tuple("query_grad", getQueryGrad(), "query", getQuery()),
+        std::make_tuple("key_grad", getKeyGrad(), "key", getKey()),
+        std::make_tuple("value_grad", getValueGrad(), "value", getValue()),
+        std::make_tuple("z_grad", getZGrad(), "z", getZ())})
+    if (failed(verifyGradientOf(*this, name, gradient, ofName, of)))
+      return failure();
+  return success();
+}
+
 LogicalResult LSHAttentionBackwardOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQueryKey(), getQueryKey(),
                                      getValue(), getResult(), /*sameSeq=*/true,

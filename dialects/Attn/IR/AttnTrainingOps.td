@@ -94,6 +94,45 @@ def Attn_RelativeAttentionBackwardOp
   let hasVerifier = 1;
 }
 
+def Attn_AdaptiveSpanAttentionBackwardOp
+    : Attn_Op<"adaptive_span_attention_backward", [Pure]> {
+  let summary = "gradients of adaptive-span attention";
+  let description = [{
+    Given the operands and attributes of an `attn.adaptive_span_attention`,
+    its `result` `o`, its `log_normalizer` `N` and the gradient of the loss
+    with respect to the result `do`, returns the gradients with respect to
+    `query`, `key`, `value` and `z`. With `e_ij = exp(s_ij - N_i)` over the
+    visible keys, `a'_ij = e_ij m(x)`, `dP_ij = do_i · v_j` and
+    `D_i = do_i · o_i`:
+
+    `dv_j = sum_i a'_ij do_i`,
+    `ds_ij = e_ij (m(x) (dP_ij - D_i) - 1e-8 D_i)`,
+    `dq_i = sum_j ds_ij k_j scale`, `dk_j = sum_i ds_ij q_i scale`,
+    `dz_h = (max_span / ramp) sum over the ramp (span_h <= x < span_h + ramp)
+    of e_ij (dP_ij - D_i)`, summed over the batch and queries. At
+    `x = span_h`, where m reaches 1, that is the derivative from below, as
+    `torch.clamp`'s gradient takes it.
+
+    The lowering is the flash backward: weights are recomputed tile by tile
+    from `N`, never stored, and the tiles the forward skipped are skipped.
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+      Attn_FloatTensor:$value, Attn_FloatTensor:$z, Attn_FloatTensor:$result,
+      Attn_FloatTensor:$log_normalizer, Attn_FloatTensor:$result_grad,
+      I64Attr:$max_span,
+      DefaultValuedAttr<I64Attr, "32">:$ramp,
+      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      OptionalAttr<F32Attr>:$scale);
+  let results = (outs Attn_FloatTensor:$query_grad,
+      Attn_FloatTensor:$key_grad, Attn_FloatTensor:$value_grad,
+      Attn_FloatTensor:$z_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $z `,` $result `,` $log_normalizer `,`
+    $result_grad attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_LSHAttentionBackwardOp : Attn_Op<"lsh_attention_backward", [Pure]> {
   let summary = "gradients of Reformer LSH attention";
   let description = [{

@@ -170,6 +170,13 @@ LogicalResult verifyRelativeAttention(
     mlir::Value pos, mlir::Value u, mlir::Value w, mlir::Value result,
     mlir::Value logSumExp, std::optional<llvm::APFloat> scale,
     std::optional<int64_t> clampLen, std::optional<int64_t> sameLength);
+/// Checks an adaptive-span attention's operands, `result` (the forward's
+/// result or the backward's gradient of it), `logNormalizer` (when given)
+/// and attributes.
+LogicalResult verifyAdaptiveSpanAttention(
+    mlir::Operation *op, mlir::Value query, mlir::Value key, mlir::Value value,
+    mlir::Value z, mlir::Value result, mlir::Value logNormalizer,
+    int64_t maxSpan, int64_t ramp, std::optional<llvm::APFloat> scale);
 /// Checks that `region` has one block whose arguments have `argTypes` and
 /// whose `attn.yield` yields exactly `yieldTypes`.
 LogicalResult verifyBlockSignature(mlir::Operation *op, mlir::Region &region,

@@ -1005,3 +1005,59 @@ func.func @sinusoidal_rank() {
   %0 = attn.sinusoidal_encoding : tensor<16xf32>
   return
 }
+
+// -----
+
+func.func @span_fewer_keys(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x4x4xf32>, %z: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.adaptive_span_attention' op expected key seq >= query seq (the first key seq - query seq keys are the memory), got key seq 4 and query seq 8}}
+  %0 = attn.adaptive_span_attention %q, %k, %k, %z {max_span = 8 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<2xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @span_z_shape(%q: tensor<1x2x8x4xf32>, %z: tensor<3xf32>) {
+  // expected-error@+1 {{'attn.adaptive_span_attention' op expected z of shape [2], got [3]}}
+  %0 = attn.adaptive_span_attention %q, %q, %q, %z {max_span = 8 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<3xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @span_z_type(%q: tensor<1x2x8x4xf32>, %z: tensor<2xbf16>) {
+  // expected-error@+1 {{'attn.adaptive_span_attention' op expected z element type 'f32', got 'bf16'}}
+  %0 = attn.adaptive_span_attention %q, %q, %q, %z {max_span = 8 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xbf16>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @span_zero_max_span(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.adaptive_span_attention' op expected 'max_span' >= 1, got 0}}
+  %0 = attn.adaptive_span_attention %q, %q, %q, %z {max_span = 0 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @span_zero_ramp(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.adaptive_span_attention' op expected 'ramp' >= 1, got 0}}
+  %0 = attn.adaptive_span_attention %q, %q, %q, %z {max_span = 8 : i64, ramp = 0 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @span_huge_max_span(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.adaptive_span_attention' op expected 'max_span' <= 2^24 (16777216), got 16777217}}
+  %0 = attn.adaptive_span_attention %q, %q, %q, %z {max_span = 16777217 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @span_log_normalizer_shape(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.adaptive_span_attention' op expected log_normalizer of shape [1, 2, 8], got [1, 2, 4]}}
+  %0:2 = attn.adaptive_span_attention %q, %q, %q, %z {max_span = 8 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x4xf32>)
+  return
+}

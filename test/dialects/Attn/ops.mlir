@@ -317,6 +317,25 @@ func.func @relative_attention(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
 
 // -----
 
+// Adaptive span: a segment of 8 queries after a memory of 8, one z per head.
+// CHECK-LABEL: func @adaptive_span_attention
+// CHECK: attn.adaptive_span_attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal = true, max_span = 16 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>, tensor<2xf32>) -> tensor<1x2x8x4xf32>
+// CHECK: attn.adaptive_span_attention {{.*}} {max_span = 12 : i64, ramp = 4 : i64, scale = 5.000000e-01 : f32} {{.*}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+// GENERIC: "attn.adaptive_span_attention"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) <{causal = true, max_span = 16 : i64, ramp = 32 : i64}>
+func.func @adaptive_span_attention(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
+                                   %z: tensor<2xf32>) -> tensor<1x2x8x4xf32> {
+  %0 = attn.adaptive_span_attention %q, %k, %k, %z {max_span = 16 : i64, causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2xf32>) -> tensor<1x2x8x4xf32>
+  %1:2 = attn.adaptive_span_attention %q, %k, %k, %z
+      {max_span = 12 : i64, ramp = 4 : i64, scale = 0.5 : f32}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return %0 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @sinusoidal_encoding
 // CHECK: attn.sinusoidal_encoding : tensor<16x8xf32>
 // GENERIC: "attn.sinusoidal_encoding"() : () -> tensor<16x8xf32>

@@ -157,3 +157,15 @@ func.func @relative_backward_logsumexp(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x1
           tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return
 }
+
+// -----
+
+func.func @adaptive_span_backward_z_grad(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf32>, %n: tensor<1x2x8xf32>) {
+  // expected-error@+1 {{'attn.adaptive_span_attention_backward' op expected z_grad of the type of z 'tensor<2xf32>', got 'tensor<1x2xf32>'}}
+  %g:4 = attn.adaptive_span_attention_backward %q, %q, %q, %z, %q, %n, %q {max_span = 8 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>,
+         tensor<2xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>,
+          tensor<1x2xf32>)
+  return
+}

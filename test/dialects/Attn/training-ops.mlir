@@ -85,6 +85,19 @@ func.func @optimizer_ops(%p: tensor<4x6xf32>, %g: tensor<4x6xf32>, %b: tensor<6x
   return
 }
 
+// CHECK-LABEL: func @adaptive_span_attention_backward
+func.func @adaptive_span_attention_backward(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
+    %z: tensor<2xf32>, %n: tensor<1x2x8xf32>) {
+  // CHECK: attn.adaptive_span_attention_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal = true, max_span = 16 : i64, ramp = 4 : i64}
+  %g:4 = attn.adaptive_span_attention_backward %q, %k, %k, %z, %q, %n, %q
+      {max_span = 16 : i64, ramp = 4 : i64, causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+         tensor<2xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>,
+          tensor<2xf32>)
+  return
+}
+
 // CHECK-LABEL: func @relative_attention_backward
 func.func @relative_attention_backward(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>,
     %pos: tensor<2x16x4xf32>, %u: tensor<2x4xf32>, %lse: tensor<1x2x8xf32>) {
