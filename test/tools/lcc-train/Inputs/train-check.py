@@ -10,6 +10,8 @@
       the last eval loss of the report equals the f32 loss in RESULT.npy
       (lcc-run of the loss function with the checkpoint), or the mean of
       the losses it stacks (lcc-run --segments: one per eval batch)
+  train-check.py at-most PARAMS.safetensors NAME BOUND
+      every value of tensor NAME is at most BOUND (prints them)
   train-check.py sgd-step BEFORE.safetensors GRADIENTS.safetensors
       AFTER.safetensors
       after one step of --optimizer=sgd --lr=1, each parameter is exactly
@@ -124,6 +126,17 @@ def dump(args):
                                " ".join("%.9g" % v for v in values)))
 
 
+def at_most(args):
+    tensors = read_safetensors(args.file)
+    if args.name not in tensors:
+        fail("%s holds no tensor '%s'" % (args.file, args.name))
+    values = tensors[args.name][2]
+    print("%s: %s" % (args.name, " ".join("%.6g" % v for v in values)))
+    above = [v for v in values if not v <= args.bound]
+    if above:
+        fail("%s has %d values above %g" % (args.name, len(above), args.bound))
+
+
 def same_loss(args):
     with open(args.report) as f:
         expected = json.load(f)["eval_loss"][-1]
@@ -210,6 +223,10 @@ def main():
     p.add_argument("--decreasing", action="store_true")
     p = commands.add_parser("dump")
     p.add_argument("file")
+    p = commands.add_parser("at-most")
+    p.add_argument("file")
+    p.add_argument("name")
+    p.add_argument("bound", type=float)
     p = commands.add_parser("same-loss")
     p.add_argument("report")
     p.add_argument("result")
@@ -227,7 +244,7 @@ def main():
     p.add_argument("--eval-weight")
     p.add_argument("--eval-every", type=int, default=0)
     args = parser.parse_args()
-    {"report": report, "dump": dump, "same-loss": same_loss,
+    {"report": report, "dump": dump, "at-most": at_most, "same-loss": same_loss,
      "sgd-step": sgd_step, "toy": toy}[args.command](args)
 
 
