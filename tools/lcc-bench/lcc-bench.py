@@ -322,6 +322,76 @@ def relative_model(batch, heads, segment, memory, dim, clamp_len):
                                          q, k, k, pos, bias, bias, q, q))
 
 
+def span_model(batch, heads, segment, memory, dim, max_span, ramp):
+    keys = segment + memory
+    q = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, segment, dim)
+    k = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, keys, dim)
+    z = "tensor<%dxf32>" % heads
+    return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s, %%z: %s) -> %s {\n"
+            "  %%0 = attn.adaptive_span_attention %%q, %%k, %%v, %%z "
+            "{max_span = %d : i64, ramp = %d : i64, causal = true}"
+            " : (%s, %s, %s, %s) -> %s\n"
+            "  return %%0 : %s\n}\n" % (q, k, k, z, q, max_span, ramp,
+                                         q, k, k, z, q, q))
+
+
+def bench_span(opts):
+    b, h, l, d = opts.batch, opts.heads, opts.segment, opts.head_dim
+    print("adaptive-span attention, f32, batch %d, %d heads, head_dim %d, "
+          "segment %d, causal, ramp %d, max_span = the keys, %d threads on "
+          "CPUs %s" % (b, h, d, l, opts.ramp, len(pinned(opts.threads)),
+                       ",".join(map(str, pinned(opts.threads)))))
+    print("every head at the same z (span = z * max_span); beside it: dense "
+          "attention of the same queries and keys without a mask")
+    print("| memory | keys | z | span | ms/segment (median) | min ms | "
+          "peak MiB | vs z = 1 | dense ms | vs dense |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for memory in opts.memory:
+        keys = l + memory
+        with tempfile.TemporaryDirectory() as work:
+            files = {}
+            for seed, (name, shape) in enumerate(
+                    [("q", (b, h, l, d)), ("k", (b, h, keys, d)),
+                     ("v", (b, h, keys, d))]):
+                files[name] = os.path.join(work, name + ".npy")
+                run([tool("lcc-testdata"), "--output=" + files[name],
+                     "--shape=" + ",".join(map(str, shape)),
+                     "--seed=%d" % seed])
+            model = os.path.join(work, "span.mlir")
+            with open(model, "w") as f:
+                f.write(span_model(b, h, l, memory, d, keys, opts.ramp))
+            lcm = os.path.join(work, "span.lcm")
+            compile_model(model, lcm)
+            dense_model = os.path.join(work, "dense.mlir")
+            with open(dense_model, "w") as f:
+                f.write(attention_model(b, h, l, d, False, False,
+                                        key_seq=keys))
+            dense_lcm = os.path.join(work, "dense.lcm")
+            compile_model(dense_model, dense_lcm)
+            dense = report(dense_lcm, [files["q"], files["k"], files["v"]],
+                           None, opts.repeat, opts.threads, work)
+            rows = []
+            for z in opts.z:
+                zfile = os.path.join(work, "z.npy")
+                run([tool("lcc-testdata"), "--output=" + zfile,
+                     "--shape=%d" % h, "--fill=%g" % z])
+                rows.append((z, report(lcm, [files["q"], files["k"],
+                                             files["v"], zfile],
+                                       None, opts.repeat, opts.threads,
+                                       work)))
+            whole = dict(rows).get(1.0)
+            for z, r in rows:
+                print("| %d | %d | %g | %g | %.1f | %.1f | %.1f | %s | %.1f | "
+                      "%.2fx |" %
+                      (memory, keys, z, z * keys, r["median_ms"], r["min_ms"],
+                       mib(r["peak_bytes"]),
+                       "%.2fx" % (r["median_ms"] / whole["median_ms"])
+                       if whole else "-",
+                       dense["median_ms"],
+                       r["median_ms"] / dense["median_ms"]))
+                sys.stdout.flush()
+
+
 def as_loss(forward_text, operands, labels):
     """A @forward(operands...) -> tensor<B x H x L x D> model as @loss(labels)
     whose operands are parameters and whose loss is the cross-entropy of
@@ -866,6 +936,20 @@ def main():
     x.add_argument("--backward", action="store_true",
                    help="time the forward and backward (lcc --train) "
                    "instead of the forward against numpy")
+    a = sub.add_parser("span", help="adaptive-span attention's time by "
+                       "its span")
+    a.add_argument("--segment", type=int, default=512)
+    a.add_argument("--memory", default="512,2048",
+                   type=lambda v: [int(m) for m in v.split(",")])
+    a.add_argument("--z", default="0,0.125,0.25,0.5,1",
+                   type=lambda v: [float(z) for z in v.split(",")],
+                   help="spans as fractions of max_span (= the keys)")
+    a.add_argument("--ramp", type=int, default=32)
+    a.add_argument("--heads", type=int, default=8)
+    a.add_argument("--head-dim", type=int, default=64)
+    a.add_argument("--batch", type=int, default=1)
+    a.add_argument("--repeat", type=int, default=3)
+    a.add_argument("--threads", type=int, default=0)
     opts = parser.parse_args()
     if opts.workload == "attention":
         bench_attention(opts)
@@ -879,6 +963,8 @@ def main():
         bench_ff_chunks(opts)
     elif opts.workload == "relative":
         bench_relative(opts)
+    elif opts.workload == "span":
+        bench_span(opts)
     else:
         bench_models(opts)
 

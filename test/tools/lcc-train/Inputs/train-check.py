@@ -12,6 +12,8 @@
       the losses it stacks (lcc-run --segments: one per eval batch)
   train-check.py at-most PARAMS.safetensors NAME BOUND
       every value of tensor NAME is at most BOUND (prints them)
+  train-check.py fill IN.safetensors NAME VALUE OUT.safetensors
+      IN with every value of tensor NAME (f32) set to VALUE
   train-check.py sgd-step BEFORE.safetensors GRADIENTS.safetensors
       AFTER.safetensors
       after one step of --optimizer=sgd --lr=1, each parameter is exactly
@@ -137,6 +139,26 @@ def at_most(args):
         fail("%s has %d values above %g" % (args.name, len(above), args.bound))
 
 
+def fill(args):
+    tensors = read_safetensors(args.file)
+    if args.name not in tensors or tensors[args.name][0] != "F32":
+        fail("%s holds no f32 tensor '%s'" % (args.file, args.name))
+    header, blobs, offset = {}, [], 0
+    for name, (dtype, shape, values) in sorted(tensors.items()):
+        if name == args.name:
+            values = [args.value] * len(values)
+        code, width = DTYPES[dtype]
+        blob = struct.pack("<%d%s" % (len(values), code), *values)
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(args.out, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
 def same_loss(args):
     with open(args.report) as f:
         expected = json.load(f)["eval_loss"][-1]
@@ -227,6 +249,11 @@ def main():
     p.add_argument("file")
     p.add_argument("name")
     p.add_argument("bound", type=float)
+    p = commands.add_parser("fill")
+    p.add_argument("file")
+    p.add_argument("name")
+    p.add_argument("value", type=float)
+    p.add_argument("out")
     p = commands.add_parser("same-loss")
     p.add_argument("report")
     p.add_argument("result")
@@ -244,7 +271,7 @@ def main():
     p.add_argument("--eval-weight")
     p.add_argument("--eval-every", type=int, default=0)
     args = parser.parse_args()
-    {"report": report, "dump": dump, "at-most": at_most, "same-loss": same_loss,
+    {"report": report, "dump": dump, "at-most": at_most, "fill": fill, "same-loss": same_loss,
      "sgd-step": sgd_step, "toy": toy}[args.command](args)
 
 
