@@ -27,21 +27,31 @@ Value lcc::lowering::recomputedProbabilities(TensorBuilder &t, Value scores,
                });
 }
 
-SmallVector<Value> lcc::lowering::sumOverQueryTiles(
-    OpBuilder &builder, Location loc, const FlashAttention &flash,
-    int64_t batch, int64_t heads, int64_t keyTiles, int64_t queryTiles,
-    ArrayRef<int64_t> widths, Type elementType, const TilePairStep &block) {
+namespace {
+
+/// One kernel of the backward: for each (batch, head, outer tile), zeros of
+/// [outer tile, widths[i]] folded by `block` over the inner tiles the
+/// forward visits with it. Outer tiles are key tiles (inner: query tiles)
+/// when `overKeyTiles`, else query tiles (inner: key tiles).
+SmallVector<Value> foldTilePairs(OpBuilder &builder, Location loc,
+                                 const FlashAttention &flash, int64_t batch,
+                                 int64_t heads, int64_t keyTiles,
+                                 int64_t queryTiles, bool overKeyTiles,
+                                 ArrayRef<int64_t> widths, Type elementType,
+                                 const TilePairStep &block) {
   TensorBuilder tb(builder, loc);
-  int64_t keyTile = flash.keyTile, queryTile = flash.queryTile;
+  int64_t outerTile = overKeyTiles ? flash.keyTile : flash.queryTile;
+  int64_t innerTile = overKeyTiles ? flash.queryTile : flash.keyTile;
+  int64_t outerTiles = overKeyTiles ? keyTiles : queryTiles;
   SmallVector<Value> shared;
   for (int64_t width : widths)
     shared.push_back(
-        tb.empty({batch, heads, keyTiles * keyTile, width}, elementType));
+        tb.empty({batch, heads, outerTiles * outerTile, width}, elementType));
   auto forall = scf::ForallOp::create(
       builder, loc,
       ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
                              builder.getIndexAttr(heads),
-                             builder.getIndexAttr(keyTiles)},
+                             builder.getIndexAttr(outerTiles)},
       shared, std::nullopt);
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(forall.getBody());
@@ -49,18 +59,25 @@ SmallVector<Value> lcc::lowering::sumOverQueryTiles(
   TilePosition where;
   where.batch = forall.getInductionVars()[0];
   where.head = forall.getInductionVars()[1];
-  where.keyStart = arith::MulIOp::create(
-      builder, loc, forall.getInductionVars()[2], body.index(keyTile));
+  Value outerStart = arith::MulIOp::create(
+      builder, loc, forall.getInductionVars()[2], body.index(outerTile));
+  (overKeyTiles ? where.keyStart : where.queryStart) = outerStart;
+  // Causally, a key tile is seen from some query tile on, and a query tile
+  // sees key tiles up to some end.
+  Value first = overKeyTiles ? flash.firstQueryTile(builder, loc, outerStart)
+                             : body.index(0);
+  Value end = overKeyTiles ? body.index(queryTiles)
+                           : flash.keyTileEnd(body, outerStart, keyTiles);
   SmallVector<Value> init;
   for (int64_t width : widths)
-    init.push_back(body.filled({keyTile, width}, elementType, 0.0));
+    init.push_back(body.filled({outerTile, width}, elementType, 0.0));
   auto loop = scf::ForOp::create(
-      builder, loc, flash.firstQueryTile(builder, loc, where.keyStart),
-      body.index(queryTiles), body.index(1), init,
-      [&](OpBuilder &nb, Location nl, Value queryTileIndex, ValueRange state) {
+      builder, loc, first, end, body.index(1), init,
+      [&](OpBuilder &nb, Location nl, Value innerIndex, ValueRange state) {
         TilePosition tile = where;
-        tile.queryStart = arith::MulIOp::create(
-            nb, nl, queryTileIndex, indexConstant(nb, nl, queryTile));
+        (overKeyTiles ? tile.queryStart : tile.keyStart) =
+            arith::MulIOp::create(nb, nl, innerIndex,
+                                  indexConstant(nb, nl, innerTile));
         scf::YieldOp::create(
             nb, nl,
             flash.ifTileVisible(nb, nl, tile, state,
@@ -72,59 +89,26 @@ SmallVector<Value> lcc::lowering::sumOverQueryTiles(
   for (auto [i, width] : llvm::enumerate(widths))
     insertIntoShared(
         builder, loc, loop.getResult(i), forall.getRegionIterArgs()[i],
-        {where.batch, where.head, where.keyStart, builder.getIndexAttr(0)},
+        {where.batch, where.head, outerStart, builder.getIndexAttr(0)},
         {builder.getIndexAttr(1), builder.getIndexAttr(1),
-         builder.getIndexAttr(keyTile), builder.getIndexAttr(width)});
+         builder.getIndexAttr(outerTile), builder.getIndexAttr(width)});
   return SmallVector<Value>(forall.getResults());
+}
+
+} // namespace
+
+SmallVector<Value> lcc::lowering::sumOverQueryTiles(
+    OpBuilder &builder, Location loc, const FlashAttention &flash,
+    int64_t batch, int64_t heads, int64_t keyTiles, int64_t queryTiles,
+    ArrayRef<int64_t> widths, Type elementType, const TilePairStep &block) {
+  return foldTilePairs(builder, loc, flash, batch, heads, keyTiles, queryTiles,
+                       /*overKeyTiles=*/true, widths, elementType, block);
 }
 
 SmallVector<Value> lcc::lowering::sumOverKeyTiles(
     OpBuilder &builder, Location loc, const FlashAttention &flash,
     int64_t batch, int64_t heads, int64_t keyTiles, int64_t queryTiles,
     ArrayRef<int64_t> widths, Type elementType, const TilePairStep &block) {
-  TensorBuilder tb(builder, loc);
-  int64_t keyTile = flash.keyTile, queryTile = flash.queryTile;
-  SmallVector<Value> shared;
-  for (int64_t width : widths)
-    shared.push_back(
-        tb.empty({batch, heads, queryTiles * queryTile, width}, elementType));
-  auto forall = scf::ForallOp::create(
-      builder, loc,
-      ArrayRef<OpFoldResult>{builder.getIndexAttr(batch),
-                             builder.getIndexAttr(heads),
-                             builder.getIndexAttr(queryTiles)},
-      shared, std::nullopt);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(forall.getBody());
-  TensorBuilder body(builder, loc);
-  TilePosition where;
-  where.batch = forall.getInductionVars()[0];
-  where.head = forall.getInductionVars()[1];
-  where.queryStart = arith::MulIOp::create(
-      builder, loc, forall.getInductionVars()[2], body.index(queryTile));
-  SmallVector<Value> init;
-  for (int64_t width : widths)
-    init.push_back(body.filled({queryTile, width}, elementType, 0.0));
-  auto loop = scf::ForOp::create(
-      builder, loc, body.index(0),
-      flash.keyTileEnd(body, where.queryStart, keyTiles), body.index(1), init,
-      [&](OpBuilder &nb, Location nl, Value keyTileIndex, ValueRange state) {
-        TilePosition tile = where;
-        tile.keyStart = arith::MulIOp::create(nb, nl, keyTileIndex,
-                                              indexConstant(nb, nl, keyTile));
-        scf::YieldOp::create(
-            nb, nl,
-            flash.ifTileVisible(nb, nl, tile, state,
-                                [&](OpBuilder &ub, Location ul) {
-                                  return block(ub, ul, tile, state);
-                                }));
-      });
-  builder.setInsertionPointToStart(forall.getTerminator().getBody());
-  for (auto [i, width] : llvm::enumerate(widths))
-    insertIntoShared(
-        builder, loc, loop.getResult(i), forall.getRegionIterArgs()[i],
-        {where.batch, where.head, where.queryStart, builder.getIndexAttr(0)},
-        {builder.getIndexAttr(1), builder.getIndexAttr(1),
-         builder.getIndexAttr(queryTile), builder.getIndexAttr(width)});
-  return SmallVector<Value>(forall.getResults());
+  return foldTilePairs(builder, loc, flash, batch, heads, keyTiles, queryTiles,
+                       /*overKeyTiles=*/false, widths, elementType, block);
 }

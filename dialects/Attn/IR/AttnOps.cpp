@@ -395,6 +395,19 @@ LogicalResult LSHAttentionOp::verify() {
   return verifyScale(*this, getScale());
 }
 
+/// Checks that there are no fewer keys than queries: the memory is the
+/// keys before the segment.
+static LogicalResult verifyMemoryBeforeSegment(Operation *op, int64_t querySeq,
+                                               int64_t keySeq) {
+  if (ShapedType::isDynamic(querySeq) || ShapedType::isDynamic(keySeq) ||
+      keySeq >= querySeq)
+    return success();
+  return op->emitOpError()
+         << "expected key seq >= query seq (the first key seq - query seq "
+            "keys are the memory), got key seq "
+         << keySeq << " and query seq " << querySeq;
+}
+
 LogicalResult lcc::attn::detail::verifyRelativeAttention(
     Operation *op, Value query, Value key, Value value, Value pos, Value u,
     Value w, Value result, Value logSumExp, std::optional<APFloat> scale,
@@ -406,14 +419,8 @@ LogicalResult lcc::attn::detail::verifyRelativeAttention(
   NamedTensor q("query", query), k("key", key), p("pos", pos), bu("u", u),
       bw("w", w);
   int64_t querySeq = q.dim(2), keySeq = k.dim(2);
-  // The memory is the keys before the segment: there are never fewer keys
-  // than queries.
-  if (!ShapedType::isDynamic(querySeq) && !ShapedType::isDynamic(keySeq) &&
-      keySeq < querySeq)
-    return op->emitOpError()
-           << "expected key seq >= query seq (the first key seq "
-              "- query seq keys are the memory), got key seq "
-           << keySeq << " and query seq " << querySeq;
+  if (failed(verifyMemoryBeforeSegment(op, querySeq, keySeq)))
+    return failure();
   for (const NamedTensor *t : {&p, &bu, &bw})
     if (failed(check.elementType(*t, q.elementType())))
       return failure();
@@ -450,14 +457,8 @@ LogicalResult lcc::attn::detail::verifyAdaptiveSpanAttention(
   ShapeChecker check(op);
   NamedTensor q("query", query), k("key", key), span("z", z);
   int64_t querySeq = q.dim(2), keySeq = k.dim(2);
-  // The memory is the keys before the segment: there are never fewer keys
-  // than queries.
-  if (!ShapedType::isDynamic(querySeq) && !ShapedType::isDynamic(keySeq) &&
-      keySeq < querySeq)
-    return op->emitOpError()
-           << "expected key seq >= query seq (the first key seq "
-              "- query seq keys are the memory), got key seq "
-           << keySeq << " and query seq " << querySeq;
+  if (failed(verifyMemoryBeforeSegment(op, querySeq, keySeq)))
+    return failure();
   if (failed(check.elementType(span, q.elementType())) ||
       failed(check.shape(span, {q.dim(1)})))
     return failure();
