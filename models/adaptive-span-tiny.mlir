@@ -11,7 +11,8 @@
 // 0.0005 * max_span * mean(z) per layer, to the cross-entropy; the train
 // step clamps z into [0, 1]. Like transformer-xl-tiny, it trains and runs
 // segment by segment (lcc-train --carry=1:2 --carry=2:3; lcc-run
-// --segments=N --carry=1:1 --carry=2:2).
+// --segments=N --carry=1:1 --carry=2:2); @cross_entropy is @loss without
+// the span loss, to evaluate with (lcc-train --eval-function).
 module {
   func.func @forward(%tokens: tensor<1x64xi32>, %mem0: tensor<1x64x64xf32>, %mem1: tensor<1x64x64xf32>)
       -> (tensor<1x64x256xf32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>) {
@@ -128,5 +129,18 @@ module {
     %spans = arith.addf %s0c, %s1c : tensor<f32>
     %l = arith.addf %ce, %spans : tensor<f32>
     return %l, %new0, %new1 : tensor<f32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>
+  }
+
+  // The cross-entropy alone, for evaluation (lcc-train
+  // --eval-function=cross_entropy): bits per byte without the span loss.
+  func.func @cross_entropy(%tokens: tensor<1x64xi32>, %labels: tensor<1x64xi32>,
+                           %mem0: tensor<1x64x64xf32>, %mem1: tensor<1x64x64xf32>)
+      -> (tensor<f32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>) {
+    %logits, %new0, %new1 = call @forward(%tokens, %mem0, %mem1)
+        : (tensor<1x64xi32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>)
+        -> (tensor<1x64x256xf32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>)
+    %ce = attn.softmax_cross_entropy %logits, %labels
+        : (tensor<1x64x256xf32>, tensor<1x64xi32>) -> tensor<f32>
+    return %ce, %new0, %new1 : tensor<f32>, tensor<1x64x64xf32>, tensor<1x64x64xf32>
   }
 }
