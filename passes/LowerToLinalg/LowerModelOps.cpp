@@ -135,6 +135,28 @@ struct LowerLinear : OpRewritePattern<LinearOp> {
   }
 };
 
+/// attn.compress is a projection of each group of `rate` rows.
+struct LowerCompress : OpRewritePattern<CompressOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CompressOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    rewriter.replaceOp(op, op.buildAsLinear(rewriter));
+    return success();
+  }
+};
+
+/// attn.stop_gradient matters to differentiation only.
+struct LowerStopGradient : OpRewritePattern<StopGradientOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StopGradientOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
 struct LowerFeedForward : OpRewritePattern<FeedForwardOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -368,8 +390,9 @@ struct LowerSoftmaxCrossEntropy : OpRewritePattern<SoftmaxCrossEntropyOp> {
 } // namespace
 
 void lcc::populateModelOpLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerEmbedding, LowerSinusoidalEncoding, LowerLayerNorm,
-               LowerLinear, LowerFeedForward, LowerResidual, LowerReversible,
-               LowerMultiHeadAttention, LowerSoftmaxCrossEntropy>(
-      patterns.getContext());
+  patterns
+      .add<LowerEmbedding, LowerSinusoidalEncoding, LowerLayerNorm, LowerLinear,
+           LowerCompress, LowerStopGradient, LowerFeedForward, LowerResidual,
+           LowerReversible, LowerMultiHeadAttention, LowerSoftmaxCrossEntropy>(
+          patterns.getContext());
 }

@@ -127,6 +127,9 @@ bool flattenOne(Block &block, bool keepReversible) {
       flattenReversible(b, rev);
     } else if (auto res = dyn_cast<ResidualOp>(op)) {
       flattenResidual(b, res);
+    } else if (auto compress = dyn_cast<CompressOp>(op)) {
+      // Differentiated as the projection it is.
+      compress.getResult().replaceAllUsesWith(compress.buildAsLinear(b));
     } else if (auto sparse = dyn_cast<SparseAttentionOp>(op)) {
       AttentionOp masked = createMaskedAttention(b, sparse);
       sparse.getResult().replaceAllUsesWith(masked.getResult());

@@ -245,8 +245,9 @@ LogicalResult ReverseSweep::visitElementwise(Operation *op, Value dy) {
     return op->emitOpError("has no gradient rule: attn-generate-train-step "
                            "differentiates the attn model ops, arith "
                            "addf, subf, mulf, divf, negf, maximumf, minimumf, "
-                           "math tanh, exp, tensor concat, expand_shape, "
-                           "collapse_shape and linalg transpose");
+                           "math tanh, exp, tensor concat, extract_slice, "
+                           "expand_shape, collapse_shape and linalg "
+                           "transpose");
   }
   return success();
 }
@@ -385,8 +386,21 @@ LogicalResult ReverseSweep::visit(Operation *op) {
     accumulate(collapse.getSrc(), tensor::ExpandShapeOp::create(
                                       b, loc, collapse.getSrcType(), dy,
                                       collapse.getReassociationIndices()));
-  } else if (isa<ParamOp, arith::ConstantOp, SinusoidalEncodingOp>(op)) {
-    // Leaves: a parameter's gradient is read at the end.
+  } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    // The slice's gradient, in zeros of the source's shape.
+    auto sourceType = slice.getSourceType();
+    Value zeros = arith::ConstantOp::create(
+        b, loc, sourceType,
+        DenseElementsAttr::get(
+            sourceType, FloatAttr::get(sourceType.getElementType(), 0.0)));
+    accumulate(slice.getSource(),
+               tensor::InsertSliceOp::create(
+                   b, loc, dy, zeros, slice.getMixedOffsets(),
+                   slice.getMixedSizes(), slice.getMixedStrides()));
+  } else if (isa<ParamOp, arith::ConstantOp, SinusoidalEncodingOp,
+                 StopGradientOp>(op)) {
+    // Leaves: a parameter's gradient is read at the end; nothing passes a
+    // stop_gradient.
   } else {
     return visitElementwise(op, dy);
   }

@@ -14,11 +14,15 @@
 
 namespace lcc::reference {
 
-LossFunction graphLoss(const JsonValue &spec, std::vector<Tensor> inputs) {
+LossFunction graphLoss(const JsonValue &spec, std::vector<Tensor> inputs,
+                       const Weights &base) {
   auto graph = std::make_shared<const JsonValue>(spec);
   auto args = std::make_shared<const std::vector<Tensor>>(std::move(inputs));
-  return [graph, args](const Weights &weights, const std::string &) {
-    std::vector<Tensor> outputs = runGraph(*graph, *args, weights);
+  auto frozen = std::make_shared<FrozenValues>();
+  runGraph(*graph, *args, base, {}, frozen.get());
+  return [graph, args, frozen](const Weights &weights, const std::string &) {
+    std::vector<Tensor> outputs =
+        runGraph(*graph, *args, weights, {}, frozen.get());
     if (outputs.empty() || outputs[0].rank() != 0)
       throw ReferenceError(
           "gradient check: the graph's first output must be a 0-d loss, got " +

@@ -35,8 +35,10 @@ using LossFunction =
     std::function<double(const Weights &weights, const std::string &changed)>;
 
 /// The first output of the graph `spec` (Graph.h) on `inputs`; it must be a
-/// 0-d tensor. The whole graph runs on every evaluation.
-LossFunction graphLoss(const JsonValue &spec, std::vector<Tensor> inputs);
+/// 0-d tensor. The whole graph runs on every evaluation; its stop_gradient
+/// nodes keep their values at `base`, the weights differentiated at.
+LossFunction graphLoss(const JsonValue &spec, std::vector<Tensor> inputs,
+                       const Weights &base);
 
 /// softmaxCrossEntropy(logits, labels, positionWeights) of the logits of
 /// `stages` (a bundled model, Reference.h) run on {tokens}. The activations

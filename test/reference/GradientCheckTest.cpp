@@ -32,7 +32,7 @@ struct LinearCase {
                   {"b", Tensor({3}, {0.1, 0.0, -0.3})}};
 
   LossFunction loss() const {
-    return graphLoss(parseJson(kLinearCrossEntropy), {x, labels, pw});
+    return graphLoss(parseJson(kLinearCrossEntropy), {x, labels, pw}, weights);
   }
 
   /// With logits z = x w + b, S = softmax(z) per row, Y = onehot(labels):
@@ -114,10 +114,29 @@ TEST(GraphLoss, NeedsAZeroDimensionalFirstOutput) {
     "nodes": [{"op": "linear", "args": ["x", "w"], "results": ["y"]}],
     "outputs": ["y"]})";
   LinearCase c;
-  EXPECT_EQ(
-      errorOf([&] { graphLoss(parseJson(logits), {c.x})(c.weights, ""); }),
-      "gradient check: the graph's first output must be a 0-d loss, "
-      "got [3, 3]");
+  EXPECT_EQ(errorOf([&] {
+              graphLoss(parseJson(logits), {c.x}, c.weights)(c.weights, "");
+            }),
+            "gradient check: the graph's first output must be a 0-d loss, "
+            "got [3, 3]");
+}
+
+TEST(GraphLoss, StopGradientKeepsItsBaseValue) {
+  // loss = sum(stop_gradient(w) * w) = w0 · w near w0: d/dw = w0, not 2 w0.
+  const char *graph = R"({
+    "inputs": [],
+    "nodes": [
+      {"op": "stop_gradient", "args": ["w"], "results": ["c"]},
+      {"op": "mul", "args": ["c", "w"], "results": ["p"]},
+      {"op": "reshape", "args": ["p"], "results": ["r"], "shape": [1, 2]},
+      {"op": "linear", "args": ["r", "ones"], "results": ["s"]},
+      {"op": "reshape", "args": ["s"], "results": ["loss"], "shape": []}],
+    "outputs": ["loss"]})";
+  Weights weights{{"w", Tensor({2}, {0.5, -2.0})},
+                  {"ones", Tensor({2, 1}, {1.0, 1.0})}};
+  LossFunction loss = graphLoss(parseJson(graph), {}, weights);
+  EXPECT_NEAR(finiteDifference(loss, weights, "w", 0, 1e-4), 0.5, 1e-9);
+  EXPECT_NEAR(finiteDifference(loss, weights, "w", 1, 1e-4), -2.0, 1e-9);
 }
 
 //===----------------------------------------------------------------------===//

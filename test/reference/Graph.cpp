@@ -94,8 +94,9 @@ public:
 
 class Interpreter {
 public:
-  Interpreter(const Weights &weights, F32Storage storage)
-      : weights(weights), storage(storage) {}
+  Interpreter(const Weights &weights, F32Storage storage,
+              FrozenValues *frozen)
+      : weights(weights), storage(storage), frozen(frozen) {}
 
   /// Runs `nodes` in `env` and returns the values named by `results`.
   std::vector<Tensor> runBlock(const JsonValue &block, Environment env,
@@ -138,8 +139,14 @@ public:
                              std::to_string(results.size()) +
                              " results, the graph names " +
                              std::to_string(resultNames.size()));
+      bool stop = json.find("op") && json.find("op")->text == "stop_gradient";
       for (size_t r = 0; r < results.size(); ++r) {
         store(results[r]);
+        if (stop && frozen) {
+          // The value at the first evaluation, a constant after it.
+          auto [it, first] = frozen->emplace(resultNames[r], results[r]);
+          results[r] = it->second;
+        }
         env[resultNames[r]] = results[r];
       }
     }
@@ -211,6 +218,40 @@ private:
   }
 
   /// Dimension d of the result is dimension permutation[d] of `x`.
+  /// x[offsets[0] : offsets[0] + sizes[0], ...] (unit strides).
+  static Tensor slice(const Node &node, const Tensor &x) {
+    auto list = [&](const std::string &key) {
+      std::vector<int64_t> values;
+      for (const JsonValue &v : member(node.json, key, node.name()).elements)
+        values.push_back(int64_t(number(v, node.name() + " " + key)));
+      return values;
+    };
+    std::vector<int64_t> offsets = list("offsets"), sizes = list("sizes");
+    size_t rank = x.shape.size();
+    bool valid = offsets.size() == rank && sizes.size() == rank;
+    for (size_t d = 0; valid && d < rank; ++d)
+      valid = offsets[d] >= 0 && sizes[d] >= 0 &&
+              offsets[d] + sizes[d] <= x.shape[d];
+    if (!valid)
+      throw ReferenceError(node.name() +
+                           ": \"offsets\" and \"sizes\" must lie within " +
+                           shapeToString(x.shape));
+    Tensor out(Shape(sizes.begin(), sizes.end()));
+    std::vector<int64_t> index(rank, 0);
+    for (int64_t i = 0; i < out.size(); ++i) {
+      std::vector<int64_t> from(rank);
+      for (size_t d = 0; d < rank; ++d)
+        from[d] = offsets[d] + index[d];
+      out.data[i] = x.at(from);
+      for (size_t d = rank; d-- > 0;) {
+        if (++index[d] < sizes[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    return out;
+  }
+
   static Tensor transpose(const Node &node, const Tensor &x) {
     std::vector<int64_t> permutation;
     for (const JsonValue &dim :
@@ -355,6 +396,14 @@ private:
       return {relativeAttention(args[0], args[1], args[2], args[3], args[4],
                                 args[5], options)};
     }
+    if (op == "compress") {
+      expectArgs(node, args, 3, 3);
+      return {compress(args[0], args[1], args[2], node.integer("rate"))};
+    }
+    if (op == "stop_gradient") {
+      expectArgs(node, args, 1, 1);
+      return {args[0]};
+    }
     if (op == "adaptive_span_attention") {
       expectArgs(node, args, 4, 4);
       AdaptiveSpanOptions options;
@@ -443,6 +492,10 @@ private:
       expectArgs(node, args, 1, 1);
       return {reshape(node, args[0])};
     }
+    if (op == "slice") {
+      expectArgs(node, args, 1, 1);
+      return {slice(node, args[0])};
+    }
     throw ReferenceError(node.name() + ": unknown op '" + op + "'");
   }
 
@@ -463,6 +516,7 @@ private:
 
   const Weights &weights;
   F32Storage storage;
+  FrozenValues *frozen;
   SplitMix64 perturbation{0x5eedf32};
 };
 
@@ -470,7 +524,8 @@ private:
 
 std::vector<Tensor> runGraph(const JsonValue &spec,
                              const std::vector<Tensor> &inputs,
-                             const Weights &weights, F32Storage storage) {
+                             const Weights &weights, F32Storage storage,
+                             FrozenValues *frozen) {
   const JsonValue &declared = member(spec, "inputs", "graph");
   if (declared.elements.size() != inputs.size())
     throw ReferenceError("graph: takes " +
@@ -486,7 +541,7 @@ std::vector<Tensor> runGraph(const JsonValue &spec,
     expectShape(inputs[i], shape, "graph input '" + name + "'");
     env[name] = inputs[i];
   }
-  Interpreter interpreter(weights, storage);
+  Interpreter interpreter(weights, storage, frozen);
   interpreter.runNodes(member(spec, "nodes", "graph"), env, "graph");
   std::vector<Tensor> outputs;
   for (const std::string &name :

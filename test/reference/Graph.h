@@ -35,6 +35,8 @@
 //   add, sub, mul, maximum a b; tanh a    broadcast x {shape} (leading dims)
 //   concat a b ... {dim}                   reshape x {shape} (same row-major data)
 //   transpose x {permutation} (result dim d is x's dim permutation[d])
+//   compress x weight bias {rate}         stop_gradient x (see runGraph)
+//   slice x {offsets, sizes} (unit strides)
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +45,7 @@
 
 #include "Reference.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,12 +65,20 @@ struct F32Storage {
   unsigned perturbUlps = 0;
 };
 
+/// The results of a graph's stop_gradient nodes, by result name.
+using FrozenValues = std::map<std::string, Tensor>;
+
 /// Evaluates the graph `spec` (the whole JSON document) on `inputs`, given in
 /// the order of its "inputs", with parameters from `weights`. Returns its
 /// outputs in order. Throws ReferenceError naming the node on any problem.
+/// With `frozen`, a stop_gradient node's result is the one stored there
+/// under its name, stored by the first evaluation that computes it: a
+/// finite difference then sees the constant that attn.stop_gradient makes
+/// of it.
 std::vector<Tensor> runGraph(const JsonValue &spec,
                              const std::vector<Tensor> &inputs,
-                             const Weights &weights, F32Storage storage = {});
+                             const Weights &weights, F32Storage storage = {},
+                             FrozenValues *frozen = nullptr);
 
 } // namespace lcc::reference
 

@@ -144,6 +144,11 @@ Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                          const Tensor &pos, const Tensor &u, const Tensor &w,
                          const RelativeAttentionOptions &options);
 
+/// attn.compress: x [batch, length, d], weight [rate, d, d_out], bias
+/// [d_out]; out[b, t] = bias + sum_{r < rate} x[b, t*rate + r] · weight[r].
+Tensor compress(const Tensor &x, const Tensor &weight, const Tensor &bias,
+                int64_t rate);
+
 /// The attributes of attn.adaptive_span_attention.
 struct AdaptiveSpanOptions {
   int64_t maxSpan = 1, ramp = 32;

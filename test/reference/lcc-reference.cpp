@@ -102,6 +102,8 @@ ops and their inputs (in operand order) and flags:
   adaptive_span_attention q k v z  --max-span=N [--ramp=R (32)] [--causal]
                          [--scale=F]  (the first k_seq - q_seq keys are
                          the memory)
+  compress               x weight bias  --rate=R  (the Compressive
+                         Transformer's convolution, kernel = stride = R)
   routed_attention       q k v centroids  --window=W [--causal] [--scale=F]
                          (attn.routed_attention with given centroids)
   routed_centroid_update centroids q k  --decay=F  (the train step's
@@ -123,6 +125,7 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
     {"routed_attention", {"causal", "scale", "window"}},
     {"relative_attention", {"scale", "clamp-len", "same-length"}},
     {"adaptive_span_attention", {"causal", "scale", "max-span", "ramp"}},
+    {"compress", {"rate"}},
     {"routed_centroid_update", {"decay"}},
     {"layer_norm", {"epsilon"}},
     {"linear", {}},
@@ -136,7 +139,7 @@ const std::set<std::string> kAllOpFlags = {
     "causal",   "shared-qk",   "scale",      "pattern", "stride",
     "summary",  "epsilon",     "activation", "mask",    "score",
     "n-hashes", "bucket-size", "window",     "decay",   "factorized-hash",
-    "clamp-len", "same-length", "max-span", "ramp"};
+    "clamp-len", "same-length", "max-span", "ramp", "rate"};
 
 void expectInputCount(const std::string &op, const std::vector<Tensor> &inputs,
                       size_t low, size_t high) {
@@ -227,6 +230,11 @@ Tensor runOp(const std::string &op, const Arguments &args,
           parseInt64(args.value("same-length"), "--same-length");
     return relativeAttention(in[0], in[1], in[2], in[3], in[4], in[5],
                              options);
+  }
+  if (op == "compress") {
+    expectInputCount(op, in, 3, 3);
+    return compress(in[0], in[1], in[2],
+                    parseInt64(args.value("rate"), "--rate"));
   }
   if (op == "adaptive_span_attention") {
     expectInputCount(op, in, 4, 4);
@@ -354,7 +362,8 @@ GradientProblem gradientProblem(const Arguments &args,
                                 const Weights &weights) {
   if (args.has("graph")) {
     GradientProblem problem{
-        graphLoss(parseJson(readFile(args.value("graph"))), inputs), {}};
+        graphLoss(parseJson(readFile(args.value("graph"))), inputs, weights),
+        {}};
     // A name the graph does not define is a parameter: every weight may be.
     for (const auto &entry : weights)
       problem.params.push_back(entry.first);
@@ -556,7 +565,7 @@ int run(int argc, char **argv) {
       {"epsilon", true},    {"n-hashes", true},   {"bucket-size", true},
       {"window", true},     {"decay", true},      {"factorized-hash", false},
       {"clamp-len", true},  {"same-length", true}, {"max-span", true},
-      {"ramp", true}};
+      {"ramp", true},       {"rate", true}};
   for (const char *flag : {"check-gradients", "grad-output", "fd-step",
                            "fd-entries", "seed", "rtol"})
     known[flag] = true;

@@ -8,6 +8,7 @@
 #include "dialects/Attn/IR/AttnOps.h"
 #include "dialects/Attn/IR/Verification.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -618,6 +619,52 @@ LogicalResult LinearOp::verify() {
   SmallVector<int64_t> expected(input.type.getShape());
   expected.back() = weight.dim(1);
   return check.shape(result, expected);
+}
+
+LogicalResult CompressOp::verify() {
+  ShapeChecker check(*this);
+  NamedTensor input("input", getInput()), weight("weight", getWeight()),
+      bias("bias", getBias()), result("result", getResult());
+  int64_t rate = getRate();
+  if (failed(verifyAtLeast(*this, "rate", rate, 1)) ||
+      failed(check.rank(input, 3, "[batch, length, d]")) ||
+      failed(check.rank(weight, 3, "[rate, d, d_out]")) ||
+      failed(check.elementType(weight, input.elementType())) ||
+      failed(check.elementType(bias, input.elementType())) ||
+      failed(check.elementType(result, input.elementType())) ||
+      failed(check.shape(weight, {rate, input.dim(2), weight.dim(2)})) ||
+      failed(check.shape(bias, {weight.dim(2)})))
+    return failure();
+  int64_t length = input.dim(1);
+  if (!ShapedType::isDynamic(length) && length % rate != 0)
+    return emitOpError() << "expected the input length " << length
+                         << " to be a multiple of 'rate' " << rate;
+  int64_t compressed =
+      ShapedType::isDynamic(length) ? ShapedType::kDynamic : length / rate;
+  return check.shape(result, {input.dim(0), compressed, weight.dim(2)});
+}
+
+Value CompressOp::buildAsLinear(OpBuilder &b) {
+  Location loc = getLoc();
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  auto weightType = cast<RankedTensorType>(getWeight().getType());
+  Type elt = inputType.getElementType();
+  int64_t batch = inputType.getDimSize(0), length = inputType.getDimSize(1),
+          dim = inputType.getDimSize(2), out = weightType.getDimSize(2);
+  int64_t rate = getRate(), groups = length / rate;
+  // [batch, length, d] -> [batch, groups, rate, d] -> [batch, groups,
+  // rate * d]: each group's rows side by side, as the weight's rows are.
+  Value grouped = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({batch, groups, rate, dim}, elt),
+      getInput(), ArrayRef<ReassociationIndices>{{0}, {1, 2}, {3}});
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({batch, groups, rate * dim}, elt), grouped,
+      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+  Value weight = tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({rate * dim, out}, elt), getWeight(),
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  return LinearOp::create(b, loc, getResult().getType(), rows, weight,
+                          getBias());
 }
 
 namespace {

@@ -494,6 +494,63 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Attn_CompressOp : Attn_Op<"compress", [Pure]> {
+  let summary = "compressive memory: a 1-D convolution of kernel = stride = rate";
+  let description = [{
+    The Compressive Transformer's compression (Rae et al. 2019; its best
+    function, lucidrains/compressive-transformer-pytorch's `ConvCompress`):
+    `x` `[batch, length, d]` with `length` a multiple of `rate` becomes
+    `[batch, length / rate, d_out]`,
+
+    ```
+    result[b, t] = bias + sum_{r < rate} x[b, t * rate + r] · weight[r]
+    ```
+
+    with `weight` `[rate, d, d_out]` and `bias` `[d_out]`. A model compresses
+    the memory it evicts into its compressed memory, a FIFO carried between
+    segments like the memory (DESIGN.md §3). It is a projection of each
+    group of `rate` rows: it lowers, and is differentiated, as `attn.linear`
+    of `x` viewed as `[batch, length / rate, rate * d]`.
+
+    ```mlir
+    %c = attn.compress %old, %w, %b {rate = 4 : i64}
+        : (tensor<1x64x64xf32>, tensor<4x64x64xf32>, tensor<64xf32>)
+        -> tensor<1x16x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input, Attn_FloatTensor:$weight,
+      Attn_FloatTensor:$bias, I64Attr:$rate);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The same computation as reshapes and an attn.linear, built at `b`.
+    ::mlir::Value buildAsLinear(::mlir::OpBuilder &b);
+  }];
+}
+
+def Attn_StopGradientOp : Attn_Op<"stop_gradient",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "the identity, through which no gradient flows";
+  let description = [{
+    Returns its operand. `attn-generate-train-step` treats the result as a
+    constant: nothing upstream of it gets a gradient through it (PyTorch's
+    `detach`). The Compressive Transformer's attention-reconstruction loss
+    detaches the queries, the evicted memory and the key and value weights,
+    so that it trains the compressor only.
+
+    ```mlir
+    %qd = attn.stop_gradient %q : tensor<1x4x64x16xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$input);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention",
     [SingleBlock, RecursiveMemoryEffects]> {
   let summary = "multi-head self-attention block";

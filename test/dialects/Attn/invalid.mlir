@@ -1061,3 +1061,35 @@ func.func @span_log_normalizer_shape(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf32>)
   %0:2 = attn.adaptive_span_attention %q, %q, %q, %z {max_span = 8 : i64} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x4xf32>)
   return
 }
+
+// -----
+
+func.func @compress_length(%x: tensor<1x10x8xf32>, %w: tensor<4x8x8xf32>, %b: tensor<8xf32>) {
+  // expected-error@+1 {{'attn.compress' op expected the input length 10 to be a multiple of 'rate' 4}}
+  %0 = attn.compress %x, %w, %b {rate = 4 : i64} : (tensor<1x10x8xf32>, tensor<4x8x8xf32>, tensor<8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @compress_zero_rate(%x: tensor<1x8x8xf32>, %w: tensor<0x8x8xf32>, %b: tensor<8xf32>) {
+  // expected-error@+1 {{'attn.compress' op expected 'rate' >= 1, got 0}}
+  %0 = attn.compress %x, %w, %b {rate = 0 : i64} : (tensor<1x8x8xf32>, tensor<0x8x8xf32>, tensor<8xf32>) -> tensor<1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @compress_weight_shape(%x: tensor<1x8x8xf32>, %w: tensor<2x8x8xf32>, %b: tensor<8xf32>) {
+  // expected-error@+1 {{'attn.compress' op expected weight of shape [4, 8, 8], got [2, 8, 8]}}
+  %0 = attn.compress %x, %w, %b {rate = 4 : i64} : (tensor<1x8x8xf32>, tensor<2x8x8xf32>, tensor<8xf32>) -> tensor<1x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @compress_result_shape(%x: tensor<1x8x8xf32>, %w: tensor<4x8x6xf32>, %b: tensor<6xf32>) {
+  // expected-error@+1 {{'attn.compress' op expected result of shape [1, 2, 6], got [1, 2, 8]}}
+  %0 = attn.compress %x, %w, %b {rate = 4 : i64} : (tensor<1x8x8xf32>, tensor<4x8x6xf32>, tensor<6xf32>) -> tensor<1x2x8xf32>
+  return
+}

@@ -336,6 +336,23 @@ func.func @adaptive_span_attention(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4x
 
 // -----
 
+// Compressive memory: the evicted memory compressed 4 to 1, and a value
+// the train step treats as a constant.
+// CHECK-LABEL: func @compress
+// CHECK: attn.compress %{{.+}}, %{{.+}}, %{{.+}} {rate = 4 : i64} : (tensor<1x16x8xf32>, tensor<4x8x6xf32>, tensor<6xf32>) -> tensor<1x4x6xf32>
+// CHECK: attn.stop_gradient %{{.+}} : tensor<1x4x6xf32>
+// GENERIC: "attn.compress"(%{{.*}}, %{{.*}}, %{{.*}}) <{rate = 4 : i64}>
+// GENERIC: "attn.stop_gradient"(%{{.*}})
+func.func @compress(%x: tensor<1x16x8xf32>, %w: tensor<4x8x6xf32>,
+                    %b: tensor<6xf32>) -> tensor<1x4x6xf32> {
+  %0 = attn.compress %x, %w, %b {rate = 4 : i64}
+      : (tensor<1x16x8xf32>, tensor<4x8x6xf32>, tensor<6xf32>) -> tensor<1x4x6xf32>
+  %1 = attn.stop_gradient %0 : tensor<1x4x6xf32>
+  return %1 : tensor<1x4x6xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @sinusoidal_encoding
 // CHECK: attn.sinusoidal_encoding : tensor<16x8xf32>
 // GENERIC: "attn.sinusoidal_encoding"() : () -> tensor<16x8xf32>
