@@ -2,8 +2,10 @@
 """Checks what lcc-train writes, for the lit tests beside this folder.
 
   train-check.py report REPORT.json --steps=N [--evals=K] [--decreasing]
+      [--eval-decreasing]
       the --report=json object has exactly the documented fields, N losses,
-      K eval losses; with --decreasing the last loss is below the first
+      K eval losses; with --decreasing the last loss is below the first,
+      with --eval-decreasing the last eval loss below the first
   train-check.py dump FILE.safetensors
       one line per tensor: name, dtype, shape and its values (%.9g)
   train-check.py same-loss REPORT.json RESULT.npy
@@ -118,6 +120,9 @@ def report(args):
     if args.decreasing and not result["loss"][-1] < result["loss"][0]:
         fail("the loss went from %r to %r" % (result["loss"][0],
                                               result["loss"][-1]))
+    evals = result["eval_loss"]
+    if args.eval_decreasing and not (len(evals) > 1 and evals[-1] < evals[0]):
+        fail("the eval loss went %r" % (evals,))
     print("report ok: %d steps, %d evaluations" % (result["steps"],
                                                    len(result["eval_loss"])))
 
@@ -243,6 +248,7 @@ def main():
     p.add_argument("--steps", type=int, required=True)
     p.add_argument("--evals", type=int)
     p.add_argument("--decreasing", action="store_true")
+    p.add_argument("--eval-decreasing", action="store_true")
     p = commands.add_parser("dump")
     p.add_argument("file")
     p = commands.add_parser("at-most")
