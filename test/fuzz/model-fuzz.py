@@ -13,8 +13,9 @@ buckets, routed attention with one cluster and a full window) appear in the
 graph as the dense attention they equal and are held to the same tolerance.
 Approximate forms (general LSH and routing) are run too; the results that
 depend on them must be finite, nothing more. Transformer-XL's relative
-attention (a memory of sk - sq keys, clamp_len, same_length) is checked
-exactly, as the graph op relative_attention.
+attention (a memory of sk - sq keys, clamp_len, same_length) and adaptive
+span (a memory, z in [0, 1), max_span, ramp, causal or not) are checked
+exactly, as the graph ops relative_attention and adaptive_span_attention.
 
 A random model can be ill-conditioned (nearly equal features under a layer
 norm, sharp softmaxes, saturating tanh), so that f32 rounding alone moves its
@@ -147,6 +148,8 @@ class ModelGenerator:
         self.hash_rng = random.Random(seed * 7919 + 31)
         # And Transformer-XL's relative attention.
         self.relative_rng = random.Random(seed * 7919 + 37)
+        # And adaptive span.
+        self.span_rng = random.Random(seed * 7919 + 41)
         self.seed = seed
         self.counter = 0
         self.params = {}  # name -> (shape, kind)
@@ -251,7 +254,7 @@ class ModelGenerator:
     def param_value(self, prefix, kind, shape):
         init = {"gamma": "gamma", "beta": "small", "bias": "small",
                 "b1": "small", "b2": "small", "table": "normal",
-                "positions": "normal"}.get(kind, "weight")
+                "positions": "normal", "span": "unit"}.get(kind, "weight")
         name = "%s.%s" % (prefix, kind)
         self.params[name] = (list(shape), init)
         value = self.fresh(shape)
@@ -414,6 +417,37 @@ class ModelGenerator:
                   [q, k, v, pos.graph, u.graph, w.graph], [out], **graph_attrs)
         return out
 
+    def adaptive_span_attention(self, q, k, v):
+        """Adaptive span: the first sk - sq keys are a memory; z (one per
+        head, in [0, 1)) is a parameter."""
+        r = self.span_rng
+        b, h, sq, dh = q.shape
+        sk = k.shape[2]
+        out = self.fresh([b, h, sq, v.shape[3]],
+                         approximate=q.approximate or k.approximate or
+                         v.approximate)
+        z = self.param_value("span%d" % self.counter, "span", [h])
+        graph_attrs = {"max_span": r.randint(1, 2 * sk),
+                       "ramp": r.randint(1, 40)}
+        if r.random() < 0.7:
+            graph_attrs["causal"] = True
+        if r.random() < 0.3:
+            graph_attrs["scale"] = r.choice([0.25, 0.5, 2.0])
+        attrs = []
+        for name, value in sorted(graph_attrs.items()):
+            attrs.append("%s = %s" % (name, "%e : f32" % value
+                                      if name == "scale" else "true"
+                                      if name == "causal" else
+                                      "%d : i64" % value))
+        self.scope.emit(
+            "%s = attn.adaptive_span_attention %s, %s, %s, %s {%s} : (%s, %s, "
+            "%s, %s) -> %s" % (
+                out.ssa, q.ssa, k.ssa, v.ssa, z.ssa, ", ".join(attrs),
+                q.type, k.type, v.type, z.type, out.type))
+        self.node("adaptive_span_attention", [q, k, v, z.graph], [out],
+                  **graph_attrs)
+        return out
+
     def attention_form(self, q, k, v, shared_qk, top_level=False):
         """An attention op on per-head tensors; returns (result, exact)."""
         b, h, sq, dh = q.shape
@@ -421,6 +455,9 @@ class ModelGenerator:
         if top_level and not shared_qk and sk >= sq and \
                 self.relative_rng.random() < 0.3:
             return self.relative_attention(q, k, v)
+        if top_level and not shared_qk and sk >= sq and \
+                self.span_rng.random() < 0.25:
+            return self.adaptive_span_attention(q, k, v)
         causal = self.chance(0.5) and sq == sk
         out = self.fresh([b, h, sq, v.shape[3]])
         types = "(%s, %s, %s) -> %s" % (q.type, k.type, v.type, out.type)
@@ -787,6 +824,8 @@ class ModelGenerator:
                 values = [1 + 0.1 * rng.gauss(0, 1) for _ in range(n)]
             elif init == "small":
                 values = [0.1 * rng.gauss(0, 1) for _ in range(n)]
+            elif init == "unit":
+                values = [rng.random() for _ in range(n)]
             else:
                 values = [rng.gauss(0, 1) for _ in range(n)]
             weights[name] = (shape, jittered(values, jitter))
