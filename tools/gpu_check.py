@@ -42,6 +42,9 @@ NUMERICS = [
     ("attention-bf16", "test/e2e/Inputs/attention-bf16.mlir", [], "bf16"),
     # Relative attention over a memory, and sines of angles up to 127.
     ("transformer-xl-tiny", "models/transformer-xl-tiny.mlir", [], "exact"),
+    # Adaptive span's weighed flash loop; compress, slices and stop_gradient.
+    ("adaptive-span-tiny", "models/adaptive-span-tiny.mlir", [], "exact"),
+    ("compressive-tiny", "models/compressive-tiny.mlir", [], "exact"),
 ]
 
 # name, heads, seq, head_dim, shared q/k, lcc flags
