@@ -335,6 +335,23 @@ def span_model(batch, heads, segment, memory, dim, max_span, ramp):
                                          q, k, k, z, q, q))
 
 
+def span_gradients_report(opts, memory, keys, z, work):
+    """loss_gradients of one adaptive-span attention whose q, k and v are
+    parameters and whose z is a constant: its forward and backward."""
+    b, h, l, d = opts.batch, opts.heads, opts.segment, opts.head_dim
+    text = span_model(b, h, l, memory, d, keys, opts.ramp)
+    head, rest = text.split("{\n", 1)
+    # z as a constant of the model instead of an input.
+    head = head.replace(", %%z: tensor<%dxf32>" % h, "")
+    rest = ("  %%z = arith.constant dense<%r> : tensor<%dxf32>\n" % (z, h)
+            + rest)
+    q_t, k_t = ("tensor<%dx%dx%dx%dxf32>" % (b, h, n, d) for n in (l, keys))
+    return gradients_report(
+        as_loss(head + "{\n" + rest, [("q", q_t), ("k", k_t), ("v", k_t)],
+                "tensor<%dx%dx%dxi32>" % (b, h, l)),
+        (b, h, l), d, opts.repeat, opts.threads, work)
+
+
 def bench_span(opts):
     b, h, l, d = opts.batch, opts.heads, opts.segment, opts.head_dim
     print("adaptive-span attention, f32, batch %d, %d heads, head_dim %d, "
@@ -343,6 +360,10 @@ def bench_span(opts):
                        ",".join(map(str, pinned(opts.threads)))))
     print("every head at the same z (span = z * max_span); beside it: dense "
           "attention of the same queries and keys without a mask")
+    if opts.backward:
+        print("--backward: forward and backward (loss_gradients of a "
+              "cross-entropy over the result; q, k, v parameters, z fixed "
+              "in the model), and dense attention's forward and backward")
     print("| memory | keys | z | span | ms/segment (median) | min ms | "
           "peak MiB | vs z = 1 | dense ms | vs dense |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -368,10 +389,25 @@ def bench_span(opts):
                                         key_seq=keys))
             dense_lcm = os.path.join(work, "dense.lcm")
             compile_model(dense_model, dense_lcm)
-            dense = report(dense_lcm, [files["q"], files["k"], files["v"]],
-                           None, opts.repeat, opts.threads, work)
+            if opts.backward:
+                q_t, k_t = ("tensor<%dx%dx%dx%dxf32>" % (b, h, n, d)
+                            for n in (l, keys))
+                dense = gradients_report(
+                    as_loss(attention_model(b, h, l, d, False, False,
+                                            key_seq=keys),
+                            [("q", q_t), ("k", k_t), ("v", k_t)],
+                            "tensor<%dx%dx%dxi32>" % (b, h, l)),
+                    (b, h, l), d, opts.repeat, opts.threads, work)
+            else:
+                dense = report(dense_lcm,
+                               [files["q"], files["k"], files["v"]], None,
+                               opts.repeat, opts.threads, work)
             rows = []
             for z in opts.z:
+                if opts.backward:
+                    rows.append((z, span_gradients_report(
+                        opts, memory, keys, z, work)))
+                    continue
                 zfile = os.path.join(work, "z.npy")
                 run([tool("lcc-testdata"), "--output=" + zfile,
                      "--shape=%d" % h, "--fill=%g" % z])
@@ -945,6 +981,9 @@ def main():
                    type=lambda v: [float(z) for z in v.split(",")],
                    help="spans as fractions of max_span (= the keys)")
     a.add_argument("--ramp", type=int, default=32)
+    a.add_argument("--backward", action="store_true",
+                   help="time the forward and backward (lcc --train) of "
+                   "each z instead of the forward")
     a.add_argument("--heads", type=int, default=8)
     a.add_argument("--head-dim", type=int, default=64)
     a.add_argument("--batch", type=int, default=1)
