@@ -27,6 +27,66 @@ Value lcc::lowering::recomputedProbabilities(TensorBuilder &t, Value scores,
                });
 }
 
+PaddedBackwardOperands
+PaddedBackwardOperands::build(TensorBuilder &t, const FlashAttention &flash,
+                              Value out, Value outGrad, Value rowStatistic) {
+  RankedTensorType qType = tensorType(flash.query),
+                   kType = tensorType(flash.key),
+                   vType = tensorType(flash.value);
+  PaddedBackwardOperands p;
+  p.batch = qType.getDimSize(0);
+  p.heads = qType.getDimSize(1);
+  p.querySeq = qType.getDimSize(2);
+  p.headDim = qType.getDimSize(3);
+  p.keySeq = kType.getDimSize(2);
+  p.valueDim = vType.getDimSize(3);
+  p.queryTile = flash.queryTile;
+  p.keyTile = flash.keyTile;
+  p.queryTiles = llvm::divideCeil(p.querySeq, p.queryTile);
+  p.keyTiles = llvm::divideCeil(p.keySeq, p.keyTile);
+  int64_t paddedQueries = p.queryTiles * p.queryTile;
+  int64_t paddedKeys = p.keyTiles * p.keyTile;
+  // delta_i = do_i · o_i; padded queries have do = 0 and add nothing.
+  Value delta = t.reduceLastDim(
+      {outGrad, out}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
+        return multiplyAccumulate(b, l, a[0], a[1], a[2]);
+      });
+  p.query = padSeq(t, flash.query, paddedQueries);
+  p.outGrad = padSeq(t, outGrad, paddedQueries);
+  p.rowStatistic = padSeq(t, rowStatistic, paddedQueries, kNegativeInfinity);
+  p.delta = padSeq(t, delta, paddedQueries);
+  p.key = padSeq(t, flash.key, paddedKeys);
+  p.value = padSeq(t, flash.value, paddedKeys);
+  return p;
+}
+
+BackwardBlock PaddedBackwardOperands::blockAt(OpBuilder &b, Location l,
+                                              const TilePosition &at) const {
+  return BackwardBlock{
+      tileOf(b, l, query, at.batch, at.head, at.queryStart, queryTile),
+      tileOf(b, l, key, at.batch, at.head, at.keyStart, keyTile),
+      tileOf(b, l, value, at.batch, at.head, at.keyStart, keyTile),
+      tileOf(b, l, outGrad, at.batch, at.head, at.queryStart, queryTile),
+      rowTileOf(b, l, rowStatistic, at.batch, at.head, at.queryStart,
+                queryTile),
+      rowTileOf(b, l, delta, at.batch, at.head, at.queryStart, queryTile)};
+}
+
+Value PaddedBackwardOperands::unpadded(OpBuilder &b, Location loc, Value x,
+                                       bool ofKeys) const {
+  RankedTensorType type = tensorType(x);
+  int64_t seq = ofKeys ? keySeq : querySeq, width = type.getDimSize(3);
+  if (type.getDimSize(2) == seq)
+    return x;
+  SmallVector<OpFoldResult> zeros(4, b.getIndexAttr(0));
+  return sliceOf(
+      b, loc,
+      RankedTensorType::get({batch, heads, seq, width}, type.getElementType()),
+      x, zeros,
+      {b.getIndexAttr(batch), b.getIndexAttr(heads), b.getIndexAttr(seq),
+       b.getIndexAttr(width)});
+}
+
 namespace {
 
 /// One kernel of the backward: for each (batch, head, outer tile), zeros of

@@ -23,6 +23,34 @@ namespace lcc::lowering {
 mlir::Value recomputedProbabilities(TensorBuilder &t, mlir::Value scores,
                                     mlir::Value logSumExp);
 
+/// One tile pair's operands in a flash backward.
+struct BackwardBlock {
+  mlir::Value query, key, value, outGrad, rowStatistic, delta;
+};
+
+/// A flash backward's operands padded to whole tiles: the forward's query,
+/// key and value, the result's gradient `do`, each query's saved row
+/// statistic (its logsumexp; -inf past the queries, so that a padded query
+/// sees nothing) and delta_i = do_i · o_i.
+struct PaddedBackwardOperands {
+  int64_t batch, heads, querySeq, keySeq, headDim, valueDim;
+  int64_t queryTile, keyTile, queryTiles, keyTiles;
+  mlir::Value query, key, value, outGrad, rowStatistic, delta;
+
+  /// Pads the operands of the backward of `flash`, whose result was `out`.
+  static PaddedBackwardOperands build(TensorBuilder &t,
+                                      const FlashAttention &flash,
+                                      mlir::Value out, mlir::Value outGrad,
+                                      mlir::Value rowStatistic);
+  /// The blocks of the tile pair `at`.
+  BackwardBlock blockAt(mlir::OpBuilder &b, mlir::Location loc,
+                        const TilePosition &at) const;
+  /// A gradient of the queries, or with `ofKeys` of the keys or values
+  /// ([batch, heads, padded seq, width]), without its padding.
+  mlir::Value unpadded(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                       bool ofKeys) const;
+};
+
 /// The state a tile's loop carries through a visited block (a pair of a
 /// query tile and a key tile), updated.
 using TilePairStep = std::function<llvm::SmallVector<mlir::Value>(

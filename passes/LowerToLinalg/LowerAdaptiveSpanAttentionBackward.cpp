@@ -38,11 +38,6 @@ using namespace lcc::lowering;
 
 namespace {
 
-/// One tile pair's operands, sliced from the padded tensors.
-struct Block {
-  Value query, key, value, outGrad, logNormalizer, delta;
-};
-
 /// What a tile pair contributes: the score gradients ds (scale included),
 /// the weights a' and the ramp's dm ([query tile, key tile] each).
 struct BlockGradients {
@@ -50,7 +45,8 @@ struct BlockGradients {
 };
 
 BlockGradients blockGradients(TensorBuilder &t, const FlashAttention &flash,
-                              const AdaptiveSpanMask &mask, const Block &blk,
+                              const AdaptiveSpanMask &mask,
+                              const BackwardBlock &blk,
                               const TilePosition &tile, int64_t keySeq) {
   int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
   Type f32 = t.builder().getF32Type();
@@ -59,7 +55,7 @@ BlockGradients blockGradients(TensorBuilder &t, const FlashAttention &flash,
   Value scores = mask.hideBeyondReach(
       t, flash.maskedScores(t, dots, tile, keySeq, /*mask=*/true), tile,
       /*keysByQueries=*/false);
-  Value e = recomputedProbabilities(t, scores, blk.logNormalizer);
+  Value e = recomputedProbabilities(t, scores, blk.rowStatistic);
   Value m = mask.weights(t, {queryTile, keyTile}, tile,
                          /*keysByQueries=*/false);
   Value ramp = mask.onRamp(t, {queryTile, keyTile}, tile,
@@ -112,54 +108,21 @@ struct LowerAdaptiveSpanAttentionBackward
         tiling);
     const FlashAttention &flash = plan.first;
     const AdaptiveSpanMask &mask = plan.second;
-    RankedTensorType qType = tensorType(op.getQuery()),
-                     kType = tensorType(op.getKey()),
-                     vType = tensorType(op.getValue());
     Type f32 = rewriter.getF32Type();
-    int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
-    int64_t querySeq = qType.getDimSize(2), headDim = qType.getDimSize(3);
-    int64_t keySeq = kType.getDimSize(2), valueDim = vType.getDimSize(3);
-    int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
-    int64_t queryTiles = llvm::divideCeil(querySeq, queryTile);
-    int64_t keyTiles = llvm::divideCeil(keySeq, keyTile);
-    int64_t paddedQueries = queryTiles * queryTile;
-    int64_t paddedKeys = keyTiles * keyTile;
-
-    // D_i = do_i · o_i; padded queries have do = 0 and add nothing.
-    Value delta =
-        tb.reduceLastDim({op.getResultGrad(), op.getResult()}, 0.0,
-                         [](OpBuilder &b, Location l, ValueRange a) {
-                           return multiplyAccumulate(b, l, a[0], a[1], a[2]);
-                         });
-    Value query = padSeq(tb, op.getQuery(), paddedQueries);
-    Value outGrad = padSeq(tb, op.getResultGrad(), paddedQueries);
-    // A padded query sees nothing: its weights are 0.
-    Value logNormalizer =
-        padSeq(tb, op.getLogNormalizer(), paddedQueries, kNegativeInfinity);
-    Value paddedDelta = padSeq(tb, delta, paddedQueries);
-    Value key = padSeq(tb, op.getKey(), paddedKeys);
-    Value value = padSeq(tb, op.getValue(), paddedKeys);
-    auto blockAt = [&](OpBuilder &b, Location l, const TilePosition &at) {
-      return Block{
-          tileOf(b, l, query, at.batch, at.head, at.queryStart, queryTile),
-          tileOf(b, l, key, at.batch, at.head, at.keyStart, keyTile),
-          tileOf(b, l, value, at.batch, at.head, at.keyStart, keyTile),
-          tileOf(b, l, outGrad, at.batch, at.head, at.queryStart, queryTile),
-          rowTileOf(b, l, logNormalizer, at.batch, at.head, at.queryStart,
-                    queryTile),
-          rowTileOf(b, l, paddedDelta, at.batch, at.head, at.queryStart,
-                    queryTile)};
-    };
+    PaddedBackwardOperands padded = PaddedBackwardOperands::build(
+        tb, flash, op.getResult(), op.getResultGrad(), op.getLogNormalizer());
+    int64_t queryTile = flash.queryTile;
 
     // Kernel 1, per key tile: dk, dv and the ramp's dm per key.
     SmallVector<Value> perKey = sumOverQueryTiles(
-        rewriter, loc, flash, batch, heads, keyTiles, queryTiles,
-        {headDim, valueDim, 1}, f32,
+        rewriter, loc, flash, padded.batch, padded.heads, padded.keyTiles,
+        padded.queryTiles, {padded.headDim, padded.valueDim, 1}, f32,
         [&](OpBuilder &ub, Location ul, const TilePosition &tile,
             ValueRange state) -> SmallVector<Value> {
           TensorBuilder t(ub, ul);
-          Block blk = blockAt(ub, ul, tile);
-          BlockGradients g = blockGradients(t, flash, mask, blk, tile, keySeq);
+          BackwardBlock blk = padded.blockAt(ub, ul, tile);
+          BlockGradients g =
+              blockGradients(t, flash, mask, blk, tile, padded.keySeq);
           Value ones = t.filled({queryTile, 1}, f32, 1.0);
           return {t.matmulTransposedA(g.scoreGrad, blk.query, state[0]),
                   t.matmulTransposedA(g.weights, blk.outGrad, state[1]),
@@ -167,17 +130,17 @@ struct LowerAdaptiveSpanAttentionBackward
         });
     // Kernel 2, per query tile: dq.
     Value queryGrad =
-        sumOverKeyTiles(rewriter, loc, flash, batch, heads, keyTiles,
-                        queryTiles, {headDim}, f32,
-                        [&](OpBuilder &ub, Location ul,
-                            const TilePosition &tile,
-                            ValueRange state) -> SmallVector<Value> {
-                          TensorBuilder t(ub, ul);
-                          Block blk = blockAt(ub, ul, tile);
-                          BlockGradients g =
-                              blockGradients(t, flash, mask, blk, tile, keySeq);
-                          return {t.matmul(g.scoreGrad, blk.key, state[0])};
-                        })
+        sumOverKeyTiles(
+            rewriter, loc, flash, padded.batch, padded.heads, padded.keyTiles,
+            padded.queryTiles, {padded.headDim}, f32,
+            [&](OpBuilder &ub, Location ul, const TilePosition &tile,
+                ValueRange state) -> SmallVector<Value> {
+              TensorBuilder t(ub, ul);
+              BackwardBlock blk = padded.blockAt(ub, ul, tile);
+              BlockGradients g =
+                  blockGradients(t, flash, mask, blk, tile, padded.keySeq);
+              return {t.matmul(g.scoreGrad, blk.key, state[0])};
+            })
             .front();
 
     // dz_h = max_span / ramp · the ramp's dm summed over batch and keys.
@@ -189,19 +152,11 @@ struct LowerAdaptiveSpanAttentionBackward
           return mul(b, l, a[0], floatConstant(b, l, f32, slope));
         });
 
-    auto unpadded = [&](Value x, int64_t seq, int64_t width) -> Value {
-      if (tensorType(x).getDimSize(2) == seq)
-        return x;
-      SmallVector<OpFoldResult> zeros(4, rewriter.getIndexAttr(0));
-      return sliceOf(
-          rewriter, loc, RankedTensorType::get({batch, heads, seq, width}, f32),
-          x, zeros,
-          {rewriter.getIndexAttr(batch), rewriter.getIndexAttr(heads),
-           rewriter.getIndexAttr(seq), rewriter.getIndexAttr(width)});
-    };
-    rewriter.replaceOp(op, {unpadded(queryGrad, querySeq, headDim),
-                            unpadded(perKey[0], keySeq, headDim),
-                            unpadded(perKey[1], keySeq, valueDim), zGrad});
+    rewriter.replaceOp(
+        op,
+        {padded.unpadded(rewriter, loc, queryGrad, /*ofKeys=*/false),
+         padded.unpadded(rewriter, loc, perKey[0], /*ofKeys=*/true),
+         padded.unpadded(rewriter, loc, perKey[1], /*ofKeys=*/true), zGrad});
     return success();
   }
 

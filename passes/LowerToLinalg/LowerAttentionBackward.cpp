@@ -145,12 +145,9 @@ struct FlashAttentionBackward {
   FailureOr<std::array<Value, 3>> build(OpBuilder &builder, Location loc) const;
 
 private:
-  struct Block {
-    Value query, key, value, outGrad, logSumExp, delta;
-  };
   /// A block's probabilities p and score gradients ds (scale included).
   FailureOr<std::pair<Value, Value>>
-  probabilitiesAndScoreGradients(TensorBuilder &t, const Block &block,
+  probabilitiesAndScoreGradients(TensorBuilder &t, const BackwardBlock &block,
                                  const TilePosition &tile,
                                  int64_t keySeq) const;
   /// d(final score)/d(dot product) at one position, null when it is the
@@ -183,16 +180,15 @@ FlashAttentionBackward::scoreDerivative(OpBuilder &b, Location loc, Value raw,
 }
 
 FailureOr<std::pair<Value, Value>>
-FlashAttentionBackward::probabilitiesAndScoreGradients(TensorBuilder &t,
-                                                       const Block &block,
-                                                       const TilePosition &tile,
-                                                       int64_t keySeq) const {
+FlashAttentionBackward::probabilitiesAndScoreGradients(
+    TensorBuilder &t, const BackwardBlock &block, const TilePosition &tile,
+    int64_t keySeq) const {
   int64_t queryTile = forward.queryTile, keyTile = forward.keyTile;
   Type elt = tensorType(block.query).getElementType();
   Value dots = t.matmulTransposedB(block.query, block.key,
                                    t.filled({queryTile, keyTile}, elt, 0.0));
   Value scores = forward.maskedScores(t, dots, tile, keySeq, /*mask=*/true);
-  Value probabilities = recomputedProbabilities(t, scores, block.logSumExp);
+  Value probabilities = recomputedProbabilities(t, scores, block.rowStatistic);
   Value dP = t.matmulTransposedB(block.outGrad, block.value,
                                  t.filled({queryTile, keyTile}, elt, 0.0));
   bool failedDerivative = false;
@@ -230,97 +226,53 @@ FlashAttentionBackward::probabilitiesAndScoreGradients(TensorBuilder &t,
 FailureOr<std::array<Value, 3>>
 FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
   TensorBuilder tb(builder, loc);
-  RankedTensorType qType = tensorType(forward.query),
-                   kType = tensorType(forward.key),
-                   vType = tensorType(forward.value);
-  Type elt = qType.getElementType();
-  int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
-  int64_t querySeq = qType.getDimSize(2), headDim = qType.getDimSize(3);
-  int64_t keySeq = kType.getDimSize(2), valueDim = vType.getDimSize(3);
-  int64_t queryTile = forward.queryTile, keyTile = forward.keyTile;
-  int64_t queryTiles = llvm::divideCeil(querySeq, queryTile);
-  int64_t keyTiles = llvm::divideCeil(keySeq, keyTile);
-  int64_t paddedQueries = queryTiles * queryTile;
-  int64_t paddedKeys = keyTiles * keyTile;
-
-  // delta_i = do_i · o_i; padded queries have do = 0 and add nothing.
-  Value delta = tb.reduceLastDim(
-      {outGrad, out}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
-        return multiplyAccumulate(b, l, a[0], a[1], a[2]);
-      });
-  Value query = padSeq(tb, forward.query, paddedQueries);
-  Value outGradPadded = padSeq(tb, outGrad, paddedQueries);
-  // A padded query sees nothing: its probabilities are 0, whatever score
-  // the padding gets.
-  Value lse = padSeq(tb, logSumExp, paddedQueries, kNegativeInfinity);
-  Value deltaPadded = padSeq(tb, delta, paddedQueries);
-  Value key = padSeq(tb, forward.key, paddedKeys);
-  Value value = padSeq(tb, forward.value, paddedKeys);
-
-  auto queryBlockAt = [&](OpBuilder &b, Location l, const TilePosition &at) {
-    return Block{
-        tileOf(b, l, query, at.batch, at.head, at.queryStart, queryTile),
-        tileOf(b, l, key, at.batch, at.head, at.keyStart, keyTile),
-        tileOf(b, l, value, at.batch, at.head, at.keyStart, keyTile),
-        tileOf(b, l, outGradPadded, at.batch, at.head, at.queryStart,
-               queryTile),
-        rowTileOf(b, l, lse, at.batch, at.head, at.queryStart, queryTile),
-        rowTileOf(b, l, deltaPadded, at.batch, at.head, at.queryStart,
-                  queryTile)};
-  };
+  Type elt = tensorType(forward.query).getElementType();
+  PaddedBackwardOperands padded =
+      PaddedBackwardOperands::build(tb, forward, out, outGrad, logSumExp);
   bool failedBlock = false;
+  auto gradientsAt = [&](TensorBuilder &t, const BackwardBlock &blk,
+                         const TilePosition &tile) {
+    auto grads = probabilitiesAndScoreGradients(t, blk, tile, padded.keySeq);
+    if (failed(grads))
+      failedBlock = true;
+    return grads;
+  };
 
   // Kernel 1, per key tile: dk and dv summed over the query tiles.
   SmallVector<Value> keyAndValueGrads = sumOverQueryTiles(
-      builder, loc, forward, batch, heads, keyTiles, queryTiles,
-      {headDim, valueDim}, elt,
+      builder, loc, forward, padded.batch, padded.heads, padded.keyTiles,
+      padded.queryTiles, {padded.headDim, padded.valueDim}, elt,
       [&](OpBuilder &ub, Location ul, const TilePosition &tile,
           ValueRange state) -> SmallVector<Value> {
         TensorBuilder t(ub, ul);
-        Block blk = queryBlockAt(ub, ul, tile);
-        auto grads = probabilitiesAndScoreGradients(t, blk, tile, keySeq);
-        if (failed(grads)) {
-          failedBlock = true;
+        BackwardBlock blk = padded.blockAt(ub, ul, tile);
+        auto grads = gradientsAt(t, blk, tile);
+        if (failed(grads))
           return SmallVector<Value>(state);
-        }
         return {t.matmulTransposedA(grads->second, blk.query, state[0]),
                 t.matmulTransposedA(grads->first, blk.outGrad, state[1])};
       });
-  Value keyGrad = keyAndValueGrads[0], valueGrad = keyAndValueGrads[1];
 
   // Kernel 2, per query tile: dq summed over the key tiles it visits.
   Value queryGrad =
-      sumOverKeyTiles(builder, loc, forward, batch, heads, keyTiles, queryTiles,
-                      {headDim}, elt,
+      sumOverKeyTiles(builder, loc, forward, padded.batch, padded.heads,
+                      padded.keyTiles, padded.queryTiles, {padded.headDim}, elt,
                       [&](OpBuilder &ub, Location ul, const TilePosition &tile,
                           ValueRange state) -> SmallVector<Value> {
                         TensorBuilder t(ub, ul);
-                        Block blk = queryBlockAt(ub, ul, tile);
-                        auto grads = probabilitiesAndScoreGradients(
-                            t, blk, tile, keySeq);
-                        if (failed(grads)) {
-                          failedBlock = true;
+                        BackwardBlock blk = padded.blockAt(ub, ul, tile);
+                        auto grads = gradientsAt(t, blk, tile);
+                        if (failed(grads))
                           return SmallVector<Value>(state);
-                        }
                         return {t.matmul(grads->second, blk.key, state[0])};
                       })
           .front();
   if (failedBlock)
     return failure();
-
-  auto unpadded = [&](Value x, int64_t seq, int64_t width) -> Value {
-    if (tensorType(x).getDimSize(2) == seq)
-      return x;
-    SmallVector<OpFoldResult> zeros(4, builder.getIndexAttr(0));
-    return sliceOf(builder, loc,
-                   RankedTensorType::get({batch, heads, seq, width}, elt), x,
-                   zeros,
-                   {builder.getIndexAttr(batch), builder.getIndexAttr(heads),
-                    builder.getIndexAttr(seq), builder.getIndexAttr(width)});
-  };
-  return std::array<Value, 3>{unpadded(queryGrad, querySeq, headDim),
-                              unpadded(keyGrad, keySeq, headDim),
-                              unpadded(valueGrad, keySeq, valueDim)};
+  return std::array<Value, 3>{
+      padded.unpadded(builder, loc, queryGrad, /*ofKeys=*/false),
+      padded.unpadded(builder, loc, keyAndValueGrads[0], /*ofKeys=*/true),
+      padded.unpadded(builder, loc, keyAndValueGrads[1], /*ofKeys=*/true)};
 }
 
 struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
