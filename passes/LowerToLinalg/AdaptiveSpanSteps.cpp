@@ -106,7 +106,7 @@ Value AdaptiveSpanMask::onRamp(TensorBuilder &t, ArrayRef<int64_t> shape,
             arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, left,
                                   floatConstant(b, loc, f32, 0.0));
         Value below =
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, left,
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, left,
                                   floatConstant(b, loc, f32, double(ramp)));
         return arith::SelectOp::create(
             b, loc, arith::AndIOp::create(b, loc, above, below),

@@ -53,8 +53,8 @@ struct AdaptiveSpanMask {
                       const TilePosition &tile, bool keysByQueries) const;
   /// dm/dz of a block of `shape` over maxSpan / ramp: 1 on the ramp (span
   /// <= x < span + ramp), 0 elsewhere, laid out as hideBeyondReach's. At
-  /// x = span, where m reaches 1, it is the derivative from below, as
-  /// torch.clamp's gradient takes it.
+  /// the ramp's kinks (x = span, x = span + ramp: a whole-number span) it is
+  /// the derivative from below, as torch.clamp's is at x = span.
   mlir::Value onRamp(TensorBuilder &t, llvm::ArrayRef<int64_t> shape,
                      const TilePosition &tile, bool keysByQueries) const;
 

@@ -109,9 +109,10 @@ def Attn_AdaptiveSpanAttentionBackwardOp
     `ds_ij = e_ij (m(x) (dP_ij - D_i) - 1e-8 D_i)`,
     `dq_i = sum_j ds_ij k_j scale`, `dk_j = sum_i ds_ij q_i scale`,
     `dz_h = (max_span / ramp) sum over the ramp (span_h <= x < span_h + ramp)
-    of e_ij (dP_ij - D_i)`, summed over the batch and queries. At
-    `x = span_h`, where m reaches 1, that is the derivative from below, as
-    `torch.clamp`'s gradient takes it.
+    of e_ij (dP_ij - D_i)`, summed over the batch and queries. At a
+    whole-number span, where a key sits on a kink of the ramp (`x = span_h`,
+    where m reaches 1, or `x = span_h + ramp`, where it leaves 0), `dz` is
+    the derivative from below, as `torch.clamp`'s is at `x = span_h`.
 
     The lowering is the flash backward: weights are recomputed tile by tile
     from `N`, never stored, and the tiles the forward skipped are skipped.
