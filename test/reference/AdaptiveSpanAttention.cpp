@@ -19,20 +19,9 @@ Tensor adaptiveSpanAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                              const Tensor &z,
                              const AdaptiveSpanOptions &options) {
   const std::string op = "adaptive_span_attention";
-  for (const Tensor *t : {&q, &k, &v})
-    if (t->rank() != 4)
-      throw ReferenceError(op +
-                           ": q, k and v must be [batch, heads, seq, "
-                           "head_dim], got " +
-                           shapeToString(t->shape));
+  expectMemoryAttentionOperands(q, k, v, op);
   int64_t batch = q.dim(0), heads = q.dim(1), querySeq = q.dim(2),
           headDim = q.dim(3), keySeq = k.dim(2), valueDim = v.dim(3);
-  expectShape(k, {batch, heads, keySeq, headDim}, op + ": k");
-  expectShape(v, {batch, heads, keySeq, valueDim}, op + ": v");
-  if (keySeq < querySeq)
-    throw ReferenceError(op + ": k has fewer positions (" +
-                         std::to_string(keySeq) + ") than q (" +
-                         std::to_string(querySeq) + ")");
   expectShape(z, {heads}, op + ": z");
   if (options.maxSpan < 1 || options.ramp < 1)
     throw ReferenceError(op + ": max_span and ramp must be >= 1");

@@ -91,6 +91,23 @@ void expectShape(const Tensor &t, const Shape &expected,
                          ", got " + shapeToString(t.shape));
 }
 
+void expectMemoryAttentionOperands(const Tensor &q, const Tensor &k,
+                                   const Tensor &v, const std::string &op) {
+  for (const Tensor *t : {&q, &k, &v})
+    if (t->rank() != 4)
+      throw ReferenceError(op +
+                           ": q, k and v must be [batch, heads, seq, "
+                           "head_dim], got " +
+                           shapeToString(t->shape));
+  int64_t batch = q.dim(0), heads = q.dim(1), keySeq = k.dim(2);
+  expectShape(k, {batch, heads, keySeq, q.dim(3)}, op + ": k");
+  expectShape(v, {batch, heads, keySeq, v.dim(3)}, op + ": v");
+  if (keySeq < q.dim(2))
+    throw ReferenceError(op + ": k has fewer positions (" +
+                         std::to_string(keySeq) + ") than q (" +
+                         std::to_string(q.dim(2)) + ")");
+}
+
 Tensor add(const Tensor &a, const Tensor &b) {
   expectShape(b, a.shape, "add: second operand");
   Tensor result(a.shape);

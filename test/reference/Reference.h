@@ -69,6 +69,13 @@ struct Tensor {
 void expectShape(const Tensor &t, const Shape &expected,
                  const std::string &what);
 
+/// Checks the operands of an attention over a memory (relative, adaptive
+/// span): q [batch, heads, q_seq, d], k [batch, heads, k_seq, d] and v
+/// [batch, heads, k_seq, d_v] with k_seq >= q_seq; throws ReferenceError
+/// naming `op` otherwise.
+void expectMemoryAttentionOperands(const Tensor &q, const Tensor &k,
+                                   const Tensor &v, const std::string &op);
+
 /// Elementwise sum of two tensors of the same shape (arith.addf).
 Tensor add(const Tensor &a, const Tensor &b);
 

@@ -18,20 +18,9 @@ Tensor relativeAttention(const Tensor &q, const Tensor &k, const Tensor &v,
                          const Tensor &pos, const Tensor &u, const Tensor &w,
                          const RelativeAttentionOptions &options) {
   const std::string op = "relative_attention";
-  for (const Tensor *t : {&q, &k, &v})
-    if (t->rank() != 4)
-      throw ReferenceError(op +
-                           ": q, k and v must be [batch, heads, seq, "
-                           "head_dim], got " +
-                           shapeToString(t->shape));
+  expectMemoryAttentionOperands(q, k, v, op);
   int64_t batch = q.dim(0), heads = q.dim(1), querySeq = q.dim(2),
-          headDim = q.dim(3), keySeq = k.dim(2), valueDim = v.dim(3);
-  expectShape(k, {batch, heads, keySeq, headDim}, op + ": k");
-  expectShape(v, {batch, heads, keySeq, valueDim}, op + ": v");
-  if (keySeq < querySeq)
-    throw ReferenceError(op + ": k has fewer positions (" +
-                         std::to_string(keySeq) + ") than q (" +
-                         std::to_string(querySeq) + ")");
+          headDim = q.dim(3), keySeq = k.dim(2);
   expectShape(pos, {heads, keySeq, headDim}, op + ": pos");
   expectShape(u, {heads, headDim}, op + ": u");
   expectShape(w, {heads, headDim}, op + ": w");
