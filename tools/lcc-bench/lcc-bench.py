@@ -322,16 +322,24 @@ def relative_model(batch, heads, segment, memory, dim, clamp_len):
                                          q, k, k, pos, bias, bias, q, q))
 
 
-def span_model(batch, heads, segment, memory, dim, max_span, ramp):
+def span_model(batch, heads, segment, memory, dim, max_span, ramp,
+               z_constant=None):
+    """@forward(q, k, v, z) of one adaptive-span attention; with
+    `z_constant`, z is that constant of the model instead of an input."""
     keys = segment + memory
     q = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, segment, dim)
     k = "tensor<%dx%dx%dx%dxf32>" % (batch, heads, keys, dim)
     z = "tensor<%dxf32>" % heads
-    return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s, %%z: %s) -> %s {\n"
+    if z_constant is None:
+        args, z_def = "%%q: %s, %%k: %s, %%v: %s, %%z: %s" % (q, k, k, z), ""
+    else:
+        args = "%%q: %s, %%k: %s, %%v: %s" % (q, k, k)
+        z_def = "  %%z = arith.constant dense<%r> : %s\n" % (z_constant, z)
+    return ("func.func @forward(%s) -> %s {\n%s"
             "  %%0 = attn.adaptive_span_attention %%q, %%k, %%v, %%z "
             "{max_span = %d : i64, ramp = %d : i64, causal = true}"
             " : (%s, %s, %s, %s) -> %s\n"
-            "  return %%0 : %s\n}\n" % (q, k, k, z, q, max_span, ramp,
+            "  return %%0 : %s\n}\n" % (args, q, z_def, max_span, ramp,
                                          q, k, k, z, q, q))
 
 
@@ -339,15 +347,10 @@ def span_gradients_report(opts, memory, keys, z, work):
     """loss_gradients of one adaptive-span attention whose q, k and v are
     parameters and whose z is a constant: its forward and backward."""
     b, h, l, d = opts.batch, opts.heads, opts.segment, opts.head_dim
-    text = span_model(b, h, l, memory, d, keys, opts.ramp)
-    head, rest = text.split("{\n", 1)
-    # z as a constant of the model instead of an input.
-    head = head.replace(", %%z: tensor<%dxf32>" % h, "")
-    rest = ("  %%z = arith.constant dense<%r> : tensor<%dxf32>\n" % (z, h)
-            + rest)
     q_t, k_t = ("tensor<%dx%dx%dx%dxf32>" % (b, h, n, d) for n in (l, keys))
     return gradients_report(
-        as_loss(head + "{\n" + rest, [("q", q_t), ("k", k_t), ("v", k_t)],
+        as_loss(span_model(b, h, l, memory, d, keys, opts.ramp, z),
+                [("q", q_t), ("k", k_t), ("v", k_t)],
                 "tensor<%dx%dx%dxi32>" % (b, h, l)),
         (b, h, l), d, opts.repeat, opts.threads, work)
 
