@@ -303,6 +303,14 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
            << "cannot create a target machine for cpu '" << cpu << "'";
   module->setDataLayout(machine->createDataLayout());
   module->setTargetTriple(llvm::Triple(triple));
+  // LLVM tunes Intel's AVX-512 cores to prefer 256-bit vectors (the
+  // frequency cost of 512-bit ones on Skylake): the loop vectorizer would
+  // then run the softmax's exp, maxima and sums at half the width of the
+  // contractions' registers, where they are a quarter of attention's time.
+  if (cpuVectorRegisters(options.cpu).bits == 512)
+    for (llvm::Function &function : *module)
+      if (!function.isDeclaration())
+        function.addFnAttr("prefer-vector-width", "512");
 
   auto optimize =
       makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine.get());

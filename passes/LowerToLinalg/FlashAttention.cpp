@@ -145,7 +145,6 @@ SmallVector<Value> FlashAttention::updateOnline(
   // softmax's state stays f32.
   bool paired = isPairedHalf(tensorType(keyBlock).getElementType());
   Type elt = t.builder().getF32Type();
-  int64_t valueDim = tensorType(valueBlock).getDimSize(1);
   Value zeroDots = t.filled({keyTile, queryTile}, elt, 0.0);
   Value dots = paired ? t.pairedMatmul(inPairs(t, keyBlock), scaledQueriesT,
                                        zeroDots, /*aPairsMajor=*/false)
@@ -172,31 +171,49 @@ SmallVector<Value> FlashAttention::updateOnline(
   } else {
     scores = maskedScores(t, dots, tile, keySeq, mask, layout);
   }
+  // The state is updated in place (each step's buffers are the loop's),
+  // so a step allocates and copies nothing.
   Value runningMax = state[0], rowSumSoFar = state[1], acc = state[2];
   Value blockMax = columnMax(t, scores);
-  Value newMax =
-      t.mapSameShape({runningMax, blockMax},
-                     [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                       return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-                     });
-  Value probs = t.map({keyTile, queryTile}, elt, {scores, newMax},
-                      {t.identityMap(2), t.lastDimMap(2)},
-                      [](OpBuilder &b, Location loc, ValueRange a) {
-                        return expShifted(b, loc, a[0], a[1]);
-                      });
-  // exp(old max - new max) rescales what was accumulated so far.
+  // exp(old max - new max) rescales what was accumulated so far; taken
+  // before the running maximum is raised.
   Value correction = t.mapSameShape(
-      {runningMax, newMax}, [](OpBuilder &b, Location loc, ValueRange a) {
-        return expShifted(b, loc, a[0], a[1]);
+      {runningMax, blockMax}, [](OpBuilder &b, Location loc, ValueRange a) {
+        return expShifted(b, loc, a[0], larger(b, loc, a[1], a[0]));
       });
-  // Weights after the softmax: the sum runs over e (m + floor), the
-  // values take e m.
-  Value summed = probs;
-  if (weighProbabilities) {
+  auto inPlace = [&](Value init, Value operand, AffineMap operandMap,
+                     ScalarBody body) {
+    unsigned rank = tensorType(init).getRank();
+    return t.generic(
+        init, {operand}, {operandMap, t.identityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        body);
+  };
+  auto times = [](OpBuilder &b, Location loc, ValueRange a) {
+    return mul(b, loc, a[1], a[0]);
+  };
+  Value newMax = inPlace(runningMax, blockMax, t.identityMap(1),
+                         [](OpBuilder &b, Location loc, ValueRange a) {
+                           return larger(b, loc, a[0], a[1]);
+                         });
+  // sum' = sum * correction + the block's column sums.
+  Value scaledSum = inPlace(rowSumSoFar, correction, t.identityMap(1), times);
+  Value probs, newSum;
+  if (!weighProbabilities) {
+    std::tie(probs, newSum) = columnExponentials(t, scores, newMax, scaledSum);
+  } else {
+    // Weights after the softmax: the sum runs over e (m + floor), the
+    // values take e m.
     assert(!paired && "probabilities are weighed in f32 only");
+    probs = t.map({keyTile, queryTile}, elt, {scores, newMax},
+                  {t.identityMap(2), t.lastDimMap(2)},
+                  [](OpBuilder &b, Location loc, ValueRange a) {
+                    return expShifted(b, loc, a[0], a[1]);
+                  });
     Value weights = weighProbabilities(t, tile);
-    summed = t.mapSameShape({probs, weights}, [&](OpBuilder &b, Location loc,
-                                                  ValueRange a) {
+    Value summed = t.mapSameShape({probs, weights}, [&](OpBuilder &b,
+                                                        Location loc,
+                                                        ValueRange a) {
       return mul(b, loc, a[0],
                  add(b, loc, a[1], floatConstant(b, loc, elt, weightFloor)));
     });
@@ -204,19 +221,14 @@ SmallVector<Value> FlashAttention::updateOnline(
                            [](OpBuilder &b, Location loc, ValueRange a) {
                              return mul(b, loc, a[0], a[1]);
                            });
+    newSum = t.generic(
+        scaledSum, {summed}, {t.identityMap(2), t.lastDimMap(2)},
+        {utils::IteratorType::reduction, utils::IteratorType::parallel},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          return add(b, loc, a[1], a[0]);
+        });
   }
-  Value blockSum = columnSum(t, summed);
-  // sum' = sum * correction + rowsum(probs).
-  Value newSum =
-      t.mapSameShape({rowSumSoFar, correction, blockSum},
-                     [](OpBuilder &b, Location loc, ValueRange a) {
-                       return add(b, loc, mul(b, loc, a[0], a[1]), a[2]);
-                     });
-  Value rescaled = t.map({queryTile, valueDim}, elt, {acc, correction},
-                         {t.identityMap(2), t.dropLastMap(2)},
-                         [](OpBuilder &b, Location loc, ValueRange a) {
-                           return mul(b, loc, a[0], a[1]);
-                         });
+  Value rescaled = inPlace(acc, correction, t.dropLastMap(2), times);
   if (!paired)
     return {newMax, newSum, t.matmulTransposedA(probs, valueBlock, rescaled)};
   Type half = tensorType(keyBlock).getElementType();

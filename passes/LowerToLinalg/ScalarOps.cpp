@@ -58,10 +58,16 @@ Value expShifted(OpBuilder &b, Location loc, Value x, Value m) {
   Type type = m.getType();
   Value negInf = floatConstant(b, loc, type, kNegativeInfinity);
   Value zero = floatConstant(b, loc, type, 0.0);
-  Value empty =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+  Value hidden =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, negInf);
   Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, m));
-  return arith::SelectOp::create(b, loc, empty, zero, e);
+  return arith::SelectOp::create(b, loc, hidden, zero, e);
+}
+
+Value larger(OpBuilder &b, Location loc, Value x, Value y) {
+  Value greater =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+  return arith::SelectOp::create(b, loc, greater, x, y);
 }
 
 Value inverseNorm(OpBuilder &b, Location loc, Value sumSquares) {

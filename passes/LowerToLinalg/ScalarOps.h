@@ -47,10 +47,18 @@ mlir::Value clampedIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id,
 std::pair<mlir::Value, mlir::Value>
 markedPosition(mlir::OpBuilder &b, mlir::Location loc, mlir::Value position);
 
-/// exp(x - m), and 0 where m is -inf (a row that has seen no visible key
-/// yet, where x - m would be NaN).
+/// exp(x - m) for m a maximum over x's row, and 0 where x is -inf: a
+/// hidden key, or every key of a row that has seen no visible one yet (m
+/// is then -inf too, and x - m would be NaN). Keyed on x rather than m so
+/// that a NaN score stays NaN even where the row's maximum skipped it.
 mlir::Value expShifted(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                        mlir::Value m);
+
+/// x > y ? x : y, the comparison x86's maxps computes in one instruction
+/// (arith.maximumf needs five to propagate NaN): a NaN x yields y. For
+/// running maxima whose NaN inputs stay NaN through expShifted.
+mlir::Value larger(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                   mlir::Value y);
 
 /// 1 / max(||x||, 1e-12) from ||x||^2: the norm is floored as
 /// torch.nn.functional.normalize floors it, so a zero row normalises to zero

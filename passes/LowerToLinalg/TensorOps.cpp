@@ -92,8 +92,26 @@ static Value reduceColumns(TensorBuilder &tb, Value x, double initValue,
 Value columnMax(TensorBuilder &tb, Value x) {
   return reduceColumns(tb, x, kNegativeInfinity,
                        [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                         return arith::MaximumFOp::create(b, loc, a[0], a[1]);
+                         return larger(b, loc, a[0], a[1]);
                        });
+}
+
+std::pair<Value, Value> columnExponentials(TensorBuilder &tb, Value x,
+                                           Value maxima, Value sums) {
+  OpBuilder &b = tb.builder();
+  // x is read and written through its output operand: each element once.
+  auto op = linalg::GenericOp::create(
+      b, tb.location(), TypeRange{x.getType(), sums.getType()},
+      ValueRange{maxima}, ValueRange{x, sums},
+      ArrayRef<AffineMap>{tb.lastDimMap(2), tb.identityMap(2),
+                          tb.lastDimMap(2)},
+      ArrayRef<utils::IteratorType>{utils::IteratorType::reduction,
+                                    utils::IteratorType::parallel},
+      [](OpBuilder &nb, Location loc, ValueRange a) {
+        Value e = expShifted(nb, loc, a[1], a[0]);
+        linalg::YieldOp::create(nb, loc, ValueRange{e, add(nb, loc, a[2], e)});
+      });
+  return {op.getResult(0), op.getResult(1)};
 }
 
 Value columnSum(TensorBuilder &tb, Value x) {

@@ -79,6 +79,14 @@ mlir::Value rowSumOfSquares(TensorBuilder &tb, mlir::Value x);
 mlir::Value columnMax(TensorBuilder &tb, mlir::Value x);
 mlir::Value columnSum(TensorBuilder &tb, mlir::Value x);
 
+/// exp(x - maxima) of a 2-D `x` with one maximum per column (expShifted),
+/// written over `x`, and `sums` plus each column's sum of them: the
+/// exponentials and the sums, in one pass over x instead of two.
+std::pair<mlir::Value, mlir::Value> columnExponentials(TensorBuilder &tb,
+                                                       mlir::Value x,
+                                                       mlir::Value maxima,
+                                                       mlir::Value sums);
+
 /// The unnormalised softmax of each row (last dimension) of `x`:
 /// exp(x - max) (0 in a row that is all -inf), the row maxima and the sums
 /// of the exponentials.

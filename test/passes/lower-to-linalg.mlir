@@ -37,11 +37,18 @@
 // CHECK: arith.cmpi sge, %{{.+}}, %[[C100]]
 // CHECK: arith.cmpi sgt
 // CHECK: arith.select %{{.+}}, %[[NEG_INF]]
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%[[SCORES]]
+// CHECK: %[[BLOCK_MAX:.+]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]{{.*}} ins(%[[SCORES]]
 // CHECK-NEXT: ^bb0
-// CHECK-NEXT: arith.maximumf
+// CHECK-NEXT: arith.cmpf ogt
+// The state is updated in place (outs are the loop's iteration arguments),
+// and one pass over the scores takes their exponentials and column sums.
+// CHECK: %[[MAX:.+]] = linalg.generic {{.*}} ins(%[[BLOCK_MAX]] : tensor<32xf32>) outs(%[[MAX_ARG:.+]] : tensor<32xf32>)
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}} outs(%[[SUM_ARG:.+]] : tensor<32xf32>)
+// CHECK: %[[PROBS:.+]]:2 = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[MAX]] : tensor<32xf32>) outs(%[[SCORES]], %[[SUM]] : tensor<16x32xf32>, tensor<32xf32>)
 // CHECK: math.exp
-// CHECK: scf.yield {{.*}} : tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>
+// CHECK: %[[RESCALED:.+]] = linalg.generic {{.*}} outs(%[[ACC_ARG:.+]] : tensor<32x8xf32>)
+// CHECK: %[[ACC:.+]] = linalg.generic {{.*}} ins(%[[PROBS]]#0, %{{.+}} : tensor<16x32xf32>, tensor<16x8xf32>) outs(%[[RESCALED]] : tensor<32x8xf32>)
+// CHECK: scf.yield %[[MAX]], %[[PROBS]]#1, %[[ACC]] : tensor<32xf32>, tensor<32xf32>, tensor<32x8xf32>
 // CHECK: arith.divf
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice {{.*}} [1, 1, 32, 8] [1, 1, 1, 1] : tensor<32x8xf32> into tensor<1x2x128x8xf32>
