@@ -414,10 +414,58 @@ LogicalResult tileIntoRegisterBlocks(RewriterBase &rewriter,
   return success();
 }
 
+/// A read of A's elements for one step of k that is only taken apart into
+/// scalars (each broadcast to a row of FMAs) becomes one scalar load per
+/// element. LLVM folds a scalar load into its broadcast (vbroadcastss from
+/// memory, a load port); from a vector load it splits the vector into
+/// powers of two and broadcasts the odd pieces' elements from registers, a
+/// shuffle on the FMAs' port 5 plus a register for each piece.
+struct ScalarReadsOfBroadcastElements
+    : OpRewritePattern<vector::TransferReadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::TransferReadOp read,
+                                PatternRewriter &rewriter) const override {
+    auto base = dyn_cast<MemRefType>(read.getBase().getType());
+    VectorType type = read.getVectorType();
+    if (!base || read.getMask() ||
+        !read.getPermutationMap().isMinorIdentity() ||
+        base.getRank() != type.getRank() ||
+        llvm::any_of(read.getInBoundsValues(), [](bool b) { return !b; }) ||
+        read->use_empty())
+      return failure();
+    SmallVector<vector::ExtractOp> extracts;
+    for (Operation *user : read->getUsers()) {
+      auto extract = dyn_cast<vector::ExtractOp>(user);
+      if (!extract || extract.getResult().getType() != type.getElementType() ||
+          !extract.getDynamicPosition().empty())
+        return failure();
+      extracts.push_back(extract);
+    }
+    for (vector::ExtractOp extract : extracts) {
+      rewriter.setInsertionPoint(extract);
+      SmallVector<Value> indices;
+      for (auto [index, offset] :
+           llvm::zip_equal(read.getIndices(), extract.getStaticPosition()))
+        indices.push_back(offset == 0
+                              ? index
+                              : arith::AddIOp::create(
+                                    rewriter, extract.getLoc(), index,
+                                    arith::ConstantIndexOp::create(
+                                        rewriter, extract.getLoc(), offset)));
+      rewriter.replaceOpWithNewOp<memref::LoadOp>(extract, read.getBase(),
+                                                  indices);
+    }
+    rewriter.eraseOp(read);
+    return success();
+  }
+};
+
 /// The vectorized blocks down to FMAs (outer products), broadcasts and
 /// plain vector loads.
 LogicalResult lowerBlocksToFMAs(func::FuncOp func) {
   RewritePatternSet patterns(func.getContext());
+  patterns.add<ScalarReadsOfBroadcastElements>(func.getContext());
   vector::populateVectorContractLoweringPatterns(
       patterns, vector::VectorContractLowering::OuterProduct);
   vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);

@@ -73,12 +73,18 @@ func.func @left_alone(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x
 // -----
 
 // pᵀ·v reads A as (k, m): no copy, each step of k reads the block's 6
-// elements of A from one row of it.
+// elements of A from one row of it, each by a scalar load that LLVM folds
+// into its broadcast (a vector<6> load would be split into 4 + 2 and the
+// pair broadcast through shuffles).
 // CHECK-LABEL: func @transposed_a
 // CHECK-NOT: memref.alloc
 // CHECK: scf.for %{{.+}} = %c0 to %c6 step %c6
 // CHECK: vector<6x16xf32>
-// CHECK: memref.subview %arg0[%{{.+}}, %{{.+}}] [1, 6]
+// CHECK: %[[AROW:.+]] = memref.subview %arg0[%{{.+}}, %{{.+}}] [1, 6]
+// CHECK-NOT: vector.transfer_read %[[AROW]]
+// CHECK: memref.load %[[AROW]][%c0, %c0]
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: memref.load %[[AROW]][%c0, %c5]
 // CHECK: vector.fma {{.*}} : vector<16xf32>
 // CHECK-NOT: linalg.generic
 func.func @transposed_a(%p: memref<32x6xf32>, %v: memref<32x16xf32>, %o: memref<6x16xf32>) {
