@@ -198,20 +198,29 @@ def VectorizeContractions
     divides, are left to the loop lowering.
 
     The block is sized for the target's vector registers (`vector-bits`
-    wide, `vector-registers` of them): two vectors of B per row when `n`
-    allows (else one), and as many rows as leave room for the row of B, the
-    broadcast element of A and one spare register; rows of C that no whole
-    block covers (64 = 10 x 6 + 4) are one last, shorter block. AVX2 (256
-    bits, 16 registers) gives 6 x 16 blocks, AVX-512 (512, 32) 14 x 32. lcc
-    sets both from the CPU it compiles for; `tile-m` and `tile-n` (non-zero,
-    dividing C) fix the block instead.
+    wide, `vector-registers` of them), at most as many rows as leave room
+    for the row of B, the broadcast element of A and one spare register.
+    When a step's elements of A are adjacent (A read as (k, m), as pᵀ·v
+    reads its probabilities): the widest row of B of 4, 2 or 1 vectors that
+    divides `n` and still fits 6 rows, and every row that fits. When they
+    lie down a column of A (q·kᵀ's keys): two vectors of B per row when `n`
+    allows (else one), and no more than 16 accumulators. Rows of C that no
+    whole block covers (64 = 10 x 6 + 4) are one last, shorter block. AVX2
+    (256 bits, 16 registers) gives 6 x 16 blocks for both; AVX-512 (512,
+    32) 6 x 64 for pᵀ·v and 8 x 32 for q·kᵀ. lcc sets both from the CPU it
+    compiles for; `tile-m` and `tile-n` (non-zero, dividing C) fix the
+    block instead.
+
+    A step's elements of A that are only taken apart to be broadcast are
+    read by scalar loads, which LLVM folds into broadcasts from memory.
 
     With `bf16-dot` (a CPU with avx512_bf16; needs vector-bits=512), a
     contraction of bf16 operands in adjacent pairs of k accumulated in f32
     (C[m, n] += sum A[m, p, j] or A[p, m, j] times B[p, n, j]) becomes
     blocks of AVX-512 bf16 dot products (`x86vector.avx512.dot`): per pair,
     a load of B per 16 columns, a broadcast of A's pair per row, one dot
-    product per accumulator; blocks sized by the same rule (14 x 32).
+    product per accumulator; blocks sized by the same rule (pairs of A
+    read A[p, m, j] count as adjacent).
     Without it such a contraction is left to the loop lowering.
   }];
   let dependentDialects = [

@@ -53,7 +53,7 @@ LogicalResult inlineModelCalls(ModuleOp module) {
 AttentionTiling lcc::attentionTilingFor(const CompileOptions &options) {
   AttentionTiling tiling;
   if (!options.targetCuda)
-    tiling = kCpuAttentionTiling;
+    tiling = cpuAttentionTiling(options.cpu);
   if (options.queryTile > 0)
     tiling.queryTile = options.queryTile;
   if (options.keyTile > 0)

@@ -55,9 +55,10 @@ struct CompileOptions : AttentionFormOptions {
   std::function<void(llvm::StringRef part, double seconds)> progress;
 };
 
-/// The flash attention tiles `options` compile with: as given, else
-/// kCpuAttentionTiling for the CPU alone and 64 x 64 when CUDA is a target
-/// (the GPU kernels' shared-memory tiles).
+/// The flash attention tiles `options` compile with: as given, else for the
+/// CPU alone kAvx512AttentionTiling when its CPU has AVX-512 and
+/// kCpuAttentionTiling otherwise, and 64 x 64 when CUDA is a target (the
+/// GPU kernels' shared-memory tiles).
 AttentionTiling attentionTilingFor(const CompileOptions &options);
 
 /// Compiles `module` in place up to `options.stopAfter` and returns that

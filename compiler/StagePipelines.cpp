@@ -98,6 +98,11 @@ void lcc::buildLowerToDispatchesPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+AttentionTiling lcc::cpuAttentionTiling(StringRef cpu) {
+  return cpuVectorRegisters(cpu).bits == 512 ? kAvx512AttentionTiling
+                                             : kCpuAttentionTiling;
+}
+
 namespace {
 
 /// lcc's --attention flags as the options of lcc-attention-forms, with
@@ -200,14 +205,21 @@ struct KernelsPipelineOptions : PassPipelineOptions<KernelsPipelineOptions> {
 };
 
 /// lcc-lower-to-linalg's options: the flash attention's tiles, by default
-/// what lcc takes for the CPU alone (lcc --query-tile/--key-tile).
+/// what lcc takes for `cpu` alone (lcc --query-tile/--key-tile/--cpu).
 struct LinalgPipelineOptions : PassPipelineOptions<LinalgPipelineOptions> {
-  Option<int64_t> queryTile{*this, "query-tile",
-                            llvm::cl::desc("Queries per flash attention tile"),
-                            llvm::cl::init(kCpuAttentionTiling.queryTile)};
-  Option<int64_t> keyTile{*this, "key-tile",
-                          llvm::cl::desc("Keys per flash attention tile"),
-                          llvm::cl::init(kCpuAttentionTiling.keyTile)};
+  Option<int64_t> queryTile{
+      *this, "query-tile",
+      llvm::cl::desc("Queries per flash attention tile (0: lcc's for cpu)"),
+      llvm::cl::init(0)};
+  Option<int64_t> keyTile{
+      *this, "key-tile",
+      llvm::cl::desc("Keys per flash attention tile (0: lcc's for cpu)"),
+      llvm::cl::init(0)};
+  Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("LLVM CPU whose default tiles to take: 128 x 128 with "
+                     "AVX-512, 96 x 96 without ('native': this machine)"),
+      llvm::cl::init("native")};
 };
 
 std::string textual(llvm::function_ref<void(OpPassManager &)> build) {
@@ -263,7 +275,12 @@ void lcc::registerLccPipelines() {
       "fused, as lcc runs it (for the CPU: give lcc's tiles for another "
       "target)",
       [](OpPassManager &pm, const LinalgPipelineOptions &options) {
-        buildLowerToLinalgPipeline(pm, {options.queryTile, options.keyTile});
+        AttentionTiling tiling = cpuAttentionTiling(options.cpu);
+        if (options.queryTile > 0)
+          tiling.queryTile = options.queryTile;
+        if (options.keyTile > 0)
+          tiling.keyTile = options.keyTile;
+        buildLowerToLinalgPipeline(pm, tiling);
       });
   PassPipelineRegistration<>(
       "lcc-lower-to-dispatches",

@@ -57,32 +57,58 @@ struct RegisterTile {
   int64_t m, n, rest = 0;
 };
 
+/// How one step of k reads the m elements of A it broadcasts: down a
+/// column of A, one row apart each (q·kᵀ's keys), or adjacent, along a row
+/// of Aᵀ (pᵀ·v's probabilities).
+enum class StepOfA { strided, contiguous };
+
 /// The register block for a C of `rows` x `columns` on a machine of
 /// `registers` vector registers of `lanes` f32 each. A block of r rows and
 /// v vectors per row keeps r * v accumulators live, plus v vectors of B and
-/// one broadcast element of A per step; one register is left spare. Two
-/// vectors per row (one B load feeding r FMAs twice) when the columns
-/// allow it, else one; then as many rows as fit, the rows left over (64 =
-/// 10 x 6 + 4) a last, shorter block. AVX2 (16 x 8 lanes) gives 6 x 16
-/// blocks, AVX-512 (32 x 16) 14 x 32. An explicit `tileM`/`tileN`
-/// (non-zero, dividing C) overrides the rule.
+/// one broadcast element of A per step; one register is left spare, so at
+/// most fit(v) = (registers - v - 2) / v rows.
+///
+///  - A read along a row (contiguous): the widest v of 4, 2 or 1 vectors
+///    that divides the columns and still fits 6 rows, then fit(v) rows.
+///  - A read down a column (strided): two vectors per row when the columns
+///    allow it (else one), then fit(v) rows but no more accumulators than
+///    16: each row is another line of A per step.
+///
+/// The rows left over (64 = 10 x 6 + 4) are a last, shorter block. AVX2
+/// (16 x 8 lanes) gives 6 x 16 blocks either way; AVX-512 (32 x 16) 6 x 64
+/// for pᵀ·v and 8 x 32 for q·kᵀ, each measured faster in attention than
+/// the 14 x 32 that fills the registers (docs/benchmarks.md). An explicit
+/// `tileM`/`tileN` (non-zero, dividing C) overrides the rule.
 std::optional<RegisterTile> registerTileFor(int64_t rows, int64_t columns,
                                             int64_t lanes, int64_t registers,
-                                            int64_t tileM, int64_t tileN) {
+                                            int64_t tileM, int64_t tileN,
+                                            StepOfA step) {
+  auto fit = [&](int64_t vectors) {
+    return std::max<int64_t>((registers - vectors - 2) / vectors, 1);
+  };
   int64_t n = tileN;
-  if (n == 0)
+  if (n == 0 && step == StepOfA::contiguous) {
+    for (int64_t vectors : {4, 2, 1})
+      if (columns % (vectors * lanes) == 0 &&
+          (fit(vectors) >= 6 || vectors == 1)) {
+        n = vectors * lanes;
+        break;
+      }
+  } else if (n == 0) {
     n = columns % (2 * lanes) == 0 ? 2 * lanes
         : columns % lanes == 0     ? lanes
                                    : 0;
+  }
   if (n == 0 || columns % n != 0)
     return std::nullopt;
   int64_t vectorsPerRow = llvm::divideCeil(n, lanes);
   if (tileM > 0)
     return rows % tileM == 0 ? std::optional(RegisterTile{tileM, n})
                              : std::nullopt;
-  int64_t fit =
-      std::max<int64_t>((registers - vectorsPerRow - 2) / vectorsPerRow, 1);
-  int64_t m = std::min(fit, rows);
+  int64_t most = fit(vectorsPerRow);
+  if (step == StepOfA::strided)
+    most = std::min(most, std::max<int64_t>(16 / vectorsPerRow, 1));
+  int64_t m = std::min(most, rows);
   return RegisterTile{m, n, rows % m};
 }
 
@@ -104,9 +130,14 @@ tileableContraction(linalg::LinalgOp op, const RegisterTileRule &rule) {
   auto n = dyn_cast<AffineDimExpr>(output.getResult(1));
   if (!m || !n)
     return std::nullopt;
+  // A read as (k, m) (pᵀ·v) gives a step's elements of A side by side.
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  StepOfA step = a.getNumResults() == 2 && a.getResult(1) == m
+                     ? StepOfA::contiguous
+                     : StepOfA::strided;
   std::optional<RegisterTile> tile =
       registerTileFor(ranges[m.getPosition()], ranges[n.getPosition()],
-                      rule.lanes, rule.registers, rule.tileM, rule.tileN);
+                      rule.lanes, rule.registers, rule.tileM, rule.tileN, step);
   if (!tile)
     return std::nullopt;
   return std::make_pair(ContractionLoops{m.getPosition(), n.getPosition(),
@@ -224,7 +255,8 @@ void toBF16DotProducts(RewriterBase &rewriter, linalg::GenericOp op,
   if (!shape)
     return;
   std::optional<RegisterTile> tile = registerTileFor(
-      shape->rows, shape->columns, rule.lanes, rule.registers, 0, 0);
+      shape->rows, shape->columns, rule.lanes, rule.registers, 0, 0,
+      shape->aPairsMajor ? StepOfA::contiguous : StepOfA::strided);
   if (!tile || tile->n % rule.lanes != 0)
     return;
   linalg::FillOp zeroFill = zeroFillOfC(op);

@@ -5,7 +5,8 @@
 // lanes): 6 x 16 blocks of C (12 accumulators, 2 vectors of B, a broadcast
 // element of A), k innermost; the block is read before the k loop and
 // written after it, and each step is one FMA per row and vector. AVX-512
-// (32 registers of 16 lanes) takes 14 x 32 blocks: one block of this C.
+// (32 registers of 16 lanes) takes 8 x 32 blocks (a step reads A down a
+// column: at most 16 accumulators), the last 4 rows a block of 4 x 32.
 // CHECK-LABEL: func @matmul
 // CHECK: scf.for %[[M:.+]] = %c0 to %c12 step %c6
 // CHECK: scf.for %[[N:.+]] = %c0 to %c32 step %c16
@@ -18,7 +19,9 @@
 // CHECK: vector.transfer_write %[[SUM]], %[[CTILE]]
 // CHECK-NOT: linalg.matmul
 // AVX512-LABEL: func @matmul
-// AVX512: memref.subview %arg2[%{{.+}}, %{{.+}}] [12, 32]
+// AVX512: memref.subview %arg2[0, 0] [8, 32]
+// AVX512: vector.fma {{.*}} : vector<32xf32>
+// AVX512: memref.subview %arg2[8, 0] [4, 32]
 // AVX512: vector.fma {{.*}} : vector<32xf32>
 func.func @matmul(%a: memref<12x16xf32>, %b: memref<16x32xf32>, %c: memref<12x32xf32>) {
   linalg.matmul ins(%a, %b : memref<12x16xf32>, memref<16x32xf32>) outs(%c : memref<12x32xf32>)
@@ -91,6 +94,30 @@ func.func @transposed_a(%p: memref<32x6xf32>, %v: memref<32x16xf32>, %o: memref<
   linalg.generic {indexing_maps = [affine_map<(m, k, n) -> (k, m)>, affine_map<(m, k, n) -> (k, n)>, affine_map<(m, k, n) -> (m, n)>],
                   iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%p, %v : memref<32x6xf32>, memref<32x16xf32>) outs(%o : memref<6x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A step of pᵀ·v reads its elements of A side by side: the widest row of B
+// that still fits 6 rows. AVX2: 2 vectors (4 would leave 2 rows), 6 x 16;
+// AVX-512: 4 vectors, 6 x 64, so V's rows are loaded whole.
+// CHECK-LABEL: func @transposed_a_wide
+// CHECK: scf.for %{{.+}} = %c0 to %c12 step %c6
+// CHECK: vector<6x16xf32>
+// AVX512-LABEL: func @transposed_a_wide
+// AVX512: scf.for %{{.+}} = %c0 to %c12 step %c6
+// AVX512: vector<6x64xf32>
+// AVX512: vector.fma {{.*}} : vector<64xf32>
+func.func @transposed_a_wide(%p: memref<32x12xf32>, %v: memref<32x64xf32>, %o: memref<12x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, k, n) -> (k, m)>, affine_map<(m, k, n) -> (k, n)>, affine_map<(m, k, n) -> (m, n)>],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%p, %v : memref<32x12xf32>, memref<32x64xf32>) outs(%o : memref<12x64xf32>) {
   ^bb0(%x: f32, %y: f32, %z: f32):
     %m = arith.mulf %x, %y : f32
     %s = arith.addf %z, %m : f32

@@ -243,15 +243,15 @@ cl::opt<int64_t> attentionChunks(
 
 cl::opt<int64_t> queryTile(
     "query-tile",
-    cl::desc("Queries per tile of the flash attention (default: 96 for the "
-             "CPU, a multiple of AVX2's 6 x 16 register blocks; 64 with "
-             "--target=cuda)"),
+    cl::desc("Queries per tile of the flash attention (default for the "
+             "CPU: 128 with AVX-512, 96 without, multiples of the register "
+             "blocks; 64 with --target=cuda)"),
     cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
 cl::opt<int64_t> keyTile(
     "key-tile",
-    cl::desc("Keys per tile of the flash attention (default: 96 for the "
-             "CPU, 64 with --target=cuda)"),
+    cl::desc("Keys per tile of the flash attention (default for the CPU: "
+             "128 with AVX-512, 96 without; 64 with --target=cuda)"),
     cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
 cl::opt<std::string> trainFunction(
