@@ -31,9 +31,9 @@ buildAttentionFormsPipeline(mlir::OpPassManager &pm,
                             const AttentionFormOptions &options,
                             llvm::raw_ostream &errors);
 /// The flash attention's tiles for a CPU without AVX-512 alone (lcc's and
-/// lcc-lower-to-linalg's default there): 96 is a multiple of AVX2's 6 x 16 register
-/// blocks (VectorizeContractions), so both contractions divide into whole
-/// blocks.
+/// lcc-lower-to-linalg's default there): 96 is a multiple of AVX2's 6 x 16
+/// register blocks (VectorizeContractions), so both contractions divide into
+/// whole blocks.
 constexpr AttentionTiling kCpuAttentionTiling = {96, 96};
 /// lcc's default on a CPU with AVX-512: 128 is a multiple of the score
 /// block's 8 x 32 register blocks (pᵀ·v's 6 x 64 leave a last block of 2
