@@ -232,7 +232,8 @@ def VectorizeContractions
     Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
            "Rows of C per register block (0: by the rule)">,
     Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
-           "Columns of C per register block (0: by the rule)">,
+           "Columns of C per register block, a power of two (0: by the "
+           "rule)">,
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"256",
            "Width of the target's vector registers in bits">,
     Option<"vectorRegisters", "vector-registers", "int64_t",

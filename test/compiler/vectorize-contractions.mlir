@@ -1,5 +1,9 @@
 // RUN: lcc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lcc-vectorize-contractions))' | FileCheck %s
 // RUN: lcc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lcc-vectorize-contractions{vector-bits=512 vector-registers=32}))' | FileCheck %s --check-prefix=AVX512
+// RUN: not lcc-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(lcc-vectorize-contractions{vector-bits=512 vector-registers=32 tile-n=48}))' 2>&1 | FileCheck %s --check-prefix=TILE-N
+// A row of B that is no power of two (3 vectors) is refused: it is no
+// legal LLVM vector, and made dense attention 15x slower.
+// TILE-N: error: lcc-vectorize-contractions: tile-n must be a power of two (a row of B is one LLVM vector), got 48
 
 // C[m, n] += A[m, k] * B[k, n] on AVX2 (the default, 16 registers of 8
 // lanes): 6 x 16 blocks of C (12 accumulators, 2 vectors of B, a broadcast
