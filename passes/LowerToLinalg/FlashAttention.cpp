@@ -198,36 +198,12 @@ SmallVector<Value> FlashAttention::updateOnline(
                          });
   // sum' = sum * correction + the block's column sums.
   Value scaledSum = inPlace(rowSumSoFar, correction, t.identityMap(1), times);
-  Value probs, newSum;
-  if (!weighProbabilities) {
-    std::tie(probs, newSum) = columnExponentials(t, scores, newMax, scaledSum);
-  } else {
-    // Weights after the softmax: the sum runs over e (m + floor), the
-    // values take e m.
-    assert(!paired && "probabilities are weighed in f32 only");
-    probs = t.map({keyTile, queryTile}, elt, {scores, newMax},
-                  {t.identityMap(2), t.lastDimMap(2)},
-                  [](OpBuilder &b, Location loc, ValueRange a) {
-                    return expShifted(b, loc, a[0], a[1]);
-                  });
-    Value weights = weighProbabilities(t, tile);
-    Value summed = t.mapSameShape({probs, weights}, [&](OpBuilder &b,
-                                                        Location loc,
-                                                        ValueRange a) {
-      return mul(b, loc, a[0],
-                 add(b, loc, a[1], floatConstant(b, loc, elt, weightFloor)));
-    });
-    probs = t.mapSameShape({probs, weights},
-                           [](OpBuilder &b, Location loc, ValueRange a) {
-                             return mul(b, loc, a[0], a[1]);
-                           });
-    newSum = t.generic(
-        scaledSum, {summed}, {t.identityMap(2), t.lastDimMap(2)},
-        {utils::IteratorType::reduction, utils::IteratorType::parallel},
-        [](OpBuilder &b, Location loc, ValueRange a) {
-          return add(b, loc, a[1], a[0]);
-        });
-  }
+  assert((!weighProbabilities || !paired) &&
+         "probabilities are weighed in f32 only");
+  auto [probs, newSum] =
+      weighProbabilities
+          ? weighedExponentials(t, scores, newMax, scaledSum, tile)
+          : columnExponentials(t, scores, newMax, scaledSum);
   Value rescaled = inPlace(acc, correction, t.dropLastMap(2), times);
   if (!paired)
     return {newMax, newSum, t.matmulTransposedA(probs, valueBlock, rescaled)};
@@ -235,6 +211,37 @@ SmallVector<Value> FlashAttention::updateOnline(
   return {newMax, newSum,
           t.pairedMatmul(pairRows(t, probs, half), valueBlock, rescaled,
                          /*aPairsMajor=*/true)};
+}
+
+/// The weighted form of columnExponentials (adaptive span): the sum runs
+/// over e (m + floor), the values take e m.
+std::pair<Value, Value>
+FlashAttention::weighedExponentials(TensorBuilder &t, Value scores,
+                                    Value maxima, Value sums,
+                                    const TilePosition &tile) const {
+  Type elt = t.builder().getF32Type();
+  Value exps = t.map({keyTile, queryTile}, elt, {scores, maxima},
+                     {t.identityMap(2), t.lastDimMap(2)},
+                     [](OpBuilder &b, Location loc, ValueRange a) {
+                       return expShifted(b, loc, a[0], a[1]);
+                     });
+  Value weights = weighProbabilities(t, tile);
+  Value summed = t.mapSameShape(
+      {exps, weights}, [&](OpBuilder &b, Location loc, ValueRange a) {
+        return mul(b, loc, a[0],
+                   add(b, loc, a[1], floatConstant(b, loc, elt, weightFloor)));
+      });
+  Value probs = t.mapSameShape({exps, weights},
+                               [](OpBuilder &b, Location loc, ValueRange a) {
+                                 return mul(b, loc, a[0], a[1]);
+                               });
+  Value newSums =
+      t.generic(sums, {summed}, {t.identityMap(2), t.lastDimMap(2)},
+                {utils::IteratorType::reduction, utils::IteratorType::parallel},
+                [](OpBuilder &b, Location loc, ValueRange a) {
+                  return add(b, loc, a[1], a[0]);
+                });
+  return {probs, newSums};
 }
 
 /// Whether every key of `tile` is visible to every query of its query

@@ -165,6 +165,9 @@ private:
                mlir::Value keyBlock, mlir::Value valueBlock,
                const TilePosition &tile, int64_t keySeq, mlir::ValueRange state,
                bool mask, mlir::Value wholeTileVisible) const;
+  std::pair<mlir::Value, mlir::Value>
+  weighedExponentials(TensorBuilder &t, mlir::Value scores, mlir::Value maxima,
+                      mlir::Value sums, const TilePosition &tile) const;
   mlir::Value scaledQueriesInPairs(TensorBuilder &t,
                                    mlir::Value queryBlock) const;
   mlir::Value pairedValueTile(mlir::OpBuilder &b, mlir::Location loc,
