@@ -235,13 +235,7 @@ FlashAttention::weighedExponentials(TensorBuilder &t, Value scores,
                                [](OpBuilder &b, Location loc, ValueRange a) {
                                  return mul(b, loc, a[0], a[1]);
                                });
-  Value newSums =
-      t.generic(sums, {summed}, {t.identityMap(2), t.lastDimMap(2)},
-                {utils::IteratorType::reduction, utils::IteratorType::parallel},
-                [](OpBuilder &b, Location loc, ValueRange a) {
-                  return add(b, loc, a[1], a[0]);
-                });
-  return {probs, newSums};
+  return {probs, columnSum(t, summed, sums)};
 }
 
 /// Whether every key of `tile` is visible to every query of its query

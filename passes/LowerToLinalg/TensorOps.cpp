@@ -78,19 +78,19 @@ Value rowSum(TensorBuilder &tb, Value x) {
                           });
 }
 
-/// Reduces the first dimension of the 2-D `x` with `body` from `initValue`.
-static Value reduceColumns(TensorBuilder &tb, Value x, double initValue,
+/// Reduces the first dimension of the 2-D `x` with `body` into `init`.
+static Value reduceColumns(TensorBuilder &tb, Value x, Value init,
                            ScalarBody body) {
-  RankedTensorType type = tensorType(x);
-  Value init =
-      tb.filled({type.getDimSize(1)}, type.getElementType(), initValue);
   return tb.generic(
       init, {x}, {tb.identityMap(2), tb.lastDimMap(2)},
       {utils::IteratorType::reduction, utils::IteratorType::parallel}, body);
 }
 
 Value columnMax(TensorBuilder &tb, Value x) {
-  return reduceColumns(tb, x, kNegativeInfinity,
+  RankedTensorType type = tensorType(x);
+  Value init =
+      tb.filled({type.getDimSize(1)}, type.getElementType(), kNegativeInfinity);
+  return reduceColumns(tb, x, init,
                        [](OpBuilder &b, Location loc, ValueRange a) -> Value {
                          return larger(b, loc, a[0], a[1]);
                        });
@@ -114,8 +114,8 @@ std::pair<Value, Value> columnExponentials(TensorBuilder &tb, Value x,
   return {op.getResult(0), op.getResult(1)};
 }
 
-Value columnSum(TensorBuilder &tb, Value x) {
-  return reduceColumns(tb, x, 0.0,
+Value columnSum(TensorBuilder &tb, Value x, Value sums) {
+  return reduceColumns(tb, x, sums,
                        [](OpBuilder &b, Location loc, ValueRange a) {
                          return add(b, loc, a[1], a[0]);
                        });

@@ -73,11 +73,12 @@ mlir::Value rowMax(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSum(TensorBuilder &tb, mlir::Value x);
 mlir::Value rowSumOfSquares(TensorBuilder &tb, mlir::Value x);
 
-/// The maximum and the sum of each column (over the first dimension) of a
-/// 2-D `x`: the loop over rows is outermost, so every step is a
-/// contiguous, vectorizable pass along a row with no reduction inside it.
+/// The maximum of each column (over the first dimension) of a 2-D `x`,
+/// and `sums` plus the sum of each column: the loop over rows is
+/// outermost, so every step is a contiguous, vectorizable pass along a row
+/// with no reduction inside it.
 mlir::Value columnMax(TensorBuilder &tb, mlir::Value x);
-mlir::Value columnSum(TensorBuilder &tb, mlir::Value x);
+mlir::Value columnSum(TensorBuilder &tb, mlir::Value x, mlir::Value sums);
 
 /// exp(x - maxima) of a 2-D `x` with one maximum per column (expShifted),
 /// written over `x`, and `sums` plus each column's sum of them: the
