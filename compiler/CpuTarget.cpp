@@ -208,7 +208,8 @@ namespace {
 /// exported entry point `name(void *const *bindings, i64, i64, i64)`, which
 /// expands each binding into the memref descriptor the kernel takes
 /// (allocated and aligned pointer, offset 0, static sizes, row-major
-/// strides), then the three workgroup ids.
+/// strides), then the three workgroup ids. An output's two pointers are
+/// noalias (KernelSignature).
 LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
                              ArrayRef<lcc::KernelSignature> signatures) {
   llvm::LLVMContext &ctx = module.getContext();
@@ -227,10 +228,19 @@ LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
         entryType, llvm::GlobalValue::ExternalLinkage, signature.name, module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
     SmallVector<llvm::Value *> args;
+    size_t firstOutput =
+        signature.bindingShapes.size() - signature.outputCount;
     for (auto [i, shape] : llvm::enumerate(signature.bindingShapes)) {
       llvm::Value *slot =
           b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);
       llvm::Value *base = b.CreateLoad(ptr, slot);
+      // What an output's pointers write, nothing else reaches: LLVM may then
+      // keep the inputs' loads out of the way of its stores (hoist them,
+      // vectorize a loop that gathers).
+      if (i >= firstOutput && args.size() + 1 < kernel->arg_size()) {
+        kernel->addParamAttr(args.size(), llvm::Attribute::NoAlias);
+        kernel->addParamAttr(args.size() + 1, llvm::Attribute::NoAlias);
+      }
       args.append({base, base, b.getInt64(0)});
       for (int64_t size : shape)
         args.push_back(b.getInt64(size));

@@ -22,15 +22,20 @@ namespace lcc {
 using StageDumper =
     std::function<void(llvm::StringRef name, llvm::StringRef text)>;
 
-/// A dispatch and the shapes of the buffers it binds, in binding order.
+/// A dispatch and the shapes of the buffers it binds, in binding order;
+/// the last `outputCount` are its outputs. The host program binds an output
+/// to bytes no other binding of the dispatch reaches (verifyHostProgram
+/// checks it), so an output's pointer is noalias.
 struct KernelSignature {
   std::string name;
   llvm::SmallVector<llvm::SmallVector<int64_t>> bindingShapes;
+  unsigned outputCount = 0;
 };
 
 /// The signature of each dispatch function of `kernels`, from its argument
 /// types (tensors before lcc-use-buffer-signatures, memrefs after: the
-/// shapes are the same).
+/// shapes are the same) and its results (before: one output per result;
+/// after, none is known and `outputCount` is 0).
 mlir::LogicalResult
 kernelSignatures(mlir::ModuleOp kernels,
                  llvm::SmallVectorImpl<KernelSignature> &signatures);

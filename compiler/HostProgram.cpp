@@ -290,11 +290,12 @@ LogicalResult Planner::planCall(func::CallOp call) {
     auto slice = sliceOf.find(result);
     auto returned = returnedResult.find(result);
     if (slice != sliceOf.end()) {
-      // In place only where the kernel reads nothing it writes.
+      // In place only where the kernel reads nothing it writes and writes
+      // no byte twice: its outputs are marked noalias (DispatchBuffers.cpp).
       BufferRange target = {assemblyBuffer(slice->second.assembly),
                             slice->second.offset, slice->second.length};
-      if (llvm::none_of(inputs, [&](const BufferRange &input) {
-            return overlaps(input, target);
+      if (llvm::none_of(command.bindings, [&](const BufferRange &bound) {
+            return overlaps(bound, target);
           })) {
         range = target;
         writtenInPlace.insert(result);

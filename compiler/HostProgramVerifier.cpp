@@ -6,7 +6,8 @@
 // offsets. Each is a chance to overwrite a tensor that a later command
 // still reads, which the kernels cannot notice: the result is silently
 // wrong. This check replays the planned program and proves that every
-// write lands on bytes no completed, still-read tensor holds.
+// write lands on bytes no completed, still-read tensor holds, and that no
+// dispatch writes bytes that another of its bindings reaches.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +52,24 @@ std::optional<std::string>
 lcc::verifyHostProgram(const HostProgram &program,
                        llvm::ArrayRef<PlannedTensor> tensors) {
   for (auto [c, command] : llvm::enumerate(program.commands)) {
+    // A kernel's outputs are noalias pointers (DispatchBuffers.cpp): no byte
+    // it writes may be reachable through another of its bindings.
+    if (command.kind == PlannedCommand::Kind::Dispatch) {
+      size_t firstOutput = command.bindings.size() - command.outputCount;
+      for (size_t o = firstOutput; o < command.bindings.size(); ++o)
+        for (size_t other = 0; other < command.bindings.size(); ++other) {
+          const BufferRange &a = command.bindings[o],
+                            &b = command.bindings[other];
+          if (other == o || a.length == 0 || b.length == 0 ||
+              !intersect(extentOf(program, a), extentOf(program, b)))
+            continue;
+          return llvm::formatv("command {0} '{1}' of '{2}' writes its output "
+                               "{3} over bytes of its binding {4}",
+                               c, command.name, program.name, o - firstOutput,
+                               other)
+              .str();
+        }
+    }
     for (const BufferRange &write : writesOf(command)) {
       if (write.length == 0)
         continue;

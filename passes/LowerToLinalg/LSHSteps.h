@@ -12,6 +12,7 @@
 #define LCC_PASSES_LOWERTOLINALG_LSHSTEPS_H
 
 #include "passes/LowerToLinalg/CountingSort.h"
+#include "passes/LowerToLinalg/FlashAttention.h"
 #include "passes/LowerToLinalg/TensorBuilder.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -91,10 +92,14 @@ mlir::Value gatherRows(TensorBuilder &t, mlir::Value source, mlir::Value row,
                        mlir::Value positions, int64_t count,
                        mlir::Value invNorm = {});
 
-/// The scaled scores of a chunk, [bucket, 2 * bucket]: a token's score
-/// with itself is -1e5; padded keys, and later keys if causal, are -inf.
-mlir::Value chunkScores(TensorBuilder &t, const LSHShape &s, mlir::Value dots,
-                        mlir::Value queryPos, mlir::Value keyPos);
+/// The scaled scores of a chunk from its dot products `dots`: [bucket,
+/// 2 * bucket] of q·kᵀ (queriesByKeys), or [2 * bucket, bucket] of
+/// k·(q·scale)ᵀ (scaledKeysByQueries). A token's score with itself is
+/// -1e5; padded keys, and later keys if causal, are -inf.
+mlir::Value
+chunkScores(TensorBuilder &t, const LSHShape &s, mlir::Value dots,
+            mlir::Value queryPos, mlir::Value keyPos,
+            ScoreBlockLayout layout = ScoreBlockLayout::queriesByKeys);
 
 /// Step 3's results: every round's output of each sorted position,
 /// [rows, rounds, padded, v_dim], and its logsumexp, [rows, rounds, padded].

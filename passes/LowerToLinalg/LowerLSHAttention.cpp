@@ -9,7 +9,8 @@
 //      sorted positions and their inverse;
 //   3. attend chunks: per (row, round, chunk) gather the chunk's queries
 //      and the keys and values of it and the previous chunk (wrapping),
-//      mask (self -1e5, causal, padding) and keep each row's logsumexp;
+//      mask (self -1e5, causal, padding) and keep each row's logsumexp,
+//      the scores laid out keys by queries as the flash kernels lay them;
 //   4. undo the sort and combine: each token's output of every round,
 //      weighted by the round's logsumexp.
 //
@@ -367,19 +368,29 @@ Value lowering::gatherRows(TensorBuilder &t, Value source, Value row,
                });
 }
 
-/// The scaled scores of a chunk, [bucket, 2 * bucket]: a token's score
-/// with itself is -1e5; padded keys, and later keys if causal, are -inf.
+/// The scaled scores of a chunk from its dot products `dots`: [bucket,
+/// 2 * bucket] of q·kᵀ, or [2 * bucket, bucket] of k·(q·scale)ᵀ, already
+/// scaled. A token's score with itself is -1e5; padded keys, and later
+/// keys if causal, are -inf.
 Value lowering::chunkScores(TensorBuilder &t, const LSHShape &s, Value dots,
-                            Value queryPos, Value keyPos) {
+                            Value queryPos, Value keyPos,
+                            ScoreBlockLayout layout) {
   Type f32 = tensorType(dots).getElementType();
+  bool keysByQueries = layout == ScoreBlockLayout::scaledKeysByQueries;
+  assert((keysByQueries || layout == ScoreBlockLayout::queriesByKeys) &&
+         "chunk scores come from q·kᵀ or from k·(q·scale)ᵀ");
+  unsigned queryDim = keysByQueries ? 1 : 0, keyDim = 1 - queryDim;
+  SmallVector<int64_t> shape = {s.bucket, 2 * s.bucket};
+  if (keysByQueries)
+    std::swap(shape[0], shape[1]);
   return t.map(
-      {s.bucket, 2 * s.bucket}, f32, {dots, queryPos, keyPos},
-      {t.identityMap(2), t.map(2, {0}), t.map(2, {1})},
+      shape, f32, {dots, queryPos, keyPos},
+      {t.identityMap(2), t.map(2, {queryDim}), t.map(2, {keyDim})},
       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
         auto constant = [&](double v) -> Value {
           return floatConstant(b, l, f32, v);
         };
-        Value score = mul(b, l, a[0], constant(s.scale));
+        Value score = keysByQueries ? a[0] : mul(b, l, a[0], constant(s.scale));
         Value self =
             arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], a[2]);
         score = arith::SelectOp::create(b, l, self,
@@ -399,13 +410,30 @@ Value lowering::chunkScores(TensorBuilder &t, const LSHShape &s, Value dots,
 
 namespace {
 
-/// softmax(scores) · values of one chunk, and each row's logsumexp.
+/// A chunk's queries times the scale, [bucket, dim].
+Value gatherScaledQueries(TensorBuilder &t, const LSHShape &s, Value qk,
+                          Value row, Value queryPos) {
+  Type f32 = tensorType(qk).getElementType();
+  return t.map({s.bucket, s.dim}, f32, {queryPos}, {t.map(2, {0})},
+               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 Value x = tensor::ExtractOp::create(
+                     b, l, qk,
+                     ValueRange{row, castToIndex(b, l, a[0]),
+                                linalg::IndexOp::create(b, l, 1)});
+                 return mul(b, l, x, floatConstant(b, l, f32, s.scale));
+               });
+}
+
+/// softmax(scores) · values of one chunk, from its scores [2 * bucket,
+/// bucket] (keys by queries), and each query's logsumexp.
 std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
                                            Value scores, Value values) {
   Type f32 = tensorType(scores).getElementType();
-  auto [probs, maxima, sums] = rowExponentials(t, scores);
-  Value weighted =
-      t.matmul(probs, values, t.filled({s.bucket, s.valueDim}, f32, 0.0));
+  Value maxima = columnMax(t, scores);
+  auto [probs, sums] = columnExponentials(t, scores, maxima,
+                                          t.filled({s.bucket}, f32, 0.0));
+  Value weighted = t.matmulTransposedA(
+      probs, values, t.filled({s.bucket, s.valueDim}, f32, 0.0));
   Value outputs =
       t.map({s.bucket, s.valueDim}, f32, {weighted, sums},
             {t.identityMap(2), t.dropLastMap(2)},
@@ -421,7 +449,8 @@ std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
 
 } // namespace
 
-/// Step 3: attention within chunks of the sorted order, with look-back.
+/// Step 3: attention within chunks of the sorted order, with look-back,
+/// each chunk in the layout of the flash kernels: scores keys by queries.
 RoundResults lowering::attendChunks(OpBuilder &b, Location loc,
                                     const LSHShape &s,
                                     const LSHSorting &sorting) {
@@ -444,12 +473,15 @@ RoundResults lowering::attendChunks(OpBuilder &b, Location loc,
       chunkAt(b, loc, s, attend.getInductionVars()[0],
               attend.getInductionVars()[1], attend.getInductionVars()[2]);
   auto [queryPos, keyPos] = chunkPositions(t, s, chunk, sortedPositions);
-  Value queries = gatherRows(t, qk, chunk.row, queryPos, s.bucket);
+  Value scaledQueries = gatherScaledQueries(t, s, qk, chunk.row, queryPos);
   Value keys = gatherRows(t, qk, chunk.row, keyPos, 2 * s.bucket, invNorm);
   Value values = gatherRows(t, value, chunk.row, keyPos, 2 * s.bucket);
+  // k·(q·scale)ᵀ: the queries' one transposition, of bucket x dim, is the
+  // product's.
   Value dots = t.matmulTransposedB(
-      queries, keys, t.filled({s.bucket, 2 * s.bucket}, f32, 0.0));
-  Value scores = chunkScores(t, s, dots, queryPos, keyPos);
+      keys, scaledQueries, t.filled({2 * s.bucket, s.bucket}, f32, 0.0));
+  Value scores = chunkScores(t, s, dots, queryPos, keyPos,
+                             ScoreBlockLayout::scaledKeysByQueries);
   auto [outputs, logSumExp] = softmaxTimesValues(t, s, scores, values);
   b.setInsertionPointToStart(attend.getTerminator().getBody());
   insertIntoShared(
@@ -476,9 +508,10 @@ Value lowering::sortedPlaces(TensorBuilder &tb, const LSHShape &s,
 
 namespace {
 
-/// Step 4: undo the sort and combine the rounds by their logsumexp, as
-/// reductions over a rounds dimension, so that the code does not grow with
-/// n_hashes. Returns [rows, seq, v_dim].
+/// Step 4: undo the sort and combine the rounds by their logsumexp: each
+/// token's output is the sum over rounds of its round's output times that
+/// round's share, exp(lse - max lse) / sum exp(lse - max lse). Returns
+/// [rows, seq, v_dim].
 Value undoSortAndCombine(TensorBuilder &tb, const LSHShape &s, Value inverse,
                          const RoundResults &rounds) {
   using utils::IteratorType;
@@ -502,25 +535,29 @@ Value undoSortAndCombine(TensorBuilder &tb, const LSHShape &s, Value inverse,
                            return expShifted(b, l, a[0], a[1]);
                          });
   Value total = rowSum(tb, weights);
-  Value weightedSum = tb.generic(
-      tb.filled({s.rows, s.seq, s.valueDim}, f32, 0.0), {sortedAt, weights},
-      {tb.map(4, {0, 1, 3}), tb.map(4, {0, 1, 3}), tb.map(4, {0, 1, 2})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
+  Value shares = tb.map({s.rows, s.seq, s.rounds}, f32, {weights, total},
+                        {tb.identityMap(3), tb.dropLastMap(3)},
+                        [](OpBuilder &b, Location l, ValueRange a) {
+                          return arith::DivFOp::create(b, l, a[0], a[1])
+                              .getResult();
+                        });
+  // Loops (row, position, round, v_dim), the rounds a dimension (the code
+  // does not grow with n_hashes): the innermost adds a contiguous output
+  // row of one round to the token's, and vectorizes.
+  return tb.generic(
+      tb.filled({s.rows, s.seq, s.valueDim}, f32, 0.0), {sortedAt, shares},
+      {tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 3})},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::parallel},
       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value o = tensor::ExtractOp::create(
             b, l, rounds.outputs,
             ValueRange{linalg::IndexOp::create(b, l, 0),
-                       linalg::IndexOp::create(b, l, 3),
+                       linalg::IndexOp::create(b, l, 2),
                        castToIndex(b, l, a[0]),
-                       linalg::IndexOp::create(b, l, 2)});
+                       linalg::IndexOp::create(b, l, 3)});
         return add(b, l, a[2], mul(b, l, o, a[1]));
       });
-  return tb.map({s.rows, s.seq, s.valueDim}, f32, {weightedSum, total},
-                {tb.identityMap(3), tb.dropLastMap(3)},
-                [](OpBuilder &b, Location l, ValueRange a) {
-                  return arith::DivFOp::create(b, l, a[0], a[1]).getResult();
-                });
 }
 
 struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {

@@ -79,6 +79,25 @@ TEST(HostProgramVerifier, RejectsAWriteIntoBytesTheSameKernelReads) {
   ASSERT_TRUE(verifyHostProgram(p, tensors).has_value());
 }
 
+TEST(HostProgramVerifier, RejectsOutputsOfOneKernelThatOverlap) {
+  // A kernel's outputs are noalias pointers: two of them sharing bytes is a
+  // miscompile even when nothing reads those bytes later.
+  HostProgram p = program(/*secondOffset=*/64);
+  p.commands.push_back(
+      dispatch("a", {{0, 0, 64}}, {{1, 0, 48}, {1, 32, 32}}));
+  std::optional<std::string> hazard = verifyHostProgram(p, {});
+  ASSERT_TRUE(hazard.has_value());
+  EXPECT_EQ(*hazard, "command 0 'a' of 'forward' writes its output 0 over "
+                     "bytes of its binding 2");
+}
+
+TEST(HostProgramVerifier, AcceptsInputsThatShareBytes) {
+  // Two bindings may read the same bytes (q and k of shared-QK attention).
+  HostProgram p = program(/*secondOffset=*/64);
+  p.commands.push_back(dispatch("a", {{0, 0, 64}, {0, 0, 64}}, {{1, 0, 64}}));
+  EXPECT_EQ(verifyHostProgram(p, {}), std::nullopt);
+}
+
 TEST(HostProgramVerifier, RejectsACopyOverATensorTheCallerReads) {
   HostProgram p = program(/*secondOffset=*/64);
   p.buffers.push_back({BufferKind::Output, 0, 64});

@@ -52,17 +52,29 @@ func.func @rows_left_over(%a: memref<64x8xf32>, %b: memref<8x16xf32>, %c: memref
 // -----
 
 // A generic q·kᵀ reads B as (n, k), with no row of B to load as a vector:
-// B is transposed into a temporary (freed after) and the product becomes a
-// register-tiled matmul. A C whose columns are not a multiple of the
-// vector lanes is left to the loop lowering.
+// B is transposed into a temporary (on the stack: small, in the function's
+// own body) and the product becomes a register-tiled matmul. A C whose
+// columns are not a multiple of the vector lanes is left to the loop
+// lowering. On AVX-512 the transpose goes in 16 x 16 blocks: a vector read
+// of each row, a shuffle network, a vector write.
 // CHECK-LABEL: func @left_alone
-// CHECK: %[[BT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK: %[[BT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
 // CHECK: linalg.transpose ins(%arg1 : memref<64x16xf32>) outs(%[[BT]] : memref<16x64xf32>) permutation = [1, 0]
 // CHECK: scf.for
 // CHECK: memref.subview %[[BT]]
 // CHECK: vector.fma {{.*}} : vector<16xf32>
-// CHECK: memref.dealloc %[[BT]]
-// CHECK-NEXT: linalg.matmul ins(%arg0, %arg3
+// CHECK-NOT: memref.dealloc
+// CHECK: linalg.matmul ins(%arg0, %arg3
+// AVX512-LABEL: func @left_alone
+// AVX512: %[[BT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
+// AVX512: scf.for %[[ROW:.+]] = %c0 to %c64 step %c16
+// AVX512: scf.for %[[COL:.+]] = %c0 to %c16 step %c16
+// AVX512: vector.transfer_read %arg1[%[[ROW]], %[[COL]]]{{.*}} vector<16x16xf32>
+// AVX512-NOT: vector.transpose
+// AVX512: vector.shuffle
+// AVX512: vector.transfer_write %{{.+}}, %[[BT]][%[[COL]], %[[ROW]]]{{.*}} vector<16x16xf32>
+// AVX512-NOT: linalg.transpose
+// AVX512: memref.subview %[[BT]]
 func.func @left_alone(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x64xf32>,
                       %d: memref<16x12xf32>, %e: memref<6x12xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
@@ -74,6 +86,31 @@ func.func @left_alone(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x
     linalg.yield %s : f32
   }
   linalg.matmul ins(%a, %d : memref<6x16xf32>, memref<16x12xf32>) outs(%e : memref<6x12xf32>)
+  return
+}
+
+// -----
+
+// Inside a loop a temporary on the stack would grow it every iteration:
+// the transposed B is allocated on the heap and freed after the product.
+// CHECK-LABEL: func @transposed_b_in_loop
+// CHECK: scf.for
+// CHECK: %[[BT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: memref.dealloc %[[BT]]
+func.func @transposed_b_in_loop(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                    iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%a, %b : memref<6x16xf32>, memref<64x16xf32>) outs(%c : memref<6x64xf32>) {
+    ^bb0(%x: f32, %y: f32, %z: f32):
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %z, %p : f32
+      linalg.yield %s : f32
+    }
+  }
   return
 }
 
