@@ -228,8 +228,7 @@ LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
         entryType, llvm::GlobalValue::ExternalLinkage, signature.name, module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
     SmallVector<llvm::Value *> args;
-    size_t firstOutput =
-        signature.bindingShapes.size() - signature.outputCount;
+    size_t firstOutput = signature.bindingShapes.size() - signature.outputCount;
     for (auto [i, shape] : llvm::enumerate(signature.bindingShapes)) {
       llvm::Value *slot =
           b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i);

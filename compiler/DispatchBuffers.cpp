@@ -67,8 +67,8 @@ lcc::kernelSignatures(ModuleOp kernels,
   for (auto dispatch : kernels.getOps<func::FuncOp>()) {
     if (!dispatch->hasAttr("lcc.dispatch"))
       continue;
-    KernelSignature signature{dispatch.getName().str(), {},
-                              dispatch.getNumResults()};
+    KernelSignature signature{
+        dispatch.getName().str(), {}, dispatch.getNumResults()};
     for (Type type : dispatch.getArgumentTypes()) {
       auto shaped = dyn_cast<ShapedType>(type);
       if (!shaped || !shaped.hasStaticShape())

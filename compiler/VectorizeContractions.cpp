@@ -166,29 +166,33 @@ matchContraction(linalg::LinalgOp op, const RegisterTileRule &rule) {
 /// chunk is 16 KiB, a 128 x 128 one 64 KiB.
 constexpr int64_t kMaxStackTransposeBytes = 64 * 1024;
 
-/// `source` ([rows, columns] f32) transposed into a new buffer at the
-/// rewriter's insertion point. On the stack when small and in the
-/// function's own body (an alloca inside a loop grows the stack on every
-/// iteration), else on the heap. On AVX-512 (16 lanes), when 16 divides
-/// both sizes, blocks of 16 x 16 are read as vectors, transposed in
-/// registers (shuffles) and written as vectors: a scalar transpose is one
-/// gather or scalar store per element, which in LSH's 64-token chunks cost
-/// 7% of the attention. Other targets transpose element by element.
+/// `source` ([rows, columns] f32) transposed into a temporary at the
+/// rewriter's insertion point. When small, the temporary is one stack
+/// buffer made at the function's entry (an alloca inside a loop would grow
+/// the stack on every iteration; kernels' loops run one iteration at a
+/// time, so one buffer serves them all); else a heap buffer the caller
+/// frees. On AVX-512 (16 lanes), when 16 divides both sizes, blocks of
+/// 16 x 16 are read as vectors, transposed in registers (shuffles) and
+/// written as vectors: a scalar transpose is one gather or scalar store
+/// per element, which in LSH's 64-token chunks cost 7% of the attention.
+/// Other targets transpose element by element.
 Value transposedCopy(RewriterBase &rewriter, Location loc, Value source,
                      Operation *user, int64_t lanes) {
   auto type = cast<MemRefType>(source.getType());
   int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
   auto transposedType = MemRefType::get({columns, rows}, type.getElementType());
-  bool onStack = rows * columns * 4 <= kMaxStackTransposeBytes &&
-                 isa<func::FuncOp>(user->getParentOp());
   IntegerAttr alignment = rewriter.getI64IntegerAttr(64);
-  Value temporary =
-      onStack ? memref::AllocaOp::create(rewriter, loc, transposedType,
-                                         alignment)
-                    .getResult()
-              : memref::AllocOp::create(rewriter, loc, transposedType,
-                                        alignment)
-                    .getResult();
+  Value temporary;
+  if (rows * columns * 4 <= kMaxStackTransposeBytes) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    auto func = user->getParentOfType<func::FuncOp>();
+    rewriter.setInsertionPointToStart(&func.getBody().front());
+    temporary =
+        memref::AllocaOp::create(rewriter, loc, transposedType, alignment);
+  } else {
+    temporary =
+        memref::AllocOp::create(rewriter, loc, transposedType, alignment);
+  }
   if (lanes != 16 || rows % lanes != 0 || columns % lanes != 0) {
     linalg::TransposeOp::create(rewriter, loc, source, temporary,
                                 ArrayRef<int64_t>{1, 0});
@@ -202,12 +206,11 @@ Value transposedCopy(RewriterBase &rewriter, Location loc, Value source,
   SmallVector<bool> inBounds(2, true);
   scf::ForOp::create(
       rewriter, loc, zero, arith::ConstantIndexOp::create(rewriter, loc, rows),
-      step, ValueRange{},
-      [&](OpBuilder &b, Location l, Value row, ValueRange) {
+      step, ValueRange{}, [&](OpBuilder &b, Location l, Value row, ValueRange) {
         scf::ForOp::create(
             b, l, zero, arith::ConstantIndexOp::create(b, l, columns), step,
-            ValueRange{}, [&](OpBuilder &nb, Location nl, Value column,
-                              ValueRange) {
+            ValueRange{},
+            [&](OpBuilder &nb, Location nl, Value column, ValueRange) {
               Value read = vector::TransferReadOp::create(
                   nb, nl, block, source, ValueRange{row, column}, padding,
                   inBounds);

@@ -410,11 +410,12 @@ Value lowering::chunkScores(TensorBuilder &t, const LSHShape &s, Value dots,
 
 namespace {
 
-/// A chunk's queries times the scale, [bucket, dim].
+/// Queries times the scale: the rows `positions` ([count] i32) of `qk`'s
+/// row `row`, [count, dim].
 Value gatherScaledQueries(TensorBuilder &t, const LSHShape &s, Value qk,
-                          Value row, Value queryPos) {
+                          Value row, Value positions, int64_t count) {
   Type f32 = tensorType(qk).getElementType();
-  return t.map({s.bucket, s.dim}, f32, {queryPos}, {t.map(2, {0})},
+  return t.map({count, s.dim}, f32, {positions}, {t.map(2, {0})},
                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
                  Value x = tensor::ExtractOp::create(
                      b, l, qk,
@@ -425,32 +426,140 @@ Value gatherScaledQueries(TensorBuilder &t, const LSHShape &s, Value qk,
 }
 
 /// softmax(scores) · values of one chunk, from its scores [2 * bucket,
-/// bucket] (keys by queries), and each query's logsumexp.
+/// bucket] (keys by queries), written into `outputsInto` ([bucket, v_dim]),
+/// and each query's logsumexp, into `logSumExpInto` ([bucket]): a chunk's
+/// results go straight to their rows of the round's results.
 std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
-                                           Value scores, Value values) {
+                                           Value scores, Value values,
+                                           Value outputsInto,
+                                           Value logSumExpInto) {
+  OpBuilder &b = t.builder();
+  Location loc = t.location();
   Type f32 = tensorType(scores).getElementType();
   Value maxima = columnMax(t, scores);
-  auto [probs, sums] = columnExponentials(t, scores, maxima,
-                                          t.filled({s.bucket}, f32, 0.0));
-  Value weighted = t.matmulTransposedA(
-      probs, values, t.filled({s.bucket, s.valueDim}, f32, 0.0));
+  auto [probs, sums] =
+      columnExponentials(t, scores, maxima, t.filled({s.bucket}, f32, 0.0));
+  Value zeros = linalg::FillOp::create(
+                    b, loc, ValueRange{floatConstant(b, loc, f32, 0.0)},
+                    ValueRange{outputsInto})
+                    .getResult(0);
+  Value weighted = t.matmulTransposedA(probs, values, zeros);
+  auto parallel = [](unsigned rank) {
+    return SmallVector<utils::IteratorType>(rank,
+                                            utils::IteratorType::parallel);
+  };
   Value outputs =
-      t.map({s.bucket, s.valueDim}, f32, {weighted, sums},
-            {t.identityMap(2), t.dropLastMap(2)},
-            [](OpBuilder &b, Location l, ValueRange a) {
-              return arith::DivFOp::create(b, l, a[0], a[1]).getResult();
-            });
-  Value logSumExp = t.mapSameShape(
-      {maxima, sums}, [](OpBuilder &b, Location l, ValueRange a) {
-        return add(b, l, a[0], math::LogOp::create(b, l, a[1]));
-      });
+      t.generic(weighted, {sums}, {t.dropLastMap(2), t.identityMap(2)},
+                parallel(2), [](OpBuilder &nb, Location l, ValueRange a) {
+                  return arith::DivFOp::create(nb, l, a[1], a[0]).getResult();
+                });
+  Value logSumExp =
+      t.generic(logSumExpInto, {maxima, sums},
+                {t.identityMap(1), t.identityMap(1), t.identityMap(1)},
+                parallel(1), [](OpBuilder &nb, Location l, ValueRange a) {
+                  return add(nb, l, a[0], math::LogOp::create(nb, l, a[1]));
+                });
   return {outputs, logSumExp};
+}
+
+/// How many consecutive chunks one workgroup attends: the largest power of
+/// two up to 8 that divides the buckets. A chunk's keys are its own tokens
+/// and the previous chunk's, so a group gathers each token once where
+/// chunks one at a time gather every token twice; 8 chunks' rows (about
+/// 0.5 MiB at head_dim 64) stay in the L2 cache.
+int64_t chunksPerGroup(int64_t buckets) {
+  int64_t group = 8;
+  while (buckets % group != 0)
+    group /= 2;
+  return group;
+}
+
+/// `count` rows from `start` of a [rows, width] or [rows] tensor.
+Value rowsOf(OpBuilder &b, Location loc, Value x, Value start, int64_t count) {
+  RankedTensorType type = tensorType(x);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[0] = count;
+  SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : shape)
+    sizes.push_back(b.getIndexAttr(size));
+  offsets[0] = start;
+  return sliceOf(b, loc, RankedTensorType::get(shape, type.getElementType()), x,
+                 offsets, sizes);
+}
+
+/// `tile` ([count, ...]) written into `into` from row `start`.
+Value withRowsAt(OpBuilder &b, Location loc, Value tile, Value into,
+                 Value start) {
+  RankedTensorType type = tensorType(tile);
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t size : type.getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  offsets[0] = start;
+  return tensor::InsertSliceOp::create(b, loc, tile, into, offsets, sizes,
+                                       strides);
+}
+
+/// The sorted positions a group of chunks reads, [(group + 1) * bucket]
+/// i32: the chunk before the group's first (the last chunk, for chunk 0),
+/// then the group's own. Chunk j of the group takes its keys from rows
+/// [j, j + 2) buckets of it (the chunk before it, then itself) and its
+/// queries from rows [j + 1, j + 2).
+Value groupPositions(TensorBuilder &t, const LSHShape &s, const Chunk &first,
+                     int64_t group, Value sortedPositions) {
+  int64_t bucket = s.bucket;
+  return t.map(
+      {(group + 1) * bucket}, t.builder().getI32Type(), {}, {},
+      [&](OpBuilder &b, Location l, ValueRange) -> Value {
+        Value i = linalg::IndexOp::create(b, l, 0);
+        Value before = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
+                                             indexConstant(b, l, bucket));
+        Value at = arith::SelectOp::create(
+            b, l, before, arith::AddIOp::create(b, l, first.previous, i),
+            arith::AddIOp::create(
+                b, l, first.start,
+                arith::SubIOp::create(b, l, i, indexConstant(b, l, bucket))));
+        return tensor::ExtractOp::create(b, l, sortedPositions,
+                                         ValueRange{first.row, first.round, at})
+            .getResult();
+      });
+}
+
+/// One chunk's attention from its group's gathered rows: [bucket, v_dim]
+/// outputs and [bucket] logsumexps, written into those rows of the group's
+/// `outputs` and `logSumExps`. `at` is the chunk's first row in the group's
+/// keys and values (its queries' first row is `at` too: the queries skip
+/// the chunk before the group).
+std::pair<Value, Value> attendChunkOfGroup(TensorBuilder &t, const LSHShape &s,
+                                           Value positions, Value queries,
+                                           Value keys, Value values, Value at,
+                                           Value outputs, Value logSumExps) {
+  OpBuilder &b = t.builder();
+  Location loc = t.location();
+  Type f32 = tensorType(keys).getElementType();
+  int64_t bucket = s.bucket;
+  Value queryAt = arith::AddIOp::create(b, loc, at, t.index(bucket));
+  Value queryPos = rowsOf(b, loc, positions, queryAt, bucket);
+  Value keyPos = rowsOf(b, loc, positions, at, 2 * bucket);
+  // k·(q·scale)ᵀ: the queries' one transposition, of bucket x dim, is the
+  // product's.
+  Value dots = t.matmulTransposedB(rowsOf(b, loc, keys, at, 2 * bucket),
+                                   rowsOf(b, loc, queries, at, bucket),
+                                   t.filled({2 * bucket, bucket}, f32, 0.0));
+  Value scores = chunkScores(t, s, dots, queryPos, keyPos,
+                             ScoreBlockLayout::scaledKeysByQueries);
+  return softmaxTimesValues(t, s, scores,
+                            rowsOf(b, loc, values, at, 2 * bucket),
+                            rowsOf(b, loc, outputs, at, bucket),
+                            rowsOf(b, loc, logSumExps, at, bucket));
 }
 
 } // namespace
 
 /// Step 3: attention within chunks of the sorted order, with look-back,
-/// each chunk in the layout of the flash kernels: scores keys by queries.
+/// each chunk in the layout of the flash kernels (scores keys by queries),
+/// a group of consecutive chunks per workgroup.
 RoundResults lowering::attendChunks(OpBuilder &b, Location loc,
                                     const LSHShape &s,
                                     const LSHSorting &sorting) {
@@ -459,38 +568,59 @@ RoundResults lowering::attendChunks(OpBuilder &b, Location loc,
   TensorBuilder tb(b, loc);
   Type f32 = tensorType(qk).getElementType();
   auto unit = b.getIndexAttr(1);
+  int64_t group = chunksPerGroup(s.buckets);
+  int64_t groupRows = group * s.bucket;
   auto attend = scf::ForallOp::create(
       b, loc,
       ArrayRef<OpFoldResult>{b.getIndexAttr(s.rows), b.getIndexAttr(s.rounds),
-                             b.getIndexAttr(s.buckets)},
+                             b.getIndexAttr(s.buckets / group)},
       ValueRange{tb.empty({s.rows, s.rounds, s.padded, s.valueDim}, f32),
                  tb.empty({s.rows, s.rounds, s.padded}, f32)},
       std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(attend.getBody());
   TensorBuilder t(b, loc);
-  Chunk chunk =
-      chunkAt(b, loc, s, attend.getInductionVars()[0],
-              attend.getInductionVars()[1], attend.getInductionVars()[2]);
-  auto [queryPos, keyPos] = chunkPositions(t, s, chunk, sortedPositions);
-  Value scaledQueries = gatherScaledQueries(t, s, qk, chunk.row, queryPos);
-  Value keys = gatherRows(t, qk, chunk.row, keyPos, 2 * s.bucket, invNorm);
-  Value values = gatherRows(t, value, chunk.row, keyPos, 2 * s.bucket);
-  // k·(q·scale)ᵀ: the queries' one transposition, of bucket x dim, is the
-  // product's.
-  Value dots = t.matmulTransposedB(
-      keys, scaledQueries, t.filled({2 * s.bucket, s.bucket}, f32, 0.0));
-  Value scores = chunkScores(t, s, dots, queryPos, keyPos,
-                             ScoreBlockLayout::scaledKeysByQueries);
-  auto [outputs, logSumExp] = softmaxTimesValues(t, s, scores, values);
+  Value row = attend.getInductionVars()[0];
+  Chunk first =
+      chunkAt(b, loc, s, row, attend.getInductionVars()[1],
+              arith::MulIOp::create(b, loc, attend.getInductionVars()[2],
+                                    t.index(group)));
+  Value positions = groupPositions(t, s, first, group, sortedPositions);
+  Value queries = gatherScaledQueries(
+      t, s, qk, row, rowsOf(b, loc, positions, t.index(s.bucket), groupRows),
+      groupRows);
+  Value keys = gatherRows(t, qk, row, positions, groupRows + s.bucket, invNorm);
+  Value values = gatherRows(t, value, row, positions, groupRows + s.bucket);
+  // The chunks write straight into the group's rows of the shared results.
+  Value outputTile = sliceOf(
+      b, loc, RankedTensorType::get({groupRows, s.valueDim}, f32),
+      attend.getRegionIterArgs()[0],
+      {first.row, first.round, first.start, b.getIndexAttr(0)},
+      {unit, unit, b.getIndexAttr(groupRows), b.getIndexAttr(s.valueDim)});
+  Value logSumExpTile = sliceOf(b, loc, RankedTensorType::get({groupRows}, f32),
+                                attend.getRegionIterArgs()[1],
+                                {first.row, first.round, first.start},
+                                {unit, unit, b.getIndexAttr(groupRows)});
+  auto chunks = scf::ForOp::create(
+      b, loc, t.index(0), t.index(groupRows), t.index(s.bucket),
+      ValueRange{outputTile, logSumExpTile},
+      [&](OpBuilder &nb, Location nloc, Value at, ValueRange tiles) {
+        TensorBuilder u(nb, nloc);
+        auto [outputs, logSumExp] = attendChunkOfGroup(
+            u, s, positions, queries, keys, values, at, tiles[0], tiles[1]);
+        scf::YieldOp::create(
+            nb, nloc,
+            ValueRange{withRowsAt(nb, nloc, outputs, tiles[0], at),
+                       withRowsAt(nb, nloc, logSumExp, tiles[1], at)});
+      });
   b.setInsertionPointToStart(attend.getTerminator().getBody());
   insertIntoShared(
-      b, loc, outputs, attend.getRegionIterArgs()[0],
-      {chunk.row, chunk.round, chunk.start, b.getIndexAttr(0)},
-      {unit, unit, b.getIndexAttr(s.bucket), b.getIndexAttr(s.valueDim)});
-  insertIntoShared(b, loc, logSumExp, attend.getRegionIterArgs()[1],
-                   {chunk.row, chunk.round, chunk.start},
-                   {unit, unit, b.getIndexAttr(s.bucket)});
+      b, loc, chunks.getResult(0), attend.getRegionIterArgs()[0],
+      {first.row, first.round, first.start, b.getIndexAttr(0)},
+      {unit, unit, b.getIndexAttr(groupRows), b.getIndexAttr(s.valueDim)});
+  insertIntoShared(b, loc, chunks.getResult(1), attend.getRegionIterArgs()[1],
+                   {first.row, first.round, first.start},
+                   {unit, unit, b.getIndexAttr(groupRows)});
   return {attend.getResult(0), attend.getResult(1)};
 }
 
@@ -535,12 +665,12 @@ Value undoSortAndCombine(TensorBuilder &tb, const LSHShape &s, Value inverse,
                            return expShifted(b, l, a[0], a[1]);
                          });
   Value total = rowSum(tb, weights);
-  Value shares = tb.map({s.rows, s.seq, s.rounds}, f32, {weights, total},
-                        {tb.identityMap(3), tb.dropLastMap(3)},
-                        [](OpBuilder &b, Location l, ValueRange a) {
-                          return arith::DivFOp::create(b, l, a[0], a[1])
-                              .getResult();
-                        });
+  Value shares =
+      tb.map({s.rows, s.seq, s.rounds}, f32, {weights, total},
+             {tb.identityMap(3), tb.dropLastMap(3)},
+             [](OpBuilder &b, Location l, ValueRange a) {
+               return arith::DivFOp::create(b, l, a[0], a[1]).getResult();
+             });
   // Loops (row, position, round, v_dim), the rounds a dimension (the code
   // does not grow with n_hashes): the innermost adds a contiguous output
   // row of one round to the token's, and vectorizes.

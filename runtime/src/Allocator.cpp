@@ -8,6 +8,8 @@
 #include <cstring>
 #include <new>
 
+#include <sys/mman.h>
+
 namespace lcc::runtime {
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer &&other) noexcept {
@@ -56,8 +58,10 @@ StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
   if (reserved > limit || held > limit - reserved)
     return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
                          size, " bytes for ", what, ": the device would hold ",
-                         held + reserved, " bytes, more than its memory limit "
-                         "of ", limit, " bytes");
+                         held + reserved,
+                         " bytes, more than its memory limit "
+                         "of ",
+                         limit, " bytes");
   StatusOr<void *> bytes = allocateZeroed(reserved, size, what);
   if (!bytes.ok())
     return bytes.getStatus();
@@ -86,10 +90,21 @@ void Allocator::release(void *bytes, uint64_t reserved) {
 
 StatusOr<void *> HostAllocator::allocateZeroed(uint64_t reserved, uint64_t size,
                                                const std::string &what) {
+  // A buffer of a huge page or more starts on one and asks for them: a
+  // kernel that reads rows at random across a large tensor (LSH's gathers
+  // of sorted tokens) otherwise misses the TLB on nearly every row. Only
+  // advice: where huge pages are off it changes nothing.
+  bool huge = reserved >= kHugePageBytes;
   void *bytes = nullptr;
-  if (posix_memalign(&bytes, kBufferAlignment, reserved) != 0 || !bytes)
+  if (posix_memalign(&bytes, huge ? kHugePageBytes : kBufferAlignment,
+                     reserved) != 0 ||
+      !bytes)
     return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
                          size, " bytes for ", what);
+#ifdef MADV_HUGEPAGE
+  if (huge)
+    madvise(bytes, reserved, MADV_HUGEPAGE);
+#endif
   std::memset(bytes, 0, reserved);
   return bytes;
 }

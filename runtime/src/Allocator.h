@@ -21,6 +21,9 @@
 namespace lcc::runtime {
 
 constexpr size_t kBufferAlignment = 64;
+/// Host buffers of at least this many bytes are aligned to it and backed
+/// by transparent huge pages where the system offers them.
+constexpr size_t kHugePageBytes = size_t(2) << 20;
 
 class Allocator;
 

@@ -83,8 +83,7 @@ TEST(HostProgramVerifier, RejectsOutputsOfOneKernelThatOverlap) {
   // A kernel's outputs are noalias pointers: two of them sharing bytes is a
   // miscompile even when nothing reads those bytes later.
   HostProgram p = program(/*secondOffset=*/64);
-  p.commands.push_back(
-      dispatch("a", {{0, 0, 64}}, {{1, 0, 48}, {1, 32, 32}}));
+  p.commands.push_back(dispatch("a", {{0, 0, 64}}, {{1, 0, 48}, {1, 32, 32}}));
   std::optional<std::string> hazard = verifyHostProgram(p, {});
   ASSERT_TRUE(hazard.has_value());
   EXPECT_EQ(*hazard, "command 0 'a' of 'forward' writes its output 0 over "

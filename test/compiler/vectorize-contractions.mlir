@@ -52,8 +52,8 @@ func.func @rows_left_over(%a: memref<64x8xf32>, %b: memref<8x16xf32>, %c: memref
 // -----
 
 // A generic q·kᵀ reads B as (n, k), with no row of B to load as a vector:
-// B is transposed into a temporary (on the stack: small, in the function's
-// own body) and the product becomes a register-tiled matmul. A C whose
+// B is transposed into a temporary (on the stack: it is small) and the
+// product becomes a register-tiled matmul. A C whose
 // columns are not a multiple of the vector lanes is left to the loop
 // lowering. On AVX-512 the transpose goes in 16 x 16 blocks: a vector read
 // of each row, a shuffle network, a vector write.
@@ -91,13 +91,16 @@ func.func @left_alone(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x
 
 // -----
 
-// Inside a loop a temporary on the stack would grow it every iteration:
-// the transposed B is allocated on the heap and freed after the product.
+// Inside a loop an alloca would grow the stack every iteration: the
+// transposed B is one stack buffer made at the function's entry, which
+// every iteration reuses.
 // CHECK-LABEL: func @transposed_b_in_loop
+// CHECK: %[[BT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
 // CHECK: scf.for
-// CHECK: %[[BT:.+]] = memref.alloc() {alignment = 64 : i64} : memref<16x64xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: linalg.transpose ins(%arg1 : memref<64x16xf32>) outs(%[[BT]] : memref<16x64xf32>)
 // CHECK: vector.fma {{.*}} : vector<16xf32>
-// CHECK: memref.dealloc %[[BT]]
+// CHECK-NOT: memref.dealloc
 func.func @transposed_b_in_loop(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x64xf32>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
