@@ -80,7 +80,8 @@ Chunk chunkAt(mlir::OpBuilder &b, mlir::Location loc, const LSHShape &s,
               mlir::Value row, mlir::Value round, mlir::Value index);
 
 /// The original positions of a chunk's queries ([bucket] i32) and of its
-/// keys ([2 * bucket] i32: the chunk itself, then the previous chunk).
+/// keys ([2 * bucket] i32: the previous chunk, then the chunk itself, as
+/// the forward's groups of chunks read them).
 std::pair<mlir::Value, mlir::Value> chunkPositions(TensorBuilder &t,
                                                    const LSHShape &s,
                                                    const Chunk &chunk,

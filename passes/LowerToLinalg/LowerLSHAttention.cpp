@@ -314,39 +314,6 @@ Chunk lowering::chunkAt(OpBuilder &b, Location loc, const LSHShape &s,
   return chunk;
 }
 
-/// The original positions of a chunk's queries ([bucket] i32) and of its
-/// keys ([2 * bucket] i32: the chunk itself, then the previous chunk).
-std::pair<Value, Value> lowering::chunkPositions(TensorBuilder &t,
-                                                 const LSHShape &s,
-                                                 const Chunk &chunk,
-                                                 Value sortedPositions) {
-  Type i32 = t.builder().getI32Type();
-  int64_t bucket = s.bucket;
-  Value queryPos =
-      t.map({bucket}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
-        Value i = arith::AddIOp::create(b, l, chunk.start,
-                                        linalg::IndexOp::create(b, l, 0));
-        return tensor::ExtractOp::create(b, l, sortedPositions,
-                                         ValueRange{chunk.row, chunk.round, i})
-            .getResult();
-      });
-  Value keyPos = t.map(
-      {2 * bucket}, i32, {}, {}, [&](OpBuilder &b, Location l, ValueRange) {
-        Value i = linalg::IndexOp::create(b, l, 0);
-        Value own = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, i,
-                                          indexConstant(b, l, bucket));
-        Value at = arith::SelectOp::create(
-            b, l, own, arith::AddIOp::create(b, l, chunk.start, i),
-            arith::AddIOp::create(
-                b, l, chunk.previous,
-                arith::SubIOp::create(b, l, i, indexConstant(b, l, bucket))));
-        return tensor::ExtractOp::create(b, l, sortedPositions,
-                                         ValueRange{chunk.row, chunk.round, at})
-            .getResult();
-      });
-  return {queryPos, keyPos};
-}
-
 /// Rows `positions` ([count] i32) of `source` ([rows, padded, width]) in
 /// row `row`, each times its `invNorm` ([rows, padded]) when given: the
 /// keys of shared-QK attention are the unit-normalised queries.
@@ -556,6 +523,16 @@ std::pair<Value, Value> attendChunkOfGroup(TensorBuilder &t, const LSHShape &s,
 }
 
 } // namespace
+
+std::pair<Value, Value> lowering::chunkPositions(TensorBuilder &t,
+                                                 const LSHShape &s,
+                                                 const Chunk &chunk,
+                                                 Value sortedPositions) {
+  Value keyPos = groupPositions(t, s, chunk, /*group=*/1, sortedPositions);
+  Value queryPos =
+      rowsOf(t.builder(), t.location(), keyPos, t.index(s.bucket), s.bucket);
+  return {queryPos, keyPos};
+}
 
 /// Step 3: attention within chunks of the sorted order, with look-back,
 /// each chunk in the layout of the flash kernels (scores keys by queries),

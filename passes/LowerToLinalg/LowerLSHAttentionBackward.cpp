@@ -225,7 +225,7 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
       probabilities, outputGrad, t.filled({2 * bucket, s.valueDim}, f32, 0.0));
   auto half = [&](Value x, bool lookBack, int64_t width) {
     return sliceOf(b, loc, RankedTensorType::get({bucket, width}, f32), x,
-                   {b.getIndexAttr(lookBack ? bucket : 0), b.getIndexAttr(0)},
+                   {b.getIndexAttr(lookBack ? 0 : bucket), b.getIndexAttr(0)},
                    {b.getIndexAttr(bucket), b.getIndexAttr(width)});
   };
   Value pieces[] = {
@@ -248,7 +248,8 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
 
 /// Step 6: for each token, the sum over rounds of `parts` (each [rows,
 /// rounds, padded, width] in sorted order) at its sorted place:
-/// [rows, padded, width].
+/// [rows, padded, width]. Loops (row, position, round, width): the
+/// innermost adds a contiguous row of one round, and vectorizes.
 Value undoSortAndSum(TensorBuilder &tb, const LSHShape &s, Value sortedAt,
                      ArrayRef<Value> parts) {
   using utils::IteratorType;
@@ -256,9 +257,9 @@ Value undoSortAndSum(TensorBuilder &tb, const LSHShape &s, Value sortedAt,
   int64_t width = type.getDimSize(3);
   return tb.generic(
       tb.filled({s.rows, s.padded, width}, type.getElementType(), 0.0),
-      {sortedAt}, {tb.map(4, {0, 1, 3}), tb.map(4, {0, 1, 2})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
+      {sortedAt}, {tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 3})},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::parallel},
       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value sum = a[1];
         for (Value part : parts)
@@ -266,9 +267,9 @@ Value undoSortAndSum(TensorBuilder &tb, const LSHShape &s, Value sortedAt,
                     tensor::ExtractOp::create(
                         b, l, part,
                         ValueRange{linalg::IndexOp::create(b, l, 0),
-                                   linalg::IndexOp::create(b, l, 3),
+                                   linalg::IndexOp::create(b, l, 2),
                                    castToIndex(b, l, a[0]),
-                                   linalg::IndexOp::create(b, l, 2)}));
+                                   linalg::IndexOp::create(b, l, 3)}));
         return sum;
       });
 }
