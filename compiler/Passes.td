@@ -194,10 +194,12 @@ def VectorizeContractions
     `linalg.matmul` (which the vectorizer turns into `vector.contract`; a
     generic one would become broadcasts and a multi-reduction); one that
     reads B as (n, k), as q·kᵀ does, gets B transposed into a temporary
-    first: on the stack when at most 64 KiB and in the function's own body,
-    and with 16 lanes (AVX-512) and sizes that 16 divides, in 16 x 16
-    blocks read as vectors and transposed by shuffles. Contractions of another shape, or whose `m` and `n` no block
-    divides, are left to the loop lowering.
+    first: at most 64 KiB of it in one stack buffer made at the function's
+    entry (every iteration of an enclosing loop reuses it), a larger one on
+    the heap; with 16 lanes (AVX-512) and sizes that 16 divides, in 16 x 16
+    blocks read as vectors and transposed by shuffles. Contractions of
+    another shape, or whose `m` and `n` no block divides, are left to the
+    loop lowering.
 
     The block is sized for the target's vector registers (`vector-bits`
     wide, `vector-registers` of them), at most as many rows as leave room

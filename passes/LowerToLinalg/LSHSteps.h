@@ -88,10 +88,11 @@ std::pair<mlir::Value, mlir::Value> chunkPositions(TensorBuilder &t,
                                                    mlir::Value sortedPositions);
 
 /// Rows `positions` ([count] i32) of `source` ([rows, padded, width]) in
-/// row `row`, each times its `invNorm` ([rows, padded]) when given.
+/// row `row`, each times its `invNorm` ([rows, padded]) when given and
+/// times `scale`.
 mlir::Value gatherRows(TensorBuilder &t, mlir::Value source, mlir::Value row,
                        mlir::Value positions, int64_t count,
-                       mlir::Value invNorm = {});
+                       mlir::Value invNorm = {}, double scale = 1.0);
 
 /// The scaled scores of a chunk from its dot products `dots`: [bucket,
 /// 2 * bucket] of q·kᵀ (queriesByKeys), or [2 * bucket, bucket] of

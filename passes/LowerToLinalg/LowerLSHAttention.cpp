@@ -315,24 +315,28 @@ Chunk lowering::chunkAt(OpBuilder &b, Location loc, const LSHShape &s,
 }
 
 /// Rows `positions` ([count] i32) of `source` ([rows, padded, width]) in
-/// row `row`, each times its `invNorm` ([rows, padded]) when given: the
-/// keys of shared-QK attention are the unit-normalised queries.
+/// row `row`, each times its `invNorm` ([rows, padded]) when given (the
+/// keys of shared-QK attention are the unit-normalised queries) and times
+/// `scale` (the queries of k·(q·scale)ᵀ).
 Value lowering::gatherRows(TensorBuilder &t, Value source, Value row,
-                           Value positions, int64_t count, Value invNorm) {
+                           Value positions, int64_t count, Value invNorm,
+                           double scale) {
   RankedTensorType type = tensorType(source);
-  return t.map({count, type.getDimSize(2)}, type.getElementType(), {positions},
-               {t.map(2, {0})},
-               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                 Value p = castToIndex(b, l, a[0]);
-                 Value d = linalg::IndexOp::create(b, l, 1);
-                 Value x = tensor::ExtractOp::create(b, l, source,
-                                                     ValueRange{row, p, d});
-                 if (!invNorm)
-                   return x;
-                 return mul(b, l, x,
-                            tensor::ExtractOp::create(b, l, invNorm,
-                                                      ValueRange{row, p}));
-               });
+  Type elt = type.getElementType();
+  return t.map(
+      {count, type.getDimSize(2)}, elt, {positions}, {t.map(2, {0})},
+      [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+        Value p = castToIndex(b, l, a[0]);
+        Value d = linalg::IndexOp::create(b, l, 1);
+        Value x =
+            tensor::ExtractOp::create(b, l, source, ValueRange{row, p, d});
+        if (invNorm)
+          x = mul(b, l, x,
+                  tensor::ExtractOp::create(b, l, invNorm, ValueRange{row, p}));
+        if (scale != 1.0)
+          x = mul(b, l, x, floatConstant(b, l, elt, scale));
+        return x;
+      });
 }
 
 /// The scaled scores of a chunk from its dot products `dots`: [bucket,
@@ -376,21 +380,6 @@ Value lowering::chunkScores(TensorBuilder &t, const LSHShape &s, Value dots,
 }
 
 namespace {
-
-/// Queries times the scale: the rows `positions` ([count] i32) of `qk`'s
-/// row `row`, [count, dim].
-Value gatherScaledQueries(TensorBuilder &t, const LSHShape &s, Value qk,
-                          Value row, Value positions, int64_t count) {
-  Type f32 = tensorType(qk).getElementType();
-  return t.map({count, s.dim}, f32, {positions}, {t.map(2, {0})},
-               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                 Value x = tensor::ExtractOp::create(
-                     b, l, qk,
-                     ValueRange{row, castToIndex(b, l, a[0]),
-                                linalg::IndexOp::create(b, l, 1)});
-                 return mul(b, l, x, floatConstant(b, l, f32, s.scale));
-               });
-}
 
 /// softmax(scores) · values of one chunk, from its scores [2 * bucket,
 /// bucket] (keys by queries), written into `outputsInto` ([bucket, v_dim]),
@@ -563,9 +552,10 @@ RoundResults lowering::attendChunks(OpBuilder &b, Location loc,
               arith::MulIOp::create(b, loc, attend.getInductionVars()[2],
                                     t.index(group)));
   Value positions = groupPositions(t, s, first, group, sortedPositions);
-  Value queries = gatherScaledQueries(
-      t, s, qk, row, rowsOf(b, loc, positions, t.index(s.bucket), groupRows),
-      groupRows);
+  // The queries times the scale: the B of k·(q·scale)ᵀ.
+  Value queries = gatherRows(
+      t, qk, row, rowsOf(b, loc, positions, t.index(s.bucket), groupRows),
+      groupRows, /*invNorm=*/{}, s.scale);
   Value keys = gatherRows(t, qk, row, positions, groupRows + s.bucket, invNorm);
   Value values = gatherRows(t, value, row, positions, groupRows + s.bucket);
   // The chunks write straight into the group's rows of the shared results.

@@ -58,10 +58,8 @@ StatusOr<DeviceBuffer> Allocator::allocate(uint64_t size,
   if (reserved > limit || held > limit - reserved)
     return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
                          size, " bytes for ", what, ": the device would hold ",
-                         held + reserved,
-                         " bytes, more than its memory limit "
-                         "of ",
-                         limit, " bytes");
+                         held + reserved, " bytes, more than its memory limit "
+                         "of ", limit, " bytes");
   StatusOr<void *> bytes = allocateZeroed(reserved, size, what);
   if (!bytes.ok())
     return bytes.getStatus();
