@@ -62,8 +62,10 @@ gradient checks (exit 0 pass, 1 fail, 2 error):
   loss at the same bound. Each is compared with central differences
   (L(p+h) - L(p-h)) / 2h, h = S * max(1, |p|), on every entry or on K
   distinct entries drawn from the Random.h stream (GradientCheck.h), and
-  prints "NAME: N of M entries, relative error E", E = max|g - fd| / max|fd|
-  (max|g - fd| if fd is 0), then "max relative error E (bound R)".
+  prints "NAME: N of M entries, relative error E; farthest: entry I,
+  compiled G, difference D", E = max|g - fd| / max|fd| (max|g - fd| if fd
+  is 0) and I the flat index where |g - fd| is largest, then
+  "max relative error E (bound R)".
   --fd-step=S             1e-4
   --fd-entries=K          entries per tensor: 48 for --graph, 4 for --model
                           (every entry reruns most of a bundled model)
@@ -493,6 +495,7 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
     std::vector<int64_t> candidates =
         sampleEntries(gradient.size(), drawn, rng);
     std::vector<double> got, fd;
+    std::vector<int64_t> checked;
     Tensor full;
     if (!outputDir.empty()) {
       full = finiteDifferenceGradient(problem.loss, weights, name, step);
@@ -508,6 +511,7 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
     auto accept = [&](int64_t entry, double difference) {
       got.push_back(compiledGradient.data[entry]);
       fd.push_back(difference);
+      checked.push_back(entry);
       scale = std::max(scale, std::fabs(difference));
     };
     for (int64_t entry : candidates) {
@@ -543,7 +547,17 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
               << " entries";
     if (skipKinks)
       std::cout << " (" << skipped << " at kinks skipped)";
-    std::cout << ", relative error " << scientific(error) << std::endl;
+    std::cout << ", relative error " << scientific(error);
+    // The entry farthest from its difference, so that a failure can be
+    // looked at entry by entry.
+    size_t worstEntry = 0;
+    for (size_t i = 1; i < got.size(); ++i)
+      if (!(std::fabs(got[i] - fd[i]) <=
+            std::fabs(got[worstEntry] - fd[worstEntry])))
+        worstEntry = i;
+    std::cout << "; farthest: entry " << checked[worstEntry] << ", compiled "
+              << scientific(got[worstEntry]) << ", difference "
+              << scientific(fd[worstEntry]) << std::endl;
     pass = pass && error <= rtol; // false for NaN
     worst = std::isnan(error) || std::isnan(worst) ? std::nan("")
                                                    : std::max(worst, error);
