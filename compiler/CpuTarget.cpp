@@ -139,11 +139,16 @@ CpuVectorRegisters lcc::cpuVectorRegisters(StringRef cpu) {
     std::unique_ptr<llvm::MCSubtargetInfo> info(
         target ? target->createMCSubtargetInfo(triple, cpu, "") : nullptr);
     if (info)
-      for (StringRef name : {"avx512f", "avx", "avx512bf16"})
+      for (StringRef name :
+           {"avx512f", "avx", "avx512bf16", "amx-tile", "amx-bf16"})
         features[name] = info->checkFeatures(("+" + name).str());
   }
-  if (features.lookup("avx512f"))
-    return {512, 32, features.lookup("avx512bf16")};
+  if (features.lookup("avx512f")) {
+    bool bf16Dot = features.lookup("avx512bf16");
+    return {512, 32, bf16Dot,
+            bf16Dot && features.lookup("amx-tile") &&
+                features.lookup("amx-bf16")};
+  }
   if (features.lookup("avx"))
     return {256, 16};
   return {128, 16};
@@ -158,6 +163,7 @@ void lcc::buildCpuToLLVMPipeline(OpPassManager &pm,
   vectorize.vectorBits = registers.bits;
   vectorize.vectorRegisters = registers.count;
   vectorize.bf16Dot = registers.bf16Dot;
+  vectorize.amxTiles = registers.amxTiles;
   pm.addNestedPass<func::FuncOp>(createVectorizeContractions(vectorize));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createExpandBFloat16());
@@ -171,6 +177,7 @@ void lcc::buildCpuToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.x86Vector = true; // the bf16 dot products
+  vectorToLLVM.amx = registers.amxTiles;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   // aligned_alloc returns the aligned pointer itself; malloc plus pointer
   // arithmetic would hide from LLVM that a temporary aliases nothing, and
@@ -264,6 +271,23 @@ LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
   return success();
 }
 
+/// Exports kMatrixTilesSymbol when any kernel runs AMX tile instructions:
+/// Linux hands a process the tile state only when asked, and the runtime
+/// asks before it runs such code.
+void markMatrixTileUse(llvm::Module &module) {
+  bool usesTiles = llvm::any_of(module.functions(), [](llvm::Function &f) {
+    StringRef name = f.getName();
+    return f.isIntrinsic() && (name.starts_with("llvm.x86.tile") ||
+                               name.starts_with("llvm.x86.tdp"));
+  });
+  if (!usesTiles)
+    return;
+  llvm::Type *i8 = llvm::Type::getInt8Ty(module.getContext());
+  new llvm::GlobalVariable(module, i8, /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage,
+                           llvm::ConstantInt::get(i8, 1), kMatrixTilesSymbol);
+}
+
 } // namespace
 
 LogicalResult lcc::emitSharedObject(ModuleOp kernels,
@@ -286,6 +310,7 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
     return kernels.emitError("failed to translate the kernels to LLVM IR");
   if (failed(addEntryPoints(*module, kernels, signatures)))
     return failure();
+  markMatrixTileUse(*module);
 
   std::string triple = llvm::sys::getProcessTriple();
   std::string error;

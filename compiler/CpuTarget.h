@@ -36,11 +36,18 @@ struct CpuVectorRegisters {
   int64_t count = 16;
   /// AVX-512's bf16 dot products (avx512_bf16).
   bool bf16Dot = false;
+  /// AMX's bf16 tile products (amx_tile and amx_bf16; the runtime asks
+  /// the kernel for the tile state before it runs such code).
+  bool amxTiles = false;
 };
+
+/// The symbol a CPU executable exports when its kernels use AMX tiles
+/// (runtime/src/CpuExecutable.cpp reads it).
+inline constexpr const char *kMatrixTilesSymbol = "lcc_uses_amx_tiles";
 
 /// The vector registers of LLVM CPU `cpu` ("native": this machine):
 /// AVX-512's 32 x 512 bits, AVX's 16 x 256, or SSE's 16 x 128, and
-/// whether it has avx512_bf16.
+/// whether it has avx512_bf16 and AMX's bf16 tiles.
 CpuVectorRegisters cpuVectorRegisters(llvm::StringRef cpu);
 
 /// The CPU kernel stages, as lcc runs them and lcc-lower-to-kernels names

@@ -2,6 +2,7 @@
 
 #include "compiler/PairedContractions.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -107,9 +108,7 @@ void emitBlocks(OpBuilder &b, Location loc, Value a, Value bRows, Value c,
         SmallVector<Value> next(state);
         Value zero = arith::ConstantIndexOp::create(nb, nloc, 0);
         for (int64_t r = 0; r < rows; ++r) {
-          SmallVector<Value> at =
-              shape.aPairsMajor ? SmallVector<Value>{pair, rowAt[r], zero}
-                                : SmallVector<Value>{rowAt[r], pair, zero};
+          SmallVector<Value> at = {rowAt[r], pair, zero};
           // The pair of A as one 32-bit lane, broadcast to all 16.
           Value aPair = vector::LoadOp::create(
               nb, nloc, VectorType::get({2}, bf16), a, at);
@@ -160,9 +159,8 @@ lcc::matchPairedContraction(linalg::GenericOp op) {
     return AffineMap::get(4, 0, exprs, ctx);
   };
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  bool aPairsMajor = maps[0] == dims({2, 0, 3});
-  if ((!aPairsMajor && maps[0] != dims({0, 2, 3})) ||
-      maps[1] != dims({2, 1, 3}) || maps[2] != dims({0, 1}))
+  if (maps[0] != dims({0, 2, 3}) || maps[1] != dims({2, 1, 3}) ||
+      maps[2] != dims({0, 1}))
     return std::nullopt;
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (llvm::any_of(ranges, ShapedType::isDynamic) || ranges[3] != 2 ||
@@ -174,7 +172,7 @@ lcc::matchPairedContraction(linalg::GenericOp op) {
   if (!aStrides || !bStrides || !cStrides || (*aStrides)[2] != 1 ||
       (*bStrides)[2] != 1 || (*bStrides)[1] != 2 || (*cStrides)[1] != 1)
     return std::nullopt;
-  return PairedContractionShape{ranges[0], ranges[1], ranges[2], aPairsMajor};
+  return PairedContractionShape{ranges[0], ranges[1], ranges[2]};
 }
 
 void lcc::lowerPairedContractionToDots(RewriterBase &rewriter,
@@ -196,5 +194,116 @@ void lcc::lowerPairedContractionToDots(RewriterBase &rewriter,
   if (restRows)
     emitBlocks(rewriter, loc, a, bRows, c, shape, mainRows, shape.rows,
                restRows, tileColumns, zeroC);
+  rewriter.eraseOp(op);
+}
+
+namespace {
+
+/// An AMX tile: 16 rows of 64 bytes, 16 f32 of C or 32 bf16 of A and B
+/// (16 pairs).
+constexpr int64_t kTileRows = 16;
+constexpr int64_t kTileColumns = 16;
+constexpr int64_t kTilePairs = 16;
+/// Steps of 16 pairs one block of C takes unrolled.
+constexpr int64_t kMaxTileSteps = 16;
+
+/// C[rows, columns] += A[rows, steps x 32] * B[steps x 16 pairs, columns]
+/// for one block of `blockRows` x `blockColumns` tiles at (`row`, `column`).
+void emitTileBlock(OpBuilder &b, Location loc, Value aRows, Value bRows,
+                   Value c, Value row, Value column, int64_t blockRows,
+                   int64_t blockColumns, int64_t steps, bool zeroC) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto plus = [&](Value v, int64_t offset) -> Value {
+    return offset ? arith::AddIOp::create(b, loc, v, index(offset)).getResult()
+                  : v;
+  };
+  Type f32 = b.getF32Type(), bf16 = b.getBF16Type();
+  auto accType = amx::TileType::get({kTileRows, kTileColumns}, f32);
+  auto operandType = amx::TileType::get({kTileRows, 2 * kTilePairs}, bf16);
+  SmallVector<Value> rowAt, columnAt, pairColumnAt;
+  for (int64_t r = 0; r < blockRows; ++r)
+    rowAt.push_back(plus(row, r * kTileRows));
+  for (int64_t n = 0; n < blockColumns; ++n) {
+    columnAt.push_back(plus(column, n * kTileColumns));
+    pairColumnAt.push_back(
+        arith::MulIOp::create(b, loc, columnAt.back(), index(2)));
+  }
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < blockRows; ++r)
+    for (int64_t n = 0; n < blockColumns; ++n)
+      acc.push_back(
+          zeroC ? amx::TileZeroOp::create(b, loc, accType).getResult()
+                : amx::TileLoadOp::create(b, loc, accType, c,
+                                          ValueRange{rowAt[r], columnAt[n]})
+                      .getResult());
+  for (int64_t step = 0; step < steps; ++step) {
+    Value k = index(step * 2 * kTilePairs);
+    Value pair = index(step * kTilePairs);
+    SmallVector<Value> aTiles, bTiles;
+    for (int64_t r = 0; r < blockRows; ++r)
+      aTiles.push_back(amx::TileLoadOp::create(b, loc, operandType, aRows,
+                                               ValueRange{rowAt[r], k}));
+    for (int64_t n = 0; n < blockColumns; ++n)
+      bTiles.push_back(amx::TileLoadOp::create(
+          b, loc, operandType, bRows, ValueRange{pair, pairColumnAt[n]}));
+    for (int64_t r = 0; r < blockRows; ++r)
+      for (int64_t n = 0; n < blockColumns; ++n) {
+        Value &tile = acc[r * blockColumns + n];
+        tile = amx::TileMulFOp::create(b, loc, accType, aTiles[r], bTiles[n],
+                                       tile);
+      }
+  }
+  for (int64_t r = 0; r < blockRows; ++r)
+    for (int64_t n = 0; n < blockColumns; ++n)
+      amx::TileStoreOp::create(b, loc, c, ValueRange{rowAt[r], columnAt[n]},
+                               acc[r * blockColumns + n]);
+}
+
+} // namespace
+
+bool lcc::fitsMatrixTiles(linalg::GenericOp op,
+                          const PairedContractionShape &shape) {
+  if (shape.rows % kTileRows != 0 || shape.columns % kTileColumns != 0 ||
+      shape.pairs % kTilePairs != 0 || shape.pairs / kTilePairs > kMaxTileSteps)
+    return false;
+  // A's pairs are one row of k when a pair follows the one before.
+  std::optional<SmallVector<int64_t>> aStrides =
+      stridesOf(op.getDpsInputOperand(0)->get());
+  return aStrides && (*aStrides)[1] == 2;
+}
+
+void lcc::lowerPairedContractionToTiles(RewriterBase &rewriter,
+                                        linalg::GenericOp op,
+                                        const PairedContractionShape &shape,
+                                        bool zeroC) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  auto rowsOf = [&](Value pairs) -> Value {
+    return memref::CollapseShapeOp::create(
+        rewriter, loc, pairs, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  };
+  Value aRows = rowsOf(op.getDpsInputOperand(0)->get());
+  Value bRows = rowsOf(op.getDpsInputOperand(1)->get());
+  Value c = op.getDpsInitOperand(0)->get();
+  // Two tiles each way when they divide C: each tile of A then serves two
+  // products, each of B two.
+  int64_t blockRows = shape.rows % (2 * kTileRows) == 0 ? 2 : 1;
+  int64_t blockColumns = shape.columns % (2 * kTileColumns) == 0 ? 2 : 1;
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(rewriter, loc, v);
+  };
+  auto rowLoop = scf::ForOp::create(rewriter, loc, index(0), index(shape.rows),
+                                    index(blockRows * kTileRows));
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(rowLoop.getBody());
+  auto columnLoop =
+      scf::ForOp::create(rewriter, loc, index(0), index(shape.columns),
+                         index(blockColumns * kTileColumns));
+  rewriter.setInsertionPointToStart(columnLoop.getBody());
+  emitTileBlock(rewriter, loc, aRows, bRows, c, rowLoop.getInductionVar(),
+                columnLoop.getInductionVar(), blockRows, blockColumns,
+                shape.pairs / kTilePairs, zeroC);
   rewriter.eraseOp(op);
 }

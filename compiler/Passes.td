@@ -220,17 +220,24 @@ def VectorizeContractions
 
     With `bf16-dot` (a CPU with avx512_bf16; needs vector-bits=512), a
     contraction of bf16 operands in adjacent pairs of k accumulated in f32
-    (C[m, n] += sum A[m, p, j] or A[p, m, j] times B[p, n, j]) becomes
-    blocks of AVX-512 bf16 dot products (`x86vector.avx512.dot`): per pair,
-    a load of B per 16 columns, a broadcast of A's pair per row, one dot
-    product per accumulator; blocks sized by the same rule (pairs of A
-    read A[p, m, j] count as adjacent).
+    (C[m, n] += sum A[m, p, j] times B[p, n, j]) becomes blocks of AVX-512
+    bf16 dot products (`x86vector.avx512.dot`): per pair, a load of B per
+    16 columns, a broadcast of A's pair per row, one dot product per
+    accumulator; blocks sized by the same rule.
     Without it such a contraction is left to the loop lowering.
+
+    With `amx-tiles` as well (a CPU with amx_bf16), such a contraction whose
+    C is whole 16 x 16 tiles, whose pairs are whole steps of 16 (at most
+    16 steps) and whose rows of A's pairs are contiguous becomes AMX tile
+    products (`amx.tile_mulf`, tdpbf16ps): C in blocks of up to 2 x 2 tiles,
+    each loaded or zeroed, advanced over every step (unrolled: no tile
+    lives across a loop) with two tiles of A and two of B, and stored.
+    16 x 16 x 32 products per instruction against the dot product's 16 x 2.
   }];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect", "mlir::scf::SCFDialect",
     "mlir::vector::VectorDialect", "mlir::memref::MemRefDialect",
-    "mlir::x86vector::X86VectorDialect"
+    "mlir::x86vector::X86VectorDialect", "mlir::amx::AMXDialect"
   ];
   let options = [
     Option<"tileM", "tile-m", "int64_t", /*default=*/"0",
@@ -244,6 +251,9 @@ def VectorizeContractions
            /*default=*/"16", "Number of the target's vector registers">,
     Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
            "Lower paired bf16 contractions to AVX-512 bf16 dot products">,
+    Option<"amxTiles", "amx-tiles", "bool", /*default=*/"false",
+           "Lower paired bf16 contractions whose shape fits AMX tiles to "
+           "tile products (needs bf16-dot)">,
   ];
 }
 

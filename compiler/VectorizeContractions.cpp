@@ -11,6 +11,7 @@
 #include "compiler/PairedContractions.h"
 #include "compiler/Passes.h"
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -318,18 +319,27 @@ linalg::FillOp zeroFillOfC(linalg::LinalgOp op) {
   return nullptr;
 }
 
-/// A paired bf16 contraction as blocks of AVX-512 dot products, sized by
+/// A paired bf16 contraction as AMX tile products when `matrixTiles` and
+/// its shape fits them, else as blocks of AVX-512 dot products, sized by
 /// the f32 rule (each dot product fills one f32 vector); one whose columns
 /// are not a multiple of a vector is left to the loops.
-void toBF16DotProducts(RewriterBase &rewriter, linalg::GenericOp op,
-                       const RegisterTileRule &rule) {
+void toBF16Products(RewriterBase &rewriter, linalg::GenericOp op,
+                    const RegisterTileRule &rule, bool matrixTiles) {
   std::optional<lcc::PairedContractionShape> shape =
       lcc::matchPairedContraction(op);
   if (!shape)
     return;
-  std::optional<RegisterTile> tile = registerTileFor(
-      shape->rows, shape->columns, rule.lanes, rule.registers, 0, 0,
-      shape->aPairsMajor ? StepOfA::contiguous : StepOfA::strided);
+  if (matrixTiles && lcc::fitsMatrixTiles(op, *shape)) {
+    linalg::FillOp zeroFill = zeroFillOfC(op);
+    lcc::lowerPairedContractionToTiles(rewriter, op, *shape,
+                                       /*zeroC=*/bool(zeroFill));
+    if (zeroFill)
+      rewriter.eraseOp(zeroFill);
+    return;
+  }
+  std::optional<RegisterTile> tile =
+      registerTileFor(shape->rows, shape->columns, rule.lanes, rule.registers,
+                      0, 0, StepOfA::strided);
   if (!tile || tile->n % rule.lanes != 0)
     return;
   linalg::FillOp zeroFill = zeroFillOfC(op);
@@ -617,9 +627,15 @@ struct VectorizeContractions
       func.walk([&](linalg::GenericOp op) { ops.push_back(op); });
       return ops;
     };
+    if (amxTiles && !bf16Dot) {
+      func.emitError() << "lcc-vectorize-contractions: amx-tiles needs "
+                          "bf16-dot (every CPU with amx_bf16 has "
+                          "avx512_bf16, for the shapes tiles do not fit)";
+      return signalPassFailure();
+    }
     if (bf16Dot)
       for (linalg::GenericOp op : generics())
-        toBF16DotProducts(rewriter, op, rule);
+        toBF16Products(rewriter, op, rule, amxTiles);
     for (linalg::GenericOp op : generics())
       toNamedMatmul(rewriter, op, rule);
     if (failed(lowerBlockTransposes(func)))

@@ -47,19 +47,14 @@ Value pairRows(TensorBuilder &t, Value x, Type half) {
                });
 }
 
-/// `value` [batch, heads, seq, dim] with its keys in pairs, once for every
-/// query tile: [batch, heads, seq / 2, dim, 2], out[.., p, d, j] =
-/// value[.., 2p + j, d], the B of the paired p·v.
-Value valuesInPairs(TensorBuilder &t, Value value) {
+/// `value` [batch, heads, seq, dim] transposed once for every query tile:
+/// [batch, heads, dim, seq], whose key tiles are the A of the paired
+/// (p·v)ᵀ = vᵀ·pᵀ, rows of keys as a matrix unit loads them.
+Value valuesTransposed(TensorBuilder &t, Value value) {
   RankedTensorType type = tensorType(value);
   SmallVector<int64_t> shape(type.getShape());
-  Value split = tensor::ExpandShapeOp::create(
-      t.builder(), t.location(),
-      RankedTensorType::get({shape[0], shape[1], shape[2] / 2, 2, shape[3]},
-                            type.getElementType()),
-      value, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-  return t.map({shape[0], shape[1], shape[2] / 2, shape[3], 2},
-               type.getElementType(), {split}, {t.map(5, {0, 1, 2, 4, 3})},
+  return t.map({shape[0], shape[1], shape[3], shape[2]}, type.getElementType(),
+               {value}, {t.map(4, {0, 1, 3, 2})},
                [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
@@ -146,9 +141,9 @@ SmallVector<Value> FlashAttention::updateOnline(
   bool paired = isPairedHalf(tensorType(keyBlock).getElementType());
   Type elt = t.builder().getF32Type();
   Value zeroDots = t.filled({keyTile, queryTile}, elt, 0.0);
-  Value dots = paired ? t.pairedMatmul(inPairs(t, keyBlock), scaledQueriesT,
-                                       zeroDots, /*aPairsMajor=*/false)
-                      : t.matmul(keyBlock, scaledQueriesT, zeroDots);
+  Value dots =
+      paired ? t.pairedMatmul(inPairs(t, keyBlock), scaledQueriesT, zeroDots)
+             : t.matmul(keyBlock, scaledQueriesT, zeroDots);
   if (addToScores) {
     assert(!paired && "a block score term is added to f32 scores only");
     dots = addToScores(t, dots, tile);
@@ -204,13 +199,18 @@ SmallVector<Value> FlashAttention::updateOnline(
       weighProbabilities
           ? weighedExponentials(t, scores, newMax, scaledSum, tile)
           : columnExponentials(t, scores, newMax, scaledSum);
-  Value rescaled = inPlace(acc, correction, t.dropLastMap(2), times);
-  if (!paired)
+  if (!paired) {
+    Value rescaled = inPlace(acc, correction, t.dropLastMap(2), times);
     return {newMax, newSum, t.matmulTransposedA(probs, valueBlock, rescaled)};
+  }
+  // Paired, the accumulator is (p·v)ᵀ [dim, query tile] += vᵀ·pᵀ: both
+  // products then read A by rows of k and B in pairs of k, the operands
+  // of a matrix unit's tile product.
+  Value rescaled = inPlace(acc, correction, t.lastDimMap(2), times);
   Type half = tensorType(keyBlock).getElementType();
   return {newMax, newSum,
-          t.pairedMatmul(pairRows(t, probs, half), valueBlock, rescaled,
-                         /*aPairsMajor=*/true)};
+          t.pairedMatmul(inPairs(t, valueBlock), pairRows(t, probs, half),
+                         rescaled)};
 }
 
 /// The weighted form of columnExponentials (adaptive span): the sum runs
@@ -301,12 +301,16 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
                                int64_t keySeq, int64_t keyTiles) const {
   TensorBuilder tb(builder, loc);
   Type elt = builder.getF32Type();
-  int64_t valueDim = tensorType(paddedValue).getDimSize(3);
   bool paired = isPairedHalf(tensorType(paddedKey).getElementType());
+  // Paired, the values come transposed: [batch, heads, dim, seq].
+  int64_t valueDim = tensorType(paddedValue).getDimSize(paired ? 2 : 3);
   Value end = keyTileEnd(tb, where.queryStart, keyTiles);
+  SmallVector<int64_t> accShape =
+      paired ? SmallVector<int64_t>{valueDim, queryTile}
+             : SmallVector<int64_t>{queryTile, valueDim};
   SmallVector<Value> state0 = {tb.filled({queryTile}, elt, kNegativeInfinity),
                                tb.filled({queryTile}, elt, 0.0),
-                               tb.filled({queryTile, valueDim}, elt, 0.0)};
+                               tb.filled(accShape, elt, 0.0)};
   auto keyLoop = scf::ForOp::create(
       builder, loc, tb.index(0), end, tb.index(1), state0,
       [&](OpBuilder &nb, Location nloc, Value keyTileIndex, ValueRange state) {
@@ -319,10 +323,10 @@ FlashAttention::attendKeyTiles(OpBuilder &builder, Location loc,
           TensorBuilder t(ub, uloc);
           Value keyBlock = tileOf(ub, uloc, paddedKey, tile.batch, tile.head,
                                   tile.keyStart, keyTile);
-          Value valueBlock = paired
-                                 ? pairedValueTile(ub, uloc, paddedValue, tile)
-                                 : tileOf(ub, uloc, paddedValue, tile.batch,
-                                          tile.head, tile.keyStart, keyTile);
+          Value valueBlock =
+              paired ? transposedValueTile(ub, uloc, paddedValue, tile)
+                     : tileOf(ub, uloc, paddedValue, tile.batch, tile.head,
+                              tile.keyStart, keyTile);
           return updateOnline(t, scaledQueriesT, keyBlock, valueBlock, tile,
                               keySeq, state, mask, wholeTileVisible);
         };
@@ -379,22 +383,19 @@ Value FlashAttention::scaledQueriesInPairs(TensorBuilder &t,
       });
 }
 
-/// The key tile of values already in pairs ([batch, heads, seq / 2, dim,
-/// 2]): [key tile / 2, dim, 2].
-Value FlashAttention::pairedValueTile(OpBuilder &b, Location loc,
-                                      Value pairedValue,
-                                      const TilePosition &tile) const {
-  RankedTensorType type = tensorType(pairedValue);
-  int64_t dim = type.getDimSize(3);
-  Value pairStart = arith::DivUIOp::create(
-      b, loc, tile.keyStart, arith::ConstantIndexOp::create(b, loc, 2));
-  return sliceOf(
-      b, loc,
-      RankedTensorType::get({keyTile / 2, dim, 2}, type.getElementType()),
-      pairedValue,
-      {tile.batch, tile.head, pairStart, b.getIndexAttr(0), b.getIndexAttr(0)},
-      {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(keyTile / 2),
-       b.getIndexAttr(dim), b.getIndexAttr(2)});
+/// The key tile of values already transposed ([batch, heads, dim, seq]):
+/// [dim, key tile].
+Value FlashAttention::transposedValueTile(OpBuilder &b, Location loc,
+                                          Value transposedValue,
+                                          const TilePosition &tile) const {
+  RankedTensorType type = tensorType(transposedValue);
+  int64_t dim = type.getDimSize(2);
+  return sliceOf(b, loc,
+                 RankedTensorType::get({dim, keyTile}, type.getElementType()),
+                 transposedValue,
+                 {tile.batch, tile.head, b.getIndexAttr(0), tile.keyStart},
+                 {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(dim),
+                  b.getIndexAttr(keyTile)});
 }
 
 Value FlashAttention::build(OpBuilder &builder, Location loc) const {
@@ -425,7 +426,7 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
   Value paddedValue = padSeq(tb, value, keyTiles * keyTile);
   bool paired = isPairedHalf(elt);
   if (paired)
-    paddedValue = valuesInPairs(tb, paddedValue);
+    paddedValue = valuesTransposed(tb, paddedValue);
   Type f32 = builder.getF32Type();
 
   SmallVector<Value> outs = {
@@ -464,7 +465,7 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
                      where, keySeq, keyTiles);
   Value normalized = body.map(
       {queryTile, valueDim}, elt, {final[2], final[1]},
-      {body.identityMap(2), body.dropLastMap(2)},
+      {paired ? body.map(2, {1, 0}) : body.identityMap(2), body.dropLastMap(2)},
       [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
         Value share = arith::DivFOp::create(b, loc, a[0], a[1]);
         if (emptyRowsGetZeros) {

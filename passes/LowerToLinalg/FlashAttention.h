@@ -78,11 +78,13 @@ enum class ScoreBlockLayout {
 /// key gets zeros when `emptyRowsGetZeros` is set; a form whose queries
 /// always see some key (themselves, say) leaves it unset and saves the test.
 ///
-/// On bf16 operands both products take their operands in adjacent pairs of
-/// the summed dimension and accumulate in f32 (the form of AVX-512's bf16
-/// dot products): head_dim, the key tile and the key sequence padded to it
-/// must be even. Scores, the softmax and its state stay f32; the
-/// probabilities are rounded to bf16 for p·v, the output at the end.
+/// On bf16 operands both products take A by rows of the summed dimension
+/// and B in adjacent pairs of it, and accumulate in f32 (the form of
+/// AVX-512's bf16 dot products and of AMX's tile products): k·qᵀ, and the
+/// output transposed, vᵀ·pᵀ, from values transposed once. head_dim, the
+/// key tile and the key sequence padded to it must be even. Scores, the
+/// softmax and its state stay f32; the probabilities are rounded to bf16
+/// for the second product, the output at the end.
 struct FlashAttention {
   mlir::Value query, key, value;
   double scale;
@@ -170,9 +172,9 @@ private:
                       mlir::Value sums, const TilePosition &tile) const;
   mlir::Value scaledQueriesInPairs(TensorBuilder &t,
                                    mlir::Value queryBlock) const;
-  mlir::Value pairedValueTile(mlir::OpBuilder &b, mlir::Location loc,
-                              mlir::Value pairedValue,
-                              const TilePosition &tile) const;
+  mlir::Value transposedValueTile(mlir::OpBuilder &b, mlir::Location loc,
+                                  mlir::Value transposedValue,
+                                  const TilePosition &tile) const;
   mlir::Value unpaddedAndPast(mlir::OpBuilder &b, mlir::Location loc,
                               const TilePosition &tile, int64_t keySeq) const;
   llvm::SmallVector<mlir::Value>

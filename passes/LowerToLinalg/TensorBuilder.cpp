@@ -148,14 +148,13 @@ Value TensorBuilder::matmulTransposedA(Value a, Value bMatrix, Value init) {
                  multiplyAdd);
 }
 
-Value TensorBuilder::pairedMatmul(Value a, Value bPairs, Value init,
-                                  bool aPairsMajor) {
+Value TensorBuilder::pairedMatmul(Value a, Value bPairs, Value init) {
   Type accType = cast<RankedTensorType>(init.getType()).getElementType();
   SmallVector<utils::IteratorType> iterators = {
       utils::IteratorType::parallel, utils::IteratorType::parallel,
       utils::IteratorType::reduction, utils::IteratorType::reduction};
-  AffineMap aMap = aPairsMajor ? map(4, {2, 0, 3}) : map(4, {0, 2, 3});
-  return generic(init, {a, bPairs}, {aMap, map(4, {2, 1, 3}), map(4, {0, 1})},
+  return generic(init, {a, bPairs},
+                 {map(4, {0, 2, 3}), map(4, {2, 1, 3}), map(4, {0, 1})},
                  iterators, [&](OpBuilder &nb, Location nloc, ValueRange args) {
                    Value x = arith::ExtFOp::create(nb, nloc, accType, args[0]);
                    Value y = arith::ExtFOp::create(nb, nloc, accType, args[1]);

@@ -75,12 +75,11 @@ public:
   /// gradient, summed over positions k.
   mlir::Value matmulTransposedA(mlir::Value a, mlir::Value b, mlir::Value init);
   /// A contraction over k = 2p + j of half-precision operands in pairs,
-  /// accumulated in f32: init(m, n) += sum_{p,j} a * b(p, n, j), with a
-  /// read as a(m, p, j), or as a(p, m, j) when `aPairsMajor`. The pairs of
-  /// k stay adjacent in both operands (the layout AVX-512's bf16 dot
-  /// products take); loops (m, n, p, j).
-  mlir::Value pairedMatmul(mlir::Value a, mlir::Value b, mlir::Value init,
-                           bool aPairsMajor);
+  /// accumulated in f32: init(m, n) += sum_{p,j} a(m, p, j) * b(p, n, j).
+  /// A is read by rows of k and B in adjacent pairs of k (the layout of
+  /// AVX-512's bf16 dot products and AMX's tile products); loops
+  /// (m, n, p, j).
+  mlir::Value pairedMatmul(mlir::Value a, mlir::Value b, mlir::Value init);
 
   /// Affine map helpers over `rank` loop dimensions.
   mlir::AffineMap identityMap(unsigned rank);

@@ -8,9 +8,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <link.h>
 #include <fcntl.h>
+#include <link.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace lcc::runtime {
@@ -35,6 +36,37 @@ Status writeAll(int fd, const uint8_t *bytes, size_t size,
 std::string temporaryDirectory() {
   const char *dir = std::getenv("TMPDIR");
   return dir && *dir ? dir : "/tmp";
+}
+
+/// What the compiler exports when its kernels use AMX tiles
+/// (compiler/CpuTarget.h, kMatrixTilesSymbol).
+constexpr const char *kMatrixTilesSymbol = "lcc_uses_amx_tiles";
+
+/// Asks Linux for the AMX tile state (arch_prctl ARCH_REQ_XCOMP_PERM,
+/// XFEATURE_XTILEDATA), once per process: without it the first tile
+/// instruction kills the process with SIGILL.
+Status requestMatrixTiles(const std::string &what) {
+#if defined(__x86_64__) && defined(__linux__)
+  constexpr long kRequestPermission = 0x1023; // ARCH_REQ_XCOMP_PERM
+  constexpr long kTileData = 18;              // XFEATURE_XTILEDATA
+  static const int error = [] {
+    return ::syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0
+               ? 0
+               : errno;
+  }();
+  if (error == 0)
+    return Status();
+  return Status::error(StatusCode::Unavailable, what,
+                       " runs AMX tile instructions (compiled for a CPU with "
+                       "amx_bf16), and the kernel does not grant this process "
+                       "the tile state: ",
+                       std::strerror(error),
+                       "; compile it for this machine (lcc --cpu=native)");
+#else
+  return Status::error(StatusCode::Unavailable, what,
+                       " runs AMX tile instructions, which this runtime only "
+                       "runs on x86-64 Linux");
+#endif
 }
 
 } // namespace
@@ -79,6 +111,16 @@ CpuExecutable::load(const uint8_t *bytes, size_t size,
   if (::dlinfo(executable->handle, RTLD_DI_LINKMAP, &object) != 0 || !object)
     return Status::error(StatusCode::Internal, what,
                          ": cannot inspect the loaded shared object");
+  // Only a symbol of the object itself counts (dlsym would also search
+  // its dependencies).
+  Dl_info tilesInfo;
+  struct link_map *tilesOwner = nullptr;
+  if (void *tiles = ::dlsym(executable->handle, kMatrixTilesSymbol);
+      tiles &&
+      ::dladdr1(tiles, &tilesInfo, reinterpret_cast<void **>(&tilesOwner),
+                RTLD_DL_LINKMAP) &&
+      tilesOwner == object)
+    LCC_RETURN_IF_ERROR(requestMatrixTiles(what));
   for (const std::string &name : entryPointNames) {
     ::dlerror();
     void *symbol = ::dlsym(executable->handle, name.c_str());

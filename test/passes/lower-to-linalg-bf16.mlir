@@ -2,30 +2,33 @@
 // RUN: not lcc-opt %s --split-input-file --attn-lower-to-linalg="query-tile=32 key-tile=15" 2>&1 | FileCheck %s --check-prefix=ODD-TILE
 // ODD-TILE: error: 'attn.attention' op bf16 attention multiplies keys in pairs; key-tile 15 is odd
 
-// bf16 attention takes the flash form with both products on bf16 pairs
-// accumulated in f32: the values are put in pairs of keys once, each query
-// tile scaled (in f32) and put in pairs of head_dim, each block of
-// probabilities rounded to bf16 pairs of keys; the softmax state is f32 and
-// the output is rounded at the end.
-// CHECK-DAG: #[[VPAIRS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4, d3)>
+// bf16 attention takes the flash form with both products on bf16 accumulated
+// in f32, A by rows of the summed dimension and B in pairs of it: the
+// values are transposed once, each query tile scaled (in f32) and put in
+// pairs of head_dim for k·qᵀ, each block of probabilities rounded to bf16
+// pairs of keys for vᵀ·pᵀ, which accumulates the output transposed; the
+// softmax state is f32 and the output is transposed back and rounded at
+// the end.
+// CHECK-DAG: #[[VT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
 // CHECK-DAG: #[[A_ROWS:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 // CHECK-DAG: #[[B_PAIRS:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d1, d3)>
 // CHECK-DAG: #[[C:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
-// CHECK-DAG: #[[A_PAIRS_MAJOR:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d0, d3)>
+// CHECK-DAG: #[[BACK:.+]] = affine_map<(d0, d1) -> (d1, d0)>
 // CHECK-LABEL: func @bf16_attention
-// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 1, 32, 2, 16] : tensor<1x1x64x16xbf16> into tensor<1x1x32x2x16xbf16>
-// CHECK: %[[VALUES:.+]] = linalg.generic {indexing_maps = [#[[VPAIRS]], {{.+}}outs({{.+}} : tensor<1x1x32x16x2xbf16>)
+// CHECK: %[[VALUES:.+]] = linalg.generic {indexing_maps = [#[[VT]], {{.+}}outs({{.+}} : tensor<1x1x16x64xbf16>)
 // CHECK: scf.forall
 // CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2]] output_shape [32, 16, 2] : tensor<32x32xbf16> into tensor<32x16x2xbf16>
 // CHECK: arith.extf %{{.+}} : bf16 to f32
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: } -> tensor<16x32x2xbf16>
-// CHECK: scf.for {{.+}} -> (tensor<32xf32>, tensor<32xf32>, tensor<32x16xf32>)
-// CHECK: tensor.extract_slice %[[VALUES]]{{.+}} [1, 1, 8, 16, 2] [1, 1, 1, 1, 1] : tensor<1x1x32x16x2xbf16> to tensor<8x16x2xbf16>
+// CHECK: scf.for {{.+}} -> (tensor<32xf32>, tensor<32xf32>, tensor<16x32xf32>)
+// CHECK: %[[VBLOCK:.+]] = tensor.extract_slice %[[VALUES]]{{.+}} [1, 1, 16, 16] [1, 1, 1, 1] : tensor<1x1x16x64xbf16> to tensor<16x16xbf16>
 // CHECK: linalg.generic {indexing_maps = [#[[A_ROWS]], #[[B_PAIRS]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins({{.+}} : tensor<16x16x2xbf16>, tensor<16x32x2xbf16>) outs({{.+}} : tensor<16x32xf32>)
 // CHECK: math.exp
+// CHECK: tensor.expand_shape %[[VBLOCK]] {{\[\[}}0], [1, 2]] output_shape [16, 8, 2] : tensor<16x16xbf16> into tensor<16x8x2xbf16>
 // CHECK: } -> tensor<8x32x2xbf16>
-// CHECK: linalg.generic {indexing_maps = [#[[A_PAIRS_MAJOR]], #[[B_PAIRS]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins({{.+}} : tensor<8x32x2xbf16>, tensor<8x16x2xbf16>) outs({{.+}} : tensor<32x16xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[A_ROWS]], #[[B_PAIRS]], #[[C]]], iterator_types = ["parallel", "parallel", "reduction", "reduction"]} ins({{.+}} : tensor<16x8x2xbf16>, tensor<8x32x2xbf16>) outs({{.+}} : tensor<16x32xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[BACK]],
 // CHECK: arith.divf
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 // CHECK: } -> tensor<32x16xbf16>
