@@ -46,21 +46,72 @@ Value fixedPattern(MaskArithmetic &m, Value i, Value j, int64_t stride,
   return m.either(sameWindow, isSummary);
 }
 
-} // namespace
-
-void lcc::buildSparsePatternMask(OpBuilder &builder, Location loc, Region &mask,
-                                 SparsePattern pattern, int64_t stride,
-                                 int64_t summary) {
+/// Builds a mask region over (batch, head, i, j) whose visibility
+/// `visible(m, i, j)` computes.
+void buildMask(OpBuilder &builder, Location loc, Region &mask,
+               llvm::function_ref<Value(MaskArithmetic &, Value, Value)>
+                   visible) {
   OpBuilder::InsertionGuard guard(builder);
   Type index = builder.getIndexType();
   Block *body = builder.createBlock(
       &mask, mask.end(), {index, index, index, index}, {loc, loc, loc, loc});
   MaskArithmetic m{builder, loc};
-  Value i = body->getArgument(2), j = body->getArgument(3);
-  Value visible = pattern == SparsePattern::Fixed
-                      ? fixedPattern(m, i, j, stride, summary)
-                      : stridedPattern(m, i, j, stride);
-  YieldOp::create(builder, loc, visible);
+  YieldOp::create(builder, loc,
+                  visible(m, body->getArgument(2), body->getArgument(3)));
+}
+
+} // namespace
+
+void lcc::buildFixedWindowMask(OpBuilder &builder, Location loc, Region &mask,
+                               int64_t stride) {
+  buildMask(builder, loc, mask, [&](MaskArithmetic &m, Value i, Value j) {
+    Value l = m.index(stride);
+    return m.cmp(P::eq, m.div(i, l), m.div(j, l));
+  });
+}
+
+void lcc::buildFixedSummaryMask(OpBuilder &builder, Location loc,
+                                Region &mask, int64_t stride, int64_t summary,
+                                bool causal) {
+  buildMask(builder, loc, mask, [&](MaskArithmetic &m, Value i, Value k) {
+    Value c = m.index(summary), l = m.index(stride);
+    Value window = m.div(k, c);
+    Value j = arith::AddIOp::create(
+        m.b, m.loc,
+        arith::MulIOp::create(m.b, m.loc, window, l).getResult(),
+        arith::AddIOp::create(m.b, m.loc, m.index(stride - summary),
+                              m.rem(k, c)));
+    Value visible = m.cmp(P::ne, m.div(i, l), window);
+    if (causal)
+      visible = m.both(visible, m.cmp(P::sle, j, i));
+    return visible;
+  });
+}
+
+void lcc::buildStridedBandMask(OpBuilder &builder, Location loc, Region &mask,
+                               int64_t stride) {
+  buildMask(builder, loc, mask, [&](MaskArithmetic &m, Value i, Value j) {
+    Value d = m.sub(i, j);
+    return m.both(m.cmp(P::slt, d, m.index(stride)),
+                  m.cmp(P::sgt, d, m.index(-stride)));
+  });
+}
+
+void lcc::buildStridedColumnMask(OpBuilder &builder, Location loc,
+                                 Region &mask) {
+  buildMask(builder, loc, mask, [&](MaskArithmetic &m, Value t, Value u) {
+    return m.cmp(P::ne, t, u);
+  });
+}
+
+void lcc::buildSparsePatternMask(OpBuilder &builder, Location loc, Region &mask,
+                                 SparsePattern pattern, int64_t stride,
+                                 int64_t summary) {
+  buildMask(builder, loc, mask, [&](MaskArithmetic &m, Value i, Value j) {
+    return pattern == SparsePattern::Fixed
+               ? fixedPattern(m, i, j, stride, summary)
+               : stridedPattern(m, i, j, stride);
+  });
 }
 
 AttentionOp lcc::createMaskedAttention(OpBuilder &builder,

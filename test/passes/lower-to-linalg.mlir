@@ -242,12 +242,12 @@ func.func @softmax_cross_entropy(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> 
 
 // Sparse attention is masked attention: the pattern becomes a mask region,
 // whose block table (computed at compile time) the flash form of `block`
-// tiles reads. Strided, stride 32, tiles of 16: tiles within one tile of
-// the diagonal see every key (2, unmasked); farther ones are visited
-// (1) when their differences i - j hold a multiple of 32 and skipped (0)
-// otherwise.
-// CHECK-LABEL: func @sparse_strided
-// CHECK: %[[TABLE:.+]] = arith.constant dense<{{\[}}[2, 2, 1, 0, 1, 0, 1, 0], [2, 2, 2, 1, 0, 1, 0, 1], [1, 2, 2, 2, 1, 0, 1, 0], [0, 1, 2, 2, 2, 1, 0, 1], [1, 0, 1, 2, 2, 2, 1, 0], [0, 1, 0, 1, 2, 2, 2, 1], [1, 0, 1, 0, 1, 2, 2, 2], [0, 1, 0, 1, 0, 1, 2, 2]]> : tensor<8x8xi8>
+// tiles reads. Fixed, stride 64 (over twice the block: whole tiles hide),
+// summary 8, tiles of 16: a window's own tiles see every key (2,
+// unmasked); of the other windows only the tile that holds their summary
+// columns is visited (1), the rest skipped (0).
+// CHECK-LABEL: func @sparse_fixed_masked
+// CHECK: %[[TABLE:.+]] = arith.constant dense<{{\[}}[2, 2, 2, 2, 0, 0, 0, 1], [2, 2, 2, 2, 0, 0, 0, 1], [2, 2, 2, 2, 0, 0, 0, 1], [2, 2, 2, 2, 0, 0, 0, 1], [0, 0, 0, 1, 2, 2, 2, 2], [0, 0, 0, 1, 2, 2, 2, 2], [0, 0, 0, 1, 2, 2, 2, 2], [0, 0, 0, 1, 2, 2, 2, 2]]> : tensor<8x8xi8>
 // CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 8)
 // CHECK: scf.for
 // CHECK: tensor.extract %[[TABLE]]
@@ -256,9 +256,61 @@ func.func @softmax_cross_entropy(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> 
 // CHECK: } else {
 // CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}} : tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>
 // CHECK: scf.yield %[[R]]#0, %[[R]]#1, %[[R]]#2
-func.func @sparse_strided(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
-  // expected-remark@+1 {{mask visits 46 of 64 key tiles (71.9%), 22 of them unmasked}}
+func.func @sparse_fixed_masked(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
+  // expected-remark@+1 {{mask visits 40 of 64 key tiles (62.5%), 32 of them unmasked}}
+  %0 = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 64 : i64, summary = 8 : i64}
+      : (tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32>
+  return %0 : tensor<1x1x128x8xf32>
+}
+
+// -----
+
+// A stride that puts a visible key in every tile splits the pattern into
+// two parts over keys that fill whole tiles, each flash attention with its
+// logsumexp, combined by them. Strided, stride 32: the band |i - j| < 32
+// (tiles within two of the diagonal), and each residue mod 32 as a head of
+// its own (positions [128] as 32 heads of 4 rows: expand, swap, collapse),
+// whose column is the whole head less the query itself; its result and
+// logsumexp are put back in position order.
+// CHECK-LABEL: func @sparse_strided_parts
+// CHECK: arith.constant dense<{{\[}}[2, 2, 1, 0, 0, 0, 0, 0], [2, 2, 2, 1, 0, 0, 0, 0], [1, 2, 2, 2, 1, 0, 0, 0], [0, 1, 2, 2, 2, 1, 0, 0], [0, 0, 1, 2, 2, 2, 1, 0], [0, 0, 0, 1, 2, 2, 2, 1], [0, 0, 0, 0, 1, 2, 2, 2], [0, 0, 0, 0, 0, 1, 2, 2]]> : tensor<8x8xi8>
+// CHECK: %[[BAND:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 8) {{.+}} -> (tensor<1x1x128x8xf32>, tensor<1x1x128xf32>)
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 1, 4, 32, 8]
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<1x1x32x4x8xf32> into tensor<1x32x4x8xf32>
+// CHECK: %[[COLUMNS:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 32, 1) {{.+}} -> (tensor<1x32x4x8xf32>, tensor<1x32x4xf32>)
+// CHECK: %[[OUT:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x1x4x32x8xf32> into tensor<1x1x128x8xf32>
+// CHECK: %[[LSE:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2, 3]] : tensor<1x1x4x32xf32> into tensor<1x1x128xf32>
+// CHECK: linalg.generic {{.+}} ins(%[[BAND]]#0, %[[OUT]], %[[BAND]]#1, %[[LSE]] : {{.+}})
+// CHECK: arith.divf
+// CHECK: } -> tensor<1x1x128x8xf32>
+func.func @sparse_strided_parts(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
+  // expected-remark@+3 {{mask visits 34 of 64 key tiles (53.1%), 22 of them unmasked}}
+  // expected-remark@+2 {{columns gathered: each residue mod 32 attended as a head of its own beside the band}}
+  // expected-remark@+1 {{mask visits 1 of 1 key tiles (100.0%), 0 of them unmasked}}
   %0 = attn.sparse_attention strided %q, %q, %q {block = 16 : i64, stride = 32 : i64}
+      : (tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32>
+  return %0 : tensor<1x1x128x8xf32>
+}
+
+// -----
+
+// Fixed, stride 32 (at most twice the block), summary 8: each window's own
+// keys (a block-diagonal table), and the last 8 keys of every window
+// gathered ([1, 1, 4, 32, 8] sliced at 24, copied, collapsed to 32 keys),
+// attended with the windows' own summary keys hidden.
+// CHECK-LABEL: func @sparse_fixed_parts
+// CHECK-DAG: arith.constant dense<{{\[}}[2, 2, 0, 0, 0, 0, 0, 0], [2, 2, 0, 0, 0, 0, 0, 0], [0, 0, 2, 2, 0, 0, 0, 0], [0, 0, 2, 2, 0, 0, 0, 0], [0, 0, 0, 0, 2, 2, 0, 0], [0, 0, 0, 0, 2, 2, 0, 0], [0, 0, 0, 0, 0, 0, 2, 2], [0, 0, 0, 0, 0, 0, 2, 2]]> : tensor<8x8xi8>
+// CHECK: %[[WINDOW:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 8) {{.+}} -> (tensor<1x1x128x8xf32>, tensor<1x1x128xf32>)
+// CHECK: %[[SPLIT:.+]] = tensor.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 1, 4, 32, 8]
+// CHECK: tensor.extract_slice %[[SPLIT]][0, 0, 0, 24, 0] [1, 1, 4, 8, 8] [1, 1, 1, 1, 1]
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] : tensor<1x1x4x8x8xf32> into tensor<1x1x32x8xf32>
+// CHECK: %[[SUMMARY:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 8) {{.+}} -> (tensor<1x1x128x8xf32>, tensor<1x1x128xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[WINDOW]]#0, %[[SUMMARY]]#0, %[[WINDOW]]#1, %[[SUMMARY]]#1 : {{.+}})
+func.func @sparse_fixed_parts(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
+  // expected-remark@+3 {{mask visits 16 of 64 key tiles (25.0%), 16 of them unmasked}}
+  // expected-remark@+2 {{summary columns gathered: 8 of every 32 keys, attended beside each window's own}}
+  // expected-remark@+1 {{mask visits 16 of 16 key tiles (100.0%), 8 of them unmasked}}
+  %0 = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 32 : i64, summary = 8 : i64}
       : (tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32>
   return %0 : tensor<1x1x128x8xf32>
 }
