@@ -500,6 +500,11 @@ class ModelGenerator:
         elif form == "sparse":
             pattern = self.pick("fixed", "strided")
             stride = self.rng.randint(1, sq)
+            # Whole windows (a stride dividing seq) take the lowering's
+            # two parts where the stride is small beside the block.
+            windows = [d for d in range(1, sq // 2 + 1) if sq % d == 0]
+            if windows and self.chance(0.5):
+                stride = self.rng.choice(windows)
             block = self.pick(1, 4, 16, 32, 64)
             attrs += ["block = %d : i64" % block, "stride = %d : i64" % stride]
             graph_attrs.update(pattern=pattern, stride=stride)
