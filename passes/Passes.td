@@ -383,10 +383,10 @@ def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
       `block` queries and keys) skips every key tile the pattern hides from
       a whole query tile and leaves unmasked the tiles it shows whole.
       Where a small stride shows a key in every tile (fixed: a stride of
-      at most twice the block; strided: any) and the op is f32 over whole
-      windows, it is split into two parts over keys that fill whole
-      tiles, each masked flash attention with its logsumexp, combined by
-      them: fixed, each window's own keys and the summary columns gathered
+      at most twice the block; strided: any) over whole windows (bf16:
+      each part's key tile even), it is split into two parts over keys
+      that fill whole tiles, each masked flash attention with its
+      logsumexp, combined by them: fixed, each window's own keys and the summary columns gathered
       into a key set (the query's own window hidden there); strided, the
       band |i - j| < stride and each residue mod stride as a head of its
       own (less the query itself). A remark says which, or why not.

@@ -48,9 +48,9 @@ Value fixedPattern(MaskArithmetic &m, Value i, Value j, int64_t stride,
 
 /// Builds a mask region over (batch, head, i, j) whose visibility
 /// `visible(m, i, j)` computes.
-void buildMask(OpBuilder &builder, Location loc, Region &mask,
-               llvm::function_ref<Value(MaskArithmetic &, Value, Value)>
-                   visible) {
+void buildMask(
+    OpBuilder &builder, Location loc, Region &mask,
+    llvm::function_ref<Value(MaskArithmetic &, Value, Value)> visible) {
   OpBuilder::InsertionGuard guard(builder);
   Type index = builder.getIndexType();
   Block *body = builder.createBlock(
@@ -70,15 +70,13 @@ void lcc::buildFixedWindowMask(OpBuilder &builder, Location loc, Region &mask,
   });
 }
 
-void lcc::buildFixedSummaryMask(OpBuilder &builder, Location loc,
-                                Region &mask, int64_t stride, int64_t summary,
-                                bool causal) {
+void lcc::buildFixedSummaryMask(OpBuilder &builder, Location loc, Region &mask,
+                                int64_t stride, int64_t summary, bool causal) {
   buildMask(builder, loc, mask, [&](MaskArithmetic &m, Value i, Value k) {
     Value c = m.index(summary), l = m.index(stride);
     Value window = m.div(k, c);
     Value j = arith::AddIOp::create(
-        m.b, m.loc,
-        arith::MulIOp::create(m.b, m.loc, window, l).getResult(),
+        m.b, m.loc, arith::MulIOp::create(m.b, m.loc, window, l).getResult(),
         arith::AddIOp::create(m.b, m.loc, m.index(stride - summary),
                               m.rem(k, c)));
     Value visible = m.cmp(P::ne, m.div(i, l), window);

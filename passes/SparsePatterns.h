@@ -40,8 +40,8 @@ void buildSparsePatternMask(mlir::OpBuilder &builder, mlir::Location loc,
 void buildFixedWindowMask(mlir::OpBuilder &builder, mlir::Location loc,
                           mlir::Region &mask, int64_t stride);
 void buildFixedSummaryMask(mlir::OpBuilder &builder, mlir::Location loc,
-                           mlir::Region &mask, int64_t stride,
-                           int64_t summary, bool causal);
+                           mlir::Region &mask, int64_t stride, int64_t summary,
+                           bool causal);
 void buildStridedBandMask(mlir::OpBuilder &builder, mlir::Location loc,
                           mlir::Region &mask, int64_t stride);
 void buildStridedColumnMask(mlir::OpBuilder &builder, mlir::Location loc,

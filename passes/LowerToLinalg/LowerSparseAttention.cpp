@@ -9,8 +9,8 @@
 //
 // A small stride puts a visible key in every tile (fixed: each window's
 // summary columns; strided: every l-th key), so the table skips nothing.
-// Then (fixed: a stride of at most twice the block; strided: any), on f32
-// and a sequence of whole windows, the pattern is split into
+// Then (fixed: a stride of at most twice the block; strided: any), over a
+// sequence of whole windows, the pattern is split into
 // its two parts, each attention over keys that fill whole tiles, combined
 // by their logsumexps as flash attention combines key tiles:
 //   fixed:   each window's own keys (a block-diagonal mask), and the
@@ -51,14 +51,15 @@ attendPart(PatternRewriter &rewriter, SparseAttentionOp op, Value query,
   auto resultType = RankedTensorType::get(
       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
       q.getElementType());
-  auto logSumExpType = RankedTensorType::get(
-      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)}, q.getElementType());
+  // f32 whatever the operands: the softmax's state is f32.
+  auto logSumExpType =
+      RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
+                            rewriter.getF32Type());
   auto part = AttentionOp::create(rewriter, loc, resultType, logSumExpType,
                                   query, key, value, causal, op.getScaleAttr(),
                                   /*shared_qk=*/false, /*modifiersCount=*/2);
   fillMask(part.getModifiers()[0]);
-  auto result = configureFlashAttention(rewriter,
-                                        AttentionSpec::of(part, true),
+  auto result = configureFlashAttention(rewriter, AttentionSpec::of(part, true),
                                         {block, block})
                     .buildWithLogSumExp(rewriter, loc);
   rewriter.eraseOp(part);
@@ -67,23 +68,32 @@ attendPart(PatternRewriter &rewriter, SparseAttentionOp op, Value query,
 
 /// The attention over the union of two parts' disjoint key sets, from
 /// each part's result and logsumexp: (o1 e^l1 + o2 e^l2) / (e^l1 + e^l2),
-/// shifted by the larger logsumexp. A part that shows a query nothing has
-/// l = -inf and weighs nothing.
+/// shifted by the larger logsumexp, in f32 (bf16 results widened, the sum
+/// rounded). A part that shows a query nothing has l = -inf and weighs
+/// nothing.
 Value combineParts(TensorBuilder &t, std::pair<Value, Value> first,
                    std::pair<Value, Value> second) {
   RankedTensorType type = tensorType(first.first);
-  return t.map(type.getShape(), type.getElementType(),
-               {first.first, second.first, first.second, second.second},
-               {t.identityMap(4), t.identityMap(4), t.dropLastMap(4),
-                t.dropLastMap(4)},
-               [](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                 Value top = larger(b, loc, a[2], a[3]);
-                 Value w1 = expShifted(b, loc, a[2], top);
-                 Value w2 = expShifted(b, loc, a[3], top);
-                 Value sum = add(b, loc, mul(b, loc, a[0], w1),
-                                 mul(b, loc, a[1], w2));
-                 return arith::DivFOp::create(b, loc, sum, add(b, loc, w1, w2));
-               });
+  Type elt = type.getElementType();
+  return t.map(
+      type.getShape(), elt,
+      {first.first, second.first, first.second, second.second},
+      {t.identityMap(4), t.identityMap(4), t.dropLastMap(4), t.dropLastMap(4)},
+      [elt](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        Type f32 = b.getF32Type();
+        auto wide = [&](Value x) -> Value {
+          return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+        };
+        Value top = larger(b, loc, a[2], a[3]);
+        Value w1 = expShifted(b, loc, a[2], top);
+        Value w2 = expShifted(b, loc, a[3], top);
+        Value sum = add(b, loc, mul(b, loc, wide(a[0]), w1),
+                        mul(b, loc, wide(a[1]), w2));
+        Value share = arith::DivFOp::create(b, loc, sum, add(b, loc, w1, w2));
+        return elt == f32
+                   ? share
+                   : arith::TruncFOp::create(b, loc, elt, share).getResult();
+      });
 }
 
 /// `x` ([batch, heads, seq] or [batch, heads, seq, dim]) with its positions
@@ -110,8 +120,7 @@ Value swapDims23(TensorBuilder &t, Value x) {
   SmallVector<unsigned> dims = {0, 1, 3, 2};
   if (shape.size() == 5)
     dims.push_back(4);
-  return t.map(shape, type.getElementType(), {x},
-               {t.map(shape.size(), dims)},
+  return t.map(shape, type.getElementType(), {x}, {t.map(shape.size(), dims)},
                [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
@@ -165,10 +174,9 @@ Value summaryColumns(TensorBuilder &t, Value x, int64_t stride,
   offsets[3] = b.getIndexAttr(stride - summary);
   for (int64_t size : shape)
     sizes.push_back(b.getIndexAttr(size));
-  Value columns =
-      sliceOf(b, t.location(),
-              RankedTensorType::get(shape, type.getElementType()), windows,
-              offsets, sizes);
+  Value columns = sliceOf(b, t.location(),
+                          RankedTensorType::get(shape, type.getElementType()),
+                          windows, offsets, sizes);
   // A copy, so that the gathered rows are contiguous.
   columns = t.mapSameShape(
       {columns}, [](OpBuilder &, Location, ValueRange a) { return a[0]; });
@@ -189,18 +197,24 @@ bool splitsIntoParts(SparseAttentionOp op, std::string &why) {
   // stay ahead (167 against 82 ms there).
   if (op.getPattern() == SparsePattern::Fixed && stride > block * 2)
     return false;
-  if (!q.getElementType().isF32() ||
-      !tensorType(op.getKey()).getElementType().isF32() ||
-      !tensorType(op.getValue()).getElementType().isF32()) {
-    why = "the parts combine by their logsumexps, which bf16 attention "
-          "does not compute";
-    return false;
-  }
   if (seq % stride != 0 || seq / stride < 2) {
     why = "the sequence (" + std::to_string(seq) +
           ") is not two or more whole windows of the stride (" +
           std::to_string(stride) + ")";
     return false;
+  }
+  // bf16 multiplies keys in pairs: each part's key tile must be even.
+  if (q.getElementType().isBF16()) {
+    int64_t partKeys = op.getPattern() == SparsePattern::Fixed
+                           ? seq / stride * op.getSummary().value_or(0)
+                           : seq / stride;
+    int64_t partTile = std::min(block, partKeys);
+    if (partKeys > 0 && partTile % 2 != 0) {
+      why = "bf16 multiplies keys in pairs, and the gathered part's key "
+            "tile (" +
+            std::to_string(partTile) + ") is odd";
+      return false;
+    }
   }
   return true;
 }
@@ -238,23 +252,23 @@ struct LowerSparseAttention : OpRewritePattern<SparseAttentionOp> {
     int64_t stride = op.getStride(), summary = op.getSummary().value_or(0);
     int64_t block = op.getBlock();
     bool causal = op.getCausal();
-    auto window = attendPart(rewriter, op, op.getQuery(), op.getKey(),
-                             op.getValue(), causal, block, [&](Region &mask) {
-                               buildFixedWindowMask(rewriter, op.getLoc(),
-                                                    mask, stride);
-                             });
+    auto window =
+        attendPart(rewriter, op, op.getQuery(), op.getKey(), op.getValue(),
+                   causal, block, [&](Region &mask) {
+                     buildFixedWindowMask(rewriter, op.getLoc(), mask, stride);
+                   });
     if (summary == 0)
       return window.first;
     op.emitRemark() << "summary columns gathered: " << summary << " of every "
                     << stride << " keys, attended beside each window's own";
-    auto columns = attendPart(
-        rewriter, op, op.getQuery(),
-        summaryColumns(t, op.getKey(), stride, summary),
-        summaryColumns(t, op.getValue(), stride, summary),
-        /*causal=*/false, block, [&](Region &mask) {
-          buildFixedSummaryMask(rewriter, op.getLoc(), mask, stride, summary,
-                                causal);
-        });
+    auto columns =
+        attendPart(rewriter, op, op.getQuery(),
+                   summaryColumns(t, op.getKey(), stride, summary),
+                   summaryColumns(t, op.getValue(), stride, summary),
+                   /*causal=*/false, block, [&](Region &mask) {
+                     buildFixedSummaryMask(rewriter, op.getLoc(), mask, stride,
+                                           summary, causal);
+                   });
     return combineParts(t, window, columns);
   }
 
@@ -265,11 +279,11 @@ struct LowerSparseAttention : OpRewritePattern<SparseAttentionOp> {
     int64_t stride = op.getStride(), block = op.getBlock();
     int64_t heads = tensorType(op.getQuery()).getDimSize(1);
     bool causal = op.getCausal();
-    auto band = attendPart(rewriter, op, op.getQuery(), op.getKey(),
-                           op.getValue(), causal, block, [&](Region &mask) {
-                             buildStridedBandMask(rewriter, op.getLoc(), mask,
-                                                  stride);
-                           });
+    auto band =
+        attendPart(rewriter, op, op.getQuery(), op.getKey(), op.getValue(),
+                   causal, block, [&](Region &mask) {
+                     buildStridedBandMask(rewriter, op.getLoc(), mask, stride);
+                   });
     op.emitRemark() << "columns gathered: each residue mod " << stride
                     << " attended as a head of its own beside the band";
     // Within a residue, key row u <= query row t iff j <= i.
