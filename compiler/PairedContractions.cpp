@@ -58,6 +58,14 @@ bool isMultiplyAccumulateOfWidened(Block &body) {
          (widens(mul.getLhs(), 1) && widens(mul.getRhs(), 0));
 }
 
+/// A [rows, pairs, 2] buffer as [rows, 2 x pairs]: each row's pairs as one
+/// row (B's rows of pairs for the dot products, both operands' rows for
+/// the tiles).
+Value pairsAsRows(OpBuilder &b, Location loc, Value pairs) {
+  return memref::CollapseShapeOp::create(
+      b, loc, pairs, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+}
+
 /// Rows [begin, end) of C in blocks of `rows` x `columns` accumulators.
 void emitBlocks(OpBuilder &b, Location loc, Value a, Value bRows, Value c,
                 const PairedContractionShape &shape, int64_t begin, int64_t end,
@@ -185,9 +193,7 @@ void lcc::lowerPairedContractionToDots(RewriterBase &rewriter,
   Value a = op.getDpsInputOperand(0)->get();
   Value c = op.getDpsInitOperand(0)->get();
   // B's pairs of a row of k as one row of 2 x columns.
-  Value bRows = memref::CollapseShapeOp::create(
-      rewriter, loc, op.getDpsInputOperand(1)->get(),
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  Value bRows = pairsAsRows(rewriter, loc, op.getDpsInputOperand(1)->get());
   int64_t mainRows = shape.rows - restRows;
   emitBlocks(rewriter, loc, a, bRows, c, shape, 0, mainRows, tileRows,
              tileColumns, zeroC);
@@ -280,12 +286,8 @@ void lcc::lowerPairedContractionToTiles(RewriterBase &rewriter,
                                         bool zeroC) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  auto rowsOf = [&](Value pairs) -> Value {
-    return memref::CollapseShapeOp::create(
-        rewriter, loc, pairs, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-  };
-  Value aRows = rowsOf(op.getDpsInputOperand(0)->get());
-  Value bRows = rowsOf(op.getDpsInputOperand(1)->get());
+  Value aRows = pairsAsRows(rewriter, loc, op.getDpsInputOperand(0)->get());
+  Value bRows = pairsAsRows(rewriter, loc, op.getDpsInputOperand(1)->get());
   Value c = op.getDpsInitOperand(0)->get();
   // Two tiles each way when they divide C: each tile of A then serves two
   // products, each of B two.

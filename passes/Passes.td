@@ -386,10 +386,11 @@ def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
       at most twice the block; strided: any) over whole windows (bf16:
       each part's key tile even), it is split into two parts over keys
       that fill whole tiles, each masked flash attention with its
-      logsumexp, combined by them: fixed, each window's own keys and the summary columns gathered
-      into a key set (the query's own window hidden there); strided, the
-      band |i - j| < stride and each residue mod stride as a head of its
-      own (less the query itself). A remark says which, or why not.
+      logsumexp, combined by them: fixed, each window's own keys and the
+      summary columns gathered into a key set (the query's own window
+      hidden there); strided, the band |i - j| < stride and each residue
+      mod stride as a head of its own (less the query itself). A remark
+      says which, or why not.
 
     * The ops of every other registered attention form (a plugin's) are
       lowered by the patterns the form registers.

@@ -96,20 +96,30 @@ Value combineParts(TensorBuilder &t, std::pair<Value, Value> first,
       });
 }
 
-/// `x` ([batch, heads, seq] or [batch, heads, seq, dim]) with its positions
-/// split into windows of `stride`: [batch, heads, seq / stride, stride, ..].
-Value inWindows(TensorBuilder &t, Value x, int64_t stride) {
+/// Dimension `dim` of `x` split into [size / inner, inner].
+Value splitDim(TensorBuilder &t, Value x, unsigned dim, int64_t inner) {
   RankedTensorType type = tensorType(x);
-  SmallVector<int64_t> shape(type.getShape());
-  SmallVector<int64_t> split = {shape[0], shape[1], shape[2] / stride, stride};
-  SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}};
-  if (shape.size() == 4) {
-    split.push_back(shape[3]);
-    groups.push_back({4});
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  for (auto [d, size] : llvm::enumerate(type.getShape())) {
+    int64_t first = shape.size();
+    if (d == dim) {
+      shape.append({size / inner, inner});
+      groups.push_back({first, first + 1});
+    } else {
+      shape.push_back(size);
+      groups.push_back({first});
+    }
   }
   return tensor::ExpandShapeOp::create(
       t.builder(), t.location(),
-      RankedTensorType::get(split, type.getElementType()), x, groups);
+      RankedTensorType::get(shape, type.getElementType()), x, groups);
+}
+
+/// `x` ([batch, heads, seq] or [batch, heads, seq, dim]) with its positions
+/// split into windows of `stride`: [batch, heads, seq / stride, stride, ..].
+Value inWindows(TensorBuilder &t, Value x, int64_t stride) {
+  return splitDim(t, x, 2, stride);
 }
 
 /// Dimensions 2 and 3 of `x` (rank 4 or 5) swapped, in a fresh tensor.
@@ -145,19 +155,8 @@ Value byResidue(TensorBuilder &t, Value x, int64_t stride) {
 
 /// The inverse of byResidue for `heads` heads.
 Value fromResidues(TensorBuilder &t, Value x, int64_t heads) {
-  RankedTensorType type = tensorType(x);
-  SmallVector<int64_t> shape(type.getShape());
-  int64_t stride = shape[1] / heads;
-  SmallVector<int64_t> split = {shape[0], heads, stride, shape[2]};
-  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}, {3}};
-  if (shape.size() == 4) {
-    split.push_back(shape[3]);
-    groups.push_back({4});
-  }
-  Value windows = tensor::ExpandShapeOp::create(
-      t.builder(), t.location(),
-      RankedTensorType::get(split, type.getElementType()), x, groups);
-  return mergeDims(t, swapDims23(t, windows), 2);
+  int64_t stride = tensorType(x).getDimSize(1) / heads;
+  return mergeDims(t, swapDims23(t, splitDim(t, x, 1, stride)), 2);
 }
 
 /// The last `summary` positions of each window of `stride` of `x`
