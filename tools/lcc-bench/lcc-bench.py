@@ -37,15 +37,19 @@ the given pattern; for lsh: shared-QK attention compiled with
 |i - j| < --window, whose hidden key tiles are skipped) and run with lcc-run
 on random inputs.
 Reports compile time (each configuration compiled once), the median and
-the minimum time per call over --repeat calls (after one warm-up call), the
+the minimum time per call over --repeat calls (each one lcc-run of a
+warm-up call and a timed one), the
 runtime's peak bytes (inputs, outputs, parameters and the planned arena) and
 the attention FLOP rate (4 * batch * heads * seq^2 * head_dim, halved when
 causal; for sparse and masked forms this is the dense-equivalent rate, so it shows
 the speed-up over dense directly). When a python3 with numpy is installed
 (Debian: python3-numpy libopenblas0-pthread), the same run measures the
-ceiling, OpenBLAS sgemm 2048^3, and prints each rate as a fraction of it,
-and the peer, numpy + OpenBLAS dense attention of the same shape (up to
---peer-up-to tokens), with lcc's speed-up over it. --threads=N pins lcc-run,
+ceiling, OpenBLAS sgemm 2048^3, before every lcc call and the peer, numpy +
+OpenBLAS dense attention of the same shape (up to --peer-up-to tokens),
+after it: 'of sgemm' is the median of each call's rate over the ceiling
+measured just before it, 'vs numpy' the median of the peer's time over
+lcc's, so a machine whose speed drifts between calls moves both sides of
+each ratio together. --threads=N pins lcc-run,
 the ceiling and the peer to the first N CPUs this process may use, with N
 threads each (OpenBLAS too), and the header says which.
 
@@ -91,6 +95,7 @@ import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -141,6 +146,23 @@ def report(lcm, inputs, params, repeat, threads, workdir):
     if threads:
         args.append("--threads=%d" % threads)
     return json.loads(run_pinned(args, threads))
+
+
+def interleaved(rounds, measures):
+    """Each of `measures` (a callable, or None for none) called once per
+    round, in turn: the lists of their results. On a machine whose speed
+    drifts within minutes, what is compared is measured in the same
+    minutes."""
+    results = [[] for _ in measures]
+    for _ in range(rounds):
+        for measure, out in zip(measures, results):
+            if measure:
+                out.append(measure())
+    return results
+
+
+def median(values):
+    return statistics.median(values) if values else None
 
 
 def window_mask_lines(window):
@@ -250,20 +272,21 @@ def bench_attention(opts):
            len(pinned(opts.threads)),
            ",".join(map(str, pinned(opts.threads))), " ".join(flags)))
     python = None if opts.no_peer else numpy_python()
-    ceiling, core = sgemm_ceiling(python, opts.threads, opts.repeat) \
-        if python else (None, None)
-    if ceiling:
-        print("ceiling: OpenBLAS sgemm 2048^3 %.1f GFLOP/s (numpy, kernel "
-              "%s, same CPUs and threads); peer: numpy + OpenBLAS f32 dense "
-              "attention (up to --peer-up-to=%d tokens)" %
-              (ceiling, core, opts.peer_up_to))
+    if python:
+        _, core = sgemm_ceiling(python, opts.threads)
+        print("ceiling: OpenBLAS sgemm 2048^3 (numpy, kernel %s, same CPUs "
+              "and threads), run before every lcc call; peer: numpy + "
+              "OpenBLAS f32 dense attention (up to --peer-up-to=%d tokens), "
+              "run after it; 'of sgemm' and 'vs numpy' are medians of the "
+              "calls' own ratios" % (core, opts.peer_up_to))
     else:
         print("no ceiling or peer: no python3 with numpy (apt install "
               "python3-numpy libopenblas0-pthread)" if not opts.no_peer
               else "no ceiling or peer (--no-peer)")
     print("| seq | compile s | ms/call (median) | min ms | peak MiB | "
-          "arena MiB | GFLOP/s | of sgemm | numpy ms | vs numpy |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "arena MiB | GFLOP/s | sgemm GFLOP/s | of sgemm | numpy ms | "
+          "vs numpy |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for seq in opts.seq:
         with tempfile.TemporaryDirectory() as work:
             model = os.path.join(work, "attention.mlir")
@@ -284,20 +307,30 @@ def bench_attention(opts):
                      "--shape=" + shape, "--seed=%d" % len(inputs),
                      "--dtype=" + opts.dtype])
                 inputs.append(path)
-            r = report(lcm, inputs, None, opts.repeat, opts.threads, work)
+            with_peer = python and seq <= opts.peer_up_to
+            ceilings, calls, peers = interleaved(opts.repeat, [
+                (lambda: sgemm_ceiling(python, opts.threads)[0])
+                if python else None,
+                lambda: report(lcm, inputs, None, 1, opts.threads, work),
+                (lambda: numpy_attention_ms(python, opts, seq, 1)[0])
+                if with_peer else None])
             flops = 4.0 * opts.batch * opts.heads * seq * seq * opts.head_dim
             if opts.causal:
                 flops /= 2
-            rate = flops / (r["median_ms"] * 1e6)
-            peer = numpy_attention_ms(python, opts, seq) \
-                if python and seq <= opts.peer_up_to else None
+            times = [c["median_ms"] for c in calls]
+            rates = [flops / (ms * 1e6) for ms in times]
+            fraction = median([r / g for r, g in zip(rates, ceilings)])
+            speedup = median([p / ms for ms, p in zip(times, peers)])
             print("| %d | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s "
-                  "| %s |" %
-                  (seq, seconds, r["median_ms"], r["min_ms"],
-                   mib(r["peak_bytes"]), mib(r["arena_bytes"]), rate,
-                   "%.2f" % (rate / ceiling) if ceiling else "-",
-                   "%.1f" % peer[0] if peer else "-",
-                   "%.2fx" % (peer[0] / r["median_ms"]) if peer else "-"))
+                  "| %s | %s |" %
+                  (seq, seconds, median(times), min(times),
+                   mib(calls[-1]["peak_bytes"]),
+                   mib(calls[-1]["arena_bytes"]),
+                   flops / (median(times) * 1e6),
+                   "%.1f" % median(ceilings) if ceilings else "-",
+                   "%.2f" % fraction if ceilings else "-",
+                   "%.1f" % median(peers) if peers else "-",
+                   "%.2fx" % speedup if peers else "-"))
             sys.stdout.flush()
 
 

@@ -144,20 +144,20 @@ def numpy_env(threads):
     return env
 
 
-def sgemm_ceiling(python, threads, repeat):
-    """OpenBLAS sgemm 2048^3 (median GFLOP/s, kernel name), pinned as lcc
-    runs."""
-    rate, core = run_pinned([python, "-c", NUMPY_SGEMM, "2048",
-                             str(max(repeat, 3))], threads,
+def sgemm_ceiling(python, threads):
+    """OpenBLAS sgemm 2048^3 (GFLOP/s, the median of 3 calls; kernel name),
+    pinned as lcc runs."""
+    rate, core = run_pinned([python, "-c", NUMPY_SGEMM, "2048", "3"], threads,
                             numpy_env(threads)).split()
     return float(rate), core
 
 
-def numpy_attention_ms(python, opts, seq):
-    """numpy dense attention's (median, min) ms per call."""
+def numpy_attention_ms(python, opts, seq, repeat):
+    """numpy dense attention's (median, min) ms per call over `repeat`
+    calls."""
     out = run_pinned([python, "-c", NUMPY_ATTENTION, str(opts.batch),
                       str(opts.heads), str(seq), str(opts.head_dim),
-                      str(int(opts.causal)), str(opts.repeat)],
+                      str(int(opts.causal)), str(repeat)],
                      opts.threads, numpy_env(opts.threads))
     median, low = map(float, out.split())
     return median, low
