@@ -52,7 +52,6 @@
 
 namespace lcc {
 #define GEN_PASS_DEF_BLOCKIDSTOARGUMENTS
-#define GEN_PASS_DEF_APPROXIMATEEXP
 #define GEN_PASS_DEF_EXPANDBFLOAT16
 #include "compiler/Passes.h.inc"
 } // namespace lcc
@@ -78,17 +77,6 @@ void blockIdsToArguments(func::FuncOp dispatch) {
       FunctionType::get(dispatch.getContext(), entry.getArgumentTypes(), {}));
 }
 
-/// exp as a polynomial (MLIR's approximation, within a few ulp of libm):
-/// softmax calls it per score, and a call of libm's expf per element keeps
-/// the loop scalar, where the polynomial vectorizes.
-LogicalResult approximateExp(ModuleOp kernels) {
-  RewritePatternSet patterns(kernels.getContext());
-  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-    return name == math::ExpOp::getOperationName();
-  });
-  return applyPatternsGreedily(kernels, std::move(patterns));
-}
-
 struct BlockIdsToArgumentsPass
     : lcc::impl::BlockIdsToArgumentsBase<BlockIdsToArgumentsPass> {
   void runOnOperation() override {
@@ -104,15 +92,6 @@ struct ExpandBFloat16Pass : lcc::impl::ExpandBFloat16Base<ExpandBFloat16Pass> {
     arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
       getOperation().emitError("cannot expand the bf16 conversions");
-      signalPassFailure();
-    }
-  }
-};
-
-struct ApproximateExpPass : lcc::impl::ApproximateExpBase<ApproximateExpPass> {
-  void runOnOperation() override {
-    if (failed(approximateExp(getOperation()))) {
-      getOperation().emitError("cannot expand exp");
       signalPassFailure();
     }
   }

@@ -368,11 +368,16 @@ def BlockIdsToArguments
 }
 
 def ApproximateExp : Pass<"lcc-approximate-exp", "mlir::ModuleOp"> {
-  let summary = "CPU: exp as MLIR's polynomial approximation";
+  let summary = "CPU: exp as polynomials that vectorize";
   let description = [{
-    Within a few ulp of libm; softmax calls exp per score, and a call of
-    libm's expf per element keeps the loop scalar, where the polynomial
-    vectorizes.
+    Softmax calls exp per score, and a call of libm's expf per element
+    keeps the loop scalar, where a polynomial vectorizes. An f32 exp marked
+    `lcc.shifted_exp` (the softmax's exp(x - m), m the row's maximum or
+    logsumexp) becomes a short form valid below 88: n = round(x / ln2),
+    a degree-6 polynomial of x - n ln2 (within 1.2 ulp of exp), n added to
+    its exponent bits, 0 below -87 (14 vector instructions). Every other
+    exp becomes MLIR's full-range approximation (within a few ulp of libm,
+    21 instructions).
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"

@@ -1,6 +1,7 @@
 //===- ScalarOps.cpp - scalar arithmetic inside lowered bodies ------------===//
 
 #include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -60,7 +61,8 @@ Value expShifted(OpBuilder &b, Location loc, Value x, Value m) {
   Value zero = floatConstant(b, loc, type, 0.0);
   Value hidden =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, negInf);
-  Value e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, m));
+  auto e = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, m));
+  e->setAttr(kShiftedExpAttrName, b.getUnitAttr());
   return arith::SelectOp::create(b, loc, hidden, zero, e);
 }
 

@@ -51,6 +51,8 @@ markedPosition(mlir::OpBuilder &b, mlir::Location loc, mlir::Value position);
 /// hidden key, or every key of a row that has seen no visible one yet (m
 /// is then -inf too, and x - m would be NaN). Keyed on x rather than m so
 /// that a NaN score stays NaN even where the row's maximum skipped it.
+/// The exp is marked kShiftedExpAttrName: the CPU expands it in a short
+/// form that holds for such arguments.
 mlir::Value expShifted(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                        mlir::Value m);
 
