@@ -49,7 +49,10 @@ OpenBLAS dense attention of the same shape (up to --peer-up-to tokens),
 after it: 'of sgemm' is the median of each call's rate over the ceiling
 measured just before it, 'vs numpy' the median of the peer's time over
 lcc's, so a machine whose speed drifts between calls moves both sides of
-each ratio together. --threads=N pins lcc-run,
+each ratio together. 'stolen %' is the median share of the pinned CPUs'
+time that a hypervisor gave to other machines during each lcc-run (the
+steal column of /proc/stat; 0 on bare metal): a run that reads high there
+was measured on a busy host. --threads=N pins lcc-run,
 the ceiling and the peer to the first N CPUs this process may use, with N
 threads each (OpenBLAS too), and the header says which.
 
@@ -159,6 +162,35 @@ def interleaved(rounds, measures):
             if measure:
                 out.append(measure())
     return results
+
+
+def cpu_ticks(cpus):
+    """{cpu: (stolen, total)} clock ticks of `cpus` from /proc/stat; empty
+    where the kernel reports none."""
+    ticks = {}
+    try:
+        with open("/proc/stat") as f:
+            for line in f:
+                name, *fields = line.split()
+                if name[3:].isdigit() and int(name[3:]) in cpus:
+                    counts = [int(x) for x in fields[:8]]
+                    ticks[int(name[3:])] = (counts[7] if len(counts) > 7
+                                            else 0, sum(counts))
+    except OSError:
+        pass
+    return ticks
+
+
+def with_stolen_share(cpus, measure):
+    """`measure`'s report, with "stolen": the share of its CPUs' time the
+    hypervisor gave to other machines while it ran (None if unknown)."""
+    before = cpu_ticks(cpus)
+    result = measure()
+    after = cpu_ticks(cpus)
+    stolen = sum(after[c][0] - before[c][0] for c in before if c in after)
+    total = sum(after[c][1] - before[c][1] for c in before if c in after)
+    result["stolen"] = stolen / total if total else None
+    return result
 
 
 def median(values):
@@ -285,8 +317,8 @@ def bench_attention(opts):
               else "no ceiling or peer (--no-peer)")
     print("| seq | compile s | ms/call (median) | min ms | peak MiB | "
           "arena MiB | GFLOP/s | sgemm GFLOP/s | of sgemm | numpy ms | "
-          "vs numpy |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "vs numpy | stolen % |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for seq in opts.seq:
         with tempfile.TemporaryDirectory() as work:
             model = os.path.join(work, "attention.mlir")
@@ -311,7 +343,9 @@ def bench_attention(opts):
             ceilings, calls, peers = interleaved(opts.repeat, [
                 (lambda: sgemm_ceiling(python, opts.threads)[0])
                 if python else None,
-                lambda: report(lcm, inputs, None, 1, opts.threads, work),
+                lambda: with_stolen_share(
+                    pinned(opts.threads),
+                    lambda: report(lcm, inputs, None, 1, opts.threads, work)),
                 (lambda: numpy_attention_ms(python, opts, seq, 1)[0])
                 if with_peer else None])
             flops = 4.0 * opts.batch * opts.heads * seq * seq * opts.head_dim
@@ -321,8 +355,9 @@ def bench_attention(opts):
             rates = [flops / (ms * 1e6) for ms in times]
             fraction = median([r / g for r, g in zip(rates, ceilings)])
             speedup = median([p / ms for ms, p in zip(times, peers)])
+            stolen = [c["stolen"] for c in calls if c["stolen"] is not None]
             print("| %d | %.2f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s "
-                  "| %s | %s |" %
+                  "| %s | %s | %s |" %
                   (seq, seconds, median(times), min(times),
                    mib(calls[-1]["peak_bytes"]),
                    mib(calls[-1]["arena_bytes"]),
@@ -330,7 +365,8 @@ def bench_attention(opts):
                    "%.1f" % median(ceilings) if ceilings else "-",
                    "%.2f" % fraction if ceilings else "-",
                    "%.1f" % median(peers) if peers else "-",
-                   "%.2fx" % speedup if peers else "-"))
+                   "%.2fx" % speedup if peers else "-",
+                   "%.0f" % (100 * median(stolen)) if stolen else "-"))
             sys.stdout.flush()
 
 
