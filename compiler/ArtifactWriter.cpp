@@ -143,9 +143,12 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
           &workgroups, &bytes));
     }
     std::vector<uint8_t> image(executable.data.begin(), executable.data.end());
+    std::vector<flatbuffers::Offset<flatbuffers::String>> cpuFeatures;
+    for (const std::string &feature : executable.cpuFeatures)
+      cpuFeatures.push_back(fbb.CreateString(feature));
     executableOffsets.push_back(lcm::CreateExecutableDirect(
         fbb, executableFormat(executable.format), executable.target.c_str(),
-        &entryPoints, &image));
+        &entryPoints, &image, cpuFeatures.empty() ? nullptr : &cpuFeatures));
   }
 
   std::vector<flatbuffers::Offset<lcm::Parameter>> parameterOffsets;

@@ -30,6 +30,7 @@ struct ExecutableImage {
   std::string target; // "x86_64", "sm_90"
   std::string data;   // ELF, PTX text or cubin bytes
   llvm::SmallVector<EntryPointImage> entryPoints;
+  std::vector<std::string> cpuFeatures; // HostSharedObject: see lcm.fbs
 };
 
 /// Serialises a module (runtime/schema/lcm.fbs). Every executable must list

@@ -273,7 +273,8 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
                                     ArrayRef<KernelSignature> signatures,
                                     const CpuTargetOptions &options,
                                     std::string &llvmIR,
-                                    std::string &sharedObject) {
+                                    std::string &sharedObject,
+                                    std::vector<std::string> &cpuFeatures) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
 
@@ -314,6 +315,14 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
   if (!machine)
     return kernels.emitError()
            << "cannot create a target machine for cpu '" << cpu << "'";
+  // Every feature the code may use, for the loader to check against the
+  // CPU it runs on (an AVX-512 or AMX artifact on a CPU without would
+  // fault on its first such instruction).
+  const llvm::MCSubtargetInfo *subtarget = machine->getMCSubtargetInfo();
+  for (const llvm::SubtargetFeatureKV &feature :
+       subtarget->getAllProcessorFeatures())
+    if (subtarget->getFeatureBits().test(feature.Value))
+      cpuFeatures.push_back(feature.Key);
   module->setDataLayout(machine->createDataLayout());
   module->setTargetTriple(llvm::Triple(triple));
   // LLVM tunes Intel's AVX-512 cores to prefer 256-bit vectors (the

@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <string>
+#include <vector>
 
 namespace lcc {
 
@@ -67,13 +68,15 @@ lowerDispatchesToLLVM(mlir::ModuleOp kernels, const CpuTargetOptions &options,
 /// Translates lowered `kernels` to LLVM IR with an entry point for each of
 /// `signatures`,
 /// optimises it, and returns its text (`--emit=llvm`) in `llvmIR` and the
-/// linked shared object in `sharedObject`. Emits an error on `kernels` and
-/// fails if code generation or linking fails.
+/// linked shared object in `sharedObject`, with the LLVM names of the CPU
+/// features it was compiled for in `cpuFeatures`. Emits an error on `kernels`
+/// and fails if code generation or linking fails.
 mlir::LogicalResult emitSharedObject(mlir::ModuleOp kernels,
                                      llvm::ArrayRef<KernelSignature> signatures,
                                      const CpuTargetOptions &options,
                                      std::string &llvmIR,
-                                     std::string &sharedObject);
+                                     std::string &sharedObject,
+                                     std::vector<std::string> &cpuFeatures);
 
 } // namespace lcc
 

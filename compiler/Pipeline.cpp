@@ -192,7 +192,7 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     executable.entryPoints = entryPoints;
     std::string llvmIR;
     if (failed(emitSharedObject(*cpuKernels, signatures, cpu, llvmIR,
-                                executable.data)))
+                                executable.data, executable.cpuFeatures)))
       return failure();
     done("cpu kernels");
     if (options.stopAfter == Stage::Llvm)

@@ -1,6 +1,7 @@
 //===- CpuDevice.cpp - runs modules on the host CPU -----------------------===//
 
 #include "CpuDevice.h"
+#include "CpuFeatures.h"
 
 #include "File.h"
 
@@ -94,6 +95,20 @@ CpuDevice::loadExecutable(const lcm::Executable &executable, size_t index) {
     return Status::error(StatusCode::Unavailable, what, " is ",
                          lcm::EnumNameExecutableFormat(executable.format()),
                          ", which the cpu device cannot run");
+  std::vector<std::string> required;
+  if (executable.cpu_features())
+    for (const flatbuffers::String *feature : *executable.cpu_features())
+      required.push_back(feature->str());
+  std::vector<std::string> lacked = lackedCpuFeatures(required, cpuSupports);
+  if (!lacked.empty()) {
+    std::string list;
+    for (const std::string &feature : lacked)
+      list += (list.empty() ? "" : ", ") + feature;
+    return Status::error(
+        StatusCode::Unavailable, what, " was compiled for CPU features this ",
+        "CPU lacks: ", list, " (recompile the model on this machine, or for ",
+        "any x86-64 CPU with lcc --cpu=x86-64)");
+  }
   std::vector<std::string> names;
   if (executable.entry_points())
     for (const lcm::EntryPoint *entryPoint : *executable.entry_points())

@@ -8,6 +8,7 @@
 #include "lcc/runtime.h"
 
 #include "CpuDevice.h"
+#include "CpuFeatures.h"
 #include "CudaDevice.h"
 #include "File.h"
 #include "Npy.h"
@@ -314,6 +315,14 @@ const char *lccModuleGetExecutableDescription(LccModule module, size_t index) {
        << (executable.data() ? executable.data()->size() : 0) << " bytes, "
        << (executable.entry_points() ? executable.entry_points()->size() : 0)
        << " entry points";
+  // Of the CPU features it was compiled for, those the loader checks.
+  std::string checked;
+  if (executable.cpu_features())
+    for (const flatbuffers::String *feature : *executable.cpu_features())
+      if (cpuSupports(feature->str()).has_value())
+        checked += (checked.empty() ? "" : " ") + feature->str();
+  if (!checked.empty())
+    text << ", needs " << checked;
   return module->keep(text.str());
 }
 

@@ -126,9 +126,12 @@ std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
           entryPoint.blockSize.empty() ? nullptr : &entryPoint.blockSize,
           entryPoint.sharedMemoryBytes, &workgroups, &bytes));
     }
+    std::vector<flatbuffers::Offset<flatbuffers::String>> cpuFeatures;
+    for (const std::string &feature : executable.cpuFeatures)
+      cpuFeatures.push_back(builder.CreateString(feature));
     executables.push_back(lcm::CreateExecutableDirect(
         builder, executable.format, executable.target.c_str(), &entryPoints,
-        &executable.data));
+        &executable.data, cpuFeatures.empty() ? nullptr : &cpuFeatures));
   }
   auto root =
       lcm::CreateModuleDirect(builder, spec.version, spec.producer.c_str(),
@@ -231,6 +234,9 @@ ModuleSpec describeModule(const lcm::Module &module) {
       e.format = executable->format();
       e.target = text(executable->target());
       e.data = toVector(executable->data());
+      if (executable->cpu_features())
+        for (const flatbuffers::String *feature : *executable->cpu_features())
+          e.cpuFeatures.push_back(feature->str());
       if (executable->entry_points())
         for (const lcm::EntryPoint *entryPoint : *executable->entry_points()) {
           EntryPointSpec p;

@@ -90,6 +90,7 @@ struct ExecutableSpec {
   std::string target = "x86_64";
   std::vector<EntryPointSpec> entryPoints;
   std::vector<uint8_t> data;
+  std::vector<std::string> cpuFeatures;
 };
 
 struct ModuleSpec {

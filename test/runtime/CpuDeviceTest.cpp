@@ -1,6 +1,7 @@
 //===- CpuDeviceTest.cpp - executables, allocator and thread pool ---------===//
 
 #include "CpuDevice.h"
+#include "CpuFeatures.h"
 
 #include "TestModules.h"
 #include "TestUtil.h"
@@ -289,6 +290,35 @@ TEST(ThreadPool, SerialisesConcurrentCallers) {
     ASSERT_EQ(a[i].load(), 20);
     ASSERT_EQ(b[i].load(), 20);
   }
+}
+
+TEST(CpuFeatures, ListsTheLackedFeaturesAndPassesOverUnknownNames) {
+  auto supports = [](const std::string &name) -> std::optional<bool> {
+    if (name == "avx2")
+      return true;
+    if (name == "avx512f" || name == "amx-tile")
+      return false;
+    return std::nullopt;
+  };
+  EXPECT_EQ(lackedCpuFeatures({"avx2", "avx512f", "prefer-256-bit", "amx-tile"},
+                              supports),
+            (std::vector<std::string>{"avx512f", "amx-tile"}));
+  EXPECT_TRUE(lackedCpuFeatures({}, supports).empty());
+}
+
+TEST(CpuFeatures, TestsTheIsaExtensionsAndNotTuningFlags) {
+  EXPECT_FALSE(cpuSupports("prefer-256-bit").has_value());
+  EXPECT_FALSE(cpuSupports("").has_value());
+  for (const char *name : {"avx", "avx2", "fma", "avx512f", "avx512bw",
+                           "avx512bf16", "amx-tile", "amx-bf16"})
+    EXPECT_TRUE(cpuSupports(name).has_value()) << name;
+  // A CPU with a wider extension has the narrower ones it builds on.
+  if (cpuSupports("avx512f") == true)
+    EXPECT_EQ(cpuSupports("avx2"), true);
+  if (cpuSupports("avx2") == true)
+    EXPECT_EQ(cpuSupports("avx"), true);
+  if (cpuSupports("amx-bf16") == true)
+    EXPECT_EQ(cpuSupports("amx-tile"), true);
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 //   --binding-length=F:C:B:BYTES      binding B of that command
 //   --rename-entry-point=I:NAME       entry point I, in every executable
 //   --arena=F:BYTES                   the arena size of function F
+//   --cpu-features=E:A,B,...          the CPU features executable E needs
 // Test-only: not installed.
 //
 //===----------------------------------------------------------------------===//
@@ -80,6 +81,8 @@ void edit(ModuleSpec &spec, const std::string &argument) {
   } else if (name == "--rename-entry-point" && p.size() == 2) {
     for (ExecutableSpec &executable : spec.executables)
       at(executable.entryPoints, number(p[0])).name = p[1];
+  } else if (name == "--cpu-features" && p.size() == 2) {
+    at(spec.executables, number(p[0])).cpuFeatures = split(p[1], ',');
   } else if (name == "--arena" && p.size() == 2) {
     at(spec.functions, number(p[0])).arenaSize = number(p[1]);
   } else {
