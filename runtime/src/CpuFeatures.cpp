@@ -82,21 +82,30 @@ uint64_t enabledState() {
 }
 #endif
 
+const FeatureBit *findFeature(const std::string &name) {
+  for (const FeatureBit &f : kFeatures)
+    if (name == f.name)
+      return &f;
+  return nullptr;
+}
+
 } // namespace
 
+bool isTestedCpuFeature(const std::string &feature) {
+  return findFeature(feature) != nullptr;
+}
+
 std::optional<bool> cpuSupports(const std::string &feature) {
-  for (const FeatureBit &f : kFeatures) {
-    if (feature != f.name)
-      continue;
+  const FeatureBit *f = findFeature(feature);
+  if (!f)
+    return std::nullopt;
 #if defined(__x86_64__)
-    static const uint64_t state = enabledState();
-    return cpuidBit(f.leaf, f.subleaf, f.reg, f.bit) &&
-           (state & f.osState) == f.osState;
+  static const uint64_t state = enabledState();
+  return cpuidBit(f->leaf, f->subleaf, f->reg, f->bit) &&
+         (state & f->osState) == f->osState;
 #else
-    return false;
+  return false;
 #endif
-  }
-  return std::nullopt;
 }
 
 std::vector<std::string> lackedCpuFeatures(

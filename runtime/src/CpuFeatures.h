@@ -17,6 +17,10 @@
 
 namespace lcc::runtime {
 
+/// Whether `feature` is one this runtime can test (in its table of ISA
+/// extensions): the names lcc-run --list shows.
+bool isTestedCpuFeature(const std::string &feature);
+
 /// Whether this CPU (and the operating system, for the vector and tile
 /// registers' state) supports `feature`; nullopt for a name this runtime
 /// cannot test (LLVM's tuning flags, and ISA features outside its table).

@@ -319,7 +319,7 @@ const char *lccModuleGetExecutableDescription(LccModule module, size_t index) {
   std::string checked;
   if (executable.cpu_features())
     for (const flatbuffers::String *feature : *executable.cpu_features())
-      if (cpuSupports(feature->str()).has_value())
+      if (isTestedCpuFeature(feature->str()))
         checked += (checked.empty() ? "" : " ") + feature->str();
   if (!checked.empty())
     text << ", needs " << checked;

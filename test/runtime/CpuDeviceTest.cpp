@@ -309,9 +309,12 @@ TEST(CpuFeatures, ListsTheLackedFeaturesAndPassesOverUnknownNames) {
 TEST(CpuFeatures, TestsTheIsaExtensionsAndNotTuningFlags) {
   EXPECT_FALSE(cpuSupports("prefer-256-bit").has_value());
   EXPECT_FALSE(cpuSupports("").has_value());
+  EXPECT_FALSE(isTestedCpuFeature("prefer-256-bit"));
   for (const char *name : {"avx", "avx2", "fma", "avx512f", "avx512bw",
-                           "avx512bf16", "amx-tile", "amx-bf16"})
+                           "avx512bf16", "amx-tile", "amx-bf16"}) {
+    EXPECT_TRUE(isTestedCpuFeature(name)) << name;
     EXPECT_TRUE(cpuSupports(name).has_value()) << name;
+  }
   // A CPU with a wider extension has the narrower ones it builds on.
   if (cpuSupports("avx512f") == true)
     EXPECT_EQ(cpuSupports("avx2"), true);
