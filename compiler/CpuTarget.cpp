@@ -267,6 +267,102 @@ void markMatrixTileUse(llvm::Module &module) {
                            llvm::ConstantInt::get(i8, 1), kMatrixTilesSymbol);
 }
 
+/// Routes every aligned_alloc and free of the kernels through two
+/// function pointers that the exported kTemporaryAllocatorSymbol sets. A
+/// kernel allocates what did not fit on its stack once per workgroup and
+/// frees it on exit; from glibc, blocks over its thresholds are mapped
+/// fresh or trimmed off the heap's top when freed, and every workgroup
+/// faults them back in (LSH at 4K: 8,000 page faults per call, half its
+/// time). The runtime's allocator keeps them for the thread's next
+/// workgroup. The wrappers keep what LLVM knows of aligned_alloc (a fresh
+/// pointer aliasing nothing, aligned as asked), without which every
+/// reduction into a temporary reloads and stores its accumulator per step.
+void routeTemporariesThroughRuntime(llvm::Module &module) {
+  llvm::Function *alignedAlloc = module.getFunction("aligned_alloc");
+  llvm::Function *release = module.getFunction("free");
+  if ((!alignedAlloc || alignedAlloc->use_empty()) &&
+      (!release || release->use_empty()))
+    return;
+  llvm::LLVMContext &ctx = module.getContext();
+  llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
+  llvm::Type *voidType = llvm::Type::getVoidTy(ctx);
+  auto *allocType = llvm::FunctionType::get(ptr, {i64, i64}, false);
+  auto *releaseType = llvm::FunctionType::get(voidType, {ptr}, false);
+  auto *libcAlloc = cast<llvm::Constant>(
+      module.getOrInsertFunction("aligned_alloc", allocType).getCallee());
+  auto *libcRelease = cast<llvm::Constant>(
+      module.getOrInsertFunction("free", releaseType).getCallee());
+  auto pointerTo = [&](StringRef name, llvm::Constant *initial) {
+    return new llvm::GlobalVariable(module, ptr, /*isConstant=*/false,
+                                    llvm::GlobalValue::InternalLinkage,
+                                    initial, name);
+  };
+  llvm::GlobalVariable *allocSlot =
+      pointerTo("lcc.temporary.allocate.ptr", libcAlloc);
+  llvm::GlobalVariable *releaseSlot =
+      pointerTo("lcc.temporary.release.ptr", libcRelease);
+
+  auto define = [&](llvm::FunctionType *type, StringRef name,
+                    llvm::GlobalValue::LinkageTypes linkage) {
+    llvm::Function *f = llvm::Function::Create(type, linkage, name, module);
+    return std::make_pair(
+        f, llvm::BasicBlock::Create(ctx, "entry", f, /*InsertBefore=*/nullptr));
+  };
+  // The setter the runtime calls once, before any kernel runs.
+  auto [setter, setterEntry] = define(
+      llvm::FunctionType::get(voidType, {ptr, ptr}, false),
+      kTemporaryAllocatorSymbol, llvm::GlobalValue::ExternalLinkage);
+  llvm::IRBuilder<> b(setterEntry);
+  b.CreateStore(setter->getArg(0), allocSlot);
+  b.CreateStore(setter->getArg(1), releaseSlot);
+  b.CreateRetVoid();
+
+  auto [allocate, allocEntry] = define(allocType, "lcc.temporary.allocate",
+                                       llvm::GlobalValue::InternalLinkage);
+  b.SetInsertPoint(allocEntry);
+  b.CreateRet(b.CreateCall(allocType, b.CreateLoad(ptr, allocSlot),
+                           {allocate->getArg(0), allocate->getArg(1)}));
+  auto [releaseTemporary, releaseEntry] =
+      define(releaseType, "lcc.temporary.release",
+             llvm::GlobalValue::InternalLinkage);
+  b.SetInsertPoint(releaseEntry);
+  b.CreateCall(releaseType, b.CreateLoad(ptr, releaseSlot),
+               {releaseTemporary->getArg(0)});
+  b.CreateRetVoid();
+
+  // What LLVM knows of aligned_alloc and free, said of the wrappers (a
+  // family of their own: a temporary is freed by release, never by free).
+  allocate->addFnAttr(llvm::Attribute::NoInline);
+  allocate->addRetAttr(llvm::Attribute::NoAlias);
+  allocate->addParamAttr(0, llvm::Attribute::AllocAlign);
+  allocate->addFnAttr(llvm::Attribute::getWithAllocSizeArgs(ctx, 1, {}));
+  allocate->addFnAttr(llvm::Attribute::getWithAllocKind(
+      ctx, llvm::AllocFnKind::Alloc | llvm::AllocFnKind::Uninitialized |
+               llvm::AllocFnKind::Aligned));
+  allocate->addFnAttr("alloc-family", "lcc.temporary");
+  releaseTemporary->addFnAttr(llvm::Attribute::NoInline);
+  releaseTemporary->addParamAttr(0, llvm::Attribute::AllocatedPointer);
+  releaseTemporary->addFnAttr(
+      llvm::Attribute::getWithAllocKind(ctx, llvm::AllocFnKind::Free));
+  releaseTemporary->addFnAttr("alloc-family", "lcc.temporary");
+
+  auto redirect = [](llvm::Function *from, llvm::Function *to) {
+    if (!from)
+      return;
+    SmallVector<llvm::CallInst *> calls;
+    for (llvm::User *user : from->users())
+      if (auto *call = dyn_cast<llvm::CallInst>(user);
+          call && call->getCalledFunction() == from &&
+          call->getFunction() != to)
+        calls.push_back(call);
+    for (llvm::CallInst *call : calls)
+      call->setCalledFunction(to);
+  };
+  redirect(alignedAlloc, allocate);
+  redirect(release, releaseTemporary);
+}
+
 } // namespace
 
 LogicalResult lcc::emitSharedObject(ModuleOp kernels,
@@ -291,6 +387,7 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
   if (failed(addEntryPoints(*module, kernels, signatures)))
     return failure();
   markMatrixTileUse(*module);
+  routeTemporariesThroughRuntime(*module);
 
   std::string triple = llvm::sys::getProcessTriple();
   std::string error;

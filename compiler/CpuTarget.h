@@ -46,6 +46,15 @@ struct CpuVectorRegisters {
 /// (runtime/src/CpuExecutable.cpp reads it).
 inline constexpr const char *kMatrixTilesSymbol = "lcc_uses_amx_tiles";
 
+/// The function a CPU executable exports when its kernels allocate heap
+/// temporaries: `void (void *(*allocate)(size_t alignment, size_t size),
+/// void (*release)(void *))` sets what they allocate and free them with
+/// (aligned_alloc and free until called). runtime/src/CpuExecutable.cpp
+/// calls it with a cache that keeps a thread's freed temporaries for its
+/// next workgroup.
+inline constexpr const char *kTemporaryAllocatorSymbol =
+    "lcc_use_temporary_allocator";
+
 /// The vector registers of LLVM CPU `cpu` ("native": this machine):
 /// AVX-512's 32 x 512 bits, AVX's 16 x 256, or SSE's 16 x 128, and
 /// whether it has avx512_bf16 and AMX's bf16 tiles.

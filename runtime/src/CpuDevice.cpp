@@ -4,6 +4,7 @@
 #include "CpuFeatures.h"
 
 #include "File.h"
+#include "KernelTemporaries.h"
 
 #include <chrono>
 #include <cstring>
@@ -57,6 +58,8 @@ CpuDevice::CpuDevice(unsigned threadCount)
   // More than the machine has would only end in the OOM killer.
   getAllocator().setLimit(physicalMemoryBytes());
 }
+
+CpuDevice::~CpuDevice() { freeKeptTemporaries(); }
 
 std::string CpuDevice::getArchitecture() const {
 #if defined(__x86_64__)

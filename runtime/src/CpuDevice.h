@@ -24,6 +24,9 @@ class CpuDevice final : public Device {
 public:
   /// `threadCount` 0 means one thread per hardware thread.
   explicit CpuDevice(unsigned threadCount = 0);
+  /// Its threads end, freeing the kernel temporaries they kept; so are
+  /// those of the thread that destroys it (KernelTemporaries.h).
+  ~CpuDevice() override;
 
   const char *getKind() const override { return "cpu"; }
   std::string getName() const override { return "host"; }

@@ -3,6 +3,7 @@
 #include "CpuExecutable.h"
 
 #include "ElfImage.h"
+#include "KernelTemporaries.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -69,6 +70,45 @@ Status requestMatrixTiles(const std::string &what) {
 #endif
 }
 
+/// What a CPU executable exports when its kernels allocate heap
+/// temporaries (compiler/CpuTarget.h, kTemporaryAllocatorSymbol): the
+/// setter of the allocator they use.
+constexpr const char *kTemporaryAllocatorSymbol =
+    "lcc_use_temporary_allocator";
+using TemporaryAllocatorSetter = void (*)(void *(*)(size_t, size_t),
+                                          void (*)(void *));
+
+/// A name looked up in a loaded object: the function it defines itself,
+/// or why not. dlsym also searches the object's dependencies, where a name
+/// such as "system" would find libc's.
+struct OwnFunction {
+  enum { Found, Absent, DefinedElsewhere, NotAFunction } lookup;
+  void *address = nullptr;
+  /// DefinedElsewhere: the file that defines it.
+  std::string owner;
+};
+
+OwnFunction ownFunction(void *handle, struct link_map *object,
+                        const std::string &name) {
+  ::dlerror();
+  void *symbol = ::dlsym(handle, name.c_str());
+  if (!symbol)
+    return {OwnFunction::Absent};
+  Dl_info info;
+  struct link_map *owner = nullptr;
+  void *entry = nullptr;
+  if (!::dladdr1(symbol, &info, reinterpret_cast<void **>(&owner),
+                 RTLD_DL_LINKMAP) ||
+      owner != object)
+    return {OwnFunction::DefinedElsewhere, nullptr,
+            info.dli_fname ? info.dli_fname : "another object"};
+  if (!::dladdr1(symbol, &info, &entry, RTLD_DL_SYMENT) || !entry ||
+      ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(entry)->st_info) !=
+          STT_FUNC)
+    return {OwnFunction::NotAFunction};
+  return {OwnFunction::Found, symbol};
+}
+
 } // namespace
 
 StatusOr<std::unique_ptr<CpuExecutable>>
@@ -121,31 +161,32 @@ CpuExecutable::load(const uint8_t *bytes, size_t size,
                 RTLD_DL_LINKMAP) &&
       tilesOwner == object)
     LCC_RETURN_IF_ERROR(requestMatrixTiles(what));
+  // Kernels that allocate keep their temporaries in this runtime's
+  // per-thread cache instead of glibc's heap (KernelTemporaries.h).
+  OwnFunction setter =
+      ownFunction(executable->handle, object, kTemporaryAllocatorSymbol);
+  if (setter.lookup == OwnFunction::Found)
+    reinterpret_cast<TemporaryAllocatorSetter>(setter.address)(
+        allocateKernelTemporary, releaseKernelTemporary);
   for (const std::string &name : entryPointNames) {
-    ::dlerror();
-    void *symbol = ::dlsym(executable->handle, name.c_str());
-    if (!symbol)
+    OwnFunction entry = ownFunction(executable->handle, object, name);
+    switch (entry.lookup) {
+    case OwnFunction::Found:
+      break;
+    case OwnFunction::Absent:
       return Status::error(StatusCode::NotFound, what, " has no entry point ",
                            quoted(name), " (no such exported symbol)");
-    // dlsym also searches the object's dependencies: an entry point named
-    // after a libc function ("system") would run that function. Only a
-    // function defined by the object itself is an entry point.
-    Dl_info info;
-    struct link_map *owner = nullptr;
-    void *entry = nullptr;
-    if (!::dladdr1(symbol, &info, reinterpret_cast<void **>(&owner),
-                   RTLD_DL_LINKMAP) ||
-        owner != object)
+    case OwnFunction::DefinedElsewhere:
       return Status::error(
           StatusCode::InvalidModule, what, ": entry point ", quoted(name),
           " is not defined by the module's shared object (it resolves to ",
-          quoted(info.dli_fname ? info.dli_fname : "another object"), ")");
-    if (!::dladdr1(symbol, &info, &entry, RTLD_DL_SYMENT) || !entry ||
-        ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(entry)->st_info) !=
-            STT_FUNC)
+          quoted(entry.owner), ")");
+    case OwnFunction::NotAFunction:
       return Status::error(StatusCode::InvalidModule, what, ": entry point ",
                            quoted(name), " is not a function");
-    executable->entryPoints.push_back(reinterpret_cast<KernelFunction>(symbol));
+    }
+    executable->entryPoints.push_back(
+        reinterpret_cast<KernelFunction>(entry.address));
   }
   return executable;
 }
