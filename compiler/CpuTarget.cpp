@@ -295,8 +295,8 @@ void routeTemporariesThroughRuntime(llvm::Module &module) {
       module.getOrInsertFunction("free", releaseType).getCallee());
   auto pointerTo = [&](StringRef name, llvm::Constant *initial) {
     return new llvm::GlobalVariable(module, ptr, /*isConstant=*/false,
-                                    llvm::GlobalValue::InternalLinkage,
-                                    initial, name);
+                                    llvm::GlobalValue::InternalLinkage, initial,
+                                    name);
   };
   llvm::GlobalVariable *allocSlot =
       pointerTo("lcc.temporary.allocate.ptr", libcAlloc);
@@ -310,9 +310,9 @@ void routeTemporariesThroughRuntime(llvm::Module &module) {
         f, llvm::BasicBlock::Create(ctx, "entry", f, /*InsertBefore=*/nullptr));
   };
   // The setter the runtime calls once, before any kernel runs.
-  auto [setter, setterEntry] = define(
-      llvm::FunctionType::get(voidType, {ptr, ptr}, false),
-      kTemporaryAllocatorSymbol, llvm::GlobalValue::ExternalLinkage);
+  auto [setter, setterEntry] =
+      define(llvm::FunctionType::get(voidType, {ptr, ptr}, false),
+             kTemporaryAllocatorSymbol, llvm::GlobalValue::ExternalLinkage);
   llvm::IRBuilder<> b(setterEntry);
   b.CreateStore(setter->getArg(0), allocSlot);
   b.CreateStore(setter->getArg(1), releaseSlot);
@@ -323,9 +323,8 @@ void routeTemporariesThroughRuntime(llvm::Module &module) {
   b.SetInsertPoint(allocEntry);
   b.CreateRet(b.CreateCall(allocType, b.CreateLoad(ptr, allocSlot),
                            {allocate->getArg(0), allocate->getArg(1)}));
-  auto [releaseTemporary, releaseEntry] =
-      define(releaseType, "lcc.temporary.release",
-             llvm::GlobalValue::InternalLinkage);
+  auto [releaseTemporary, releaseEntry] = define(
+      releaseType, "lcc.temporary.release", llvm::GlobalValue::InternalLinkage);
   b.SetInsertPoint(releaseEntry);
   b.CreateCall(releaseType, b.CreateLoad(ptr, releaseSlot),
                {releaseTemporary->getArg(0)});

@@ -73,8 +73,7 @@ Status requestMatrixTiles(const std::string &what) {
 /// What a CPU executable exports when its kernels allocate heap
 /// temporaries (compiler/CpuTarget.h, kTemporaryAllocatorSymbol): the
 /// setter of the allocator they use.
-constexpr const char *kTemporaryAllocatorSymbol =
-    "lcc_use_temporary_allocator";
+constexpr const char *kTemporaryAllocatorSymbol = "lcc_use_temporary_allocator";
 using TemporaryAllocatorSetter = void (*)(void *(*)(size_t, size_t),
                                           void (*)(void *));
 
@@ -103,8 +102,7 @@ OwnFunction ownFunction(void *handle, struct link_map *object,
     return {OwnFunction::DefinedElsewhere, nullptr,
             info.dli_fname ? info.dli_fname : "another object"};
   if (!::dladdr1(symbol, &info, &entry, RTLD_DL_SYMENT) || !entry ||
-      ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(entry)->st_info) !=
-          STT_FUNC)
+      ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(entry)->st_info) != STT_FUNC)
     return {OwnFunction::NotAFunction};
   return {OwnFunction::Found, symbol};
 }
