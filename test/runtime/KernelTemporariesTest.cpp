@@ -96,7 +96,9 @@ TEST_F(KernelTemporariesTest, AThreadKeepsAtMostItsLimits) {
     releaseKernelTemporary(block);
   EXPECT_EQ(keptTemporaryCount(), kKeptTemporaries);
   // The most recently freed are kept.
-  EXPECT_EQ(allocateKernelTemporary(64, 4096), blocks.back());
+  void *latest = allocateKernelTemporary(64, 4096);
+  EXPECT_EQ(latest, blocks.back());
+  releaseKernelTemporary(latest);
   freeKeptTemporaries();
   EXPECT_EQ(keptTemporaryCount(), 0u);
   EXPECT_EQ(keptTemporaryBytes(), 0u);
