@@ -352,8 +352,7 @@ void routeTemporariesThroughRuntime(llvm::Module &module) {
     SmallVector<llvm::CallInst *> calls;
     for (llvm::User *user : from->users())
       if (auto *call = dyn_cast<llvm::CallInst>(user);
-          call && call->getCalledFunction() == from &&
-          call->getFunction() != to)
+          call && call->getCalledFunction() == from)
         calls.push_back(call);
     for (llvm::CallInst *call : calls)
       call->setCalledFunction(to);

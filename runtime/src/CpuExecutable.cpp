@@ -77,34 +77,36 @@ constexpr const char *kTemporaryAllocatorSymbol = "lcc_use_temporary_allocator";
 using TemporaryAllocatorSetter = void (*)(void *(*)(size_t, size_t),
                                           void (*)(void *));
 
-/// A name looked up in a loaded object: the function it defines itself,
-/// or why not. dlsym also searches the object's dependencies, where a name
-/// such as "system" would find libc's.
-struct OwnFunction {
-  enum { Found, Absent, DefinedElsewhere, NotAFunction } lookup;
+/// A name looked up in a loaded object: what the object itself defines
+/// under it, or why nothing. dlsym also searches the object's
+/// dependencies, where a name such as "system" would find libc's.
+struct OwnSymbol {
+  enum { Function, Data, Absent, DefinedElsewhere } lookup;
   void *address = nullptr;
   /// DefinedElsewhere: the file that defines it.
   std::string owner;
+
+  bool isDefined() const { return lookup == Function || lookup == Data; }
 };
 
-OwnFunction ownFunction(void *handle, struct link_map *object,
-                        const std::string &name) {
+OwnSymbol ownSymbol(void *handle, struct link_map *object,
+                    const std::string &name) {
   ::dlerror();
   void *symbol = ::dlsym(handle, name.c_str());
   if (!symbol)
-    return {OwnFunction::Absent};
+    return {OwnSymbol::Absent};
   Dl_info info;
   struct link_map *owner = nullptr;
   void *entry = nullptr;
   if (!::dladdr1(symbol, &info, reinterpret_cast<void **>(&owner),
                  RTLD_DL_LINKMAP) ||
       owner != object)
-    return {OwnFunction::DefinedElsewhere, nullptr,
+    return {OwnSymbol::DefinedElsewhere, nullptr,
             info.dli_fname ? info.dli_fname : "another object"};
-  if (!::dladdr1(symbol, &info, &entry, RTLD_DL_SYMENT) || !entry ||
-      ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(entry)->st_info) != STT_FUNC)
-    return {OwnFunction::NotAFunction};
-  return {OwnFunction::Found, symbol};
+  bool function =
+      ::dladdr1(symbol, &info, &entry, RTLD_DL_SYMENT) && entry &&
+      ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(entry)->st_info) == STT_FUNC;
+  return {function ? OwnSymbol::Function : OwnSymbol::Data, symbol};
 }
 
 } // namespace
@@ -149,37 +151,29 @@ CpuExecutable::load(const uint8_t *bytes, size_t size,
   if (::dlinfo(executable->handle, RTLD_DI_LINKMAP, &object) != 0 || !object)
     return Status::error(StatusCode::Internal, what,
                          ": cannot inspect the loaded shared object");
-  // Only a symbol of the object itself counts (dlsym would also search
-  // its dependencies).
-  Dl_info tilesInfo;
-  struct link_map *tilesOwner = nullptr;
-  if (void *tiles = ::dlsym(executable->handle, kMatrixTilesSymbol);
-      tiles &&
-      ::dladdr1(tiles, &tilesInfo, reinterpret_cast<void **>(&tilesOwner),
-                RTLD_DL_LINKMAP) &&
-      tilesOwner == object)
+  if (ownSymbol(executable->handle, object, kMatrixTilesSymbol).isDefined())
     LCC_RETURN_IF_ERROR(requestMatrixTiles(what));
   // Kernels that allocate keep their temporaries in this runtime's
   // per-thread cache instead of glibc's heap (KernelTemporaries.h).
-  OwnFunction setter =
-      ownFunction(executable->handle, object, kTemporaryAllocatorSymbol);
-  if (setter.lookup == OwnFunction::Found)
+  OwnSymbol setter =
+      ownSymbol(executable->handle, object, kTemporaryAllocatorSymbol);
+  if (setter.lookup == OwnSymbol::Function)
     reinterpret_cast<TemporaryAllocatorSetter>(setter.address)(
         allocateKernelTemporary, releaseKernelTemporary);
   for (const std::string &name : entryPointNames) {
-    OwnFunction entry = ownFunction(executable->handle, object, name);
+    OwnSymbol entry = ownSymbol(executable->handle, object, name);
     switch (entry.lookup) {
-    case OwnFunction::Found:
+    case OwnSymbol::Function:
       break;
-    case OwnFunction::Absent:
+    case OwnSymbol::Absent:
       return Status::error(StatusCode::NotFound, what, " has no entry point ",
                            quoted(name), " (no such exported symbol)");
-    case OwnFunction::DefinedElsewhere:
+    case OwnSymbol::DefinedElsewhere:
       return Status::error(
           StatusCode::InvalidModule, what, ": entry point ", quoted(name),
           " is not defined by the module's shared object (it resolves to ",
           quoted(entry.owner), ")");
-    case OwnFunction::NotAFunction:
+    case OwnSymbol::Data:
       return Status::error(StatusCode::InvalidModule, what, ": entry point ",
                            quoted(name), " is not a function");
     }

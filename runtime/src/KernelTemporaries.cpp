@@ -4,7 +4,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <new>
 
 namespace lcc::runtime {
 namespace {
