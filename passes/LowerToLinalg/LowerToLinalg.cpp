@@ -10,6 +10,7 @@
 
 #include "passes/AttentionForms.h"
 #include "passes/LowerToLinalg/Lowerings.h"
+#include "passes/LowerToLinalg/RegionArithmetic.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 #include "passes/Passes.h"
 
@@ -230,6 +231,13 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
     }
     if (failed(checkHalfPrecision(module, {queryTile, keyTile})))
       return signalPassFailure();
+    // A mask or score region's arithmetic is defined for every input
+    // before any lowering copies or evaluates it (RegionArithmetic.h).
+    module.walk([](Operation *op) {
+      if (isa<AttentionOp, AttentionBackwardOp>(op))
+        for (Region &region : op->getRegions())
+          defineRegionArithmetic(region);
+    });
     for (auto func : module.getOps<func::FuncOp>()) {
       recordIndexRanges(func);
       if (failed(assignsToResults(func)) || failed(paramsToArguments(func)))

@@ -238,8 +238,9 @@ private:
   unsigned visible = 0;
 };
 
-/// One op at known operand values, with arith's wrapping semantics;
-/// nullopt where the op is undefined (a division by zero or overflow).
+/// One op at known operand values, with arith's wrapping semantics and the
+/// results RegionArithmetic.h gives divisions by 0 and -1; nullopt for an
+/// op it does not know.
 std::optional<int64_t> exactStep(Operation *op, ArrayRef<int64_t> values,
                                  unsigned width) {
   auto apint = [&](unsigned n) {
@@ -258,8 +259,12 @@ std::optional<int64_t> exactStep(Operation *op, ArrayRef<int64_t> values,
       .Case<arith::DivSIOp, arith::FloorDivSIOp, arith::CeilDivSIOp,
             arith::RemSIOp>([&](Operation *) -> std::optional<int64_t> {
         APInt x = apint(0), y = apint(1);
-        if (y.isZero() || (x.isMinSignedValue() && y.isAllOnes()))
-          return std::nullopt;
+        // The results RegionArithmetic.h defines (docs/masks.md).
+        bool remainder = isa<arith::RemSIOp>(op);
+        if (y.isZero())
+          return out(remainder ? x : APInt::getZero(x.getBitWidth()));
+        if (y.isAllOnes())
+          return out(remainder ? APInt::getZero(x.getBitWidth()) : -x);
         if (isa<arith::DivSIOp>(op))
           return out(x.sdiv(y));
         if (isa<arith::RemSIOp>(op))
@@ -273,7 +278,9 @@ std::optional<int64_t> exactStep(Operation *op, ArrayRef<int64_t> values,
           [&](Operation *) -> std::optional<int64_t> {
             APInt x = apint(0), y = apint(1);
             if (y.isZero())
-              return std::nullopt;
+              return out(isa<arith::RemUIOp>(op)
+                             ? x
+                             : APInt::getZero(x.getBitWidth()));
             if (isa<arith::DivUIOp>(op))
               return out(x.udiv(y));
             if (isa<arith::RemUIOp>(op))

@@ -294,11 +294,55 @@ class ModelGenerator:
                 out = v("arith.ori %s, %s : i1" % (out, x))
             return out
 
+        def arith(depth, leaves):
+            """A random index expression over `leaves` (IR name, expression
+            name) and constants, divisions by zero and by -1 included: its
+            IR value and its expression for the reference (Expressions.h)."""
+            pick = r.random()
+            if depth == 0 or pick < 0.25:
+                if r.random() < 0.6:
+                    return r.choice(leaves)
+                c = r.choice([0, 0, -1, 1, 2, 3, 7, r.randint(-20, 40),
+                              -2**63, 64])
+                return const(c), str(c)
+            if pick < 0.35:
+                cond = arith_compare(depth - 1, leaves)
+                (x, ex), (y, ey) = (arith(depth - 1, leaves),
+                                    arith(depth - 1, leaves))
+                return (v("arith.select %s, %s, %s : index" % (cond[0], x, y)),
+                        "(select %s %s %s)" % (cond[1], ex, ey))
+            op = r.choice(["addi", "subi", "muli", "divsi", "divui", "remsi",
+                           "remui", "ceildivsi", "ceildivui", "floordivsi",
+                           "divsi", "remsi", "maxsi", "minui", "andi", "xori",
+                           "shli", "shrsi", "shrui"])
+            (x, ex), (y, ey) = arith(depth - 1, leaves), arith(depth - 1,
+                                                               leaves)
+            return (v("arith.%s %s, %s : index" % (op, x, y)),
+                    "(%s %s %s)" % (op, ex, ey))
+
+        def arith_compare(depth, leaves):
+            pred = r.choice(["eq", "ne", "slt", "sle", "sgt", "sge", "ult",
+                             "ule", "ugt", "uge"])
+            (x, ex), (y, ey) = arith(depth, leaves), arith(depth, leaves)
+            return (v("arith.cmpi %s, %s, %s : index" % (pred, x, y)),
+                    "(%s %s %s)" % (pred, ex, ey))
+
         i, j = "%%%s_i" % prefix, "%%%s_j" % prefix
-        if r.random() < 0.35:
+        if r.random() < 0.5:
             kind = r.choice(["sliding", "longformer", "bigbird", "documents",
-                             "lag"])
-            if kind == "sliding":
+                             "lag", "arith", "arith", "arith", "arith"])
+            if kind == "arith":
+                leaves = [(i, "i"), (j, "j"), ("%%%s_b" % prefix, "b"),
+                          ("%%%s_h" % prefix, "h")]
+                yes, expression = arith_compare(r.randint(1, 3), leaves)
+                if r.random() < 0.5:
+                    # Or a window, so that most rows see some key.
+                    w = r.randint(1, 8)
+                    yes = either(yes, lt(absdiff(i, j), const(w)))
+                    expression = ("(ori %s (slt (maxsi (subi i j) (subi j i))"
+                                  " %d))" % (expression, w))
+                mask = "expr:" + expression
+            elif kind == "sliding":
                 w = r.randint(1, max(sq, sk))
                 mask = "sliding:%d" % w
                 yes = lt(absdiff(i, j), const(w))
@@ -350,11 +394,25 @@ class ModelGenerator:
         else:
             mask_lines = []
         lines = []
-        if r.random() < 0.25:
+        if r.random() < 0.35:
             s_ = "%%%s_s" % prefix
             hh = "%%%s_sh" % prefix
             si, sj = "%%%s_si" % prefix, "%%%s_sj" % prefix
-            if r.random() < 0.5:
+            kind = r.random()
+            if kind < 0.4:
+                # s + (E rem 9) / 4: region arithmetic, divisions included,
+                # kept small so that f32 and the double reference agree.
+                leaves = [(si, "i"), (sj, "j"), ("%%%s_sb" % prefix, "b"),
+                          (hh, "h")]
+                e, ee = arith(r.randint(1, 3), leaves)
+                small = v("arith.remsi %s, %s : index" % (e, const(9)))
+                wide = v("arith.index_cast %s : index to i64" % small)
+                bias = v("arith.mulf %s, %s : f32" % (
+                    v("arith.sitofp %s : i64 to f32" % wide),
+                    v("arith.constant 2.5e-01 : f32")))
+                out = v("arith.addf %s, %s : f32" % (s_, bias))
+                score = "expr:(addf s (mulf (sitofp (remsi %s 9)) 0.25))" % ee
+            elif kind < 0.65:
                 score = "alibi"
                 h1 = v("arith.addi %s, %s : index" % (hh, const(1)))
                 h64 = v("arith.index_cast %s : index to i64" % h1)

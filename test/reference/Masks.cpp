@@ -1,6 +1,7 @@
 //===- Masks.cpp - the named masks and scores of the examples -------------===//
 
 #include "Masks.h"
+#include "Expressions.h"
 #include "ToolSupport.h"
 
 #include <cmath>
@@ -32,6 +33,8 @@ void expectParameters(const std::string &spec, size_t got, size_t want) {
 } // namespace
 
 PositionMask namedMask(const std::string &spec) {
+  if (spec.rfind("expr:", 0) == 0)
+    return expressionMask(spec.substr(5));
   auto [name, p] = parseSpec(spec);
   for (int64_t v : p)
     if (v < 0)
@@ -99,6 +102,8 @@ PositionMask namedMask(const std::string &spec) {
 }
 
 ScoreModifier namedScore(const std::string &spec, int64_t heads) {
+  if (spec.rfind("expr:", 0) == 0)
+    return expressionScore(spec.substr(5));
   auto [name, p] = parseSpec(spec);
   if (name == "alibi") {
     expectParameters(spec, p.size(), 0);

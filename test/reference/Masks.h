@@ -18,6 +18,8 @@
 //                         get zeros)
 //   alibi                 score s + m_h * (j - i), m_h = 2^(-8 (h + 1) / H)
 //   softcap:C             score C * tanh(s / C)
+//   expr:E                a mask or score as a prefix expression of region
+//                         arithmetic (Expressions.h)
 //
 //===----------------------------------------------------------------------===//
 

@@ -43,8 +43,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
 
     The regions hold `arith` and `math` ops only (and `attn.yield`), so what
     a mask hides is known at compile time: key tiles it hides from a whole
-    query tile are never read. In the generic form the op has no regions or
-    both, in the order mask, score, an absent one empty.
+    query tile are never read. Their integer operations have one result for
+    every input (`x / 0 = 0`, `x % 0 = x`, `MIN / -1 = MIN`; docs/masks.md),
+    never a trap. In the generic form the op has no regions or both, in the
+    order mask, score, an absent one empty.
 
     * `logsumexp` (optional second result, `[batch, heads, q_seq]`): each
       query's `log sum_j exp(s_ij)` over its visible keys (-inf when it sees
