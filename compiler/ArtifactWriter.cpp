@@ -2,6 +2,7 @@
 
 #include "compiler/ArtifactWriter.h"
 
+#include "ModuleFormat.h"
 #include "lcc/lcm_generated.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -148,7 +149,8 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
       cpuFeatures.push_back(fbb.CreateString(feature));
     executableOffsets.push_back(lcm::CreateExecutableDirect(
         fbb, executableFormat(executable.format), executable.target.c_str(),
-        &entryPoints, &image, cpuFeatures.empty() ? nullptr : &cpuFeatures));
+        &entryPoints, &image, cpuFeatures.empty() ? nullptr : &cpuFeatures,
+        lcm::checksum(image.data(), image.size())));
   }
 
   std::vector<flatbuffers::Offset<lcm::Parameter>> parameterOffsets;
@@ -210,9 +212,9 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
                                   &buffers, program.arenaSize, &commands));
   }
 
-  auto module = lcm::CreateModuleDirect(fbb, /*version=*/4, "lcc " LCC_VERSION,
-                                        &functionOffsets, &parameterOffsets,
-                                        &executableOffsets);
+  auto module = lcm::CreateModuleDirect(fbb, lcm::kModuleVersion,
+                                        "lcc " LCC_VERSION, &functionOffsets,
+                                        &parameterOffsets, &executableOffsets);
   lcm::FinishModuleBuffer(fbb, module);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());

@@ -121,6 +121,24 @@ private:
                      " bytes, its type ",
                      formatType(getShape(signature), signature.dtype()),
                      " needs ", *bytes);
+    return checkChecksum(parameter.data(), parameter.data_checksum(), path);
+  }
+
+  /// Embedded bytes carry their checksum (ModuleFormat.h) and match it:
+  /// code or constants damaged on the way are refused here, before any of
+  /// them is mapped, handed to a driver or copied to a device.
+  Status checkChecksum(const flatbuffers::Vector<uint8_t> *data,
+                       flatbuffers::Optional<uint64_t> recorded,
+                       const std::string &path) {
+    if (!data)
+      return recorded ? invalid(path, " has a data_checksum but no data")
+                      : Status();
+    if (!recorded)
+      return invalid(path, " has no data_checksum for its ", data->size(),
+                     " bytes of data");
+    if (lcm::checksum(data->data(), data->size()) != *recorded)
+      return invalid(path, " is corrupted: its ", data->size(),
+                     " bytes of data do not match their checksum");
     return Status();
   }
 
@@ -132,6 +150,8 @@ private:
       return invalid(path, " has unknown format ", int(executable.format()));
     if (sizeOf(executable.data()) == 0)
       return invalid(path, " has no data");
+    LCC_RETURN_IF_ERROR(
+        checkChecksum(executable.data(), executable.data_checksum(), path));
     bool gpu = isGpuFormat(executable.format());
     if (gpu) {
       // Devices pick their executable by this name.
@@ -493,10 +513,10 @@ StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
                    " bytes is larger than FlatBuffers' 2 GiB limit");
   const uint8_t *input = static_cast<const uint8_t *>(data);
   if (!lcm::ModuleBufferHasIdentifier(input))
-    return invalid("not an lcc module: file identifier ",
-                   quoted(std::string(reinterpret_cast<const char *>(input) + 4,
-                                      4)),
-                   ", expected ", quoted(lcm::ModuleIdentifier()));
+    return invalid(
+        "not an lcc module: file identifier ",
+        quoted(std::string(reinterpret_cast<const char *>(input) + 4, 4)),
+        ", expected ", quoted(lcm::ModuleIdentifier()));
 
   // The verifier checks alignment against real addresses, and embedded
   // data is aligned to 64 relative to the start of the file.

@@ -11,20 +11,21 @@
 #ifndef LCC_RUNTIME_LOADER_H
 #define LCC_RUNTIME_LOADER_H
 
+#include "ModuleFormat.h"
 #include "Status.h"
 #include "Tensor.h"
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace lcc::runtime {
 
 /// The module version this runtime reads.
-constexpr uint32_t kModuleVersion = 4;
+using lcm::kModuleVersion;
 /// The most workgroups one dispatch may run.
 constexpr uint64_t kMaxWorkgroups = uint64_t(1) << 32;
 

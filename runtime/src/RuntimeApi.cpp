@@ -180,6 +180,8 @@ double lccTensorGetElement(const LccTensorView *tensor, uint64_t index) {
   return elementAsDouble(known, tensor->data, index);
 }
 
+uint32_t lccGetModuleVersion(void) { return kModuleVersion; }
+
 LccStatus lccModuleLoadFile(const char *path, LccModule *module) {
   return guarded("lccModuleLoadFile", [&]() -> Status {
     if (!path || !module)

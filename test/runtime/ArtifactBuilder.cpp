@@ -104,17 +104,32 @@ ModuleSpec pinKernelRequirements(ModuleSpec spec) {
   return pinned;
 }
 
+namespace {
+
+flatbuffers::Optional<uint64_t>
+flatbuffersOptional(const std::optional<uint64_t> &value) {
+  return value ? flatbuffers::Optional<uint64_t>(*value) : flatbuffers::nullopt;
+}
+
+} // namespace
+
 std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
   FlatBufferBuilder builder;
   std::vector<Offset<lcm::Function>> functions;
   for (const FunctionSpec &function : spec.functions)
     functions.push_back(buildFunction(builder, function));
   std::vector<Offset<lcm::Parameter>> parameters;
-  for (const ParameterSpec &parameter : spec.parameters)
+  for (const ParameterSpec &parameter : spec.parameters) {
+    std::optional<uint64_t> checksum = parameter.dataChecksum;
+    if (parameter.data && !checksum)
+      checksum = lcm::checksum(parameter.data->data(), parameter.data->size());
+    if (!parameter.writeChecksum)
+      checksum.reset();
     parameters.push_back(lcm::CreateParameterDirect(
         builder, buildSignature(builder, parameter.signature), parameter.init,
         parameter.initScale, parameter.data ? &*parameter.data : nullptr,
-        parameter.state));
+        parameter.state, flatbuffersOptional(checksum)));
+  }
   std::vector<Offset<lcm::Executable>> executables;
   for (const ExecutableSpec &executable : spec.executables) {
     std::vector<Offset<lcm::EntryPoint>> entryPoints;
@@ -129,9 +144,14 @@ std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
     std::vector<flatbuffers::Offset<flatbuffers::String>> cpuFeatures;
     for (const std::string &feature : executable.cpuFeatures)
       cpuFeatures.push_back(builder.CreateString(feature));
+    std::optional<uint64_t> checksum;
+    if (executable.writeChecksum)
+      checksum = executable.dataChecksum.value_or(
+          lcm::checksum(executable.data.data(), executable.data.size()));
     executables.push_back(lcm::CreateExecutableDirect(
         builder, executable.format, executable.target.c_str(), &entryPoints,
-        &executable.data, cpuFeatures.empty() ? nullptr : &cpuFeatures));
+        &executable.data, cpuFeatures.empty() ? nullptr : &cpuFeatures,
+        flatbuffersOptional(checksum)));
   }
   auto root =
       lcm::CreateModuleDirect(builder, spec.version, spec.producer.c_str(),
@@ -226,6 +246,9 @@ ModuleSpec describeModule(const lcm::Module &module) {
       if (parameter->data())
         p.data = toVector(parameter->data());
       p.state = parameter->state();
+      if (parameter->data_checksum())
+        p.dataChecksum = *parameter->data_checksum();
+      p.writeChecksum = parameter->data_checksum().has_value();
       spec.parameters.push_back(std::move(p));
     }
   if (module.executables())
@@ -234,6 +257,9 @@ ModuleSpec describeModule(const lcm::Module &module) {
       e.format = executable->format();
       e.target = text(executable->target());
       e.data = toVector(executable->data());
+      if (executable->data_checksum())
+        e.dataChecksum = *executable->data_checksum();
+      e.writeChecksum = executable->data_checksum().has_value();
       if (executable->cpu_features())
         for (const flatbuffers::String *feature : *executable->cpu_features())
           e.cpuFeatures.push_back(feature->str());

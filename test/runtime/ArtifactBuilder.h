@@ -9,6 +9,7 @@
 #ifndef LCC_TEST_RUNTIME_ARTIFACTBUILDER_H
 #define LCC_TEST_RUNTIME_ARTIFACTBUILDER_H
 
+#include "ModuleFormat.h"
 #include "lcc/lcm_generated.h"
 
 #include <cstdint>
@@ -33,6 +34,9 @@ struct ParameterSpec {
   // Optimizer state (Adam's moments): zero on a fresh session, never
   // embedded, bound from a weights file only when the file holds it.
   bool state = false;
+  // The checksum written with `data`: computed from it when unset.
+  std::optional<uint64_t> dataChecksum;
+  bool writeChecksum = true;
 };
 
 struct BufferSpec {
@@ -91,10 +95,14 @@ struct ExecutableSpec {
   std::vector<EntryPointSpec> entryPoints;
   std::vector<uint8_t> data;
   std::vector<std::string> cpuFeatures;
+  // The checksum written with `data`: computed from it when unset (a test
+  // that corrupts the data sets the one it had).
+  std::optional<uint64_t> dataChecksum;
+  bool writeChecksum = true;
 };
 
 struct ModuleSpec {
-  uint32_t version = 4;
+  uint32_t version = lcm::kModuleVersion;
   std::string producer = "lcc runtime tests";
   std::string identifier = "LCM1";
   std::vector<FunctionSpec> functions;

@@ -71,14 +71,73 @@ TEST(Loader, RejectsWrongIdentifier) {
 TEST(Loader, RejectsOtherVersions) {
   // Version 1 dispatched an executable of its choice; version 2 lets the
   // device choose; version 3 states what each kernel was compiled for;
-  // version 4 marks optimizer state.
+  // version 4 marks optimizer state; version 5 checksums embedded bytes.
   ModuleSpec spec = vectorAddModule();
-  spec.version = 3;
+  spec.version = 4;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 3; this runtime reads version 4");
-  spec.version = 5;
+            "unsupported module version 4; this runtime reads version 5");
+  spec.version = 6;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 5; this runtime reads version 4");
+            "unsupported module version 6; this runtime reads version 5");
+}
+
+// Every bit of an executable's code and of an embedded parameter is
+// covered by its checksum: one flipped bit anywhere in them is refused at
+// load, before anything is mapped (a flip in the code had run to a crash
+// or, worse, to a different result).
+TEST(Loader, RejectsEveryBitFlipInCodeAndConstants) {
+  std::vector<float> bias(64, 0.25f);
+  ModuleSpec spec = withGpuExecutables(affineModule(&bias));
+  for (size_t e = 0; e < spec.executables.size(); ++e) {
+    const std::vector<uint8_t> &code = spec.executables[e].data;
+    // Every bit of the first and last 8 bytes, and one bit of every 13th
+    // byte between (a CRC catches every single-bit flip: this checks that
+    // the loader asks it over the whole code).
+    for (size_t bit = 0; bit < code.size() * 8; ++bit) {
+      size_t byte = bit / 8;
+      if (byte >= 8 && byte + 8 < code.size() &&
+          (byte % 13 != 0 || bit % 8 != byte % 8))
+        continue;
+      ModuleSpec corrupted = spec;
+      corrupted.executables[e].dataChecksum =
+          lcm::checksum(code.data(), code.size());
+      corrupted.executables[e].data[byte] ^= uint8_t(1u << (bit % 8));
+      ASSERT_EQ(loadError(corrupted),
+                "executables[" + std::to_string(e) + "] is corrupted: its " +
+                    std::to_string(code.size()) +
+                    " bytes of data do not match their checksum")
+          << "bit " << bit;
+    }
+  }
+  const std::vector<uint8_t> &constants = *spec.parameters[0].data;
+  for (size_t bit = 0; bit < constants.size() * 8; ++bit) {
+    ModuleSpec corrupted = spec;
+    corrupted.parameters[0].dataChecksum =
+        lcm::checksum(constants.data(), constants.size());
+    (*corrupted.parameters[0].data)[bit / 8] ^= uint8_t(1u << (bit % 8));
+    ASSERT_EQ(loadError(corrupted),
+              "parameters[0] 'bias' is corrupted: its 256 bytes of data do "
+              "not match their checksum");
+  }
+}
+
+TEST(Loader, RequiresChecksumsOfEmbeddedBytes) {
+  std::vector<float> bias(64, 0.25f);
+  ModuleSpec spec = affineModule(&bias);
+  spec.executables[0].writeChecksum = false;
+  EXPECT_EQ(loadError(spec),
+            "executables[0] has no data_checksum for its " +
+                std::to_string(spec.executables[0].data.size()) +
+                " bytes of data");
+  spec = affineModule(&bias);
+  spec.parameters[0].writeChecksum = false;
+  EXPECT_EQ(loadError(spec), "parameters[0] 'bias' has no data_checksum for "
+                             "its 256 bytes of data");
+  spec = affineModule();
+  spec.parameters[0].dataChecksum = 1;
+  EXPECT_EQ(loadError(spec),
+            "parameters[0] 'bias' has a data_checksum but no data");
+  EXPECT_EQ(loadError(affineModule(&bias)), "<ok>");
 }
 
 TEST(Loader, RejectsCorruptedRootOffset) {
@@ -164,18 +223,18 @@ TEST(Loader, SurvivesEveryByteFlip) {
       }
       ++loaded;
       const Module &checked = **module;
-      // A flipped byte inside the shared object is not dlopen'ed: the
-      // dynamic loader is not built to survive a corrupted ELF file.
-      bool touchesLibrary = false;
+      // A flipped byte inside the shared object never loads: its checksum
+      // refuses it, so what loaded runs the library as it was built.
       const std::vector<uint8_t> &library = getKernelLibrary();
       if (checked.get().executables())
         for (const lcm::Executable *executable : *checked.get().executables())
-          touchesLibrary |=
-              executable->format() == lcm::ExecutableFormat::HostSharedObject &&
-              (executable->data()->size() != library.size() ||
-               std::memcmp(executable->data()->data(), library.data(),
-                           library.size()) != 0);
-      if (touchesLibrary || !isSmall(checked))
+          if (executable->format() == lcm::ExecutableFormat::HostSharedObject)
+            ASSERT_TRUE(executable->data()->size() == library.size() &&
+                        std::memcmp(executable->data()->data(), library.data(),
+                                    library.size()) == 0)
+                << "a module whose code changed at byte " << position
+                << " loaded";
+      if (!isSmall(checked))
         continue;
       auto device = std::make_shared<CpuDevice>(2);
       StatusOr<std::unique_ptr<Session>> session =
@@ -272,8 +331,7 @@ TEST(Loader, RejectsZeroWorkgroupCount) {
 
 TEST(Loader, RejectsTooManyWorkgroups) {
   ModuleSpec spec = affineModule();
-  spec.executables[0].entryPoints[kScale2].workgroupCount = {65536, 65536,
-                                                          2};
+  spec.executables[0].entryPoints[kScale2].workgroupCount = {65536, 65536, 2};
   EXPECT_EQ(loadError(spec), "executables[0].entry_points[2] 'scale2' runs "
                              "more than 4294967296 workgroups");
 }

@@ -6,6 +6,9 @@
 // artifact would have them, so the lit tests can check that lcc-run refuses
 // each with one clear error (test/tools/lcc-run-hostile.test). Edits:
 //   --truncate-executable=E:BYTES     keep the first BYTES of executable E
+//                                     (its checksum recomputed)
+//   --flip-bit=E:BIT                  flip bit BIT of executable E's code
+//                                     (its checksum kept: corruption)
 //   --workgroups=F:C:X,Y,Z            command C of function F runs X*Y*Z
 //   --binding-length=F:C:B:BYTES      binding B of that command
 //   --rename-entry-point=I:NAME       entry point I, in every executable
@@ -69,8 +72,17 @@ void edit(ModuleSpec &spec, const std::string &argument) {
   std::string name = argument.substr(0, equals);
   std::vector<std::string> p = split(argument.substr(equals + 1), ':');
   if (name == "--truncate-executable" && p.size() == 2) {
+    // As an editor would who knows the format: the checksum follows, so
+    // that the loader's checks of the code itself are reached.
+    ExecutableSpec &executable = at(spec.executables, number(p[0]));
+    executable.data.resize(
+        std::min<uint64_t>(executable.data.size(), number(p[1])));
+    executable.dataChecksum.reset();
+  } else if (name == "--flip-bit" && p.size() == 2) {
+    // As a bad disk or a bad download would: the checksum stays.
     std::vector<uint8_t> &data = at(spec.executables, number(p[0])).data;
-    data.resize(std::min<uint64_t>(data.size(), number(p[1])));
+    uint64_t bit = number(p[1]);
+    at(data, bit / 8) ^= uint8_t(1u << (bit % 8));
   } else if (name == "--workgroups" && p.size() == 3) {
     std::vector<uint32_t> counts;
     for (const std::string &count : split(p[2], ','))

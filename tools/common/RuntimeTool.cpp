@@ -30,7 +30,8 @@ bool Tool::printsInfo(const std::string &argument) const {
     return true;
   }
   if (argument == "--version") {
-    std::printf("%s %s (reads .lcm version 4)\n", name, LCC_VERSION);
+    std::printf("%s %s (reads .lcm version %u)\n", name, LCC_VERSION,
+                unsigned(lccGetModuleVersion()));
     return true;
   }
   return false;

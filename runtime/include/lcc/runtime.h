@@ -103,9 +103,13 @@ double lccTensorGetElement(const LccTensorView *tensor, uint64_t index);
 
 typedef struct LccModuleImpl *LccModule;
 
+/* The .lcm version this runtime reads (it reads no other). */
+uint32_t lccGetModuleVersion(void);
+
 /* Reads and checks a module; a truncated, corrupted or hostile file is an
  * error naming the first problem, e.g. "model.lcm: functions[0].commands[3]
- * .bindings[1] binds buffer 9, only 7 exist". */
+ * .bindings[1] binds buffer 9, only 7 exist". Code and embedded constants
+ * are checked against their checksums before anything is mapped. */
 LccStatus lccModuleLoadFile(const char *path, LccModule *module);
 /* The same from memory; the bytes are copied. */
 LccStatus lccModuleLoadMemory(const void *data, size_t size, LccModule *module);
