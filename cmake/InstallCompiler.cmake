@@ -3,7 +3,7 @@
 # CMake package, so that a plugin builds out of tree with
 #
 #   find_package(lcc REQUIRED CONFIG)   # -DCMAKE_PREFIX_PATH=DIR
-#   target_link_libraries(my-plugin PRIVATE lcc::LCCPasses)
+#   target_link_libraries(my-plugin PRIVATE lcc::LCCPasses lcc::LCCPlugin)
 #
 # (docs/pass-authoring.md).
 include(CMakePackageConfigHelpers)
@@ -16,7 +16,7 @@ foreach(library LCCAttnDialect LCCPasses LCCCompiler)
     $<INSTALL_INTERFACE:${LCC_INSTALL_INCLUDE_DIR}>)
 endforeach()
 
-install(TARGETS LCCAttnDialect LCCPasses LCCCompiler
+install(TARGETS LCCAttnDialect LCCPasses LCCCompiler LCCPlugin
   EXPORT lccTargets
   LIBRARY DESTINATION lib)
 install(TARGETS lcc lcc-opt lcc-run lcc-train RUNTIME DESTINATION bin)

@@ -6,10 +6,9 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <algorithm>
 
 using namespace mlir;
 
@@ -48,17 +47,30 @@ static void printPosition(raw_ostream &os, Location loc) {
   os << ": ";
 }
 
+std::string lcc::asOneLine(StringRef text) {
+  std::string line;
+  line.reserve(text.size());
+  for (char c : text) {
+    unsigned char byte = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r' || c == '\t')
+      line += ' ';
+    else if (byte < 0x20 || byte == 0x7f)
+      line += llvm::formatv("\\x{0:x-2}", unsigned(byte)).str();
+    else
+      line += c;
+  }
+  return line;
+}
+
 /// Prints one diagnostic as a single stderr line.
-static void printLine(StringRef tool, DiagnosticSeverity severity,
-                      Location loc, const Diagnostic &diag) {
+static void printLine(StringRef tool, DiagnosticSeverity severity, Location loc,
+                      const Diagnostic &diag) {
   std::string line;
   llvm::raw_string_ostream os(line);
   os << tool << ": " << severityName(severity) << ": ";
   printPosition(os, loc);
   os << diag.str();
-  // Keep the one-line contract even for multi-line messages.
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  llvm::errs() << line << "\n";
+  llvm::errs() << lcc::asOneLine(line) << "\n";
 }
 
 lcc::OneLineDiagnosticHandler::OneLineDiagnosticHandler(MLIRContext *context,
@@ -71,8 +83,7 @@ lcc::OneLineDiagnosticHandler::OneLineDiagnosticHandler(MLIRContext *context,
       ++numErrors;
     printLine(this->tool, diag.getSeverity(), diag.getLocation(), diag);
     for (Diagnostic &note : diag.getNotes())
-      printLine(this->tool, DiagnosticSeverity::Note, note.getLocation(),
-                note);
+      printLine(this->tool, DiagnosticSeverity::Note, note.getLocation(), note);
     return success();
   });
 }
@@ -82,7 +93,7 @@ lcc::OneLineDiagnosticHandler::~OneLineDiagnosticHandler() {
 }
 
 void lcc::reportError(StringRef tool, const llvm::Twine &message) {
-  llvm::errs() << tool << ": error: " << message << "\n";
+  llvm::errs() << tool << ": error: " << asOneLine(message.str()) << "\n";
 }
 
 bool lcc::parseCommandLine(int argc, char **argv, StringRef tool,
@@ -106,7 +117,7 @@ bool lcc::parseCommandLine(int argc, char **argv, StringRef tool,
     message += line.str();
   }
   reportError(tool, message.empty() ? "invalid command line; see '" +
-                                         tool.str() + " --help'"
-                                   : message);
+                                          tool.str() + " --help'"
+                                    : message);
   return false;
 }

@@ -35,7 +35,12 @@ private:
 bool parseCommandLine(int argc, char **argv, llvm::StringRef tool,
                       llvm::StringRef overview);
 
-/// Prints `tool: error: message` to stderr.
+/// `text` as one line of a diagnostic: line breaks and tabs become spaces and
+/// other control bytes \xNN, so that no text (a plugin's, a file's) can
+/// start a line of its own that reads as another diagnostic.
+std::string asOneLine(llvm::StringRef text);
+
+/// Prints `tool: error: message` to stderr, as one line.
 void reportError(llvm::StringRef tool, const llvm::Twine &message);
 
 } // namespace lcc

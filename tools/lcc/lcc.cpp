@@ -115,7 +115,8 @@ cl::opt<std::string> attentionName(
 cl::list<std::string> pluginPaths(
     "load-plugin",
     cl::desc("Load a shared library of attention forms and passes built "
-             "against lcc (repeatable; docs/pass-authoring.md)"),
+             "against lcc (repeatable; a path, never searched for on the "
+             "library path; docs/pass-authoring.md)"),
     cl::value_desc("LIB.so"), cl::cat(lccCategory));
 
 cl::opt<std::string> attentionOptions(

@@ -1,0 +1,47 @@
+// A plugin whose registration leaves its own code in lcc's registries until
+// the process exits (a pass constructor in MLIR's pass registry, an
+// attention form's functions in lcc's), built without -Wl,-z,nodelete and
+// with hidden symbols (so that glibc has no unique symbol to keep it mapped
+// for): unloaded before those registries were destroyed, lcc crashed at
+// exit after writing its output.
+// -DMESSAGE="..." makes its registration fail with that text instead.
+#include "passes/AttentionForms.h"
+#include "passes/Plugin.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassRegistry.h"
+
+namespace {
+
+struct NothingPass
+    : mlir::PassWrapper<NothingPass, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NothingPass)
+  llvm::StringRef getArgument() const final { return "test-plugin-nothing"; }
+  void runOnOperation() final {}
+};
+
+bool registerPlugin(std::string &error) {
+#ifdef MESSAGE
+  error = MESSAGE;
+  return false;
+#else
+  mlir::registerPass([] { return std::make_unique<NothingPass>(); });
+  lcc::AttentionFormDefinition form;
+  form.name = "nothing";
+  form.summary = "a form that rewrites nothing (test plugin)";
+  form.addRewritePasses = [](mlir::OpPassManager &,
+                             const lcc::AttentionFormOptions &,
+                             llvm::raw_ostream &) { return mlir::success(); };
+  form.populateLoweringPatterns = [](mlir::RewritePatternSet &,
+                                     lcc::AttentionTiling) {};
+  return lcc::registerAttentionForm(std::move(form), error);
+#endif
+}
+
+} // namespace
+
+LCC_PLUGIN_EXPORT lcc::PluginInfo lccGetPluginInfo() {
+  return {LCC_PLUGIN_API_VERSION, LLVM_VERSION_STRING, "pass-plugin",
+          registerPlugin};
+}
