@@ -4,8 +4,9 @@
 // claim sizes it does not hold. Every read here is bounded by what the
 // caller can justify, and a caller checks a header before reading on, so a
 // wrong file is refused after a few bytes instead of after gigabytes.
-// Writes go to a temporary file that is renamed into place: a reader never
-// sees half a file.
+// Writes to a regular file go to a temporary file that is renamed into
+// place: a reader never sees half a file. Writes never replace what is not
+// a regular file (a device, a FIFO, a symbolic link's target elsewhere).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,21 +61,35 @@ private:
 /// The bytes of the file at `path`, at most `maxBytes` of them: a larger
 /// file (or an endless stream) is an error naming `what` and the limit,
 /// raised before the bytes are read where the size is known.
-StatusOr<std::vector<uint8_t>> readFile(const std::string &path,
-                                        uint64_t maxBytes,
-                                        const std::string &what);
+StatusOr<std::vector<uint8_t>>
+readFile(const std::string &path, uint64_t maxBytes, const std::string &what);
 
-/// Writes `size` bytes to `path` atomically (a temporary file beside it,
-/// renamed into place). Errors read "cannot write 'PATH': REASON".
+/// Writes `size` bytes to `path` as OutputFile does. Errors read
+/// "cannot write 'PATH': REASON".
 Status writeFile(const std::string &path, const void *data, size_t size);
 
-/// An output file written through a temporary beside it
-/// (`PATH.lcc-partial-XXXXXX`), synced to disk and renamed on commit();
-/// dropped without commit(), or when commit() fails, the temporary is
-/// removed and `path` is left as it was.
+/// An output file. What `path` names decides how it is written:
+/// - a regular file, or nothing yet: through a temporary beside it
+///   (`PATH.lcc-partial-PID-XXXXXX`), synced to disk and renamed over it on
+///   commit() with the old file's permissions; dropped without commit(), or
+///   when commit() fails, the temporary is removed and `path` is left as it
+///   was. Temporaries that a killed run left beside `path` are removed
+///   first (those whose process is gone and that no process has locked);
+/// - a symbolic link: what it points to, by the same rules (the link stays);
+/// - a character device or a FIFO (/dev/null, /dev/stdout, a named pipe
+///   something reads): written in place, never replaced; a FIFO that no
+///   process reads is an error rather than a wait;
+/// - /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N: written through
+///   that descriptor of this process, whatever it is open on;
+/// - anything else (a directory, a block device, a socket): refused with
+///   one error naming what it is.
 class OutputFile {
 public:
   static StatusOr<OutputFile> create(const std::string &path);
+  /// Whether create(path) could write there, without writing: the errors
+  /// create() would give, and a directory or device this process may not
+  /// write. A tool asks before long work whose result goes to `path`.
+  static Status checkWritable(const std::string &path);
   OutputFile(OutputFile &&other) noexcept;
   OutputFile &operator=(OutputFile &&other) = delete;
   OutputFile(const OutputFile &) = delete;
@@ -86,9 +101,19 @@ public:
 private:
   OutputFile() = default;
   Status failure(int error) const;
-  std::string path, temporary;
+  std::string path;
+  /// The regular file renamed into place on commit (symbolic links
+  /// followed); "" when written in place.
+  std::string target;
+  /// The temporary written before the rename; "" when written in place or
+  /// once renamed.
+  std::string temporary;
   int fd = -1;
 };
+
+/// The prefix of the temporaries OutputFile writes beside `path`
+/// ("PATH.lcc-partial-"), which a killed run may leave behind.
+std::string partialFilePrefix(const std::string &path);
 
 /// Bytes of memory this machine has (the default memory limit of a device).
 uint64_t physicalMemoryBytes();

@@ -641,6 +641,14 @@ LccStatus lccNpyWrite(const char *path, const LccTensorView *tensor) {
   });
 }
 
+LccStatus lccFileCheckWritable(const char *path) {
+  return guarded("lccFileCheckWritable", [&]() -> Status {
+    if (!path)
+      return nullArgument("lccFileCheckWritable", "path");
+    return OutputFile::checkWritable(path);
+  });
+}
+
 LccStatus lccSafetensorsWrite(const char *path, const LccTensorView *tensors,
                               size_t count) {
   return guarded("lccSafetensorsWrite", [&]() -> Status {

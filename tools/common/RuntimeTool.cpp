@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <sys/stat.h>
 
 namespace lcc::tools {
 
@@ -111,6 +112,24 @@ bool parseCarry(const std::string &text, std::pair<uint64_t, uint64_t> &out) {
   return colon != std::string::npos &&
          parseCount(text.substr(0, colon), out.first) &&
          parseCount(text.substr(colon + 1), out.second);
+}
+
+std::string checkNotAnInput(const char *flag, const std::string &output,
+                            const std::vector<ReadFile> &inputs) {
+  struct stat written;
+  // Only a regular file is replaced; a device or a pipe is written in place.
+  if (::stat(output.c_str(), &written) != 0 || !S_ISREG(written.st_mode))
+    return "";
+  for (const ReadFile &input : inputs) {
+    struct stat read;
+    if (::stat(input.path.c_str(), &read) == 0 &&
+        read.st_dev == written.st_dev && read.st_ino == written.st_ino)
+      return std::string(flag) + " '" + output + "' is " + input.flag + " '" +
+             input.path +
+             "', which this run reads: writing it would destroy it; name "
+             "another file";
+  }
+  return "";
 }
 
 std::string takeMessage(LccStatus status) {

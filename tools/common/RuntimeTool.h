@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -94,7 +95,14 @@ public:
       return fail(kExitUsage, error);
     if (exitNow)
       return 0;
-    return runOptions(options);
+    // What the tools size by the user's numbers is checked against the
+    // memory limit first; an allocation that still fails is one error line,
+    // not an abort.
+    try {
+      return runOptions(options);
+    } catch (const std::bad_alloc &) {
+      return fail(kExitError, "out of memory");
+    }
   }
 
 private:
@@ -118,6 +126,18 @@ bool parseCount(const std::string &text, uint64_t &value);
 /// "RESULT:INPUT" (--carry: a result fed to the next call's input), two
 /// counts; false for anything else.
 bool parseCarry(const std::string &text, std::pair<uint64_t, uint64_t> &out);
+
+/// A file a run reads, and the flag that names it ("--data"; "the model").
+struct ReadFile {
+  std::string flag;
+  std::string path;
+};
+
+/// "" unless `output`, which `flag` writes, is the same file as one of
+/// `inputs` (through any link): writing it would destroy what the run
+/// reads, so it is an error message naming both.
+std::string checkNotAnInput(const char *flag, const std::string &output,
+                            const std::vector<ReadFile> &inputs);
 
 /// The message of `status`, which is freed.
 std::string takeMessage(LccStatus status);

@@ -56,6 +56,8 @@ const char kUsage[] =
     "                              for every segment, or N stacked on a new\n"
     "                              leading axis; each result<i>.npy stacks\n"
     "                              the N segments' results the same way\n"
+    "                              (in memory: N times the results must fit\n"
+    "                              in --max-memory, checked before running)\n"
     "  --carry=RESULT:INPUT        with --segments: result RESULT of each\n"
     "                              segment is the next segment's input\n"
     "                              INPUT, kept on the device (a model's new\n"
@@ -338,47 +340,92 @@ int listModule(LccModule module, const std::string &path) {
 /// values of its argument stacked on a new leading axis gives one to each
 /// segment; any other file gives its value to every segment, or to the
 /// first only when a result is carried into it (later ones keep the carried
-/// value: no data). Returns an error message or "".
-std::string splitIntoSegments(LccFunction function, const Options &options,
-                              const std::vector<std::string> &paths,
-                              const std::vector<LccTensorView> &files,
-                              std::vector<std::vector<LccTensorView>> &calls) {
-  uint64_t count = options.segments;
-  calls.assign(count, files);
-  size_t inputs = lccFunctionGetInputCount(function);
-  for (size_t i = 0; i < files.size() && i < inputs; ++i) {
-    LccTensorView signature;
-    lccFunctionGetInput(function, i, &signature);
-    const LccTensorView &file = files[i];
-    bool carried = std::any_of(
-        options.carries.begin(), options.carries.end(),
-        [&](const std::pair<uint64_t, uint64_t> &c) { return c.second == i; });
-    if (file.rank != signature.rank + 1) {
-      if (carried)
-        for (uint64_t s = 1; s < count; ++s) {
-          calls[s][i].data = nullptr;
-          calls[s][i].size = 0;
-        }
-      continue;
+/// value: no data). Each segment's views are made when it runs, so that N
+/// costs no memory of its own.
+class SegmentInputs {
+public:
+  /// Returns an error message or "".
+  std::string split(LccFunction function, const Options &options,
+                    const std::vector<std::string> &paths,
+                    const std::vector<LccTensorView> &files) {
+    count = options.segments;
+    this->files = files;
+    stacked.assign(files.size(), false);
+    carried.assign(files.size(), false);
+    size_t inputs = lccFunctionGetInputCount(function);
+    for (size_t i = 0; i < files.size() && i < inputs; ++i) {
+      LccTensorView signature;
+      lccFunctionGetInput(function, i, &signature);
+      const LccTensorView &file = files[i];
+      carried[i] = std::any_of(options.carries.begin(), options.carries.end(),
+                               [&](const std::pair<uint64_t, uint64_t> &c) {
+                                 return c.second == i;
+                               });
+      if (file.rank != signature.rank + 1)
+        continue;
+      if (carried[i])
+        return "input " + std::to_string(i) + " ('" + paths[i] +
+               "') is carried from a result: give its first segment's value "
+               "only, not one per segment";
+      if (file.shape[0] != int64_t(count))
+        return "input " + std::to_string(i) + " ('" + paths[i] + "') holds " +
+               std::to_string(file.shape[0]) + " stacked values, but " +
+               "--segments=" + std::to_string(count);
+      stacked[i] = true;
     }
-    if (carried)
-      return "input " + std::to_string(i) + " ('" + paths[i] +
-             "') is carried from a result: give its first segment's value "
-             "only, not one per segment";
-    if (file.shape[0] != int64_t(count))
-      return "input " + std::to_string(i) + " ('" + paths[i] + "') holds " +
-             std::to_string(file.shape[0]) + " stacked values, but " +
-             "--segments=" + std::to_string(count);
-    uint64_t bytes = file.size / count;
-    for (uint64_t s = 0; s < count; ++s) {
-      LccTensorView &slice = calls[s][i];
-      slice.shape = file.shape + 1;
-      slice.rank = file.rank - 1;
-      slice.data = static_cast<const char *>(file.data) + s * bytes;
-      slice.size = bytes;
-    }
+    return "";
   }
-  return "";
+
+  uint64_t size() const { return count; }
+
+  /// The inputs of segment `s`.
+  const std::vector<LccTensorView> &at(uint64_t s) {
+    views = files;
+    for (size_t i = 0; i < files.size(); ++i) {
+      LccTensorView &view = views[i];
+      if (stacked[i]) {
+        uint64_t bytes = files[i].size / count;
+        view.shape = files[i].shape + 1;
+        view.rank = files[i].rank - 1;
+        view.data = static_cast<const char *>(files[i].data) + s * bytes;
+        view.size = bytes;
+      } else if (carried[i] && s > 0) {
+        view.data = nullptr;
+        view.size = 0;
+      }
+    }
+    return views;
+  }
+
+private:
+  uint64_t count = 1;
+  std::vector<LccTensorView> files, views;
+  std::vector<bool> stacked, carried;
+};
+
+/// An error message unless the host memory a run of `options.segments`
+/// segments keeps (each result stacked N times, each call's time) fits in
+/// the memory limit.
+std::string checkSegmentsFit(LccFunction function, const Options &options) {
+  uint64_t perSegment = sizeof(double) * options.repeat;
+  for (size_t i = 0; i < lccFunctionGetOutputCount(function); ++i) {
+    LccTensorView output;
+    lccFunctionGetOutput(function, i, &output);
+    perSegment += output.size;
+  }
+  uint64_t maxMemory = options.device.maxMemory;
+  uint64_t limit = maxMemory ? maxMemory : lccGetPhysicalMemoryBytes();
+  uint64_t total = 0;
+  bool overflows = __builtin_mul_overflow(perSegment, options.segments, &total);
+  if (!overflows && total <= limit)
+    return "";
+  return "--segments=" + std::to_string(options.segments) + " keeps " +
+         std::to_string(perSegment) + " bytes a segment (its results " +
+         "stacked, its times), " +
+         (overflows ? "more than 2^64" : std::to_string(total)) +
+         " bytes in all, more than the " + std::to_string(limit) +
+         "-byte memory limit " +
+         (maxMemory ? "(--max-memory)" : "(physical memory; --max-memory)");
 }
 
 /// Each result of one run's segments, stacked on a new leading axis.
@@ -437,6 +484,10 @@ int run(const Options &options) {
                             std::to_string(limit) + "-byte memory limit " +
                             (maxMemory ? "(--max-memory)"
                                        : "(physical memory; --max-memory)"));
+    error = checkNotAnInput("--init-params", options.initParams,
+                            {{"the model", options.model}});
+    if (!error.empty())
+      return kTool.fail(kExitError, error);
     if (LccStatus status = lccModuleWriteInitialParameters(
             handles.module, options.seed, options.initParams.c_str()))
       return kTool.fail(status);
@@ -459,6 +510,31 @@ int run(const Options &options) {
   if (!error.empty())
     return kTool.fail(kExitError, error);
 
+  if (options.segments > 1)
+    error = checkSegmentsFit(function, options);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
+
+  // What the run writes may not be what it reads: checked before it runs.
+  std::vector<ReadFile> read = {{"the model", options.model}};
+  if (!options.params.empty())
+    read.push_back({"--params", options.params});
+  for (const std::string &path : options.inputs)
+    read.push_back({"--input", path});
+  std::string directory = options.outputDir;
+  if (directory.back() != '/')
+    directory += '/';
+  size_t outputCount = lccFunctionGetOutputCount(function);
+  std::vector<std::string> files;
+  for (size_t i = 0; i < outputCount && error.empty(); ++i) {
+    files.push_back(directory + "result" + std::to_string(i) + ".npy");
+    error = checkNotAnInput("--output-dir", files.back(), read);
+  }
+  if (error.empty() && !options.resultsFile.empty())
+    error = checkNotAnInput("--results-file", options.resultsFile, read);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
+
   NpyFiles inputs;
   for (const std::string &path : options.inputs) {
     error = inputs.read(path);
@@ -469,9 +545,8 @@ int run(const Options &options) {
   for (const auto &[result, input] : options.carries)
     if (LccStatus status = lccFunctionCarryResult(function, result, input))
       return kTool.fail(status);
-  std::vector<std::vector<LccTensorView>> segmentInputs;
-  error = splitIntoSegments(function, options, options.inputs, inputs.views,
-                            segmentInputs);
+  SegmentInputs segmentInputs;
+  error = segmentInputs.split(function, options, options.inputs, inputs.views);
   if (!error.empty())
     return kTool.fail(kExitError, error);
   bool segmented = options.segments > 1;
@@ -482,7 +557,7 @@ int run(const Options &options) {
   // `last`: the run whose results are written, the only one stacked.
   auto runSegments = [&](bool timed, bool last) -> LccStatus {
     for (uint64_t s = 0; s < segmentInputs.size(); ++s) {
-      const std::vector<LccTensorView> &views = segmentInputs[s];
+      const std::vector<LccTensorView> &views = segmentInputs.at(s);
       uint64_t before = lccFunctionGetTotalNanoseconds(function);
       if (LccStatus status =
               lccFunctionCall(function, views.data(), views.size()))
@@ -515,16 +590,10 @@ int run(const Options &options) {
           ? callMs[callMs.size() / 2]
           : (callMs[callMs.size() / 2 - 1] + callMs[callMs.size() / 2]) / 2;
 
-  std::string directory = options.outputDir;
-  if (directory.back() != '/')
-    directory += '/';
-  size_t outputCount = lccFunctionGetOutputCount(function);
-  std::vector<std::string> files;
   std::vector<double> sums;
   for (size_t i = 0; i < outputCount; ++i) {
     LccTensorView result = resultView(i);
-    files.push_back(directory + "result" + std::to_string(i) + ".npy");
-    if (LccStatus status = lccNpyWrite(files.back().c_str(), &result))
+    if (LccStatus status = lccNpyWrite(files[i].c_str(), &result))
       return kTool.fail(status);
     sums.push_back(checksum(result));
   }

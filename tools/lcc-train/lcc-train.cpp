@@ -85,6 +85,9 @@ const char kUsage[] =
     "                              `lcc-run --params` and `lcc-train\n"
     "                              --params` read it. Written beside FILE\n"
     "                              and renamed into place: never half a file\n"
+    "                              (a device or FIFO is written in place; a\n"
+    "                              file this run reads is refused, but for\n"
+    "                              --params: resuming in place is safe)\n"
     "  --report=json               print {\"steps\", \"loss\" (each step),\n"
     "                              \"eval_loss\", \"eval_steps\" (each\n"
     "                              evaluation and the step after which it\n"
@@ -236,17 +239,12 @@ std::string checkLossResult(const Signature &function) {
          " does not return a loss first (a 0-d f32): " + actual;
 }
 
-/// An error message unless a file can be created at `path`: a checkpoint
+/// An error message unless a file can be written at `path`: a checkpoint
 /// that cannot be written is found before training, not after it.
 std::string checkWritable(const std::string &path, const char *flag) {
-  size_t slash = path.rfind('/');
-  std::string directory = slash == std::string::npos ? "."
-                          : slash == 0               ? "/"
-                                                     : path.substr(0, slash);
-  if (::access(directory.c_str(), W_OK | X_OK) == 0)
-    return "";
-  return std::string("cannot write ") + flag + " '" + path + "': directory '" +
-         directory + "': " + std::strerror(errno);
+  if (LccStatus status = lccFileCheckWritable(path.c_str()))
+    return std::string(flag) + ": " + takeMessage(status);
+  return "";
 }
 
 /// The loss (result 0) of the last call of `function`.
@@ -364,8 +362,18 @@ int train(const Options &options) {
   if (!error.empty())
     return kTool.fail(kExitError, options.model + ": " + error);
 
-  if (!options.checkpoint.empty())
-    error = checkWritable(options.checkpoint, "--checkpoint");
+  if (!options.checkpoint.empty()) {
+    // --params may name the checkpoint (resuming in place): it is read
+    // whole before the first step. Nothing else the run reads may.
+    std::vector<ReadFile> read = {{"the model", options.model}};
+    for (const std::string &path : options.data)
+      read.push_back({"--data", path});
+    for (const std::string &path : options.evalData)
+      read.push_back({"--eval-data", path});
+    error = checkNotAnInput("--checkpoint", options.checkpoint, read);
+    if (error.empty())
+      error = checkWritable(options.checkpoint, "--checkpoint");
+  }
   if (!error.empty())
     return kTool.fail(kExitError, error);
 

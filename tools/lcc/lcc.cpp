@@ -576,6 +576,22 @@ int main(int argc, char **argv) {
                             "with -o (or pick another --emit)");
     return 1;
   }
+  // Writing the output over a file this run reads would destroy it.
+  std::vector<std::pair<std::string, std::string>> reads = {
+      {"the model", inputFilename}};
+  for (const std::string &path : pluginPaths)
+    reads.push_back({"--load-plugin", path});
+  for (const auto &[flag, path] : reads) {
+    bool same = false;
+    if (outputFilename != "-" &&
+        !llvm::sys::fs::equivalent(outputFilename, path, same) && same) {
+      lcc::reportError(kTool, "-o '" + outputFilename + "' is " + flag + " '" +
+                                  path +
+                                  "', which this run reads: writing it would "
+                                  "destroy it; name another file");
+      return 1;
+    }
+  }
   if (!dumpDirectory.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(dumpDirectory)) {
       lcc::reportError(kTool, "cannot create --dump-ir directory '" +

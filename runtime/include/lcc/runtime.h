@@ -312,6 +312,19 @@ LccStatus lccNpyWrite(const char *path, const LccTensorView *tensor);
 LccStatus lccSafetensorsWrite(const char *path, const LccTensorView *tensors,
                               size_t count);
 
+/* Every file the runtime writes follows one rule by what `path` names: a
+ * regular file (or a new name) is written beside it and renamed over it
+ * (its permissions kept; temporaries a killed run left there are removed
+ * first); a symbolic link is followed, the link kept; a character device
+ * or FIFO (/dev/null, a pipe) is written in place, a FIFO that no process
+ * reads being an error; /dev/stdout and /dev/fd/N are written through that
+ * descriptor of the process; a directory, block device or socket is
+ * refused.
+ * lccFileCheckWritable tells, without writing, whether a write to `path`
+ * would be possible: the error it would give, or a directory or device this
+ * process may not write. */
+LccStatus lccFileCheckWritable(const char *path);
+
 #ifdef __cplusplus
 }
 #endif
