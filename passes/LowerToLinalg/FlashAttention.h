@@ -75,8 +75,9 @@ enum class ScoreBlockLayout {
 ///   s_ij = modifyScore(q_i · k_j · scale),
 ///
 /// in tiles of `queryTile` queries and `keyTile` keys. A query that sees no
-/// key gets zeros when `emptyRowsGetZeros` is set; a form whose queries
-/// always see some key (themselves, say) leaves it unset and saves the test.
+/// key, or whose every score is -inf, gets zeros when `emptyRowsGetZeros`
+/// is set; a form whose queries always see some key with a finite score
+/// (themselves, say) leaves it unset and saves the test.
 ///
 /// On bf16 operands both products take A by rows of the summed dimension
 /// and B in adjacent pairs of it, and accumulate in f32 (the form of
@@ -118,7 +119,8 @@ struct FlashAttention {
   /// denominator's log. Null: plain softmax (f32 operands only).
   BlockWeights weighProbabilities;
   double weightFloor = 0.0;
-  /// Whether a query may see no key at all (a user's mask).
+  /// Whether a query may see no key at all, or see only -inf scores (a
+  /// user's mask or score region).
   bool emptyRowsGetZeros = false;
 
   /// Builds the attention at the builder's insertion point and returns its

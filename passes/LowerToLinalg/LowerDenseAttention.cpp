@@ -110,7 +110,6 @@ void useMaskRegion(OpBuilder &builder, const AttentionSpec &op,
   flash.visible = [mask](OpBuilder &b, Location, const ScorePosition &at) {
     return inlineScalarRegion(b, *mask, {at.batch, at.head, at.query, at.key});
   };
-  flash.emptyRowsGetZeros = true;
   RankedTensorType q = tensorType(op.query), k = tensorType(op.key);
   MaskTiling tiling{q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
                     k.getDimSize(2), flash.queryTile, flash.keyTile,
@@ -195,6 +194,10 @@ FlashAttention lcc::configureFlashAttention(OpBuilder &builder,
   flash.queryTile =
       std::min(tiling.queryTile, tensorType(op.query).getDimSize(2));
   flash.keyTile = std::min(tiling.keyTile, tensorType(op.key).getDimSize(2));
+  // One rule for a query whose every score is -inf, whether its mask hides
+  // every key or its score region (or its inputs) scored them all -inf:
+  // zeros, its logsumexp -inf (the backward's probabilities are then 0).
+  flash.emptyRowsGetZeros = true;
   if (op.score)
     useScoreRegion(op, flash);
   if (op.mask)

@@ -94,7 +94,7 @@ private:
       return node;
     }
     char *end = nullptr;
-    if (token.find_first_of(".eE") != std::string::npos) {
+    if (token.find_first_of(".eEinfa") != std::string::npos) {
       node->isFloat = true;
       node->number = std::strtod(token.c_str(), &end);
     } else {

@@ -6,6 +6,7 @@
 // differential model fuzzer can draw random region arithmetic and check it.
 //
 //   E := i | j | b | h | s (the score, in a score) | INTEGER | FLOAT
+//        (a FLOAT has a '.' or an exponent, or is inf, -inf or nan)
 //      | (OP E ...)
 //
 // Integer operations, on 64-bit two's-complement values that wrap (as

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 namespace lcc::reference {
@@ -251,6 +252,14 @@ Tensor ruledAttention(const std::string &op, const Tensor &q, const Tensor &k,
 
         // Stable softmax: subtracting the row max leaves it unchanged.
         double maxScore = *std::max_element(scores.begin(), scores.end());
+        // Every visible score -inf (a score modifier's): no key has any
+        // weight, and the row is zeros as if it saw none (docs/masks.md).
+        if (maxScore == -std::numeric_limits<double>::infinity()) {
+          if (rule.emptyRowsGetZeros)
+            continue;
+          throw ReferenceError(op + ": query " + std::to_string(i) +
+                               " has only -inf scores");
+        }
         double sum = 0;
         for (double &score : scores) {
           score = std::exp(score - maxScore);
@@ -301,8 +310,9 @@ Tensor modifiedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
 
 Tensor attention(const Tensor &q, const Tensor &k, const Tensor &v, bool causal,
                  std::optional<double> scale, bool sharedQK) {
-  Mask visible = [causal](int64_t i, int64_t j) { return !causal || j <= i; };
-  return maskedAttention("attention", q, k, v, scale, visible, sharedQK);
+  // The same rule with and without a mask or score (docs/masks.md): a
+  // query whose every score is -inf gets zeros.
+  return modifiedAttention(q, k, v, causal, scale, {}, {}, sharedQK);
 }
 
 namespace {

@@ -36,7 +36,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
     * `mask` (optional region, FlexAttention's mask_mod as IR): gets
       `(b, h, i, j : index)` and yields an `i1`, true where key `j` is
       visible to query `i` of head `h` of batch `b`; with `causal`, a key
-      must pass both. A query that sees no key at all gets zeros.
+      must pass both. A query that sees no key at all, or whose every score
+      is -inf (with or without a mask), gets zeros and zero gradients.
     * `score` (optional region, score_mod): gets `(s : f32, b, h, i, j :
       index)`, the scaled score, and yields the score to use (ALiBi, a soft
       cap, a bias). Masking comes after it.
