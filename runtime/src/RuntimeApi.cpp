@@ -132,6 +132,7 @@ TensorView fromC(const LccTensorView &view) {
   result.rank = view.shape ? view.rank : 0;
   result.data = view.data;
   result.size = view.size;
+  result.name = view.name;
   return result;
 }
 
@@ -538,8 +539,7 @@ void lccFunctionGetInput(LccFunction function, size_t index,
 void lccFunctionGetOutput(LccFunction function, size_t index,
                           LccTensorView *signature) {
   Function *fn = unwrap(function);
-  toC(fn->getResult(index), cName(fn->getOutput(index)), signature);
-  signature->data = nullptr;
+  toC(fn->getOutputType(index), cName(fn->getOutput(index)), signature);
 }
 
 LccStatus lccFunctionCall(LccFunction function, const LccTensorView *inputs,
@@ -583,17 +583,18 @@ uint64_t lccFunctionGetArenaBytes(LccFunction function) {
 }
 
 size_t lccFunctionGetCommandCount(LccFunction function) {
-  return unwrap(function)->getCommandStats().size();
+  return unwrap(function)->getCommandCount();
 }
 
 void lccFunctionGetCommandStats(LccFunction function, size_t index,
                                 LccCommandStats *stats) {
-  const CommandStats &command = unwrap(function)->getCommandStats()[index];
-  stats->name = command.name.c_str();
-  stats->location = command.location.c_str();
-  stats->kind =
-      command.kind == lcm::CommandKind::Dispatch ? "dispatch" : "copy";
-  stats->totalNanoseconds = command.totalNanoseconds;
+  Function *fn = unwrap(function);
+  stats->name = fn->getCommandName(index).c_str();
+  stats->location = fn->getCommandLocation(index).c_str();
+  stats->kind = fn->getCommandKind(index) == lcm::CommandKind::Dispatch
+                    ? "dispatch"
+                    : "copy";
+  stats->totalNanoseconds = fn->getCommandNanoseconds(index);
 }
 
 void lccFunctionResetStats(LccFunction function) {

@@ -124,10 +124,6 @@ Status Function::prepare(size_t index) {
   };
   LCC_RETURN_IF_ERROR(makeArguments(definition.inputs(), inputs, "input"));
   LCC_RETURN_IF_ERROR(makeArguments(definition.outputs(), outputs, "output"));
-  // Results are read from the host: a GPU's are copied back into these.
-  if (!device.isHostAddressable())
-    for (Argument &output : outputs)
-      output.hostCopy.resize(output.buffer.size());
   StatusOr<DeviceBuffer> arenaBuffer = allocator.allocate(
       definition.arena_size(), "the arena of function " + quoted(name));
   if (!arenaBuffer.ok())
@@ -169,7 +165,7 @@ Status Function::prepare(size_t index) {
     const lcm::Command &command = *definition.commands()->Get(c);
     DeviceCommand next;
     next.kind = command.kind();
-    next.name = getCommandName(command, c);
+    next.name = runtime::getCommandName(command, c);
     if (command.kind() == lcm::CommandKind::Dispatch) {
       if (!executable) {
         StatusOr<const DeviceExecutable *> loaded = session.getExecutable();
@@ -211,20 +207,30 @@ Status Function::call(const TensorView *values, size_t count) {
                          " takes ", inputs.size(), " input",
                          inputs.size() == 1 ? "" : "s", ", got ", count);
   for (size_t i = 0; i < count; ++i) {
+    const lcm::TensorSignature &signature = *inputs[i].signature;
+    // Inputs are taken by position; a name, when given, must agree.
+    if (values[i].name && values[i].name != runtime::getName(signature))
+      return Status::error(StatusCode::InvalidArgument,
+                           describeArgument("input", i, signature),
+                           " is given as ", quoted(values[i].name),
+                           ": inputs are taken in order, and a name given "
+                           "with one must be its own");
     if (!values[i].data && inputs[i].holdsCarriedValue)
       continue; // keeps the result carried into it
-    LCC_RETURN_IF_ERROR(
-        checkTensor(values[i], *inputs[i].signature,
-                    describeArgument("input", i, *inputs[i].signature)));
+    LCC_RETURN_IF_ERROR(checkTensor(values[i], signature,
+                                    describeArgument("input", i, signature)));
   }
-  for (uint32_t index : usedParameters)
-    if (!session.parameterBound[index])
-      return Status::error(
-          StatusCode::InvalidArgument, "parameter ",
-          quoted(runtime::getName(
-              *session.module->getParameter(index).signature())),
-          " of function ", quoted(name),
-          " is not bound; give a weights file (--params)");
+  {
+    std::lock_guard<std::mutex> bindings(session.mutex);
+    for (uint32_t index : usedParameters)
+      if (!session.parameterBound[index])
+        return Status::error(
+            StatusCode::InvalidArgument, "parameter ",
+            quoted(runtime::getName(
+                *session.module->getParameter(index).signature())),
+            " of function ", quoted(name),
+            " is not bound; give a weights file (--params)");
+  }
 
   Device &device = session.getDevice();
   uint64_t callStart = nowNanoseconds();
@@ -241,11 +247,12 @@ Status Function::call(const TensorView *values, size_t count) {
         input.buffer.data(), output.buffer.data(), input.buffer.size()));
     input.holdsCarriedValue = true;
   }
-  for (Argument &output : outputs)
-    if (!output.hostCopy.empty())
-      LCC_RETURN_IF_ERROR(device.copyToHost(output.hostCopy.data(),
-                                            output.buffer.data(),
-                                            output.hostCopy.size()));
+  // The results, copied for the calling thread while the call is still
+  // its own: another thread's next call rewrites the output buffers.
+  ThreadResults &results = resultsOfThisThread();
+  for (size_t i = 0; i < outputs.size(); ++i)
+    LCC_RETURN_IF_ERROR(device.copyToHost(
+        results[i].data(), outputs[i].buffer.data(), results[i].size()));
   totalNanoseconds += nowNanoseconds() - callStart;
   for (size_t c = 0; c < stats.size(); ++c)
     stats[c].totalNanoseconds += lastNanoseconds[c];
@@ -289,16 +296,49 @@ TensorView Function::getInputType(size_t index) const {
   return view;
 }
 
-TensorView Function::getResult(size_t index) const {
+Function::ThreadResults &Function::resultsOfThisThread() const {
+  ThreadResults &results = resultsByThread[std::this_thread::get_id()];
+  if (results.empty())
+    for (const Argument &output : outputs)
+      results.emplace_back(output.buffer.size(), 0);
+  return results;
+}
+
+TensorView Function::getOutputType(size_t index) const {
   const Argument &output = outputs[index];
   TensorView view;
   view.dtype = output.signature->dtype();
   view.shape = output.shape.data();
   view.rank = output.shape.size();
-  view.data =
-      output.hostCopy.empty() ? output.buffer.data() : output.hostCopy.data();
   view.size = output.buffer.size();
   return view;
+}
+
+TensorView Function::getResult(size_t index) const {
+  std::lock_guard<std::mutex> lock(callMutex);
+  TensorView view = getOutputType(index);
+  view.data = resultsOfThisThread()[index].data();
+  return view;
+}
+
+uint64_t Function::getCallCount() const {
+  std::lock_guard<std::mutex> lock(callMutex);
+  return callCount;
+}
+
+uint64_t Function::getTotalNanoseconds() const {
+  std::lock_guard<std::mutex> lock(callMutex);
+  return totalNanoseconds;
+}
+
+std::vector<CommandStats> Function::getCommandStats() const {
+  std::lock_guard<std::mutex> lock(callMutex);
+  return stats;
+}
+
+uint64_t Function::getCommandNanoseconds(size_t index) const {
+  std::lock_guard<std::mutex> lock(callMutex);
+  return stats[index].totalNanoseconds;
 }
 
 void Function::resetStats() {

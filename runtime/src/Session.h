@@ -18,17 +18,22 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 namespace lcc::runtime {
 
 /// A dense tensor in host memory: the caller's (inputs), or the function's
-/// (results, valid until the next call or the end of the session).
+/// (results, valid until the calling thread's next call or the end of the
+/// session).
 struct TensorView {
   DType dtype = DType::F32;
   const int64_t *shape = nullptr;
   size_t rank = 0;
   const void *data = nullptr;
   uint64_t size = 0; // bytes at `data`
+  /// An input's name as the caller gives it: checked against the input's
+  /// own when set, ignored when null.
+  const char *name = nullptr;
 };
 
 /// Time spent in one command, summed over calls since the last reset.
@@ -51,10 +56,13 @@ public:
   /// Input `index` as a view without data: dtype, shape and byte size.
   TensorView getInputType(size_t index) const;
 
-  /// Runs the function: checks and copies `inputs` (count, dtype, shape and
-  /// size), then runs every command in order. Calls to one Function are
-  /// serialised; they share its arena. An input that a carried result has
-  /// filled (carryResult) may have no data: it keeps that value.
+  /// Runs the function: checks and copies `inputs` (count, dtype, shape,
+  /// size, and the name when one is given), then runs every command in
+  /// order, then copies the results for the calling thread. Calls to one
+  /// Function from any threads are serialised (they share its arena), and
+  /// each thread reads the results of its own last call. An input that a
+  /// carried result has filled (carryResult) may have no data: it keeps
+  /// that value.
   Status call(const TensorView *inputs, size_t count);
 
   /// From now on, result `result` of every call is copied into input
@@ -65,15 +73,33 @@ public:
   /// still uses that data (a new sequence's first memory).
   Status carryResult(size_t result, size_t input);
 
-  /// Result `index` of the last call (zeros before the first), in host
-  /// memory: a GPU's results are copied back at the end of each call.
+  /// Result `index` of the calling thread's last call (zeros before its
+  /// first), in host memory of that thread's own: another thread's calls
+  /// never change it. Valid until the thread's next call of the function.
   TensorView getResult(size_t index) const;
+  /// Output `index` as a view without data: dtype, shape and byte size.
+  TensorView getOutputType(size_t index) const;
 
-  uint64_t getCallCount() const { return callCount; }
+  /// Calls and times, summed over every thread's calls.
+  uint64_t getCallCount() const;
   /// Time of whole calls (input copies, commands, result copies), summed.
-  uint64_t getTotalNanoseconds() const { return totalNanoseconds; }
+  uint64_t getTotalNanoseconds() const;
   uint64_t getArenaBytes() const { return arena.size(); }
-  const std::vector<CommandStats> &getCommandStats() const { return stats; }
+  size_t getCommandCount() const { return stats.size(); }
+  /// Every command's name, location, kind and time so far.
+  std::vector<CommandStats> getCommandStats() const;
+  /// Command `index`'s name and location, fixed for the function's life.
+  const std::string &getCommandName(size_t index) const {
+    return stats[index].name;
+  }
+  const std::string &getCommandLocation(size_t index) const {
+    return stats[index].location;
+  }
+  lcm::CommandKind getCommandKind(size_t index) const {
+    return stats[index].kind;
+  }
+  /// Command `index`'s time so far.
+  uint64_t getCommandNanoseconds(size_t index) const;
   /// Forgets the calls and times so far (e.g. after warm-up calls).
   void resetStats();
 
@@ -83,13 +109,16 @@ private:
     const lcm::TensorSignature *signature;
     std::vector<int64_t> shape;
     DeviceBuffer buffer;
-    // Outputs on a device the host cannot address: the last result.
-    std::vector<uint8_t> hostCopy;
     // Inputs: the output carried into this one (carryResult), and whether
     // a call has filled it yet.
     std::optional<size_t> carriedFrom;
     bool holdsCarriedValue = false;
   };
+  /// One thread's results: those of its last call, each output's bytes.
+  using ThreadResults = std::vector<std::vector<uint8_t>>;
+  /// The calling thread's results, made (zero-filled) on its first use;
+  /// callMutex held.
+  ThreadResults &resultsOfThisThread() const;
 
   Function(Session &session, const lcm::Function &definition);
   Status prepare(size_t index);
@@ -103,7 +132,11 @@ private:
   std::unique_ptr<CommandList> commands;
   std::vector<uint32_t> usedParameters;
 
-  std::mutex callMutex;
+  // Guards every call, the statistics and each thread's results.
+  mutable std::mutex callMutex;
+  // Kept for the function's life, one entry per thread that called it (a
+  // map: a thread's entry stays where it is while others are added).
+  mutable std::map<std::thread::id, ThreadResults> resultsByThread;
   uint64_t callCount = 0;
   uint64_t totalNanoseconds = 0;
   std::vector<CommandStats> stats;

@@ -28,6 +28,19 @@
  *    to its session.
  *  - Strings and shapes returned by the API stay valid while the handle
  *    they came from lives. Index arguments of getters must be in range.
+ *  - Threads: modules and devices may be used from any thread. Calls of one
+ *    function (lccFunctionCall) from any number of threads are serialised,
+ *    and each thread reads its own results: lccFunctionGetResult gives the
+ *    result of the calling thread's last call, whatever other threads call
+ *    in between, valid until that thread's next call of the function. The
+ *    statistics sum every thread's calls. Different functions of a session
+ *    may run at once, except while one of them updates the parameters (a
+ *    train_step): run training alone, or give each thread its own session.
+ *    A function with carried results (lccFunctionCarryResult) is one
+ *    sequence whichever thread calls it: run independent sequences in
+ *    separate sessions. Binding, reading or writing a session's parameters
+ *    (lccSessionBind..., lccSessionGetParameter, lccSessionWriteParameters
+ *    File) must not overlap any call of the session.
  *
 \*===----------------------------------------------------------------------===*/
 
@@ -85,7 +98,8 @@ size_t lccDTypeGetSize(LccDType dtype);
 
 /* A dense, C-order, little-endian tensor. As a signature, `data` is NULL. */
 typedef struct LccTensorView {
-  const char *name; /* signature name; may be NULL in call inputs */
+  const char *name; /* signature name; in call inputs NULL, or the input's
+                       own name (checked) */
   LccDType dtype;
   size_t rank;
   const int64_t *shape; /* `rank` dimensions */
@@ -257,9 +271,12 @@ void lccFunctionGetOutput(LccFunction function, size_t index,
                           LccTensorView *signature);
 
 /* Runs the function and returns when it has finished. Inputs must match the
- * signatures exactly (count, dtype, shape, size); they are copied to the
- * device, so they need no alignment. An input that a carried result has
- * filled (below) may have `data` NULL: it keeps that value. */
+ * signatures exactly (count, dtype, shape, size), in order; an input that
+ * gives a `name` must be the input of that name (a mismatch is an error
+ * naming both). They are copied to the device, so they need no alignment.
+ * An input that a carried result has filled (below) may have `data` NULL:
+ * it keeps that value. Safe to call from several threads (see the threads
+ * convention above). */
 LccStatus lccFunctionCall(LccFunction function, const LccTensorView *inputs,
                           size_t inputCount);
 /* From now on, result `result` of every call is copied into input `input`
@@ -269,8 +286,11 @@ LccStatus lccFunctionCall(LccFunction function, const LccTensorView *inputs,
  * it (the first memory of a new sequence). */
 LccStatus lccFunctionCarryResult(LccFunction function, size_t result,
                                  size_t input);
-/* Result `index` of the last call, in host memory that the next call
- * overwrites (a GPU's results are copied back at the end of each call). */
+/* Result `index` of the calling thread's last call (zeros before its
+ * first), in host memory that is that thread's own: valid until the same
+ * thread calls the function again; other threads' calls leave it as it
+ * is. Every call copies its results there (from a GPU, or from the CPU's
+ * output buffers, which the next call overwrites). */
 void lccFunctionGetResult(LccFunction function, size_t index,
                           LccTensorView *result);
 
