@@ -62,14 +62,28 @@ std::string lcc::asOneLine(StringRef text) {
   return line;
 }
 
+/// `message` naming its op once: MLIR's parser puts "custom op 'X' " before
+/// what an op's generated parser says, which starts "'X' op " itself.
+static StringRef withOpNamedOnce(StringRef message) {
+  StringRef rest = message;
+  if (!rest.consume_front("custom op '"))
+    return message;
+  size_t end = rest.find("' ");
+  if (end == StringRef::npos)
+    return message;
+  std::string repeated = "'" + rest.take_front(end).str() + "' op ";
+  rest = rest.drop_front(end + 2);
+  return rest.starts_with(repeated) ? rest : message;
+}
+
 /// Prints one diagnostic as a single stderr line.
 static void printLine(StringRef tool, DiagnosticSeverity severity, Location loc,
                       const Diagnostic &diag) {
-  std::string line;
+  std::string line, message = diag.str();
   llvm::raw_string_ostream os(line);
   os << tool << ": " << severityName(severity) << ": ";
   printPosition(os, loc);
-  os << diag.str();
+  os << withOpNamedOnce(message);
   llvm::errs() << lcc::asOneLine(line) << "\n";
 }
 

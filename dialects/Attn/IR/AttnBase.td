@@ -55,8 +55,42 @@ def Attn_Activation : I32EnumAttr<"Activation",
 def Attn_ActivationAttr
     : EnumAttr<Attn_Dialect, Attn_Activation, "activation">;
 
+// The flags of attn ops parse in both spellings, bare (`{causal}`) and with
+// a value (`{shared_qk = true}`), so that the wrong one reaches the
+// verifier (AttnKnownAttributes), which names the right one, instead of
+// failing in the parser with a constraint message. A flag written with a
+// value (`causal = true`):
+def Attn_BoolFlag : Attr<Or<[CPred<"::llvm::isa<::mlir::BoolAttr>($_self)">,
+                             CPred<"::llvm::isa<::mlir::UnitAttr>($_self)">]>,
+                         "bool attribute"> {
+  let storageType = [{ ::mlir::Attribute }];
+  let returnType = [{ bool }];
+  let valueType = I1;
+  let constBuilderCall = "$_builder.getBoolAttr($0)";
+  let convertFromStorage = "::lcc::attn::flagValue($_self)";
+}
+// A flag written bare (`shared_qk`):
+def Attn_UnitFlag : Attr<Or<[CPred<"::llvm::isa<::mlir::UnitAttr>($_self)">,
+                             CPred<"::llvm::isa<::mlir::BoolAttr>($_self)">]>,
+                         "unit attribute"> {
+  let storageType = [{ ::mlir::Attribute }];
+  let constBuilderCall =
+      "(($0) ? ::mlir::Attribute($_builder.getUnitAttr()) : ::mlir::Attribute())";
+  let convertFromStorage = "::lcc::attn::flagValue($_self)";
+  let returnType = "bool";
+  let defaultValue = "false";
+  let valueType = NoneType;
+  let isOptional = 1;
+}
+
+// Every attn op refuses an attribute it does not define, naming the nearest
+// one it has, and a flag in the wrong spelling (AttnKnownAttributes.h).
+def Attn_KnownAttributes : NativeOpTrait<"AttnKnownAttributes"> {
+  let cppNamespace = "::lcc::attn";
+}
+
 class Attn_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Attn_Dialect, mnemonic, traits>;
+    : Op<Attn_Dialect, mnemonic, !listconcat(traits, [Attn_KnownAttributes])>;
 
 // Element types of activations and weights: f32 first, half types later.
 def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;

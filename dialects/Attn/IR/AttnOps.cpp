@@ -729,7 +729,24 @@ LogicalResult MultiHeadAttentionOp::verifyRegions() {
   Type qk = perHead(wq), v = perHead(wv);
   SmallVector<Type> args =
       isSharedQK() ? SmallVector<Type>{qk, v} : SmallVector<Type>{qk, qk, v};
-  return verifyBlockSignature(*this, getBody(), "body", args, {v});
+  if (failed(verifyBlockSignature(*this, getBody(), "body", args, {v})))
+    return failure();
+  // A key projection the body never reads is a weight that silently does
+  // nothing (and gets no gradient): say which op ignores the keys.
+  BlockArgument keys = getBody().getArgument(1);
+  if (isSharedQK() || !keys.use_empty())
+    return success();
+  InFlightDiagnostic error = emitOpError()
+                             << "has a key weight, but its body never "
+                                "reads the keys";
+  for (Operation *user : getBody().getArgument(0).getUsers())
+    if (isa<LSHAttentionOp>(user) ||
+        (isa<AttentionOp>(user) && cast<AttentionOp>(user).getSharedQk())) {
+      error << ": '" << user->getName() << "' shares queries and keys";
+      break;
+    }
+  return error << "; drop 'key %wk' (the body then takes (query_key, "
+                  "value)) or attend to the keys";
 }
 
 LogicalResult FeedForwardOp::verify() {

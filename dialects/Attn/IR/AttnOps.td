@@ -84,9 +84,9 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       OptionalAttr<F32Attr>:$scale,
-      UnitAttr:$shared_qk);
+      Attn_UnitFlag:$shared_qk);
   let results = (outs Attn_FloatTensor:$result,
       Optional<Attn_FloatTensor>:$logsumexp);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
@@ -164,11 +164,11 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
   let arguments = (ins Attn_FloatTensor:$query_key, Attn_FloatTensor:$value,
       I64Attr:$n_hashes,
       I64Attr:$bucket_size,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       DefaultValuedAttr<I64Attr, "0">:$seed,
       OptionalAttr<F32Attr>:$scale,
       DefaultValuedAttr<I64Attr, "1">:$chunks,
-      UnitAttr:$factorized_hash);
+      Attn_UnitFlag:$factorized_hash);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat =
       "$query_key `,` $value attr-dict `:` functional-type(operands, results)";
@@ -205,7 +205,7 @@ def Attn_SparseAttentionOp : Attn_Op<"sparse_attention", [Pure]> {
       I64Attr:$block,
       I64Attr:$stride,
       OptionalAttr<I64Attr>:$summary,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       OptionalAttr<F32Attr>:$scale);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = [{
@@ -252,7 +252,7 @@ def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure]> {
       Attn_FloatTensor:$value, Optional<Attn_FloatTensor>:$centroids,
       I64Attr:$clusters,
       I64Attr:$window,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       DefaultValuedAttr<I64Attr, "0">:$seed,
       OptionalAttr<F32Attr>:$scale);
   let results = (outs Attn_FloatTensor:$result);
@@ -381,7 +381,7 @@ def Attn_AdaptiveSpanAttentionOp
       Attn_FloatTensor:$value, Attn_FloatTensor:$z,
       I64Attr:$max_span,
       DefaultValuedAttr<I64Attr, "32">:$ramp,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       OptionalAttr<F32Attr>:$scale);
   let results = (outs Attn_FloatTensor:$result,
       Optional<Attn_FloatTensor>:$log_normalizer);
@@ -413,7 +413,7 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
     %wq = attn.param "layers.0.attn.wq" : tensor<128x128xf32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, UnitAttr:$state);
+  let arguments = (ins StrAttr:$name, Attn_UnitFlag:$state);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -38,9 +38,9 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, Attn_FloatTensor:$result,
       Attn_FloatTensor:$logsumexp, Attn_FloatTensor:$result_grad,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       OptionalAttr<F32Attr>:$scale,
-      UnitAttr:$shared_qk);
+      Attn_UnitFlag:$shared_qk);
   let results = (outs Attn_FloatTensor:$query_grad,
       Optional<Attn_FloatTensor>:$key_grad, Attn_FloatTensor:$value_grad);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
@@ -122,7 +122,7 @@ def Attn_AdaptiveSpanAttentionBackwardOp
       Attn_FloatTensor:$log_normalizer, Attn_FloatTensor:$result_grad,
       I64Attr:$max_span,
       DefaultValuedAttr<I64Attr, "32">:$ramp,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       OptionalAttr<F32Attr>:$scale);
   let results = (outs Attn_FloatTensor:$query_grad,
       Attn_FloatTensor:$key_grad, Attn_FloatTensor:$value_grad,
@@ -152,11 +152,11 @@ def Attn_LSHAttentionBackwardOp : Attn_Op<"lsh_attention_backward", [Pure]> {
       Attn_FloatTensor:$result, Attn_FloatTensor:$result_grad,
       I64Attr:$n_hashes,
       I64Attr:$bucket_size,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       DefaultValuedAttr<I64Attr, "0">:$seed,
       OptionalAttr<F32Attr>:$scale,
       DefaultValuedAttr<I64Attr, "1">:$chunks,
-      UnitAttr:$factorized_hash);
+      Attn_UnitFlag:$factorized_hash);
   let results = (outs Attn_FloatTensor:$query_key_grad,
       Attn_FloatTensor:$value_grad);
   let assemblyFormat = [{
@@ -186,7 +186,7 @@ def Attn_RoutedAttentionBackwardOp
       Attn_FloatTensor:$result_grad,
       I64Attr:$clusters,
       I64Attr:$window,
-      DefaultValuedAttr<BoolAttr, "false">:$causal,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       DefaultValuedAttr<I64Attr, "0">:$seed,
       OptionalAttr<F32Attr>:$scale);
   let results = (outs Attn_FloatTensor:$query_grad,
