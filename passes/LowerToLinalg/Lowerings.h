@@ -76,6 +76,11 @@ void populateTrainingOpLoweringPatterns(mlir::RewritePatternSet &patterns);
 /// (LowerAttentionBackward.cpp).
 void populateAttentionBackwardLoweringPatterns(
     mlir::RewritePatternSet &patterns, AttentionTiling tiling);
+/// Whether every op of a score region that depends on the score has a
+/// derivative the attention backward builds; an error on the first that
+/// has none. attn-lower-to-linalg asks it of every attention backward
+/// before its patterns run (LowerAttentionBackward.cpp).
+mlir::LogicalResult checkScoreRegionDifferentiable(mlir::Region &region);
 
 /// attn.relative_attention, Transformer-XL's attention in the flash form
 /// with the position term per tile pair (LowerRelativeAttention.cpp).
