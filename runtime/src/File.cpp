@@ -19,7 +19,9 @@ namespace lcc::runtime {
 StatusOr<InputFile> InputFile::open(const std::string &path) {
   InputFile file;
   file.path = path;
-  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking to open: a FIFO with no writer would wait forever in
+  // open(); it reads as empty instead. Reads block again after.
+  file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (file.fd < 0)
     return Status::error(
         errno == ENOENT ? StatusCode::NotFound : StatusCode::InvalidArgument,
@@ -35,6 +37,7 @@ StatusOr<InputFile> InputFile::open(const std::string &path) {
                          quoted(path), ": ", std::strerror(error));
   if (S_ISREG(info.st_mode))
     file.regularSize = uint64_t(info.st_size);
+  ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
   return file;
 }
 

@@ -13,6 +13,7 @@
 #include "File.h"
 
 #include <cstring>
+#include <new>
 #include <sstream>
 
 namespace lcc::runtime {
@@ -306,6 +307,8 @@ StatusOr<HostTensor> readNpy(const std::string &path) {
   if (!got.ok())
     return got.getStatus();
   bytes.resize(*got);
+  if (bytes.empty() && !file->getRegularSize())
+    return bad(invalidData("the stream is empty (a FIFO no process writes?)"));
   if (bytes.size() >= kMagicSize + 2 && bytes[6] == 2) {
     std::vector<uint8_t> more;
     Status rest = file->readExactly(more, 2, ".npy header");
@@ -336,10 +339,24 @@ StatusOr<HostTensor> readNpy(const std::string &path) {
       return bad(invalidData(available - layout->dataBytes,
                              " unexpected bytes after the ", type, " data"));
   }
+  // The data is held in memory whole: more than the machine has is this
+  // error, named, before any of it is read (a pipe's too: its header says).
+  uint64_t memory = physicalMemoryBytes();
+  if (layout->dataBytes > memory)
+    return bad(Status::error(StatusCode::ResourceExhausted, "its ", type,
+                             " data is ", layout->dataBytes,
+                             " bytes, more than this machine's ", memory,
+                             " bytes of memory"));
   HostTensor tensor;
   tensor.dtype = layout->dtype;
   tensor.shape = layout->shape;
-  read = file->readExactly(tensor.data, layout->dataBytes, type + " data");
+  try {
+    read = file->readExactly(tensor.data, layout->dataBytes, type + " data");
+  } catch (const std::bad_alloc &) {
+    return bad(Status::error(StatusCode::ResourceExhausted,
+                             "out of memory for its ", type, " data (",
+                             layout->dataBytes, " bytes)"));
+  }
   if (!read.ok())
     return bad(read);
   read = file->expectEnd("the " + type + " data");

@@ -79,6 +79,10 @@ struct LccHostTensorImpl {
   HostTensor tensor;
 };
 
+struct LccMetadataImpl {
+  std::vector<std::pair<std::string, std::string>> entries;
+};
+
 namespace {
 
 /// Far more than any host has; a larger count is a mistake, not a wish.
@@ -502,6 +506,71 @@ LccStatus lccSessionWriteParametersFile(LccSession session, const char *path) {
     return session->session->writeParameters(path);
   });
 }
+
+LccStatus lccSessionWriteCheckpoint(LccSession session, const char *path,
+                                    const char *const *keys,
+                                    const char *const *values, size_t count) {
+  return guarded("lccSessionWriteCheckpoint", [&]() -> Status {
+    if (!session || !path || (count > 0 && (!keys || !values)))
+      return nullArgument("lccSessionWriteCheckpoint", !session ? "session"
+                                                       : !path
+                                                           ? "path"
+                                                           : "keys or values");
+    std::map<std::string, std::string> metadata;
+    for (size_t i = 0; i < count; ++i) {
+      if (!keys[i] || !values[i])
+        return nullArgument("lccSessionWriteCheckpoint",
+                            !keys[i] ? "a key" : "a value");
+      std::string key = keys[i];
+      if (key == "producer" || key == kCheckpointKey)
+        return Status::error(StatusCode::InvalidArgument,
+                             "lccSessionWriteCheckpoint: metadata key ",
+                             quoted(key), " is the runtime's own");
+      if (!metadata.emplace(key, values[i]).second)
+        return Status::error(StatusCode::InvalidArgument,
+                             "lccSessionWriteCheckpoint: metadata key ",
+                             quoted(key), " is given twice");
+    }
+    return session->session->writeParameters(path, metadata);
+  });
+}
+
+LccStatus lccSafetensorsReadMetadata(const char *path, LccMetadata *metadata) {
+  return guarded("lccSafetensorsReadMetadata", [&]() -> Status {
+    if (!path || !metadata)
+      return nullArgument("lccSafetensorsReadMetadata",
+                          !path ? "path" : "metadata");
+    StatusOr<std::unique_ptr<SafetensorsReader>> reader =
+        SafetensorsReader::open(path);
+    if (!reader.ok())
+      return reader.getStatus();
+    const std::map<std::string, std::string> &read =
+        (*reader)->getHeader().metadata;
+    *metadata = new LccMetadataImpl{{read.begin(), read.end()}};
+    return Status();
+  });
+}
+
+size_t lccMetadataGetCount(LccMetadata metadata) {
+  return metadata->entries.size();
+}
+
+const char *lccMetadataGetKey(LccMetadata metadata, size_t index) {
+  return metadata->entries[index].first.c_str();
+}
+
+const char *lccMetadataGetValue(LccMetadata metadata, size_t index) {
+  return metadata->entries[index].second.c_str();
+}
+
+const char *lccMetadataFind(LccMetadata metadata, const char *key) {
+  for (const auto &[name, value] : metadata->entries)
+    if (name == key)
+      return value.c_str();
+  return nullptr;
+}
+
+void lccMetadataDestroy(LccMetadata metadata) { delete metadata; }
 
 LccStatus lccSessionLookupFunction(LccSession session, const char *name,
                                    LccFunction *function) {

@@ -400,6 +400,7 @@ Status Session::bindParameters(const std::string &path) {
   if (!reader.ok())
     return reader.getStatus();
   std::lock_guard<std::mutex> lock(mutex);
+  LCC_RETURN_IF_ERROR(checkStateComplete(**reader, path));
   for (size_t i = 0; i < module->getParameterCount(); ++i) {
     const lcm::Parameter &parameter = module->getParameter(i);
     if (parameter.data())
@@ -407,7 +408,7 @@ Status Session::bindParameters(const std::string &path) {
     const lcm::TensorSignature &signature = *parameter.signature();
     StatusOr<const SafetensorsEntry *> entry =
         (*reader)->find(getName(signature));
-    // Weights files hold no state; checkpoints do.
+    // Weights files hold no state; checkpoints hold all of it.
     if (!entry.ok() && parameter.state())
       continue;
     if (!entry.ok())
@@ -432,6 +433,31 @@ Status Session::bindParameters(const std::string &path) {
     parameterBound[i] = true;
   }
   return Status();
+}
+
+Status Session::checkStateComplete(const SafetensorsReader &file,
+                                   const std::string &path) const {
+  // A checkpoint says so (writeParameters marks it); an older one shows it
+  // by holding some state.
+  bool checkpoint = file.getHeader().metadata.count(kCheckpointKey) != 0;
+  std::optional<size_t> missing;
+  for (size_t i = 0; i < module->getParameterCount(); ++i) {
+    const lcm::Parameter &parameter = module->getParameter(i);
+    if (!parameter.state())
+      continue;
+    bool held = file.find(getName(*parameter.signature())).ok();
+    checkpoint |= held;
+    if (!held && !missing)
+      missing = i;
+  }
+  if (!checkpoint || !missing)
+    return Status();
+  return Status::error(
+      StatusCode::InvalidData, "checkpoint ", quoted(path),
+      " lacks the optimizer state ",
+      quoted(getName(*module->getParameter(*missing).signature())),
+      ": a checkpoint holds all of it (resuming with zeros in its place "
+      "would not continue the run); a weights file holds none");
 }
 
 Status Session::bindParameter(const std::string &name,
@@ -508,8 +534,13 @@ Status Session::readParameter(size_t index, std::vector<uint8_t> &out) {
   return device->copyToHost(out.data(), buffer.data(), buffer.size());
 }
 
-Status Session::writeParameters(const std::string &path) {
+Status Session::writeParameters(
+    const std::string &path,
+    const std::map<std::string, std::string> &extraMetadata) {
   std::lock_guard<std::mutex> lock(mutex);
+  std::map<std::string, std::string> metadata = extraMetadata;
+  metadata["producer"] = "lcc " LCC_VERSION;
+  metadata[kCheckpointKey] = "every parameter, optimizer state included";
   std::vector<SafetensorsLayout> layout;
   std::vector<size_t> written;
   for (size_t i = 0; i < module->getParameterCount(); ++i) {
@@ -522,8 +553,8 @@ Status Session::writeParameters(const std::string &path) {
                       getShape(signature), parameters[i].size()});
     written.push_back(i);
   }
-  StatusOr<SafetensorsWriter> file = SafetensorsWriter::create(
-      path, layout, {{"producer", "lcc " LCC_VERSION}});
+  StatusOr<SafetensorsWriter> file =
+      SafetensorsWriter::create(path, layout, metadata);
   if (!file.ok())
     return file.getStatus();
   // Device memory goes out through a bounded staging buffer; the cpu's is

@@ -45,6 +45,11 @@ struct CommandStats {
 };
 
 class Session;
+class SafetensorsReader;
+
+/// The metadata key that marks a .safetensors file a checkpoint: it holds
+/// every parameter, the optimizer state included.
+constexpr const char *kCheckpointKey = "lcc.checkpoint";
 
 class Function {
 public:
@@ -174,9 +179,13 @@ public:
   Status readParameter(size_t index, std::vector<uint8_t> &out);
   /// Writes every parameter the module does not embed, state included, to
   /// `path` as .safetensors by name, atomically: a checkpoint that
-  /// bindParameters resumes from and `lcc-run --params` runs with. Every
-  /// weight must be bound. Not while a call of the session runs.
-  Status writeParameters(const std::string &path);
+  /// bindParameters resumes from and `lcc-run --params` runs with. Its
+  /// metadata holds `extraMetadata` (a trainer's data position), the
+  /// producer and kCheckpointKey. Every weight must be bound. Not while a
+  /// call of the session runs.
+  Status
+  writeParameters(const std::string &path,
+                  const std::map<std::string, std::string> &extraMetadata = {});
 
   /// The function named `name` ("" for the module's first function), made
   /// on first use: the executable is loaded and its buffers allocated.
@@ -192,6 +201,11 @@ private:
   StatusOr<const DeviceExecutable *> getExecutable();
   /// An error naming parameter `index` unless it is bound.
   Status checkBound(size_t index, const std::string &what) const;
+  /// An error unless `file` holds every optimizer state tensor, or none and
+  /// is not marked a checkpoint: a checkpoint missing one would resume with
+  /// zeros in its place.
+  Status checkStateComplete(const SafetensorsReader &file,
+                            const std::string &path) const;
 
   std::shared_ptr<Device> device;
   std::shared_ptr<const Module> module;

@@ -394,3 +394,41 @@ TEST(SafetensorsWriter, RefusesWhatAReaderWouldRefuse) {
 }
 
 } // namespace
+
+namespace {
+
+// A checkpoint is marked one, carries its writer's metadata, and must hold
+// all of the optimizer state: one missing a state tensor is refused rather
+// than resumed with zeros in its place.
+TEST(Training, CheckpointsCarryMetadataAndAllTheirState) {
+  TempDir dir;
+  std::unique_ptr<Session> session = openSession(trainingModule());
+  ASSERT_TRUE(session);
+  ASSERT_EQ(messageOf(bindW(*session, initialW())), "<ok>");
+  std::string path = dir.file("c.safetensors");
+  ASSERT_EQ(messageOf(session->writeParameters(
+                path, {{"lcc-train.position", "28"}})),
+            "<ok>");
+  StatusOr<std::unique_ptr<SafetensorsReader>> reader =
+      SafetensorsReader::open(path);
+  ASSERT_EQ(messageOf(reader), "<ok>");
+  const std::map<std::string, std::string> &metadata =
+      (*reader)->getHeader().metadata;
+  EXPECT_EQ(metadata.at("lcc-train.position"), "28");
+  EXPECT_EQ(metadata.count(kCheckpointKey), 1u);
+  ASSERT_EQ(messageOf(session->bindParameters(path)), "<ok>");
+
+  // The same checkpoint without its state tensor.
+  HostTensor w{DType::F32, {16}, toBytes(initialW())};
+  std::string damaged = dir.file("damaged.safetensors");
+  ASSERT_EQ(messageOf(writeSafetensors(damaged, {{"w", w}},
+                                       {{kCheckpointKey, "yes"}})),
+            "<ok>");
+  EXPECT_EQ(messageOf(session->bindParameters(damaged)),
+            "checkpoint '" + damaged +
+                "' lacks the optimizer state 'optimizer.steps': a checkpoint "
+                "holds all of it (resuming with zeros in its place would not "
+                "continue the run); a weights file holds none");
+}
+
+} // namespace

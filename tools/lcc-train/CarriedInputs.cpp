@@ -33,6 +33,15 @@ std::string CarriedInputs::check() const {
       return carry + ": " + describeArgument(step.inputs[input], input) +
              " is carried into twice";
     seen[input] = true;
+    // Before any data is read: a wrong carry is named as such, not as a
+    // data file that no longer fits the arguments left to feed.
+    const Argument &from = step.outputs[result], &to = step.inputs[input];
+    if (from.dtype != to.dtype || from.shape != to.shape)
+      return "carrying result " + std::to_string(result) + " " +
+             quote(from.name) + " to input " + std::to_string(input) + " " +
+             quote(to.name) + ": their types differ, " +
+             formatShape(from.shape) + " " + lccDTypeGetName(from.dtype) +
+             " and " + formatShape(to.shape) + " " + lccDTypeGetName(to.dtype);
   }
   if (!carries.empty() && carries.size() == step.inputs.size())
     return std::string("every argument of ") + kTrainStep +

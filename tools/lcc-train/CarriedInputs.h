@@ -40,6 +40,8 @@ public:
   /// values (no data: the runtime keeps them). Valid until the next call.
   const LccTensorView *callInputs(const LccTensorView *data, bool fresh);
   size_t inputCount() const { return step.inputs.size(); }
+  /// Whether no input is carried.
+  bool empty() const { return carries.empty(); }
 
 private:
   bool isCarried(size_t input) const;

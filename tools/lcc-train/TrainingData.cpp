@@ -139,7 +139,10 @@ Batcher::Batcher(const Dataset &dataset, const Signature &step)
     : dataset(dataset), step(step), batch(uint64_t(step.inputs[0].shape[0])),
       staging(step.inputs.size()), views(step.inputs.size()) {}
 
-const LccTensorView *Batcher::at(uint64_t start) {
+const LccTensorView *Batcher::of(const std::vector<uint64_t> &rows) {
+  bool consecutive = true;
+  for (size_t r = 1; r < rows.size(); ++r)
+    consecutive &= rows[r] == rows[0] + r;
   for (size_t i = 0; i < views.size(); ++i) {
     const Argument &argument = step.inputs[i];
     uint64_t rowBytes = dataset.rowBytes[i];
@@ -150,31 +153,50 @@ const LccTensorView *Batcher::at(uint64_t start) {
     view.rank = argument.shape.size();
     view.shape = argument.shape.data();
     view.size = argument.bytes;
-    if (start + batch <= dataset.rows) {
-      view.data = data + start * rowBytes;
+    if (consecutive) {
+      view.data = data + rows[0] * rowBytes;
       continue;
     }
-    uint64_t head = dataset.rows - start;
     staging[i].resize(argument.bytes);
-    std::memcpy(staging[i].data(), data + start * rowBytes, head * rowBytes);
-    std::memcpy(staging[i].data() + head * rowBytes, data,
-                (batch - head) * rowBytes);
+    for (size_t r = 0; r < rows.size(); ++r)
+      std::memcpy(staging[i].data() + r * rowBytes, data + rows[r] * rowBytes,
+                  rowBytes);
     view.data = staging[i].data();
   }
   return views.data();
 }
 
-std::string describeRows(uint64_t start, uint64_t batch, uint64_t rows,
-                         const char *flag) {
-  auto range = [](uint64_t first, uint64_t last) {
-    return first == last
-               ? "row " + std::to_string(first)
-               : "rows " + std::to_string(first) + "-" + std::to_string(last);
-  };
-  std::string text = start + batch <= rows
-                         ? range(start, start + batch - 1)
-                         : range(start, rows - 1) + " and " +
-                               range(0, start + batch - rows - 1);
+std::vector<uint64_t> consecutiveRows(uint64_t start, uint64_t batch,
+                                      uint64_t rows) {
+  std::vector<uint64_t> out(batch);
+  for (uint64_t r = 0; r < batch; ++r)
+    out[r] = (start + r) % rows;
+  return out;
+}
+
+std::string describeRows(const std::vector<uint64_t> &rows, const char *flag) {
+  // Runs of consecutive rows: "rows 8-11", "row 8 and rows 0-2", "rows 7,
+  // 2, 9, 4".
+  std::vector<std::pair<uint64_t, uint64_t>> runs;
+  for (uint64_t row : rows)
+    if (!runs.empty() && runs.back().second + 1 == row)
+      runs.back().second = row;
+    else
+      runs.push_back({row, row});
+  std::string text;
+  if (runs.size() <= 2) {
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto [first, last] = runs[i];
+      text += (i ? " and " : "") + (first == last
+                                        ? "row " + std::to_string(first)
+                                        : "rows " + std::to_string(first) +
+                                              "-" + std::to_string(last));
+    }
+  } else {
+    text = "rows ";
+    for (size_t i = 0; i < rows.size(); ++i)
+      text += (i ? ", " : "") + std::to_string(rows[i]);
+  }
   return text + " of the " + flag + " files";
 }
 

@@ -5,8 +5,8 @@
 // train_step, each [N, ...]: the argument's shape without its first (batch)
 // dimension B. They are checked against the arguments once, when read, so
 // that a wrong file is one message naming it, the argument, and the
-// expected and actual dtype or shape; a batch is then B consecutive rows of
-// every file, wrapping around at the end. C API only, as the tool is.
+// expected and actual dtype or shape; a batch is then B rows of every file
+// (DataOrder.h says which). C API only, as the tool is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,15 +71,16 @@ struct Dataset {
 std::string loadDataset(const std::vector<std::string> &paths, const char *flag,
                         const Signature &step, Dataset &dataset);
 
-/// Batches of a dataset: B rows from a start row, wrapping at the end. A
-/// batch that lies inside the files is passed as it lies; one that wraps is
-/// copied.
+/// Batches of a dataset: B rows of every file. Consecutive rows are passed
+/// as they lie in the files; others (a batch that wraps at the end, a
+/// shuffled one) are gathered.
 class Batcher {
 public:
   Batcher(const Dataset &dataset, const Signature &step);
   uint64_t getBatchRows() const { return batch; }
-  /// The inputs of the batch from row `start`, valid until the next call.
-  const LccTensorView *at(uint64_t start);
+  /// The inputs of the batch of `rows` (B of them, in order), valid until
+  /// the next call.
+  const LccTensorView *of(const std::vector<uint64_t> &rows);
 
 private:
   const Dataset &dataset;
@@ -89,10 +90,14 @@ private:
   std::vector<LccTensorView> views;
 };
 
-/// "rows 8-11 of the --data files", "row 8 and rows 0-2 of ...": the rows
-/// of the batch from `start`, so that an error in one points at the data.
-std::string describeRows(uint64_t start, uint64_t batch, uint64_t rows,
-                         const char *flag);
+/// B consecutive rows from `start`, wrapping after `rows` of them.
+std::vector<uint64_t> consecutiveRows(uint64_t start, uint64_t batch,
+                                      uint64_t rows);
+
+/// "rows 8-11 of the --data files", "row 8 and rows 0-2 of ...", "rows 7,
+/// 2, 9, 4 of ...": the rows of a batch, so that an error in one points at
+/// the data.
+std::string describeRows(const std::vector<uint64_t> &rows, const char *flag);
 
 } // namespace lcc::train
 

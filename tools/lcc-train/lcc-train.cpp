@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CarriedInputs.h"
+#include "DataOrder.h"
 #include "TrainingData.h"
 #include "common/RuntimeTool.h"
 
@@ -28,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -54,7 +56,8 @@ const char kUsage[] =
     "                              (batch) dimension B, with the dtype of\n"
     "                              the argument; every file has the same N.\n"
     "                              Step s takes rows s*B .. s*B+B-1 (mod N),\n"
-    "                              wrapping around at the end\n"
+    "                              wrapping around at the end (--shuffle:\n"
+    "                              positions, each pass a permutation)\n"
     "  --carry=RESULT:INPUT        result RESULT of each step is the next\n"
     "                              step's argument INPUT, kept on the\n"
     "                              device (repeat): a Transformer-XL's new\n"
@@ -70,11 +73,20 @@ const char kUsage[] =
     "                              (default loss): it runs over every full\n"
     "                              batch of the evaluation data, and the\n"
     "                              eval loss is the mean of its losses\n"
-    "  --params=FILE.safetensors   start from these weights (a checkpoint\n"
-    "                              also restores the optimizer state)\n"
+    "  --params=FILE.safetensors   start from these weights; a checkpoint\n"
+    "                              also restores the optimizer state (all\n"
+    "                              of it) and the place in the data: the\n"
+    "                              run continues where the checkpoint's\n"
+    "                              left off, in the same order, as if it\n"
+    "                              had not stopped (if --data has as many\n"
+    "                              rows; else from row 0, with a note)\n"
     "  --seed=N                    or start from fresh weights for seed N,\n"
     "                              those `lcc-run --init-params --seed=N`\n"
-    "                              writes (default: seed 0)\n"
+    "                              writes (default: seed 0); with\n"
+    "                              --shuffle, also the order's seed\n"
+    "  --shuffle                   each pass over the data takes its rows in\n"
+    "                              an order of its own, drawn from --seed\n"
+    "                              (default 0; a checkpoint keeps it)\n"
     "  --steps=N                   training steps (default: one pass over\n"
     "                              the data, ceil(N / B))\n"
     "  --eval-every=N              evaluate every N steps (default 0: only\n"
@@ -129,6 +141,7 @@ struct Options {
   std::string params;
   uint64_t seed = 0;
   bool seedGiven = false;
+  bool shuffle = false;
   uint64_t steps = 0;
   bool stepsGiven = false;
   uint64_t evalEvery = 0;
@@ -161,6 +174,11 @@ std::string parseArguments(int argc, char **argv, Options &options,
     if (kTool.printsInfo(argument)) {
       exitNow = true;
       return "";
+    }
+    if (argument == "--shuffle") {
+      options.shuffle = true;
+      list = nullptr;
+      continue;
     }
     if (!isOption(argument)) {
       if (!options.model.empty() && list) {
@@ -217,9 +235,12 @@ std::string parseArguments(int argc, char **argv, Options &options,
   if (options.data.empty())
     return "no --data given: one .npy file per argument of train_step, in "
            "argument order";
-  if (!options.params.empty() && options.seedGiven)
+  if (!options.params.empty() && options.seedGiven && !options.shuffle)
     return "--params and --seed exclude each other: --params starts from "
            "those weights, --seed from fresh ones";
+  if (options.shuffle && !options.carries.empty())
+    return "--shuffle takes each step's rows from anywhere in the data; "
+           "--carry needs them in order (consecutive segments of one text)";
   return options.device.check();
 }
 
@@ -245,6 +266,115 @@ std::string checkWritable(const std::string &path, const char *flag) {
   if (LccStatus status = lccFileCheckWritable(path.c_str()))
     return std::string(flag) + ": " + takeMessage(status);
   return "";
+}
+
+/// Where a run starts in its data, and what its checkpoints record
+/// (lcc-train.* metadata): the stream position of the next step
+/// (DataOrder.h), the steps trained so far, the data's rows and batch, and
+/// the shuffle's seed.
+struct DataPlace {
+  uint64_t position = 0;
+  uint64_t stepsBefore = 0;
+  std::optional<uint64_t> shuffleSeed;
+};
+
+constexpr const char *kPositionKey = "lcc-train.position";
+constexpr const char *kStepsKey = "lcc-train.steps";
+constexpr const char *kRowsKey = "lcc-train.rows";
+constexpr const char *kBatchKey = "lcc-train.batch";
+constexpr const char *kShuffleSeedKey = "lcc-train.shuffle_seed";
+
+/// The value of `key` in `metadata` as a count; nullopt when absent. An
+/// unreadable one is an error message in `error`.
+std::optional<uint64_t> metadataCount(LccMetadata metadata, const char *key,
+                                      const std::string &path,
+                                      std::string &error) {
+  const char *text = lccMetadataFind(metadata, key);
+  uint64_t value = 0;
+  if (!text)
+    return std::nullopt;
+  if (!parseCount(text, value))
+    error = "checkpoint '" + path + "' has " + key + " = " + quote(text) +
+            ", not a count";
+  return value;
+}
+
+/// Where training starts: at the start of the data, or where the checkpoint
+/// given as --params left off (the same order, the same place). Returns an
+/// error message or "".
+std::string findDataPlace(const Options &options, uint64_t rows, uint64_t batch,
+                          DataPlace &place) {
+  if (options.shuffle)
+    place.shuffleSeed = options.seed;
+  if (options.params.empty())
+    return "";
+  LccMetadata metadata = nullptr;
+  if (LccStatus status =
+          lccSafetensorsReadMetadata(options.params.c_str(), &metadata))
+    return takeMessage(status);
+  std::string error;
+  const std::string &path = options.params;
+  std::optional<uint64_t> position =
+      metadataCount(metadata, kPositionKey, path, error);
+  std::optional<uint64_t> steps =
+      metadataCount(metadata, kStepsKey, path, error);
+  std::optional<uint64_t> recordedRows =
+      metadataCount(metadata, kRowsKey, path, error);
+  std::optional<uint64_t> recordedBatch =
+      metadataCount(metadata, kBatchKey, path, error);
+  std::optional<uint64_t> seed =
+      metadataCount(metadata, kShuffleSeedKey, path, error);
+  lccMetadataDestroy(metadata);
+  if (!error.empty() || !position)
+    return error; // weights, not a checkpoint of lcc-train's: from row 0
+  if (seed && !options.shuffle)
+    return "checkpoint '" + path +
+           "' was trained with --shuffle --seed=" + std::to_string(*seed) +
+           ": give --shuffle to continue its order of the data";
+  if (!seed && options.shuffle)
+    return "checkpoint '" + path +
+           "' was trained with the data in order: resume it without "
+           "--shuffle";
+  if (seed && options.seedGiven && options.seed != *seed)
+    return "checkpoint '" + path +
+           "' was trained with --shuffle --seed=" + std::to_string(*seed) +
+           ", not --seed=" + std::to_string(options.seed) +
+           ": drop --seed to continue its order";
+  place.shuffleSeed = seed;
+  place.stepsBefore = steps.value_or(0);
+  if (recordedRows == rows && recordedBatch == batch) {
+    place.position = *position;
+    return "";
+  }
+  std::fprintf(stderr,
+               "lcc-train: note: checkpoint '%s' was trained on %llu rows in "
+               "batches of %llu; --data has %llu rows in batches of %llu: "
+               "the data starts at row 0\n",
+               path.c_str(), (unsigned long long)recordedRows.value_or(0),
+               (unsigned long long)recordedBatch.value_or(0),
+               (unsigned long long)rows, (unsigned long long)batch);
+  return "";
+}
+
+/// Writes the parameters, optimizer state included, with the place in the
+/// data after `steps` more steps: a checkpoint --params resumes from.
+LccStatus writeCheckpoint(LccSession session, const std::string &path,
+                          const DataPlace &place, const DataOrder &order,
+                          uint64_t steps, uint64_t rows, uint64_t batch) {
+  std::vector<std::pair<const char *, std::string>> entries = {
+      {kPositionKey, std::to_string(order.getPosition())},
+      {kStepsKey, std::to_string(place.stepsBefore + steps)},
+      {kRowsKey, std::to_string(rows)},
+      {kBatchKey, std::to_string(batch)}};
+  if (place.shuffleSeed)
+    entries.push_back({kShuffleSeedKey, std::to_string(*place.shuffleSeed)});
+  std::vector<const char *> keys, values;
+  for (const auto &[key, value] : entries) {
+    keys.push_back(key);
+    values.push_back(value.c_str());
+  }
+  return lccSessionWriteCheckpoint(session, path.c_str(), keys.data(),
+                                   values.data(), keys.size());
 }
 
 /// The loss (result 0) of the last call of `function`.
@@ -409,6 +539,18 @@ int train(const Options &options) {
   uint64_t batch = batches.getBatchRows();
   uint64_t steps =
       options.stepsGiven ? options.steps : (trainData.rows + batch - 1) / batch;
+  DataPlace place;
+  error = findDataPlace(options, trainData.rows, batch, place);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
+  DataOrder order(trainData.rows, batch, place.shuffleSeed);
+  order.setPosition(place.position);
+  if (!carried.empty() && !order.startsPass())
+    std::fprintf(stderr,
+                 "lcc-train: note: the carried inputs start from zeros at "
+                 "the checkpoint's place in the data (row %llu): a "
+                 "checkpoint holds the parameters, not the memories\n",
+                 (unsigned long long)(place.position % trainData.rows));
   uint64_t tokensPerStep = 1;
   for (int64_t dim : fed.inputs[0].shape)
     tokensPerStep *= uint64_t(dim);
@@ -420,15 +562,17 @@ int train(const Options &options) {
     uint64_t count = evaluated.rows / batch;
     double sum = 0;
     for (uint64_t b = 0; b < count; ++b) {
-      // Each evaluation runs the text from its start, memories from zeros.
+      // Each evaluation runs the text from its start, in order, memories
+      // from zeros.
+      std::vector<uint64_t> rows =
+          consecutiveRows(b * batch, batch, evaluated.rows);
       const LccTensorView *inputs =
-          carried.callInputs(evalBatches.at(b * batch), b == 0);
+          carried.callInputs(evalBatches.of(rows), b == 0);
       if (LccStatus status =
               lccFunctionCall(evalFunction, inputs, carried.inputCount()))
         return "evaluating after step " + std::to_string(after) + " (" +
-               describeRows(b * batch, batch, evaluated.rows,
-                            options.evalData.empty() ? "--data"
-                                                     : "--eval-data") +
+               describeRows(rows, options.evalData.empty() ? "--data"
+                                                           : "--eval-data") +
                "): " + takeMessage(status);
       sum += lossOf(evalFunction);
     }
@@ -439,8 +583,9 @@ int train(const Options &options) {
     evalLosses.push_back(mean);
     evalSteps.push_back(after);
     if (!options.checkpoint.empty())
-      if (LccStatus status = lccSessionWriteParametersFile(
-              handles.session, options.checkpoint.c_str()))
+      if (LccStatus status =
+              writeCheckpoint(handles.session, options.checkpoint, place, order,
+                              after, trainData.rows, batch))
         return takeMessage(status);
     return "";
   };
@@ -448,18 +593,17 @@ int train(const Options &options) {
   auto start = std::chrono::steady_clock::now();
   auto lastPrint = start;
   double trainSeconds = 0;
-  uint64_t cursor = 0;    // the first row of the next batch
-  bool startsOver = true; // the batch begins the data (a new pass)
   for (uint64_t s = 1; s <= steps; ++s) {
-    // Memories start from zeros, and again when the data starts over.
-    const LccTensorView *inputs =
-        carried.callInputs(batches.at(cursor), startsOver);
+    // Memories start from zeros, again when the data starts over, and at
+    // a resumed run's first step.
+    bool fresh = s == 1 || order.startsPass();
+    const std::vector<uint64_t> &rows = order.next();
+    const LccTensorView *inputs = carried.callInputs(batches.of(rows), fresh);
     uint64_t before = lccFunctionGetTotalNanoseconds(trainFunction);
     if (LccStatus status =
             lccFunctionCall(trainFunction, inputs, carried.inputCount()))
       return kTool.fail(kExitError, "step " + std::to_string(s) + " (" +
-                                        describeRows(cursor, batch,
-                                                     trainData.rows, "--data") +
+                                        describeRows(rows, "--data") +
                                         "): " + takeMessage(status));
     double ms =
         double(lccFunctionGetTotalNanoseconds(trainFunction) - before) / 1e6;
@@ -471,9 +615,6 @@ int train(const Options &options) {
                                         describeNonFinite(loss) + " at step " +
                                         std::to_string(s));
     losses.push_back(loss);
-    uint64_t next = (cursor + batch % trainData.rows) % trainData.rows;
-    startsOver = next <= cursor;
-    cursor = next;
 
     bool evaluates =
         s == steps || (options.evalEvery && s % options.evalEvery == 0);

@@ -227,8 +227,8 @@ void lccSessionDestroy(LccSession session);
 /* Binds every weight (a parameter neither embedded nor state) from a
  * .safetensors file, by name; a missing name, dtype or shape is an error
  * naming it. Optimizer state is bound when the file holds it (a checkpoint
- * that lccSessionWriteParametersFile wrote) and left as it is otherwise
- * (zero in a fresh session). */
+ * that lccSessionWriteParametersFile wrote; then it must hold all of it)
+ * and left as it is otherwise (zero in a fresh session). */
 LccStatus lccSessionBindParametersFile(LccSession session, const char *path);
 /* Binds one parameter, a weight or state, from memory (copied). */
 LccStatus lccSessionBindParameter(LccSession session, const char *name,
@@ -255,6 +255,15 @@ LccStatus lccSessionGetParameter(LccSession session, size_t index,
  * `path` holds the old file or the whole new one, never part of one; on an
  * error it is left as it was. */
 LccStatus lccSessionWriteParametersFile(LccSession session, const char *path);
+/* The same checkpoint with `count` metadata entries of the caller's (a
+ * trainer's place in its data: lcc-train writes "lcc-train.position" and
+ * the like), each key once; "producer" and "lcc.checkpoint" are the
+ * runtime's own. Every checkpoint is marked "lcc.checkpoint", and
+ * lccSessionBindParametersFile refuses one that lacks any optimizer state
+ * tensor (resuming with zeros in its place would not continue the run). */
+LccStatus lccSessionWriteCheckpoint(LccSession session, const char *path,
+                                    const char *const *keys,
+                                    const char *const *values, size_t count);
 
 /* The function named `name` (NULL or "" for the module's first). The first
  * lookup loads its kernels and allocates everything its calls need. */
@@ -331,6 +340,18 @@ LccStatus lccNpyWrite(const char *path, const LccTensorView *tensor);
  * e.g. a function's results (lccFunctionGetResult gives their names). */
 LccStatus lccSafetensorsWrite(const char *path, const LccTensorView *tensors,
                               size_t count);
+
+/* The string metadata of a .safetensors file ("__metadata__"): a
+ * checkpoint's producer and the entries lccSessionWriteCheckpoint wrote.
+ * Keys and values stay valid until lccMetadataDestroy; lccMetadataFind
+ * gives NULL for a key the file lacks. */
+typedef struct LccMetadataImpl *LccMetadata;
+LccStatus lccSafetensorsReadMetadata(const char *path, LccMetadata *metadata);
+size_t lccMetadataGetCount(LccMetadata metadata);
+const char *lccMetadataGetKey(LccMetadata metadata, size_t index);
+const char *lccMetadataGetValue(LccMetadata metadata, size_t index);
+const char *lccMetadataFind(LccMetadata metadata, const char *key);
+void lccMetadataDestroy(LccMetadata metadata);
 
 /* Every file the runtime writes follows one rule by what `path` names: a
  * regular file (or a new name) is written beside it and renamed over it

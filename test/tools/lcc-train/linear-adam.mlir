@@ -1,6 +1,7 @@
 // The same model with Adam: its moments and step count are optimizer state,
-// which a fresh weights file lacks and a checkpoint holds, so training 10
-// steps, then 10 more from the checkpoint, ends exactly where 20 steps do.
+// which a fresh weights file lacks and a checkpoint holds (with the place
+// in the data), so training 10 steps, then 10 more from the checkpoint,
+// ends exactly where 20 steps do.
 
 // RUN: lcc %s --train --optimizer=adam --lr=0.01 -o %t.lcm
 // RUN: rm -rf %t.d && mkdir %t.d
@@ -20,6 +21,23 @@
 // RUN: %python %S/Inputs/train-check.py dump %t.d/ten.safetensors | count 7
 // RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/ten.safetensors --steps=10 --threads=1 --checkpoint=%t.d/ten+ten.safetensors
 // RUN: cmp %t.d/twenty.safetensors %t.d/ten+ten.safetensors
+
+// On data of several batches (14 rows in batches of 4) the checkpoint also
+// holds the place in the data: 30 steps and 30 resumed ones are the 60 of
+// one run, bit for bit, in order and with --shuffle (30 steps stop at row
+// 8 of a pass: restarting at row 0 had given another run).
+// RUN: lcc-testdata --output=%t.d/x14.npy --shape=14,8,16 --uniform=-1,1 --seed=5
+// RUN: lcc-testdata --output=%t.d/labels14.npy --shape=14,8 --dtype=i32 --uniform=0,10 --seed=6
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --steps=60 --threads=1 --checkpoint=%t.d/sixty.safetensors --report=json > %t.d/sixty.json
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --steps=30 --threads=1 --checkpoint=%t.d/thirty.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/thirty.safetensors --steps=30 --threads=1 --checkpoint=%t.d/thirty+thirty.safetensors --report=json > %t.d/second.json
+// RUN: cmp %t.d/sixty.safetensors %t.d/thirty+thirty.safetensors
+// RUN: %python %S/Inputs/train-check.py continues %t.d/second.json %t.d/sixty.json
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --shuffle --seed=8 --steps=60 --threads=1 --checkpoint=%t.d/shuffled60.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --shuffle --seed=8 --steps=30 --threads=1 --checkpoint=%t.d/shuffled30.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/shuffled30.safetensors --shuffle --steps=30 --threads=1 --checkpoint=%t.d/shuffled30+30.safetensors
+// RUN: cmp %t.d/shuffled60.safetensors %t.d/shuffled30+30.safetensors
+// RUN: not cmp -s %t.d/shuffled60.safetensors %t.d/sixty.safetensors
 
 func.func @loss(%x: tensor<4x8x16xf32>, %labels: tensor<4x8xi32>) -> tensor<f32> {
   %w = attn.param "proj.weight" : tensor<16x10xf32>

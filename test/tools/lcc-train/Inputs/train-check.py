@@ -22,9 +22,16 @@
       its value before less its gradient (up to f32 rounding)
   train-check.py toy PARAMS.safetensors X.npy WEIGHT.npy REPORT.json
       --steps=N [--eval-x=X.npy --eval-weight=W.npy] [--eval-every=K]
+      [--shuffle-seed=S]
       replays lcc-train on lcm-testgen's train.lcm (the toy model of
       test/runtime/TestModules.h) in double precision: every step's batch
-      (B = 4 rows from s*B, wrapping) and loss, and every eval loss
+      (B = 4 rows from s*B, wrapping; with --shuffle-seed, those positions
+      of each pass's permutation, computed here as DataOrder.h states it)
+      and loss, and every eval loss
+  train-check.py drop FILE.safetensors NAME OUT.safetensors
+      FILE without tensor NAME, still marked a checkpoint
+  train-check.py continues REPORT.json WHOLE.json
+      the losses of REPORT are exactly the last ones of WHOLE
 
 Plain Python 3 (no numpy): the files are small.
 """
@@ -195,14 +202,52 @@ def sgd_step(args):
     print("each parameter moved by minus its gradient")
 
 
+MASK = (1 << 64) - 1
+
+
+def split_mix64(state):
+    """One SplitMix64 number and the next state (DataOrder.cpp)."""
+    state = (state + 0x9E3779B97F4A7C15) & MASK
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    return z ^ (z >> 31), state
+
+
+def permutation(seed, epoch, n):
+    """The rows of pass `epoch` under --shuffle --seed=SEED, as
+    tools/lcc-train/DataOrder.h states them, written again here."""
+    state = seed ^ (((epoch + 1) * 0x9E3779B97F4A7C15) & MASK)
+    order = list(range(n))
+    for i in range(n - 1, 0, -1):
+        limit = MASK - MASK % (i + 1)
+        while True:
+            r, state = split_mix64(state)
+            if r < limit:
+                break
+        j = r % (i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
 def toy(args):
     w = read_safetensors(args.params)["w"][2]
     x_shape, x = read_npy(args.x)
     _, weight = read_npy(args.weight)
     rows, batch = x_shape[0], 4
+    passes = {}
 
-    def batch_at(xs, ws, start, n):
-        picked = [(start + r) % n for r in range(batch)]
+    def row_at(position, n):
+        if args.shuffle_seed is None:
+            return position % n
+        epoch = position // n
+        if epoch not in passes:
+            passes[epoch] = permutation(args.shuffle_seed, epoch, n)
+        return passes[epoch][position % n]
+
+    def batch_at(xs, ws, start, n, shuffled=False):
+        picked = [row_at(start + r, n) if shuffled else (start + r) % n
+                  for r in range(batch)]
         return ([xs[16 * r:16 * r + 16] for r in picked],
                 [ws[r] for r in picked])
 
@@ -217,7 +262,7 @@ def toy(args):
         eval_rows = eval_shape[0]
     losses, evals = [], []
     for s in range(1, args.steps + 1):
-        xb, wb = batch_at(x, weight, (s - 1) * batch % rows, rows)
+        xb, wb = batch_at(x, weight, (s - 1) * batch, rows, shuffled=True)
         losses.append(loss(xb, wb, w))
         w = [w[j] - 4 * 2 / 64 * sum(wb[b] * (w[j] - xb[b][j])
                                      for b in range(batch))
@@ -238,6 +283,40 @@ def toy(args):
             if not near(a, e, 1e-5):
                 fail("%s[%d] is %r, the replay gives %r" % (what, i, a, e))
     print("replayed %d steps and %d evaluations" % (len(losses), len(evals)))
+
+
+def drop(args):
+    """Writes FILE without tensor NAME (a damaged checkpoint)."""
+    tensors = read_safetensors(args.file)
+    if args.name not in tensors:
+        fail("%s holds no tensor '%s'" % (args.file, args.name))
+    header, blobs, offset = {}, [], 0
+    for name, (dtype, shape, values) in sorted(tensors.items()):
+        if name == args.name:
+            continue
+        code, width = DTYPES[dtype]
+        blob = struct.pack("<%d%s" % (len(values), code), *values)
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    header["__metadata__"] = {"lcc.checkpoint": "damaged by train-check.py"}
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(args.out, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def continues(args):
+    """The losses of REPORT are the last ones of WHOLE, exactly."""
+    with open(args.report) as f:
+        part = json.load(f)["loss"]
+    with open(args.whole) as f:
+        whole = json.load(f)["loss"]
+    if part != whole[len(whole) - len(part):]:
+        fail("the resumed losses %s are not the last %d of %s" %
+             (part, len(part), whole))
+    print("continues: %d losses" % len(part))
 
 
 def main():
@@ -276,9 +355,18 @@ def main():
     p.add_argument("--eval-x")
     p.add_argument("--eval-weight")
     p.add_argument("--eval-every", type=int, default=0)
+    p.add_argument("--shuffle-seed", type=int)
+    p = commands.add_parser("drop")
+    p.add_argument("file")
+    p.add_argument("name")
+    p.add_argument("out")
+    p = commands.add_parser("continues")
+    p.add_argument("report")
+    p.add_argument("whole")
     args = parser.parse_args()
     {"report": report, "dump": dump, "at-most": at_most, "fill": fill, "same-loss": same_loss,
-     "sgd-step": sgd_step, "toy": toy}[args.command](args)
+     "sgd-step": sgd_step, "toy": toy, "drop": drop,
+     "continues": continues}[args.command](args)
 
 
 if __name__ == "__main__":
