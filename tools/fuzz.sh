@@ -59,7 +59,9 @@ if [ -x "$bin/ModelFuzzer" ]; then
   models=$(mktemp -d)
   cp models/*.mlir "$models/"
   for f in models/masks/*.mlir; do cp "$f" "$models/masks-$(basename "$f")"; done
-  for f in test/e2e/*.mlir; do cp "$f" "$models/e2e-$(basename "$f")"; done
+  for f in test/e2e/*.mlir test/e2e/Inputs/*.mlir; do
+    cp "$f" "$models/e2e-$(basename "$f")"
+  done
   # Leaks in MLIR's global state at exit are not the model's.
   ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" run_target ModelFuzzer "$models"
   rm -rf "$models"

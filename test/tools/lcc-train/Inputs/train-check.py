@@ -151,24 +151,31 @@ def at_most(args):
         fail("%s has %d values above %g" % (args.name, len(above), args.bound))
 
 
-def fill(args):
-    tensors = read_safetensors(args.file)
-    if args.name not in tensors or tensors[args.name][0] != "F32":
-        fail("%s holds no f32 tensor '%s'" % (args.file, args.name))
+def write_safetensors(path, tensors, metadata=None):
+    """Writes TENSORS (name: (dtype, shape, values)) as .safetensors."""
     header, blobs, offset = {}, [], 0
     for name, (dtype, shape, values) in sorted(tensors.items()):
-        if name == args.name:
-            values = [args.value] * len(values)
         code, width = DTYPES[dtype]
         blob = struct.pack("<%d%s" % (len(values), code), *values)
         header[name] = {"dtype": dtype, "shape": shape,
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
+    if metadata:
+        header["__metadata__"] = metadata
     text = json.dumps(header).encode()
     text += b" " * (-len(text) % 8)
-    with open(args.out, "wb") as f:
+    with open(path, "wb") as f:
         f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def fill(args):
+    tensors = read_safetensors(args.file)
+    if args.name not in tensors or tensors[args.name][0] != "F32":
+        fail("%s holds no f32 tensor '%s'" % (args.file, args.name))
+    dtype, shape, values = tensors[args.name]
+    tensors[args.name] = (dtype, shape, [args.value] * len(values))
+    write_safetensors(args.out, tensors)
 
 
 def same_loss(args):
@@ -290,21 +297,9 @@ def drop(args):
     tensors = read_safetensors(args.file)
     if args.name not in tensors:
         fail("%s holds no tensor '%s'" % (args.file, args.name))
-    header, blobs, offset = {}, [], 0
-    for name, (dtype, shape, values) in sorted(tensors.items()):
-        if name == args.name:
-            continue
-        code, width = DTYPES[dtype]
-        blob = struct.pack("<%d%s" % (len(values), code), *values)
-        header[name] = {"dtype": dtype, "shape": shape,
-                        "data_offsets": [offset, offset + len(blob)]}
-        blobs.append(blob)
-        offset += len(blob)
-    header["__metadata__"] = {"lcc.checkpoint": "damaged by train-check.py"}
-    text = json.dumps(header).encode()
-    text += b" " * (-len(text) % 8)
-    with open(args.out, "wb") as f:
-        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    del tensors[args.name]
+    write_safetensors(args.out, tensors,
+                      {"lcc.checkpoint": "damaged by train-check.py"})
 
 
 def continues(args):
