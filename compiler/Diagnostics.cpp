@@ -97,7 +97,8 @@ lcc::OneLineDiagnosticHandler::OneLineDiagnosticHandler(MLIRContext *context,
       ++numErrors;
     printLine(this->tool, diag.getSeverity(), diag.getLocation(), diag);
     for (Diagnostic &note : diag.getNotes())
-      printLine(this->tool, DiagnosticSeverity::Note, note.getLocation(), note);
+      printLine(this->tool, DiagnosticSeverity::Note, note.getLocation(),
+                note);
     return success();
   });
 }
@@ -131,7 +132,7 @@ bool lcc::parseCommandLine(int argc, char **argv, StringRef tool,
     message += line.str();
   }
   reportError(tool, message.empty() ? "invalid command line; see '" +
-                                          tool.str() + " --help'"
-                                    : message);
+                                         tool.str() + " --help'"
+                                   : message);
   return false;
 }

@@ -23,9 +23,10 @@ StatusOr<InputFile> InputFile::open(const std::string &path) {
   // open(); it reads as empty instead. Reads block again after.
   file.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (file.fd < 0)
-    return Status::error(
-        errno == ENOENT ? StatusCode::NotFound : StatusCode::InvalidArgument,
-        "cannot open ", quoted(path), ": ", std::strerror(errno));
+    return Status::error(errno == ENOENT ? StatusCode::NotFound
+                                         : StatusCode::InvalidArgument,
+                         "cannot open ", quoted(path), ": ",
+                         std::strerror(errno));
   struct stat info;
   int error = 0;
   if (::fstat(file.fd, &info) != 0)
@@ -103,16 +104,16 @@ Status InputFile::expectEnd(const std::string &what) {
   if (regularSize)
     return Status::error(StatusCode::InvalidData, "unexpected bytes after ",
                          what);
-  return Status::error(StatusCode::InvalidData, "unexpected bytes after ", what,
-                       " (the stream goes on)");
+  return Status::error(StatusCode::InvalidData, "unexpected bytes after ",
+                       what, " (the stream goes on)");
 }
 
 Status InputFile::readAll(std::vector<uint8_t> &out, uint64_t maxBytes,
                           const std::string &what) {
   auto tooLarge = [&](const std::string &size) {
     return Status::error(StatusCode::ResourceExhausted, quoted(path), " is ",
-                         size, ", more than the ", maxBytes, "-byte limit of ",
-                         what);
+                         size, ", more than the ", maxBytes,
+                         "-byte limit of ", what);
   };
   if (regularSize && *regularSize > maxBytes)
     return tooLarge(std::to_string(*regularSize) + " bytes");
@@ -132,8 +133,9 @@ Status InputFile::readAll(std::vector<uint8_t> &out, uint64_t maxBytes,
   }
 }
 
-StatusOr<std::vector<uint8_t>>
-readFile(const std::string &path, uint64_t maxBytes, const std::string &what) {
+StatusOr<std::vector<uint8_t>> readFile(const std::string &path,
+                                        uint64_t maxBytes,
+                                        const std::string &what) {
   StatusOr<InputFile> file = InputFile::open(path);
   if (!file.ok())
     return file.getStatus();

@@ -61,8 +61,9 @@ private:
 /// The bytes of the file at `path`, at most `maxBytes` of them: a larger
 /// file (or an endless stream) is an error naming `what` and the limit,
 /// raised before the bytes are read where the size is known.
-StatusOr<std::vector<uint8_t>>
-readFile(const std::string &path, uint64_t maxBytes, const std::string &what);
+StatusOr<std::vector<uint8_t>> readFile(const std::string &path,
+                                        uint64_t maxBytes,
+                                        const std::string &what);
 
 /// Writes `size` bytes to `path` as OutputFile does. Errors read
 /// "cannot write 'PATH': REASON".

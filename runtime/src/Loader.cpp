@@ -513,10 +513,10 @@ StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
                    " bytes is larger than FlatBuffers' 2 GiB limit");
   const uint8_t *input = static_cast<const uint8_t *>(data);
   if (!lcm::ModuleBufferHasIdentifier(input))
-    return invalid(
-        "not an lcc module: file identifier ",
-        quoted(std::string(reinterpret_cast<const char *>(input) + 4, 4)),
-        ", expected ", quoted(lcm::ModuleIdentifier()));
+    return invalid("not an lcc module: file identifier ",
+                   quoted(std::string(reinterpret_cast<const char *>(input) + 4,
+                                      4)),
+                   ", expected ", quoted(lcm::ModuleIdentifier()));
 
   // The verifier checks alignment against real addresses, and embedded
   // data is aligned to 64 relative to the start of the file.

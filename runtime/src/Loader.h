@@ -17,9 +17,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <memory>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace lcc::runtime {

@@ -331,7 +331,8 @@ TEST(Loader, RejectsZeroWorkgroupCount) {
 
 TEST(Loader, RejectsTooManyWorkgroups) {
   ModuleSpec spec = affineModule();
-  spec.executables[0].entryPoints[kScale2].workgroupCount = {65536, 65536, 2};
+  spec.executables[0].entryPoints[kScale2].workgroupCount = {65536, 65536,
+                                                          2};
   EXPECT_EQ(loadError(spec), "executables[0].entry_points[2] 'scale2' runs "
                              "more than 4294967296 workgroups");
 }
