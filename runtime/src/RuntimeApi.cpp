@@ -522,7 +522,7 @@ LccStatus lccSessionWriteCheckpoint(LccSession session, const char *path,
         return nullArgument("lccSessionWriteCheckpoint",
                             !keys[i] ? "a key" : "a value");
       std::string key = keys[i];
-      if (key == "producer" || key == kCheckpointKey)
+      if (key == kProducerKey || key == kCheckpointKey)
         return Status::error(StatusCode::InvalidArgument,
                              "lccSessionWriteCheckpoint: metadata key ",
                              quoted(key), " is the runtime's own");

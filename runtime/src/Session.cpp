@@ -539,7 +539,7 @@ Status Session::writeParameters(
     const std::map<std::string, std::string> &extraMetadata) {
   std::lock_guard<std::mutex> lock(mutex);
   std::map<std::string, std::string> metadata = extraMetadata;
-  metadata["producer"] = "lcc " LCC_VERSION;
+  metadata[kProducerKey] = "lcc " LCC_VERSION;
   metadata[kCheckpointKey] = "every parameter, optimizer state included";
   std::vector<SafetensorsLayout> layout;
   std::vector<size_t> written;

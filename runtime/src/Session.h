@@ -50,6 +50,8 @@ class SafetensorsReader;
 /// The metadata key that marks a .safetensors file a checkpoint: it holds
 /// every parameter, the optimizer state included.
 constexpr const char *kCheckpointKey = "lcc.checkpoint";
+/// The metadata key naming what wrote a checkpoint ("lcc 0.1.0").
+constexpr const char *kProducerKey = "producer";
 
 class Function {
 public:

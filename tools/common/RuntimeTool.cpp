@@ -25,6 +25,10 @@ int Tool::fail(LccStatus status) const {
   return fail(kExitError, takeMessage(status));
 }
 
+void Tool::note(const std::string &message) const {
+  std::fprintf(stderr, "%s: note: %s\n", name, message.c_str());
+}
+
 bool Tool::printsInfo(const std::string &argument) const {
   if (argument == "--help" || argument == "-h") {
     std::fputs(usage, stdout);

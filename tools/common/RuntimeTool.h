@@ -71,6 +71,9 @@ public:
   int fail(int status, const std::string &message) const;
   /// The error line of `status`, which is freed; returns kExitError.
   int fail(LccStatus status) const;
+  /// One `NAME: note: MESSAGE` line on stderr: something the run does that
+  /// the user may not expect, which is not an error.
+  void note(const std::string &message) const;
 
   /// Prints the usage for --help or -h, the version for --version; true
   /// when `argument` was one of them, which ends the run.

@@ -403,6 +403,23 @@ private:
   std::vector<bool> stacked, carried;
 };
 
+/// The most memory what lcc-run keeps on the host may take: --max-memory,
+/// else the machine's physical memory (the cpu device's own default).
+struct HostMemoryLimit {
+  explicit HostMemoryLimit(const DeviceOptions &device)
+      : given(device.maxMemory != 0),
+        bytes(given ? device.maxMemory : lccGetPhysicalMemoryBytes()) {}
+
+  /// "the 1024-byte memory limit (--max-memory)".
+  std::string describe() const {
+    return "the " + std::to_string(bytes) + "-byte memory limit " +
+           (given ? "(--max-memory)" : "(physical memory; --max-memory)");
+  }
+
+  bool given;
+  uint64_t bytes;
+};
+
 /// An error message unless the host memory a run of `options.segments`
 /// segments keeps (each result stacked N times, each call's time) fits in
 /// the memory limit.
@@ -413,19 +430,16 @@ std::string checkSegmentsFit(LccFunction function, const Options &options) {
     lccFunctionGetOutput(function, i, &output);
     perSegment += output.size;
   }
-  uint64_t maxMemory = options.device.maxMemory;
-  uint64_t limit = maxMemory ? maxMemory : lccGetPhysicalMemoryBytes();
+  HostMemoryLimit limit(options.device);
   uint64_t total = 0;
   bool overflows = __builtin_mul_overflow(perSegment, options.segments, &total);
-  if (!overflows && total <= limit)
+  if (!overflows && total <= limit.bytes)
     return "";
   return "--segments=" + std::to_string(options.segments) + " keeps " +
          std::to_string(perSegment) + " bytes a segment (its results " +
          "stacked, its times), " +
          (overflows ? "more than 2^64" : std::to_string(total)) +
-         " bytes in all, more than the " + std::to_string(limit) +
-         "-byte memory limit " +
-         (maxMemory ? "(--max-memory)" : "(physical memory; --max-memory)");
+         " bytes in all, more than " + limit.describe();
 }
 
 /// Each result of one run's segments, stacked on a new leading axis.
@@ -474,16 +488,13 @@ int run(const Options &options) {
   if (!options.initParams.empty()) {
     // A weights file the device could not hold is no use, and the bytes
     // come from the module alone: refuse it before writing anything.
-    uint64_t maxMemory = options.device.maxMemory;
-    uint64_t limit = maxMemory ? maxMemory : lccGetPhysicalMemoryBytes();
+    HostMemoryLimit limit(options.device);
     uint64_t bytes = lccModuleGetParameterBytes(handles.module);
-    if (bytes > limit)
-      return kTool.fail(kExitError,
-                        options.model + ": its parameters need " +
-                            std::to_string(bytes) + " bytes, more than the " +
-                            std::to_string(limit) + "-byte memory limit " +
-                            (maxMemory ? "(--max-memory)"
-                                       : "(physical memory; --max-memory)"));
+    if (bytes > limit.bytes)
+      return kTool.fail(kExitError, options.model + ": its parameters need " +
+                                        std::to_string(bytes) +
+                                        " bytes, more than " +
+                                        limit.describe());
     error = checkNotAnInput("--init-params", options.initParams,
                             {{"the model", options.model}});
     if (!error.empty())

@@ -346,13 +346,11 @@ std::string findDataPlace(const Options &options, uint64_t rows, uint64_t batch,
     place.position = *position;
     return "";
   }
-  std::fprintf(stderr,
-               "lcc-train: note: checkpoint '%s' was trained on %llu rows in "
-               "batches of %llu; --data has %llu rows in batches of %llu: "
-               "the data starts at row 0\n",
-               path.c_str(), (unsigned long long)recordedRows.value_or(0),
-               (unsigned long long)recordedBatch.value_or(0),
-               (unsigned long long)rows, (unsigned long long)batch);
+  kTool.note("checkpoint '" + path + "' was trained on " +
+             std::to_string(recordedRows.value_or(0)) + " rows in batches of " +
+             std::to_string(recordedBatch.value_or(0)) + "; --data has " +
+             std::to_string(rows) + " rows in batches of " +
+             std::to_string(batch) + ": the data starts at row 0");
   return "";
 }
 
@@ -546,11 +544,10 @@ int train(const Options &options) {
   DataOrder order(trainData.rows, batch, place.shuffleSeed);
   order.setPosition(place.position);
   if (!carried.empty() && !order.startsPass())
-    std::fprintf(stderr,
-                 "lcc-train: note: the carried inputs start from zeros at "
-                 "the checkpoint's place in the data (row %llu): a "
-                 "checkpoint holds the parameters, not the memories\n",
-                 (unsigned long long)(place.position % trainData.rows));
+    kTool.note("the carried inputs start from zeros at the checkpoint's "
+               "place in the data (row " +
+               std::to_string(place.position % trainData.rows) +
+               "): a checkpoint holds the parameters, not the memories");
   uint64_t tokensPerStep = 1;
   for (int64_t dim : fed.inputs[0].shape)
     tokensPerStep *= uint64_t(dim);
