@@ -94,6 +94,8 @@ lcm::ExecutableFormat executableFormat(ExecutableImage::Format format) {
     return lcm::ExecutableFormat::Ptx;
   case ExecutableImage::Format::Cubin:
     return lcm::ExecutableFormat::Cubin;
+  case ExecutableImage::Format::CudaEmulator:
+    return lcm::ExecutableFormat::CudaEmulator;
   }
   llvm_unreachable("unknown executable format");
 }

@@ -25,10 +25,10 @@ struct EntryPointImage {
 
 /// The code of every dispatch for one kind of device.
 struct ExecutableImage {
-  enum class Format { HostSharedObject, Ptx, Cubin };
+  enum class Format { HostSharedObject, Ptx, Cubin, CudaEmulator };
   Format format = Format::HostSharedObject;
   std::string target; // "x86_64", "sm_90"
-  std::string data;   // ELF, PTX text or cubin bytes
+  std::string data;   // ELF, PTX text, cubin bytes or the emulator's ELF
   llvm::SmallVector<EntryPointImage> entryPoints;
   std::vector<std::string> cpuFeatures; // HostSharedObject: see lcm.fbs
 };

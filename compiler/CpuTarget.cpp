@@ -12,6 +12,7 @@
 
 #include "compiler/DispatchBuffers.h"
 #include "compiler/Passes.h"
+#include "compiler/SharedObjectLinker.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -441,43 +442,7 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
   if (options.dump)
     options.dump("kernels.ll", llvmIR);
 
-  // Object file, then a shared object linked by the system linker.
-  SmallString<128> objectPath, libraryPath;
-  int objectFd;
-  if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-          "lcc-kernels", "o", objectFd, objectPath))
-    return kernels.emitError()
-           << "cannot create a temporary file: " << ec.message();
-  llvm::FileRemover removeObject(objectPath);
-  {
-    llvm::raw_fd_ostream os(objectFd, /*shouldClose=*/true);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return kernels.emitError("the target cannot emit object files");
-    codegen.run(*module);
-  }
-  if (std::error_code ec = llvm::sys::fs::getPotentiallyUniqueTempFileName(
-          "lcc-kernels", "so", libraryPath))
-    return kernels.emitError()
-           << "cannot name a temporary file: " << ec.message();
-  llvm::FileRemover removeLibrary(libraryPath);
-  llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("ld");
-  if (!linker)
-    return kernels.emitError("cannot find the system linker 'ld' on PATH "
-                             "(Debian package binutils)");
-  std::string linkError;
-  SmallVector<StringRef> args = {*linker, "-shared",   "--no-undefined-version",
-                                 "-o",    libraryPath, objectPath,
-                                 "-lm"};
-  if (llvm::sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
-                                &linkError) != 0)
-    return kernels.emitError() << "linking the kernels failed: " << linkError;
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> library =
-      llvm::MemoryBuffer::getFile(libraryPath);
-  if (!library)
-    return kernels.emitError() << "cannot read the linked kernels: "
-                               << library.getError().message();
-  sharedObject = (*library)->getBuffer().str();
+  if (llvm::Error err = linkSharedObject(*module, *machine, sharedObject))
+    return kernels.emitError() << llvm::toString(std::move(err));
   return success();
 }

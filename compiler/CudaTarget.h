@@ -51,6 +51,9 @@ struct CudaImage {
   /// looked.
   std::string cubin;
   std::string ptxasSearch;
+  /// The kernels for the host, as a CudaEmulator executable's shared object
+  /// (CudaEmulatorTarget.h).
+  std::string emulator;
   int64_t blockSize = 0;
   llvm::SmallVector<CudaKernel> kernels;
 };

@@ -238,7 +238,11 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       cubin.data = image.cubin;
       executables.push_back(std::move(cubin));
     }
+    ExecutableImage emulator = ptx;
+    emulator.format = ExecutableImage::Format::CudaEmulator;
+    emulator.data = std::move(image.emulator);
     executables.push_back(std::move(ptx));
+    executables.push_back(std::move(emulator));
   }
 
   std::string error;

@@ -24,10 +24,29 @@ config.substitutions.append(("%lcc_bin", config.lcc_tools_dir))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(
-    ["lcc", "lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
-     "lcc-run", "lcc-train", "lcm-testgen", "lcm-edit"],
-    [config.lcc_tools_dir])
+
+# `--param device=cuda-emulator` (ctest's emulator/ tests) runs the numeric
+# suites on the GPU path: lcc compiles for cuda, and lcc-run and lcc-train
+# run the GPU kernels on the CUDA emulator with memcheck and racecheck, the
+# threads of each block in a shuffled order. A test that is about the CPU's
+# code says `UNSUPPORTED: cuda-emulator`.
+from lit.llvm.subst import ToolSubst
+device = lit_config.params.get("device", "cpu")
+if device not in ("cpu", "cuda-emulator"):
+    lit_config.fatal("unknown --param device=%s; expected cpu or cuda-emulator" % device)
+device_tools = []
+if device == "cuda-emulator":
+    config.available_features.add("cuda-emulator")
+    emulator = ["--device=cuda-emulator", "--check=memcheck,racecheck",
+                "--thread-order=shuffled:" + lit_config.params.get("emulator_seed", "1")]
+    device_tools = [ToolSubst("lcc", extra_args=["--target=cuda"]),
+                    ToolSubst("lcc-run", extra_args=emulator),
+                    ToolSubst("lcc-train", extra_args=emulator)]
+    config.test_exec_root = os.path.join(config.lcc_obj_root, "test-emulator")
+tools = ["lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
+         "lcm-testgen", "lcm-edit"]
+tools += device_tools or ["lcc", "lcc-run", "lcc-train"]
+llvm_config.add_tool_substitutions(tools, [config.lcc_tools_dir])
 
 # `sanitizers` in the ASan + UBSan build: a test whose cost is the
 # reference's thousands of model evaluations says UNSUPPORTED there (the

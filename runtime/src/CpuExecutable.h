@@ -1,9 +1,7 @@
 //===- CpuExecutable.h - host shared objects loaded from memory -*- C++ -*-===//
 //
 // A HostSharedObject executable is an ELF shared object embedded in the
-// module. It is loaded without leaving a file behind (memfd_create, then
-// dlopen of /proc/self/fd/N, as IREE's system-library loader does), and each
-// entry point is resolved once, at load.
+// module (SharedObject.h); each entry point is resolved once, at load.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +9,7 @@
 #define LCC_RUNTIME_CPUEXECUTABLE_H
 
 #include "Device.h"
+#include "SharedObject.h"
 #include "Status.h"
 
 #include <cstdint>
@@ -27,9 +26,7 @@ using KernelFunction = void (*)(void *const *bindings, int64_t workgroupX,
 
 class CpuExecutable final : public DeviceExecutable {
 public:
-  /// Where the bytes are written for dlopen: a memfd, or (where memfd_create
-  /// fails, or when asked) a temporary file removed on unload.
-  enum class Backing { Memfd, TemporaryFile };
+  using Backing = SharedObject::Backing;
 
   /// Loads the shared object `bytes` and resolves `entryPointNames`.
   /// `what` names the executable in errors, e.g. "executable 0".
@@ -49,13 +46,7 @@ public:
 private:
   CpuExecutable() = default;
 
-  void *handle = nullptr;
-  // The file the object was loaded from stays open (memfd) or present
-  // (temporary file) until dlclose: glibc recognises an already-loaded
-  // object by its path, so a reused "/proc/self/fd/N" while the first
-  // object is still loaded would hand back the wrong library.
-  int fd = -1;
-  std::string temporaryPath;
+  std::unique_ptr<SharedObject> object;
   std::vector<KernelFunction> entryPoints;
 };
 

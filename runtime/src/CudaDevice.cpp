@@ -139,8 +139,10 @@ private:
 struct CudaCommand {
   lcm::CommandKind kind = lcm::CommandKind::Dispatch;
   std::string name;
+  std::string location;
   // Dispatch.
   const Kernel *kernel = nullptr;
+  std::vector<uint64_t> bindingLengths;
   std::array<uint32_t, 3> grid{};
   std::vector<CUdeviceptr> arguments; // one device pointer per binding
   std::vector<void *> parameters;     // &arguments[i], as cuLaunchKernel wants
@@ -155,9 +157,10 @@ struct CudaCommand {
 class CudaCommandList final : public CommandList {
 public:
   CudaCommandList(std::shared_ptr<const CudaDriver> driver, CUcontext context,
-                  CUstream stream, std::string path)
+                  CUstream stream, std::string path,
+                  std::shared_ptr<const EmulatorOptions> emulatorOptions)
       : driver(std::move(driver)), context(context), stream(stream),
-        path(std::move(path)) {}
+        path(std::move(path)), emulatorOptions(std::move(emulatorOptions)) {}
   ~CudaCommandList() override {
     CurrentContext current(*driver, context);
     for (CUevent event : events)
@@ -172,6 +175,9 @@ public:
       CudaCommand &command = commands[c];
       if (command.kind == lcm::CommandKind::Dispatch) {
         const Kernel &kernel = *command.kernel;
+        if (driver->isEmulator())
+          describeNextLaunch({command.name, command.location,
+                              command.bindingLengths, *emulatorOptions});
         CUresult result = driver->cuLaunchKernel(
             kernel.function, command.grid[0], command.grid[1], command.grid[2],
             kernel.block[0], kernel.block[1], kernel.block[2],
@@ -179,7 +185,7 @@ public:
             nullptr);
         // Messages are built on failure only: this is the hot path.
         if (result != CUDA_SUCCESS)
-          return driver->check(result, "launching " + describeLaunch(command));
+          return launchFailure(result, command);
       } else if (command.bounce) {
         // Overlapping ranges: a plain device copy would be undefined.
         LCC_RETURN_IF_ERROR(copy(command.bounce, command.source, command));
@@ -225,6 +231,19 @@ private:
                                      " bytes for " + quoted(command.name));
   }
 
+  /// The emulator's findings, one line each, or the driver's error.
+  Status launchFailure(CUresult result, const CudaCommand &command) const {
+    std::vector<std::string> findings;
+    if (driver->isEmulator())
+      findings = takeFindings();
+    if (findings.empty())
+      return driver->check(result, "launching " + describeLaunch(command));
+    std::string lines;
+    for (const std::string &finding : findings)
+      lines += (lines.empty() ? "" : "\n") + finding;
+    return Status(StatusCode::Internal, lines);
+  }
+
   static std::string describeLaunch(const CudaCommand &command) {
     const Kernel &kernel = *command.kernel;
     return quoted(command.name) + " (kernel " + quoted(kernel.name) +
@@ -238,6 +257,7 @@ private:
   CUcontext context;
   CUstream stream;
   std::string path;
+  std::shared_ptr<const EmulatorOptions> emulatorOptions;
 };
 
 /// The JIT's error log as one line: its lines joined by "; ".
@@ -259,7 +279,20 @@ StatusOr<std::shared_ptr<CudaDevice>> CudaDevice::create(int ordinal) {
   StatusOr<std::shared_ptr<const CudaDriver>> loaded = CudaDriver::load();
   if (!loaded.ok())
     return loaded.getStatus();
-  std::shared_ptr<const CudaDriver> driver = loaded.take();
+  return open(loaded.take(), ordinal);
+}
+
+StatusOr<std::shared_ptr<CudaDevice>>
+CudaDevice::createEmulator(const EmulatorOptions &options) {
+  StatusOr<std::shared_ptr<CudaDevice>> device =
+      open(CudaDriver::emulator(), 0);
+  if (device.ok())
+    (*device)->setEmulatorOptions(options);
+  return device;
+}
+
+StatusOr<std::shared_ptr<CudaDevice>>
+CudaDevice::open(std::shared_ptr<const CudaDriver> driver, int ordinal) {
   // Whatever fails before the device is usable makes it unavailable.
   auto check = [&](CUresult result, const std::string &what) -> Status {
     Status status = driver->check(result, what, "cuda device unavailable");
@@ -348,7 +381,7 @@ std::string CudaDevice::getArchitecture() const {
 }
 
 std::string CudaDevice::describe() const {
-  return "the cuda device " + getArchitecture();
+  return std::string("the ") + getKind() + " device " + getArchitecture();
 }
 
 Status CudaDevice::copyToDevice(void *target, const void *source,
@@ -399,9 +432,10 @@ CudaDevice::loadExecutable(const lcm::Executable &executable, size_t index) {
   const char *format = lcm::EnumNameExecutableFormat(executable.format());
   std::string what = "executables[" + std::to_string(index) + "]";
   // The loader checked that GPU executables name their architecture.
-  if (!isGpuFormat(executable.format()))
+  bool emulated = executable.format() == lcm::ExecutableFormat::CudaEmulator;
+  if (!isGpuFormat(executable.format()) || emulated != isEmulator())
     return Status::error(StatusCode::Unavailable, what, " is ", format,
-                         ", which the cuda device cannot run");
+                         ", which the ", getKind(), " device cannot run");
   what += " (" + executable.target()->str() + " " + format + ")";
 
   // Check what the driver would only refuse at the first launch.
@@ -487,7 +521,8 @@ CudaDevice::createCommandList(const DeviceExecutable *executable,
                               const std::string &path) {
   // Only this device's loadExecutable made `executable`.
   const auto *loaded = static_cast<const CudaExecutable *>(executable);
-  auto list = std::make_unique<CudaCommandList>(driver, context, stream, path);
+  auto list = std::make_unique<CudaCommandList>(driver, context, stream, path,
+                                                emulatorOptions);
   // No reallocation: each command's parameters point into its arguments.
   list->commands.reserve(commands.size());
   for (size_t c = 0; c < commands.size(); ++c) {
@@ -495,6 +530,7 @@ CudaDevice::createCommandList(const DeviceExecutable *executable,
     CudaCommand next;
     next.kind = command.kind;
     next.name = command.name;
+    next.location = command.location;
     if (command.kind == lcm::CommandKind::Dispatch) {
       next.kernel = &loaded->kernels[command.entryPoint];
       next.grid = command.workgroupCount;
@@ -507,6 +543,7 @@ CudaDevice::createCommandList(const DeviceExecutable *executable,
                                formatTriple(limits.maxGrid), " blocks");
       for (void *binding : command.bindings)
         next.arguments.push_back(toDevice(binding));
+      next.bindingLengths = command.bindingLengths;
       for (CUdeviceptr &argument : next.arguments)
         next.parameters.push_back(&argument);
     } else {

@@ -11,12 +11,18 @@
 // parameters; a copy is a device-to-device copy on the stream. Events around
 // every command time it on the GPU.
 //
+// Over the CUDA emulator's driver (CudaEmulator.h) it is the cuda-emulator
+// device: it runs a module's CudaEmulator executable, and tells the emulator
+// before each launch which dispatch it is and how long its bindings are,
+// for the checks; a launch's findings are the error of the run.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef LCC_RUNTIME_CUDADEVICE_H
 #define LCC_RUNTIME_CUDADEVICE_H
 
 #include "CudaDriver.h"
+#include "CudaEmulator.h"
 #include "Device.h"
 
 #include <array>
@@ -29,12 +35,25 @@ public:
   /// Loads the driver and opens GPU `ordinal`. Without a driver or a GPU
   /// the error starts with "cuda device unavailable: " and says why.
   static StatusOr<std::shared_ptr<CudaDevice>> create(int ordinal = 0);
+  /// The cuda device over the CUDA emulator.
+  static StatusOr<std::shared_ptr<CudaDevice>>
+  createEmulator(const cuda::EmulatorOptions &options);
   ~CudaDevice() override;
 
-  const char *getKind() const override { return "cuda"; }
+  /// What the emulator checks from the next launch on (emulator only).
+  void setEmulatorOptions(const cuda::EmulatorOptions &options) {
+    *emulatorOptions = options;
+  }
+  bool isEmulator() const { return driver->isEmulator(); }
+
+  const char *getKind() const override {
+    return isEmulator() ? "cuda-emulator" : "cuda";
+  }
   std::string getName() const override { return name; }
   std::string getArchitecture() const override;
   DeviceTarget getTarget() const override {
+    if (isEmulator())
+      return DeviceTarget::cudaEmulator();
     return DeviceTarget::cuda(unsigned(limits.major), unsigned(limits.minor));
   }
   /// Bytes of memory on the GPU.
@@ -65,6 +84,8 @@ public:
   };
 
 private:
+  static StatusOr<std::shared_ptr<CudaDevice>>
+  open(std::shared_ptr<const cuda::CudaDriver> driver, int ordinal);
   CudaDevice(std::shared_ptr<const cuda::CudaDriver> driver,
              cuda::CUdevice device, cuda::CUcontext context,
              cuda::CUstream stream, std::string name, uint64_t totalMemory,
@@ -79,6 +100,8 @@ private:
   std::string name;
   uint64_t totalMemory = 0;
   Limits limits;
+  std::shared_ptr<cuda::EmulatorOptions> emulatorOptions =
+      std::make_shared<cuda::EmulatorOptions>();
 };
 
 } // namespace lcc::runtime

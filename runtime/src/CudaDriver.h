@@ -49,6 +49,8 @@ enum : CUresult {
   CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221,
   CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
   CUDA_ERROR_NOT_FOUND = 500,
+  CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+  CUDA_ERROR_LAUNCH_FAILED = 719,
   CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
   CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804,
 };
@@ -140,8 +142,13 @@ public:
   /// Loads the library and resolves every function. Errors start with
   /// "cuda device unavailable: " and say what to do.
   static StatusOr<std::shared_ptr<const CudaDriver>> load();
+  /// The CUDA emulator's entry points (CudaEmulator.h): kernels of
+  /// CudaEmulator executables run on the CPU.
+  static std::shared_ptr<const CudaDriver> emulator();
+  bool isEmulator() const { return emulated; }
 
-  /// Where the library came from: "libcuda.so.1" or LCC_CUDA_DRIVER.
+  /// Where the library came from: "libcuda.so.1", LCC_CUDA_DRIVER or "the
+  /// CUDA emulator".
   const std::string &getPath() const { return path; }
 
   /// "CUDA_ERROR_OUT_OF_MEMORY (out of memory)", from the driver's names.
@@ -159,6 +166,7 @@ public:
 private:
   CudaDriver() = default;
   std::string path;
+  bool emulated = false;
 };
 
 } // namespace lcc::runtime::cuda

@@ -38,12 +38,15 @@ public:
 /// One command of a function, its bindings resolved to device addresses.
 struct DeviceCommand {
   lcm::CommandKind kind = lcm::CommandKind::Dispatch;
-  std::string name; // for errors and reports
+  std::string name;     // for errors and reports
+  std::string location; // of its model op, "model.mlir:12:8", or ""
   // Dispatch: an index into the module's common entry point list.
   uint32_t entryPoint = 0;
   std::array<uint32_t, 3> workgroupCount{};
   // Dispatch: one address per binding. Copy: the target, then the source.
   std::vector<void *> bindings;
+  // Dispatch: the bytes of each binding.
+  std::vector<uint64_t> bindingLengths;
   uint64_t copyLength = 0;
 };
 
@@ -62,7 +65,7 @@ public:
   Device &operator=(const Device &) = delete;
   virtual ~Device();
 
-  /// "cpu" or "cuda".
+  /// "cpu", "cuda" or "cuda-emulator".
   virtual const char *getKind() const = 0;
   /// What runs the code: "NVIDIA H200"; the CPU's is "host".
   virtual std::string getName() const = 0;

@@ -33,12 +33,15 @@ std::string formatCudaArchitecture(unsigned major, unsigned minor) {
 
 bool isGpuFormat(lcm::ExecutableFormat format) {
   return format == lcm::ExecutableFormat::Ptx ||
-         format == lcm::ExecutableFormat::Cubin;
+         format == lcm::ExecutableFormat::Cubin ||
+         format == lcm::ExecutableFormat::CudaEmulator;
 }
 
 std::string DeviceTarget::describe() const {
   if (kind == Kind::Cpu)
     return "cpu device";
+  if (kind == Kind::CudaEmulator)
+    return "cuda-emulator device";
   return "cuda device sm_" + std::to_string(cudaVersion);
 }
 
@@ -56,7 +59,13 @@ StatusOr<size_t> selectExecutable(const lcm::Module &module,
         return i;
       continue;
     }
-    if (!isGpuFormat(format) || !executable.target())
+    if (target.kind == DeviceTarget::Kind::CudaEmulator) {
+      if (format == lcm::ExecutableFormat::CudaEmulator)
+        return i;
+      continue;
+    }
+    if (!isGpuFormat(format) || !executable.target() ||
+        format == lcm::ExecutableFormat::CudaEmulator)
       continue;
     std::optional<CudaArchitecture> architecture =
         parseCudaArchitecture(executable.target()->str());

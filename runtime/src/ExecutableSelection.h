@@ -33,12 +33,14 @@ std::optional<CudaArchitecture> parseCudaArchitecture(const std::string &name);
 /// "sm_90" for compute capability 9.0, "sm_120" for 12.0.
 std::string formatCudaArchitecture(unsigned major, unsigned minor);
 
-/// Whether `format` holds GPU code (PTX or a cubin).
+/// Whether `format` holds GPU code (PTX, a cubin, or the CUDA emulator's
+/// form of the same kernels): it names an architecture and its entry points
+/// a block size.
 bool isGpuFormat(lcm::ExecutableFormat format);
 
 /// The kind of code a device runs.
 struct DeviceTarget {
-  enum class Kind { Cpu, Cuda };
+  enum class Kind { Cpu, Cuda, CudaEmulator };
   Kind kind = Kind::Cpu;
   /// CUDA: the device's architecture, compute capability major * 10 + minor.
   unsigned cudaVersion = 0;
@@ -47,7 +49,10 @@ struct DeviceTarget {
   static DeviceTarget cuda(unsigned major, unsigned minor) {
     return {Kind::Cuda, major * 10 + minor};
   }
-  /// "cpu device", "cuda device sm_90", as messages name it.
+  /// The CUDA emulator runs the kernels of any architecture.
+  static DeviceTarget cudaEmulator() { return {Kind::CudaEmulator, 0}; }
+  /// "cpu device", "cuda device sm_90", "cuda-emulator device", as messages
+  /// name it.
   std::string describe() const;
 };
 
@@ -55,7 +60,7 @@ struct DeviceTarget {
 /// for the CPU the first HostSharedObject; for CUDA the first Cubin of the
 /// device's architecture (sm_90 or sm_90a on an sm_90 device), else the PTX
 /// of the newest architecture <= the device's (an "a" PTX only for exactly
-/// its own). Otherwise an error naming the device and listing what the
+/// its own); for the CUDA emulator the first CudaEmulator. Otherwise an error naming the device and listing what the
 /// module holds. The module must have passed the loader's checks.
 StatusOr<size_t> selectExecutable(const lcm::Module &module,
                                   const DeviceTarget &target);

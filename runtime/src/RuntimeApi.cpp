@@ -369,11 +369,13 @@ LccStatus lccDeviceCreate(const char *kind, unsigned threadCount,
       return nullArgument("lccDeviceCreate", !kind ? "kind" : "device");
     std::string name = kind;
     std::shared_ptr<Device> created;
-    if (name == "cuda") {
-      StatusOr<std::shared_ptr<CudaDevice>> cuda = CudaDevice::create();
-      if (!cuda.ok())
-        return cuda.getStatus();
-      created = cuda.take();
+    if (name == "cuda" || name == "cuda-emulator") {
+      StatusOr<std::shared_ptr<CudaDevice>> gpu =
+          name == "cuda" ? CudaDevice::create()
+                         : CudaDevice::createEmulator(cuda::EmulatorOptions());
+      if (!gpu.ok())
+        return gpu.getStatus();
+      created = gpu.take();
     } else if (name == "cpu") {
       if (threadCount > kMaxThreads)
         return Status::error(StatusCode::InvalidArgument, "cannot use ",
@@ -381,7 +383,8 @@ LccStatus lccDeviceCreate(const char *kind, unsigned threadCount,
       created = std::make_shared<CpuDevice>(threadCount);
     } else {
       return Status::error(StatusCode::InvalidArgument, "unknown device '",
-                           name, "'; expected 'cpu' or 'cuda'");
+                           name,
+                           "'; expected 'cpu', 'cuda' or 'cuda-emulator'");
     }
     *device = new LccDeviceImpl{created, created->getName(),
                                 created->getArchitecture()};
@@ -390,6 +393,34 @@ LccStatus lccDeviceCreate(const char *kind, unsigned threadCount,
 }
 
 void lccDeviceDestroy(LccDevice device) { delete device; }
+
+LccStatus lccDeviceSetEmulatorChecks(LccDevice device, const char *checks,
+                                     const char *threadOrder) {
+  return guarded("lccDeviceSetEmulatorChecks", [&]() -> Status {
+    if (!device || !checks)
+      return nullArgument("lccDeviceSetEmulatorChecks",
+                          !device ? "device" : "checks");
+    auto *emulator = dynamic_cast<CudaDevice *>(device->device.get());
+    if (!emulator || !emulator->isEmulator())
+      return Status::error(StatusCode::InvalidArgument, "the ",
+                           device->device->getKind(),
+                           " device has no emulator checks; they are the "
+                           "cuda-emulator device's");
+    cuda::EmulatorOptions options;
+    if (!options.parseChecks(checks))
+      return Status::error(StatusCode::InvalidArgument, "unknown check ",
+                           quoted(checks),
+                           "; expected memcheck, racecheck, both "
+                           "comma-separated, or none");
+    if (threadOrder && !options.parseThreadOrder(threadOrder))
+      return Status::error(StatusCode::InvalidArgument, "unknown thread order ",
+                           quoted(threadOrder),
+                           "; expected forward, reversed, shuffled or "
+                           "shuffled:SEED");
+    emulator->setEmulatorOptions(options);
+    return Status();
+  });
+}
 
 const char *lccDeviceGetKind(LccDevice device) {
   return device->device->getKind();

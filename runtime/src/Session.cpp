@@ -166,6 +166,7 @@ Status Function::prepare(size_t index) {
     DeviceCommand next;
     next.kind = command.kind();
     next.name = runtime::getCommandName(command, c);
+    next.location = command.location() ? command.location()->str() : "";
     if (command.kind() == lcm::CommandKind::Dispatch) {
       if (!executable) {
         StatusOr<const DeviceExecutable *> loaded = session.getExecutable();
@@ -179,16 +180,16 @@ Status Function::prepare(size_t index) {
       for (size_t i = 0; i < 3; ++i)
         next.workgroupCount[i] = dispatch.workgroup_count()->Get(i);
       if (dispatch.bindings())
-        for (const lcm::Binding *binding : *dispatch.bindings())
+        for (const lcm::Binding *binding : *dispatch.bindings()) {
           next.bindings.push_back(resolve(*binding));
+          next.bindingLengths.push_back(binding->length());
+        }
     } else {
       const lcm::Copy &copy = *command.copy();
       next.bindings = {resolve(*copy.target()), resolve(*copy.source())};
       next.copyLength = copy.source()->length();
     }
-    stats.push_back({next.name,
-                     command.location() ? command.location()->str() : "",
-                     command.kind(), 0});
+    stats.push_back({next.name, next.location, command.kind(), 0});
     prepared.push_back(std::move(next));
   }
   lastNanoseconds.resize(commandCount);

@@ -694,8 +694,8 @@ TEST(Loader, RejectsBadInitScale) {
 
 TEST(Loader, RejectsUnknownExecutableFormat) {
   ModuleSpec spec = affineModule();
-  spec.executables[0].format = lcm::ExecutableFormat(3);
-  EXPECT_EQ(loadError(spec), "executables[0] has unknown format 3");
+  spec.executables[0].format = lcm::ExecutableFormat(4);
+  EXPECT_EQ(loadError(spec), "executables[0] has unknown format 4");
 }
 
 TEST(Loader, RejectsExecutableWithoutData) {

@@ -125,7 +125,7 @@ TEST(RuntimeApi, ReportsErrorsAsStatuses) {
     EXPECT_EQ(device, nullptr);
   }
   EXPECT_EQ(take(lccDeviceCreate("tpu", 0, &device)),
-            "unknown device 'tpu'; expected 'cpu' or 'cuda'");
+            "unknown device 'tpu'; expected 'cpu', 'cuda' or 'cuda-emulator'");
   EXPECT_EQ(take(lccDeviceCreate("cpu", 100000, &device)),
             "cannot use 100000 threads; at most 4096");
   EXPECT_EQ(take(lccDeviceCreate(nullptr, 0, &device)),

@@ -17,7 +17,13 @@ constexpr uint64_t kMaxThreads = 4096;
 } // namespace
 
 int Tool::fail(int status, const std::string &message) const {
-  std::fprintf(stderr, "%s: error: %s\n", name, message.c_str());
+  size_t start = 0;
+  do {
+    size_t end = message.find('\n', start);
+    std::string line = message.substr(start, end - start);
+    std::fprintf(stderr, "%s: error: %s\n", name, line.c_str());
+    start = end == std::string::npos ? end : end + 1;
+  } while (start != std::string::npos);
   return status;
 }
 
@@ -62,9 +68,9 @@ std::string Tool::readFlag(const std::string &argument,
   case FlagValue::Text:
     return "";
   case FlagValue::Device:
-    if (value != "cpu" && value != "cuda")
+    if (value != "cpu" && value != "cuda" && value != "cuda-emulator")
       return "unknown " + out.flag + " value '" + value +
-             "'; expected 'cpu' or 'cuda'";
+             "'; expected 'cpu', 'cuda' or 'cuda-emulator'";
     return "";
   case FlagValue::Report:
     if (value != "json")
@@ -152,12 +158,24 @@ bool DeviceOptions::read(const FlagArgument &argument) {
     threadsGiven = true;
     return true;
   }
+  if (argument.flag == "--check") {
+    checks = argument.value;
+    return true;
+  }
+  if (argument.flag == "--thread-order") {
+    threadOrder = argument.value;
+    return true;
+  }
   return false;
 }
 
 std::string DeviceOptions::check() const {
   if (threadsGiven && kind != "cpu")
     return "--threads only applies to --device=cpu";
+  if (kind != "cuda-emulator" && !checks.empty())
+    return "--check only applies to --device=cuda-emulator";
+  if (kind != "cuda-emulator" && !threadOrder.empty())
+    return "--thread-order only applies to --device=cuda-emulator";
   return "";
 }
 
@@ -196,6 +214,12 @@ std::string Handles::open(const DeviceOptions &options) {
     return takeMessage(status);
   if (options.maxMemory)
     lccDeviceSetMemoryLimit(device, options.maxMemory);
+  if (!options.checks.empty() || !options.threadOrder.empty())
+    if (LccStatus status = lccDeviceSetEmulatorChecks(
+            device, options.checks.empty() ? "none" : options.checks.c_str(),
+            options.threadOrder.empty() ? nullptr
+                                        : options.threadOrder.c_str()))
+      return takeMessage(status);
   // Creating the session picks the module's code for the device: its errors
   // name the model.
   if (LccStatus status = lccSessionCreate(device, module, &session))

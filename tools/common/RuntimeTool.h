@@ -33,7 +33,7 @@ enum class FlagValue {
   Count,         ///< A non-negative integer.
   PositiveCount, ///< A count of at least 1.
   Threads,       ///< --threads: 1 to 4096, what the cpu device takes.
-  Device,        ///< --device: cpu or cuda.
+  Device,        ///< --device: cpu, cuda or cuda-emulator.
   Report,        ///< --report: json.
 };
 
@@ -47,8 +47,12 @@ struct Flag {
 
 /// The flags of the device (DeviceOptions) and of the report, which both
 /// tools take alike.
-constexpr Flag kDeviceFlag = {"--device", "cpu|cuda", FlagValue::Device};
+constexpr Flag kDeviceFlag = {"--device", "cpu|cuda|cuda-emulator",
+                               FlagValue::Device};
 constexpr Flag kThreadsFlag = {"--threads", "N", FlagValue::Threads};
+constexpr Flag kCheckFlag = {"--check", "memcheck,racecheck", FlagValue::Text};
+constexpr Flag kThreadOrderFlag = {
+    "--thread-order", "forward|reversed|shuffled[:SEED]", FlagValue::Text};
 constexpr Flag kReportFlag = {"--report", "json", FlagValue::Report};
 
 /// One "--flag=value" argument as read, its value checked.
@@ -66,8 +70,9 @@ public:
   constexpr Tool(const char *name, const char *usage, const Flag (&flags)[N])
       : name(name), usage(usage), flags(flags), flagCount(N) {}
 
-  /// One `NAME: error: MESSAGE` line on stderr; returns `status`, the exit
-  /// status that goes with it.
+  /// One `NAME: error: MESSAGE` line on stderr (a line each when MESSAGE
+  /// has several, as the CUDA emulator's findings); returns `status`, the
+  /// exit status that goes with it.
   int fail(int status, const std::string &message) const;
   /// The error line of `status`, which is freed; returns kExitError.
   int fail(LccStatus status) const;
@@ -152,8 +157,11 @@ struct DeviceOptions {
   unsigned threads = 0; ///< 0: one per hardware thread.
   bool threadsGiven = false;
   uint64_t maxMemory = 0; ///< 0: the device's default.
+  /// cuda-emulator: --check and --thread-order ("": not given).
+  std::string checks, threadOrder;
 
-  /// Takes --device and --threads; false for any other flag.
+  /// Takes --device, --threads, --check and --thread-order; false for any
+  /// other flag.
   bool read(const FlagArgument &argument);
   /// "" unless the flags contradict each other, once all are read.
   std::string check() const;

@@ -1,6 +1,6 @@
 //===- lcc-run.cpp - runs a compiled lcc module ---------------------------===//
 //
-// lcc-run MODEL.lcm [--device=cpu|cuda] [--function=NAME]
+// lcc-run MODEL.lcm [--device=cpu|cuda|cuda-emulator] [--function=NAME]
 //     [--input=FILE.npy]... [--params=FILE.safetensors] [--output-dir=DIR]
 //     [--results-file=FILE.safetensors] [--repeat=N] [--warmup=N]
 //     [--report=json] [--threads=N] [--max-memory=BYTES]
@@ -41,6 +41,18 @@ const char kUsage[] =
     "                              libcuda.so.1 (or $LCC_CUDA_DRIVER),\n"
     "                              with the module's cubin for the GPU's\n"
     "                              architecture, else its PTX\n"
+    "  --device=cuda-emulator      the module's GPU kernels (compiled with\n"
+    "                              --target=cuda) run on this CPU by the CUDA\n"
+    "                              emulator, block by block, every thread\n"
+    "                              of a block with CUDA's barriers\n"
+    "  --check=memcheck,racecheck  with cuda-emulator: check every global\n"
+    "                              and shared access against its buffer\n"
+    "                              (memcheck) and shared accesses of two\n"
+    "                              threads with no barrier between\n"
+    "                              (racecheck); a finding is an error line\n"
+    "  --thread-order=forward|reversed|shuffled[:SEED]\n"
+    "                              with cuda-emulator: the order a block's\n"
+    "                              threads run in between barriers\n"
     "  --function=NAME             function to run (default: the first)\n"
     "  --input=FILE.npy            next input, in argument order (repeat)\n"
     "  --params=FILE.safetensors   weights, bound to parameters by name\n"
@@ -94,6 +106,8 @@ constexpr Flag kFlags[] = {
     {"--warmup", "N", FlagValue::Count},
     kReportFlag,
     kThreadsFlag,
+    kCheckFlag,
+    kThreadOrderFlag,
     {"--init-params", "FILE.safetensors", FlagValue::Text},
     {"--seed", "N", FlagValue::Count},
     {"--max-memory", "BYTES", FlagValue::Text},

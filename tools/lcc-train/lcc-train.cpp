@@ -2,7 +2,8 @@
 //
 // lcc-train MODEL.lcm --data=FILE.npy... [--eval-data=FILE.npy...]
 //     [--params=FILE.safetensors | --seed=N] [--steps=N] [--eval-every=N]
-//     [--checkpoint=FILE.safetensors] [--report=json] [--device=cpu|cuda]
+//     [--checkpoint=FILE.safetensors] [--report=json]
+//     [--device=cpu|cuda|cuda-emulator] [--check=...] [--thread-order=...]
 //     [--threads=N] [--eval-function=NAME] [--carry=RESULT:INPUT]...
 //
 // The command line is a contract (DESIGN.md §6). Training is the module's
@@ -106,6 +107,18 @@ const char kUsage[] =
     "                              ran), \"ms_per_step\" (median),\n"
     "                              \"peak_bytes\" (device peak)} to stdout\n"
     "  --device=cpu|cuda           device to train on (default cpu)\n"
+    "  --device=cuda-emulator      the module's GPU kernels (compiled with\n"
+    "                              --target=cuda) run on this CPU by the CUDA\n"
+    "                              emulator, block by block, every thread\n"
+    "                              of a block with CUDA's barriers\n"
+    "  --check=memcheck,racecheck  with cuda-emulator: check every global\n"
+    "                              and shared access against its buffer\n"
+    "                              (memcheck) and shared accesses of two\n"
+    "                              threads with no barrier between\n"
+    "                              (racecheck); a finding is an error line\n"
+    "  --thread-order=forward|reversed|shuffled[:SEED]\n"
+    "                              with cuda-emulator: the order a block's\n"
+    "                              threads run in between barriers\n"
     "  --threads=N                 threads of the cpu device (default: all)\n"
     "  --help, --version\n"
     "\n"
@@ -129,7 +142,9 @@ constexpr Flag kFlags[] = {
     {"--carry", "RESULT:INPUT", FlagValue::Text},
     kReportFlag,
     kDeviceFlag,
-    kThreadsFlag};
+    kThreadsFlag,
+    kCheckFlag,
+    kThreadOrderFlag};
 
 constexpr Tool kTool("lcc-train", kUsage, kFlags);
 

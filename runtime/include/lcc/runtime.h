@@ -183,11 +183,23 @@ typedef struct LccDeviceImpl *LccDevice;
  * or the library the environment variable LCC_CUDA_DRIVER names); it ignores
  * `threadCount`. Without a driver or a GPU it is an LCC_STATUS_UNAVAILABLE
  * error that says why, e.g. "cuda device unavailable: cannot load
- * libcuda.so.1 (...): is the NVIDIA driver installed?". */
+ * libcuda.so.1 (...): is the NVIDIA driver installed?". "cuda-emulator" is
+ * the cuda device over the CUDA emulator: the GPU kernels of a module
+ * compiled for cuda, run on this CPU (docs/gpu.md); it ignores
+ * `threadCount` and checks nothing until lccDeviceSetEmulatorChecks. */
 LccStatus lccDeviceCreate(const char *kind, unsigned threadCount,
                           LccDevice *device);
 void lccDeviceDestroy(LccDevice device);
-/* "cpu" or "cuda". */
+/* For a cuda-emulator device: what every launch from now on checks, as
+ * `--check` takes it ("memcheck", "racecheck", "memcheck,racecheck" or
+ * "none"), and the order a block's threads run in between barriers
+ * ("forward", "reversed", "shuffled" or "shuffled:SEED"; NULL: forward). A
+ * launch with findings fails with LCC_STATUS_INTERNAL and one line per
+ * finding class. LCC_STATUS_INVALID_ARGUMENT for another device or an
+ * unknown value. */
+LccStatus lccDeviceSetEmulatorChecks(LccDevice device, const char *checks,
+                                     const char *threadOrder);
+/* "cpu", "cuda" or "cuda-emulator". */
 const char *lccDeviceGetKind(LccDevice device);
 /* What runs the code: the GPU's name ("NVIDIA H200"); "host" for the cpu. */
 const char *lccDeviceGetName(LccDevice device);

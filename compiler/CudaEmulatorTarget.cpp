@@ -1,0 +1,544 @@
+//===- CudaEmulatorTarget.cpp - the CUDA kernels, for the host ------------===//
+//
+// Each kernel K(params...) of the NVPTX module becomes an internal
+// K.emulated(thread, params...) in which
+//   - the special registers (%tid, %ntid, %ctaid, %nctaid, %laneid) are
+//     fields of the thread's context,
+//   - a barrier is a call of the context's `barrier`,
+//   - shared memory variables are offsets into the block's shared memory,
+//   - every load, store and atomic of global or shared memory first asks the
+//     context's `access` where to go when the emulator is checking,
+// and the exported lcc_emu_kernel_K(thread, parameters) calls it with the
+// parameter values cuLaunchKernel's array points at. A table names each
+// access and barrier (its kernel, kind, size, the buffer its address derives
+// from and its model source location) for the emulator's messages.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CudaEmulatorTarget.h"
+
+#include "compiler/SharedObjectLinker.h"
+
+#include "CudaEmulatorAbi.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/IR/DebugInfo.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Operator.h"
+#include "llvm/IR/ReplaceConstant.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+
+#include <optional>
+
+using namespace llvm;
+namespace abi = lcc::lcm::emulator;
+
+namespace {
+
+constexpr unsigned kSharedAddressSpace = 3;
+constexpr int64_t kSharedAlignment = 16;
+
+Error emulatorError(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// The context field (and element) an NVVM special-register read becomes.
+struct RegisterField {
+  unsigned field;
+  std::optional<unsigned> element;
+};
+
+std::optional<RegisterField> specialRegister(StringRef intrinsic) {
+  if (!intrinsic.consume_front("llvm.nvvm.read.ptx.sreg."))
+    return std::nullopt;
+  if (intrinsic == "laneid")
+    return RegisterField{abi::kLaneIdField, std::nullopt};
+  static constexpr std::pair<StringLiteral, unsigned> kVectors[] = {
+      {"tid.", abi::kThreadIdField},
+      {"ntid.", abi::kBlockDimField},
+      {"ctaid.", abi::kBlockIdField},
+      {"nctaid.", abi::kGridDimField}};
+  for (const auto &[prefix, field] : kVectors) {
+    StringRef axis = intrinsic;
+    if (!axis.consume_front(prefix) || axis.size() != 1 || axis[0] < 'x' ||
+        axis[0] > 'z')
+      continue;
+    return RegisterField{field, unsigned(axis[0] - 'x')};
+  }
+  return std::nullopt;
+}
+
+/// Whether `intrinsic` is a barrier of every thread of the block
+/// (__syncthreads) with `id` its barrier number operand, if any.
+bool isBlockBarrier(StringRef intrinsic) {
+  return intrinsic == "llvm.nvvm.barrier0" ||
+         intrinsic == "llvm.nvvm.barrier.cta.sync.aligned.all" ||
+         intrinsic == "llvm.nvvm.barrier.cta.sync.all" ||
+         intrinsic == "llvm.nvvm.barrier.sync";
+}
+
+/// The kernels of one NVPTX module, retargeted for the emulator in place.
+class EmulatedKernels {
+public:
+  explicit EmulatedKernels(Module &module)
+      : module(module), context(module.getContext()),
+        pointer(PointerType::get(context, 0)) {
+    Type *i32 = Type::getInt32Ty(context);
+    Type *triple = ArrayType::get(i32, 3);
+    threadContext = StructType::create(
+        context,
+        {triple, triple, triple, triple, pointer, i32, i32, pointer, pointer,
+         pointer, pointer},
+        "lcc.emulator.ThreadContext");
+  }
+
+  Error run();
+
+private:
+  void layoutSharedMemory();
+  Function *addThreadParameter(Function &kernel);
+  Error instrumentAccesses(Function &body, StringRef kernel);
+  std::string bufferOf(Value *address) const;
+  Value *checkedAddress(Instruction *access, Value *thread, Value *address,
+                        uint64_t bytes, unsigned site);
+  Error replaceIntrinsics(Function &body, StringRef kernel);
+  void replaceSharedMemory(Function &body);
+  void addEntryPoint(Function &body, StringRef kernel);
+  void exportGlobals();
+  void addTable(StringRef symbol, StringRef text);
+  Value *field(IRBuilder<> &b, Value *thread, unsigned index,
+               std::optional<unsigned> element = std::nullopt);
+  static std::string location(const Instruction &instruction);
+
+  Module &module;
+  LLVMContext &context;
+  PointerType *pointer;
+  StructType *threadContext;
+  SmallVector<GlobalVariable *> sharedVariables;
+  DenseMap<GlobalVariable *, uint64_t> sharedOffsets;
+  std::string sites, globals;
+  unsigned siteCount = 0;
+};
+
+Value *EmulatedKernels::field(IRBuilder<> &b, Value *thread, unsigned index,
+                              std::optional<unsigned> element) {
+  SmallVector<Value *, 3> indices = {b.getInt32(0), b.getInt32(index)};
+  if (element)
+    indices.push_back(b.getInt32(*element));
+  return b.CreateInBoundsGEP(threadContext, thread, indices);
+}
+
+std::string EmulatedKernels::location(const Instruction &instruction) {
+  const DILocation *at = instruction.getDebugLoc().get();
+  if (!at || at->getFilename().empty())
+    return "-";
+  return (at->getFilename() + ":" + Twine(at->getLine()) + ":" +
+          Twine(at->getColumn()))
+      .str();
+}
+
+/// CUDA's layout: the static shared variables first, then the dynamic
+/// shared memory (`extern __shared__`, what lcc's kernels use).
+void EmulatedKernels::layoutSharedMemory() {
+  const DataLayout &layout = module.getDataLayout();
+  uint64_t end = 0;
+  SmallVector<GlobalVariable *> dynamic;
+  for (GlobalVariable &variable : module.globals()) {
+    if (variable.getAddressSpace() != kSharedAddressSpace)
+      continue;
+    sharedVariables.push_back(&variable);
+    uint64_t bytes = layout.getTypeAllocSize(variable.getValueType());
+    if (variable.isDeclaration() || bytes == 0) {
+      dynamic.push_back(&variable);
+      continue;
+    }
+    uint64_t alignment = std::max<uint64_t>(
+        variable.getAlign().valueOrOne().value(), kSharedAlignment);
+    end = alignTo(end, alignment);
+    sharedOffsets[&variable] = end;
+    end += bytes;
+  }
+  end = alignTo(end, kSharedAlignment);
+  for (GlobalVariable *variable : dynamic)
+    sharedOffsets[variable] = end;
+  sites += "shared-static " + std::to_string(end) + "\n";
+}
+
+/// K(params...) -> K.emulated(thread, params...), the body moved over.
+Function *EmulatedKernels::addThreadParameter(Function &kernel) {
+  SmallVector<Type *> parameters = {pointer};
+  llvm::append_range(parameters, kernel.getFunctionType()->params());
+  Function *body = Function::Create(
+      FunctionType::get(Type::getVoidTy(context), parameters, false),
+      GlobalValue::InternalLinkage, kernel.getName() + ".emulated", module);
+  body->splice(body->end(), &kernel);
+  body->getArg(0)->setName("thread");
+  for (Argument &argument : kernel.args()) {
+    Argument *moved = body->getArg(argument.getArgNo() + 1);
+    moved->takeName(&argument);
+    argument.replaceAllUsesWith(moved);
+  }
+  body->setSubprogram(kernel.getSubprogram());
+  kernel.setSubprogram(nullptr);
+  return body;
+}
+
+/// Which buffer `address` lies in, as the access table names it: the kernel
+/// parameter, shared memory or module global every path to it starts from.
+std::string EmulatedKernels::bufferOf(Value *address) const {
+  SmallVector<Value *> work = {address};
+  SmallPtrSet<Value *, 16> seen;
+  std::string root;
+  while (!work.empty()) {
+    Value *value = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (auto *gep = dyn_cast<GEPOperator>(value)) {
+      work.push_back(gep->getPointerOperand());
+      continue;
+    }
+    if (auto *op = dyn_cast<Operator>(value);
+        op && (op->getOpcode() == Instruction::AddrSpaceCast ||
+               op->getOpcode() == Instruction::BitCast)) {
+      work.push_back(op->getOperand(0));
+      continue;
+    }
+    if (auto *phi = dyn_cast<PHINode>(value)) {
+      llvm::append_range(work, phi->incoming_values());
+      continue;
+    }
+    if (auto *select = dyn_cast<SelectInst>(value)) {
+      work.push_back(select->getTrueValue());
+      work.push_back(select->getFalseValue());
+      continue;
+    }
+    std::string here;
+    if (auto *argument = dyn_cast<Argument>(value))
+      here = "param:" + std::to_string(argument->getArgNo() - 1);
+    else if (auto *global = dyn_cast<GlobalVariable>(value))
+      here = global->getAddressSpace() == kSharedAddressSpace
+                 ? "shared"
+                 : ("global:" + global->getName()).str();
+    else if (isa<AllocaInst>(value))
+      here = "private";
+    else
+      return "unknown";
+    if (root.empty())
+      root = here;
+    else if (root != here)
+      return "unknown";
+  }
+  return root.empty() ? "unknown" : root;
+}
+
+/// Before `access`: when the thread is checking and the bytes at `address`
+/// are not inside the site's range, address = thread->access(thread,
+/// address, site).
+Value *EmulatedKernels::checkedAddress(Instruction *access, Value *thread,
+                                       Value *address, uint64_t bytes,
+                                       unsigned site) {
+  BasicBlock *head = access->getParent();
+  IRBuilder<> b(access);
+  Value *checking =
+      b.CreateLoad(b.getInt32Ty(), field(b, thread, abi::kCheckingField));
+  Instruction *checkEnd = SplitBlockAndInsertIfThen(
+      b.CreateICmpNE(checking, b.getInt32(0)), access->getIterator(), false);
+  BasicBlock *check = checkEnd->getParent();
+
+  IRBuilder<> c(checkEnd);
+  Value *ranges = c.CreateLoad(pointer, field(c, thread, abi::kSiteRangesField));
+  StructType *rangeType = StructType::get(pointer, pointer);
+  Value *range = c.CreateConstInBoundsGEP1_32(rangeType, ranges, site);
+  Value *begin = c.CreateLoad(pointer, c.CreateStructGEP(rangeType, range, 0));
+  Value *end = c.CreateLoad(pointer, c.CreateStructGEP(rangeType, range, 1));
+  Value *generic = c.CreatePointerBitCastOrAddrSpaceCast(address, pointer);
+  Value *last = c.CreateConstGEP1_64(c.getInt8Ty(), generic, bytes);
+  Value *inside = c.CreateAnd(c.CreateICmpUGE(generic, begin),
+                              c.CreateICmpULE(last, end));
+  Instruction *callEnd = SplitBlockAndInsertIfThen(
+      c.CreateNot(inside), checkEnd->getIterator(), false);
+
+  IRBuilder<> d(callEnd);
+  Value *function =
+      d.CreateLoad(pointer, field(d, thread, abi::kAccessField), "access");
+  FunctionType *type =
+      FunctionType::get(pointer, {pointer, pointer, d.getInt32Ty()}, false);
+  Value *redirected =
+      d.CreateCall(type, function, {thread, generic, d.getInt32(site)});
+  redirected =
+      d.CreatePointerBitCastOrAddrSpaceCast(redirected, address->getType());
+
+  PHINode *checked = PHINode::Create(address->getType(), 2, "checked",
+                                     checkEnd->getParent()->begin());
+  checked->addIncoming(address, check);
+  checked->addIncoming(redirected, callEnd->getParent());
+  PHINode *merged = PHINode::Create(address->getType(), 2, "address",
+                                    access->getParent()->begin());
+  merged->addIncoming(address, head);
+  merged->addIncoming(checked, checkEnd->getParent());
+  return merged;
+}
+
+Error EmulatedKernels::instrumentAccesses(Function &body, StringRef kernel) {
+  const DataLayout &layout = module.getDataLayout();
+  struct Access {
+    Instruction *instruction;
+    unsigned operand;
+    Type *type;
+    const char *kind;
+  };
+  SmallVector<Access> accesses;
+  for (Instruction &instruction : instructions(body)) {
+    if (auto *load = dyn_cast<LoadInst>(&instruction))
+      accesses.push_back({load, load->getPointerOperandIndex(),
+                          load->getType(), "load"});
+    else if (auto *store = dyn_cast<StoreInst>(&instruction))
+      accesses.push_back({store, store->getPointerOperandIndex(),
+                          store->getValueOperand()->getType(), "store"});
+    else if (auto *rmw = dyn_cast<AtomicRMWInst>(&instruction))
+      accesses.push_back({rmw, rmw->getPointerOperandIndex(),
+                          rmw->getValOperand()->getType(), "atomic"});
+    else if (auto *cmpxchg = dyn_cast<AtomicCmpXchgInst>(&instruction))
+      accesses.push_back({cmpxchg, cmpxchg->getPointerOperandIndex(),
+                          cmpxchg->getNewValOperand()->getType(), "atomic"});
+    else if (auto *intrinsic = dyn_cast<MemIntrinsic>(&instruction);
+             intrinsic && bufferOf(intrinsic->getDest()) != "private")
+      return emulatorError("kernel '" + kernel + "' calls " +
+                     intrinsic->getCalledFunction()->getName() +
+                     ", whose accesses the CUDA emulator cannot check");
+  }
+  Value *thread = body.getArg(0);
+  for (const Access &access : accesses) {
+    Value *address = access.instruction->getOperand(access.operand);
+    std::string buffer = bufferOf(address);
+    if (buffer == "private")
+      continue;
+    unsigned site = siteCount++;
+    uint64_t bytes = layout.getTypeStoreSize(access.type).getFixedValue();
+    sites += ("access " + kernel + " " + access.kind + " " + Twine(bytes) +
+              " " + buffer + " " + location(*access.instruction) + "\n")
+                 .str();
+    access.instruction->setOperand(
+        access.operand,
+        checkedAddress(access.instruction, thread, address, bytes, site));
+  }
+  return Error::success();
+}
+
+Error EmulatedKernels::replaceIntrinsics(Function &body, StringRef kernel) {
+  Value *thread = body.getArg(0);
+  SmallVector<CallInst *> calls;
+  for (Instruction &instruction : instructions(body))
+    if (auto *call = dyn_cast<CallInst>(&instruction))
+      if (Function *callee = call->getCalledFunction();
+          callee && callee->getName().starts_with("llvm.nvvm."))
+        calls.push_back(call);
+  for (CallInst *call : calls) {
+    StringRef name = call->getCalledFunction()->getName();
+    IRBuilder<> b(call);
+    if (name == "llvm.nvvm.read.ptx.sreg.warpsize") {
+      call->replaceAllUsesWith(b.getInt32(32));
+    } else if (std::optional<RegisterField> reg = specialRegister(name)) {
+      call->replaceAllUsesWith(b.CreateLoad(
+          b.getInt32Ty(), field(b, thread, reg->field, reg->element)));
+    } else if (isBlockBarrier(name)) {
+      auto *id = call->arg_size() ? dyn_cast<ConstantInt>(call->getArgOperand(0))
+                                  : nullptr;
+      if (call->arg_size() && (!id || !id->isZero()))
+        return emulatorError("kernel '" + kernel + "' calls " + name +
+                       " with a barrier other than 0, which the CUDA emulator "
+                       "does not run");
+      unsigned site = siteCount++;
+      sites += ("barrier " + kernel + " " + location(*call) + "\n").str();
+      Value *function = b.CreateLoad(
+          pointer, field(b, thread, abi::kBarrierField), "barrier");
+      b.CreateCall(FunctionType::get(b.getVoidTy(),
+                                     {pointer, b.getInt32Ty()}, false),
+                   function, {thread, b.getInt32(site)});
+    } else {
+      return emulatorError("kernel '" + kernel + "' calls " + name +
+                     ", which the CUDA emulator does not run");
+    }
+    call->eraseFromParent();
+  }
+  return Error::success();
+}
+
+void EmulatedKernels::replaceSharedMemory(Function &body) {
+  SmallVector<Constant *> variables(sharedVariables.begin(),
+                                    sharedVariables.end());
+  convertUsersOfConstantsToInstructions(variables, &body);
+  IRBuilder<> b(&*body.getEntryBlock().getFirstInsertionPt());
+  Value *shared =
+      b.CreateLoad(pointer, field(b, body.getArg(0), abi::kSharedMemoryField),
+                   "shared");
+  for (GlobalVariable *variable : sharedVariables) {
+    Value *at = b.CreateAddrSpaceCast(
+        b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), shared,
+                                     sharedOffsets.lookup(variable)),
+        variable->getType());
+    variable->replaceUsesWithIf(at, [&](Use &use) {
+      auto *user = dyn_cast<Instruction>(use.getUser());
+      return user && user->getFunction() == &body;
+    });
+  }
+}
+
+void EmulatedKernels::addEntryPoint(Function &body, StringRef kernel) {
+  Function *entry = Function::Create(
+      FunctionType::get(Type::getVoidTy(context), {pointer, pointer}, false),
+      GlobalValue::ExternalLinkage, abi::kKernelPrefix + kernel, module);
+  IRBuilder<> b(BasicBlock::Create(context, "entry", entry));
+  SmallVector<Value *> arguments = {entry->getArg(0)};
+  for (unsigned i = 1; i < body.arg_size(); ++i) {
+    Value *slot =
+        b.CreateConstInBoundsGEP1_64(pointer, entry->getArg(1), i - 1);
+    Value *value = b.CreateLoad(pointer, slot);
+    arguments.push_back(b.CreateLoad(body.getArg(i)->getType(), value));
+  }
+  b.CreateCall(&body, arguments);
+  b.CreateRetVoid();
+}
+
+/// The module's own globals (scratch arrays) as cuModuleGetGlobal finds
+/// them, exported and listed with their sizes.
+void EmulatedKernels::exportGlobals() {
+  const DataLayout &layout = module.getDataLayout();
+  for (GlobalVariable &variable : module.globals()) {
+    if (variable.isDeclaration() || variable.getName().starts_with("llvm."))
+      continue;
+    variable.setLinkage(GlobalValue::ExternalLinkage);
+    variable.setVisibility(GlobalValue::DefaultVisibility);
+    globals += (variable.getName() + " " +
+                Twine(layout.getTypeAllocSize(variable.getValueType())) + "\n")
+                   .str();
+  }
+}
+
+void EmulatedKernels::addTable(StringRef symbol, StringRef text) {
+  Constant *bytes = ConstantDataArray::getString(context, text);
+  new GlobalVariable(module, bytes->getType(), /*isConstant=*/true,
+                     GlobalValue::ExternalLinkage, bytes, symbol);
+}
+
+Error EmulatedKernels::run() {
+  layoutSharedMemory();
+  SmallVector<Function *> kernels;
+  for (Function &function : module)
+    if (!function.isDeclaration()) {
+      if (function.getCallingConv() != CallingConv::PTX_Kernel)
+        return emulatorError("function '" + function.getName() +
+                       "' of the CUDA kernels is not a kernel; the CUDA "
+                       "emulator runs kernels only");
+      kernels.push_back(&function);
+    }
+  for (Function *kernel : kernels) {
+    std::string name = kernel->getName().str();
+    Function *body = addThreadParameter(*kernel);
+    kernel->eraseFromParent();
+    if (Error error = instrumentAccesses(*body, name))
+      return error;
+    replaceSharedMemory(*body);
+    if (Error error = replaceIntrinsics(*body, name))
+      return error;
+    addEntryPoint(*body, name);
+  }
+  for (GlobalVariable *variable : sharedVariables)
+    variable->eraseFromParent();
+  for (Function &function : llvm::make_early_inc_range(module))
+    if (function.isDeclaration() && function.use_empty())
+      function.eraseFromParent();
+  exportGlobals();
+  addTable(abi::kSitesSymbol, sites);
+  addTable(abi::kGlobalsSymbol, globals);
+  for (Function &function : module) {
+    function.removeFnAttr("target-cpu");
+    function.removeFnAttr("target-features");
+    function.setCallingConv(CallingConv::C);
+  }
+  if (NamedMDNode *annotations = module.getNamedMetadata("nvvm.annotations"))
+    module.eraseNamedMetadata(annotations);
+  return Error::success();
+}
+
+/// f32 -> bf16, rounding to nearest even as PTX's cvt.rn.bf16.f32 does:
+/// the x86-64 backend calls it (compiler-rt's name) where the GPU has an
+/// instruction, and the shared object links no compiler runtime.
+void defineBFloat16Truncation(Module &module) {
+  LLVMContext &context = module.getContext();
+  Function *truncate = Function::Create(
+      FunctionType::get(Type::getBFloatTy(context), {Type::getFloatTy(context)},
+                        false),
+      GlobalValue::ExternalLinkage, "__truncsfbf2", module);
+  truncate->setVisibility(GlobalValue::HiddenVisibility);
+  IRBuilder<> b(BasicBlock::Create(context, "entry", truncate));
+  Value *x = truncate->getArg(0);
+  Value *bits = b.CreateBitCast(x, b.getInt32Ty());
+  Value *lowestKept = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  Value *rounded =
+      b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lowestKept, b.getInt32(0x7fff))),
+                   16);
+  // NaN stays NaN (quiet), whatever rounding would make of its payload.
+  Value *quiet = b.CreateOr(b.CreateLShr(bits, 16), 0x40);
+  Value *half = b.CreateSelect(b.CreateFCmpUNO(x, x), quiet, rounded);
+  b.CreateRet(b.CreateBitCast(b.CreateTrunc(half, b.getInt16Ty()),
+                              b.getBFloatTy()));
+}
+
+} // namespace
+
+Error lcc::compileKernelsForEmulator(Module &kernels, const StageDumper &dump,
+                                     std::string &sharedObject) {
+  EmulatedKernels emulated(kernels);
+  if (Error error = emulated.run())
+    return error;
+  StripDebugInfo(kernels);
+
+  InitializeNativeTarget();
+  InitializeNativeTargetAsmPrinter();
+  Triple triple(sys::getProcessTriple());
+  std::string error;
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return emulatorError("no LLVM target for " + triple.str() + ": " + error);
+  // The baseline x86-64 CPU: the emulator's code runs on any host.
+  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
+      triple, "x86-64", "", TargetOptions(), Reloc::PIC_, std::nullopt,
+      CodeGenOptLevel::Default));
+  if (!machine)
+    return emulatorError("cannot create a host target machine for the CUDA "
+                   "emulator");
+  kernels.setDataLayout(machine->createDataLayout());
+  kernels.setTargetTriple(triple);
+  std::string broken;
+  raw_string_ostream brokenStream(broken);
+  if (verifyModule(kernels, &brokenStream))
+    return emulatorError("the CUDA emulator's kernels are not valid LLVM IR: " +
+                   broken);
+  auto optimize = mlir::makeOptimizingTransformer(/*optLevel=*/2,
+                                                  /*sizeLevel=*/0,
+                                                  machine.get());
+  if (Error err = optimize(&kernels))
+    return err;
+  if (dump) {
+    std::string text;
+    raw_string_ostream os(text);
+    kernels.print(os, nullptr);
+    dump("gpu-emulator.ll", text);
+  }
+  // After optimisation, which would drop it: only code generation calls it.
+  if (!kernels.getFunction("__truncsfbf2"))
+    defineBFloat16Truncation(kernels);
+  return lcc::linkSharedObject(kernels, *machine, sharedObject);
+}

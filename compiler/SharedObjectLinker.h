@@ -1,0 +1,33 @@
+//===- SharedObjectLinker.h - LLVM IR to an x86-64 shared object -*- C++ -*-===//
+//
+// The last step of every target whose code runs on the host (the CPU
+// kernels, the CUDA emulator's kernels): an object file from LLVM's
+// TargetMachine, linked by the system linker into an ELF shared object that
+// the runtime loads from memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_COMPILER_SHAREDOBJECTLINKER_H
+#define LCC_COMPILER_SHAREDOBJECTLINKER_H
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace lcc {
+
+/// Compiles `module` (optimised, its data layout and triple those of
+/// `machine`) to an object and links it, with libm, into the bytes of a
+/// shared object in `sharedObject`.
+llvm::Error linkSharedObject(llvm::Module &module,
+                             llvm::TargetMachine &machine,
+                             std::string &sharedObject);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_SHAREDOBJECTLINKER_H

@@ -1,0 +1,115 @@
+//===- CudaEmulatorAbi.h - the kernels of a CudaEmulator executable -*- C++ -*-===//
+//
+// A CudaEmulator executable (lcm.fbs) is an x86-64 shared object holding the
+// CUDA kernels of the module: the NVVM IR that became the PTX, with every
+// special register read from, and every barrier and checked memory access
+// called through, the ThreadContext of the thread that runs it. The compiler
+// writes this ABI (compiler/CudaEmulatorTarget.cpp), the runtime's emulator
+// runs it (runtime/src/CudaEmulator.cpp); both take it from here.
+//
+// Each kernel K of the module is exported as
+//
+//   void lcc_emu_kernel_K(ThreadContext *thread, void *const *parameters)
+//
+// where parameters[i] points at the value of the kernel's parameter i, as
+// cuLaunchKernel's kernelParams do. When `checking` is set, each global or
+// shared access of site S first compares its bytes with siteRanges[S] and
+// calls `access` only when they are not inside. A thread of a block runs it from start
+// to end on a stack of its own; `barrier` returns once every thread of the
+// block has reached a barrier.
+//
+// `lcc_emu_access_sites` is a NUL-terminated text with one line per memory
+// access and barrier of the object (and a first line `shared-static BYTES`,
+// the static shared memory before the dynamic), whose index is what `access`
+// and `barrier` receive:
+//
+//   access <kernel> <load|store|atomic> <bytes> <space> <location>
+//   barrier <kernel> <location>
+//
+// <space> is `param:N` (the buffer of kernel parameter N), `shared`,
+// `global:NAME` (a module global of `size` bytes, e.g. a scratch array) or
+// `unknown` (the compiler could not tell which buffer the address is in).
+// <location> is the model source position the access came from, or `-`.
+// `lcc_emu_globals` lists `NAME SIZE` lines for every global a kernel may
+// access, for cuModuleGetGlobal and the checks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_RUNTIME_SCHEMA_CUDAEMULATORABI_H
+#define LCC_RUNTIME_SCHEMA_CUDAEMULATORABI_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace lcc::lcm::emulator {
+
+struct ThreadContext;
+
+/// The bytes an access site may touch, [begin, end): a checked access
+/// inside them goes ahead without a call; an empty range sends every access
+/// of the site to `access` (racecheck follows shared memory that way).
+struct SiteRange {
+  const uint8_t *begin;
+  const uint8_t *end;
+};
+
+/// Returns where the access of `bytes` at `address` goes: `address` itself,
+/// or, when the check found it outside its buffer, a scratch area the
+/// finding has been recorded for (so the kernel runs on and the process
+/// never faults).
+using AccessFunction = void *(*)(ThreadContext *thread, void *address,
+                                 uint32_t site);
+using BarrierFunction = void (*)(ThreadContext *thread, uint32_t site);
+
+/// What a kernel reads of the thread running it. The compiler addresses the
+/// fields by the offsets asserted below.
+struct ThreadContext {
+  uint32_t threadId[3];    // %tid
+  uint32_t blockDim[3];    // %ntid
+  uint32_t blockId[3];     // %ctaid
+  uint32_t gridDim[3];     // %nctaid
+  uint8_t *sharedMemory;   // the block's dynamic shared memory
+  uint32_t checking;       // nonzero: accesses are checked, see SiteRange
+  uint32_t laneId;         // %laneid
+  AccessFunction access;
+  BarrierFunction barrier;
+  void *emulator;          // the runtime's, opaque to kernels
+  const SiteRange *siteRanges; // one per access site of the module
+};
+
+static_assert(offsetof(ThreadContext, threadId) == 0, "ABI");
+static_assert(offsetof(ThreadContext, blockDim) == 12, "ABI");
+static_assert(offsetof(ThreadContext, blockId) == 24, "ABI");
+static_assert(offsetof(ThreadContext, gridDim) == 36, "ABI");
+static_assert(offsetof(ThreadContext, sharedMemory) == 48, "ABI");
+static_assert(offsetof(ThreadContext, checking) == 56, "ABI");
+static_assert(offsetof(ThreadContext, laneId) == 60, "ABI");
+static_assert(offsetof(ThreadContext, access) == 64, "ABI");
+static_assert(offsetof(ThreadContext, barrier) == 72, "ABI");
+static_assert(offsetof(ThreadContext, siteRanges) == 88, "ABI");
+static_assert(sizeof(ThreadContext) == 96, "ABI");
+static_assert(sizeof(SiteRange) == 16, "ABI");
+
+/// Field indices of ThreadContext as an LLVM struct
+/// { [3 x i32], [3 x i32], [3 x i32], [3 x i32], ptr, i32, i32, ptr, ptr, ptr,
+///   ptr }.
+enum ThreadContextField : unsigned {
+  kThreadIdField = 0,
+  kBlockDimField = 1,
+  kBlockIdField = 2,
+  kGridDimField = 3,
+  kSharedMemoryField = 4,
+  kCheckingField = 5,
+  kLaneIdField = 6,
+  kAccessField = 7,
+  kBarrierField = 8,
+  kSiteRangesField = 10,
+};
+
+inline constexpr const char *kKernelPrefix = "lcc_emu_kernel_";
+inline constexpr const char *kSitesSymbol = "lcc_emu_access_sites";
+inline constexpr const char *kGlobalsSymbol = "lcc_emu_globals";
+
+} // namespace lcc::lcm::emulator
+
+#endif // LCC_RUNTIME_SCHEMA_CUDAEMULATORABI_H
