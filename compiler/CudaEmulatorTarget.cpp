@@ -7,7 +7,8 @@
 //   - a barrier is a call of the context's `barrier`,
 //   - shared memory variables are offsets into the block's shared memory,
 //   - every load, store and atomic of global or shared memory first asks the
-//     context's `access` where to go when the emulator is checking,
+//     site's range in the context and asks the context's `access` where to
+//     go when it is outside (checks off: the range is everything),
 // and the exported lcc_emu_kernel_K(thread, parameters) calls it with the
 // parameter values cuLaunchKernel's array points at. A table names each
 // access and barrier (its kernel, kind, size, the buffer its address derives
@@ -20,8 +21,6 @@
 #include "compiler/SharedObjectLinker.h"
 
 #include "CudaEmulatorAbi.h"
-
-#include "mlir/ExecutionEngine/OptUtils.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/DebugInfo.h"
@@ -242,51 +241,39 @@ std::string EmulatedKernels::bufferOf(Value *address) const {
   return root.empty() ? "unknown" : root;
 }
 
-/// Before `access`: when the thread is checking and the bytes at `address`
-/// are not inside the site's range, address = thread->access(thread,
-/// address, site).
+/// Before `access`: when the bytes at `address` are not inside the site's
+/// range, address = thread->access(thread, address, site). One branch per
+/// access, so that the emulator's code stays quick to compile.
 Value *EmulatedKernels::checkedAddress(Instruction *access, Value *thread,
                                        Value *address, uint64_t bytes,
                                        unsigned site) {
   BasicBlock *head = access->getParent();
   IRBuilder<> b(access);
-  Value *checking =
-      b.CreateLoad(b.getInt32Ty(), field(b, thread, abi::kCheckingField));
-  Instruction *checkEnd = SplitBlockAndInsertIfThen(
-      b.CreateICmpNE(checking, b.getInt32(0)), access->getIterator(), false);
-  BasicBlock *check = checkEnd->getParent();
-
-  IRBuilder<> c(checkEnd);
-  Value *ranges = c.CreateLoad(pointer, field(c, thread, abi::kSiteRangesField));
+  Value *ranges = b.CreateLoad(pointer, field(b, thread, abi::kSiteRangesField));
   StructType *rangeType = StructType::get(pointer, pointer);
-  Value *range = c.CreateConstInBoundsGEP1_32(rangeType, ranges, site);
-  Value *begin = c.CreateLoad(pointer, c.CreateStructGEP(rangeType, range, 0));
-  Value *end = c.CreateLoad(pointer, c.CreateStructGEP(rangeType, range, 1));
-  Value *generic = c.CreatePointerBitCastOrAddrSpaceCast(address, pointer);
-  Value *last = c.CreateConstGEP1_64(c.getInt8Ty(), generic, bytes);
-  Value *inside = c.CreateAnd(c.CreateICmpUGE(generic, begin),
-                              c.CreateICmpULE(last, end));
-  Instruction *callEnd = SplitBlockAndInsertIfThen(
-      c.CreateNot(inside), checkEnd->getIterator(), false);
+  Value *range = b.CreateConstInBoundsGEP1_32(rangeType, ranges, site);
+  Value *begin = b.CreateLoad(pointer, b.CreateStructGEP(rangeType, range, 0));
+  Value *end = b.CreateLoad(pointer, b.CreateStructGEP(rangeType, range, 1));
+  Value *generic = b.CreatePointerBitCastOrAddrSpaceCast(address, pointer);
+  Value *last = b.CreateConstGEP1_64(b.getInt8Ty(), generic, bytes);
+  Value *outside = b.CreateOr(b.CreateICmpULT(generic, begin),
+                              b.CreateICmpUGT(last, end));
+  Instruction *callEnd =
+      SplitBlockAndInsertIfThen(outside, access->getIterator(), false);
 
-  IRBuilder<> d(callEnd);
+  IRBuilder<> c(callEnd);
   Value *function =
-      d.CreateLoad(pointer, field(d, thread, abi::kAccessField), "access");
+      c.CreateLoad(pointer, field(c, thread, abi::kAccessField), "access");
   FunctionType *type =
-      FunctionType::get(pointer, {pointer, pointer, d.getInt32Ty()}, false);
+      FunctionType::get(pointer, {pointer, pointer, c.getInt32Ty()}, false);
   Value *redirected =
-      d.CreateCall(type, function, {thread, generic, d.getInt32(site)});
+      c.CreateCall(type, function, {thread, generic, c.getInt32(site)});
   redirected =
-      d.CreatePointerBitCastOrAddrSpaceCast(redirected, address->getType());
-
-  PHINode *checked = PHINode::Create(address->getType(), 2, "checked",
-                                     checkEnd->getParent()->begin());
-  checked->addIncoming(address, check);
-  checked->addIncoming(redirected, callEnd->getParent());
+      c.CreatePointerBitCastOrAddrSpaceCast(redirected, address->getType());
   PHINode *merged = PHINode::Create(address->getType(), 2, "address",
                                     access->getParent()->begin());
   merged->addIncoming(address, head);
-  merged->addIncoming(checked, checkEnd->getParent());
+  merged->addIncoming(redirected, callEnd->getParent());
   return merged;
 }
 
@@ -512,10 +499,13 @@ Error lcc::compileKernelsForEmulator(Module &kernels, const StageDumper &dump,
   const Target *target = TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return emulatorError("no LLVM target for " + triple.str() + ": " + error);
-  // The baseline x86-64 CPU: the emulator's code runs on any host.
+  // The baseline x86-64 CPU, so that the emulator's code runs on any host,
+  // and no optimisation: the IR is already optimised (for the GPU), and
+  // fast code generation keeps the instrumented kernels, a branch per
+  // access, quick to compile.
   std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
       triple, "x86-64", "", TargetOptions(), Reloc::PIC_, std::nullopt,
-      CodeGenOptLevel::Default));
+      CodeGenOptLevel::None));
   if (!machine)
     return emulatorError("cannot create a host target machine for the CUDA "
                    "emulator");
@@ -526,18 +516,13 @@ Error lcc::compileKernelsForEmulator(Module &kernels, const StageDumper &dump,
   if (verifyModule(kernels, &brokenStream))
     return emulatorError("the CUDA emulator's kernels are not valid LLVM IR: " +
                    broken);
-  auto optimize = mlir::makeOptimizingTransformer(/*optLevel=*/2,
-                                                  /*sizeLevel=*/0,
-                                                  machine.get());
-  if (Error err = optimize(&kernels))
-    return err;
   if (dump) {
     std::string text;
     raw_string_ostream os(text);
     kernels.print(os, nullptr);
     dump("gpu-emulator.ll", text);
   }
-  // After optimisation, which would drop it: only code generation calls it.
+  // Only code generation calls it.
   if (!kernels.getFunction("__truncsfbf2"))
     defineBFloat16Truncation(kernels);
   return lcc::linkSharedObject(kernels, *machine, sharedObject);

@@ -250,24 +250,25 @@ struct ConvertToNVVMPass : lcc::impl::ConvertToNVVMBase<ConvertToNVVMPass> {
   }
 };
 
-/// Runs `program` with `args`; fails with its diagnostics in `error`.
+/// Runs `program` with `args`, its output (stdout and stderr) in `log`;
+/// fails with its diagnostics in `log`.
 LogicalResult runTool(StringRef program, ArrayRef<StringRef> args,
-                      std::string &error) {
-  SmallString<128> errorPath;
-  if (llvm::sys::fs::createTemporaryFile("lcc-ptxas", "log", errorPath))
-    return error = "cannot create a temporary file", failure();
-  llvm::FileRemover removeError(errorPath);
-  std::optional<StringRef> redirects[] = {std::nullopt, std::nullopt,
-                                          errorPath.str()};
+                      std::string &log) {
+  SmallString<128> logPath;
+  if (llvm::sys::fs::createTemporaryFile("lcc-ptxas", "log", logPath))
+    return log = "cannot create a temporary file", failure();
+  llvm::FileRemover removeLog(logPath);
+  std::optional<StringRef> redirects[] = {std::nullopt, logPath.str(),
+                                          logPath.str()};
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, 0,
                                      0, &message);
+  auto output = llvm::MemoryBuffer::getFile(logPath);
+  log = output ? (*output)->getBuffer().trim().str() : message;
   if (rc == 0)
     return success();
-  auto log = llvm::MemoryBuffer::getFile(errorPath);
-  error = log ? (*log)->getBuffer().trim().str() : message;
-  if (error.empty())
-    error = message.empty() ? "exit status " + std::to_string(rc) : message;
+  if (log.empty())
+    log = message.empty() ? "exit status " + std::to_string(rc) : message;
   return failure();
 }
 
@@ -365,7 +366,7 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
     auto bytes =
         kernel->getAttrOfType<IntegerAttr>("lcc.workgroup_memory_bytes");
     image.kernels.push_back({kernel.getName().str(), kernel.getNumArguments(),
-                             bytes ? bytes.getInt() : 0});
+                             bytes ? bytes.getInt() : 0, std::nullopt});
   }
   if (failed(runDumpedPipeline(kernels, "gpu-loops", options.dump,
                                buildCudaLoopsPipeline)))
@@ -434,7 +435,9 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
                                   "failed: "
                                << llvm::toString(std::move(err));
   // The emulator runs exactly this IR, which the NVPTX backend compiles.
-  std::unique_ptr<llvm::Module> emulated = llvm::CloneModule(*module);
+  std::unique_ptr<llvm::Module> emulated;
+  if (options.emulator)
+    emulated = llvm::CloneModule(*module);
   llvm::StripDebugInfo(*module);
   if (options.dump) {
     std::string text;
@@ -442,9 +445,10 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
     module->print(os, nullptr);
     options.dump("gpu-kernels.ll", text);
   }
-  if (llvm::Error err =
-          compileKernelsForEmulator(*emulated, options.dump, image.emulator))
-    return kernels.emitError()
+  if (emulated)
+    if (llvm::Error err =
+            compileKernelsForEmulator(*emulated, options.dump, image.emulator))
+      return kernels.emitError()
            << "cannot compile the GPU kernels for the CUDA emulator: "
            << llvm::toString(std::move(err));
   {
@@ -480,10 +484,18 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
            << "cannot name a temporary file: " << ec.message();
   llvm::FileRemover removeCubin(cubinPath);
   std::string archFlag = "-arch=" + options.arch;
-  if (failed(runTool(
-          *ptxas, {*ptxas, archFlag, "-O3", "-o", cubinPath, ptxPath}, error)))
+  // -v: each kernel's registers and spills, for the kernel report.
+  if (failed(runTool(*ptxas,
+                     {*ptxas, archFlag, "-O3", "-v", "-o", cubinPath, ptxPath},
+                     error)))
     return kernels.emitError() << *ptxas << " rejected the PTX for "
                                << options.arch << ": " << error;
+  llvm::StringMap<KernelResources> resources = parsePtxasResources(error);
+  for (CudaKernel &kernel : image.kernels) {
+    auto found = resources.find(kernel.name);
+    if (found != resources.end())
+      kernel.resources = found->second;
+  }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> cubin =
       llvm::MemoryBuffer::getFile(cubinPath);
   if (!cubin)

@@ -15,6 +15,7 @@
 #define LCC_COMPILER_CUDATARGET_H
 
 #include "compiler/DispatchBuffers.h"
+#include "compiler/KernelReport.h"
 
 #include <cstdint>
 #include <optional>
@@ -29,6 +30,9 @@ struct CudaTargetOptions {
   std::string cudaPath;
   /// Threads per block of every kernel.
   int64_t blockSize = 128;
+  /// Whether to compile the kernels for the CUDA emulator too (an artifact
+  /// holds them; --emit=ptx and the kernel report do not need them).
+  bool emulator = true;
   /// Dumps each stage when set.
   StageDumper dump;
 };
@@ -42,6 +46,8 @@ struct CudaKernel {
   std::string name;
   unsigned bindingCount = 0;
   int64_t sharedMemoryBytes = 0;
+  /// What ptxas reported, when it was found.
+  std::optional<KernelResources> resources;
 };
 
 struct CudaImage {

@@ -48,6 +48,36 @@ LogicalResult inlineModelCalls(ModuleOp module) {
   return failure(left.wasInterrupted());
 }
 
+/// The kernel report of the dispatches in `kernels`, compiled to `image`.
+std::string kernelReportOf(ModuleOp kernels, const CudaImage &image,
+                           bool json) {
+  llvm::StringMap<const CudaKernel *> compiled;
+  for (const CudaKernel &kernel : image.kernels)
+    compiled[kernel.name] = &kernel;
+  SmallVector<KernelReportEntry> entries;
+  for (auto dispatch : kernels.getOps<func::FuncOp>()) {
+    KernelReportEntry entry;
+    entry.kernel = dispatch.getName().str();
+    if (auto location = dispatch->getAttrOfType<StringAttr>("lcc.location"))
+      entry.location = location.str();
+    if (auto count =
+            dispatch->getAttrOfType<DenseI64ArrayAttr>("lcc.workgroup_count"))
+      for (unsigned d = 0; d < 3 && d < count.size(); ++d)
+        entry.grid[d] = static_cast<uint32_t>(count[d]);
+    entry.threads = image.blockSize;
+    if (const CudaKernel *kernel = compiled.lookup(entry.kernel)) {
+      entry.sharedMemoryBytes = kernel->sharedMemoryBytes;
+      entry.resources = kernel->resources;
+    }
+    entry.work = countDispatchWork(dispatch);
+    for (Type type : dispatch.getArgumentTypes())
+      if (auto tensor = dyn_cast<RankedTensorType>(type))
+        entry.bytes += double(byteSize(tensor));
+    entries.push_back(std::move(entry));
+  }
+  return formatKernelReport(entries, image.arch, json);
+}
+
 } // namespace
 
 AttentionTiling lcc::attentionTilingFor(const CompileOptions &options) {
@@ -175,9 +205,13 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     return module.emitError("--emit=llvm writes the CPU kernels: add cpu to "
                             "--target"),
            failure();
-  if (options.stopAfter == Stage::Ptx && !options.targetCuda)
-    return module.emitError("--emit=ptx writes the CUDA kernels: add cuda to "
-                            "--target"),
+  bool kernelReport = options.stopAfter == Stage::KernelReport ||
+                      options.stopAfter == Stage::KernelReportJson;
+  if ((options.stopAfter == Stage::Ptx || kernelReport) && !options.targetCuda)
+    return module.emitError()
+               << (kernelReport ? "--emit=kernel-report describes"
+                                : "--emit=ptx writes")
+               << " the CUDA kernels: add cuda to --target",
            failure();
 
   SmallVector<ExecutableImage> executables;
@@ -201,7 +235,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   }
   if (options.targetCuda) {
     CudaTargetOptions cuda{options.cudaArch, options.cudaPath,
-                           options.cudaBlockSize, options.dump};
+                           options.cudaBlockSize,
+                           options.stopAfter == Stage::Artifact, options.dump};
     CudaImage image;
     OwningOpRef<ModuleOp> cudaKernels = kernels->clone();
     if (failed(compileDispatchesForCuda(*cudaKernels, cuda, image)))
@@ -209,6 +244,9 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     done("cuda kernels");
     if (options.stopAfter == Stage::Ptx)
       return image.ptx;
+    if (kernelReport)
+      return kernelReportOf(*kernels, image,
+                            options.stopAfter == Stage::KernelReportJson);
     if (image.cubin.empty())
       module.emitWarning() << "no ptxas found (searched " << image.ptxasSearch
                            << "): the artifact holds PTX only, which the "

@@ -24,7 +24,17 @@
 
 namespace lcc {
 
-enum class Stage { Attn, Linalg, Llvm, Ptx, Artifact };
+/// What lcc writes: a stage's IR, the PTX, the CUDA kernel report (a table
+/// or JSON, KernelReport.h) or the artifact.
+enum class Stage {
+  Attn,
+  Linalg,
+  Llvm,
+  Ptx,
+  KernelReport,
+  KernelReportJson,
+  Artifact
+};
 
 struct CompileOptions : AttentionFormOptions {
   Stage stopAfter = Stage::Artifact;

@@ -43,6 +43,10 @@ if device == "cuda-emulator":
                     ToolSubst("lcc-run", extra_args=emulator),
                     ToolSubst("lcc-train", extra_args=emulator)]
     config.test_exec_root = os.path.join(config.lcc_obj_root, "test-emulator")
+# `%one_thread`: the cpu device on one worker (bit-for-bit repeatable runs);
+# the emulator runs on one thread anyway and takes no --threads.
+config.substitutions.append(
+    ("%one_thread", "" if device == "cuda-emulator" else "--threads=1"))
 tools = ["lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
          "lcm-testgen", "lcm-edit"]
 tools += device_tools or ["lcc", "lcc-run", "lcc-train"]

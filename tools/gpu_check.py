@@ -3,13 +3,14 @@
 
 prepare (here, where lcc is built): compiles every numerics case (each
 test/e2e model, each bundled model, with the flags of their tests) for
---target=cpu,cuda, makes its inputs and weights, runs it on the CPU and keeps
-the results; compiles the timing cases (attention forms at 4K-64K tokens)
+--target=cpu,cuda, makes its inputs and weights, runs it on the CPU and on the
+CUDA emulator (the GPU kernels on this CPU, with memcheck and racecheck) and
+keeps both results; compiles the timing cases (attention forms at 4K-64K tokens)
 for --target=cuda. Everything goes to one folder, carried to the GPU machine.
 
 run (on the GPU machine): runs every case on the GPU with lcc-run
---device=cuda, compares the numerics cases with the CPU results (lcc-compare:
-max |gpu - cpu| / max |cpu|), makes the timing cases' inputs (lcc-testdata)
+--device=cuda, compares the numerics cases with the CPU's and the emulator's
+results (lcc-compare: max |gpu - cpu| / max |cpu|), makes the timing cases' inputs (lcc-testdata)
 and prints one table.
 """
 
@@ -106,6 +107,21 @@ def attention_source(heads, seq, dim, shared):
             "  return %%0 : %s\n}\n" % ((t,) * 9))
 
 
+def max_error(bin_dir, workdir, results, reference, outputs):
+    """The largest lcc-compare rel_err of results/result<i>.npy against
+    reference/result<i>.npy (inf where it prints none)."""
+    compare = os.path.join(bin_dir, "lcc-compare")
+    error = 0.0
+    for i in range(outputs):
+        compared = subprocess.run(
+            [compare, "%s/result%d.npy" % (results, i),
+             "%s/result%d.npy" % (reference, i)],
+            cwd=workdir, capture_output=True, text=True)
+        match = re.search(r"rel_err: (\S+)", compared.stdout)
+        error = max(error, float(match.group(1)) if match else float("inf"))
+    return error
+
+
 def prepare(root, bin_dir, out):
     lcc, run = os.path.join(bin_dir, "lcc"), os.path.join(bin_dir, "lcc-run")
     testdata = os.path.join(bin_dir, "lcc-testdata")
@@ -140,9 +156,17 @@ def prepare(root, bin_dir, out):
         report = json.loads(sh([run, "model.lcm", "--output-dir=cpu", "--warmup=1",
                                 "--repeat=3", "--report=json"] + args,
                                cwd=case))
+        # The same GPU kernels on the CUDA emulator, checked: what the GPU's
+        # results are compared with besides the CPU's.
+        os.makedirs(os.path.join(case, "emu"), exist_ok=True)
+        sh([run, "model.lcm", "--device=cuda-emulator",
+            "--check=memcheck,racecheck", "--output-dir=emu"] + args, cwd=case)
+        outputs = len(report["outputs"])
         cases.append({"name": name, "dir": slug(name), "kind": kind,
                       "args": args, "cpu_ms": report["mean_ms"],
-                      "outputs": len(report["outputs"])})
+                      "outputs": outputs,
+                      "emu_error": max_error(bin_dir, case, "emu", "cpu",
+                                             outputs)})
     for name, heads, seq, dim, shared, flags in TIMING:
         case = os.path.join(out, slug(name))
         os.makedirs(case, exist_ok=True)
@@ -161,7 +185,6 @@ def prepare(root, bin_dir, out):
 
 def run_cases(bin_dir, out):
     run = os.path.join(bin_dir, "lcc-run")
-    compare = os.path.join(bin_dir, "lcc-compare")
     testdata = os.path.join(bin_dir, "lcc-testdata")
     with open(os.path.join(out, "cases.json")) as f:
         cases = json.load(f)
@@ -184,37 +207,35 @@ def run_cases(bin_dir, out):
             failures += 1
             lines = (result.stderr.strip() or "no message").splitlines()
             rows.append((case["name"], case["kind"], "-", "-",
-                         case.get("cpu_ms"), None, None,
+                         case.get("cpu_ms"), None, None, None,
                          "FAILED: " + lines[-1][:70]))
             continue
         report = json.loads(result.stdout)
-        error, status = None, "timed"
+        error, emu_error, status = None, None, "timed"
         if case["kind"] != "timing":
-            error = 0.0
-            for i in range(case["outputs"]):
-                compared = subprocess.run(
-                    [compare, "gpu/result%d.npy" % i, "cpu/result%d.npy" % i],
-                    cwd=workdir, capture_output=True, text=True)
-                match = re.search(r"rel_err: (\S+)", compared.stdout)
-                error = max(error, float(match.group(1)) if match else
-                            float("inf"))
-            ok = error <= TOLERANCE[case["kind"]]
+            # The GPU against the CPU, and against the emulator's run of the
+            # same kernels (the tighter of the two must hold).
+            error = max_error(bin_dir, workdir, "gpu", "cpu", case["outputs"])
+            emu_error = max_error(bin_dir, workdir, "gpu", "emu",
+                                  case["outputs"])
+            ok = max(error, emu_error) <= TOLERANCE[case["kind"]]
             failures += not ok
             status = "ok" if ok else "MISMATCH"
         rows.append((case["name"], case["kind"], report.get("device_arch", "-"),
                      report.get("device_name", "-"), case.get("cpu_ms"),
-                     report["mean_ms"], error, status,
+                     report["mean_ms"], error, emu_error, status,
                      report.get("peak_bytes")))
-    print("%-28s %-7s %10s %10s %11s %10s  %s" %
-          ("case", "kind", "cpu ms", "gpu ms", "rel. error", "peak MiB",
-           "status"))
+    print("%-28s %-7s %10s %10s %11s %11s %10s  %s" %
+          ("case", "kind", "cpu ms", "gpu ms", "vs cpu", "vs emulator",
+           "peak MiB", "status"))
     for row in rows:
-        name, kind, _, _, cpu_ms, gpu_ms, error, status = row[:8]
-        peak = row[8] if len(row) > 8 else None
-        print("%-28s %-7s %10s %10s %11s %10s  %s" % (
+        name, kind, _, _, cpu_ms, gpu_ms, error, emu_error, status = row[:9]
+        peak = row[9] if len(row) > 9 else None
+        print("%-28s %-7s %10s %10s %11s %11s %10s  %s" % (
             name, kind, "%.2f" % cpu_ms if cpu_ms else "-",
             "%.3f" % gpu_ms if gpu_ms else "-",
             "%.2e" % error if error is not None else "-",
+            "%.2e" % emu_error if emu_error is not None else "-",
             "%.1f" % (peak / 2**20) if peak else "-", status))
     device = next((r for r in rows if r[2] != "-"), None)
     if device:

@@ -12,9 +12,9 @@
 //   void lcc_emu_kernel_K(ThreadContext *thread, void *const *parameters)
 //
 // where parameters[i] points at the value of the kernel's parameter i, as
-// cuLaunchKernel's kernelParams do. When `checking` is set, each global or
-// shared access of site S first compares its bytes with siteRanges[S] and
-// calls `access` only when they are not inside. A thread of a block runs it from start
+// cuLaunchKernel's kernelParams do. Each global or shared access of site S
+// first compares its bytes with siteRanges[S] and calls `access` only when
+// they are not inside (unchecked, every range is the whole address space). A thread of a block runs it from start
 // to end on a stack of its own; `barrier` returns once every thread of the
 // block has reached a barrier.
 //
@@ -53,7 +53,7 @@ struct SiteRange {
   const uint8_t *end;
 };
 
-/// Returns where the access of `bytes` at `address` goes: `address` itself,
+/// Returns where the access at `address` of site `site` goes: `address` itself,
 /// or, when the check found it outside its buffer, a scratch area the
 /// finding has been recorded for (so the kernel runs on and the process
 /// never faults).
@@ -68,9 +68,9 @@ struct ThreadContext {
   uint32_t blockDim[3];    // %ntid
   uint32_t blockId[3];     // %ctaid
   uint32_t gridDim[3];     // %nctaid
-  uint8_t *sharedMemory;   // the block's dynamic shared memory
-  uint32_t checking;       // nonzero: accesses are checked, see SiteRange
+  uint8_t *sharedMemory;   // the block's shared memory, static then dynamic
   uint32_t laneId;         // %laneid
+  uint32_t reserved;
   AccessFunction access;
   BarrierFunction barrier;
   void *emulator;          // the runtime's, opaque to kernels
@@ -82,8 +82,7 @@ static_assert(offsetof(ThreadContext, blockDim) == 12, "ABI");
 static_assert(offsetof(ThreadContext, blockId) == 24, "ABI");
 static_assert(offsetof(ThreadContext, gridDim) == 36, "ABI");
 static_assert(offsetof(ThreadContext, sharedMemory) == 48, "ABI");
-static_assert(offsetof(ThreadContext, checking) == 56, "ABI");
-static_assert(offsetof(ThreadContext, laneId) == 60, "ABI");
+static_assert(offsetof(ThreadContext, laneId) == 56, "ABI");
 static_assert(offsetof(ThreadContext, access) == 64, "ABI");
 static_assert(offsetof(ThreadContext, barrier) == 72, "ABI");
 static_assert(offsetof(ThreadContext, siteRanges) == 88, "ABI");
@@ -99,8 +98,7 @@ enum ThreadContextField : unsigned {
   kBlockIdField = 2,
   kGridDimField = 3,
   kSharedMemoryField = 4,
-  kCheckingField = 5,
-  kLaneIdField = 6,
+  kLaneIdField = 5,
   kAccessField = 7,
   kBarrierField = 8,
   kSiteRangesField = 10,

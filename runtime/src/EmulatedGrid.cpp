@@ -71,6 +71,7 @@ struct SiteCheck {
   const uint8_t *begin = nullptr, *end = nullptr;
   uint32_t bytes = 0;
   bool raceChecked = false;
+  bool write = false;
 };
 
 /// The writes and reads of one 4-byte word of shared memory in the current
@@ -151,8 +152,8 @@ public:
       const SiteCheck &check = siteChecks[site];
       if (bytes >= check.begin && bytes + check.bytes <= check.end) {
         if (check.raceChecked)
-          checkRace(thread, site, uint64_t(bytes - shared.data()),
-                    check.bytes);
+          checkRace(thread, site, check.write,
+                    uint64_t(bytes - shared.data()), check.bytes);
         return address;
       }
     }
@@ -180,7 +181,7 @@ private:
     int32_t otherThread = -1; // -1: one of several readers
     uint64_t offset = 0;
   };
-  void checkRace(Thread &thread, uint32_t site, uint64_t offset,
+  void checkRace(Thread &thread, uint32_t site, bool write, uint64_t offset,
                  uint64_t bytes);
   [[gnu::noinline]] void reportRace(const Thread &thread, uint32_t site,
                                     const Hazard &hazard);
@@ -240,7 +241,6 @@ Status GridRun::prepareThreads() {
       return stack.getStatus();
     stackPool.push_back(stack.take());
   }
-  bool checking = options.memcheck || options.racecheck;
   for (uint32_t i = 0; i < count; ++i) {
     auto thread = std::make_unique<Thread>();
     thread->run = this;
@@ -254,7 +254,6 @@ Status GridRun::prepareThreads() {
       context.gridDim[axis] = launch.grid[axis];
     }
     context.laneId = i % 32;
-    context.checking = checking ? 1 : 0;
     context.access = accessCallback;
     context.barrier = barrierCallback;
     context.emulator = thread.get();
@@ -402,6 +401,7 @@ void GridRun::prepareSiteChecks() {
       check.end = range.begin + range.bytes;
       kernelBuffers.push_back(range);
     }
+    check.write = at.kind == EmulatorSite::Kind::Store;
     check.raceChecked = options.racecheck &&
                         at.space == EmulatorSite::Space::Shared &&
                         at.kind != EmulatorSite::Kind::Atomic;
@@ -409,10 +409,18 @@ void GridRun::prepareSiteChecks() {
   kernelBuffers.push_back(sharedRange());
   for (const auto &[name, global] : kernel.module->globals)
     kernelBuffers.push_back({global.address, global.bytes});
-  siteRanges.assign(sites.size(), abi::SiteRange{nullptr, nullptr});
-  for (size_t site = 0; site < sites.size(); ++site)
-    if (!siteChecks[site].raceChecked)
-      siteRanges[site] = {siteChecks[site].begin, siteChecks[site].end};
+  // Unchecked, an access never calls out; racecheck sees every shared
+  // access; memcheck every access outside its buffer.
+  const abi::SiteRange everywhere = {
+      nullptr, reinterpret_cast<const uint8_t *>(~uintptr_t(0))};
+  siteRanges.assign(sites.size(), everywhere);
+  for (size_t site = 0; site < sites.size(); ++site) {
+    const SiteCheck &check = siteChecks[site];
+    if (check.raceChecked)
+      siteRanges[site] = {nullptr, nullptr};
+    else if (options.memcheck)
+      siteRanges[site] = {check.begin, check.end};
+  }
   for (auto &thread : threads)
     thread->context.siteRanges = siteRanges.data();
 }
@@ -428,7 +436,8 @@ void *GridRun::accessOutsideItsBuffer(Thread &thread, void *address,
       if (buffer.contains(bytes, at.bytes)) {
         if (options.racecheck && at.kind != EmulatorSite::Kind::Atomic &&
             sharedRange().contains(bytes, at.bytes))
-          checkRace(thread, site, uint64_t(bytes - shared.data()), at.bytes);
+          checkRace(thread, site, at.kind == EmulatorSite::Kind::Store,
+                    uint64_t(bytes - shared.data()), at.bytes);
         return address;
       }
   }
@@ -467,9 +476,8 @@ void *GridRun::accessOutsideItsBuffer(Thread &thread, void *address,
   return thread.scratch;
 }
 
-void GridRun::checkRace(Thread &thread, uint32_t site, uint64_t offset,
-                        uint64_t bytes) {
-  bool write = sites[site].kind == EmulatorSite::Kind::Store;
+void GridRun::checkRace(Thread &thread, uint32_t site, bool write,
+                        uint64_t offset, uint64_t bytes) {
   auto me = uint16_t(thread.index);
   Hazard first;
   for (uint64_t at = offset, end = offset + bytes; at < end;) {

@@ -3,7 +3,8 @@
 
   lcc-bench attention [--seq=1024,4096,8192,16384] [--heads=8]
                       [--head-dim=64] [--batch=1] [--causal] [--repeat=3]
-                      [--threads=N]
+                      [--threads=N] [--device=cpu|cuda-emulator]
+                      [--check=memcheck,racecheck]
                       [--form=dense|sparse-strided|sparse-fixed|lsh|routed|
                               sliding-window] [--window=N]
                       [--lsh-hashes=N] [--lsh-bucket-size=N]
@@ -139,14 +140,17 @@ def compile_model_with_remarks(source, output, flags=()):
     return time.perf_counter() - start, result.stderr
 
 
-def report(lcm, inputs, params, repeat, threads, workdir):
-    """lcc-run's report, pinned to the first `threads` CPUs (all: 0)."""
+def report(lcm, inputs, params, repeat, threads, workdir, device=()):
+    """lcc-run's report, pinned to the first `threads` CPUs (all: 0);
+    `device`: lcc-run's device flags (default: the cpu device)."""
     args = [tool("lcc-run"), lcm, "--report=json", "--warmup=1",
             "--repeat=%d" % repeat, "--output-dir=%s" % workdir]
     args += ["--input=%s" % i for i in inputs]
     if params:
         args.append("--params=%s" % params)
-    if threads:
+    if device:
+        args += list(device)
+    elif threads:
         args.append("--threads=%d" % threads)
     return json.loads(run_pinned(args, threads))
 
@@ -297,6 +301,13 @@ def bench_attention(opts):
         flags.append("--query-tile=%d" % opts.query_tile)
     if opts.key_tile:
         flags.append("--key-tile=%d" % opts.key_tile)
+    device = ()
+    if opts.device == "cuda-emulator":
+        # The GPU kernels on the CUDA emulator, which runs on one thread.
+        flags.append("--target=cuda")
+        device = ("--device=cuda-emulator",
+                  "--check=" + (opts.check or "none"))
+        opts.threads = 1
     print("%s attention, %s, batch %d, %d heads, head_dim %d, %s, "
           "%d threads on CPUs %s %s" %
           (opts.form, opts.dtype, opts.batch, opts.heads, opts.head_dim,
@@ -345,7 +356,8 @@ def bench_attention(opts):
                 if python else None,
                 lambda: with_stolen_share(
                     pinned(opts.threads),
-                    lambda: report(lcm, inputs, None, 1, opts.threads, work)),
+                    lambda: report(lcm, inputs, None, 1, opts.threads, work,
+                                   device)),
                 (lambda: numpy_attention_ms(python, opts, seq, 1)[0])
                 if with_peer else None])
             flops = 4.0 * opts.batch * opts.heads * seq * seq * opts.head_dim
@@ -954,6 +966,13 @@ def main():
                    "products on bf16 pairs, f32 accumulation and softmax)")
     a.add_argument("--repeat", type=int, default=3)
     a.add_argument("--threads", type=int, default=0)
+    a.add_argument("--device", choices=["cpu", "cuda-emulator"],
+                   default="cpu",
+                   help="cuda-emulator: compile for cuda and run the GPU "
+                   "kernels on the CUDA emulator (one thread)")
+    a.add_argument("--check", default="",
+                   help="with --device=cuda-emulator: the emulator's checks "
+                   "(memcheck,racecheck; default none)")
     a.add_argument("--form", default="dense",
                    choices=["dense", "sparse-strided", "sparse-fixed", "lsh",
                             "routed", "sliding-window"])

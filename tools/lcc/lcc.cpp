@@ -1,7 +1,7 @@
 //===- lcc.cpp - the lcc compiler driver ----------------------------------===//
 //
 // lcc MODEL.mlir -o MODEL.lcm [--target=cpu|cuda|cpu,cuda]
-//     [--emit=attn|linalg|llvm|ptx|artifact]
+//     [--emit=attn|linalg|llvm|ptx|kernel-report|kernel-report-json|artifact]
 //     [--dump-ir=DIR]
 //
 // Reads a model written in the attn dialect, verifies it, compiles it and
@@ -57,6 +57,8 @@ constexpr Choice<lcc::Stage> kEmitChoices[] = {
     {"linalg", lcc::Stage::Linalg},
     {"llvm", lcc::Stage::Llvm},
     {"ptx", lcc::Stage::Ptx},
+    {"kernel-report", lcc::Stage::KernelReport},
+    {"kernel-report-json", lcc::Stage::KernelReportJson},
     {"artifact", lcc::Stage::Artifact}};
 
 constexpr Choice<lcc::attn::SparsePattern> kPatternChoices[] = {
@@ -78,8 +80,12 @@ cl::opt<std::string> emitName(
     "emit",
     cl::desc("What to write: 'attn' (the verified model), 'linalg' (after "
              "lowering to linalg on tensors), 'llvm' (the CPU kernels' LLVM "
-             "IR), 'ptx' (the CUDA kernels' PTX), 'artifact' (the .lcm "
-             "module lcc-run runs; the default)"),
+             "IR), 'ptx' (the CUDA kernels' PTX), 'kernel-report' (each "
+             "CUDA kernel's launch, registers, spills, shared memory, "
+             "occupancy on sm_80 and sm_90, FLOPs, bytes and roofline bound "
+             "on an H100 and H200, as a table; 'kernel-report-json': the "
+             "same as JSON; docs/gpu.md), 'artifact' (the .lcm module "
+             "lcc-run runs; the default)"),
     cl::value_desc("stage"), cl::init("artifact"), cl::cat(lccCategory));
 
 cl::opt<std::string> targetName(

@@ -15,11 +15,11 @@
 // RUN: lcc-run %t.lcm --init-params=%t.d/init.safetensors --seed=9
 // RUN: %python %S/Inputs/train-check.py dump %t.d/init.safetensors | count 2
 
-// RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/init.safetensors --steps=20 --threads=1 --checkpoint=%t.d/twenty.safetensors --report=json > %t.d/twenty.json
+// RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/init.safetensors --steps=20 %one_thread --checkpoint=%t.d/twenty.safetensors --report=json > %t.d/twenty.json
 // RUN: %python %S/Inputs/train-check.py report %t.d/twenty.json --steps=20 --evals=1 --decreasing
-// RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/init.safetensors --steps=10 --threads=1 --checkpoint=%t.d/ten.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/init.safetensors --steps=10 %one_thread --checkpoint=%t.d/ten.safetensors
 // RUN: %python %S/Inputs/train-check.py dump %t.d/ten.safetensors | count 7
-// RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/ten.safetensors --steps=10 --threads=1 --checkpoint=%t.d/ten+ten.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/ten.safetensors --steps=10 %one_thread --checkpoint=%t.d/ten+ten.safetensors
 // RUN: cmp %t.d/twenty.safetensors %t.d/ten+ten.safetensors
 
 // On data of several batches (14 rows in batches of 4) the checkpoint also
@@ -28,14 +28,14 @@
 // 8 of a pass: restarting at row 0 had given another run).
 // RUN: lcc-testdata --output=%t.d/x14.npy --shape=14,8,16 --uniform=-1,1 --seed=5
 // RUN: lcc-testdata --output=%t.d/labels14.npy --shape=14,8 --dtype=i32 --uniform=0,10 --seed=6
-// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --steps=60 --threads=1 --checkpoint=%t.d/sixty.safetensors --report=json > %t.d/sixty.json
-// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --steps=30 --threads=1 --checkpoint=%t.d/thirty.safetensors
-// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/thirty.safetensors --steps=30 --threads=1 --checkpoint=%t.d/thirty+thirty.safetensors --report=json > %t.d/second.json
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --steps=60 %one_thread --checkpoint=%t.d/sixty.safetensors --report=json > %t.d/sixty.json
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --steps=30 %one_thread --checkpoint=%t.d/thirty.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/thirty.safetensors --steps=30 %one_thread --checkpoint=%t.d/thirty+thirty.safetensors --report=json > %t.d/second.json
 // RUN: cmp %t.d/sixty.safetensors %t.d/thirty+thirty.safetensors
 // RUN: %python %S/Inputs/train-check.py continues %t.d/second.json %t.d/sixty.json
-// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --shuffle --seed=8 --steps=60 --threads=1 --checkpoint=%t.d/shuffled60.safetensors
-// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --shuffle --seed=8 --steps=30 --threads=1 --checkpoint=%t.d/shuffled30.safetensors
-// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/shuffled30.safetensors --shuffle --steps=30 --threads=1 --checkpoint=%t.d/shuffled30+30.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --shuffle --seed=8 --steps=60 %one_thread --checkpoint=%t.d/shuffled60.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/init.safetensors --shuffle --seed=8 --steps=30 %one_thread --checkpoint=%t.d/shuffled30.safetensors
+// RUN: lcc-train %t.lcm --data=%t.d/x14.npy,%t.d/labels14.npy --params=%t.d/shuffled30.safetensors --shuffle --steps=30 %one_thread --checkpoint=%t.d/shuffled30+30.safetensors
 // RUN: cmp %t.d/shuffled60.safetensors %t.d/shuffled30+30.safetensors
 // RUN: not cmp -s %t.d/shuffled60.safetensors %t.d/sixty.safetensors
 

@@ -1,0 +1,315 @@
+//===- KernelReport.cpp - what each CUDA kernel costs, statically ---------===//
+
+#include "compiler/KernelReport.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace lcc;
+
+namespace {
+
+/// What limits the blocks of one SM: the published limits of the
+/// architecture (CUDA C++ Programming Guide, compute capabilities table).
+struct SmLimits {
+  llvm::StringLiteral arch;
+  int64_t maxWarps = 64;
+  int64_t maxBlocks = 32;
+  int64_t registers = 65536;
+  int64_t registerUnit = 256; // per warp
+  int64_t sharedBytes;        // per SM, usable by blocks
+  int64_t reservedPerBlock = 1024;
+};
+constexpr SmLimits kSm80 = {"sm_80", 64, 32, 65536, 256, 164 * 1024, 1024};
+constexpr SmLimits kSm90 = {"sm_90", 64, 32, 65536, 256, 228 * 1024, 1024};
+
+/// Published peaks of the GPUs the roofline is drawn for: FP32 on CUDA
+/// cores (lcc's kernels use no tensor cores yet) and HBM bandwidth, SXM
+/// parts (NVIDIA's H100 and H200 datasheets).
+struct GpuPeaks {
+  llvm::StringLiteral name;
+  double flops; // per second
+  double bytes; // per second
+};
+constexpr GpuPeaks kH100 = {"h100", 67e12, 3.35e12};
+constexpr GpuPeaks kH200 = {"h200", 67e12, 4.8e12};
+
+struct Occupancy {
+  double fraction = 0;
+  int64_t blocksPerSm = 0;
+  const char *limit = "threads";
+};
+
+Occupancy occupancy(const SmLimits &sm, const KernelReportEntry &entry) {
+  int64_t warps = (entry.threads + 31) / 32;
+  Occupancy result;
+  result.blocksPerSm = std::min(sm.maxBlocks, sm.maxWarps / warps);
+  result.limit = result.blocksPerSm == sm.maxBlocks ? "blocks" : "threads";
+  int64_t bySmem =
+      sm.sharedBytes / (entry.sharedMemoryBytes + sm.reservedPerBlock);
+  if (entry.sharedMemoryBytes > 0 && bySmem < result.blocksPerSm) {
+    result.blocksPerSm = bySmem;
+    result.limit = "shared memory";
+  }
+  if (entry.resources && entry.resources->registers > 0) {
+    int64_t perWarp = (entry.resources->registers * 32 + sm.registerUnit - 1) /
+                      sm.registerUnit * sm.registerUnit;
+    int64_t byRegisters = sm.registers / (perWarp * warps);
+    if (byRegisters < result.blocksPerSm) {
+      result.blocksPerSm = byRegisters;
+      result.limit = "registers";
+    }
+  }
+  result.fraction = double(result.blocksPerSm * warps) / double(sm.maxWarps);
+  return result;
+}
+
+struct Roofline {
+  double microseconds = 0;
+  const char *bound = "memory";
+};
+
+Roofline roofline(const GpuPeaks &gpu, const KernelReportEntry &entry) {
+  double compute = entry.work.flops / gpu.flops;
+  double memory = entry.bytes / gpu.bytes;
+  return {std::max(compute, memory) * 1e6,
+          compute > memory ? "compute" : "memory"};
+}
+
+/// Floating-point operations of one iteration point of a linalg body, or
+/// of a scalar op in a loop.
+int64_t floatOps(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !isa<FloatType>(getElementTypeOrSelf(op->getResult(0).getType())))
+    return 0;
+  if (isa<math::MathDialect>(op->getDialect()))
+    return 1;
+  if (op->getDialect()->getNamespace() == "arith" &&
+      !isa<arith::ConstantOp, arith::SelectOp, arith::BitcastOp,
+           arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp>(
+          op))
+    return 1;
+  return 0;
+}
+
+void countBlock(Block &block, double multiplier, DispatchWork &work);
+
+void countOp(Operation *op, double multiplier, DispatchWork &work) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    double points = 1;
+    for (int64_t range : linalgOp.getStaticLoopRanges()) {
+      if (ShapedType::isDynamic(range)) {
+        work.exact = false;
+        continue;
+      }
+      points *= double(range);
+    }
+    int64_t perPoint = 0;
+    for (Operation &inner : linalgOp.getBlock()->without_terminator())
+      perPoint += floatOps(&inner);
+    work.flops += multiplier * points * double(perPoint);
+    return;
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    double trips = 1;
+    if (lower && upper && step && *step > 0)
+      trips = double(std::max<int64_t>(0, (*upper - *lower + *step - 1) /
+                                              *step));
+    else
+      work.exact = false;
+    countBlock(*loop.getBody(), multiplier * trips, work);
+    return;
+  }
+  if (auto forall = dyn_cast<scf::ForallOp>(op)) {
+    double trips = 1;
+    for (auto [lower, upper, step] :
+         llvm::zip(forall.getStaticLowerBound(), forall.getStaticUpperBound(),
+                   forall.getStaticStep())) {
+      if (ShapedType::isDynamic(lower) || ShapedType::isDynamic(upper) ||
+          ShapedType::isDynamic(step) || step <= 0) {
+        work.exact = false;
+        continue;
+      }
+      trips *= double(std::max<int64_t>(0, (upper - lower + step - 1) / step));
+    }
+    countBlock(*forall.getBody(), multiplier * trips, work);
+    return;
+  }
+  if (isa<scf::IfOp>(op))
+    work.exact = false; // both branches are counted: an upper bound
+  work.flops += multiplier * double(floatOps(op));
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      countBlock(block, multiplier, work);
+}
+
+void countBlock(Block &block, double multiplier, DispatchWork &work) {
+  for (Operation &op : block)
+    countOp(&op, multiplier, work);
+}
+
+std::string formatGrid(const std::array<uint32_t, 3> &grid) {
+  return llvm::formatv("{0}x{1}x{2}", grid[0], grid[1], grid[2]).str();
+}
+
+} // namespace
+
+DispatchWork lcc::countDispatchWork(func::FuncOp dispatch) {
+  DispatchWork work;
+  double workgroups = 1;
+  if (auto count =
+          dispatch->getAttrOfType<DenseI64ArrayAttr>("lcc.workgroup_count"))
+    for (int64_t c : count.asArrayRef())
+      workgroups *= double(c);
+  if (!dispatch.getBody().empty())
+    countBlock(dispatch.getBody().front(), workgroups, work);
+  return work;
+}
+
+llvm::StringMap<KernelResources>
+lcc::parsePtxasResources(llvm::StringRef log) {
+  llvm::StringMap<KernelResources> resources;
+  KernelResources *current = nullptr;
+  llvm::SmallVector<llvm::StringRef> lines;
+  log.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    line = line.trim();
+    size_t entry = line.find("Compiling entry function '");
+    if (entry != llvm::StringRef::npos) {
+      llvm::StringRef name = line.drop_front(entry + 26);
+      current = &resources[name.take_until([](char c) { return c == '\''; })];
+      continue;
+    }
+    if (!current)
+      continue;
+    // "16 bytes stack frame, 16 bytes spill stores, 16 bytes spill loads"
+    // and "Used 32 registers, used 1 barriers, ...".
+    llvm::SmallVector<llvm::StringRef> parts;
+    line.split(parts, ',');
+    for (llvm::StringRef part : parts) {
+      part = part.trim();
+      if (part.consume_front("ptxas info    : "))
+        part = part.trim();
+      int64_t value = 0;
+      llvm::StringRef rest = part;
+      if (part.consume_front("Used ")) {
+        if (!part.consumeInteger(10, value) && part.trim() == "registers")
+          current->registers = value;
+        continue;
+      }
+      if (rest.consumeInteger(10, value))
+        continue;
+      rest = rest.trim();
+      if (rest == "bytes stack frame")
+        current->stackBytes = value;
+      else if (rest == "bytes spill stores" || rest == "bytes spill loads")
+        current->spillBytes += value;
+    }
+  }
+  return resources;
+}
+
+std::string lcc::formatKernelReport(llvm::ArrayRef<KernelReportEntry> entries,
+                                    llvm::StringRef arch, bool json) {
+  bool fromPtxas = !entries.empty() && entries.front().resources.has_value();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (json) {
+    llvm::json::Array kernels;
+    for (const KernelReportEntry &entry : entries) {
+      llvm::json::Object occupancies, rooflines;
+      for (const SmLimits *sm : {&kSm80, &kSm90}) {
+        Occupancy o = occupancy(*sm, entry);
+        occupancies[sm->arch] = llvm::json::Object{
+            {"fraction", o.fraction},
+            {"blocks_per_sm", o.blocksPerSm},
+            {"limit", o.limit}};
+      }
+      for (const GpuPeaks *gpu : {&kH100, &kH200}) {
+        Roofline r = roofline(*gpu, entry);
+        rooflines[gpu->name] = llvm::json::Object{
+            {"microseconds", r.microseconds}, {"bound", r.bound}};
+      }
+      llvm::json::Object kernel{
+          {"kernel", entry.kernel},
+          {"location", entry.location},
+          {"grid", llvm::json::Array{entry.grid[0], entry.grid[1],
+                                     entry.grid[2]}},
+          {"threads_per_block", entry.threads},
+          {"shared_memory_bytes", entry.sharedMemoryBytes},
+          {"registers", entry.resources
+                            ? llvm::json::Value(entry.resources->registers)
+                            : llvm::json::Value(nullptr)},
+          {"spill_bytes", entry.resources
+                              ? llvm::json::Value(entry.resources->spillBytes)
+                              : llvm::json::Value(nullptr)},
+          {"stack_bytes", entry.resources
+                              ? llvm::json::Value(entry.resources->stackBytes)
+                              : llvm::json::Value(nullptr)},
+          {"occupancy", std::move(occupancies)},
+          {"flops", entry.work.flops},
+          {"flops_exact", entry.work.exact},
+          {"bytes", entry.bytes},
+          {"flops_per_byte",
+           entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0},
+          {"roofline", std::move(rooflines)}};
+      kernels.push_back(std::move(kernel));
+    }
+    llvm::json::Object document{
+        {"arch", arch},
+        {"resources_from", fromPtxas ? "ptxas" : "none"},
+        {"peaks",
+         llvm::json::Object{
+             {"h100", llvm::json::Object{{"fp32_flops", kH100.flops},
+                                         {"bytes_per_second", kH100.bytes}}},
+             {"h200",
+              llvm::json::Object{{"fp32_flops", kH200.flops},
+                                 {"bytes_per_second", kH200.bytes}}}}},
+        {"kernels", std::move(kernels)}};
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document)))
+       << "\n";
+    return text;
+  }
+  os << "CUDA kernels for " << arch << "; registers and spills "
+     << (fromPtxas ? "from ptxas" : "unknown (no ptxas found)")
+     << "; roofline over FP32 and HBM peaks (H100 67 TFLOP/s 3.35 TB/s, "
+        "H200 67 TFLOP/s 4.8 TB/s); '~' marks FLOPs counted through loops "
+        "of unknown trip count (a bound)\n";
+  os << "| kernel | model op | grid | block | regs | spill B | smem KiB | "
+        "occ sm_80 | occ sm_90 | MFLOP | MB | FLOP/B | H100 us | H200 us | "
+        "bound |\n";
+  os << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "---|\n";
+  for (const KernelReportEntry &entry : entries) {
+    Occupancy sm80 = occupancy(kSm80, entry), sm90 = occupancy(kSm90, entry);
+    Roofline h100 = roofline(kH100, entry), h200 = roofline(kH200, entry);
+    os << llvm::formatv(
+        "| {0} | {1} | {2} | {3} | {4} | {5} | {6:f1} | {7:f2} ({8}) | "
+        "{9:f2} ({10}) | {11}{12:f1} | {13:f2} | {14:f1} | {15:f1} | "
+        "{16:f1} | {17} |\n",
+        entry.kernel, entry.location.empty() ? "-" : entry.location,
+        formatGrid(entry.grid), entry.threads,
+        entry.resources ? std::to_string(entry.resources->registers) : "-",
+        entry.resources ? std::to_string(entry.resources->spillBytes) : "-",
+        double(entry.sharedMemoryBytes) / 1024, sm80.fraction, sm80.limit,
+        sm90.fraction, sm90.limit, entry.work.exact ? "" : "~",
+        entry.work.flops / 1e6, entry.bytes / 1e6,
+        entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0,
+        h100.microseconds, h200.microseconds, h200.bound);
+  }
+  return text;
+}

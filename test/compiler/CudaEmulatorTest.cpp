@@ -1,0 +1,271 @@
+//===- CudaEmulatorTest.cpp - hand-written kernels on the CUDA emulator ---===//
+//
+// The emulator's checks against kernels written to break CUDA's rules, in
+// the NVPTX IR the CUDA target hands the emulator (an exchange of values
+// through shared memory, a thread per element): one correct, one racy (no
+// barrier between the write and the read), one writing past its buffer, one
+// whose barrier only some threads reach. Each is compiled by the compiler's
+// emulator target, packaged as a module and run through the C API on the
+// cuda-emulator device, as lcc-run does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/CudaEmulatorTarget.h"
+
+#include "ArtifactBuilder.h"
+#include "lcc/runtime.h"
+
+#include "llvm/AsmParser/Parser.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+#include <vector>
+
+using namespace lcc;
+
+namespace {
+
+constexpr int64_t kThreads = 64;
+constexpr int64_t kBlocks = 3;
+constexpr int64_t kElements = kThreads * kBlocks;
+
+// Each block reverses its slice of x into y through shared memory:
+// s[t] = x[b*n + t]; barrier; y[b*n + t] = s[n-1-t].
+constexpr const char *kKernels = R"(
+target triple = "nvptx64-nvidia-cuda"
+
+@shared = external addrspace(3) global [0 x i8], align 16
+
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)
+
+define ptx_kernel void @reverse(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %v = load float, ptr %xp
+  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
+  store float %v, ptr addrspace(3) %sp
+  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  %last = sub i32 %n, 1
+  %r = sub i32 %last, %t
+  %r64 = zext i32 %r to i64
+  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
+  %w = load float, ptr addrspace(3) %rp
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %w, ptr %yp
+  ret void
+}
+
+define ptx_kernel void @reverse_without_barrier(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %v = load float, ptr %xp
+  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
+  store float %v, ptr addrspace(3) %sp
+  %last = sub i32 %n, 1
+  %r = sub i32 %last, %t
+  %r64 = zext i32 %r to i64
+  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
+  %w = load float, ptr addrspace(3) %rp
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %w, ptr %yp
+  ret void
+}
+
+define ptx_kernel void @copy_one_past(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %v = load float, ptr %xp
+  %j = add i64 %i64, 1
+  %yp = getelementptr float, ptr %y, i64 %j
+  store float %v, ptr %yp
+  ret void
+}
+
+define ptx_kernel void @barrier_in_half(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %low = icmp ult i32 %t, 32
+  br i1 %low, label %wait, label %done
+wait:
+  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  br label %done
+done:
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %t64
+  %v = load float, ptr %xp
+  %yp = getelementptr float, ptr %y, i64 %t64
+  store float %v, ptr %yp
+  ret void
+}
+)";
+
+/// The emulator's shared object of kKernels, compiled once.
+const std::string &emulatorObject() {
+  static const std::string object = [] {
+    llvm::LLVMContext context;
+    llvm::SMDiagnostic diagnostic;
+    std::unique_ptr<llvm::Module> module =
+        llvm::parseAssemblyString(kKernels, diagnostic, context);
+    EXPECT_TRUE(module) << diagnostic.getMessage().str();
+    std::string sharedObject;
+    if (llvm::Error error =
+            compileKernelsForEmulator(*module, nullptr, sharedObject))
+      ADD_FAILURE() << llvm::toString(std::move(error));
+    return sharedObject;
+  }();
+  return object;
+}
+
+/// A module whose function "main" runs `kernel` on x[kElements] into
+/// y[kElements], kBlocks blocks of kThreads threads.
+std::vector<uint8_t> kernelModule(const std::string &kernel) {
+  test::ModuleSpec spec;
+  test::FunctionSpec main;
+  main.name = "main";
+  main.inputs = {{"x", lcm::DType::F32, {kElements}, std::nullopt}};
+  main.outputs = {{"y", lcm::DType::F32, {kElements}, std::nullopt}};
+  uint64_t bytes = kElements * sizeof(float);
+  main.buffers = {{lcm::BufferKind::Input, 0, bytes},
+                  {lcm::BufferKind::Output, 0, bytes}};
+  test::CommandSpec dispatch;
+  dispatch.name = kernel;
+  dispatch.workgroupCount = {uint32_t(kBlocks), 1, 1};
+  dispatch.bindings = {{0, 0, bytes}, {1, 0, bytes}};
+  main.commands = {dispatch};
+  spec.functions = {main};
+  test::ExecutableSpec executable;
+  executable.format = lcm::ExecutableFormat::CudaEmulator;
+  executable.target = "sm_90";
+  executable.entryPoints = {
+      {kernel, 2, {uint32_t(kThreads), 1, 1}, uint32_t(kThreads * 4),
+       std::nullopt, std::nullopt}};
+  executable.data.assign(emulatorObject().begin(), emulatorObject().end());
+  spec.executables = {executable};
+  return test::buildModule(spec);
+}
+
+struct KernelRun {
+  std::string error; // "" when the call succeeded
+  std::vector<float> y;
+};
+
+/// Runs `kernel` on x = 0, 1, 2, ... with the given checks and order.
+KernelRun runKernel(const std::string &kernel, const char *checks,
+        const char *order = "forward") {
+  std::vector<uint8_t> bytes = kernelModule(kernel);
+  KernelRun result;
+  LccModule module = nullptr;
+  LccDevice device = nullptr;
+  LccSession session = nullptr;
+  LccFunction function = nullptr;
+  auto take = [&](LccStatus status) {
+    if (!status)
+      return false;
+    result.error = lccStatusGetMessage(status);
+    lccStatusDestroy(status);
+    return true;
+  };
+  std::vector<float> x(kElements);
+  for (int64_t i = 0; i < kElements; ++i)
+    x[i] = float(i);
+  int64_t shape[] = {kElements};
+  LccTensorView input = {nullptr, LCC_DTYPE_F32, 1, shape, x.data(),
+                         x.size() * sizeof(float)};
+  if (!take(lccModuleLoadMemory(bytes.data(), bytes.size(), &module)) &&
+      !take(lccDeviceCreate("cuda-emulator", 0, &device)) &&
+      !take(lccDeviceSetEmulatorChecks(device, checks, order)) &&
+      !take(lccSessionCreate(device, module, &session)) &&
+      !take(lccSessionLookupFunction(session, "main", &function)) &&
+      !take(lccFunctionCall(function, &input, 1))) {
+    LccTensorView output;
+    lccFunctionGetResult(function, 0, &output);
+    const auto *values = static_cast<const float *>(output.data);
+    result.y.assign(values, values + kElements);
+  }
+  lccSessionDestroy(session);
+  lccDeviceDestroy(device);
+  lccModuleDestroy(module);
+  return result;
+}
+
+std::vector<float> reversedBlocks() {
+  std::vector<float> y(kElements);
+  for (int64_t b = 0; b < kBlocks; ++b)
+    for (int64_t t = 0; t < kThreads; ++t)
+      y[b * kThreads + t] = float(b * kThreads + kThreads - 1 - t);
+  return y;
+}
+
+TEST(CudaEmulator, RunsACorrectKernelInEveryThreadOrder) {
+  for (const char *order : {"forward", "reversed", "shuffled:3"}) {
+    KernelRun result = runKernel("reverse", "memcheck,racecheck", order);
+    EXPECT_EQ(result.error, "") << order;
+    EXPECT_EQ(result.y, reversedBlocks()) << order;
+  }
+}
+
+TEST(CudaEmulator, RacecheckFindsTheMissingBarrier) {
+  KernelRun result = runKernel("reverse_without_barrier", "racecheck");
+  // In the forward order thread 32 reads the word thread 31 wrote (read
+  // after write), then writes the word thread 31 read (write after read):
+  // two classes, a line each, for 32 pairs in each of the 3 blocks.
+  EXPECT_EQ(result.error,
+            "racecheck: read-after-write hazard on shared memory byte 124 in "
+            "kernel 'reverse_without_barrier', block (0,0,0): thread (31,0,0) "
+            "(store #6) and thread (32,0,0) (load #7) with no barrier between "
+            "(96 occurrences)\n"
+            "racecheck: write-after-read hazard on shared memory byte 128 in "
+            "kernel 'reverse_without_barrier', block (0,0,0): thread (31,0,0) "
+            "(load #7) and thread (32,0,0) (store #6) with no barrier between "
+            "(96 occurrences)");
+  // Unchecked, the forward order reads what no thread wrote yet: poison.
+  KernelRun unchecked = runKernel("reverse_without_barrier", "none");
+  EXPECT_EQ(unchecked.error, "");
+  EXPECT_NE(unchecked.y, reversedBlocks());
+}
+
+TEST(CudaEmulator, MemcheckFindsTheWriteOnePastTheBuffer) {
+  KernelRun result = runKernel("copy_one_past", "memcheck");
+  ASSERT_NE(result.error.find("memcheck: invalid store of 4 bytes at 0x"),
+            std::string::npos)
+      << result.error;
+  EXPECT_NE(result.error.find(" in kernel 'copy_one_past', block (2,0,0) "
+                              "thread (63,0,0): 0 bytes past the end of "
+                              "binding 1 (768 bytes); store #1"),
+            std::string::npos)
+      << result.error;
+  EXPECT_EQ(result.error.find('\n'), std::string::npos) << result.error;
+}
+
+TEST(CudaEmulator, ReportsABarrierHalfTheBlockNeverReaches) {
+  KernelRun result = runKernel("barrier_in_half", "none");
+  EXPECT_EQ(result.error,
+            "synccheck: divergent barrier in kernel 'barrier_in_half', block "
+            "(0,0,0) of 64 threads: threads 0-31 wait at the barrier #13; "
+            "threads 32-63 exited without reaching it (3 occurrences)");
+}
+
+} // namespace
