@@ -55,6 +55,22 @@ constexpr Flag kThreadOrderFlag = {
     "--thread-order", "forward|reversed|shuffled[:SEED]", FlagValue::Text};
 constexpr Flag kReportFlag = {"--report", "json", FlagValue::Report};
 
+/// The usage lines of the CUDA emulator's flags, which both tools take
+/// (a string literal, for the tools' usage texts).
+#define LCC_EMULATOR_USAGE                                                     \
+  "  --device=cuda-emulator      the module's GPU kernels (compiled with\n"    \
+  "                              --target=cuda) run on this CPU by the CUDA\n" \
+  "                              emulator, block by block, every thread\n"    \
+  "                              of a block with CUDA's barriers\n"           \
+  "  --check=memcheck,racecheck  with cuda-emulator: check every global\n"    \
+  "                              and shared access against its buffer\n"     \
+  "                              (memcheck) and shared accesses of two\n"    \
+  "                              threads with no barrier between\n"          \
+  "                              (racecheck); a finding is an error line\n"  \
+  "  --thread-order=forward|reversed|shuffled[:SEED]\n"                       \
+  "                              with cuda-emulator: the order a block's\n"  \
+  "                              threads run in between barriers\n"
+
 /// One "--flag=value" argument as read, its value checked.
 struct FlagArgument {
   std::string flag;
