@@ -94,11 +94,12 @@ public:
       : module(module), context(module.getContext()),
         pointer(PointerType::get(context, 0)) {
     Type *i32 = Type::getInt32Ty(context);
+    Type *i64 = Type::getInt64Ty(context);
     Type *triple = ArrayType::get(i32, 3);
     threadContext = StructType::create(
         context,
         {triple, triple, triple, triple, pointer, i32, i32, pointer, pointer,
-         pointer, pointer},
+         pointer, pointer, pointer, i64, i64, i64},
         "lcc.emulator.ThreadContext");
   }
 
@@ -110,7 +111,9 @@ private:
   Error instrumentAccesses(Function &body, StringRef kernel);
   std::string bufferOf(Value *address) const;
   Value *checkedAddress(Instruction *access, Value *thread, Value *address,
-                        uint64_t bytes, unsigned site);
+                        uint64_t bytes, unsigned site, bool sharedWord);
+  Value *cannotRace(IRBuilder<> &b, Value *thread, Value *generic,
+                    bool isLoad);
   Error replaceIntrinsics(Function &body, StringRef kernel);
   void replaceSharedMemory(Function &body);
   void addEntryPoint(Function &body, StringRef kernel);
@@ -244,9 +247,37 @@ std::string EmulatedKernels::bufferOf(Value *address) const {
 /// Before `access`: when the bytes at `address` are not inside the site's
 /// range, address = thread->access(thread, address, site). One branch per
 /// access, so that the emulator's code stays quick to compile.
+/// Racecheck's filter for an aligned 4-byte access of shared memory at
+/// `generic`: whether its word's tag says it cannot race (CudaEmulatorAbi.h).
+Value *EmulatedKernels::cannotRace(IRBuilder<> &b, Value *thread,
+                                   Value *generic, bool isLoad) {
+  Type *i64 = b.getInt64Ty();
+  Value *shared =
+      b.CreateLoad(pointer, field(b, thread, abi::kSharedMemoryField));
+  Value *offset = b.CreateSub(b.CreatePtrToInt(generic, i64),
+                              b.CreatePtrToInt(shared, i64));
+  Value *word = b.CreateLShr(offset, 2);
+  Value *words = b.CreateLoad(i64, field(b, thread, abi::kFilterWordsField));
+  Value *covered =
+      b.CreateAnd(b.CreateICmpEQ(b.CreateAnd(offset, 3), b.getInt64(0)),
+                  b.CreateICmpULT(word, words));
+  // Word 0 where the filter does not cover the access: the filter always
+  // has one, and `covered` decides.
+  Value *index = b.CreateSelect(covered, word, b.getInt64(0));
+  Value *filter = b.CreateLoad(pointer, field(b, thread, abi::kRaceFilterField));
+  Value *tag = b.CreateLoad(i64, b.CreateInBoundsGEP(i64, filter, index));
+  Value *owned = b.CreateICmpEQ(
+      tag, b.CreateLoad(i64, field(b, thread, abi::kOwnerTagField)));
+  if (isLoad)
+    owned = b.CreateOr(owned, b.CreateICmpEQ(tag, b.CreateLoad(i64, field(
+                                                      b, thread,
+                                                      abi::kReadersTagField))));
+  return b.CreateAnd(covered, owned);
+}
+
 Value *EmulatedKernels::checkedAddress(Instruction *access, Value *thread,
                                        Value *address, uint64_t bytes,
-                                       unsigned site) {
+                                       unsigned site, bool sharedWord) {
   BasicBlock *head = access->getParent();
   IRBuilder<> b(access);
   Value *ranges = b.CreateLoad(pointer, field(b, thread, abi::kSiteRangesField));
@@ -260,6 +291,19 @@ Value *EmulatedKernels::checkedAddress(Instruction *access, Value *thread,
                               b.CreateICmpUGT(last, end));
   Instruction *callEnd =
       SplitBlockAndInsertIfThen(outside, access->getIterator(), false);
+  // An aligned word of shared memory racecheck's filter says cannot race
+  // goes ahead without the call (most accesses of a tile loop).
+  PHINode *filtered = nullptr;
+  BasicBlock *filterBlock = callEnd->getParent();
+  if (sharedWord) {
+    IRBuilder<> f(callEnd);
+    Value *skip = cannotRace(f, thread, generic, isa<LoadInst>(access));
+    Instruction *unfilteredEnd = SplitBlockAndInsertIfThen(
+        f.CreateNot(skip), callEnd->getIterator(), false);
+    filtered = PHINode::Create(address->getType(), 2, "filtered",
+                               callEnd->getParent()->begin());
+    callEnd = unfilteredEnd;
+  }
 
   IRBuilder<> c(callEnd);
   Value *function =
@@ -270,10 +314,17 @@ Value *EmulatedKernels::checkedAddress(Instruction *access, Value *thread,
       c.CreateCall(type, function, {thread, generic, c.getInt32(site)});
   redirected =
       c.CreatePointerBitCastOrAddrSpaceCast(redirected, address->getType());
+  BasicBlock *callBlock = callEnd->getParent();
+  if (filtered) {
+    filtered->addIncoming(address, filterBlock);
+    filtered->addIncoming(redirected, callBlock);
+    redirected = filtered;
+    callBlock = filtered->getParent();
+  }
   PHINode *merged = PHINode::Create(address->getType(), 2, "address",
                                     access->getParent()->begin());
   merged->addIncoming(address, head);
-  merged->addIncoming(redirected, callEnd->getParent());
+  merged->addIncoming(redirected, callBlock);
   return merged;
 }
 
@@ -316,9 +367,11 @@ Error EmulatedKernels::instrumentAccesses(Function &body, StringRef kernel) {
     sites += ("access " + kernel + " " + access.kind + " " + Twine(bytes) +
               " " + buffer + " " + location(*access.instruction) + "\n")
                  .str();
+    bool sharedWord = buffer == "shared" && bytes == 4 &&
+                      isa<LoadInst, StoreInst>(access.instruction);
     access.instruction->setOperand(
-        access.operand,
-        checkedAddress(access.instruction, thread, address, bytes, site));
+        access.operand, checkedAddress(access.instruction, thread, address,
+                                       bytes, site, sharedWord));
   }
   return Error::success();
 }

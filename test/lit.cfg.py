@@ -28,7 +28,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 # `--param device=cuda-emulator` (ctest's emulator/ tests) runs the numeric
 # suites on the GPU path: lcc compiles for cuda, and lcc-run and lcc-train
 # run the GPU kernels on the CUDA emulator with memcheck and racecheck, the
-# threads of each block in a shuffled order. A test that is about the CPU's
+# threads of each block in `--param thread_order` (default shuffled:1;
+# ctest gives each test one of shuffled, reversed and forward in turn). A test that is about the CPU's
 # code says `UNSUPPORTED: cuda-emulator`.
 from lit.llvm.subst import ToolSubst
 device = lit_config.params.get("device", "cpu")
@@ -38,7 +39,7 @@ device_tools = []
 if device == "cuda-emulator":
     config.available_features.add("cuda-emulator")
     emulator = ["--device=cuda-emulator", "--check=memcheck,racecheck",
-                "--thread-order=shuffled:" + lit_config.params.get("emulator_seed", "1")]
+                "--thread-order=" + lit_config.params.get("thread_order", "shuffled:1")]
     device_tools = [ToolSubst("lcc", extra_args=["--target=cuda"]),
                     ToolSubst("lcc-run", extra_args=emulator),
                     ToolSubst("lcc-train", extra_args=emulator)]

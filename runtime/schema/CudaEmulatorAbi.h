@@ -75,6 +75,16 @@ struct ThreadContext {
   BarrierFunction barrier;
   void *emulator;          // the runtime's, opaque to kernels
   const SiteRange *siteRanges; // one per access site of the module
+  // Racecheck's filter, one tag per 4-byte word of shared memory: an aligned
+  // 4-byte access of a word whose tag is the thread's ownerTag (this thread
+  // wrote all of it and no other touched it, this barrier interval), or a
+  // load of one whose tag is readersTag (several threads read all of it and
+  // none wrote it), cannot race and needs no call. filterWords is 0 when
+  // racecheck is off; raceFilter always has a word.
+  const uint64_t *raceFilter;
+  uint64_t ownerTag;
+  uint64_t readersTag;
+  uint64_t filterWords;
 };
 
 static_assert(offsetof(ThreadContext, threadId) == 0, "ABI");
@@ -86,12 +96,16 @@ static_assert(offsetof(ThreadContext, laneId) == 56, "ABI");
 static_assert(offsetof(ThreadContext, access) == 64, "ABI");
 static_assert(offsetof(ThreadContext, barrier) == 72, "ABI");
 static_assert(offsetof(ThreadContext, siteRanges) == 88, "ABI");
-static_assert(sizeof(ThreadContext) == 96, "ABI");
+static_assert(offsetof(ThreadContext, raceFilter) == 96, "ABI");
+static_assert(offsetof(ThreadContext, ownerTag) == 104, "ABI");
+static_assert(offsetof(ThreadContext, readersTag) == 112, "ABI");
+static_assert(offsetof(ThreadContext, filterWords) == 120, "ABI");
+static_assert(sizeof(ThreadContext) == 128, "ABI");
 static_assert(sizeof(SiteRange) == 16, "ABI");
 
 /// Field indices of ThreadContext as an LLVM struct
 /// { [3 x i32], [3 x i32], [3 x i32], [3 x i32], ptr, i32, i32, ptr, ptr, ptr,
-///   ptr }.
+///   ptr, ptr, i64, i64, i64 }.
 enum ThreadContextField : unsigned {
   kThreadIdField = 0,
   kBlockDimField = 1,
@@ -102,6 +116,10 @@ enum ThreadContextField : unsigned {
   kAccessField = 7,
   kBarrierField = 8,
   kSiteRangesField = 10,
+  kRaceFilterField = 11,
+  kOwnerTagField = 12,
+  kReadersTagField = 13,
+  kFilterWordsField = 14,
 };
 
 inline constexpr const char *kKernelPrefix = "lcc_emu_kernel_";

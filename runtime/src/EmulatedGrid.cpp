@@ -168,6 +168,20 @@ private:
                                                  void *address, uint32_t site);
   void runBlock(const std::array<uint32_t, 3> &block);
   std::vector<uint32_t> roundOrder();
+  /// The next barrier interval: every thread's filter tags move on, so no
+  /// word's tag of the last interval matches.
+  void startInterval() {
+    ++interval;
+    for (auto &thread : threads) {
+      thread->context.ownerTag = ownerTag(thread->index);
+      thread->context.readersTag = ownerTag(kReadersTag);
+    }
+  }
+  uint64_t ownerTag(uint32_t thread) const {
+    return (uint64_t(interval) << 16) | thread;
+  }
+  /// Not a thread (blocks have at most 1024).
+  static constexpr uint32_t kReadersTag = 0xffff;
   void reportDivergentBarrier();
   Range parameterRange(uint32_t parameter);
   Range sharedRange() const { return {shared.data(), shared.size()}; }
@@ -183,6 +197,7 @@ private:
   };
   void checkRace(Thread &thread, uint32_t site, bool write, uint64_t offset,
                  uint64_t bytes);
+  uint64_t filterTag(const ShadowWord &word, uint16_t me) const;
   [[gnu::noinline]] void reportRace(const Thread &thread, uint32_t site,
                                     const Hazard &hazard);
   template <typename Line>
@@ -203,6 +218,9 @@ private:
   std::vector<std::unique_ptr<Thread>> threads;
   std::vector<uint8_t> shared;
   std::vector<ShadowWord> shadow;
+  /// Each shared word's tag for the kernels' inline filter
+  /// (abi::ThreadContext::raceFilter): the accesses that cannot race.
+  std::vector<uint64_t> raceFilter;
   std::vector<SiteCheck> siteChecks;
   /// What the kernels check inline: a site's buffer, or nothing where the
   /// emulator must see every access (racecheck, an unknown buffer).
@@ -260,8 +278,14 @@ Status GridRun::prepareThreads() {
     threads.push_back(std::move(thread));
   }
   shared.resize(kernel.module->staticSharedBytes + launch.dynamicSharedBytes);
+  uint64_t words = (shared.size() + 3) / 4;
   if (options.racecheck)
-    shadow.assign((shared.size() + 3) / 4, ShadowWord());
+    shadow.assign(words, ShadowWord());
+  raceFilter.assign(options.racecheck ? std::max<uint64_t>(words, 1) : 1, 0);
+  for (auto &thread : threads) {
+    thread->context.raceFilter = raceFilter.data();
+    thread->context.filterWords = options.racecheck ? words : 0;
+  }
   return Status();
 }
 
@@ -285,7 +309,7 @@ void GridRun::runBlock(const std::array<uint32_t, 3> &block) {
     thread->state = Thread::State::Running;
     thread->fiber.start(stackPool[thread->index], threadMain, thread.get());
   }
-  ++interval;
+  startInterval();
   while (true) {
     for (uint32_t i : roundOrder()) {
       Thread &thread = *threads[i];
@@ -308,7 +332,7 @@ void GridRun::runBlock(const std::array<uint32_t, 3> &block) {
       return;
     if (waiting != threads.size() || !oneBarrier)
       return reportDivergentBarrier();
-    ++interval;
+    startInterval();
     for (auto &thread : threads)
       thread->state = Thread::State::Running;
   }
@@ -510,10 +534,25 @@ void GridRun::checkRace(Thread &thread, uint32_t site, bool write,
       word.readMask |= mask;
       word.manyReaders |= word.reader != me;
     }
+    raceFilter[at >> 2] = filterTag(word, me);
     at = next;
   }
   if (first.kind)
     reportRace(thread, site, first);
+}
+
+uint64_t GridRun::filterTag(const ShadowWord &word, uint16_t me) const {
+  bool written = word.writeInterval == interval;
+  bool read = word.readInterval == interval;
+  // This thread wrote all of the word and no other thread touched it: its
+  // further accesses cannot race (another thread's will call, and find it).
+  if (written && word.writer == me && word.writeMask == 0xf &&
+      (!read || (word.reader == me && !word.manyReaders)))
+    return ownerTag(me);
+  // Several threads read all of it, none wrote: another read cannot race.
+  if (!written && read && word.manyReaders && word.readMask == 0xf)
+    return ownerTag(kReadersTag);
+  return 0;
 }
 
 void GridRun::reportRace(const Thread &thread, uint32_t site,
