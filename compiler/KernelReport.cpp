@@ -223,67 +223,72 @@ lcc::parsePtxasResources(llvm::StringRef log) {
   return resources;
 }
 
-std::string lcc::formatKernelReport(llvm::ArrayRef<KernelReportEntry> entries,
-                                    llvm::StringRef arch, bool json) {
-  bool fromPtxas = !entries.empty() && entries.front().resources.has_value();
+namespace {
+
+std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
+                       llvm::StringRef arch, bool fromPtxas) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (json) {
-    llvm::json::Array kernels;
-    for (const KernelReportEntry &entry : entries) {
-      llvm::json::Object occupancies, rooflines;
-      for (const SmLimits *sm : {&kSm80, &kSm90}) {
-        Occupancy o = occupancy(*sm, entry);
-        occupancies[sm->arch] = llvm::json::Object{
-            {"fraction", o.fraction},
-            {"blocks_per_sm", o.blocksPerSm},
-            {"limit", o.limit}};
-      }
-      for (const GpuPeaks *gpu : {&kH100, &kH200}) {
-        Roofline r = roofline(*gpu, entry);
-        rooflines[gpu->name] = llvm::json::Object{
-            {"microseconds", r.microseconds}, {"bound", r.bound}};
-      }
-      llvm::json::Object kernel{
-          {"kernel", entry.kernel},
-          {"location", entry.location},
-          {"grid", llvm::json::Array{entry.grid[0], entry.grid[1],
-                                     entry.grid[2]}},
-          {"threads_per_block", entry.threads},
-          {"shared_memory_bytes", entry.sharedMemoryBytes},
-          {"registers", entry.resources
-                            ? llvm::json::Value(entry.resources->registers)
-                            : llvm::json::Value(nullptr)},
-          {"spill_bytes", entry.resources
-                              ? llvm::json::Value(entry.resources->spillBytes)
-                              : llvm::json::Value(nullptr)},
-          {"stack_bytes", entry.resources
-                              ? llvm::json::Value(entry.resources->stackBytes)
-                              : llvm::json::Value(nullptr)},
-          {"occupancy", std::move(occupancies)},
-          {"flops", entry.work.flops},
-          {"flops_exact", entry.work.exact},
-          {"bytes", entry.bytes},
-          {"flops_per_byte",
-           entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0},
-          {"roofline", std::move(rooflines)}};
-      kernels.push_back(std::move(kernel));
+  llvm::json::Array kernels;
+  for (const KernelReportEntry &entry : entries) {
+    llvm::json::Object occupancies, rooflines;
+    for (const SmLimits *sm : {&kSm80, &kSm90}) {
+      Occupancy o = occupancy(*sm, entry);
+      occupancies[sm->arch] = llvm::json::Object{
+          {"fraction", o.fraction},
+          {"blocks_per_sm", o.blocksPerSm},
+          {"limit", o.limit}};
     }
-    llvm::json::Object document{
-        {"arch", arch},
-        {"resources_from", fromPtxas ? "ptxas" : "none"},
-        {"peaks",
-         llvm::json::Object{
-             {"h100", llvm::json::Object{{"fp32_flops", kH100.flops},
-                                         {"bytes_per_second", kH100.bytes}}},
-             {"h200",
-              llvm::json::Object{{"fp32_flops", kH200.flops},
-                                 {"bytes_per_second", kH200.bytes}}}}},
-        {"kernels", std::move(kernels)}};
-    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document)))
-       << "\n";
-    return text;
+    for (const GpuPeaks *gpu : {&kH100, &kH200}) {
+      Roofline r = roofline(*gpu, entry);
+      rooflines[gpu->name] = llvm::json::Object{
+          {"microseconds", r.microseconds}, {"bound", r.bound}};
+    }
+    llvm::json::Object kernel{
+        {"kernel", entry.kernel},
+        {"location", entry.location},
+        {"grid", llvm::json::Array{entry.grid[0], entry.grid[1],
+                                   entry.grid[2]}},
+        {"threads_per_block", entry.threads},
+        {"shared_memory_bytes", entry.sharedMemoryBytes},
+        {"registers", entry.resources
+                          ? llvm::json::Value(entry.resources->registers)
+                          : llvm::json::Value(nullptr)},
+        {"spill_bytes", entry.resources
+                            ? llvm::json::Value(entry.resources->spillBytes)
+                            : llvm::json::Value(nullptr)},
+        {"stack_bytes", entry.resources
+                            ? llvm::json::Value(entry.resources->stackBytes)
+                            : llvm::json::Value(nullptr)},
+        {"occupancy", std::move(occupancies)},
+        {"flops", entry.work.flops},
+        {"flops_exact", entry.work.exact},
+        {"bytes", entry.bytes},
+        {"flops_per_byte",
+         entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0},
+        {"roofline", std::move(rooflines)}};
+    kernels.push_back(std::move(kernel));
   }
+  llvm::json::Object document{
+      {"arch", arch},
+      {"resources_from", fromPtxas ? "ptxas" : "none"},
+      {"peaks",
+       llvm::json::Object{
+           {"h100", llvm::json::Object{{"fp32_flops", kH100.flops},
+                                       {"bytes_per_second", kH100.bytes}}},
+           {"h200",
+            llvm::json::Object{{"fp32_flops", kH200.flops},
+                               {"bytes_per_second", kH200.bytes}}}}},
+      {"kernels", std::move(kernels)}};
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document)))
+     << "\n";
+  return text;
+}
+
+std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
+                        llvm::StringRef arch, bool fromPtxas) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
   os << "CUDA kernels for " << arch << "; registers and spills "
      << (fromPtxas ? "from ptxas" : "unknown (no ptxas found)")
      << "; roofline over FP32 and HBM peaks (H100 67 TFLOP/s 3.35 TB/s, "
@@ -312,4 +317,13 @@ std::string lcc::formatKernelReport(llvm::ArrayRef<KernelReportEntry> entries,
         h100.microseconds, h200.microseconds, h200.bound);
   }
   return text;
+}
+
+} // namespace
+
+std::string lcc::formatKernelReport(llvm::ArrayRef<KernelReportEntry> entries,
+                                    llvm::StringRef arch, bool json) {
+  bool fromPtxas = !entries.empty() && entries.front().resources.has_value();
+  return json ? reportJson(entries, arch, fromPtxas)
+              : reportTable(entries, arch, fromPtxas);
 }
