@@ -3,13 +3,14 @@
 #
 #   bash tools/gpu-check.sh prepare   here, after a build: compile every
 #       numerics case for cpu,cuda, run it on the CPU and on the CUDA
-#       emulator, keep inputs, weights and both results; compile the timing cases for cuda. Writes
+#       emulator, keep inputs, weights, the CPU results and the emulator's
+#       error against them; compile the timing cases for cuda. Writes
 #       build/gpu-check/ (carry it to the GPU machine).
 #   bash tools/gpu-check.sh           on the GPU machine (no MLIR, no
 #       FlatBuffers, no network; cmake, a C++ compiler, python3): build the
 #       runtime, lcc-run and the reference tools (lcc-compare, lcc-testdata)
-#       from source, run every case on the GPU, compare with the CPU and
-#       emulator results, print one table. Exit status 1 if any case fails or
+#       from source, run every case on the GPU, compare with the CPU
+#       results (beside the emulator's error), print one table. Exit status 1 if any case fails or
 #       mismatches.
 #
 # With the device tool: run(command="bash tools/gpu-check.sh",
