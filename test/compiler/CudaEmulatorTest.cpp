@@ -269,3 +269,26 @@ TEST(CudaEmulator, ReportsABarrierHalfTheBlockNeverReaches) {
 }
 
 } // namespace
+
+TEST(CudaEmulator, RefusesAnIntrinsicItDoesNotRun) {
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic diagnostic;
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(R"(
+target triple = "nvptx64-nvidia-cuda"
+declare i32 @llvm.nvvm.shfl.sync.bfly.i32(i32, i32, i32, i32)
+define ptx_kernel void @shuffle(ptr %y) {
+  %v = call i32 @llvm.nvvm.shfl.sync.bfly.i32(i32 -1, i32 7, i32 1, i32 31)
+  store i32 %v, ptr %y
+  ret void
+}
+)",
+                                                                   diagnostic,
+                                                                   context);
+  ASSERT_TRUE(module) << diagnostic.getMessage().str();
+  std::string sharedObject;
+  llvm::Error error = compileKernelsForEmulator(*module, nullptr, sharedObject);
+  ASSERT_TRUE(bool(error));
+  EXPECT_EQ(llvm::toString(std::move(error)),
+            "kernel 'shuffle' calls llvm.nvvm.shfl.sync.bfly.i32, which the "
+            "CUDA emulator does not run");
+}
