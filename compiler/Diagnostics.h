@@ -1,8 +1,8 @@
 //===- Diagnostics.h - one-line tool diagnostics ----------------*- C++ -*-===//
 //
-// The command-line contract (DESIGN.md §6) wants every error on stderr as one
-// line, `TOOL: error: FILE:LINE:COL: message`. This handler prints MLIR
-// diagnostics that way instead of MLIR's multi-line source excerpts.
+// The command-line contract (docs/design.md §6) wants every error on stderr
+// as one line, `TOOL: error: FILE:LINE:COL: message`. This handler prints
+// MLIR diagnostics that way instead of MLIR's multi-line source excerpts.
 //
 //===----------------------------------------------------------------------===//
 

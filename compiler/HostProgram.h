@@ -3,7 +3,7 @@
 // After dispatch outlining a function is a list of dispatch calls on
 // tensors. Planning gives every tensor a buffer (argument, result,
 // parameter, or a range of the transient arena) and turns the calls into
-// the command list of the artifact (DESIGN.md §5).
+// the command list of the artifact (docs/design.md §5).
 //
 //===----------------------------------------------------------------------===//
 

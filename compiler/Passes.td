@@ -2,7 +2,7 @@
 //
 // Passes that turn lowered tensor programs into dispatches: kernels that are
 // functions of a workgroup id and their buffers, called from a host program
-// that only orders them (DESIGN.md §5).
+// that only orders them (docs/design.md §5).
 //
 //===----------------------------------------------------------------------===//
 

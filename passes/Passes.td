@@ -14,7 +14,7 @@ def DenseToLSH : Pass<"attn-dense-to-lsh", "mlir::ModuleOp"> {
   let summary = "rewrite shared-QK attention into Reformer LSH attention";
   let description = [{
     Replaces each shared-QK `attn.attention` by an `attn.lsh_attention`
-    with `n_hashes` rounds of `bucket_size` buckets (DESIGN.md §3). LSH
+    with `n_hashes` rounds of `bucket_size` buckets (docs/design.md §3). LSH
     approximates the attention, so this runs only when asked
     (`lcc --attention=lsh`) and remarks on every op it rewrites or keeps.
     Attention whose queries and keys differ is kept dense: LSH hashes one
@@ -56,7 +56,7 @@ def DenseToRouted : Pass<"attn-dense-to-routed", "mlir::ModuleOp"> {
     Replaces each `attn.attention` by an `attn.routed_attention` with
     `clusters` clusters and `window` keys per cluster, its centroids from
     k-means over the run-time queries and keys inside the compiled code
-    (DESIGN.md §3). Routing approximates the attention, so this runs only
+    (docs/design.md §3). Routing approximates the attention, so this runs only
     when asked (`lcc --attention=routed`) and remarks on every op it
     rewrites or keeps. Shared-QK attention is kept (its self-masking has no
     routed form; its long-context form is LSH). `clusters` 0 picks the
@@ -85,7 +85,7 @@ def DenseToSparse : Pass<"attn-dense-to-sparse", "mlir::ModuleOp"> {
   let summary = "rewrite dense attention into Sparse Transformer attention";
   let description = [{
     Replaces each `attn.attention` by an `attn.sparse_attention` with the
-    pattern, block, stride and summary given as options (DESIGN.md §3): the
+    pattern, block, stride and summary given as options (docs/design.md §3): the
     result then equals dense attention masked by the `fixed` or `strided`
     pattern, computed block-sparse. This changes what the model computes, so
     it runs only when asked (`lcc --attention=sparse`), and says what it did
@@ -198,7 +198,7 @@ def ToDense : Pass<"attn-to-dense", "mlir::ModuleOp"> {
 def InsertReversible : Pass<"attn-insert-reversible", "mlir::ModuleOp"> {
   let summary = "make stacks of residual blocks reversible (RevNet)";
   let description = [{
-    Reformer's reversible layers (DESIGN.md §4, `lcc --reversible`). In
+    Reformer's reversible layers (docs/design.md §4, `lcc --reversible`). In
     each function, a stack of `attn.residual` blocks that each feed only
     the next, alternating an attention block (its body holds attention of
     any form) and a feed-forward block (its body holds an
@@ -235,7 +235,7 @@ def InsertReversible : Pass<"attn-insert-reversible", "mlir::ModuleOp"> {
 def ChunkFeedForward : Pass<"attn-chunk-ff", "mlir::ModuleOp"> {
   let summary = "run every feed-forward in chunks of positions";
   let description = [{
-    Reformer's feed-forward chunking (DESIGN.md §4, `lcc --ff-chunks=N`):
+    Reformer's feed-forward chunking (docs/design.md §4, `lcc --ff-chunks=N`):
     every `attn.feed_forward` gets `chunks = N`, so its `batch * seq`
     positions run in N chunks and the `[positions / N, d_ff]` intermediate
     exists for one chunk at a time, in the forward and in the train step's
@@ -265,7 +265,7 @@ def ChunkFeedForward : Pass<"attn-chunk-ff", "mlir::ModuleOp"> {
 def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
   let summary = "differentiate a loss function into a train step";
   let description = [{
-    Reverse-mode differentiation at the attn level (DESIGN.md §4, §6). The
+    Reverse-mode differentiation at the attn level (docs/design.md §4, §6). The
     function named `function` (default `loss`), whose first result is a 0-d
     f32 loss, is differentiated with respect to every `attn.param` it uses:
     its blocks are flattened (residual blocks inlined, a

@@ -1,7 +1,7 @@
 //===- SparsePatterns.h - Sparse Transformer patterns as masks --*- C++ -*-===//
 //
 // attn.sparse_attention means dense attention masked by the fixed or
-// strided pattern (DESIGN.md §3). These build that mask as a mask region,
+// strided pattern (docs/design.md §3). These build that mask as a mask region,
 // so the sparse form is a thin user of masked attention: its lowering is
 // masked flash attention with the block table of MaskTiles.h, and
 // --attention=dense turns it back into the dense op it equals.

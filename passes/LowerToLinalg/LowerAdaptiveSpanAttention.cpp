@@ -1,6 +1,6 @@
 //===- LowerAdaptiveSpanAttention.cpp - adaptive span, flash form ---------===//
 //
-// attn.adaptive_span_attention (DESIGN.md §3) as FlashAttention whose
+// attn.adaptive_span_attention (docs/design.md §3) as FlashAttention whose
 // probabilities are weighed by the soft span mask m after the softmax and
 // renormalised: the online softmax sums e (m + 1e-8) and accumulates
 // e m v. Keys beyond a head's reach (span + ramp) are hidden, and a tile

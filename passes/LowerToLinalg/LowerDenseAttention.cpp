@@ -1,6 +1,6 @@
 //===- LowerDenseAttention.cpp - attn.attention in the flash form ---------===//
 //
-// Dense attention (DESIGN.md §3) as FlashAttention. Shared-QK attention
+// Dense attention (docs/design.md §3) as FlashAttention. Shared-QK attention
 // attends to the unit-normalised queries, and a token's score with itself
 // is Reformer's -1e5. A mask region becomes the visibility predicate and,
 // through the block table computed at compile time (MaskTiles.h), the tile

@@ -1,6 +1,6 @@
 //===- LowerLSHAttention.cpp - Reformer LSH attention to linalg -----------===//
 //
-// Reformer LSH attention (DESIGN.md §3) over `[batch*heads, seq, dim]`
+// Reformer LSH attention (docs/design.md §3) over `[batch*heads, seq, dim]`
 // views, in four steps, each its own dispatches:
 //   1. hash: per (row, round, tile of tokens) project onto the rotations
 //      and take argmax([xR; -xR]); padded tokens get the extra bucket

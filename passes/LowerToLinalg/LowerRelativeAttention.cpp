@@ -1,6 +1,6 @@
 //===- LowerRelativeAttention.cpp - Transformer-XL attention, flash form --===//
 //
-// attn.relative_attention (DESIGN.md §3) as FlashAttention over the memory
+// attn.relative_attention (docs/design.md §3) as FlashAttention over the memory
 // and the segment: the content term is dense attention of q + u, causal
 // with the queries M = k_seq - q_seq keys late; the position term is added
 // to each block of scores. A query tile [qs, qs + Tq) meets a key tile

@@ -1,6 +1,6 @@
 //===- LowerRoutedAttention.cpp - Routing Transformer attention -----------===//
 //
-// Routing Transformer attention (DESIGN.md §3) over `[batch*heads, seq,
+// Routing Transformer attention (docs/design.md §3) over `[batch*heads, seq,
 // dim]` views, in the steps of the paper:
 //   1-4. route: centroids, each query's cluster, each cluster's window of
 //      keys, the queries sorted by cluster (RoutedRouting.cpp);

@@ -1,6 +1,6 @@
 //===- LowerSparseAttention.cpp - sparse attention as masked attention ----===//
 //
-// Sparse Transformer attention (DESIGN.md §3) is dense attention masked by
+// Sparse Transformer attention (docs/design.md §3) is dense attention masked by
 // its pattern, so it lowers as exactly that: the pattern becomes a mask
 // region (SparsePatterns.h) and the masked attention takes the flash form
 // with tiles of `block` queries and keys. The mask's block table, computed

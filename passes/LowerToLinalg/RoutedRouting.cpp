@@ -1,6 +1,6 @@
 //===- RoutedRouting.cpp - where routed attention sends each token --------===//
 //
-// The routing of Routing Transformer attention (DESIGN.md §3), shared by
+// The routing of Routing Transformer attention (docs/design.md §3), shared by
 // its forward and its backward so both route identically:
 //   1. centroids: the operand (unit-normalised), or 3 k-means iterations
 //      over the unit queries and keys from seeded keys (RoutedKMeans.cpp);

@@ -1,6 +1,6 @@
 //===- AdaptiveSpanAttention.cpp - adaptive span, the reference -----------===//
 //
-// attn.adaptive_span_attention (DESIGN.md section 3, docs/attn-dialect.md)
+// attn.adaptive_span_attention (docs/design.md §3, docs/attn-dialect.md)
 // straight from its formula: a softmax over each query's visible keys,
 // the soft span mask applied after it and the weights renormalised. See
 // Reference.h.

@@ -1,6 +1,6 @@
 //===- Compress.cpp - the Compressive Transformer's compression -----------===//
 //
-// attn.compress (DESIGN.md section 3, docs/attn-dialect.md) from its
+// attn.compress (docs/design.md §3, docs/attn-dialect.md) from its
 // formula: each group of `rate` rows convolved with the weight. See
 // Reference.h.
 //

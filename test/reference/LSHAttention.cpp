@@ -1,6 +1,6 @@
 //===- LSHAttention.cpp - Reformer LSH attention, the reference -----------===//
 //
-// attn.lsh_attention (DESIGN.md section 3, docs/attn-dialect.md) one
+// attn.lsh_attention (docs/design.md §3, docs/attn-dialect.md) one
 // (batch, head) row and one hash round at a time: hash, sort, attend within
 // chunks of the sorted order, then combine the rounds. See Reference.h.
 //

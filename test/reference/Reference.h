@@ -1,6 +1,6 @@
 //===- Reference.h - Independent double-precision reference of lcc ops ----===//
 //
-// A direct transcription of the op semantics of DESIGN.md section 3 and
+// A direct transcription of the op semantics of docs/design.md §3 and
 // docs/attn-dialect.md, in plain C++17 with `double` everywhere. Tests check
 // compiled code against it, so it is written to be obviously right, not fast,
 // and it shares no code with the compiler or the runtime.

@@ -1,6 +1,6 @@
 //===- RelativeAttention.cpp - Transformer-XL's ops, the reference --------===//
 //
-// attn.relative_attention (DESIGN.md section 3, docs/attn-dialect.md) as
+// attn.relative_attention (docs/design.md §3, docs/attn-dialect.md) as
 // dense attention of q + u whose score modifier adds the position term of
 // each visible key, from its distance; and the sinusoidal encodings of
 // distances. See Reference.h.

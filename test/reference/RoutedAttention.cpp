@@ -1,6 +1,6 @@
 //===- RoutedAttention.cpp - Routing Transformer attention, the reference -===//
 //
-// attn.routed_attention with given centroids (DESIGN.md section 3): route
+// attn.routed_attention with given centroids (docs/design.md §3): route
 // every query to its nearest unit centroid and give every cluster the
 // `window` keys nearest to it, then attend as masked dense attention whose
 // mask is that routing. Also the centroids' moving average that training

@@ -23,7 +23,7 @@
 
 namespace lcc::tools {
 
-/// The exit statuses of the command-line contract (DESIGN.md §6).
+/// The exit statuses of the command-line contract (docs/design.md §6).
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 

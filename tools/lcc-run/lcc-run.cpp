@@ -8,7 +8,7 @@
 // lcc-run MODEL.lcm --init-params=FILE.safetensors [--seed=N]
 // lcc-run MODEL.lcm --list
 //
-// The command line is a contract (DESIGN.md §6): inputs in argument order,
+// The command line is a contract (docs/design.md §6): inputs in argument order,
 // result i written to DIR/result<i>.npy, and every error one
 // `lcc-run: error:` line on stderr with exit status 1 (2 for usage errors).
 // Uses the runtime's C API only, as any embedding application would.

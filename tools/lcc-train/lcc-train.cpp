@@ -6,7 +6,7 @@
 //     [--device=cpu|cuda|cuda-emulator] [--check=...] [--thread-order=...]
 //     [--threads=N] [--eval-function=NAME] [--carry=RESULT:INPUT]...
 //
-// The command line is a contract (DESIGN.md §6). Training is the module's
+// The command line is a contract (docs/design.md §6). Training is the module's
 // own `train_step` (`lcc --train`): it takes one batch of the loss
 // function's arguments, updates the parameters and optimizer state in place
 // on the device, and returns the loss. This tool only feeds it batches,

@@ -5,8 +5,9 @@
 //     [--dump-ir=DIR]
 //
 // Reads a model written in the attn dialect, verifies it, compiles it and
-// writes the requested stage. The command line is a contract (DESIGN.md §6):
-// errors are one `lcc: error:` line on stderr and a non-zero exit.
+// writes the requested stage. The command line is a contract
+// (docs/design.md §6): errors are one `lcc: error:` line on stderr and a
+// non-zero exit.
 //
 //===----------------------------------------------------------------------===//
 

@@ -23,7 +23,7 @@ def Attn_Dialect : Dialect {
     * Attention ops on `[batch, heads, seq, head_dim]` tensors: dense
       `attn.attention` and the long-context forms the compiler rewrites it
       into (`attn.lsh_attention`, `attn.sparse_attention`,
-      `attn.routed_attention`). Their semantics are fixed in DESIGN.md §3.
+      `attn.routed_attention`). Their semantics are fixed in docs/design.md §3.
     * Model-level ops on `[batch, seq, d_model]` activations: embedding,
       layer norm, linear, multi-head attention block, feed-forward, residual
       and reversible blocks, softmax cross-entropy. Weights enter the graph

@@ -1,8 +1,8 @@
 //===- AttnOps.td - attn dialect operations ----------------*- tablegen -*-===//
 //
 // Attention ops work on [batch, heads, seq, head_dim] tensors; model-level
-// ops on [batch, seq, d_model] activations. DESIGN.md §3 is the contract for
-// the semantics written here.
+// ops on [batch, seq, d_model] activations. docs/design.md §3 is the
+// contract for the semantics written here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -511,7 +511,7 @@ def Attn_CompressOp : Attn_Op<"compress", [Pure]> {
 
     with `weight` `[rate, d, d_out]` and `bias` `[d_out]`. A model compresses
     the memory it evicts into its compressed memory, a FIFO carried between
-    segments like the memory (DESIGN.md §3). It is a projection of each
+    segments like the memory (docs/design.md §3). It is a projection of each
     group of `rate` rows: it lowers, and is differentiated, as `attn.linear`
     of `x` viewed as `[batch, length / rate, rate * d]`.
 

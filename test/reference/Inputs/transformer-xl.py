@@ -2,7 +2,8 @@
 """Transformer-XL's relative attention as kimiyoung/transformer-xl computes
 it (RelPartialLearnableMultiHeadAttn with _rel_shift, clamp_len and
 same_length), in plain Python on small random inputs, so that a test can
-hold lcc-reference's relative_attention (DESIGN.md's formula) to it.
+hold lcc-reference's relative_attention (the formula of docs/design.md §3)
+to it.
 
 Writes q, k, v, pos, u, w and the result (kimiyoung.npy) into --output-dir,
 f32, in attn.relative_attention's layout: q [B, H, Lq, D], k, v

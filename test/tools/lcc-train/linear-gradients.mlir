@@ -1,7 +1,7 @@
 // --emit-gradients adds loss_gradients: result 0 the loss, then the gradient
-// of each parameter under that parameter's name, which lcc-run
-// --results-file writes by name. With --optimizer=sgd --lr=1, one training
-// step changes each parameter by exactly minus its gradient (DESIGN.md §6).
+// of each parameter under that parameter's name, which lcc-run --results-file
+// writes by name. With --optimizer=sgd --lr=1, one training step changes each
+// parameter by exactly minus its gradient (docs/design.md §6).
 
 // RUN: lcc %s --train --optimizer=sgd --lr=1 --emit-gradients -o %t.lcm
 // RUN: rm -rf %t.d && mkdir %t.d
