@@ -5,6 +5,7 @@
 #include "compiler/Passes.h"
 #include "compiler/StagePipelines.h"
 #include "dialects/Attn/IR/AttnDialect.h"
+#include "dialects/Attn/IR/AttnInterfaces.h"
 #include "passes/AttentionForms.h"
 #include "passes/Passes.h"
 
@@ -22,6 +23,8 @@ void lcc::registerLccDialects(mlir::DialectRegistry &registry) {
   // drops interfaces those passes need.
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // The gradient rules of the upstream ops a model writes.
+  attn::registerUpstreamGradientModels(registry);
   // And the dialects of every attention form, a loaded plugin's included.
   registerBuiltinAttentionForms();
   registerAttentionFormDialects(registry);

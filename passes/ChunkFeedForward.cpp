@@ -29,24 +29,28 @@ struct ChunkFeedForwardPass
     : lcc::impl::ChunkFeedForwardBase<ChunkFeedForwardPass> {
   using ChunkFeedForwardBase::ChunkFeedForwardBase;
 
-  /// Every LSH attention in `attentionChunks` groups of rows.
+  /// Every attention form that attends in groups of rows (batch x heads),
+  /// LSH attention among them, in `attentionChunks` groups.
   LogicalResult chunkAttention() {
-    SmallVector<LSHAttentionOp> ops;
-    getOperation().walk([&](LSHAttentionOp op) { ops.push_back(op); });
-    if (ops.empty())
+    SmallVector<AttentionFormInterface> forms;
+    getOperation().walk([&](AttentionFormInterface form) {
+      if (form.getChunkableRows() > 0)
+        forms.push_back(form);
+    });
+    if (forms.empty())
       getOperation().emitWarning(
-          "attn-chunk-ff: attention-chunks applies to attn.lsh_attention, "
-          "and the model has none (dense, sparse and routed attention work "
-          "tile by tile already)");
-    for (LSHAttentionOp op : ops) {
-      auto type = cast<RankedTensorType>(op.getQueryKey().getType());
-      int64_t rows = type.getDimSize(0) * type.getDimSize(1);
+          "attn-chunk-ff: attention-chunks applies to attention that runs "
+          "in groups of rows (attn.lsh_attention), and the model has none "
+          "(dense, sparse and routed attention work tile by tile already)");
+    for (AttentionFormInterface form : forms) {
+      int64_t rows = form.getChunkableRows();
       if (attentionChunks > rows)
-        return op.emitError() << "'attn.lsh_attention' cannot run in "
-                              << static_cast<int64_t>(attentionChunks)
-                              << " groups of rows: it has only " << rows
-                              << " (batch x heads); give at most " << rows;
-      op.setChunks(attentionChunks);
+        return form->emitError()
+               << "'" << form->getName() << "' cannot run in "
+               << static_cast<int64_t>(attentionChunks)
+               << " groups of rows: it has only " << rows
+               << " (batch x heads); give at most " << rows;
+      form.setRowChunks(attentionChunks);
     }
     return success();
   }

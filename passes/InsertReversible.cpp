@@ -34,13 +34,13 @@ namespace {
 
 enum class BlockKind { Attention, FeedForward, Other };
 
-/// What a residual block's body computes: attention (of any form) or a
-/// feed-forward, by the op that does the block's work.
+/// What a residual block's body computes: attention (of any form, a
+/// plugin's included: an op of AttentionFormInterface) or a feed-forward,
+/// by the op that does the block's work.
 BlockKind kindOf(ResidualOp residual) {
   bool attention = false, feedForward = false;
   residual.getBody().walk([&](Operation *op) {
-    if (isa<MultiHeadAttentionOp, AttentionOp, LSHAttentionOp,
-            RoutedAttentionOp, SparseAttentionOp>(op))
+    if (isa<AttentionFormInterface>(op))
       attention = true;
     else if (isa<FeedForwardOp>(op))
       feedForward = true;

@@ -5,6 +5,7 @@
 #include "passes/LowerToLinalg/TensorOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -171,4 +172,102 @@ SmallVector<Value> lcc::lowering::sumOverKeyTiles(
     ArrayRef<int64_t> widths, Type elementType, const TilePairStep &block) {
   return foldTilePairs(builder, loc, flash, batch, heads, keyTiles, queryTiles,
                        /*overKeyTiles=*/false, widths, elementType, block);
+}
+
+FailureOr<std::pair<Value, Value>>
+FlashAttentionBackward::probabilitiesAndScoreGradients(
+    TensorBuilder &t, const BackwardBlock &block, const TilePosition &tile,
+    int64_t keySeq) const {
+  int64_t queryTile = forward.queryTile, keyTile = forward.keyTile;
+  Type elt = tensorType(block.query).getElementType();
+  Value dots = t.matmulTransposedB(block.query, block.key,
+                                   t.filled({queryTile, keyTile}, elt, 0.0));
+  Value scores = forward.maskedScores(t, dots, tile, keySeq, /*mask=*/true);
+  Value probabilities = recomputedProbabilities(t, scores, block.rowStatistic);
+  Value dP = t.matmulTransposedB(block.outGrad, block.value,
+                                 t.filled({queryTile, keyTile}, elt, 0.0));
+  bool failedDerivative = false;
+  Value scoreGrad = t.map(
+      {queryTile, keyTile}, elt, {probabilities, dP, block.delta, dots},
+      {t.identityMap(2), t.identityMap(2), t.dropLastMap(2), t.identityMap(2)},
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        auto constant = [&](double v) { return floatConstant(b, loc, elt, v); };
+        Value ds = mul(b, loc, a[0], arith::SubFOp::create(b, loc, a[1], a[2]));
+        ScorePosition at{
+            tile.batch, tile.head,
+            arith::AddIOp::create(b, loc, tile.queryStart,
+                                  linalg::IndexOp::create(b, loc, 0)),
+            arith::AddIOp::create(b, loc, tile.keyStart,
+                                  linalg::IndexOp::create(b, loc, 1))};
+        if (scoreDerivative) {
+          FailureOr<Value> derivative = scoreDerivative(
+              b, loc, mul(b, loc, a[3], constant(forward.scale)), at);
+          if (failed(derivative)) {
+            failedDerivative = true;
+            return ds;
+          }
+          if (*derivative)
+            ds = mul(b, loc, ds, *derivative);
+        }
+        ds = mul(b, loc, ds, constant(forward.scale));
+        // A hidden key (p = 0) gets nothing, whatever s' is there.
+        Value hidden = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                             a[0], constant(0.0));
+        return arith::SelectOp::create(b, loc, hidden, constant(0.0), ds);
+      });
+  if (failedDerivative)
+    return failure();
+  return std::make_pair(probabilities, scoreGrad);
+}
+
+FailureOr<std::array<Value, 3>>
+FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
+  TensorBuilder tb(builder, loc);
+  Type elt = tensorType(forward.query).getElementType();
+  PaddedBackwardOperands padded =
+      PaddedBackwardOperands::build(tb, forward, out, outGrad, logSumExp);
+  bool failedBlock = false;
+  auto gradientsAt = [&](TensorBuilder &t, const BackwardBlock &blk,
+                         const TilePosition &tile) {
+    auto grads = probabilitiesAndScoreGradients(t, blk, tile, padded.keySeq);
+    if (failed(grads))
+      failedBlock = true;
+    return grads;
+  };
+
+  // Kernel 1, per key tile: dk and dv summed over the query tiles.
+  SmallVector<Value> keyAndValueGrads = sumOverQueryTiles(
+      builder, loc, forward, padded.batch, padded.heads, padded.keyTiles,
+      padded.queryTiles, {padded.headDim, padded.valueDim}, elt,
+      [&](OpBuilder &ub, Location ul, const TilePosition &tile,
+          ValueRange state) -> SmallVector<Value> {
+        TensorBuilder t(ub, ul);
+        BackwardBlock blk = padded.blockAt(ub, ul, tile);
+        auto grads = gradientsAt(t, blk, tile);
+        if (failed(grads))
+          return SmallVector<Value>(state);
+        return {t.matmulTransposedA(grads->second, blk.query, state[0]),
+                t.matmulTransposedA(grads->first, blk.outGrad, state[1])};
+      });
+
+  // Kernel 2, per query tile: dq summed over the key tiles it visits.
+  Value queryGrad =
+      sumOverKeyTiles(builder, loc, forward, padded.batch, padded.heads,
+                      padded.keyTiles, padded.queryTiles, {padded.headDim}, elt,
+                      [&](OpBuilder &ub, Location ul, const TilePosition &tile,
+                          ValueRange state) -> SmallVector<Value> {
+                        TensorBuilder t(ub, ul);
+                        BackwardBlock blk = padded.blockAt(ub, ul, tile);
+                        auto grads = gradientsAt(t, blk, tile);
+                        if (failed(grads))
+                          return SmallVector<Value>(state);
+                        return {t.matmul(grads->second, blk.key, state[0])};
+                      })
+          .front();
+  if (failedBlock)
+    return failure();
+  return std::array<Value, 3>{
+      padded.unpadded(builder, loc, queryGrad, /*ofKeys=*/false),
+      padded.unpadded(builder, loc, keyAndValueGrads[0], /*ofKeys=*/true),
+      padded.unpadded(builder, loc, keyAndValueGrads[1], /*ofKeys=*/true)};
 }

@@ -15,6 +15,8 @@
 
 #include "passes/LowerToLinalg/FlashAttention.h"
 
+#include <array>
+
 namespace lcc::lowering {
 
 /// p = exp(s - L) of a block's masked scores [query tile, key tile] and its
@@ -80,6 +82,38 @@ sumOverKeyTiles(mlir::OpBuilder &builder, mlir::Location loc,
                 int64_t keyTiles, int64_t queryTiles,
                 llvm::ArrayRef<int64_t> widths, mlir::Type elementType,
                 const TilePairStep &block);
+
+/// d(final score)/d(scaled dot product) at one position (the derivative of
+/// a score modifier), null when it is 1; failure when it has none.
+using ScoreDerivative = std::function<mlir::FailureOr<mlir::Value>(
+    mlir::OpBuilder &, mlir::Location, mlir::Value scaledDot,
+    const ScorePosition &)>;
+
+/// The flash backward of one attention, whole: two kernels, each parallel
+/// and free of atomics, one per key tile summing dk and dv over the query
+/// tiles, one per query tile summing dq over the key tiles, both visiting
+/// exactly the tiles the forward visits. Dense attention's backward and a
+/// plugin form's build it with their forward's configuration.
+struct FlashAttentionBackward {
+  /// Configured as the forward was.
+  FlashAttention forward;
+  /// The forward's result, its logsumexp (buildWithLogSumExp) and the
+  /// result's gradient.
+  mlir::Value out, logSumExp, outGrad;
+  /// Null: the scores are the scaled dot products.
+  ScoreDerivative scoreDerivative;
+
+  /// Gradients for forward.query, forward.key and forward.value.
+  mlir::FailureOr<std::array<mlir::Value, 3>>
+  build(mlir::OpBuilder &builder, mlir::Location loc) const;
+
+private:
+  /// A block's probabilities p and score gradients ds (scale included).
+  mlir::FailureOr<std::pair<mlir::Value, mlir::Value>>
+  probabilitiesAndScoreGradients(TensorBuilder &t, const BackwardBlock &block,
+                                 const TilePosition &tile,
+                                 int64_t keySeq) const;
+};
 
 } // namespace lcc::lowering
 

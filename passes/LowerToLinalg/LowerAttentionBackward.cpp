@@ -136,145 +136,33 @@ LogicalResult lcc::checkScoreRegionDifferentiable(Region &region) {
 
 namespace {
 
-/// The backward of one flash attention.
-struct FlashAttentionBackward {
-  /// Configured as the forward was (configureFlashAttention).
-  FlashAttention forward;
-  const AttentionSpec *spec;
-  Value out, logSumExp, outGrad;
-
-  /// Gradients for forward.query, forward.key and forward.value.
-  FailureOr<std::array<Value, 3>> build(OpBuilder &builder, Location loc) const;
-
-private:
-  /// A block's probabilities p and score gradients ds (scale included).
-  FailureOr<std::pair<Value, Value>>
-  probabilitiesAndScoreGradients(TensorBuilder &t, const BackwardBlock &block,
-                                 const TilePosition &tile,
-                                 int64_t keySeq) const;
-  /// d(final score)/d(dot product) at one position, null when it is the
-  /// scale alone.
-  FailureOr<Value> scoreDerivative(OpBuilder &b, Location loc, Value raw,
-                                   const ScorePosition &at) const;
-};
-
-FailureOr<Value>
-FlashAttentionBackward::scoreDerivative(OpBuilder &b, Location loc, Value raw,
-                                        const ScorePosition &at) const {
-  Value derivative;
-  if (spec->score) {
-    FailureOr<Value> d =
-        differentiateScoreRegion(b, loc, *spec->score, raw, at);
-    if (failed(d))
-      return failure();
-    derivative = *d;
-  }
-  if (spec->sharedQK) {
-    // The self score is the constant -1e5.
-    Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                       at.query, at.key);
-    Type elt = raw.getType();
-    derivative = arith::SelectOp::create(
-        b, loc, self, floatConstant(b, loc, elt, 0.0),
-        derivative ? derivative : floatConstant(b, loc, elt, 1.0));
-  }
-  return derivative;
-}
-
-FailureOr<std::pair<Value, Value>>
-FlashAttentionBackward::probabilitiesAndScoreGradients(
-    TensorBuilder &t, const BackwardBlock &block, const TilePosition &tile,
-    int64_t keySeq) const {
-  int64_t queryTile = forward.queryTile, keyTile = forward.keyTile;
-  Type elt = tensorType(block.query).getElementType();
-  Value dots = t.matmulTransposedB(block.query, block.key,
-                                   t.filled({queryTile, keyTile}, elt, 0.0));
-  Value scores = forward.maskedScores(t, dots, tile, keySeq, /*mask=*/true);
-  Value probabilities = recomputedProbabilities(t, scores, block.rowStatistic);
-  Value dP = t.matmulTransposedB(block.outGrad, block.value,
-                                 t.filled({queryTile, keyTile}, elt, 0.0));
-  bool failedDerivative = false;
-  Value scoreGrad = t.map(
-      {queryTile, keyTile}, elt, {probabilities, dP, block.delta, dots},
-      {t.identityMap(2), t.identityMap(2), t.dropLastMap(2), t.identityMap(2)},
-      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        auto constant = [&](double v) { return floatConstant(b, loc, elt, v); };
-        Value ds = mul(b, loc, a[0], arith::SubFOp::create(b, loc, a[1], a[2]));
-        ScorePosition at{
-            tile.batch, tile.head,
-            arith::AddIOp::create(b, loc, tile.queryStart,
-                                  linalg::IndexOp::create(b, loc, 0)),
-            arith::AddIOp::create(b, loc, tile.keyStart,
-                                  linalg::IndexOp::create(b, loc, 1))};
-        FailureOr<Value> derivative = scoreDerivative(
-            b, loc, mul(b, loc, a[3], constant(forward.scale)), at);
-        if (failed(derivative)) {
-          failedDerivative = true;
-          return ds;
-        }
-        if (*derivative)
-          ds = mul(b, loc, ds, *derivative);
-        ds = mul(b, loc, ds, constant(forward.scale));
-        // A hidden key (p = 0) gets nothing, whatever s' is there.
-        Value hidden = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                             a[0], constant(0.0));
-        return arith::SelectOp::create(b, loc, hidden, constant(0.0), ds);
-      });
-  if (failedDerivative)
-    return failure();
-  return std::make_pair(probabilities, scoreGrad);
-}
-
-FailureOr<std::array<Value, 3>>
-FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
-  TensorBuilder tb(builder, loc);
-  Type elt = tensorType(forward.query).getElementType();
-  PaddedBackwardOperands padded =
-      PaddedBackwardOperands::build(tb, forward, out, outGrad, logSumExp);
-  bool failedBlock = false;
-  auto gradientsAt = [&](TensorBuilder &t, const BackwardBlock &blk,
-                         const TilePosition &tile) {
-    auto grads = probabilitiesAndScoreGradients(t, blk, tile, padded.keySeq);
-    if (failed(grads))
-      failedBlock = true;
-    return grads;
+/// d(final score)/d(scaled dot product) of the attention `spec` describes:
+/// its score region's derivative, 0 at shared-QK's constant self score;
+/// null when the scores are the scaled dot products themselves.
+ScoreDerivative scoreDerivativeOf(const AttentionSpec &spec) {
+  if (!spec.score && !spec.sharedQK)
+    return nullptr;
+  return [&spec](OpBuilder &b, Location loc, Value raw,
+                 const ScorePosition &at) -> FailureOr<Value> {
+    Value derivative;
+    if (spec.score) {
+      FailureOr<Value> d =
+          differentiateScoreRegion(b, loc, *spec.score, raw, at);
+      if (failed(d))
+        return failure();
+      derivative = *d;
+    }
+    if (spec.sharedQK) {
+      // The self score is the constant -1e5.
+      Value self = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         at.query, at.key);
+      Type elt = raw.getType();
+      derivative = arith::SelectOp::create(
+          b, loc, self, floatConstant(b, loc, elt, 0.0),
+          derivative ? derivative : floatConstant(b, loc, elt, 1.0));
+    }
+    return derivative;
   };
-
-  // Kernel 1, per key tile: dk and dv summed over the query tiles.
-  SmallVector<Value> keyAndValueGrads = sumOverQueryTiles(
-      builder, loc, forward, padded.batch, padded.heads, padded.keyTiles,
-      padded.queryTiles, {padded.headDim, padded.valueDim}, elt,
-      [&](OpBuilder &ub, Location ul, const TilePosition &tile,
-          ValueRange state) -> SmallVector<Value> {
-        TensorBuilder t(ub, ul);
-        BackwardBlock blk = padded.blockAt(ub, ul, tile);
-        auto grads = gradientsAt(t, blk, tile);
-        if (failed(grads))
-          return SmallVector<Value>(state);
-        return {t.matmulTransposedA(grads->second, blk.query, state[0]),
-                t.matmulTransposedA(grads->first, blk.outGrad, state[1])};
-      });
-
-  // Kernel 2, per query tile: dq summed over the key tiles it visits.
-  Value queryGrad =
-      sumOverKeyTiles(builder, loc, forward, padded.batch, padded.heads,
-                      padded.keyTiles, padded.queryTiles, {padded.headDim}, elt,
-                      [&](OpBuilder &ub, Location ul, const TilePosition &tile,
-                          ValueRange state) -> SmallVector<Value> {
-                        TensorBuilder t(ub, ul);
-                        BackwardBlock blk = padded.blockAt(ub, ul, tile);
-                        auto grads = gradientsAt(t, blk, tile);
-                        if (failed(grads))
-                          return SmallVector<Value>(state);
-                        return {t.matmul(grads->second, blk.key, state[0])};
-                      })
-          .front();
-  if (failedBlock)
-    return failure();
-  return std::array<Value, 3>{
-      padded.unpadded(builder, loc, queryGrad, /*ofKeys=*/false),
-      padded.unpadded(builder, loc, keyAndValueGrads[0], /*ofKeys=*/true),
-      padded.unpadded(builder, loc, keyAndValueGrads[1], /*ofKeys=*/true)};
 }
 
 struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
@@ -289,8 +177,8 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
     // here would be repeated by every retry of the driver.
     AttentionSpec spec = AttentionSpec::of(op, /*remarks=*/false);
     FlashAttentionBackward backward{
-        configureFlashAttention(rewriter, spec, tiling), &spec, op.getResult(),
-        op.getLogsumexp(), op.getResultGrad()};
+        configureFlashAttention(rewriter, spec, tiling), op.getResult(),
+        op.getLogsumexp(), op.getResultGrad(), scoreDerivativeOf(spec)};
     FailureOr<std::array<Value, 3>> grads =
         backward.build(rewriter, op.getLoc());
     if (failed(grads))

@@ -25,7 +25,7 @@
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorBuilder.h"
 #include "passes/LowerToLinalg/TensorOps.h"
-#include "passes/SparsePatterns.h"
+#include "dialects/Attn/IR/SparsePatterns.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 

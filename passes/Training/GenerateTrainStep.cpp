@@ -66,14 +66,18 @@ Value clampToUnit(OpBuilder &b, Location loc, Value x) {
   return arith::MinimumFOp::create(b, loc, floored, splat(b, loc, type, 1.0));
 }
 
-/// The parameters an adaptive-span attention reads as its z: the update
-/// clamps them back into [0, 1], as facebookresearch/adaptive-span does
+/// The parameters an op reads where they must stay in [0, 1]
+/// (DifferentiableOpInterface::getUnitIntervalOperands, adaptive span's z):
+/// the update clamps them back, as facebookresearch/adaptive-span does
 /// after each step.
-llvm::StringSet<> spanFractions(func::FuncOp trainStep) {
+llvm::StringSet<> unitIntervalParameters(func::FuncOp trainStep) {
   llvm::StringSet<> names;
-  trainStep.walk([&](AdaptiveSpanAttentionOp span) {
-    if (auto param = span.getZ().getDefiningOp<ParamOp>())
-      names.insert(param.getName());
+  trainStep.walk([&](DifferentiableOpInterface op) {
+    SmallVector<unsigned> operands;
+    op.getUnitIntervalOperands(operands);
+    for (unsigned i : operands)
+      if (auto param = op->getOperand(i).getDefiningOp<ParamOp>())
+        names.insert(param.getName());
   });
   return names;
 }
@@ -329,7 +333,7 @@ struct GenerateTrainStepPass
       gradients.assign(clip.getClipped().begin(), clip.getClipped().end());
     }
     appendOptimizer(b, where, params, gradients, settings,
-                    spanFractions(trainStep));
+                    unitIntervalParameters(trainStep));
     if (failed(appendCentroidUpdates(b, trainStep, params,
                                      settings.centroidDecay)))
       return failure();

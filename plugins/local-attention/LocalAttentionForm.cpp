@@ -1,8 +1,9 @@
 //===- LocalAttentionForm.cpp - the "local" form, registered with lcc -----===//
 //
-// Everything lcc needs of the form in one definition: its dialect, its
-// rewrite (the local-dense-to-local pass), its lowering, and the cost
-// attn-select-form weighs (`--attention=auto --auto-forms=local`).
+// Everything lcc needs of the form in one definition: its dialect and the
+// interfaces its op answers (LocalAttentionInterfaces.cpp), its rewrite (the
+// local-dense-to-local pass), its lowering (forward and backward), and the
+// cost attn-select-form weighs (`--attention=auto --auto-forms=local`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -71,6 +72,7 @@ bool local::registerLocalAttention(std::string &error) {
                  "\"window=N look-backward=N look-forward=N\")";
   form.registerDialects = [](DialectRegistry &registry) {
     registry.insert<LocalDialect>();
+    registerLocalAttentionInterfaces(registry);
   };
   form.addRewritePasses = lcc::rewriteByPass("local-dense-to-local");
   form.populateLoweringPatterns = populateLocalAttentionLoweringPatterns;

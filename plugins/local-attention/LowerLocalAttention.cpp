@@ -4,14 +4,15 @@
 // visible when its window is within look_backward / look_forward windows of
 // the query's, and a key tile is visited only if it meets the windows some
 // query of the query tile sees. Hidden tiles are never read, so the cost is
-// O(seq * window), not O(seq^2).
+// O(seq * window), not O(seq^2). Its backward is lcc's flash backward
+// with the same predicates: it visits the tiles the forward visits.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LocalAttention.h"
 #include "LocalDialect.h"
 
-#include "passes/LowerToLinalg/FlashAttention.h"
+#include "passes/LowerToLinalg/FlashAttentionBackward.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 
@@ -71,6 +72,28 @@ TileVisibilityPredicate tilesWithinWindows(int64_t w, int64_t back,
   };
 }
 
+/// The flash attention of a local.attention (or of the forward whose
+/// backward `op` is): its operands, and the window predicates of its
+/// attributes.
+template <typename OpTy>
+FlashAttention configureLocalFlash(OpTy op, AttentionTiling tiling) {
+  int64_t seq = tensorType(op.getQuery()).getDimSize(2);
+  FlashAttention flash;
+  flash.query = op.getQuery();
+  flash.key = op.getKey();
+  flash.value = op.getValue();
+  flash.scale = attentionScale(op.getScale(), op.getQuery());
+  flash.causal = op.getCausal();
+  flash.queryTile = std::min(tiling.queryTile, seq);
+  flash.keyTile = std::min(tiling.keyTile, seq);
+  int64_t ahead = op.getCausal() ? 0 : op.getLookForward();
+  flash.visible = withinWindows(op.getWindow(), op.getLookBackward(), ahead);
+  flash.tileVisible =
+      tilesWithinWindows(op.getWindow(), op.getLookBackward(), ahead,
+                         flash.queryTile, flash.keyTile);
+  return flash;
+}
+
 struct LowerLocalAttention : OpRewritePattern<local::AttentionOp> {
   LowerLocalAttention(MLIRContext *context, AttentionTiling tiling)
       : OpRewritePattern(context), tiling(tiling) {}
@@ -79,21 +102,38 @@ struct LowerLocalAttention : OpRewritePattern<local::AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (!hasStaticShapes(op))
       return rewriter.notifyMatchFailure(op, "expected static shapes");
-    int64_t seq = tensorType(op.getQuery()).getDimSize(2);
-    FlashAttention flash;
-    flash.query = op.getQuery();
-    flash.key = op.getKey();
-    flash.value = op.getValue();
-    flash.scale = attentionScale(op.getScale(), op.getQuery());
-    flash.causal = op.getCausal();
-    flash.queryTile = std::min(tiling.queryTile, seq);
-    flash.keyTile = std::min(tiling.keyTile, seq);
-    int64_t ahead = op.getCausal() ? 0 : op.getLookForward();
-    flash.visible = withinWindows(op.getWindow(), op.getLookBackward(), ahead);
-    flash.tileVisible =
-        tilesWithinWindows(op.getWindow(), op.getLookBackward(), ahead,
-                           flash.queryTile, flash.keyTile);
-    rewriter.replaceOp(op, flash.build(rewriter, op.getLoc()));
+    FlashAttention flash = configureLocalFlash(op, tiling);
+    if (!op.getLogsumexp()) {
+      rewriter.replaceOp(op, flash.build(rewriter, op.getLoc()));
+      return success();
+    }
+    auto [result, logSumExp] = flash.buildWithLogSumExp(rewriter, op.getLoc());
+    rewriter.replaceOp(op, {result, logSumExp});
+    return success();
+  }
+
+  AttentionTiling tiling;
+};
+
+/// FlashAttention-2's backward over the tiles the forward visits.
+struct LowerLocalAttentionBackward
+    : OpRewritePattern<local::AttentionBackwardOp> {
+  LowerLocalAttentionBackward(MLIRContext *context, AttentionTiling tiling)
+      : OpRewritePattern(context), tiling(tiling) {}
+
+  LogicalResult matchAndRewrite(local::AttentionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasStaticShapes(op))
+      return rewriter.notifyMatchFailure(op, "expected static shapes");
+    FlashAttentionBackward backward{configureLocalFlash(op, tiling),
+                                    op.getResult(), op.getLogsumexp(),
+                                    op.getResultGrad(),
+                                    /*scoreDerivative=*/nullptr};
+    FailureOr<std::array<Value, 3>> grads =
+        backward.build(rewriter, op.getLoc());
+    if (failed(grads))
+      return failure();
+    rewriter.replaceOp(op, ValueRange(*grads));
     return success();
   }
 
@@ -104,5 +144,6 @@ struct LowerLocalAttention : OpRewritePattern<local::AttentionOp> {
 
 void local::populateLocalAttentionLoweringPatterns(RewritePatternSet &patterns,
                                                    AttentionTiling tiling) {
-  patterns.add<LowerLocalAttention>(patterns.getContext(), tiling);
+  patterns.add<LowerLocalAttention, LowerLocalAttentionBackward>(
+      patterns.getContext(), tiling);
 }

@@ -4,6 +4,7 @@
 #define LCC_DIALECT_ATTN_IR_ATTNOPS_H
 
 #include "dialects/Attn/IR/AttnDialect.h"
+#include "dialects/Attn/IR/AttnInterfaces.h"
 #include "dialects/Attn/IR/AttnKnownAttributes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -12,12 +12,15 @@
 include "dialects/Attn/IR/AttnBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "dialects/Attn/IR/AttnInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Attention forms
 //===----------------------------------------------------------------------===//
 
-def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
+def Attn_AttentionOp : Attn_Op<"attention", [Pure, Attn_AttentionFormInterface,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation", "buildVectorJacobianProduct"]>]> {
   let summary = "dense scaled dot-product attention";
   let description = [{
     Computes `softmax(q kᵀ · scale) · v` over the last two dimensions of
@@ -105,7 +108,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure]> {
   }];
 }
 
-def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
+def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure,
+    DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
+        ["buildDenseAttention", "getChunkableRows", "setRowChunks"]>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "Reformer locality-sensitive-hashing attention";
   let description = [{
     Approximates shared-QK attention (`attn.attention` with `shared_qk`) as
@@ -175,7 +182,11 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_SparseAttentionOp : Attn_Op<"sparse_attention", [Pure]> {
+def Attn_SparseAttentionOp : Attn_Op<"sparse_attention", [Pure,
+    DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
+        ["buildDenseAttention"]>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation"]>]> {
   let summary = "Sparse Transformer fixed or strided attention";
   let description = [{
     Exact attention restricted to the union of the two Sparse Transformer
@@ -215,7 +226,11 @@ def Attn_SparseAttentionOp : Attn_Op<"sparse_attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure]> {
+def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure,
+    DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
+        ["buildDenseAttention"]>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "Routing Transformer k-means routed attention";
   let description = [{
     Unit-normalised queries and keys are routed to `clusters` centroids: each
@@ -263,7 +278,10 @@ def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure]> {
+def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
+    Attn_AttentionFormInterface,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation", "buildVectorJacobianProduct"]>]> {
   let summary = "Transformer-XL attention: relative positions over a memory";
   let description = [{
     The attention of Transformer-XL (Dai et al. 2019), always causal.
@@ -326,7 +344,10 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure]> {
 }
 
 def Attn_AdaptiveSpanAttentionOp
-    : Attn_Op<"adaptive_span_attention", [Pure]> {
+    : Attn_Op<"adaptive_span_attention", [Pure, Attn_AttentionFormInterface,
+      DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation", "buildVectorJacobianProduct",
+         "getUnitIntervalOperands"]>]> {
   let summary = "adaptive-span attention: a learned span per head";
   let description = [{
     The attention of Adaptive Span (Sukhbaatar et al. 2019). `query` is
@@ -419,7 +440,9 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure]> {
+def Attn_EmbeddingOp : Attn_Op<"embedding", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "token embedding lookup";
   let description = [{
     `result[b, s, :] = table[tokens[b, s], :]` for `tokens: [batch, seq]`
@@ -463,7 +486,9 @@ def Attn_SinusoidalEncodingOp : Attn_Op<"sinusoidal_encoding", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure]> {
+def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "layer normalisation over the last dimension";
   let description = [{
     `(x - mean(x)) / sqrt(var(x) + epsilon) * gamma + beta` over the last
@@ -481,7 +506,9 @@ def Attn_LayerNormOp : Attn_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
+def Attn_LinearOp : Attn_Op<"linear", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "affine projection of the last dimension";
   let description = [{
     `result = input · weight + bias` for `input: [..., in]`,
@@ -497,7 +524,9 @@ def Attn_LinearOp : Attn_Op<"linear", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_CompressOp : Attn_Op<"compress", [Pure]> {
+def Attn_CompressOp : Attn_Op<"compress", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation"]>]> {
   let summary = "compressive memory: a 1-D convolution of kernel = stride = rate";
   let description = [{
     The Compressive Transformer's compression (Rae et al. 2019; its best
@@ -536,7 +565,9 @@ def Attn_CompressOp : Attn_Op<"compress", [Pure]> {
 }
 
 def Attn_StopGradientOp : Attn_Op<"stop_gradient",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, AllTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "the identity, through which no gradient flows";
   let description = [{
     Returns its operand. `attn-generate-train-step` treats the result as a
@@ -555,7 +586,9 @@ def Attn_StopGradientOp : Attn_Op<"stop_gradient",
 }
 
 def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention",
-    [SingleBlock, RecursiveMemoryEffects]> {
+    [SingleBlock, RecursiveMemoryEffects,
+     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation"]>]> {
   let summary = "multi-head self-attention block";
   let description = [{
     For `input: [batch, seq, d_model]`, projects queries, keys and values
@@ -603,7 +636,9 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention",
   }];
 }
 
-def Attn_FeedForwardOp : Attn_Op<"feed_forward", [Pure]> {
+def Attn_FeedForwardOp : Attn_Op<"feed_forward", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "position-wise feed-forward layer, optionally chunked";
   let description = [{
     `act(input · up_weight + up_bias) · down_weight + down_bias` for
@@ -631,7 +666,9 @@ def Attn_FeedForwardOp : Attn_Op<"feed_forward", [Pure]> {
 }
 
 def Attn_ResidualOp : Attn_Op<"residual",
-    [SingleBlock, RecursiveMemoryEffects, AllTypesMatch<["input", "result"]>]> {
+    [SingleBlock, RecursiveMemoryEffects, AllTypesMatch<["input", "result"]>,
+     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation"]>]> {
   let summary = "residual block: x + F(x)";
   let description = [{
     `result = input + F(input)` where `F` is `body`, a single block taking
@@ -654,7 +691,9 @@ def Attn_ResidualOp : Attn_Op<"residual",
 
 def Attn_ReversibleOp : Attn_Op<"reversible",
     [SingleBlock, RecursiveMemoryEffects,
-     AllTypesMatch<["x1", "y1"]>, AllTypesMatch<["x2", "y2"]>]> {
+     AllTypesMatch<["x1", "y1"]>, AllTypesMatch<["x2", "y2"]>,
+     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation"]>]> {
   let summary = "reversible residual block (RevNet)";
   let description = [{
     `y1 = x1 + F(x2)`, `y2 = x2 + G(y1)`, with `F` and `G` the regions `f`
@@ -672,7 +711,9 @@ def Attn_ReversibleOp : Attn_Op<"reversible",
   let hasRegionVerifier = 1;
 }
 
-def Attn_SoftmaxCrossEntropyOp : Attn_Op<"softmax_cross_entropy", [Pure]> {
+def Attn_SoftmaxCrossEntropyOp : Attn_Op<"softmax_cross_entropy", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "mean softmax cross-entropy of logits against labels";
   let description = [{
     `mean over positions p of (logsumexp(logits[p, :]) - logits[p, labels[p]])`

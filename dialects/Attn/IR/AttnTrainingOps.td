@@ -299,7 +299,9 @@ def Attn_SoftmaxCrossEntropyBackwardOp
 // Heads
 //===----------------------------------------------------------------------===//
 
-def Attn_SplitHeadsOp : Attn_Op<"split_heads", [Pure]> {
+def Attn_SplitHeadsOp : Attn_Op<"split_heads", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "[batch, seq, heads * head_dim] as [batch, heads, seq, head_dim]";
   let description = [{
     The head layout of a projection: `result[b, h, s, e] = input[b, s,
@@ -314,7 +316,9 @@ def Attn_SplitHeadsOp : Attn_Op<"split_heads", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [Pure]> {
+def Attn_MergeHeadsOp : Attn_Op<"merge_heads", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "[batch, heads, seq, head_dim] as [batch, seq, heads * head_dim]";
   let description = [{
     The inverse of `attn.split_heads`: `result[b, s, h * head_dim + e] =

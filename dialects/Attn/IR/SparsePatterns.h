@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LCC_PASSES_SPARSEPATTERNS_H
-#define LCC_PASSES_SPARSEPATTERNS_H
+#ifndef LCC_DIALECT_ATTN_IR_SPARSEPATTERNS_H
+#define LCC_DIALECT_ATTN_IR_SPARSEPATTERNS_H
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -55,4 +55,4 @@ attn::AttentionOp createMaskedAttention(mlir::OpBuilder &builder,
 
 } // namespace lcc
 
-#endif // LCC_PASSES_SPARSEPATTERNS_H
+#endif // LCC_DIALECT_ATTN_IR_SPARSEPATTERNS_H

@@ -1,6 +1,6 @@
 //===- SparsePatterns.cpp - Sparse Transformer patterns as masks ----------===//
 
-#include "passes/SparsePatterns.h"
+#include "dialects/Attn/IR/SparsePatterns.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 

@@ -1,0 +1,48 @@
+//===- AttentionFormInterface.cpp - the attn forms' dense equivalents -----===//
+//
+// LSH and routed attention stand for the dense attention they approximate,
+// sparse attention for the masked dense attention it equals; LSH attention
+// alone attends its rows in groups (Reformer's attention chunking). Dense,
+// relative and adaptive-span attention take the interface's defaults.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Attn/IR/AttnOps.h"
+#include "dialects/Attn/IR/SparsePatterns.h"
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+
+Value LSHAttentionOp::buildDenseAttention(OpBuilder &b,
+                                          std::string &description) {
+  description = "the shared-QK dense attention it approximates";
+  return AttentionOp::create(b, getLoc(), getResult().getType(),
+                             getQueryKey(), getQueryKey(), getValue(),
+                             getCausal(), getScaleAttr(), /*shared_qk=*/true,
+                             /*modifiersCount=*/2)
+      .getResult();
+}
+
+int64_t LSHAttentionOp::getChunkableRows() {
+  auto type = cast<RankedTensorType>(getQueryKey().getType());
+  return type.getDimSize(0) * type.getDimSize(1);
+}
+
+void LSHAttentionOp::setRowChunks(int64_t chunks) { setChunks(chunks); }
+
+Value SparseAttentionOp::buildDenseAttention(OpBuilder &b,
+                                             std::string &description) {
+  description = "dense attention with its pattern as mask region (the same "
+                "result)";
+  return createMaskedAttention(b, *this).getResult();
+}
+
+Value RoutedAttentionOp::buildDenseAttention(OpBuilder &b,
+                                             std::string &description) {
+  description = "the dense attention it approximates";
+  return AttentionOp::create(b, getLoc(), getResult().getType(), getQuery(),
+                             getKey(), getValue(), getCausal(), getScaleAttr(),
+                             /*shared_qk=*/false, /*modifiersCount=*/2)
+      .getResult();
+}

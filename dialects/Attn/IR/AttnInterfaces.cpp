@@ -1,0 +1,25 @@
+//===- AttnInterfaces.cpp - the interfaces and their shared helpers -------===//
+
+#include "dialects/Attn/IR/AttnInterfaces.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+
+#include "dialects/Attn/IR/AttnInterfaces.cpp.inc"
+
+SmallVector<Value> lcc::attn::withRowStatistics(OpBuilder &builder,
+                                                Operation *op, Value query) {
+  auto q = cast<RankedTensorType>(query.getType());
+  OperationState state(op->getLoc(), op->getName());
+  state.addOperands(op->getOperands());
+  state.addAttributes(op->getAttrs());
+  state.addTypes({op->getResult(0).getType(),
+                  RankedTensorType::get(
+                      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
+                      q.getElementType())});
+  for (Region &region : op->getRegions())
+    state.addRegion()->takeBody(region);
+  Operation *saved = builder.create(state);
+  return {saved->getResult(0)};
+}

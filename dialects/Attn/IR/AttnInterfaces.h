@@ -1,0 +1,41 @@
+//===- AttnInterfaces.h - what passes ask of an op --------------*- C++ -*-===//
+//
+// AttentionFormInterface and DifferentiableOpInterface (AttnInterfaces.td),
+// and the helpers their implementations share, a plugin's included.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_DIALECT_ATTN_IR_ATTNINTERFACES_H
+#define LCC_DIALECT_ATTN_IR_ATTNINTERFACES_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+#include "dialects/Attn/IR/AttnInterfaces.h.inc"
+
+namespace lcc::attn {
+
+/// For an attention's expandForDifferentiation: `op` rebuilt at `builder`
+/// with one more result, each query's row statistic [batch, heads, q_seq]
+/// (the logsumexp its flash backward recomputes the probabilities from),
+/// its attributes and regions moved over. Returns the values that replace
+/// `op`'s results; `query` is the operand that gives the statistic's shape.
+llvm::SmallVector<mlir::Value> withRowStatistics(mlir::OpBuilder &builder,
+                                                 mlir::Operation *op,
+                                                 mlir::Value query);
+
+/// Attaches DifferentiableOpInterface to the upstream ops a model uses
+/// (arith addf, subf, mulf, divf, negf, maximumf, minimumf; math tanh, exp;
+/// tensor concat, extract_slice, expand_shape, collapse_shape; linalg
+/// transpose) as external models.
+void registerUpstreamGradientModels(mlir::DialectRegistry &registry);
+
+} // namespace lcc::attn
+
+#endif // LCC_DIALECT_ATTN_IR_ATTNINTERFACES_H

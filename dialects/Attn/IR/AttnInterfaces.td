@@ -1,0 +1,96 @@
+//===- AttnInterfaces.td - what passes ask of an op ---*- tablegen -*-===//
+//
+// The passes that rewrite a model for training, recomputation or the exact
+// reference ask an op these interfaces, never its name: an attention form
+// added by a plugin attaches them to its own ops (as external models) and
+// is then trained, made reversible and turned back into dense attention
+// like a built-in one (docs/architecture.md, "Forms and interfaces").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_DIALECT_ATTN_IR_ATTNINTERFACES
+#define LCC_DIALECT_ATTN_IR_ATTNINTERFACES
+
+include "mlir/IR/OpBase.td"
+
+def Attn_AttentionFormInterface : OpInterface<"AttentionFormInterface"> {
+  let cppNamespace = "::lcc::attn";
+  let description = [{
+    An op that computes attention (dense, or one of the long-context forms):
+    what `--reversible` pairs with the feed-forward after it, what
+    `--attention=dense` undoes and what `attn-chunk-ff`'s attention-chunks
+    may split. (How a form is split across ranks will be a method here.)
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point, the attn.attention this op
+        stands for (the dense attention it approximates, or the masked one it
+        equals), sets `description` to what that is for the remark
+        ("the dense attention it approximates"), and returns its result; null
+        when the op is dense attention already or stands for none.
+      }],
+      "::mlir::Value", "buildDenseAttention",
+      (ins "::mlir::OpBuilder &":$builder, "std::string &":$description),
+      [{}], [{ return {}; }]>,
+    InterfaceMethod<[{
+        How many rows (batch x heads) the op's lowering can attend in groups,
+        one group after another, to bound its memory; 0 when it runs tile by
+        tile already and groups would save nothing.
+      }],
+      "int64_t", "getChunkableRows", (ins), [{}], [{ return 0; }]>,
+    InterfaceMethod<[{
+        Makes the op attend its rows in `chunks` groups (1 <= chunks <=
+        getChunkableRows()).
+      }],
+      "void", "setRowChunks", (ins "int64_t":$chunks), [{}],
+      [{ llvm_unreachable("setRowChunks on a form that has no row groups"); }]>,
+  ];
+}
+
+def Attn_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::lcc::attn";
+  let description = [{
+    An op attn-generate-train-step differentiates: its vector-Jacobian rule
+    turns the gradients of its results into gradients of its operands,
+    usually by building the op's backward op (whose lowering is registered
+    like the forward's). A block op (a residual or multi-head block) is
+    differentiated as the ops it expands to; an attention expands to the one
+    that also returns the softmax statistics its backward reads. Upstream
+    ops (arith, math, tensor, linalg) get the interface as external models
+    (UpstreamGradients.cpp).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point, the ops this op is
+        differentiated as (a block's body inlined, an attention that also
+        returns its row statistics) and returns the values that replace its
+        results; empty when it is differentiated as it is.
+      }],
+      "::llvm::SmallVector<::mlir::Value>", "expandForDifferentiation",
+      (ins "::mlir::OpBuilder &":$builder), [{}], [{ return {}; }]>,
+    InterfaceMethod<[{
+        The rule: given `resultGradients` (one per result, null where a result
+        has none, at least one not null), builds at the builder's insertion
+        point the gradient of each operand into `operandGradients` (sized to
+        the operands, null where an operand gets none). By default the op
+        has no rule of its own (it expands).
+      }],
+      "::mlir::LogicalResult", "buildVectorJacobianProduct",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::llvm::ArrayRef<::mlir::Value>":$resultGradients,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGradients),
+      [{}], [{
+        return $_op->emitOpError(
+            "is differentiated as the ops it expands to, not by itself");
+      }]>,
+    InterfaceMethod<[{
+        The operands whose parameters must stay in [0, 1]: the optimizer
+        clamps them back after each update (adaptive span's z).
+      }],
+      "void", "getUnitIntervalOperands",
+      (ins "::llvm::SmallVectorImpl<unsigned> &":$operands), [{}],
+      [{ return; }]>,
+  ];
+}
+
+#endif // LCC_DIALECT_ATTN_IR_ATTNINTERFACES
