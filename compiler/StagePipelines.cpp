@@ -109,30 +109,25 @@ namespace {
 /// lcc's names and defaults.
 struct AttentionFormsPipelineOptions
     : PassPipelineOptions<AttentionFormsPipelineOptions> {
+  /// The option of `knob`: its flag's name, help and default.
+  Option<int64_t> knobOption(const IntegerKnob &knob) {
+    return Option<int64_t>(*this, knob.flag, llvm::cl::desc(knob.help),
+                           llvm::cl::init(knob.defaultValue));
+  }
+
   Option<std::string> attention{
       *this, "attention",
       llvm::cl::desc("The form attention ops take: keep, auto or a "
                      "registered form"),
       llvm::cl::init("keep")};
-  Option<int64_t> lshHashes{*this, "lsh-hashes",
-                            llvm::cl::desc("Hash rounds of LSH attention"),
-                            llvm::cl::init(4)};
-  Option<int64_t> lshBucketSize{
-      *this, "lsh-bucket-size",
-      llvm::cl::desc("Tokens per bucket of LSH attention"), llvm::cl::init(64)};
+  Option<int64_t> lshHashes = knobOption(knobs::kLSHHashes);
+  Option<int64_t> lshBucketSize = knobOption(knobs::kLSHBucketSize);
   Option<std::string> lshHash{
       *this, "lsh-hash",
       llvm::cl::desc("Hashing of LSH attention: plain, factorized or auto"),
       llvm::cl::init("auto")};
-  Option<int64_t> seed{*this, "seed",
-                       llvm::cl::desc("Seed of the LSH rotations and the "
-                                      "routed k-means initialisation"),
-                       llvm::cl::init(0)};
-  Option<int64_t> memoryBudget{
-      *this, "memory-budget",
-      llvm::cl::desc("With attention=auto: bytes one attention may use (0: "
-                     "no limit)"),
-      llvm::cl::init(0)};
+  Option<int64_t> seed = knobOption(knobs::kSeed);
+  Option<int64_t> memoryBudget = knobOption(knobs::kMemoryBudget);
   ListOption<std::string> autoForms{
       *this, "auto-forms",
       llvm::cl::desc("With attention=auto: the forms it may choose (default: "
@@ -142,14 +137,8 @@ struct AttentionFormsPipelineOptions
       llvm::cl::desc("Options of a form without flags of its own (a "
                      "plugin's), in pass-option syntax"),
       llvm::cl::init("")};
-  Option<int64_t> routedClusters{
-      *this, "routed-clusters",
-      llvm::cl::desc("Clusters of routed attention (0: default)"),
-      llvm::cl::init(0)};
-  Option<int64_t> routedWindow{
-      *this, "routed-window",
-      llvm::cl::desc("Keys per cluster of routed attention (0: default)"),
-      llvm::cl::init(0)};
+  Option<int64_t> routedClusters = knobOption(knobs::kRoutedClusters);
+  Option<int64_t> routedWindow = knobOption(knobs::kRoutedWindow);
   Option<attn::SparsePattern> sparsePattern{
       *this, "sparse-pattern", llvm::cl::desc("Sparse pattern"),
       llvm::cl::init(attn::SparsePattern::Strided),
@@ -157,17 +146,9 @@ struct AttentionFormsPipelineOptions
                                   "local and strided"),
                        clEnumValN(attn::SparsePattern::Fixed, "fixed",
                                   "windows and summaries"))};
-  Option<int64_t> sparseBlock{*this, "sparse-block",
-                              llvm::cl::desc("Block size of sparse attention"),
-                              llvm::cl::init(64)};
-  Option<int64_t> sparseStride{
-      *this, "sparse-stride",
-      llvm::cl::desc("Stride of sparse attention (0: default)"),
-      llvm::cl::init(0)};
-  Option<int64_t> sparseSummary{
-      *this, "sparse-summary",
-      llvm::cl::desc("Summary width of the fixed pattern (0: default)"),
-      llvm::cl::init(0)};
+  Option<int64_t> sparseBlock = knobOption(knobs::kSparseBlock);
+  Option<int64_t> sparseStride = knobOption(knobs::kSparseStride);
+  Option<int64_t> sparseSummary = knobOption(knobs::kSparseSummary);
 
   AttentionFormOptions get() const {
     AttentionFormOptions o;

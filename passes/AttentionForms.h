@@ -30,17 +30,23 @@ struct AttentionFormOptions {
   /// "keep" (as written), "auto" (attn-select-form) or a registered form.
   std::string attention = "keep";
   /// The sparse attention to build for "sparse".
-  SparseAttentionOptions sparse = {attn::SparsePattern::Strided, 64, 0, 0};
+  SparseAttentionOptions sparse = {attn::SparsePattern::Strided,
+                                   knobs::kSparseBlock.defaultValue,
+                                   knobs::kSparseStride.defaultValue,
+                                   knobs::kSparseSummary.defaultValue};
   /// The LSH attention to build for "lsh" (and for "auto").
-  int64_t lshHashes = 4, lshBucketSize = 64, seed = 0;
+  int64_t lshHashes = knobs::kLSHHashes.defaultValue;
+  int64_t lshBucketSize = knobs::kLSHBucketSize.defaultValue;
+  int64_t seed = knobs::kSeed.defaultValue;
   /// Its hashing: "plain", "factorized" or "auto" (see lshFactorizedHash).
   std::string lshHash = "auto";
   /// The routed attention to build for "routed" (0: default).
-  int64_t routedClusters = 0, routedWindow = 0;
+  int64_t routedClusters = knobs::kRoutedClusters.defaultValue;
+  int64_t routedWindow = knobs::kRoutedWindow.defaultValue;
   /// Under "auto": bytes an attention may use (0: no limit), the shortest
   /// sequence LSH is considered for, and the forms it may choose.
-  int64_t memoryBudget = 0;
-  int64_t lshThreshold = 4096;
+  int64_t memoryBudget = knobs::kMemoryBudget.defaultValue;
+  int64_t lshThreshold = knobs::kLSHThreshold.defaultValue;
   std::vector<std::string> autoForms = {"lsh"};
   /// The options of a form without lcc flags of its own (a plugin's), in
   /// MLIR's pass-option syntax: "window=128 look-back=1".

@@ -71,9 +71,9 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
 
   void runOnOperation() override {
     if (failed(checkOptionRanges(getOperation(), "attn-dense-to-lsh",
-                                 {{"n-hashes", nHashes, 1, kMaxHashRounds},
-                                  {"bucket-size", bucketSize, 1},
-                                  {"seed", seed, 0}})))
+                                 {{knobs::kLSHHashes, nHashes},
+                                  {knobs::kLSHBucketSize, bucketSize},
+                                  {knobs::kSeed, seed}})))
       return signalPassFailure();
     if (!isLSHHashMode(hash)) {
       getOperation().emitError()

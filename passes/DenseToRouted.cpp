@@ -30,9 +30,9 @@ struct DenseToRoutedPass : lcc::impl::DenseToRoutedBase<DenseToRoutedPass> {
 
   void runOnOperation() override {
     if (failed(checkOptionRanges(getOperation(), "attn-dense-to-routed",
-                                 {{"clusters", clusters, 0},
-                                  {"window", window, 0},
-                                  {"seed", seed, 0}})))
+                                 {{knobs::kRoutedClusters, clusters},
+                                  {knobs::kRoutedWindow, window},
+                                  {knobs::kSeed, seed}})))
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;

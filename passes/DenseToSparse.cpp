@@ -102,9 +102,9 @@ struct DenseToSparsePass : lcc::impl::DenseToSparseBase<DenseToSparsePass> {
       return signalPassFailure();
     }
     if (failed(checkOptionRanges(getOperation(), "attn-dense-to-sparse",
-                                 {{"block", block, 1},
-                                  {"stride", stride, 0},
-                                  {"summary", summary, 0}})))
+                                 {{knobs::kSparseBlock, block},
+                                  {knobs::kSparseStride, stride},
+                                  {knobs::kSparseSummary, summary}})))
       return signalPassFailure();
     SparseAttentionOptions options{*parsed, block, stride, summary};
     IRRewriter rewriter(&getContext());

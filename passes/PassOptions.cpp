@@ -10,16 +10,12 @@
 using namespace mlir;
 
 LogicalResult lcc::checkOptionRanges(Operation *root, StringRef pass,
-                                     ArrayRef<OptionRange> options) {
-  for (const OptionRange &option : options) {
-    if (option.value < option.minimum)
-      return root->emitError()
-             << pass << ": expected " << option.name << " >= " << option.minimum
-             << ", got " << option.value;
-    if (option.value > option.maximum)
-      return root->emitError()
-             << pass << ": expected " << option.name << " <= " << option.maximum
-             << ", got " << option.value;
+                                     ArrayRef<KnobValue> options) {
+  for (const KnobValue &option : options) {
+    std::string problem =
+        checkKnob(option.knob, option.knob.option, option.value);
+    if (!problem.empty())
+      return root->emitError() << pass << ": " << problem;
   }
   return success();
 }

@@ -4,6 +4,7 @@
 #define LCC_PASSES_PASSES_H
 
 #include "dialects/Attn/IR/AttnDialect.h"
+#include "dialects/Attn/IR/Knobs.h"
 #include "mlir/Pass/Pass.h"
 
 #include <limits>
@@ -51,19 +52,18 @@ struct SparseAttentionOptions {
   int64_t summary;
 };
 
-/// An integer pass option and the range it must lie in.
-struct OptionRange {
-  llvm::StringRef name;
+/// A pass option's value and the knob it sets.
+struct KnobValue {
+  const IntegerKnob &knob;
   int64_t value;
-  int64_t minimum;
-  int64_t maximum = std::numeric_limits<int64_t>::max();
 };
 
-/// Reports the first option out of its range on `root` as one error naming
-/// that option alone: "<pass>: expected <name> >= <minimum>, got <value>".
+/// Reports the first option out of its knob's range on `root` as one error
+/// naming that option alone: "<pass>: expected <option> >= <minimum>, got
+/// <value>" (checkKnob).
 mlir::LogicalResult checkOptionRanges(mlir::Operation *root,
                                       llvm::StringRef pass,
-                                      llvm::ArrayRef<OptionRange> options);
+                                      llvm::ArrayRef<KnobValue> options);
 
 /// The power of two nearest sqrt(n): the default sparse stride and the
 /// default number of routed clusters, as the Sparse and Routing

@@ -44,11 +44,11 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
   void runOnOperation() override {
     if (failed(
             checkOptionRanges(getOperation(), "attn-select-form",
-                              {{"lsh-threshold", lshThreshold, 1},
-                               {"n-hashes", nHashes, 1, attn::kMaxHashRounds},
-                               {"bucket-size", bucketSize, 1},
-                               {"memory-budget", memoryBudget, 0},
-                               {"seed", seed, 0}})))
+                              {{knobs::kLSHThreshold, lshThreshold},
+                               {knobs::kLSHHashes, nHashes},
+                               {knobs::kLSHBucketSize, bucketSize},
+                               {knobs::kMemoryBudget, memoryBudget},
+                               {knobs::kSeed, seed}})))
       return signalPassFailure();
     if (!isLSHHashMode(hash)) {
       getOperation().emitError()

@@ -186,24 +186,21 @@ struct GenerateTrainStepPass
     if (optimizer != "sgd" && optimizer != "adam")
       return fail("unknown optimizer '" + optimizer +
                   "'; expected sgd or adam");
+    for (auto [knob, value] :
+         {std::pair<const RealKnob &, double>{knobs::kLearningRate, lr},
+          {knobs::kWeightDecay, weightDecay},
+          {knobs::kGradClip, gradClip},
+          {knobs::kCentroidDecay, centroidDecay}}) {
+      std::string problem = checkKnob(knob, knob.flag, value);
+      if (!problem.empty())
+        return fail(problem);
+    }
     auto positive = [](double v) { return std::isfinite(v) && v > 0.0; };
-    auto nonNegative = [](double v) { return std::isfinite(v) && v >= 0.0; };
-    if (!positive(lr))
-      return fail("expected lr > 0, got " + formatNumber(lr));
-    if (!nonNegative(weightDecay))
-      return fail("expected weight-decay >= 0, got " +
-                  formatNumber(weightDecay));
-    if (!nonNegative(gradClip))
-      return fail("expected grad-clip >= 0 (0 does not clip), got " +
-                  formatNumber(gradClip));
     if (!(beta1 >= 0.0 && beta1 < 1.0) || !(beta2 >= 0.0 && beta2 < 1.0))
       return fail("expected beta1 and beta2 in [0, 1), got " +
                   formatNumber(beta1) + " and " + formatNumber(beta2));
     if (!positive(epsilon))
       return fail("expected epsilon > 0, got " + formatNumber(epsilon));
-    if (!(centroidDecay >= 0.0 && centroidDecay <= 1.0))
-      return fail("expected centroid-decay in [0, 1], got " +
-                  formatNumber(centroidDecay));
     settings = {optimizer == "adam", lr,       beta1,        beta2, epsilon,
                 weightDecay,         gradClip, centroidDecay};
     return success();

@@ -5,8 +5,8 @@
 // RUN: not lcc-opt %s --attn-dense-to-sparse="summary=-1" 2>&1 | FileCheck %s --check-prefix=SUMMARY
 // PATTERN: error: attn-dense-to-sparse: unknown pattern 'dilated'; expected 'strided' or 'fixed'
 // BLOCK: error: attn-dense-to-sparse: expected block >= 1, got 0
-// STRIDE: error: attn-dense-to-sparse: expected stride >= 0, got -2
-// SUMMARY: error: attn-dense-to-sparse: expected summary >= 0, got -1
+// STRIDE: error: attn-dense-to-sparse: expected stride >= 0 (0 picks the default), got -2
+// SUMMARY: error: attn-dense-to-sparse: expected summary >= 0 (0 picks the default), got -1
 func.func @f() {
   return
 }

@@ -139,15 +139,17 @@ cl::list<std::string>
               cl::value_desc("forms"), cl::CommaSeparated,
               cl::cat(lccCategory));
 
-cl::opt<int64_t> lshHashes("lsh-hashes",
-                           cl::desc("Hash rounds of LSH attention (default 4)"),
-                           cl::value_desc("N"), cl::init(4),
-                           cl::cat(lccCategory));
+cl::opt<int64_t> lshHashes(StringRef(lcc::knobs::kLSHHashes.flag),
+                            cl::desc(lcc::knobs::kLSHHashes.help),
+                            cl::value_desc("N"),
+                            cl::init(lcc::knobs::kLSHHashes.defaultValue),
+                            cl::cat(lccCategory));
 
-cl::opt<int64_t>
-    lshBucketSize("lsh-bucket-size",
-                  cl::desc("Tokens per bucket of LSH attention (default 64)"),
-                  cl::value_desc("N"), cl::init(64), cl::cat(lccCategory));
+cl::opt<int64_t> lshBucketSize(StringRef(lcc::knobs::kLSHBucketSize.flag),
+                                cl::desc(lcc::knobs::kLSHBucketSize.help),
+                                cl::value_desc("N"),
+                                cl::init(lcc::knobs::kLSHBucketSize.defaultValue),
+                                cl::cat(lccCategory));
 
 cl::opt<std::string> lshHash(
     "lsh-hash",
@@ -160,26 +162,26 @@ cl::opt<std::string> lshHash(
     cl::value_desc("plain|factorized|auto"), cl::init("auto"),
     cl::cat(lccCategory));
 
-cl::opt<int64_t> seed("seed",
-                      cl::desc("Seed of the LSH rotations and of the routed "
-                               "k-means initialisation (op i gets seed + i; "
-                               "default 0)"),
-                      cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+cl::opt<int64_t> seed(StringRef(lcc::knobs::kSeed.flag),
+                       cl::desc(lcc::knobs::kSeed.help),
+                       cl::value_desc("N"),
+                       cl::init(lcc::knobs::kSeed.defaultValue),
+                       cl::cat(lccCategory));
 
-cl::opt<int64_t> routedClusters(
-    "routed-clusters",
-    cl::desc("Clusters of routed attention (default: power of two nearest "
-             "sqrt(seq))"),
-    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+cl::opt<int64_t> routedClusters(StringRef(lcc::knobs::kRoutedClusters.flag),
+                                 cl::desc(lcc::knobs::kRoutedClusters.help),
+                                 cl::value_desc("N"),
+                                 cl::init(lcc::knobs::kRoutedClusters.defaultValue),
+                                 cl::cat(lccCategory));
 
-cl::opt<int64_t> routedWindow(
-    "routed-window",
-    cl::desc("Keys per cluster of routed attention (default: key seq / "
-             "clusters)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+cl::opt<int64_t> routedWindow(StringRef(lcc::knobs::kRoutedWindow.flag),
+                               cl::desc(lcc::knobs::kRoutedWindow.help),
+                               cl::value_desc("N"),
+                               cl::init(lcc::knobs::kRoutedWindow.defaultValue),
+                               cl::cat(lccCategory));
 
 cl::opt<std::string> memoryBudgetText(
-    "memory-budget",
+    StringRef(lcc::knobs::kMemoryBudget.flag),
     cl::desc("With --attention=auto: bytes one attention may use, with an "
              "optional K, M or G suffix (default: no limit)"),
     cl::value_desc("bytes"), cl::init("0"), cl::cat(lccCategory));
@@ -205,22 +207,23 @@ cl::opt<std::string> sparsePatternName(
     cl::desc("Sparse pattern: 'strided' (default) or 'fixed'"),
     cl::value_desc("pattern"), cl::init("strided"), cl::cat(lccCategory));
 
-cl::opt<int64_t> sparseBlock("sparse-block",
-                             cl::desc("Block size of sparse attention "
-                                      "(default 64)"),
-                             cl::value_desc("N"), cl::init(64),
-                             cl::cat(lccCategory));
+cl::opt<int64_t> sparseBlock(StringRef(lcc::knobs::kSparseBlock.flag),
+                              cl::desc(lcc::knobs::kSparseBlock.help),
+                              cl::value_desc("N"),
+                              cl::init(lcc::knobs::kSparseBlock.defaultValue),
+                              cl::cat(lccCategory));
 
-cl::opt<int64_t> sparseStride(
-    "sparse-stride",
-    cl::desc("Stride of sparse attention (default: power of two nearest "
-             "sqrt(seq))"),
-    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+cl::opt<int64_t> sparseStride(StringRef(lcc::knobs::kSparseStride.flag),
+                               cl::desc(lcc::knobs::kSparseStride.help),
+                               cl::value_desc("N"),
+                               cl::init(lcc::knobs::kSparseStride.defaultValue),
+                               cl::cat(lccCategory));
 
-cl::opt<int64_t> sparseSummary(
-    "sparse-summary",
-    cl::desc("Summary width of the fixed pattern (default: stride / 4)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+cl::opt<int64_t> sparseSummary(StringRef(lcc::knobs::kSparseSummary.flag),
+                                cl::desc(lcc::knobs::kSparseSummary.help),
+                                cl::value_desc("N"),
+                                cl::init(lcc::knobs::kSparseSummary.defaultValue),
+                                cl::cat(lccCategory));
 
 cl::opt<bool> reversible(
     "reversible",
@@ -277,28 +280,29 @@ cl::opt<std::string> optimizerName(
              "AdamW with --weight-decay) or 'sgd' (p -= lr * g)"),
     cl::value_desc("sgd|adam"), cl::init("adam"), cl::cat(lccCategory));
 
-cl::opt<double> learningRate("lr", cl::desc("Learning rate (default 1e-3)"),
-                             cl::value_desc("F"), cl::init(1e-3),
+cl::opt<double> learningRate(StringRef(lcc::knobs::kLearningRate.flag),
+                             cl::desc(lcc::knobs::kLearningRate.help),
+                             cl::value_desc("F"),
+                             cl::init(lcc::knobs::kLearningRate.defaultValue),
                              cl::cat(lccCategory));
 
-cl::opt<double>
-    weightDecay("weight-decay",
-                cl::desc("Weight decay: decoupled (AdamW) for adam, L2 for sgd "
-                         "(default 0)"),
-                cl::value_desc("F"), cl::init(0.0), cl::cat(lccCategory));
+cl::opt<double> weightDecay(StringRef(lcc::knobs::kWeightDecay.flag),
+                            cl::desc(lcc::knobs::kWeightDecay.help),
+                            cl::value_desc("F"),
+                            cl::init(lcc::knobs::kWeightDecay.defaultValue),
+                            cl::cat(lccCategory));
 
-cl::opt<double> gradClip(
-    "grad-clip",
-    cl::desc("Clip the gradients to this global L2 norm before the update "
-             "(default 0: no clipping)"),
-    cl::value_desc("F"), cl::init(0.0), cl::cat(lccCategory));
+cl::opt<double> gradClip(StringRef(lcc::knobs::kGradClip.flag),
+                         cl::desc(lcc::knobs::kGradClip.help),
+                         cl::value_desc("F"),
+                         cl::init(lcc::knobs::kGradClip.defaultValue),
+                         cl::cat(lccCategory));
 
-cl::opt<double> centroidDecay(
-    "centroid-decay",
-    cl::desc("Decay of the moving average by which the train step moves "
-             "routed attention's centroids (an attn.param) toward the unit "
-             "queries and keys routed to them (default 0.999)"),
-    cl::value_desc("F"), cl::init(0.999), cl::cat(lccCategory));
+cl::opt<double> centroidDecay(StringRef(lcc::knobs::kCentroidDecay.flag),
+                              cl::desc(lcc::knobs::kCentroidDecay.help),
+                              cl::value_desc("F"),
+                              cl::init(lcc::knobs::kCentroidDecay.defaultValue),
+                              cl::cat(lccCategory));
 
 cl::opt<bool> emitGradients(
     "emit-gradients",
@@ -455,30 +459,24 @@ int main(int argc, char **argv) {
     return 1;
   }
   // Each flag out of range gets its own message, naming it.
-  struct FlagRange {
+  struct KnobFlag {
+    const lcc::IntegerKnob &knob;
     const cl::opt<int64_t> &flag;
-    int64_t minimum, maximum;
-    const char *note;
   };
-  constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
-  for (const FlagRange &range :
-       {FlagRange{lshHashes, 1, lcc::attn::kMaxHashRounds, ""},
-        FlagRange{lshBucketSize, 1, kUnbounded, ""},
-        FlagRange{seed, 0, kUnbounded, ""},
-        FlagRange{routedClusters, 0, kUnbounded, " (0 picks the default)"},
-        FlagRange{routedWindow, 0, kUnbounded, " (0 picks the default)"},
-        FlagRange{sparseBlock, 1, kUnbounded, ""},
-        FlagRange{sparseStride, 0, kUnbounded, " (0 picks the default)"},
-        FlagRange{sparseSummary, 0, kUnbounded, " (0 picks the default)"}}) {
-    int64_t value = range.flag;
-    if (value >= range.minimum && value <= range.maximum)
+  for (const KnobFlag &knobFlag :
+       {KnobFlag{lcc::knobs::kLSHHashes, lshHashes},
+        KnobFlag{lcc::knobs::kLSHBucketSize, lshBucketSize},
+        KnobFlag{lcc::knobs::kSeed, seed},
+        KnobFlag{lcc::knobs::kRoutedClusters, routedClusters},
+        KnobFlag{lcc::knobs::kRoutedWindow, routedWindow},
+        KnobFlag{lcc::knobs::kSparseBlock, sparseBlock},
+        KnobFlag{lcc::knobs::kSparseStride, sparseStride},
+        KnobFlag{lcc::knobs::kSparseSummary, sparseSummary}}) {
+    std::string problem = lcc::checkKnob(
+        knobFlag.knob, ("--" + knobFlag.knob.flag).str(), knobFlag.flag);
+    if (problem.empty())
       continue;
-    bool low = value < range.minimum;
-    lcc::reportError(kTool, llvm::formatv("expected --{0} {1} {2}{3}, got {4}",
-                                          range.flag.ArgStr, low ? ">=" : "<=",
-                                          low ? range.minimum : range.maximum,
-                                          low ? range.note : "", value)
-                                .str());
+    lcc::reportError(kTool, problem);
     return 1;
   }
   if (!autoForms.empty() && attentionName != "auto") {

@@ -357,11 +357,14 @@ LogicalResult LSHAttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQueryKey(), getQueryKey(),
                                      getValue(), getResult(),
                                      /*sameSeq=*/true, "query_key")) ||
-      failed(verifyAtLeast(*this, "n_hashes", getNHashes(), 1)) ||
+      failed(verifyAtLeast(*this, "n_hashes", getNHashes(),
+                           knobs::kLSHHashes.attributeMinimum())) ||
       failed(verifyAtMost(*this, "n_hashes", getNHashes(),
-                          "the hash-round limit", kMaxHashRounds)) ||
-      failed(verifyAtLeast(*this, "bucket_size", getBucketSize(), 1)) ||
-      failed(verifyAtLeast(*this, "seed", getSeed(), 0)) ||
+                          "the hash-round limit", knobs::kLSHHashes.maximum)) ||
+      failed(verifyAtLeast(*this, "bucket_size", getBucketSize(),
+                           knobs::kLSHBucketSize.attributeMinimum())) ||
+      failed(verifyAtLeast(*this, "seed", getSeed(),
+                           knobs::kSeed.attributeMinimum())) ||
       failed(verifyRowChunks(*this, getChunks(), getQueryKey())))
     return failure();
   auto type = cast<RankedTensorType>(getQueryKey().getType());
@@ -504,15 +507,18 @@ LogicalResult SparseAttentionOp::verify() {
                                      getResult(), /*sameSeq=*/true)))
     return failure();
   int64_t seq = cast<RankedTensorType>(getQuery().getType()).getDimSize(2);
-  if (failed(verifyAtLeast(*this, "block", getBlock(), 1)) ||
-      failed(verifyAtLeast(*this, "stride", getStride(), 1)) ||
+  if (failed(verifyAtLeast(*this, "block", getBlock(),
+                           knobs::kSparseBlock.attributeMinimum())) ||
+      failed(verifyAtLeast(*this, "stride", getStride(),
+                           knobs::kSparseStride.attributeMinimum())) ||
       failed(verifyAtMost(*this, "stride", getStride(), "seq", seq)))
     return failure();
   std::optional<int64_t> summary = getSummary();
   if (getPattern() == SparsePattern::Fixed) {
     if (!summary)
       return emitOpError("expected 'summary' for the fixed pattern");
-    if (failed(verifyAtLeast(*this, "summary", *summary, 1)) ||
+    if (failed(verifyAtLeast(*this, "summary", *summary,
+                             knobs::kSparseSummary.attributeMinimum())) ||
         failed(verifyAtMost(*this, "summary", *summary, "stride", getStride())))
       return failure();
   } else if (summary) {
@@ -530,13 +536,15 @@ LogicalResult lcc::attn::detail::verifyRoutedAttention(
                                      /*sameSeq=*/false)))
     return failure();
   auto keyType = cast<RankedTensorType>(key.getType());
-  if (failed(verifyAtLeast(op, "clusters", clusters, 1)) ||
+  if (failed(verifyAtLeast(op, "clusters", clusters,
+                           knobs::kRoutedClusters.attributeMinimum())) ||
       failed(verifyAtMost(op, "clusters", clusters, "key seq",
                           keyType.getDimSize(2))) ||
-      failed(verifyAtLeast(op, "window", window, 1)) ||
+      failed(verifyAtLeast(op, "window", window,
+                           knobs::kRoutedWindow.attributeMinimum())) ||
       failed(verifyAtMost(op, "window", window, "key seq",
                           keyType.getDimSize(2))) ||
-      failed(verifyAtLeast(op, "seed", seed, 0)))
+      failed(verifyAtLeast(op, "seed", seed, knobs::kSeed.attributeMinimum())))
     return failure();
   if (centroids) {
     ShapeChecker check(op);

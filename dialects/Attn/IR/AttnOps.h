@@ -6,6 +6,7 @@
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "dialects/Attn/IR/AttnInterfaces.h"
 #include "dialects/Attn/IR/AttnKnownAttributes.h"
+#include "dialects/Attn/IR/Knobs.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
@@ -20,9 +21,6 @@
 
 namespace lcc::attn {
 
-/// Hash rounds an attn.lsh_attention may have. The Reformer uses up to 8;
-/// every round multiplies the intermediate results.
-constexpr int64_t kMaxHashRounds = 1024;
 /// Values of the LSH rotations ([head_dim, n_hashes, n_buckets / 2]), which
 /// the compiled code holds as a constant: 64 MiB of f32.
 constexpr int64_t kMaxRotationValues = int64_t(1) << 24;

@@ -103,8 +103,10 @@ LogicalResult LSHAttentionBackwardOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQueryKey(), getQueryKey(),
                                      getValue(), getResult(), /*sameSeq=*/true,
                                      "query_key")) ||
-      failed(verifyAtLeast(*this, "n_hashes", getNHashes(), 1)) ||
-      failed(verifyAtLeast(*this, "bucket_size", getBucketSize(), 1)) ||
+      failed(verifyAtLeast(*this, "n_hashes", getNHashes(),
+                           knobs::kLSHHashes.attributeMinimum())) ||
+      failed(verifyAtLeast(*this, "bucket_size", getBucketSize(),
+                           knobs::kLSHBucketSize.attributeMinimum())) ||
       failed(verifyScale(*this, getScale())) ||
       failed(verifyRowChunks(*this, getChunks(), getQueryKey())))
     return failure();
