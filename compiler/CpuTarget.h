@@ -43,13 +43,13 @@ struct CpuVectorRegisters {
 };
 
 /// The symbol a CPU executable exports when its kernels use AMX tiles
-/// (runtime/src/CpuExecutable.cpp reads it).
+/// (runtime/src/devices/cpu/CpuExecutable.cpp reads it).
 inline constexpr const char *kMatrixTilesSymbol = "lcc_uses_amx_tiles";
 
 /// The function a CPU executable exports when its kernels allocate heap
 /// temporaries: `void (void *(*allocate)(size_t alignment, size_t size),
 /// void (*release)(void *))` sets what they allocate and free them with
-/// (aligned_alloc and free until called). runtime/src/CpuExecutable.cpp
+/// (aligned_alloc and free until called). runtime/src/devices/cpu/CpuExecutable.cpp
 /// calls it with a cache that keeps a thread's freed temporaries for its
 /// next workgroup.
 inline constexpr const char *kTemporaryAllocatorSymbol =

@@ -5,8 +5,8 @@
 #include "passes/AttentionForms.h"
 #include "passes/Plugin.h"
 
-#include "ElfImage.h" // runtime/src: the checks dlopen does not make
-#include "File.h"
+#include "formats/ElfImage.h" // runtime/src: the checks dlopen does not make
+#include "support/File.h"
 
 #include "llvm/Config/llvm-config.h"
 

@@ -5,7 +5,7 @@
 // special register read from, and every barrier and checked memory access
 // called through, the ThreadContext of the thread that runs it. The compiler
 // writes this ABI (compiler/CudaEmulatorTarget.cpp), the runtime's emulator
-// runs it (runtime/src/CudaEmulator.cpp); both take it from here.
+// runs it (runtime/src/devices/cuda/CudaEmulator.cpp); both take it from here.
 //
 // Each kernel K of the module is exported as
 //

@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuDevice.h"
-#include "ExecutableSelection.h"
-#include "Loader.h"
-#include "Session.h"
+#include "devices/cpu/CpuDevice.h"
+#include "module/ExecutableSelection.h"
+#include "module/Loader.h"
+#include "module/Session.h"
 
 #include <cstddef>
 #include <cstdint>

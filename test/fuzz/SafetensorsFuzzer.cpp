@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Safetensors.h"
+#include "formats/Safetensors.h"
 
 #include <cstdlib>
 #include <cstring>

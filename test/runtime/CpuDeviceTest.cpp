@@ -1,7 +1,7 @@
 //===- CpuDeviceTest.cpp - executables, allocator and thread pool ---------===//
 
-#include "CpuDevice.h"
-#include "CpuFeatures.h"
+#include "devices/cpu/CpuDevice.h"
+#include "devices/cpu/CpuFeatures.h"
 
 #include "TestModules.h"
 #include "TestUtil.h"

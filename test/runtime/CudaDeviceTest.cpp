@@ -11,11 +11,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaDevice.h"
-#include "CudaDriver.h"
-#include "ParameterInit.h"
-#include "Safetensors.h"
-#include "Session.h"
+#include "devices/cuda/CudaDevice.h"
+#include "devices/cuda/CudaDriver.h"
+#include "module/ParameterInit.h"
+#include "formats/Safetensors.h"
+#include "module/Session.h"
 
 #include "TestModules.h"
 #include "TestUtil.h"

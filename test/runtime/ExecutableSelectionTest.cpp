@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ExecutableSelection.h"
-#include "Loader.h"
+#include "module/ExecutableSelection.h"
+#include "module/Loader.h"
 
 #include "TestModules.h"
 #include "TestUtil.h"

@@ -1,6 +1,6 @@
 /*===- FakeCudaDriver.c - a CUDA driver stand-in for the runtime tests ----===*\
  *
- * Exports the driver functions of runtime/src/CudaDriver.h under their
+ * Exports the driver functions of runtime/src/devices/cuda/CudaDriver.h under their
  * libcuda.so.1 names, so that with LCC_CUDA_DRIVER pointing here the cuda
  * device runs on machines without a GPU: device memory is host memory, a
  * kernel is the function of kernels.c with its name, called once per block

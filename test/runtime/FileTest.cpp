@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "File.h"
+#include "support/File.h"
 #include "TestUtil.h"
 
 #include <gtest/gtest.h>

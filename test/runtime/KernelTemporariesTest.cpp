@@ -1,6 +1,6 @@
 //===- KernelTemporariesTest.cpp - the CPU kernels' temporaries cache -----===//
 
-#include "KernelTemporaries.h"
+#include "module/KernelTemporaries.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Loader.h"
-#include "CpuDevice.h"
-#include "Session.h"
+#include "module/Loader.h"
+#include "devices/cpu/CpuDevice.h"
+#include "module/Session.h"
 
 #include "TestModules.h"
 #include "TestUtil.h"

@@ -1,6 +1,6 @@
 //===- NpyTest.cpp - .npy reading and writing -----------------------------===//
 
-#include "Npy.h"
+#include "formats/Npy.h"
 
 #include "TestUtil.h"
 

@@ -1,6 +1,6 @@
 //===- ParameterInitTest.cpp - freshly initialised weights ----------------===//
 
-#include "ParameterInit.h"
+#include "module/ParameterInit.h"
 
 #include "TestModules.h"
 #include "TestUtil.h"

@@ -1,6 +1,6 @@
 //===- SafetensorsTest.cpp - .safetensors reading and writing -------------===//
 
-#include "Safetensors.h"
+#include "formats/Safetensors.h"
 
 #include "TestUtil.h"
 

@@ -5,9 +5,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Session.h"
-#include "CpuDevice.h"
-#include "Safetensors.h"
+#include "module/Session.h"
+#include "devices/cpu/CpuDevice.h"
+#include "formats/Safetensors.h"
 
 #include "TestModules.h"
 #include "TestUtil.h"

@@ -1,7 +1,7 @@
 //===- TensorTest.cpp - element types and conversions ---------------------===//
 
-#include "Status.h"
-#include "Tensor.h"
+#include "support/Status.h"
+#include "support/Tensor.h"
 
 #include <gtest/gtest.h>
 

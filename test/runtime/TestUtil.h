@@ -3,7 +3,7 @@
 #ifndef LCC_TEST_RUNTIME_TESTUTIL_H
 #define LCC_TEST_RUNTIME_TESTUTIL_H
 
-#include "Status.h"
+#include "support/Status.h"
 
 #include <optional>
 #include <string>

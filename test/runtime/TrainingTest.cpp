@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuDevice.h"
-#include "ParameterInit.h"
-#include "Safetensors.h"
-#include "Session.h"
+#include "devices/cpu/CpuDevice.h"
+#include "module/ParameterInit.h"
+#include "formats/Safetensors.h"
+#include "module/Session.h"
 
 #include "TestModules.h"
 #include "TestUtil.h"

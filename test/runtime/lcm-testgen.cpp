@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Npy.h"
-#include "Safetensors.h"
+#include "formats/Npy.h"
+#include "formats/Safetensors.h"
 
 #include "TestModules.h"
 

@@ -1,0 +1,591 @@
+//===- Loader.cpp - reading and checking .lcm modules ---------------------===//
+
+#include "module/Loader.h"
+
+#include "module/ExecutableSelection.h"
+#include "support/File.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+namespace lcc::runtime {
+namespace {
+
+template <typename T> size_t sizeOf(const flatbuffers::Vector<T> *vector) {
+  return vector ? vector->size() : 0;
+}
+
+std::string quote(const flatbuffers::String *name) {
+  return quoted(name ? name->str() : "");
+}
+
+template <typename... Parts> Status invalid(const Parts &...parts) {
+  return Status::error(StatusCode::InvalidModule, parts...);
+}
+
+/// The semantic checks that follow the FlatBuffers verifier. Each check
+/// names the item by its path in the schema ("functions[0].commands[3]").
+class ModuleChecker {
+public:
+  explicit ModuleChecker(const lcm::Module &module) : module(module) {}
+
+  Status check() {
+    if (module.version() != kModuleVersion)
+      return invalid("unsupported module version ", module.version(),
+                     "; this runtime reads version ", kModuleVersion);
+    for (size_t i = 0; i < sizeOf(module.parameters()); ++i)
+      LCC_RETURN_IF_ERROR(checkParameter(i));
+    for (size_t i = 0; i < sizeOf(module.executables()); ++i) {
+      LCC_RETURN_IF_ERROR(checkExecutable(i));
+      if (i > 0)
+        LCC_RETURN_IF_ERROR(checkSameEntryPoints(i));
+    }
+    std::map<std::string, size_t> functionNames;
+    for (size_t i = 0; i < sizeOf(module.functions()); ++i) {
+      const lcm::Function &function = *module.functions()->Get(i);
+      std::string path = "functions[" + std::to_string(i) + "]";
+      if (!function.name() || function.name()->size() == 0)
+        return invalid(path, " has no name");
+      auto [it, inserted] = functionNames.emplace(function.name()->str(), i);
+      if (!inserted)
+        return invalid(path, " and functions[", it->second, "] are both named ",
+                       quote(function.name()));
+      LCC_RETURN_IF_ERROR(checkFunction(function, path));
+    }
+    return Status();
+  }
+
+private:
+  /// Checks the dtype and shape of a signature and returns its byte size.
+  StatusOr<uint64_t> checkSignature(const lcm::TensorSignature *signature,
+                                    const std::string &path) {
+    if (!signature)
+      return invalid(path, " has no signature");
+    if (!isValidDType(signature->dtype()))
+      return invalid(path, " has unknown dtype ", int(signature->dtype()));
+    std::vector<int64_t> shape = getShape(*signature);
+    for (int64_t dim : shape)
+      if (dim < 0)
+        return invalid(path, " has negative dimension ", dim, " in shape ",
+                       formatShape(shape));
+    std::optional<uint64_t> bytes = byteSize(signature->dtype(), shape);
+    if (!bytes)
+      return invalid(path, " of type ", formatType(shape, signature->dtype()),
+                     " is larger than the ", kMaxTensorBytes, "-byte limit");
+    if (const flatbuffers::Vector<int64_t> *range = signature->valid_range()) {
+      bool integer = signature->dtype() == lcm::DType::I32 ||
+                     signature->dtype() == lcm::DType::I64;
+      if (range->size() != 2 || !integer ||
+          readUnaligned(*range, 0) > readUnaligned(*range, 1))
+        return invalid(path, " has a valid_range of ", range->size(),
+                       " values; expected [min, max] with min <= max, on an "
+                       "integer tensor");
+    }
+    return *bytes;
+  }
+
+  Status checkParameter(size_t index) {
+    const lcm::Parameter &parameter = *module.parameters()->Get(index);
+    std::string path = "parameters[" + std::to_string(index) + "]";
+    StatusOr<uint64_t> bytes = checkSignature(parameter.signature(), path);
+    if (!bytes.ok())
+      return bytes.getStatus();
+    const lcm::TensorSignature &signature = *parameter.signature();
+    if (!signature.name() || signature.name()->size() == 0)
+      return invalid(path, " has no name");
+    auto [it, inserted] =
+        parameterNames.emplace(signature.name()->str(), index);
+    if (!inserted)
+      return invalid(path, " and parameters[", it->second, "] are both named ",
+                     quote(signature.name()));
+    path += " " + quote(signature.name());
+    if (parameter.init() < lcm::ParameterInit::MIN ||
+        parameter.init() > lcm::ParameterInit::MAX)
+      return invalid(path, " has unknown init ", int(parameter.init()));
+    if (parameter.init() == lcm::ParameterInit::Normal &&
+        !(std::isfinite(parameter.init_scale()) && parameter.init_scale() >= 0))
+      return invalid(path, " has init_scale ", parameter.init_scale(),
+                     ", expected a finite value >= 0");
+    // State starts at zero on the device and changes with every training
+    // step: embedded bytes would be a constant that training overwrites.
+    if (parameter.state() && parameter.data())
+      return invalid(path, " is optimizer state but embeds ",
+                     parameter.data()->size(),
+                     " bytes; state starts at zero and is never embedded");
+    if (parameter.data() && parameter.data()->size() != *bytes)
+      return invalid(path, " embeds ", parameter.data()->size(),
+                     " bytes, its type ",
+                     formatType(getShape(signature), signature.dtype()),
+                     " needs ", *bytes);
+    return checkChecksum(parameter.data(), parameter.data_checksum(), path);
+  }
+
+  /// Embedded bytes carry their checksum (ModuleFormat.h) and match it:
+  /// code or constants damaged on the way are refused here, before any of
+  /// them is mapped, handed to a driver or copied to a device.
+  Status checkChecksum(const flatbuffers::Vector<uint8_t> *data,
+                       flatbuffers::Optional<uint64_t> recorded,
+                       const std::string &path) {
+    if (!data)
+      return recorded ? invalid(path, " has a data_checksum but no data")
+                      : Status();
+    if (!recorded)
+      return invalid(path, " has no data_checksum for its ", data->size(),
+                     " bytes of data");
+    if (lcm::checksum(data->data(), data->size()) != *recorded)
+      return invalid(path, " is corrupted: its ", data->size(),
+                     " bytes of data do not match their checksum");
+    return Status();
+  }
+
+  Status checkExecutable(size_t index) {
+    const lcm::Executable &executable = *module.executables()->Get(index);
+    std::string path = "executables[" + std::to_string(index) + "]";
+    if (executable.format() < lcm::ExecutableFormat::MIN ||
+        executable.format() > lcm::ExecutableFormat::MAX)
+      return invalid(path, " has unknown format ", int(executable.format()));
+    if (sizeOf(executable.data()) == 0)
+      return invalid(path, " has no data");
+    LCC_RETURN_IF_ERROR(
+        checkChecksum(executable.data(), executable.data_checksum(), path));
+    bool gpu = isGpuFormat(executable.format());
+    if (gpu) {
+      // Devices pick their executable by this name.
+      const char *format = lcm::EnumNameExecutableFormat(executable.format());
+      if (!executable.target() || executable.target()->size() == 0)
+        return invalid(path, " is ", format, " but has no target");
+      if (!parseCudaArchitecture(executable.target()->str()))
+        return invalid(path, " is ", format, " for target ",
+                       quote(executable.target()),
+                       ", expected an NVIDIA architecture such as 'sm_90'");
+    }
+    for (size_t i = 0; i < sizeOf(executable.entry_points()); ++i) {
+      const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
+      std::string entryPath = path + ".entry_points[" + std::to_string(i) + "]";
+      if (!entryPoint.name() || entryPoint.name()->size() == 0)
+        return invalid(entryPath, " has no name");
+      entryPath += " " + quote(entryPoint.name());
+      LCC_RETURN_IF_ERROR(checkRequirements(entryPoint, entryPath));
+      if (gpu)
+        LCC_RETURN_IF_ERROR(checkBlockSize(entryPoint, entryPath));
+    }
+    return Status();
+  }
+
+  /// What the kernel was compiled for: three workgroup counts (each >= 1,
+  /// at most kMaxWorkgroups in all) and the bytes of each binding.
+  Status checkRequirements(const lcm::EntryPoint &entryPoint,
+                           const std::string &path) {
+    size_t countSize = sizeOf(entryPoint.workgroup_count());
+    if (countSize != 3)
+      return invalid(path, " has ", countSize,
+                     " workgroup_count values, expected 3");
+    uint64_t total = 1;
+    for (size_t i = 0; i < 3; ++i) {
+      uint32_t count = entryPoint.workgroup_count()->Get(i);
+      if (count == 0)
+        return invalid(path, " has workgroup_count[", i,
+                       "] = 0, expected >= 1");
+      // Both factors are below 2^32 before the bound check: no wrap.
+      total *= count;
+      if (total > kMaxWorkgroups)
+        return invalid(path, " runs more than ", kMaxWorkgroups, " workgroups");
+    }
+    size_t byteCount = sizeOf(entryPoint.binding_bytes());
+    if (byteCount != entryPoint.binding_count())
+      return invalid(path, " has ", byteCount, " binding_bytes values for ",
+                     entryPoint.binding_count(), " bindings");
+    for (size_t i = 0; i < byteCount; ++i)
+      if (readUnaligned(*entryPoint.binding_bytes(), i) > kMaxTensorBytes)
+        return invalid(path, " binds ",
+                       readUnaligned(*entryPoint.binding_bytes(), i),
+                       " bytes at binding ", i, ", more than the ",
+                       kMaxTensorBytes, "-byte limit");
+    return Status();
+  }
+
+  /// A GPU entry point's threads per block: three values, each >= 1, at most
+  /// 1024 in all (the limit of every NVIDIA GPU since sm_20).
+  Status checkBlockSize(const lcm::EntryPoint &entryPoint,
+                        const std::string &path) {
+    size_t size = sizeOf(entryPoint.block_size());
+    if (size != 3)
+      return invalid(path, " has ", size, " block_size values, expected 3");
+    uint64_t threads = 1;
+    std::vector<int64_t> block;
+    for (size_t i = 0; i < 3; ++i) {
+      uint32_t value = entryPoint.block_size()->Get(i);
+      if (value == 0)
+        return invalid(path, " has block_size[", i, "] = 0, expected >= 1");
+      // Each factor is below 2^32 and the product so far <= 2^32: no wrap.
+      threads = std::min<uint64_t>(threads * value, uint64_t(1) << 32);
+      block.push_back(value);
+    }
+    if (threads > kMaxThreadsPerBlock)
+      return invalid(path, " has block_size ", formatShape(block), " of ",
+                     threads >= (uint64_t(1) << 32) ? "over 4294967295"
+                                                    : std::to_string(threads),
+                     " threads, more than ", kMaxThreadsPerBlock);
+    return Status();
+  }
+
+  /// Every executable lists the entry points of executables[0], in order:
+  /// a dispatch names one by its index, whichever executable a device runs.
+  Status checkSameEntryPoints(size_t index) {
+    const lcm::Executable &first = *module.executables()->Get(0);
+    const lcm::Executable &executable = *module.executables()->Get(index);
+    std::string path = "executables[" + std::to_string(index) + "]";
+    size_t count = sizeOf(executable.entry_points());
+    size_t expected = sizeOf(first.entry_points());
+    if (count != expected)
+      return invalid(path, " has ", count, " entry points, executables[0] has ",
+                     expected, "; every executable must list the same ones");
+    for (size_t i = 0; i < count; ++i) {
+      const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
+      const lcm::EntryPoint &reference = *first.entry_points()->Get(i);
+      if (entryPoint.name()->str() == reference.name()->str() &&
+          entryPoint.binding_count() == reference.binding_count()) {
+        if (!sameRequirements(entryPoint, reference))
+          return invalid(path, ".entry_points[", i, "] ",
+                         quote(entryPoint.name()),
+                         " was compiled for other workgroups or binding "
+                         "sizes than executables[0]'s");
+        continue;
+      }
+      std::string index = "entry_points[" + std::to_string(i) + "]";
+      return invalid(
+          path, ".", index, " is ", quote(entryPoint.name()), " with ",
+          entryPoint.binding_count(), " bindings, executables[0].", index,
+          " is ", quote(reference.name()), " with ", reference.binding_count(),
+          "; every executable must list the same entry points in "
+          "the same order");
+    }
+    return Status();
+  }
+
+  static bool sameRequirements(const lcm::EntryPoint &a,
+                               const lcm::EntryPoint &b) {
+    // Both were checked: three counts, binding_count sizes.
+    for (size_t i = 0; i < 3; ++i)
+      if (a.workgroup_count()->Get(i) != b.workgroup_count()->Get(i))
+        return false;
+    for (size_t i = 0; i < sizeOf(a.binding_bytes()); ++i)
+      if (readUnaligned(*a.binding_bytes(), i) !=
+          readUnaligned(*b.binding_bytes(), i))
+        return false;
+    return true;
+  }
+
+  /// Checks that `binding` names a buffer and a byte range inside it.
+  Status checkBinding(const lcm::Binding *binding,
+                      const lcm::Function &function, const std::string &path) {
+    if (!binding)
+      return invalid(path, " is missing");
+    size_t bufferCount = sizeOf(function.buffers());
+    if (binding->buffer() >= bufferCount)
+      return invalid(path, " binds buffer ", binding->buffer(), ", only ",
+                     bufferCount, " exist");
+    uint64_t size = function.buffers()->Get(binding->buffer())->size();
+    // Written so that it cannot wrap: offset <= size, length <= size - offset.
+    if (binding->offset() > size ||
+        binding->length() > size - binding->offset())
+      return invalid(path, " binds ", binding->length(), " bytes at offset ",
+                     binding->offset(), " of buffer ", binding->buffer(),
+                     ", which has ", size);
+    return Status();
+  }
+
+  Status checkBuffer(const lcm::Buffer &buffer, const lcm::Function &function,
+                     const std::string &path) {
+    // Input, output and parameter buffers hold exactly one tensor.
+    auto checkSized = [&](size_t count, const char *kind,
+                          const char *plural) -> Status {
+      if (buffer.index() >= count)
+        return invalid(path, " is ", kind, " ", buffer.index(), ", only ",
+                       count, " ", plural, " exist");
+      const lcm::TensorSignature *signature =
+          buffer.kind() == lcm::BufferKind::Input
+              ? function.inputs()->Get(buffer.index())
+          : buffer.kind() == lcm::BufferKind::Output
+              ? function.outputs()->Get(buffer.index())
+              : module.parameters()->Get(buffer.index())->signature();
+      // Signatures were checked before buffers, so the size is known.
+      std::vector<int64_t> shape = getShape(*signature);
+      uint64_t bytes = *byteSize(signature->dtype(), shape);
+      if (buffer.size() != bytes)
+        return invalid(path, " has size ", buffer.size(), ", ", kind, " ",
+                       buffer.index(), " ", quote(signature->name()), " (",
+                       formatType(shape, signature->dtype()), ") needs ",
+                       bytes);
+      return Status();
+    };
+    switch (buffer.kind()) {
+    case lcm::BufferKind::Input:
+      return checkSized(sizeOf(function.inputs()), "input", "inputs");
+    case lcm::BufferKind::Output:
+      return checkSized(sizeOf(function.outputs()), "output", "outputs");
+    case lcm::BufferKind::Parameter:
+      return checkSized(sizeOf(module.parameters()), "parameter", "parameters");
+    case lcm::BufferKind::Transient: {
+      if (buffer.size() > kMaxTensorBytes)
+        return invalid(path, " has size ", buffer.size(), ", more than the ",
+                       kMaxTensorBytes, "-byte limit");
+      if (buffer.arena_offset() % kArenaAlignment != 0)
+        return invalid(path, " has arena_offset ", buffer.arena_offset(),
+                       ", not a multiple of ", kArenaAlignment);
+      uint64_t arenaSize = function.arena_size();
+      if (buffer.arena_offset() > arenaSize ||
+          buffer.size() > arenaSize - buffer.arena_offset())
+        return invalid(path, " holds ", buffer.size(),
+                       " bytes at arena_offset ", buffer.arena_offset(),
+                       ", beyond arena_size ", arenaSize);
+      return Status();
+    }
+    }
+    return invalid(path, " has unknown kind ", int(buffer.kind()));
+  }
+
+  Status checkDispatch(const lcm::Dispatch &dispatch,
+                       const lcm::Function &function, const std::string &path) {
+    // Every executable lists the same entry points (checked above), so the
+    // first one's entry point stands for all.
+    size_t executableCount = sizeOf(module.executables());
+    if (executableCount == 0)
+      return invalid(path, " dispatches entry point ", dispatch.entry_point(),
+                     ", but the module has no executables");
+    const lcm::Executable &executable = *module.executables()->Get(0);
+    size_t entryPointCount = sizeOf(executable.entry_points());
+    if (dispatch.entry_point() >= entryPointCount)
+      return invalid(path, " dispatches entry point ", dispatch.entry_point(),
+                     ", only ", entryPointCount, " exist");
+    const lcm::EntryPoint &entryPoint =
+        *executable.entry_points()->Get(dispatch.entry_point());
+
+    // The kernel indexes its buffers from the workgroup id and their static
+    // shapes: any other grid or a shorter binding would make it read or
+    // write outside what the dispatch binds.
+    size_t countSize = sizeOf(dispatch.workgroup_count());
+    if (countSize != 3)
+      return invalid(path, " has ", countSize,
+                     " workgroup_count values, expected 3");
+    for (size_t i = 0; i < 3; ++i) {
+      uint32_t count = dispatch.workgroup_count()->Get(i);
+      uint32_t compiled = entryPoint.workgroup_count()->Get(i);
+      if (count != compiled)
+        return invalid(path, " runs workgroup_count[", i, "] = ", count,
+                       ", entry point ", quote(entryPoint.name()),
+                       " was compiled for ", compiled);
+    }
+
+    size_t bindingCount = sizeOf(dispatch.bindings());
+    if (bindingCount != entryPoint.binding_count())
+      return invalid(path, " has ", bindingCount, " bindings, entry point ",
+                     quote(entryPoint.name()), " takes ",
+                     entryPoint.binding_count());
+    for (size_t i = 0; i < bindingCount; ++i) {
+      std::string bindingPath = path + ".bindings[" + std::to_string(i) + "]";
+      const lcm::Binding *binding = dispatch.bindings()->Get(i);
+      LCC_RETURN_IF_ERROR(checkBinding(binding, function, bindingPath));
+      uint64_t needed = readUnaligned(*entryPoint.binding_bytes(), i);
+      if (binding->length() != needed)
+        return invalid(bindingPath, " binds ", binding->length(),
+                       " bytes, entry point ", quote(entryPoint.name()),
+                       " was compiled for ", needed);
+    }
+    return Status();
+  }
+
+  Status checkCommand(const lcm::Command &command,
+                      const lcm::Function &function, const std::string &path) {
+    switch (command.kind()) {
+    case lcm::CommandKind::Dispatch:
+      if (!command.dispatch())
+        return invalid(path, " is a dispatch without a dispatch table");
+      if (command.copy())
+        return invalid(path, " is a dispatch but also has a copy table");
+      return checkDispatch(*command.dispatch(), function, path);
+    case lcm::CommandKind::Copy: {
+      const lcm::Copy *copy = command.copy();
+      if (!copy)
+        return invalid(path, " is a copy without a copy table");
+      if (command.dispatch())
+        return invalid(path, " is a copy but also has a dispatch table");
+      LCC_RETURN_IF_ERROR(
+          checkBinding(copy->source(), function, path + ".copy.source"));
+      LCC_RETURN_IF_ERROR(
+          checkBinding(copy->target(), function, path + ".copy.target"));
+      if (copy->source()->length() != copy->target()->length())
+        return invalid(path, " copies ", copy->source()->length(),
+                       " bytes into a target of ", copy->target()->length());
+      return Status();
+    }
+    }
+    return invalid(path, " has unknown kind ", int(command.kind()));
+  }
+
+  Status checkFunction(const lcm::Function &function, const std::string &path) {
+    for (size_t i = 0; i < sizeOf(function.inputs()); ++i) {
+      StatusOr<uint64_t> bytes =
+          checkSignature(function.inputs()->Get(i),
+                         path + ".inputs[" + std::to_string(i) + "]");
+      if (!bytes.ok())
+        return bytes.getStatus();
+    }
+    for (size_t i = 0; i < sizeOf(function.outputs()); ++i) {
+      StatusOr<uint64_t> bytes =
+          checkSignature(function.outputs()->Get(i),
+                         path + ".outputs[" + std::to_string(i) + "]");
+      if (!bytes.ok())
+        return bytes.getStatus();
+    }
+    if (function.arena_size() % kArenaAlignment != 0)
+      return invalid(path, " has arena_size ", function.arena_size(),
+                     ", not a multiple of ", kArenaAlignment);
+    if (function.arena_size() > kMaxTensorBytes)
+      return invalid(path, " has arena_size ", function.arena_size(),
+                     ", more than the ", kMaxTensorBytes, "-byte limit");
+    for (size_t i = 0; i < sizeOf(function.buffers()); ++i)
+      LCC_RETURN_IF_ERROR(
+          checkBuffer(*function.buffers()->Get(i), function,
+                      path + ".buffers[" + std::to_string(i) + "]"));
+    for (size_t i = 0; i < sizeOf(function.commands()); ++i)
+      LCC_RETURN_IF_ERROR(
+          checkCommand(*function.commands()->Get(i), function,
+                       path + ".commands[" + std::to_string(i) + "]"));
+    return Status();
+  }
+
+  static constexpr uint64_t kArenaAlignment = 64;
+  static constexpr uint64_t kMaxThreadsPerBlock = 1024;
+
+  const lcm::Module &module;
+  std::map<std::string, size_t> parameterNames;
+};
+
+} // namespace
+
+Module::~Module() { std::free(bytes); }
+
+size_t Module::getFunctionCount() const { return sizeOf(root->functions()); }
+
+const lcm::Function &Module::getFunction(size_t index) const {
+  return *root->functions()->Get(index);
+}
+
+size_t Module::getParameterCount() const { return sizeOf(root->parameters()); }
+
+const lcm::Parameter &Module::getParameter(size_t index) const {
+  return *root->parameters()->Get(index);
+}
+
+const lcm::Executable &Module::getExecutable(size_t index) const {
+  return *root->executables()->Get(index);
+}
+
+StatusOr<size_t> Module::findFunction(const std::string &name) const {
+  std::string names;
+  for (size_t i = 0; i < getFunctionCount(); ++i) {
+    const std::string candidate = getFunction(i).name()->str();
+    if (candidate == name)
+      return i;
+    names += (i ? ", " : "") + quoted(candidate);
+  }
+  if (names.empty())
+    return Status::error(StatusCode::NotFound, "no function ", quoted(name),
+                         ": the module has no functions");
+  return Status::error(StatusCode::NotFound, "no function ", quoted(name),
+                       " in the module; it has ", names);
+}
+
+StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
+                                                             size_t size) {
+  if (size == 0)
+    return invalid("empty file, not an lcc module");
+  // The root offset and the file identifier take 8 bytes.
+  if (size < 8)
+    return invalid("file of ", size, " bytes is too small to be an lcc module");
+  if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
+    return invalid("module of ", size,
+                   " bytes is larger than FlatBuffers' 2 GiB limit");
+  const uint8_t *input = static_cast<const uint8_t *>(data);
+  if (!lcm::ModuleBufferHasIdentifier(input))
+    return invalid("not an lcc module: file identifier ",
+                   quoted(std::string(reinterpret_cast<const char *>(input) + 4,
+                                      4)),
+                   ", expected ", quoted(lcm::ModuleIdentifier()));
+
+  // The verifier checks alignment against real addresses, and embedded
+  // data is aligned to 64 relative to the start of the file.
+  std::shared_ptr<Module> module(new Module());
+  if (posix_memalign(reinterpret_cast<void **>(&module->bytes), 64, size) != 0)
+    return Status::error(StatusCode::ResourceExhausted, "cannot allocate ",
+                         size, " bytes for the module");
+  std::memcpy(module->bytes, input, size);
+  module->size = size;
+
+  // A table reached twice counts twice, which bounds the work of a file
+  // whose offsets all point at one big table; the checker below visits no
+  // more than the verifier. 16M tables leave room for the largest models.
+  flatbuffers::Verifier::Options options;
+  options.max_tables = 1u << 24;
+  flatbuffers::Verifier verifier(module->bytes, size, options);
+  if (!lcm::VerifyModuleBuffer(verifier))
+    return invalid("corrupted or truncated module (FlatBuffers verification "
+                   "failed)");
+  module->root = lcm::GetModule(module->bytes);
+  LCC_RETURN_IF_ERROR(ModuleChecker(*module->root).check());
+  return std::shared_ptr<const Module>(std::move(module));
+}
+
+StatusOr<std::shared_ptr<const Module>>
+loadModuleFromFile(const std::string &path) {
+  StatusOr<InputFile> file = InputFile::open(path);
+  if (!file.ok())
+    return file.getStatus();
+  auto load = [&](const std::vector<uint8_t> &bytes) {
+    StatusOr<std::shared_ptr<const Module>> module =
+        loadModuleFromMemory(bytes.data(), bytes.size());
+    if (!module.ok())
+      return StatusOr<std::shared_ptr<const Module>>(
+          module.getStatus().withContext(path));
+    return module;
+  };
+  // The identifier first: a file that is not a module (/dev/zero, a pipe
+  // of anything) is refused after 8 bytes, whatever follows.
+  std::vector<uint8_t> bytes(8);
+  StatusOr<size_t> head = file->read(bytes.data(), bytes.size());
+  if (!head.ok())
+    return head.getStatus();
+  bytes.resize(*head);
+  if (bytes.size() < 8 || !lcm::ModuleBufferHasIdentifier(bytes.data()))
+    return load(bytes);
+  Status rest = file->readAll(bytes, FLATBUFFERS_MAX_BUFFER_SIZE - 1,
+                              "a module (FlatBuffers' 2 GiB)");
+  if (!rest.ok())
+    return rest;
+  return load(bytes);
+}
+
+std::vector<int64_t> getShape(const lcm::TensorSignature &signature) {
+  std::vector<int64_t> shape;
+  if (const flatbuffers::Vector<int64_t> *dims = signature.shape())
+    for (size_t i = 0; i < dims->size(); ++i)
+      shape.push_back(readUnaligned(*dims, i));
+  return shape;
+}
+
+std::string getName(const lcm::TensorSignature &signature) {
+  return signature.name() ? signature.name()->str() : std::string();
+}
+
+std::string getCommandName(const lcm::Command &command, size_t index) {
+  if (command.name() && command.name()->size() > 0)
+    return command.name()->str();
+  return "command" + std::to_string(index);
+}
+
+} // namespace lcc::runtime

@@ -1,0 +1,289 @@
+//===- DeviceConformanceTest.cpp - what every device must do ---------------===//
+//
+// One suite, as IREE's HAL conformance tests, run on every device lcc has:
+// the CPU, the cuda device over the fake driver (FakeCudaDriver.c) and the
+// cuda device over the CUDA emulator. Each test states a property of the
+// Device interface that Session relies on whatever runs the code: memory
+// starts zeroed and is counted, copies in, out and on the device land
+// whole (overlapping ranges as memmove), a function's commands run in
+// order, a result carried to the next call stays on the device, the memory
+// limit is an error naming what did not fit, and an executable for another
+// device is refused by name. Dispatches are checked where the suite has
+// code the device runs: the test kernels (kernels.c) on the CPU and the
+// fake driver; the emulator's kernels are compiled by lcc, so its
+// dispatches are checked in test/compiler/CudaEmulatorTest.cpp and by the
+// emulator suite.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArtifactBuilder.h"
+#include "TestModules.h"
+#include "TestUtil.h"
+
+#include "devices/cpu/CpuDevice.h"
+#include "devices/cuda/CudaDevice.h"
+#include "module/Loader.h"
+#include "module/Session.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace lcc;
+using namespace lcc::runtime;
+using namespace lcc::test;
+
+namespace {
+
+/// One device the suite runs on.
+struct DeviceUnderTest {
+  std::string name;
+  std::function<StatusOr<std::shared_ptr<Device>>()> create;
+  /// The format of its executables, for modules built around kernels.c.
+  lcm::ExecutableFormat format;
+  /// Whether it runs the test kernels of kernels.c.
+  bool runsTestKernels;
+};
+
+std::ostream &operator<<(std::ostream &os, const DeviceUnderTest &device) {
+  return os << device.name;
+}
+
+std::vector<DeviceUnderTest> devicesUnderTest() {
+  return {
+      {"cpu",
+       []() -> StatusOr<std::shared_ptr<Device>> {
+         return std::shared_ptr<Device>(std::make_shared<CpuDevice>(2));
+       },
+       lcm::ExecutableFormat::HostSharedObject, true},
+      {"cuda_fake_driver",
+       []() -> StatusOr<std::shared_ptr<Device>> {
+         ScopedEnvironment driver("LCC_CUDA_DRIVER",
+                                  LCC_FAKE_CUDA_DRIVER_PATH);
+         StatusOr<std::shared_ptr<CudaDevice>> device = CudaDevice::create();
+         if (!device.ok())
+           return device.getStatus();
+         return std::shared_ptr<Device>(*device);
+       },
+       lcm::ExecutableFormat::Cubin, true},
+      {"cuda_emulator",
+       []() -> StatusOr<std::shared_ptr<Device>> {
+         cuda::EmulatorOptions options;
+         options.memcheck = options.racecheck = true;
+         StatusOr<std::shared_ptr<CudaDevice>> device =
+             CudaDevice::createEmulator(options);
+         if (!device.ok())
+           return device.getStatus();
+         return std::shared_ptr<Device>(*device);
+       },
+       lcm::ExecutableFormat::CudaEmulator, false},
+  };
+}
+
+class DeviceConformance : public ::testing::TestWithParam<DeviceUnderTest> {
+protected:
+  void SetUp() override {
+    StatusOr<std::shared_ptr<Device>> created = GetParam().create();
+    ASSERT_EQ(messageOf(created), "<ok>");
+    device = *created;
+  }
+
+  /// A session over `spec` on the device, or the error of making it.
+  StatusOr<std::unique_ptr<Session>> open(const ModuleSpec &spec) {
+    std::vector<uint8_t> bytes = buildModule(spec);
+    StatusOr<std::shared_ptr<const Module>> module =
+        loadModuleFromMemory(bytes.data(), bytes.size());
+    if (!module.ok())
+      return module.getStatus();
+    return Session::create(device, module.take());
+  }
+
+  std::shared_ptr<Device> device;
+};
+
+TensorView viewOf(const std::vector<float> &values,
+                  const std::vector<int64_t> &shape) {
+  return TensorView{DType::F32, shape.data(), shape.size(), values.data(),
+                    values.size() * sizeof(float)};
+}
+
+std::vector<float> resultOf(const Function &function, size_t i) {
+  TensorView out = function.getResult(i);
+  std::vector<float> values(out.size / sizeof(float));
+  std::memcpy(values.data(), out.data, out.size);
+  return values;
+}
+
+TEST_P(DeviceConformance, DescribesItself) {
+  EXPECT_FALSE(std::string(device->getKind()).empty());
+  EXPECT_FALSE(device->getName().empty());
+  EXPECT_FALSE(device->getArchitecture().empty());
+}
+
+TEST_P(DeviceConformance, StartsFromZeroedCountedMemory) {
+  uint64_t before = device->getAllocator().currentBytes();
+  StatusOr<DeviceBuffer> buffer =
+      device->getAllocator().allocate(1000, "a test buffer");
+  ASSERT_EQ(messageOf(buffer), "<ok>");
+  EXPECT_GE(device->getAllocator().currentBytes(), before + 1000);
+  std::vector<uint8_t> bytes(1000, 0xab);
+  ASSERT_EQ(messageOf(device->copyToHost(bytes.data(), buffer->data(), 1000)),
+            "<ok>");
+  EXPECT_EQ(bytes, std::vector<uint8_t>(1000, 0));
+}
+
+TEST_P(DeviceConformance, CopiesInOnAndOutWhole) {
+  StatusOr<DeviceBuffer> a = device->getAllocator().allocate(4096, "a");
+  StatusOr<DeviceBuffer> b = device->getAllocator().allocate(4096, "b");
+  ASSERT_EQ(messageOf(a), "<ok>");
+  ASSERT_EQ(messageOf(b), "<ok>");
+  std::vector<uint8_t> in(4096);
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = uint8_t(i * 7 + 3);
+  ASSERT_EQ(messageOf(device->copyToDevice(a->data(), in.data(), 4096)),
+            "<ok>");
+  ASSERT_EQ(messageOf(device->copyOnDevice(b->data(), a->data(), 4096)),
+            "<ok>");
+  std::vector<uint8_t> out(4096);
+  ASSERT_EQ(messageOf(device->copyToHost(out.data(), b->data(), 4096)),
+            "<ok>");
+  EXPECT_EQ(out, in);
+}
+
+TEST_P(DeviceConformance, RunsCommandsInOrder) {
+  // to_arena, then to_output and last_row read what to_arena wrote.
+  StatusOr<std::unique_ptr<Session>> session = open(copyModule());
+  ASSERT_EQ(messageOf(session), "<ok>");
+  StatusOr<Function *> copy = (*session)->lookupFunction("copy");
+  ASSERT_EQ(messageOf(copy), "<ok>");
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i)
+    x[i] = float(i) - 20.5f;
+  std::vector<int64_t> shape = {4, 16};
+  TensorView input = viewOf(x, shape);
+  ASSERT_EQ(messageOf((*copy)->call(&input, 1)), "<ok>");
+  EXPECT_EQ(resultOf(**copy, 0), x);
+  EXPECT_EQ(resultOf(**copy, 1), std::vector<float>(x.begin() + 48, x.end()));
+}
+
+// The planner may overlap a copy's ranges, as memmove allows.
+TEST_P(DeviceConformance, CopiesBetweenOverlappingRanges) {
+  FunctionSpec function;
+  function.name = "shift";
+  function.inputs = {{"x", DType::F32, {64}}};
+  function.outputs = {{"y", DType::F32, {64}}};
+  function.arenaSize = 256;
+  function.buffers = {{lcm::BufferKind::Input, 0, 256, 0},
+                      {lcm::BufferKind::Transient, 0, 256, 0},
+                      {lcm::BufferKind::Output, 0, 256, 0}};
+  CommandSpec in;
+  in.kind = lcm::CommandKind::Copy;
+  in.name = "in";
+  in.source = {0, 0, 256};
+  in.target = {1, 0, 256};
+  CommandSpec forward = in, backward = in;
+  forward.name = "forward"; // elements 0..47 move to 16..63
+  forward.source = {1, 0, 192};
+  forward.target = {1, 64, 192};
+  backward.name = "backward"; // then 8..63 move to 0..55
+  backward.source = {1, 32, 224};
+  backward.target = {1, 0, 224};
+  CommandSpec out = in;
+  out.name = "out";
+  out.source = {1, 0, 256};
+  out.target = {2, 0, 256};
+  function.commands = {in, forward, backward, out};
+  ModuleSpec spec;
+  spec.functions = {function};
+
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i)
+    x[i] = float(i);
+  std::vector<float> expected = x;
+  std::memmove(expected.data() + 16, expected.data(), 192);
+  std::memmove(expected.data(), expected.data() + 8, 224);
+
+  StatusOr<std::unique_ptr<Session>> session = open(spec);
+  ASSERT_EQ(messageOf(session), "<ok>");
+  StatusOr<Function *> shift = (*session)->lookupFunction("shift");
+  ASSERT_EQ(messageOf(shift), "<ok>");
+  std::vector<int64_t> shape = {64};
+  TensorView input = viewOf(x, shape);
+  ASSERT_EQ(messageOf((*shift)->call(&input, 1)), "<ok>");
+  EXPECT_EQ(resultOf(**shift, 0), expected);
+}
+
+TEST_P(DeviceConformance, CarriesAResultToTheNextCall) {
+  // y = x, carried to x: the second call, given no x, returns the first's.
+  StatusOr<std::unique_ptr<Session>> session = open(copyModule());
+  ASSERT_EQ(messageOf(session), "<ok>");
+  StatusOr<Function *> copy = (*session)->lookupFunction("copy");
+  ASSERT_EQ(messageOf(copy), "<ok>");
+  ASSERT_EQ(messageOf((*copy)->carryResult(0, 0)), "<ok>");
+  std::vector<float> x(64, 1.25f);
+  std::vector<int64_t> shape = {4, 16};
+  TensorView first = viewOf(x, shape);
+  ASSERT_EQ(messageOf((*copy)->call(&first, 1)), "<ok>");
+  TensorView carried{DType::F32, shape.data(), 2, nullptr, 0};
+  ASSERT_EQ(messageOf((*copy)->call(&carried, 1)), "<ok>");
+  EXPECT_EQ(resultOf(**copy, 0), x);
+}
+
+TEST_P(DeviceConformance, NamesWhatDoesNotFitItsMemoryLimit) {
+  device->getAllocator().setLimit(device->getAllocator().currentBytes() +
+                                  4096);
+  StatusOr<DeviceBuffer> buffer =
+      device->getAllocator().allocate(1 << 20, "the test's megabyte");
+  ASSERT_FALSE(buffer.ok());
+  EXPECT_NE(messageOf(buffer).find("the test's megabyte"), std::string::npos)
+      << messageOf(buffer);
+}
+
+TEST_P(DeviceConformance, RefusesAnExecutableForAnotherDevice) {
+  // vectorAddModule's one executable is the CPU's: the cuda devices are
+  // given it, the CPU the GPU's cubin and PTX instead.
+  ModuleSpec spec = vectorAddModule();
+  if (GetParam().format == lcm::ExecutableFormat::HostSharedObject) {
+    spec = withGpuExecutables(spec);
+    spec.executables.erase(spec.executables.begin());
+  }
+  StatusOr<std::unique_ptr<Session>> session = open(spec);
+  ASSERT_FALSE(session.ok());
+  EXPECT_EQ(messageOf(session).rfind("module has no code for the ", 0), 0u)
+      << messageOf(session);
+}
+
+TEST_P(DeviceConformance, RunsADispatchOverItsGrid) {
+  if (!GetParam().runsTestKernels)
+    GTEST_SKIP() << "its kernels come from lcc: test/compiler and the "
+                    "emulator suite run them";
+  // 16 workgroups of the kernel's 64 elements.
+  ModuleSpec spec = vectorAddModule(1024);
+  if (GetParam().format != lcm::ExecutableFormat::HostSharedObject)
+    spec = withGpuExecutables(spec);
+  StatusOr<std::unique_ptr<Session>> session = open(spec);
+  ASSERT_EQ(messageOf(session), "<ok>");
+  StatusOr<Function *> add = (*session)->lookupFunction("add");
+  ASSERT_EQ(messageOf(add), "<ok>");
+  std::vector<float> a(1024), b(1024, 0.5f), sum(1024);
+  for (int i = 0; i < 1024; ++i) {
+    a[i] = float(i);
+    sum[i] = float(i) + 0.5f;
+  }
+  std::vector<int64_t> shape = {1024};
+  TensorView inputs[] = {viewOf(a, shape), viewOf(b, shape)};
+  ASSERT_EQ(messageOf((*add)->call(inputs, 2)), "<ok>");
+  EXPECT_EQ(resultOf(**add, 0), sum);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Devices, DeviceConformance, ::testing::ValuesIn(devicesUnderTest()),
+    [](const ::testing::TestParamInfo<DeviceUnderTest> &info) {
+      return info.param.name;
+    });
+
+} // namespace
