@@ -9,7 +9,9 @@
 # then fuzzes it for SECONDS, starting from that corpus. CI runs 30 s a
 # target; give more for a longer run (e.g. 3600). A crash, leak, timeout or
 # sanitizer report is a finding: its input is kept in BUILD_DIR/fuzz-findings/
-# and the script fails. The last line is "N passed, N failed".
+# and the script fails. The targets run side by side, one per core (each is
+# one process on one thread); each one's lines are printed together when it
+# ends. The last line is "N passed, N failed".
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -25,11 +27,11 @@ mkdir -p "$findings"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_container_overflow=0:detect_odr_violation=0:allow_user_poisoning=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
-passed=0
-failed=0
+# run_target TARGET CORPUS [FLAGS]: prints what it did; its status is the
+# verdict.
 run_target() {
   local target="$1" corpus="$2" extra="${3:-}"
-  local work
+  local work status
   work=$(mktemp -d)
   cp -r "$corpus"/. "$work/"
   echo "== $target: replay $(ls "$work" | wc -l) seeds, then fuzz ${seconds}s"
@@ -43,28 +45,57 @@ run_target() {
     runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" |
       grep -o '[0-9]*$' | tail -1)
     echo "   ${runs:-?} executions, no findings"
-    passed=$((passed + 1))
+    status=0
   else
     echo "   FINDING: see $log and $findings/"
     grep -m5 -E 'ERROR|SUMMARY|runtime error|deadly signal' "$log" | sed 's/^/   /'
-    failed=$((failed + 1))
+    status=1
   fi
   rm -rf "$work"
+  return $status
 }
 
-for target in LoaderFuzzer NpyFuzzer SafetensorsFuzzer; do
-  run_target "$target" "test/fuzz/corpus/$target"
+models=$(mktemp -d)
+cp models/*.mlir "$models/"
+for f in models/masks/*.mlir; do cp "$f" "$models/masks-$(basename "$f")"; done
+for f in test/e2e/*.mlir test/e2e/Inputs/*.mlir; do
+  cp "$f" "$models/e2e-$(basename "$f")"
 done
-if [ -x "$bin/ModelFuzzer" ]; then
-  models=$(mktemp -d)
-  cp models/*.mlir "$models/"
-  for f in models/masks/*.mlir; do cp "$f" "$models/masks-$(basename "$f")"; done
-  for f in test/e2e/*.mlir test/e2e/Inputs/*.mlir; do
-    cp "$f" "$models/e2e-$(basename "$f")"
-  done
-  # Leaks in MLIR's global state at exit are not the model's.
-  ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" run_target ModelFuzzer "$models"
-  rm -rf "$models"
-fi
+# The model fuzzer first: it replays the most.
+targets=(LoaderFuzzer NpyFuzzer SafetensorsFuzzer)
+[ -x "$bin/ModelFuzzer" ] && targets=(ModelFuzzer "${targets[@]}")
+
+outputs=$(mktemp -d)
+jobs=$(nproc)
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  (
+    if [ "$target" = ModelFuzzer ]; then
+      # Leaks in MLIR's global state at exit are not the model's.
+      ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" run_target ModelFuzzer "$models"
+    else
+      run_target "$target" "test/fuzz/corpus/$target"
+    fi
+    echo $? >"$outputs/$target.status"
+  ) >"$outputs/$target.out" 2>&1 &
+  running=$((running + 1))
+done
+wait
+
+passed=0
+failed=0
+for target in "${targets[@]}"; do
+  cat "$outputs/$target.out"
+  if [ "$(cat "$outputs/$target.status" 2>/dev/null)" = 0 ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+done
+rm -rf "$models" "$outputs"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
