@@ -78,8 +78,9 @@ struct AttentionFormDefinition {
                                     const AttentionFormOptions &options,
                                     llvm::raw_ostream &errors)>
       addRewritePasses;
-  /// Adds the patterns that lower the form's ops to linalg on tensors
-  /// (attn-lower-to-linalg applies those of every form, with its tiling).
+  /// Adds the patterns that lower the form's ops to linalg on tensors, its
+  /// backward ops' included (attn-lower-to-linalg applies those of every
+  /// form, with its tiling).
   std::function<void(mlir::RewritePatternSet &, AttentionTiling)>
       populateLoweringPatterns;
   /// For --attention=auto (null: auto never picks the form): the cost of

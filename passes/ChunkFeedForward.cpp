@@ -45,11 +45,10 @@ struct ChunkFeedForwardPass
     for (AttentionFormInterface form : forms) {
       int64_t rows = form.getChunkableRows();
       if (attentionChunks > rows)
-        return form->emitError()
-               << "'" << form->getName() << "' cannot run in "
-               << static_cast<int64_t>(attentionChunks)
-               << " groups of rows: it has only " << rows
-               << " (batch x heads); give at most " << rows;
+        return form->emitError() << "'" << form->getName() << "' cannot run in "
+                                 << static_cast<int64_t>(attentionChunks)
+                                 << " groups of rows: it has only " << rows
+                                 << " (batch x heads); give at most " << rows;
       form.setRowChunks(attentionChunks);
     }
     return success();

@@ -204,6 +204,7 @@ void lcc::registerLSHAttentionForm() {
   form.populateLoweringPatterns = [](RewritePatternSet &patterns,
                                      AttentionTiling) {
     populateLSHAttentionLoweringPatterns(patterns);
+    populateLSHAttentionBackwardLoweringPatterns(patterns);
   };
   form.estimateCost = estimateLSH;
   form.rewrite = [](RewriterBase &rewriter, AttentionOp op,

@@ -102,6 +102,8 @@ void lcc::registerRoutedAttentionForm() {
   form.populateLoweringPatterns = [](RewritePatternSet &patterns,
                                      AttentionTiling) {
     populateRoutedAttentionLoweringPatterns(patterns);
+    populateRoutedAttentionBackwardLoweringPatterns(patterns);
+    populateRoutedCentroidUpdateLoweringPatterns(patterns);
   };
   registerAttentionFormOrDie(std::move(form));
 }

@@ -63,6 +63,10 @@ void lcc::registerDenseAttentionForm() {
     pm.addPass(createToDense());
     return success();
   };
-  form.populateLoweringPatterns = populateDenseAttentionLoweringPatterns;
+  form.populateLoweringPatterns = [](RewritePatternSet &patterns,
+                                     AttentionTiling tiling) {
+    populateDenseAttentionLoweringPatterns(patterns, tiling);
+    populateAttentionBackwardLoweringPatterns(patterns, tiling);
+  };
   registerAttentionFormOrDie(std::move(form));
 }

@@ -104,8 +104,8 @@ struct FlashAttentionBackward {
   ScoreDerivative scoreDerivative;
 
   /// Gradients for forward.query, forward.key and forward.value.
-  mlir::FailureOr<std::array<mlir::Value, 3>>
-  build(mlir::OpBuilder &builder, mlir::Location loc) const;
+  mlir::FailureOr<std::array<mlir::Value, 3>> build(mlir::OpBuilder &builder,
+                                                    mlir::Location loc) const;
 
 private:
   /// A block's probabilities p and score gradients ds (scale included).

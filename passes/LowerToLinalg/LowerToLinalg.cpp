@@ -278,15 +278,13 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                                         AttentionTiling tiling) {
   registerBuiltinAttentionForms();
   populateModelOpLoweringPatterns(patterns);
-  populateRelativeAttentionLoweringPatterns(patterns, tiling);
   populateTrainingOpLoweringPatterns(patterns);
-  populateAttentionBackwardLoweringPatterns(patterns, tiling);
+  // The attention ops a model writes directly (no form rewrites into them).
+  populateRelativeAttentionLoweringPatterns(patterns, tiling);
   populateRelativeAttentionBackwardLoweringPatterns(patterns, tiling);
   populateAdaptiveSpanAttentionLoweringPatterns(patterns, tiling);
   populateAdaptiveSpanAttentionBackwardLoweringPatterns(patterns, tiling);
-  populateLSHAttentionBackwardLoweringPatterns(patterns);
-  populateRoutedAttentionBackwardLoweringPatterns(patterns);
-  populateRoutedCentroidUpdateLoweringPatterns(patterns);
+  // Every form's ops, forward and backward, as the form registered them.
   for (const AttentionFormDefinition *form : registeredAttentionForms())
     form->populateLoweringPatterns(patterns, tiling);
 }

@@ -26,8 +26,8 @@ using P = arith::CmpIPredicate;
 
 /// Fills `mask` with floor(j / w) - floor(i / w) in [-back, ahead] over
 /// (batch, head, i, j).
-void buildWindowMask(OpBuilder &builder, Location loc, Region &mask,
-                     int64_t w, int64_t back, int64_t ahead) {
+void buildWindowMask(OpBuilder &builder, Location loc, Region &mask, int64_t w,
+                     int64_t back, int64_t ahead) {
   OpBuilder::InsertionGuard guard(builder);
   Type index = builder.getIndexType();
   Block *body = builder.createBlock(
@@ -37,10 +37,12 @@ void buildWindowMask(OpBuilder &builder, Location loc, Region &mask,
   };
   Value width = constant(w);
   Value d = arith::SubIOp::create(
-      builder, loc, arith::DivUIOp::create(builder, loc, body->getArgument(3), width),
+      builder, loc,
+      arith::DivUIOp::create(builder, loc, body->getArgument(3), width),
       arith::DivUIOp::create(builder, loc, body->getArgument(2), width));
   Value visible = arith::AndIOp::create(
-      builder, loc, arith::CmpIOp::create(builder, loc, P::sge, d, constant(-back)),
+      builder, loc,
+      arith::CmpIOp::create(builder, loc, P::sge, d, constant(-back)),
       arith::CmpIOp::create(builder, loc, P::sle, d, constant(ahead)));
   lcc::attn::YieldOp::create(builder, loc, visible);
 }
@@ -83,12 +85,12 @@ struct LocalAttentionGradient
     if (!resultGradients[0])
       return success(); // Only the logsumexp is read: nothing flows back.
     auto backward = AttentionBackwardOp::create(
-        b, local.getLoc(), local.getQuery().getType(),
-        local.getKey().getType(), local.getValue().getType(),
-        local.getQuery(), local.getKey(), local.getValue(), local.getResult(),
-        local.getLogsumexp(), resultGradients[0], local.getWindowAttr(),
-        local.getLookBackwardAttr(), local.getLookForwardAttr(),
-        local.getCausalAttr(), local.getScaleAttr());
+        b, local.getLoc(), local.getQuery().getType(), local.getKey().getType(),
+        local.getValue().getType(), local.getQuery(), local.getKey(),
+        local.getValue(), local.getResult(), local.getLogsumexp(),
+        resultGradients[0], local.getWindowAttr(), local.getLookBackwardAttr(),
+        local.getLookForwardAttr(), local.getCausalAttr(),
+        local.getScaleAttr());
     llvm::copy(backward.getResults(), operandGradients.begin());
     return success();
   }

@@ -32,7 +32,8 @@ LogicalResult verifyLocalAttention(Operation *op, Value query, Value key,
   auto r = cast<RankedTensorType>(result.getType());
   for (RankedTensorType type : {q, k, v, r})
     if (type.getRank() != 4 || !type.getElementType().isF32())
-      return op->emitOpError("expected [batch, heads, seq, dim] tensors of f32");
+      return op->emitOpError(
+          "expected [batch, heads, seq, dim] tensors of f32");
   if (q.getShape() != k.getShape())
     return op->emitOpError("expected query and key of one shape, got ")
            << q << " and " << k;
@@ -56,7 +57,8 @@ LogicalResult verifyLogSumExp(Operation *op, Value query, Value logsumexp) {
   auto q = cast<RankedTensorType>(query.getType());
   auto l = cast<RankedTensorType>(logsumexp.getType());
   if (l.getShape() != q.getShape().drop_back() || !l.getElementType().isF32())
-    return op->emitOpError("expected logsumexp [batch, heads, seq] of f32, got ")
+    return op->emitOpError(
+               "expected logsumexp [batch, heads, seq] of f32, got ")
            << l;
   return success();
 }

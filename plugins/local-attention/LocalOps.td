@@ -49,7 +49,8 @@ def Local_AttentionOp : Op<Local_Dialect, "attention", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Local_AttentionBackwardOp : Op<Local_Dialect, "attention_backward", [Pure]> {
+def Local_AttentionBackwardOp
+    : Op<Local_Dialect, "attention_backward", [Pure]> {
   let summary = "the gradients of local.attention";
   let description = [{
     Given the forward's operands, its `result` and `logsumexp` and the

@@ -88,9 +88,8 @@ FlashAttention configureLocalFlash(OpTy op, AttentionTiling tiling) {
   flash.keyTile = std::min(tiling.keyTile, seq);
   int64_t ahead = op.getCausal() ? 0 : op.getLookForward();
   flash.visible = withinWindows(op.getWindow(), op.getLookBackward(), ahead);
-  flash.tileVisible =
-      tilesWithinWindows(op.getWindow(), op.getLookBackward(), ahead,
-                         flash.queryTile, flash.keyTile);
+  flash.tileVisible = tilesWithinWindows(op.getWindow(), op.getLookBackward(),
+                                         ahead, flash.queryTile, flash.keyTile);
   return flash;
 }
 

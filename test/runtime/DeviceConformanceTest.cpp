@@ -1,4 +1,5 @@
-//===- DeviceConformanceTest.cpp - what every device must do ---------------===//
+//===- DeviceConformanceTest.cpp - what every device must do --------------===//
+//---------------===//
 //
 // One suite, as IREE's HAL conformance tests, run on every device lcc has:
 // the CPU, the cuda device over the fake driver (FakeCudaDriver.c) and the
@@ -62,8 +63,7 @@ std::vector<DeviceUnderTest> devicesUnderTest() {
        lcm::ExecutableFormat::HostSharedObject, true},
       {"cuda_fake_driver",
        []() -> StatusOr<std::shared_ptr<Device>> {
-         ScopedEnvironment driver("LCC_CUDA_DRIVER",
-                                  LCC_FAKE_CUDA_DRIVER_PATH);
+         ScopedEnvironment driver("LCC_CUDA_DRIVER", LCC_FAKE_CUDA_DRIVER_PATH);
          StatusOr<std::shared_ptr<CudaDevice>> device = CudaDevice::create();
          if (!device.ok())
            return device.getStatus();
@@ -149,8 +149,7 @@ TEST_P(DeviceConformance, CopiesInOnAndOutWhole) {
   ASSERT_EQ(messageOf(device->copyOnDevice(b->data(), a->data(), 4096)),
             "<ok>");
   std::vector<uint8_t> out(4096);
-  ASSERT_EQ(messageOf(device->copyToHost(out.data(), b->data(), 4096)),
-            "<ok>");
+  ASSERT_EQ(messageOf(device->copyToHost(out.data(), b->data(), 4096)), "<ok>");
   EXPECT_EQ(out, in);
 }
 
@@ -234,8 +233,7 @@ TEST_P(DeviceConformance, CarriesAResultToTheNextCall) {
 }
 
 TEST_P(DeviceConformance, NamesWhatDoesNotFitItsMemoryLimit) {
-  device->getAllocator().setLimit(device->getAllocator().currentBytes() +
-                                  4096);
+  device->getAllocator().setLimit(device->getAllocator().currentBytes() + 4096);
   StatusOr<DeviceBuffer> buffer =
       device->getAllocator().allocate(1 << 20, "the test's megabyte");
   ASSERT_FALSE(buffer.ok());

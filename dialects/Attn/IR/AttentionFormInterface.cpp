@@ -17,9 +17,9 @@ using namespace lcc::attn;
 Value LSHAttentionOp::buildDenseAttention(OpBuilder &b,
                                           std::string &description) {
   description = "the shared-QK dense attention it approximates";
-  return AttentionOp::create(b, getLoc(), getResult().getType(),
-                             getQueryKey(), getQueryKey(), getValue(),
-                             getCausal(), getScaleAttr(), /*shared_qk=*/true,
+  return AttentionOp::create(b, getLoc(), getResult().getType(), getQueryKey(),
+                             getQueryKey(), getValue(), getCausal(),
+                             getScaleAttr(), /*shared_qk=*/true,
                              /*modifiersCount=*/2)
       .getResult();
 }

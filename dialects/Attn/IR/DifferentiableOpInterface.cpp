@@ -78,7 +78,8 @@ void setGradients(Operation *op, ValueRange operands, ValueRange gradients,
 // Block ops: differentiated as what they expand to.
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> MultiHeadAttentionOp::expandForDifferentiation(OpBuilder &b) {
+SmallVector<Value>
+MultiHeadAttentionOp::expandForDifferentiation(OpBuilder &b) {
   Location loc = getLoc();
   int64_t heads = getHeads();
   Value x = getInput();
@@ -267,9 +268,10 @@ LogicalResult LayerNormOp::buildVectorJacobianProduct(
   return success();
 }
 
-LogicalResult LinearOp::buildVectorJacobianProduct(
-    OpBuilder &b, ArrayRef<Value> resultGradients,
-    SmallVectorImpl<Value> &operandGradients) {
+LogicalResult
+LinearOp::buildVectorJacobianProduct(OpBuilder &b,
+                                     ArrayRef<Value> resultGradients,
+                                     SmallVectorImpl<Value> &operandGradients) {
   SmallVector<Value> operands = {getInput(), getWeight()};
   if (Value bias = getBias())
     operands.push_back(bias);
@@ -296,8 +298,8 @@ LogicalResult FeedForwardOp::buildVectorJacobianProduct(
 LogicalResult SplitHeadsOp::buildVectorJacobianProduct(
     OpBuilder &b, ArrayRef<Value> resultGradients,
     SmallVectorImpl<Value> &operandGradients) {
-  operandGradients[0] = MergeHeadsOp::create(
-      b, getLoc(), getInput().getType(), resultGradients[0]);
+  operandGradients[0] = MergeHeadsOp::create(b, getLoc(), getInput().getType(),
+                                             resultGradients[0]);
   return success();
 }
 
@@ -305,8 +307,8 @@ LogicalResult MergeHeadsOp::buildVectorJacobianProduct(
     OpBuilder &b, ArrayRef<Value> resultGradients,
     SmallVectorImpl<Value> &operandGradients) {
   int64_t heads = tensorTypeOf(getInput()).getDimSize(1);
-  operandGradients[0] = SplitHeadsOp::create(
-      b, getLoc(), getInput().getType(), resultGradients[0], heads);
+  operandGradients[0] = SplitHeadsOp::create(b, getLoc(), getInput().getType(),
+                                             resultGradients[0], heads);
   return success();
 }
 
@@ -315,13 +317,14 @@ LogicalResult SoftmaxCrossEntropyOp::buildVectorJacobianProduct(
     SmallVectorImpl<Value> &operandGradients) {
   // The weights are data (which positions count), not differentiated.
   operandGradients[getLogitsMutable().getOperandNumber()] =
-      SoftmaxCrossEntropyBackwardOp::create(
-          b, getLoc(), getLogits().getType(), getLogits(), getLabels(),
-          getWeights(), resultGradients[0]);
+      SoftmaxCrossEntropyBackwardOp::create(b, getLoc(), getLogits().getType(),
+                                            getLogits(), getLabels(),
+                                            getWeights(), resultGradients[0]);
   return success();
 }
 
-LogicalResult StopGradientOp::buildVectorJacobianProduct(
-    OpBuilder &, ArrayRef<Value>, SmallVectorImpl<Value> &) {
+LogicalResult
+StopGradientOp::buildVectorJacobianProduct(OpBuilder &, ArrayRef<Value>,
+                                           SmallVectorImpl<Value> &) {
   return success(); // Nothing passes it.
 }

@@ -1,4 +1,5 @@
-//===- Knobs.cpp - the one range check of a knob ---------------------------===//
+//===- Knobs.cpp - the one range check of a knob --------------------------===//
+//---------------------------===//
 
 #include "dialects/Attn/IR/Knobs.h"
 
@@ -26,10 +27,10 @@ std::string lcc::checkKnob(const IntegerKnob &knob, llvm::StringRef name,
 
 std::string lcc::checkKnob(const RealKnob &knob, llvm::StringRef name,
                            double value) {
-  bool inRange = std::isfinite(value) &&
-                 (knob.minimumExcluded ? value > knob.minimum
-                                       : value >= knob.minimum) &&
-                 value <= knob.maximum;
+  bool inRange =
+      std::isfinite(value) &&
+      (knob.minimumExcluded ? value > knob.minimum : value >= knob.minimum) &&
+      value <= knob.maximum;
   if (inRange)
     return "";
   std::string text;

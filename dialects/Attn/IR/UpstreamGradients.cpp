@@ -112,7 +112,8 @@ void tanhRule(math::TanhOp op, OpBuilder &b, Value dy,
   // d tanh(x) = (1 - y²) dx = dx - y² dx.
   Location loc = op.getLoc();
   Value y = op.getResult();
-  grads[0] = arith::SubFOp::create(b, loc, dy, mulf(b, loc, mulf(b, loc, y, y), dy));
+  grads[0] =
+      arith::SubFOp::create(b, loc, dy, mulf(b, loc, mulf(b, loc, y, y), dy));
 }
 
 void expRule(math::ExpOp op, OpBuilder &b, Value dy,
@@ -142,22 +143,21 @@ void concatRule(tensor::ConcatOp op, OpBuilder &b, Value dy,
 void extractSliceRule(tensor::ExtractSliceOp op, OpBuilder &b, Value dy,
                       SmallVectorImpl<Value> &grads) {
   Value zeros = splat(b, op.getLoc(), op.getSource(), 0.0);
-  grads[0] = tensor::InsertSliceOp::create(b, op.getLoc(), dy, zeros,
-                                           op.getMixedOffsets(),
-                                           op.getMixedSizes(),
-                                           op.getMixedStrides());
+  grads[0] = tensor::InsertSliceOp::create(
+      b, op.getLoc(), dy, zeros, op.getMixedOffsets(), op.getMixedSizes(),
+      op.getMixedStrides());
 }
 
 void expandRule(tensor::ExpandShapeOp op, OpBuilder &b, Value dy,
                 SmallVectorImpl<Value> &grads) {
-  grads[0] = tensor::CollapseShapeOp::create(
-      b, op.getLoc(), op.getSrcType(), dy, op.getReassociationIndices());
+  grads[0] = tensor::CollapseShapeOp::create(b, op.getLoc(), op.getSrcType(),
+                                             dy, op.getReassociationIndices());
 }
 
 void collapseRule(tensor::CollapseShapeOp op, OpBuilder &b, Value dy,
                   SmallVectorImpl<Value> &grads) {
-  grads[0] = tensor::ExpandShapeOp::create(
-      b, op.getLoc(), op.getSrcType(), dy, op.getReassociationIndices());
+  grads[0] = tensor::ExpandShapeOp::create(b, op.getLoc(), op.getSrcType(), dy,
+                                           op.getReassociationIndices());
 }
 
 /// Transposed back, by the inverse permutation.
@@ -170,9 +170,8 @@ void transposeRule(linalg::TransposeOp op, OpBuilder &b, Value dy,
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   Value init = tensor::EmptyOp::create(b, op.getLoc(), inputType.getShape(),
                                        inputType.getElementType());
-  grads[0] =
-      linalg::TransposeOp::create(b, op.getLoc(), dy, init, inverse)
-          .getResult()[0];
+  grads[0] = linalg::TransposeOp::create(b, op.getLoc(), dy, init, inverse)
+                 .getResult()[0];
 }
 
 } // namespace
@@ -197,8 +196,7 @@ void lcc::attn::registerUpstreamGradientModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, math::MathDialect *) {
     math::TanhOp::attachInterface<GradientModel<math::TanhOp, tanhRule>>(
         *context);
-    math::ExpOp::attachInterface<GradientModel<math::ExpOp, expRule>>(
-        *context);
+    math::ExpOp::attachInterface<GradientModel<math::ExpOp, expRule>>(*context);
   });
   registry.addExtension(+[](MLIRContext *context, tensor::TensorDialect *) {
     tensor::ConcatOp::attachInterface<
