@@ -268,9 +268,15 @@ LogicalResult Planner::planCall(func::CallOp call) {
   PlannedCommand command;
   command.kind = PlannedCommand::Kind::Dispatch;
   command.entryPoint = call.getCallee().str();
-  auto display = dispatch->getAttrOfType<StringAttr>("lcc.name");
+  // What the call computes: the call's own names where deduplication
+  // pointed it at a copy of its dispatch (DeduplicateDispatches.cpp).
+  auto named = [&](StringRef attr) {
+    auto value = call->getAttrOfType<StringAttr>(attr);
+    return value ? value : dispatch->getAttrOfType<StringAttr>(attr);
+  };
+  StringAttr display = named("lcc.name");
   command.name = display ? display.str() : command.entryPoint;
-  if (auto location = dispatch->getAttrOfType<StringAttr>("lcc.location"))
+  if (StringAttr location = named("lcc.location"))
     command.location = location.str();
   command.outputCount = numOutputs;
   llvm::copy(count.asArrayRef(), command.workgroupCount.begin());

@@ -105,6 +105,21 @@ def OutlineDispatches : Pass<"lcc-outline-dispatches", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::gpu::GPUDialect"];
 }
 
+def DeduplicateDispatches
+    : Pass<"lcc-deduplicate-dispatches", "mlir::ModuleOp"> {
+  let summary = "call one dispatch function for all dispatches of equal body";
+  let description = [{
+    Dispatch functions (`lcc.dispatch`) that are equal but for their names
+    (symbol, `lcc.name`, `lcc.location`) are one kernel: every call of a
+    copy calls the first of them instead, and the copies are erased, so
+    each distinct kernel is compiled once however deep the model is. A call
+    pointed elsewhere gets the `lcc.name` (else the symbol) and
+    `lcc.location` of the dispatch it was outlined as, which the host
+    program's commands (and so reports and profiles) keep. Equality is of the generic printed form, attributes
+    (the workgroup count, constants) included and locations excluded.
+  }];
+}
+
 def PrintHostPlan : Pass<"lcc-print-host-plan", "mlir::ModuleOp"> {
   let summary = "print the buffer plan of every host program (for tests)";
   let description = [{

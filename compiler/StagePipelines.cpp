@@ -96,6 +96,8 @@ void lcc::buildLowerToDispatchesPipeline(OpPassManager &pm) {
   pm.addPass(createOutlineDispatches());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After canonicalization, so that copies are equal in print.
+  pm.addPass(createDeduplicateDispatches());
 }
 
 AttentionTiling lcc::cpuAttentionTiling(StringRef cpu) {
