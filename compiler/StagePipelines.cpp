@@ -6,7 +6,6 @@
 #include "compiler/CudaTarget.h"
 #include "compiler/Passes.h"
 
-#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassOptions.h"
