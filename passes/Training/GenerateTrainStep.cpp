@@ -128,49 +128,51 @@ void appendOptimizer(OpBuilder &b, Location loc,
   }
 }
 
-/// The moving-average update of every routed attention's centroids that
-/// are a parameter, written with attn.assign. Centroids get no gradient,
-/// so they must not be trained by the optimizer too, nor be computed from
-/// parameters (which would then silently not train).
-LogicalResult appendCentroidUpdates(OpBuilder &b, func::FuncOp trainStep,
-                                    const ParameterGradients &params,
-                                    double decay) {
+/// The update of every operand an op trains by its own rule
+/// (DifferentiableOpInterface::getSelfTrainedOperand: routed attention's
+/// centroids, by their moving average), written with attn.assign. Such an
+/// operand gets no gradient, so it must not be trained by the optimizer
+/// too, nor be computed from parameters (which would then silently not
+/// train).
+LogicalResult appendSelfTrainedUpdates(OpBuilder &b, func::FuncOp trainStep,
+                                       const ParameterGradients &params,
+                                       double decay) {
   llvm::StringSet<> updated;
-  SmallVector<RoutedAttentionOp> routedOps(
-      trainStep.getBody().front().getOps<RoutedAttentionOp>());
-  for (RoutedAttentionOp routed : routedOps) {
-    if (routed->hasAttr(kRecomputedAttrName))
-      continue; // The backward's copy of a forward one.
-    Value centroids = routed.getCentroids();
-    if (!centroids || isa<BlockArgument>(centroids) ||
-        centroids.getDefiningOp<arith::ConstantOp>())
+  SmallVector<DifferentiableOpInterface> ops(
+      trainStep.getBody().front().getOps<DifferentiableOpInterface>());
+  for (DifferentiableOpInterface op : ops) {
+    SelfTrainedOperand trained = op.getSelfTrainedOperand();
+    if (!trained.operand || op->hasAttr(kRecomputedAttrName))
+      continue; // None, or the backward's copy of a forward op.
+    Value value = trained.operand->get();
+    if (isa<BlockArgument>(value) || value.getDefiningOp<arith::ConstantOp>())
       continue;
-    auto param = centroids.getDefiningOp<ParamOp>();
+    auto param = value.getDefiningOp<ParamOp>();
     if (!param)
-      return routed.emitOpError(
-          "has centroids computed by other ops: attn-generate-train-step "
-          "trains routed attention's centroids by their moving average, so "
-          "they must be an attn.param (or a constant or an argument, not "
-          "trained)");
+      return op->emitOpError()
+             << "has " << trained.name
+             << " computed by other ops: attn-generate-train-step trains "
+                "them by "
+             << trained.rule
+             << ", so they must be an attn.param (or a constant or an "
+                "argument, not trained)";
     StringRef name = param.getName();
     if (llvm::is_contained(params.names, name))
-      return routed.emitOpError()
-             << "has centroids '" << name
-             << "' that the loss is also differentiated by elsewhere: routed "
-                "attention's centroids are trained by their moving average "
-                "only";
+      return op->emitOpError()
+             << "has " << trained.name << " '" << name
+             << "' that the loss is also differentiated by elsewhere: they "
+                "are trained by "
+             << trained.rule << " only";
     if (!updated.insert(name).second)
-      return routed.emitOpError()
-             << "shares its centroids '" << name
-             << "' with another routed attention: each one's centroids are "
-                "their own moving average";
-    // Computed where the forward's queries and keys are (they need not
-    // live to the end for it), written at the end with the other updates.
-    OpBuilder next(routed->getBlock(), std::next(routed->getIterator()));
-    Value moved = RoutedCentroidUpdateOp::create(
-        next, routed.getLoc(), centroids.getType(), centroids,
-        routed.getQuery(), routed.getKey(), f32(b, decay));
-    AssignOp::create(b, routed.getLoc(), name, moved);
+      return op->emitOpError()
+             << "shares its " << trained.name << " '" << name
+             << "' with another op that trains them by " << trained.rule
+             << ": each op trains its own";
+    // Computed where the forward's inputs are (they need not live to the
+    // end for it), written at the end with the other updates.
+    OpBuilder next(op->getBlock(), std::next(op->getIterator()));
+    AssignOp::create(b, op->getLoc(), name,
+                     op.buildSelfTrainedUpdate(next, decay));
   }
   return success();
 }
@@ -331,7 +333,7 @@ struct GenerateTrainStepPass
     }
     appendOptimizer(b, where, params, gradients, settings,
                     unitIntervalParameters(trainStep));
-    if (failed(appendCentroidUpdates(b, trainStep, params,
+    if (failed(appendSelfTrainedUpdates(b, trainStep, params,
                                      settings.centroidDecay)))
       return failure();
     func::ReturnOp::create(b, where, results);

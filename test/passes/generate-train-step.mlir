@@ -101,7 +101,7 @@ func.func @loss(%q: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor
   %c2 = arith.addf %c, %c : tensor<1x2x4xf32>
   %w = attn.param "w" : tensor<1x1x64x4xf32>
   %v = arith.addf %q, %w : tensor<1x1x64x4xf32>
-  // expected-error@+1 {{'attn.routed_attention' op has centroids computed by other ops: attn-generate-train-step trains routed attention's centroids by their moving average, so they must be an attn.param (or a constant or an argument, not trained)}}
+  // expected-error@+1 {{'attn.routed_attention' op has centroids computed by other ops: attn-generate-train-step trains them by their moving average, so they must be an attn.param (or a constant or an argument, not trained)}}
   %o = attn.routed_attention %q, %q, %v centroids %c2 {clusters = 2 : i64, window = 32 : i64}
       : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
   %l = attn.softmax_cross_entropy %o, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
@@ -116,7 +116,7 @@ func.func @loss(%q: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>, %labels2:
   %c = attn.param "routing.c" : tensor<1x2x4xf32>
   %w = attn.param "w" : tensor<1x1x64x4xf32>
   %v = arith.addf %q, %w : tensor<1x1x64x4xf32>
-  // expected-error@+1 {{'attn.routed_attention' op has centroids 'routing.c' that the loss is also differentiated by elsewhere: routed attention's centroids are trained by their moving average only}}
+  // expected-error@+1 {{'attn.routed_attention' op has centroids 'routing.c' that the loss is also differentiated by elsewhere: they are trained by their moving average only}}
   %o = attn.routed_attention %q, %q, %v centroids %c {clusters = 2 : i64, window = 32 : i64}
       : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
   %l = attn.softmax_cross_entropy %o, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>
@@ -134,7 +134,7 @@ func.func @loss(%q: tensor<1x1x64x4xf32>, %labels: tensor<1x1x64xi32>) -> tensor
   %v = arith.addf %q, %w : tensor<1x1x64x4xf32>
   %o = attn.routed_attention %q, %q, %v centroids %c {clusters = 2 : i64, window = 32 : i64}
       : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
-  // expected-error@+1 {{'attn.routed_attention' op shares its centroids 'routing.c' with another routed attention: each one's centroids are their own moving average}}
+  // expected-error@+1 {{'attn.routed_attention' op shares its centroids 'routing.c' with another op that trains them by their moving average: each op trains its own}}
   %o2 = attn.routed_attention %o, %o, %v centroids %c {clusters = 2 : i64, window = 32 : i64}
       : (tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x1x64x4xf32>, tensor<1x2x4xf32>) -> tensor<1x1x64x4xf32>
   %l = attn.softmax_cross_entropy %o2, %labels : (tensor<1x1x64x4xf32>, tensor<1x1x64xi32>) -> tensor<f32>

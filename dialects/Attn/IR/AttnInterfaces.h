@@ -17,6 +17,17 @@ namespace mlir {
 class DialectRegistry;
 } // namespace mlir
 
+namespace lcc::attn {
+
+/// What DifferentiableOpInterface::getSelfTrainedOperand returns.
+struct SelfTrainedOperand {
+  mlir::OpOperand *operand = nullptr;
+  /// For messages: "centroids"; "their moving average".
+  llvm::StringRef name, rule;
+};
+
+} // namespace lcc::attn
+
 #include "dialects/Attn/IR/AttnInterfaces.h.inc"
 
 namespace lcc::attn {

@@ -90,6 +90,24 @@ def Attn_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
       "void", "getUnitIntervalOperands",
       (ins "::llvm::SmallVectorImpl<unsigned> &":$operands), [{}],
       [{ return; }]>,
+    InterfaceMethod<[{
+        The operand the op trains by a rule of its own instead of by its
+        gradient, which it never gets (routed attention's centroids: their
+        moving average toward the queries and keys routed to them), with
+        what to call it and its rule in messages; a null operand when the op
+        has none. The train step requires it to be an attn.param that no
+        other op trains and that the loss is not differentiated by.
+      }],
+      "::lcc::attn::SelfTrainedOperand", "getSelfTrainedOperand", (ins),
+      [{}], [{ return {}; }]>,
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point, the new value of the
+        operand getSelfTrainedOperand names, moved with `decay` (lcc
+        --centroid-decay).
+      }],
+      "::mlir::Value", "buildSelfTrainedUpdate",
+      (ins "::mlir::OpBuilder &":$builder, "double":$decay), [{}],
+      [{ return {}; }]>,
   ];
 }
 

@@ -230,7 +230,8 @@ def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure,
     DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
         ["buildDenseAttention"]>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
-        ["buildVectorJacobianProduct"]>]> {
+        ["buildVectorJacobianProduct", "getSelfTrainedOperand",
+         "buildSelfTrainedUpdate"]>]> {
   let summary = "Routing Transformer k-means routed attention";
   let description = [{
     Unit-normalised queries and keys are routed to `clusters` centroids: each

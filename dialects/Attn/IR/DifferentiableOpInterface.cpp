@@ -244,6 +244,19 @@ LogicalResult RoutedAttentionOp::buildVectorJacobianProduct(
   return success();
 }
 
+SelfTrainedOperand RoutedAttentionOp::getSelfTrainedOperand() {
+  if (!getCentroids())
+    return {};
+  return {&getCentroidsMutable()[0], "centroids", "their moving average"};
+}
+
+Value RoutedAttentionOp::buildSelfTrainedUpdate(OpBuilder &b, double decay) {
+  Value centroids = getCentroids();
+  return RoutedCentroidUpdateOp::create(
+      b, getLoc(), centroids.getType(), centroids, getQuery(), getKey(),
+      b.getF32FloatAttr(static_cast<float>(decay)));
+}
+
 //===----------------------------------------------------------------------===//
 // Model ops.
 //===----------------------------------------------------------------------===//
