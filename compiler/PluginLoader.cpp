@@ -51,9 +51,14 @@ bool lcc::loadPlugin(llvm::StringRef path, std::string &error) {
     error = "cannot load plugin " + quoted + ": " + wrong;
     return false;
   }
-  // The built-in forms first, so a plugin that reuses one of their names is
-  // refused rather than shadowing it.
-  registerBuiltinAttentionForms();
+  // The tool registers the built-in forms first (at its start), so a plugin
+  // that reuses one of their names is refused rather than shadowing them.
+  if (!lookupAttentionForm("dense")) {
+    error = "cannot load plugin " + quoted +
+            " before lcc's own attention forms are registered (call "
+            "lcc::registerBuiltinAttentionForms() first)";
+    return false;
+  }
   // Never unloaded (RTLD_NODELETE, whatever the plugin was linked with):
   // lcc's registries keep its passes, forms and types until the process
   // exits, after every static destructor that could dlclose it has run.

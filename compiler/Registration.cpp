@@ -26,7 +26,6 @@ void lcc::registerLccDialects(mlir::DialectRegistry &registry) {
   // The gradient rules of the upstream ops a model writes.
   attn::registerUpstreamGradientModels(registry);
   // And the dialects of every attention form, a loaded plugin's included.
-  registerBuiltinAttentionForms();
   registerAttentionFormDialects(registry);
 }
 

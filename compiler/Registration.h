@@ -18,7 +18,7 @@ namespace lcc {
 /// arith, math, tensor, linalg, scf, cf, affine, memref, bufferization,
 /// vector, gpu, nvvm, llvm, and the rest of upstream), with their interface
 /// models and extensions, and the dialects of every registered attention
-/// form (load plugins first).
+/// form (register the built-in forms and load plugins first).
 void registerLccDialects(mlir::DialectRegistry &registry);
 
 /// Registers lcc's passes and the upstream passes they are composed with, so

@@ -19,7 +19,6 @@ LogicalResult
 lcc::buildAttentionFormsPipeline(OpPassManager &pm,
                                  const AttentionFormOptions &options,
                                  llvm::raw_ostream &errors) {
-  registerBuiltinAttentionForms();
   const AttentionFormDefinition *form = lookupAttentionForm(options.attention);
   if (!options.formOptions.empty() &&
       (options.attention == "keep" || (form && !form->takesFormOptions))) {

@@ -122,7 +122,9 @@ lookupAutoForms(llvm::ArrayRef<std::string> names, llvm::raw_ostream &errors);
 std::string attentionFormNames();
 
 /// Registers the forms lcc has built in (dense, sparse, lsh, routed); once
-/// only, however often it is called.
+/// only, however often it is called. A tool calls it at its start, before it
+/// loads plugins (whose forms may not take a built-in name) and before any
+/// pass or pipeline reads the registry: nothing registers them lazily.
 void registerBuiltinAttentionForms();
 
 /// Adds each registered form's dialects to `registry`.

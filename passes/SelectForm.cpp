@@ -78,7 +78,6 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
 
   /// The forms of the `forms` option, each registered with an estimate.
   FailureOr<std::vector<const AttentionFormDefinition *>> candidateForms() {
-    registerBuiltinAttentionForms();
     std::vector<std::string> names(forms.begin(), forms.end());
     if (names.empty())
       names.push_back("lsh");

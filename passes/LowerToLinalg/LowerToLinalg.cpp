@@ -276,7 +276,6 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
 
 void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                                         AttentionTiling tiling) {
-  registerBuiltinAttentionForms();
   populateModelOpLoweringPatterns(patterns);
   populateTrainingOpLoweringPatterns(patterns);
   // The attention ops a model writes directly (no form rewrites into them).

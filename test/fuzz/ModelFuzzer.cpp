@@ -11,6 +11,7 @@
 #include "compiler/ModelParser.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Registration.h"
+#include "passes/AttentionForms.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -36,6 +37,7 @@ MLIRContext &context() {
   std::unique_ptr<MLIRContext> &shared = sharedContext();
   static unsigned uses = 0;
   if (!shared || ++uses % 256 == 0) {
+    lcc::registerBuiltinAttentionForms();
     DialectRegistry registry;
     lcc::registerLccDialects(registry);
     shared = std::make_unique<MLIRContext>(registry);

@@ -9,6 +9,7 @@
 #include "compiler/Diagnostics.h"
 #include "compiler/PluginLoader.h"
 #include "compiler/Registration.h"
+#include "passes/AttentionForms.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -51,6 +52,9 @@ bool loadPlugins(int argc, char **argv, std::vector<char *> &rest) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // lcc's own attention forms, once and first: the ones plugins add come
+  // after them.
+  lcc::registerBuiltinAttentionForms();
   std::vector<char *> arguments;
   if (!loadPlugins(argc, argv, arguments))
     return 1;

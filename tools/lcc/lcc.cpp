@@ -343,6 +343,9 @@ cl::opt<std::string> cpuName(
     cl::value_desc("name"), cl::init("native"), cl::cat(lccCategory));
 
 void printVersion(llvm::raw_ostream &os) {
+  // lcc's own attention forms, once and first: the ones plugins add come
+  // after them.
+  lcc::registerBuiltinAttentionForms();
   os << "lcc " << LCC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING << ")\n";
 }
 
@@ -431,7 +434,7 @@ int main(int argc, char **argv) {
                                 lcc::supportedCudaArchs().str());
     return 1;
   }
-  // Plugins first: they add forms --attention may name.
+  // Plugins after lcc's own forms: they add forms --attention may name.
   for (const std::string &path : pluginPaths) {
     std::string error;
     if (!lcc::loadPlugin(path, error)) {
@@ -439,7 +442,6 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  lcc::registerBuiltinAttentionForms();
   if (attentionName != "keep" && attentionName != "auto" &&
       !lcc::lookupAttentionForm(attentionName)) {
     lcc::reportError(kTool, "unknown --attention value '" + attentionName +
