@@ -3,6 +3,7 @@
 #ifndef LCC_COMPILER_PASSES_H
 #define LCC_COMPILER_PASSES_H
 
+#include "dialects/Attn/IR/Knobs.h"
 #include "mlir/Pass/Pass.h"
 
 namespace lcc {

@@ -330,7 +330,8 @@ def DistributeToThreads
     "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"
   ];
   let options = [
-    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+    Option<"blockSize", "block-size", "int64_t",
+           /*default=*/"::lcc::knobs::kCudaBlockSize.defaultValue",
            "Threads per block">,
   ];
 }

@@ -45,16 +45,17 @@ struct CompileOptions : AttentionFormOptions {
   std::string cpu = "native";
   /// The CUDA architecture, ptxas location and block size.
   std::string cudaArch = "sm_90", cudaPath;
-  int64_t cudaBlockSize = 128;
+  int64_t cudaBlockSize = knobs::kCudaBlockSize.defaultValue;
   /// lcc --query-tile/--key-tile: the flash attention's tiles (0: chosen
   /// for the targets, see attentionTilingFor).
-  int64_t queryTile = 0, keyTile = 0;
+  int64_t queryTile = knobs::kQueryTile.defaultValue;
+  int64_t keyTile = knobs::kKeyTile.defaultValue;
   /// lcc --reversible and --ff-chunks=N (0: not given): attn-insert-reversible
   /// and attn-chunk-ff run after the attention forms.
   bool reversible = false;
-  int64_t ffChunks = 0;
+  int64_t ffChunks = knobs::kFeedForwardChunks.defaultValue;
   /// lcc --attention-chunks=N (0: not given), also by attn-chunk-ff.
-  int64_t attentionChunks = 0;
+  int64_t attentionChunks = knobs::kAttentionChunks.defaultValue;
   /// With a value, lcc --train: attn-generate-train-step runs after the
   /// attention forms and the two above.
   std::optional<GenerateTrainStepOptions> train;

@@ -74,8 +74,11 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
     return success();
   }
   if (target == "cuda") {
-    if (cudaBlockSize < 1) {
-      errors << "expected cuda-block-size >= 1, got " << cudaBlockSize;
+    if (std::string problem = checkKnob(knobs::kCudaBlockSize,
+                                        knobs::kCudaBlockSize.flag,
+                                        cudaBlockSize);
+        !problem.empty()) {
+      errors << problem;
       return failure();
     }
     buildCudaBufferizePipeline(pm);
@@ -175,9 +178,9 @@ struct KernelsPipelineOptions : PassPipelineOptions<KernelsPipelineOptions> {
       llvm::cl::desc("The device whose kernels to build: cpu or cuda"),
       llvm::cl::init("cpu")};
   Option<int64_t> cudaBlockSize{
-      *this, "cuda-block-size",
-      llvm::cl::desc("Threads per block of the CUDA kernels"),
-      llvm::cl::init(128)};
+      *this, knobs::kCudaBlockSize.flag,
+      llvm::cl::desc(knobs::kCudaBlockSize.help),
+      llvm::cl::init(knobs::kCudaBlockSize.defaultValue)};
   Option<std::string> cpu{
       *this, "cpu",
       llvm::cl::desc("LLVM CPU whose vector registers size the CPU kernels "
@@ -189,13 +192,13 @@ struct KernelsPipelineOptions : PassPipelineOptions<KernelsPipelineOptions> {
 /// what lcc takes for `cpu` alone (lcc --query-tile/--key-tile/--cpu).
 struct LinalgPipelineOptions : PassPipelineOptions<LinalgPipelineOptions> {
   Option<int64_t> queryTile{
-      *this, "query-tile",
+      *this, knobs::kQueryTile.flag,
       llvm::cl::desc("Queries per flash attention tile (0: lcc's for cpu)"),
-      llvm::cl::init(0)};
+      llvm::cl::init(knobs::kQueryTile.defaultValue)};
   Option<int64_t> keyTile{
-      *this, "key-tile",
+      *this, knobs::kKeyTile.flag,
       llvm::cl::desc("Keys per flash attention tile (0: lcc's for cpu)"),
-      llvm::cl::init(0)};
+      llvm::cl::init(knobs::kKeyTile.defaultValue)};
   Option<std::string> cpu{
       *this, "cpu",
       llvm::cl::desc("LLVM CPU whose default tiles to take: 128 x 128 with "
@@ -250,18 +253,28 @@ void lcc::registerLccPipelines() {
          llvm::raw_ostream &errors) {
         return buildAttentionFormsPipeline(pm, options.get(), errors);
       });
-  PassPipelineRegistration<LinalgPipelineOptions>(
+  registerCheckedPipeline<LinalgPipelineOptions>(
       "lcc-lower-to-linalg",
       "lcc's linalg stage: attn ops to linalg on tensors, elementwise chains "
       "fused, as lcc runs it (for the CPU: give lcc's tiles for another "
       "target)",
-      [](OpPassManager &pm, const LinalgPipelineOptions &options) {
+      [](OpPassManager &pm, const LinalgPipelineOptions &options,
+         llvm::raw_ostream &errors) {
+        for (auto [knob, value] :
+             {std::pair{&knobs::kQueryTile, int64_t(options.queryTile)},
+              std::pair{&knobs::kKeyTile, int64_t(options.keyTile)}})
+          if (std::string problem = checkKnob(*knob, knob->flag, value);
+              !problem.empty()) {
+            errors << problem;
+            return failure();
+          }
         AttentionTiling tiling = cpuAttentionTiling(options.cpu);
         if (options.queryTile > 0)
           tiling.queryTile = options.queryTile;
         if (options.keyTile > 0)
           tiling.keyTile = options.keyTile;
         buildLowerToLinalgPipeline(pm, tiling);
+        return success();
       });
   PassPipelineRegistration<>(
       "lcc-lower-to-dispatches",
@@ -291,7 +304,8 @@ lcc::printStagePipelines(const AttentionFormOptions &options,
   forms.printAsTextualPipeline(os);
   auto kernels = [&](StringRef target) {
     return textual([&](OpPassManager &pm) {
-      (void)buildLowerToKernelsPipeline(pm, target, /*cudaBlockSize=*/128,
+      (void)buildLowerToKernelsPipeline(pm, target,
+                                        knobs::kCudaBlockSize.defaultValue,
                                         llvm::nulls(), cpu);
     });
   };

@@ -55,19 +55,11 @@ struct ChunkFeedForwardPass
   }
 
   void runOnOperation() override {
-    if (chunks < 0) {
-      getOperation().emitError()
-          << "attn-chunk-ff: expected chunks >= 1 (0: as written), got "
-          << static_cast<int64_t>(chunks);
+    if (failed(checkOptionRanges(
+            getOperation(), getArgument(),
+            {{knobs::kFeedForwardChunks, chunks},
+             {knobs::kAttentionChunks, attentionChunks}})))
       return signalPassFailure();
-    }
-    if (attentionChunks < 0) {
-      getOperation().emitError()
-          << "attn-chunk-ff: expected attention-chunks >= 1 (0: as written), "
-             "got "
-          << static_cast<int64_t>(attentionChunks);
-      return signalPassFailure();
-    }
     if (attentionChunks > 0 && failed(chunkAttention()))
       return signalPassFailure();
     if (chunks == 0)

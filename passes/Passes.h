@@ -37,10 +37,11 @@ constexpr llvm::StringLiteral kShiftedExpAttrName = "lcc.shifted_exp";
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 
-/// Tile sizes of the flash form of dense attention.
+/// Tile sizes of the flash form of dense attention (knobs::kQueryTile,
+/// knobs::kKeyTile).
 struct AttentionTiling {
-  int64_t queryTile = 64;
-  int64_t keyTile = 64;
+  int64_t queryTile = knobs::kPortableAttentionTile;
+  int64_t keyTile = knobs::kPortableAttentionTile;
 };
 
 /// What attn-dense-to-sparse builds; 0 for stride or summary picks the

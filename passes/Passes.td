@@ -268,10 +268,11 @@ def ChunkFeedForward : Pass<"attn-chunk-ff", "mlir::ModuleOp"> {
     tile and are left alone. More chunks than rows is an error.
   }];
   let options = [
-    Option<"chunks", "chunks", "int64_t", /*default=*/"0",
+    Option<"chunks", "chunks", "int64_t",
+           /*default=*/"::lcc::knobs::kFeedForwardChunks.defaultValue",
            "Chunks of positions per feed-forward (0: as written)">,
     Option<"attentionChunks", "attention-chunks", "int64_t",
-           /*default=*/"0",
+           /*default=*/"::lcc::knobs::kAttentionChunks.defaultValue",
            "Groups of batch * heads rows per LSH attention (0: as written)">,
   ];
 }
@@ -465,10 +466,12 @@ def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
     "mlir::tensor::TensorDialect"
   ];
   let options = [
-    Option<"queryTile", "query-tile", "int64_t", /*default=*/"64",
-           "Queries per tile of the flash attention form">,
-    Option<"keyTile", "key-tile", "int64_t", /*default=*/"64",
-           "Keys per tile of the flash attention form">,
+    Option<"queryTile", "query-tile", "int64_t",
+           /*default=*/"::lcc::knobs::kQueryTile.defaultValue",
+           "Queries per tile of the flash attention form (0: 64)">,
+    Option<"keyTile", "key-tile", "int64_t",
+           /*default=*/"::lcc::knobs::kKeyTile.defaultValue",
+           "Keys per tile of the flash attention form (0: 64)">,
   ];
 }
 

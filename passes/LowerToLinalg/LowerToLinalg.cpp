@@ -222,14 +222,15 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (queryTile < 1 || keyTile < 1) {
-      module.emitError() << "attn-lower-to-linalg: expected tile sizes >= 1, "
-                            "got query-tile="
-                         << static_cast<int64_t>(queryTile)
-                         << ", key-tile=" << static_cast<int64_t>(keyTile);
+    if (failed(checkOptionRanges(module, getArgument(),
+                                 {{knobs::kQueryTile, queryTile},
+                                  {knobs::kKeyTile, keyTile}})))
       return signalPassFailure();
-    }
-    if (failed(checkHalfPrecision(module, {queryTile, keyTile})))
+    // 0 picks the tiles of no particular target.
+    AttentionTiling tiling = {
+        queryTile ? queryTile : knobs::kPortableAttentionTile,
+        keyTile ? keyTile : knobs::kPortableAttentionTile};
+    if (failed(checkHalfPrecision(module, tiling)))
       return signalPassFailure();
     // What a pattern cannot lower is said once, here: an error inside a
     // pattern is repeated by every retry of the greedy driver.
@@ -254,7 +255,7 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
         return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateLowerToLinalgPatterns(patterns, {queryTile, keyTile});
+    populateLowerToLinalgPatterns(patterns, tiling);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
     // What is left has no lowering: say which op, rather than emit

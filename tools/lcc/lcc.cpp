@@ -139,17 +139,16 @@ cl::list<std::string>
               cl::value_desc("forms"), cl::CommaSeparated,
               cl::cat(lccCategory));
 
-cl::opt<int64_t> lshHashes(StringRef(lcc::knobs::kLSHHashes.flag),
-                            cl::desc(lcc::knobs::kLSHHashes.help),
-                            cl::value_desc("N"),
-                            cl::init(lcc::knobs::kLSHHashes.defaultValue),
-                            cl::cat(lccCategory));
+/// A flag of an integer knob: its name, help and default.
+cl::opt<int64_t> knobFlag(const lcc::IntegerKnob &knob) {
+  return cl::opt<int64_t>(StringRef(knob.flag), cl::desc(knob.help),
+                          cl::value_desc("N"), cl::init(knob.defaultValue),
+                          cl::cat(lccCategory));
+}
 
-cl::opt<int64_t> lshBucketSize(StringRef(lcc::knobs::kLSHBucketSize.flag),
-                                cl::desc(lcc::knobs::kLSHBucketSize.help),
-                                cl::value_desc("N"),
-                                cl::init(lcc::knobs::kLSHBucketSize.defaultValue),
-                                cl::cat(lccCategory));
+cl::opt<int64_t> lshHashes = knobFlag(lcc::knobs::kLSHHashes);
+
+cl::opt<int64_t> lshBucketSize = knobFlag(lcc::knobs::kLSHBucketSize);
 
 cl::opt<std::string> lshHash(
     "lsh-hash",
@@ -162,23 +161,11 @@ cl::opt<std::string> lshHash(
     cl::value_desc("plain|factorized|auto"), cl::init("auto"),
     cl::cat(lccCategory));
 
-cl::opt<int64_t> seed(StringRef(lcc::knobs::kSeed.flag),
-                       cl::desc(lcc::knobs::kSeed.help),
-                       cl::value_desc("N"),
-                       cl::init(lcc::knobs::kSeed.defaultValue),
-                       cl::cat(lccCategory));
+cl::opt<int64_t> seed = knobFlag(lcc::knobs::kSeed);
 
-cl::opt<int64_t> routedClusters(StringRef(lcc::knobs::kRoutedClusters.flag),
-                                 cl::desc(lcc::knobs::kRoutedClusters.help),
-                                 cl::value_desc("N"),
-                                 cl::init(lcc::knobs::kRoutedClusters.defaultValue),
-                                 cl::cat(lccCategory));
+cl::opt<int64_t> routedClusters = knobFlag(lcc::knobs::kRoutedClusters);
 
-cl::opt<int64_t> routedWindow(StringRef(lcc::knobs::kRoutedWindow.flag),
-                               cl::desc(lcc::knobs::kRoutedWindow.help),
-                               cl::value_desc("N"),
-                               cl::init(lcc::knobs::kRoutedWindow.defaultValue),
-                               cl::cat(lccCategory));
+cl::opt<int64_t> routedWindow = knobFlag(lcc::knobs::kRoutedWindow);
 
 cl::opt<std::string> memoryBudgetText(
     StringRef(lcc::knobs::kMemoryBudget.flag),
@@ -207,23 +194,11 @@ cl::opt<std::string> sparsePatternName(
     cl::desc("Sparse pattern: 'strided' (default) or 'fixed'"),
     cl::value_desc("pattern"), cl::init("strided"), cl::cat(lccCategory));
 
-cl::opt<int64_t> sparseBlock(StringRef(lcc::knobs::kSparseBlock.flag),
-                              cl::desc(lcc::knobs::kSparseBlock.help),
-                              cl::value_desc("N"),
-                              cl::init(lcc::knobs::kSparseBlock.defaultValue),
-                              cl::cat(lccCategory));
+cl::opt<int64_t> sparseBlock = knobFlag(lcc::knobs::kSparseBlock);
 
-cl::opt<int64_t> sparseStride(StringRef(lcc::knobs::kSparseStride.flag),
-                               cl::desc(lcc::knobs::kSparseStride.help),
-                               cl::value_desc("N"),
-                               cl::init(lcc::knobs::kSparseStride.defaultValue),
-                               cl::cat(lccCategory));
+cl::opt<int64_t> sparseStride = knobFlag(lcc::knobs::kSparseStride);
 
-cl::opt<int64_t> sparseSummary(StringRef(lcc::knobs::kSparseSummary.flag),
-                                cl::desc(lcc::knobs::kSparseSummary.help),
-                                cl::value_desc("N"),
-                                cl::init(lcc::knobs::kSparseSummary.defaultValue),
-                                cl::cat(lccCategory));
+cl::opt<int64_t> sparseSummary = knobFlag(lcc::knobs::kSparseSummary);
 
 cl::opt<bool> reversible(
     "reversible",
@@ -235,35 +210,10 @@ cl::opt<bool> reversible(
              "written as attn.reversible are kept"),
     cl::init(false), cl::cat(lccCategory));
 
-cl::opt<int64_t> ffChunks(
-    "ff-chunks",
-    cl::desc("Run every feed-forward in N chunks of positions "
-             "(attn-chunk-ff), forward and backward, so its d_ff-wide "
-             "intermediate exists for one chunk at a time (default: as the "
-             "model writes it)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
-
-cl::opt<int64_t> attentionChunks(
-    "attention-chunks",
-    cl::desc("Run every LSH attention over its batch x heads rows in N groups, "
-             "one after another, forward and backward (attn-chunk-ff), so its "
-             "sorted copies and per-round outputs exist for one group at a "
-             "time; the result is unchanged (default: as the model writes "
-             "it)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
-
-cl::opt<int64_t> queryTile(
-    "query-tile",
-    cl::desc("Queries per tile of the flash attention (default for the "
-             "CPU: 128 with AVX-512, 96 without, multiples of the register "
-             "blocks; 64 with --target=cuda)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
-
-cl::opt<int64_t> keyTile(
-    "key-tile",
-    cl::desc("Keys per tile of the flash attention (default for the CPU: "
-             "128 with AVX-512, 96 without; 64 with --target=cuda)"),
-    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+cl::opt<int64_t> ffChunks = knobFlag(lcc::knobs::kFeedForwardChunks);
+cl::opt<int64_t> attentionChunks = knobFlag(lcc::knobs::kAttentionChunks);
+cl::opt<int64_t> queryTile = knobFlag(lcc::knobs::kQueryTile);
+cl::opt<int64_t> keyTile = knobFlag(lcc::knobs::kKeyTile);
 
 cl::opt<std::string> trainFunction(
     "train", cl::ValueOptional,
@@ -343,9 +293,6 @@ cl::opt<std::string> cpuName(
     cl::value_desc("name"), cl::init("native"), cl::cat(lccCategory));
 
 void printVersion(llvm::raw_ostream &os) {
-  // lcc's own attention forms, once and first: the ones plugins add come
-  // after them.
-  lcc::registerBuiltinAttentionForms();
   os << "lcc " << LCC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING << ")\n";
 }
 
@@ -396,6 +343,9 @@ private:
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // lcc's own attention forms, once and first: the ones plugins add come
+  // after them.
+  lcc::registerBuiltinAttentionForms();
   cl::SetVersionPrinter(printVersion);
   // MLIR's debugging flags (--mlir-timing, --mlir-print-ir-after-all,
   // --mlir-print-debuginfo, ...) work as in mlir-opt; --help lists lcc's.
@@ -465,7 +415,7 @@ int main(int argc, char **argv) {
     const lcc::IntegerKnob &knob;
     const cl::opt<int64_t> &flag;
   };
-  for (const KnobFlag &knobFlag :
+  for (const KnobFlag &given :
        {KnobFlag{lcc::knobs::kLSHHashes, lshHashes},
         KnobFlag{lcc::knobs::kLSHBucketSize, lshBucketSize},
         KnobFlag{lcc::knobs::kSeed, seed},
@@ -473,9 +423,13 @@ int main(int argc, char **argv) {
         KnobFlag{lcc::knobs::kRoutedWindow, routedWindow},
         KnobFlag{lcc::knobs::kSparseBlock, sparseBlock},
         KnobFlag{lcc::knobs::kSparseStride, sparseStride},
-        KnobFlag{lcc::knobs::kSparseSummary, sparseSummary}}) {
+        KnobFlag{lcc::knobs::kSparseSummary, sparseSummary},
+        KnobFlag{lcc::knobs::kFeedForwardChunks, ffChunks},
+        KnobFlag{lcc::knobs::kAttentionChunks, attentionChunks},
+        KnobFlag{lcc::knobs::kQueryTile, queryTile},
+        KnobFlag{lcc::knobs::kKeyTile, keyTile}}) {
     std::string problem = lcc::checkKnob(
-        knobFlag.knob, ("--" + knobFlag.knob.flag).str(), knobFlag.flag);
+        given.knob, ("--" + given.knob.flag).str(), given.flag);
     if (problem.empty())
       continue;
     lcc::reportError(kTool, problem);
@@ -538,24 +492,10 @@ int main(int argc, char **argv) {
   options.cudaPath = cudaPath;
   options.train = train;
   options.reversible = reversible;
-  // A count or size, when given, is at least 1 (0 means "not given").
-  auto atLeastOne = [](const cl::opt<int64_t> &flag, int64_t &count) {
-    if (!flag.getNumOccurrences())
-      return true;
-    if (flag < 1) {
-      lcc::reportError(kTool, "--" + flag.ArgStr.str() +
-                                  ": expected N >= 1, got " +
-                                  std::to_string(flag));
-      return false;
-    }
-    count = flag;
-    return true;
-  };
-  if (!atLeastOne(ffChunks, options.ffChunks) ||
-      !atLeastOne(attentionChunks, options.attentionChunks) ||
-      !atLeastOne(queryTile, options.queryTile) ||
-      !atLeastOne(keyTile, options.keyTile))
-    return 1;
+  options.ffChunks = ffChunks;
+  options.attentionChunks = attentionChunks;
+  options.queryTile = queryTile;
+  options.keyTile = keyTile;
   if (printPipeline) {
     std::string error;
     llvm::raw_string_ostream errors(error);

@@ -102,7 +102,8 @@ LogicalResult verifyRowChunks(Operation *op, int64_t chunks, Value rows) {
                       ? ShapedType::kDynamic
                       : type.getDimSize(0) * type.getDimSize(1);
   return failure(
-      failed(verifyAtLeast(op, "chunks", chunks, 1)) ||
+      failed(verifyAtLeast(op, "chunks", chunks,
+                           knobs::kAttentionChunks.attributeMinimum())) ||
       failed(verifyAtMost(op, "chunks", chunks, "batch * heads", count)));
 }
 
@@ -780,7 +781,8 @@ LogicalResult FeedForwardOp::verify() {
   if (result.type != input.type)
     return emitOpError() << "expected result type " << input.type << ", got "
                          << result.type;
-  if (failed(verifyAtLeast(*this, "chunks", getChunks(), 1)) ||
+  if (failed(verifyAtLeast(*this, "chunks", getChunks(),
+                           knobs::kFeedForwardChunks.attributeMinimum())) ||
       failed(verifyAtMost(*this, "chunks", getChunks(), "seq", input.dim(1))))
     return failure();
   return success();

@@ -243,7 +243,8 @@ LogicalResult FeedForwardBackwardOp::verify() {
   if (failed(check.elementType(downBias, input.elementType())) ||
       failed(check.shape(downBias, {input.dim(2)})))
     return failure();
-  if (failed(verifyAtLeast(*this, "chunks", getChunks(), 1)) ||
+  if (failed(verifyAtLeast(*this, "chunks", getChunks(),
+                           knobs::kFeedForwardChunks.attributeMinimum())) ||
       failed(verifyAtMost(*this, "chunks", getChunks(), "seq", input.dim(1))))
     return failure();
   return success();

@@ -98,6 +98,34 @@ inline constexpr IntegerKnob kLSHThreshold = {
     "lsh-threshold", "lsh-threshold", 4096, 1, kUnbounded, false,
     "With --attention=auto: the shortest sequence LSH is considered for "
     "(default 4096)"};
+inline constexpr IntegerKnob kFeedForwardChunks = {
+    "ff-chunks", "chunks", 0, 0, kUnbounded, true,
+    "Run every feed-forward in N chunks of positions (attn-chunk-ff), "
+    "forward and backward, so its d_ff-wide intermediate exists for one "
+    "chunk at a time (default 0: as the model writes it)"};
+inline constexpr IntegerKnob kAttentionChunks = {
+    "attention-chunks", "attention-chunks", 0, 0, kUnbounded, true,
+    "Run every LSH attention over its batch x heads rows in N groups, one "
+    "after another, forward and backward (attn-chunk-ff), so its sorted "
+    "copies and per-round outputs exist for one group at a time; the result "
+    "is unchanged (default 0: as the model writes it)"};
+/// The flash attention's tiles. Chosen for the target (0): for the CPU
+/// 128 x 128 with AVX-512, 96 x 96 without, multiples of the register
+/// blocks (StagePipelines.h); 64 x 64 with CUDA, and in attn-lower-to-linalg
+/// alone (kPortableAttentionTile).
+inline constexpr IntegerKnob kQueryTile = {
+    "query-tile", "query-tile", 0, 0, kUnbounded, true,
+    "Queries per tile of the flash attention (default 0: the target's; for "
+    "the CPU 128 with AVX-512, 96 without, multiples of the register blocks; "
+    "64 with --target=cuda)"};
+inline constexpr IntegerKnob kKeyTile = {
+    "key-tile", "key-tile", 0, 0, kUnbounded, true,
+    "Keys per tile of the flash attention (default 0: the target's; for the "
+    "CPU 128 with AVX-512, 96 without; 64 with --target=cuda)"};
+constexpr int64_t kPortableAttentionTile = 64;
+inline constexpr IntegerKnob kCudaBlockSize = {
+    "cuda-block-size", "block-size", 128, 1, kUnbounded, false,
+    "Threads per block of the CUDA kernels (default 128)"};
 inline constexpr IntegerKnob kMemoryBudget = {
     "memory-budget", "memory-budget", 0, 0, kUnbounded, false,
     "With --attention=auto: bytes one attention may use (default: no "
