@@ -18,7 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LowerToLinalg/LSHSteps.h"
+#include "passes/forms/lsh/LSHSteps.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"

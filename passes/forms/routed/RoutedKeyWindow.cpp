@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/LowerToLinalg/RoutedSteps.h"
+#include "passes/forms/routed/RoutedSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

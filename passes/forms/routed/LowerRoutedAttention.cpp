@@ -12,7 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/LowerToLinalg/Lowerings.h"
-#include "passes/LowerToLinalg/RoutedSteps.h"
+#include "passes/forms/routed/RoutedSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 

@@ -14,7 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/LowerToLinalg/CountingSort.h"
-#include "passes/LowerToLinalg/RoutedSteps.h"
+#include "passes/forms/routed/RoutedSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/SplitMix64.h"
 
