@@ -9,8 +9,9 @@
 #                              built with ASan + UBSan, and the libFuzzer
 #                              targets on their corpora (30 s each)
 #   bash tools/build.sh test-long   the same, with every test under ASan +
-#                              UBSan in the second stage (about an hour more
-#                              on two cores; CI does not run it)
+#                              UBSan in the second stage (sampled before the
+#                              scoping: 2.8x stage 1's test time; CI does not
+#                              run it)
 # BUILD_DIR (default: build) chooses the build folder; the sanitizer build
 # goes to $BUILD_DIR-sanitize. LCC_SKIP_SANITIZE=1 runs the first stage only.
 # test/README.md says where the time goes.
