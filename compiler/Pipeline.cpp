@@ -84,11 +84,7 @@ AttentionTiling lcc::attentionTilingFor(const CompileOptions &options) {
   AttentionTiling tiling;
   if (!options.targetCuda)
     tiling = cpuAttentionTiling(options.cpu);
-  if (options.queryTile > 0)
-    tiling.queryTile = options.queryTile;
-  if (options.keyTile > 0)
-    tiling.keyTile = options.keyTile;
-  return tiling;
+  return tiling.withGiven(options.queryTile, options.keyTile);
 }
 
 FailureOr<std::string> lcc::compile(ModuleOp module,

@@ -15,6 +15,21 @@
 using namespace mlir;
 using namespace lcc;
 
+/// The first knob out of its range as a pipeline's error, naming its option
+/// as lcc's flag does ("expected cuda-block-size >= 1, got 0"): the
+/// pipelines' options are lcc's flags (checkOptionRanges names a pass's).
+static LogicalResult checkPipelineKnobs(llvm::raw_ostream &errors,
+                                        ArrayRef<KnobValue> values) {
+  for (const KnobValue &value : values)
+    if (std::string problem =
+            checkKnob(value.knob, value.knob.flag, value.value);
+        !problem.empty()) {
+      errors << problem;
+      return failure();
+    }
+  return success();
+}
+
 LogicalResult
 lcc::buildAttentionFormsPipeline(OpPassManager &pm,
                                  const AttentionFormOptions &options,
@@ -74,13 +89,9 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
     return success();
   }
   if (target == "cuda") {
-    if (std::string problem = checkKnob(knobs::kCudaBlockSize,
-                                        knobs::kCudaBlockSize.flag,
-                                        cudaBlockSize);
-        !problem.empty()) {
-      errors << problem;
+    if (failed(checkPipelineKnobs(errors,
+                                  {{knobs::kCudaBlockSize, cudaBlockSize}})))
       return failure();
-    }
     buildCudaBufferizePipeline(pm);
     buildCudaThreadsPipeline(pm, cudaBlockSize);
     buildCudaLoopsPipeline(pm);
@@ -260,20 +271,13 @@ void lcc::registerLccPipelines() {
       "target)",
       [](OpPassManager &pm, const LinalgPipelineOptions &options,
          llvm::raw_ostream &errors) {
-        for (auto [knob, value] :
-             {std::pair{&knobs::kQueryTile, int64_t(options.queryTile)},
-              std::pair{&knobs::kKeyTile, int64_t(options.keyTile)}})
-          if (std::string problem = checkKnob(*knob, knob->flag, value);
-              !problem.empty()) {
-            errors << problem;
-            return failure();
-          }
-        AttentionTiling tiling = cpuAttentionTiling(options.cpu);
-        if (options.queryTile > 0)
-          tiling.queryTile = options.queryTile;
-        if (options.keyTile > 0)
-          tiling.keyTile = options.keyTile;
-        buildLowerToLinalgPipeline(pm, tiling);
+        if (failed(checkPipelineKnobs(
+                errors, {{knobs::kQueryTile, options.queryTile},
+                         {knobs::kKeyTile, options.keyTile}})))
+          return failure();
+        buildLowerToLinalgPipeline(
+            pm, cpuAttentionTiling(options.cpu)
+                    .withGiven(options.queryTile, options.keyTile));
         return success();
       });
   PassPipelineRegistration<>(

@@ -42,6 +42,13 @@ constexpr llvm::StringLiteral kShiftedExpAttrName = "lcc.shifted_exp";
 struct AttentionTiling {
   int64_t queryTile = knobs::kPortableAttentionTile;
   int64_t keyTile = knobs::kPortableAttentionTile;
+
+  /// These tiles, with each one a user gave (0: not given) in its place.
+  AttentionTiling withGiven(int64_t givenQueryTile,
+                            int64_t givenKeyTile) const {
+    return {givenQueryTile > 0 ? givenQueryTile : queryTile,
+            givenKeyTile > 0 ? givenKeyTile : keyTile};
+  }
 };
 
 /// What attn-dense-to-sparse builds; 0 for stride or summary picks the

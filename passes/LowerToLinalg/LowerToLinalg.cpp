@@ -227,9 +227,7 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
                                   {knobs::kKeyTile, keyTile}})))
       return signalPassFailure();
     // 0 picks the tiles of no particular target.
-    AttentionTiling tiling = {
-        queryTile ? queryTile : knobs::kPortableAttentionTile,
-        keyTile ? keyTile : knobs::kPortableAttentionTile};
+    AttentionTiling tiling = AttentionTiling().withGiven(queryTile, keyTile);
     if (failed(checkHalfPrecision(module, tiling)))
       return signalPassFailure();
     // What a pattern cannot lower is said once, here: an error inside a
