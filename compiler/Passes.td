@@ -71,7 +71,8 @@ def TileToWorkgroups : Pass<"lcc-tile-to-workgroups", "mlir::ModuleOp"> {
     "mlir::tensor::TensorDialect", "mlir::affine::AffineDialect"
   ];
   let options = [
-    Option<"workgroups", "workgroups", "int64_t", /*default=*/"64",
+    Option<"workgroups", "workgroups", "int64_t",
+           /*default=*/"::lcc::knobs::kWorkgroups.defaultValue",
            "Number of workgroups to aim for per dispatch">,
   ];
 }

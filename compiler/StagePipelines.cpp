@@ -47,16 +47,7 @@ lcc::buildAttentionFormsPipeline(OpPassManager &pm,
   if (options.attention == "auto") {
     if (failed(lookupAutoForms(options.autoForms, errors)))
       return failure();
-    SelectFormOptions pass;
-    pass.forms.assign(options.autoForms.begin(), options.autoForms.end());
-    pass.lshThreshold = options.lshThreshold;
-    pass.memoryBudget = options.memoryBudget;
-    pass.nHashes = options.lshHashes;
-    pass.bucketSize = options.lshBucketSize;
-    pass.hash = options.lshHash;
-    pass.seed = options.seed;
-    pass.formOptions = options.formOptions;
-    pm.addPass(createSelectForm(pass));
+    pm.addPass(createSelectForm(options));
     return success();
   }
   if (!form) {
@@ -120,28 +111,21 @@ AttentionTiling lcc::cpuAttentionTiling(StringRef cpu) {
 namespace {
 
 /// lcc's --attention flags as the options of lcc-attention-forms, with
-/// lcc's names and defaults.
+/// lcc's names and defaults; the forms' flags are those they declare.
 struct AttentionFormsPipelineOptions
     : PassPipelineOptions<AttentionFormsPipelineOptions> {
-  /// The option of `knob`: its flag's name, help and default.
-  Option<int64_t> knobOption(const IntegerKnob &knob) {
-    return Option<int64_t>(*this, knob.flag, llvm::cl::desc(knob.help),
-                           llvm::cl::init(knob.defaultValue));
-  }
-
   Option<std::string> attention{
       *this, "attention",
       llvm::cl::desc("The form attention ops take: keep, auto or a "
                      "registered form"),
       llvm::cl::init("keep")};
-  Option<int64_t> lshHashes = knobOption(knobs::kLSHHashes);
-  Option<int64_t> lshBucketSize = knobOption(knobs::kLSHBucketSize);
-  Option<std::string> lshHash{
-      *this, "lsh-hash",
-      llvm::cl::desc("Hashing of LSH attention: plain, factorized or auto"),
-      llvm::cl::init("auto")};
-  Option<int64_t> seed = knobOption(knobs::kSeed);
-  Option<int64_t> memoryBudget = knobOption(knobs::kMemoryBudget);
+  Option<int64_t> seed{*this, knobs::kSeed.flag,
+                       llvm::cl::desc(knobs::kSeed.help),
+                       llvm::cl::init(knobs::kSeed.defaultValue)};
+  Option<int64_t> memoryBudget{
+      *this, knobs::kMemoryBudget.flag,
+      llvm::cl::desc(knobs::kMemoryBudget.help),
+      llvm::cl::init(knobs::kMemoryBudget.defaultValue)};
   ListOption<std::string> autoForms{
       *this, "auto-forms",
       llvm::cl::desc("With attention=auto: the forms it may choose (default: "
@@ -151,33 +135,25 @@ struct AttentionFormsPipelineOptions
       llvm::cl::desc("Options of a form without flags of its own (a "
                      "plugin's), in pass-option syntax"),
       llvm::cl::init("")};
-  Option<int64_t> routedClusters = knobOption(knobs::kRoutedClusters);
-  Option<int64_t> routedWindow = knobOption(knobs::kRoutedWindow);
-  Option<attn::SparsePattern> sparsePattern{
-      *this, "sparse-pattern", llvm::cl::desc("Sparse pattern"),
-      llvm::cl::init(attn::SparsePattern::Strided),
-      llvm::cl::values(clEnumValN(attn::SparsePattern::Strided, "strided",
-                                  "local and strided"),
-                       clEnumValN(attn::SparsePattern::Fixed, "fixed",
-                                  "windows and summaries"))};
-  Option<int64_t> sparseBlock = knobOption(knobs::kSparseBlock);
-  Option<int64_t> sparseStride = knobOption(knobs::kSparseStride);
-  Option<int64_t> sparseSummary = knobOption(knobs::kSparseSummary);
+  FormFlagOptions<PassOptions, Option<std::string>> formFlags{*this};
 
-  AttentionFormOptions get() const {
+  /// The options, or failure and the first one out of range.
+  FailureOr<AttentionFormOptions> get(llvm::raw_ostream &errors) const {
+    if (failed(checkPipelineKnobs(errors,
+                                  {{knobs::kSeed, seed},
+                                   {knobs::kMemoryBudget, memoryBudget}})))
+      return failure();
     AttentionFormOptions o;
+    if (std::string problem = formFlags.setInto(o); !problem.empty()) {
+      errors << problem;
+      return failure();
+    }
     o.attention = attention;
-    o.lshHashes = lshHashes;
-    o.lshBucketSize = lshBucketSize;
-    o.lshHash = lshHash;
     o.seed = seed;
     o.memoryBudget = memoryBudget;
     if (!autoForms.empty())
       o.autoForms.assign(autoForms.begin(), autoForms.end());
     o.formOptions = formOptions;
-    o.routedClusters = routedClusters;
-    o.routedWindow = routedWindow;
-    o.sparse = {sparsePattern, sparseBlock, sparseStride, sparseSummary};
     return o;
   }
 };
@@ -262,7 +238,10 @@ void lcc::registerLccPipelines() {
       "them",
       [](OpPassManager &pm, const AttentionFormsPipelineOptions &options,
          llvm::raw_ostream &errors) {
-        return buildAttentionFormsPipeline(pm, options.get(), errors);
+        FailureOr<AttentionFormOptions> forms = options.get(errors);
+        if (failed(forms))
+          return failure();
+        return buildAttentionFormsPipeline(pm, *forms, errors);
       });
   registerCheckedPipeline<LinalgPipelineOptions>(
       "lcc-lower-to-linalg",

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -142,12 +143,9 @@ struct TileToWorkgroupsPass
   using TileToWorkgroupsBase::TileToWorkgroupsBase;
 
   void runOnOperation() override {
-    if (workgroups < 1) {
-      getOperation().emitError()
-          << "lcc-tile-to-workgroups: expected workgroups >= 1, got "
-          << static_cast<int64_t>(workgroups);
+    if (failed(lcc::checkOptionRanges(getOperation(), "lcc-tile-to-workgroups",
+                                      {{lcc::knobs::kWorkgroups, workgroups}})))
       return signalPassFailure();
-    }
     IRRewriter rewriter(&getContext());
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func->hasAttr("lcc.dispatch"))

@@ -24,6 +24,8 @@ struct FormRegistry {
   /// The namespaces the forms' registerDialects add, known at registration
   /// so that asking about an op's dialect costs no registry.
   std::vector<std::string> dialectNamespaces;
+  /// Whether a tool has made its flags of the forms' (registeredFormFlags).
+  bool flagsMade = false;
 };
 
 /// The dialects `form` registers, less the builtin one every registry has.
@@ -75,13 +77,34 @@ bool lcc::registerAttentionForm(AttentionFormDefinition form,
             "op: --attention=auto needs both";
     return false;
   }
+  if (!form.flags.empty() && form.takesFormOptions) {
+    error = "attention form '" + form.name +
+            "' declares flags and takes --attention-options: a form takes "
+            "one or the other";
+    return false;
+  }
   FormRegistry &registry = formRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  for (const AttentionFormDefinition &known : registry.forms)
+  if (!form.flags.empty() && registry.flagsMade) {
+    error = "attention form '" + form.name +
+            "' declares flags, but the tool has made its flags already: a "
+            "form a plugin adds takes --attention-options instead";
+    return false;
+  }
+  for (const AttentionFormDefinition &known : registry.forms) {
     if (known.name == form.name) {
       error = "attention form '" + form.name + "' is registered twice";
       return false;
     }
+    for (const AttentionFormFlag &flag : form.flags)
+      for (const AttentionFormFlag &knownFlag : known.flags)
+        if (flag.name() == knownFlag.name()) {
+          error = ("attention form '" + form.name + "' declares the flag '" +
+                   flag.name() + "' of form '" + known.name + "'")
+                      .str();
+          return false;
+        }
+  }
   for (std::string &name : dialectNamespacesOf(form))
     registry.dialectNamespaces.push_back(std::move(name));
   registry.forms.push_back(std::move(form));
@@ -104,6 +127,70 @@ std::vector<const AttentionFormDefinition *> lcc::registeredAttentionForms() {
   for (const AttentionFormDefinition &form : registry.forms)
     forms.push_back(&form);
   return forms;
+}
+
+std::vector<AttentionFormFlag> lcc::registeredFormFlags() {
+  FormRegistry &registry = formRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  registry.flagsMade = true;
+  std::vector<AttentionFormFlag> flags;
+  for (const AttentionFormDefinition &form : registry.forms)
+    llvm::append_range(flags, form.flags);
+  return flags;
+}
+
+std::string lcc::setFormFlag(AttentionFormOptions &options,
+                             const AttentionFormFlag &flag, StringRef text,
+                             StringRef prefix) {
+  std::string problem = flag.check(text, (prefix + flag.name()).str());
+  if (problem.empty())
+    options.formFlags[flag.name().str()] = text.str();
+  return problem;
+}
+
+StringRef AttentionFormFlag::name() const {
+  return integer ? integer->flag : choice->flag;
+}
+
+StringRef AttentionFormFlag::help() const {
+  return integer ? integer->help : choice->help;
+}
+
+std::string AttentionFormFlag::valueName() const {
+  return integer ? "N" : llvm::join(choice->choices, "|");
+}
+
+std::string AttentionFormFlag::defaultText() const {
+  return integer ? std::to_string(integer->defaultValue)
+                 : choice->defaultValue.str();
+}
+
+std::string AttentionFormFlag::check(StringRef text,
+                                     StringRef spelledAs) const {
+  if (choice)
+    return checkKnob(*choice, spelledAs, text);
+  int64_t value;
+  if (text.getAsInteger(10, value))
+    return ("expected an integer for " + spelledAs + ", got '" + text + "'")
+        .str();
+  return checkKnob(*integer, spelledAs, value);
+}
+
+int64_t AttentionFormOptions::get(const IntegerKnob &knob) const {
+  auto given = formFlags.find(knob.flag.str());
+  if (given == formFlags.end())
+    return knob.defaultValue;
+  int64_t value;
+  if (StringRef(given->second).getAsInteger(10, value))
+    llvm::report_fatal_error("flag --" + knob.flag + " set unchecked to '" +
+                             given->second + "'");
+  return value;
+}
+
+StringRef AttentionFormOptions::get(const ChoiceKnob &knob) const {
+  auto given = formFlags.find(knob.flag.str());
+  return given == formFlags.end() ? StringRef(knob.defaultValue)
+                                  : StringRef(given->second);
 }
 
 std::string lcc::attentionFormNames() {

@@ -15,7 +15,11 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/CommandLine.h"
+
+#include <deque>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,32 +29,51 @@ class DialectRegistry;
 
 namespace lcc {
 
+/// A flag an attention form declares, one knob: lcc's `--lsh-bucket-size`,
+/// the lcc-attention-forms option and attn-select-form's of that name.
+class AttentionFormFlag {
+public:
+  AttentionFormFlag(const IntegerKnob &knob) : integer(&knob) {}
+  AttentionFormFlag(const ChoiceKnob &knob) : choice(&knob) {}
+
+  /// "lsh-bucket-size".
+  llvm::StringRef name() const;
+  /// One line for --help, with the default.
+  llvm::StringRef help() const;
+  /// What --help shows for the value: "N", "plain|factorized|auto".
+  std::string valueName() const;
+  /// The value when the flag is not given, as text.
+  std::string defaultText() const;
+  /// Empty when `text` is a value of the flag; otherwise the error, naming
+  /// the flag as `spelledAs` ("--lsh-hashes" or "lsh-hashes").
+  std::string check(llvm::StringRef text, llvm::StringRef spelledAs) const;
+
+private:
+  const IntegerKnob *integer = nullptr;
+  const ChoiceKnob *choice = nullptr;
+};
+
 /// What the attention-forms stage builds: lcc's --attention flags.
 struct AttentionFormOptions {
   /// "keep" (as written), "auto" (attn-select-form) or a registered form.
   std::string attention = "keep";
-  /// The sparse attention to build for "sparse".
-  SparseAttentionOptions sparse = {attn::SparsePattern::Strided,
-                                   knobs::kSparseBlock.defaultValue,
-                                   knobs::kSparseStride.defaultValue,
-                                   knobs::kSparseSummary.defaultValue};
-  /// The LSH attention to build for "lsh" (and for "auto").
-  int64_t lshHashes = knobs::kLSHHashes.defaultValue;
-  int64_t lshBucketSize = knobs::kLSHBucketSize.defaultValue;
+  /// The first seed of the forms that draw random numbers (LSH's rotations,
+  /// routed attention's first centroids); op i gets seed + i.
   int64_t seed = knobs::kSeed.defaultValue;
-  /// Its hashing: "plain", "factorized" or "auto" (see lshFactorizedHash).
-  std::string lshHash = "auto";
-  /// The routed attention to build for "routed" (0: default).
-  int64_t routedClusters = knobs::kRoutedClusters.defaultValue;
-  int64_t routedWindow = knobs::kRoutedWindow.defaultValue;
-  /// Under "auto": bytes an attention may use (0: no limit), the shortest
-  /// sequence LSH is considered for, and the forms it may choose.
+  /// Under "auto": bytes an attention may use (0: no limit), and the forms
+  /// it may choose.
   int64_t memoryBudget = knobs::kMemoryBudget.defaultValue;
-  int64_t lshThreshold = knobs::kLSHThreshold.defaultValue;
   std::vector<std::string> autoForms = {"lsh"};
-  /// The options of a form without lcc flags of its own (a plugin's), in
+  /// The options of a form without flags of its own (a plugin's), in
   /// MLIR's pass-option syntax: "window=128 look-back=1".
   std::string formOptions;
+  /// The flags of the forms (AttentionFormDefinition::flags) that were
+  /// given, by name: "lsh-bucket-size" -> "32", each checked.
+  std::map<std::string, std::string> formFlags;
+
+  /// The value of a form's flag: as given, or its default.
+  int64_t get(const IntegerKnob &knob) const;
+  llvm::StringRef get(const ChoiceKnob &knob) const;
 };
 
 /// What one attention would cost in a form, as attn-select-form weighs it.
@@ -68,8 +91,11 @@ struct AttentionFormDefinition {
   /// How remarks call it ("LSH"); empty: the name.
   std::string title;
   /// Whether options.formOptions (--attention-options) configure it. The
-  /// built-in forms take lcc's own flags instead and refuse them.
+  /// built-in forms take flags of their own instead and refuse them.
   bool takesFormOptions = true;
+  /// The flags that configure it (a built-in form's: lcc makes its flags
+  /// before it loads plugins, so a plugin's form takes formOptions).
+  std::vector<AttentionFormFlag> flags;
   /// The dialects of the form's ops (null: attn's own).
   std::function<void(mlir::DialectRegistry &)> registerDialects;
   /// Adds the passes that rewrite dense attention into the form to `pm`,
@@ -98,8 +124,9 @@ struct AttentionFormDefinition {
 };
 
 /// Adds `form` to the registry; false (and `error` says why) for a bad
-/// or already registered name or a definition missing its rewrite or
-/// lowering.
+/// or already registered name, a definition missing its rewrite or
+/// lowering, or flags that another form declares, that come with
+/// takesFormOptions or that come after the tools made their flags.
 bool registerAttentionForm(AttentionFormDefinition form, std::string &error);
 
 /// registerAttentionForm for a definition that cannot be wrong (a built-in
@@ -117,6 +144,59 @@ std::vector<const AttentionFormDefinition *> registeredAttentionForms();
 /// that is not such a form and the ones that are.
 mlir::FailureOr<std::vector<const AttentionFormDefinition *>>
 lookupAutoForms(llvm::ArrayRef<std::string> names, llvm::raw_ostream &errors);
+
+/// The flags of every registered form, in registration order. A tool
+/// makes its flags or options of them; forms registered later may declare
+/// none.
+std::vector<AttentionFormFlag> registeredFormFlags();
+
+/// Sets `options.formFlags[name]` to `text`, or returns the error (checked
+/// as AttentionFormFlag::check, naming the flag `prefix` + its name).
+std::string setFormFlag(AttentionFormOptions &options,
+                        const AttentionFormFlag &flag, llvm::StringRef text,
+                        llvm::StringRef prefix);
+
+/// The registered forms' flags as options of a pass or a pass pipeline
+/// (`Parent`: a Pass or PassOptions, `Option` its option of strings), named
+/// as lcc's flags, with their help and defaults.
+template <typename Parent, typename Option>
+class FormFlagOptions {
+public:
+  explicit FormFlagOptions(Parent &parent) {
+    for (const AttentionFormFlag &flag : registeredFormFlags()) {
+      flags.push_back(flag);
+      options.emplace_back(parent, flag.name(), llvm::cl::desc(flag.help()),
+                           llvm::cl::init(flag.defaultText()));
+    }
+  }
+
+  /// Gives the options the values `forms` was given.
+  void setFrom(const AttentionFormOptions &forms) {
+    for (size_t i = 0; i < flags.size(); ++i)
+      if (auto given = forms.formFlags.find(flags[i].name().str());
+          given != forms.formFlags.end())
+        options[i] = given->second;
+  }
+
+  /// Sets the options given into `forms`, or returns the first error.
+  std::string setInto(AttentionFormOptions &forms) const {
+    for (size_t i = 0; i < flags.size(); ++i)
+      if (options[i].hasValue())
+        if (std::string problem =
+                setFormFlag(forms, flags[i], options[i].getValue(), "");
+            !problem.empty())
+          return problem;
+    return "";
+  }
+
+private:
+  std::vector<AttentionFormFlag> flags;
+  /// A deque: an option is registered with its parent by address.
+  std::deque<Option> options;
+};
+
+/// attn-select-form configured as `options` say (--attention=auto).
+std::unique_ptr<mlir::Pass> createSelectForm(const AttentionFormOptions &options);
 
 /// "'dense', 'sparse', 'lsh', ...": the names --attention accepts.
 std::string attentionFormNames();

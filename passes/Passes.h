@@ -84,11 +84,6 @@ int64_t nearestPowerOfTwoSqrt(int64_t n);
 /// above it the plain hash grows with the sequence and soon dominates.
 constexpr int64_t kFactorizedHashBuckets = 256;
 
-/// Whether `mode` names an LSH hashing: plain, factorized or auto.
-inline bool isLSHHashMode(llvm::StringRef mode) {
-  return mode == "plain" || mode == "factorized" || mode == "auto";
-}
-
 /// Whether LSH attention over `seq` tokens in buckets of `bucketSize`
 /// hashes factorized under `mode` ("plain", "factorized", "auto": from
 /// kFactorizedHashBuckets buckets when they factor); failure, with `whyNot`,

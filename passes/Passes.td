@@ -46,7 +46,8 @@ def DenseToLSH : Pass<"attn-dense-to-lsh", "mlir::ModuleOp"> {
     Option<"seed", "seed", "int64_t",
            /*default=*/"::lcc::knobs::kSeed.defaultValue",
            "Seed of the first op's rotations">,
-    Option<"hash", "hash", "std::string", /*default=*/"\"auto\"",
+    Option<"hash", "hash", "std::string",
+           /*default=*/"::lcc::knobs::kLSHHash.defaultValue.str()",
            "Hashing: plain, factorized (trax's n_buckets as a pair; "
            "n_buckets a multiple of 4) or auto (factorized from 256 "
            "buckets, when they factor)">,
@@ -119,7 +120,8 @@ def DenseToSparse : Pass<"attn-dense-to-sparse", "mlir::ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"pattern", "pattern", "std::string", /*default=*/"\"strided\"",
+    Option<"pattern", "pattern", "std::string",
+           /*default=*/"::lcc::knobs::kSparsePattern.defaultValue.str()",
            "Sparse Transformer pattern: 'strided' or 'fixed'">,
     Option<"block", "block", "int64_t",
            /*default=*/"::lcc::knobs::kSparseBlock.defaultValue",
@@ -139,7 +141,10 @@ def SelectForm : Pass<"attn-select-form", "mlir::ModuleOp"> {
     Decides, per `attn.attention`, between keeping it dense and rewriting
     it to one of the registered attention forms named by `forms` (default
     `lsh`; a plugin's form once loaded), and emits a remark with the choice
-    and the estimates behind it. The policy:
+    and the estimates behind it. Besides the options below, it takes the
+    flags of the registered forms under lcc's names (`lsh-hashes`,
+    `lsh-bucket-size`, `lsh-hash`, `lsh-threshold`, ...): a chosen form is
+    built as they say. The policy:
 
     * Each candidate form estimates the op's FLOPs and bytes, or says why
       it does not apply. The op takes the candidate with the fewest FLOPs,
@@ -167,25 +172,14 @@ def SelectForm : Pass<"attn-select-form", "mlir::ModuleOp"> {
   let options = [
     ListOption<"forms", "forms", "std::string",
                "Registered forms auto may choose (default: lsh)">,
-    Option<"lshThreshold", "lsh-threshold", "int64_t",
-           /*default=*/"::lcc::knobs::kLSHThreshold.defaultValue",
-           "Shortest sequence LSH is considered for">,
     Option<"memoryBudget", "memory-budget", "int64_t",
            /*default=*/"::lcc::knobs::kMemoryBudget.defaultValue",
            "Bytes an attention may use (0: no limit)">,
-    Option<"nHashes", "n-hashes", "int64_t",
-           /*default=*/"::lcc::knobs::kLSHHashes.defaultValue",
-           "Hash rounds of a chosen LSH attention">,
-    Option<"bucketSize", "bucket-size", "int64_t",
-           /*default=*/"::lcc::knobs::kLSHBucketSize.defaultValue",
-           "Bucket size of a chosen LSH attention">,
     Option<"seed", "seed", "int64_t",
            /*default=*/"::lcc::knobs::kSeed.defaultValue",
            "Seed of the first chosen attention's randomness">,
     Option<"formOptions", "form-options", "std::string", /*default=*/"\"\"",
            "Options of a chosen plugin form, in pass-option syntax">,
-    Option<"hash", "hash", "std::string", /*default=*/"\"auto\"",
-           "LSH hashing when LSH is chosen: plain, factorized or auto">,
   ];
 }
 

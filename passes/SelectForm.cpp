@@ -34,6 +34,18 @@ StringRef titleOf(const AttentionFormDefinition &form) {
 
 struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
   using SelectFormBase::SelectFormBase;
+  /// A copy makes its own form flags (clone copies their values).
+  SelectFormPass(const SelectFormPass &other) : SelectFormBase(other) {}
+  explicit SelectFormPass(const AttentionFormOptions &options) {
+    forms = options.autoForms;
+    memoryBudget = options.memoryBudget;
+    seed = options.seed;
+    formOptions = options.formOptions;
+    formFlags.setFrom(options);
+  }
+
+  /// The registered forms' flags, which configure a chosen form.
+  FormFlagOptions<Pass, Pass::Option<std::string>> formFlags{*this};
 
   /// A chosen form's ops may be of a plugin's dialect.
   void getDependentDialects(DialectRegistry &registry) const override {
@@ -42,29 +54,19 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
   }
 
   void runOnOperation() override {
-    if (failed(
-            checkOptionRanges(getOperation(), "attn-select-form",
-                              {{knobs::kLSHThreshold, lshThreshold},
-                               {knobs::kLSHHashes, nHashes},
-                               {knobs::kLSHBucketSize, bucketSize},
-                               {knobs::kMemoryBudget, memoryBudget},
-                               {knobs::kSeed, seed}})))
+    if (failed(checkOptionRanges(getOperation(), "attn-select-form",
+                                 {{knobs::kMemoryBudget, memoryBudget},
+                                  {knobs::kSeed, seed}})))
       return signalPassFailure();
-    if (!isLSHHashMode(hash)) {
-      getOperation().emitError()
-          << "attn-select-form: expected hash plain, factorized or auto, got '"
-          << hash << "'";
+    AttentionFormOptions options;
+    if (std::string problem = formFlags.setInto(options); !problem.empty()) {
+      getOperation().emitError() << "attn-select-form: " << problem;
       return signalPassFailure();
     }
     FailureOr<std::vector<const AttentionFormDefinition *>> candidates =
         candidateForms();
     if (failed(candidates))
       return signalPassFailure();
-    AttentionFormOptions options;
-    options.lshHashes = nHashes;
-    options.lshBucketSize = bucketSize;
-    options.lshHash = hash;
-    options.lshThreshold = lshThreshold;
     options.memoryBudget = memoryBudget;
     options.formOptions = formOptions;
     IRRewriter rewriter(&getContext());
@@ -152,3 +154,7 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
 };
 
 } // namespace
+
+std::unique_ptr<Pass> lcc::createSelectForm(const AttentionFormOptions &options) {
+  return std::make_unique<SelectFormPass>(options);
+}

@@ -1,4 +1,6 @@
 // RUN: lcc-opt %s --split-input-file --lcc-tile-to-workgroups="workgroups=4" | FileCheck %s
+// RUN: not lcc-opt %s --split-input-file --lcc-tile-to-workgroups="workgroups=0" 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: lcc-tile-to-workgroups: expected workgroups >= 1, got 0
 
 // A contraction is split over its outer parallel loop into 4 workgroups of
 // 4 rows. Its destination's fill is tiled the same way, in a forall of its

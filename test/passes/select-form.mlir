@@ -1,8 +1,8 @@
 // RUN: lcc-opt %s --split-input-file --attn-select-form --verify-diagnostics | FileCheck %s
 // RUN: lcc-opt %s --split-input-file --attn-select-form="memory-budget=100000000" 2>&1 | FileCheck %s --check-prefix=BUDGET
-// RUN: lcc-opt %s --split-input-file --attn-select-form="hash=factorized" 2>&1 | FileCheck %s --check-prefix=FACTORIZED
-// RUN: not lcc-opt %s --split-input-file --attn-select-form="hash=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
-// BOGUS: error: attn-select-form: expected hash plain, factorized or auto, got 'bogus'
+// RUN: lcc-opt %s --split-input-file --attn-select-form="lsh-hash=factorized" 2>&1 | FileCheck %s --check-prefix=FACTORIZED
+// RUN: not lcc-opt %s --split-input-file --attn-select-form="lsh-hash=bogus" 2>&1 | FileCheck %s --check-prefix=BOGUS
+// BOGUS: error: attn-select-form: unknown lsh-hash value 'bogus'; expected one of 'plain', 'factorized', 'auto'
 
 // Long shared-QK attention becomes LSH; the remark gives the estimates.
 // CHECK-LABEL: func @long_shared_qk

@@ -17,6 +17,7 @@
 #include "compiler/PluginLoader.h"
 #include "compiler/Registration.h"
 #include "dialects/Attn/IR/AttnOps.h"
+#include "passes/AttentionForms.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -38,6 +39,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <cstdlib>
+#include <deque>
 #include <limits>
 #include <unistd.h>
 
@@ -62,9 +64,6 @@ constexpr Choice<lcc::Stage> kEmitChoices[] = {
     {"kernel-report-json", lcc::Stage::KernelReportJson},
     {"artifact", lcc::Stage::Artifact}};
 
-constexpr Choice<lcc::attn::SparsePattern> kPatternChoices[] = {
-    {"strided", lcc::attn::SparsePattern::Strided},
-    {"fixed", lcc::attn::SparsePattern::Fixed}};
 
 cl::OptionCategory lccCategory("lcc options");
 
@@ -146,32 +145,35 @@ cl::opt<int64_t> knobFlag(const lcc::IntegerKnob &knob) {
                           cl::cat(lccCategory));
 }
 
-cl::opt<int64_t> lshHashes = knobFlag(lcc::knobs::kLSHHashes);
-
-cl::opt<int64_t> lshBucketSize = knobFlag(lcc::knobs::kLSHBucketSize);
-
-cl::opt<std::string> lshHash(
-    "lsh-hash",
-    cl::desc("Hashing of LSH attention: 'plain' (n_buckets / 2 rotation "
-             "columns per round), 'factorized' (trax's n_buckets as a pair "
-             "n1 x n2: (n1 + n2) / 2 columns, so hashing stays linear in "
-             "the sequence; n_buckets a multiple of 4) or 'auto' (the "
-             "default: factorized from 256 buckets, 16K tokens in buckets "
-             "of 64)"),
-    cl::value_desc("plain|factorized|auto"), cl::init("auto"),
-    cl::cat(lccCategory));
-
 cl::opt<int64_t> seed = knobFlag(lcc::knobs::kSeed);
-
-cl::opt<int64_t> routedClusters = knobFlag(lcc::knobs::kRoutedClusters);
-
-cl::opt<int64_t> routedWindow = knobFlag(lcc::knobs::kRoutedWindow);
 
 cl::opt<std::string> memoryBudgetText(
     StringRef(lcc::knobs::kMemoryBudget.flag),
     cl::desc("With --attention=auto: bytes one attention may use, with an "
              "optional K, M or G suffix (default: no limit)"),
     cl::value_desc("bytes"), cl::init("0"), cl::cat(lccCategory));
+
+/// A flag an attention form declares (--lsh-bucket-size, --sparse-pattern).
+struct FormFlag {
+  explicit FormFlag(const lcc::AttentionFormFlag &flag)
+      : flag(flag), valueName(flag.valueName()),
+        option(flag.name(), cl::desc(flag.help()), cl::value_desc(valueName),
+               cl::init(flag.defaultText()), cl::cat(lccCategory)) {}
+
+  lcc::AttentionFormFlag flag;
+  std::string valueName;
+  cl::opt<std::string> option;
+};
+
+/// The forms' flags; a deque, since an option is registered by address.
+std::deque<FormFlag> formFlags;
+
+/// Makes the flags the registered forms declare, before the command line
+/// is read.
+void makeFormFlags() {
+  for (const lcc::AttentionFormFlag &flag : lcc::registeredFormFlags())
+    formFlags.emplace_back(flag);
+}
 
 /// "512M" -> 536870912; nullopt for anything else.
 std::optional<int64_t> parseBytes(StringRef text) {
@@ -188,17 +190,6 @@ std::optional<int64_t> parseBytes(StringRef text) {
     return std::nullopt;
   return value * scale;
 }
-
-cl::opt<std::string> sparsePatternName(
-    "sparse-pattern",
-    cl::desc("Sparse pattern: 'strided' (default) or 'fixed'"),
-    cl::value_desc("pattern"), cl::init("strided"), cl::cat(lccCategory));
-
-cl::opt<int64_t> sparseBlock = knobFlag(lcc::knobs::kSparseBlock);
-
-cl::opt<int64_t> sparseStride = knobFlag(lcc::knobs::kSparseStride);
-
-cl::opt<int64_t> sparseSummary = knobFlag(lcc::knobs::kSparseSummary);
 
 cl::opt<bool> reversible(
     "reversible",
@@ -346,6 +337,7 @@ int main(int argc, char **argv) {
   // lcc's own attention forms, once and first: the ones plugins add come
   // after them.
   lcc::registerBuiltinAttentionForms();
+  makeFormFlags();
   cl::SetVersionPrinter(printVersion);
   // MLIR's debugging flags (--mlir-timing, --mlir-print-ir-after-all,
   // --mlir-print-debuginfo, ...) work as in mlir-opt; --help lists lcc's.
@@ -399,10 +391,6 @@ int main(int argc, char **argv) {
                                 lcc::attentionFormNames());
     return 1;
   }
-  std::optional<lcc::attn::SparsePattern> pattern =
-      parseChoice("sparse-pattern", sparsePatternName, kPatternChoices);
-  if (!pattern)
-    return 1;
   std::optional<int64_t> memoryBudget = parseBytes(memoryBudgetText);
   if (!memoryBudget) {
     lcc::reportError(kTool, "invalid --memory-budget '" + memoryBudgetText +
@@ -416,14 +404,7 @@ int main(int argc, char **argv) {
     const cl::opt<int64_t> &flag;
   };
   for (const KnobFlag &given :
-       {KnobFlag{lcc::knobs::kLSHHashes, lshHashes},
-        KnobFlag{lcc::knobs::kLSHBucketSize, lshBucketSize},
-        KnobFlag{lcc::knobs::kSeed, seed},
-        KnobFlag{lcc::knobs::kRoutedClusters, routedClusters},
-        KnobFlag{lcc::knobs::kRoutedWindow, routedWindow},
-        KnobFlag{lcc::knobs::kSparseBlock, sparseBlock},
-        KnobFlag{lcc::knobs::kSparseStride, sparseStride},
-        KnobFlag{lcc::knobs::kSparseSummary, sparseSummary},
+       {KnobFlag{lcc::knobs::kSeed, seed},
         KnobFlag{lcc::knobs::kFeedForwardChunks, ffChunks},
         KnobFlag{lcc::knobs::kAttentionChunks, attentionChunks},
         KnobFlag{lcc::knobs::kQueryTile, queryTile},
@@ -441,25 +422,21 @@ int main(int argc, char **argv) {
                                 attentionName);
     return 1;
   }
-  if (!lcc::isLSHHashMode(lshHash)) {
-    lcc::reportError(kTool, "--lsh-hash: expected plain, factorized or auto, "
-                            "got '" +
-                                lshHash + "'");
-    return 1;
-  }
   lcc::AttentionFormOptions forms;
   forms.attention = attentionName;
   if (!autoForms.empty())
     forms.autoForms.assign(autoForms.begin(), autoForms.end());
   forms.formOptions = attentionOptions;
-  forms.sparse = {*pattern, sparseBlock, sparseStride, sparseSummary};
-  forms.lshHashes = lshHashes;
-  forms.lshBucketSize = lshBucketSize;
-  forms.lshHash = lshHash;
   forms.seed = seed;
   forms.memoryBudget = *memoryBudget;
-  forms.routedClusters = routedClusters;
-  forms.routedWindow = routedWindow;
+  for (const FormFlag &flag : formFlags)
+    if (flag.option.getNumOccurrences())
+      if (std::string problem =
+              lcc::setFormFlag(forms, flag.flag, flag.option, "--");
+          !problem.empty()) {
+        lcc::reportError(kTool, problem);
+        return 1;
+      }
   std::optional<lcc::GenerateTrainStepOptions> train;
   if (trainFunction.getNumOccurrences()) {
     train.emplace();

@@ -1,8 +1,8 @@
 //===- Knobs.cpp - the one range check of a knob --------------------------===//
-//---------------------------===//
 
 #include "dialects/Attn/IR/Knobs.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -46,4 +46,20 @@ std::string lcc::checkKnob(const RealKnob &knob, llvm::StringRef name,
     out << " (0 " << knob.zeroMeans << ")";
   out << ", got " << llvm::format("%g", value);
   return text;
+}
+
+std::string lcc::choiceNames(const ChoiceKnob &knob) {
+  std::string names;
+  for (llvm::StringRef choice : knob.choices)
+    names += (names.empty() ? "'" : ", '") + choice.str() + "'";
+  return names;
+}
+
+std::string lcc::checkKnob(const ChoiceKnob &knob, llvm::StringRef name,
+                           llvm::StringRef value) {
+  if (llvm::is_contained(knob.choices, value))
+    return "";
+  return ("unknown " + name + " value '" + value + "'; expected one of " +
+          choiceNames(knob))
+      .str();
 }

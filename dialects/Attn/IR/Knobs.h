@@ -14,6 +14,7 @@
 #ifndef LCC_DIALECT_ATTN_IR_KNOBS_H
 #define LCC_DIALECT_ATTN_IR_KNOBS_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -65,6 +66,18 @@ struct RealKnob {
   llvm::StringLiteral help;
 };
 
+/// One knob whose value is one of a few names (`--lsh-hash=factorized`).
+struct ChoiceKnob {
+  /// lcc's flag and the lcc-attention-forms option: "lsh-hash".
+  llvm::StringLiteral flag;
+  /// The pass option: "hash".
+  llvm::StringLiteral option;
+  llvm::StringLiteral defaultValue;
+  llvm::ArrayRef<llvm::StringLiteral> choices;
+  /// One line for --help, with the default.
+  llvm::StringLiteral help;
+};
+
 namespace knobs {
 
 constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
@@ -75,6 +88,15 @@ inline constexpr IntegerKnob kLSHHashes = {
 inline constexpr IntegerKnob kLSHBucketSize = {
     "lsh-bucket-size", "bucket-size", 64, 1, kUnbounded, false,
     "Tokens per bucket of LSH attention (default 64)"};
+inline constexpr llvm::StringLiteral kLSHHashChoices[] = {"plain", "factorized",
+                                                        "auto"};
+inline constexpr ChoiceKnob kLSHHash = {
+    "lsh-hash", "hash", "auto", kLSHHashChoices,
+    "Hashing of LSH attention: 'plain' (n_buckets / 2 rotation columns per "
+    "round), 'factorized' (trax's n_buckets as a pair n1 x n2: (n1 + n2) / 2 "
+    "columns, so hashing stays linear in the sequence; n_buckets a multiple "
+    "of 4) or 'auto' (the default: factorized from 256 buckets, 16K tokens "
+    "in buckets of 64)"};
 inline constexpr IntegerKnob kSeed = {
     "seed", "seed", 0, 0, kUnbounded, false,
     "Seed of the LSH rotations and of the routed k-means initialisation (op "
@@ -85,6 +107,11 @@ inline constexpr IntegerKnob kRoutedClusters = {
 inline constexpr IntegerKnob kRoutedWindow = {
     "routed-window", "window", 0, 0, kUnbounded, true,
     "Keys per cluster of routed attention (default: key seq / clusters)"};
+inline constexpr llvm::StringLiteral kSparsePatternChoices[] = {"strided",
+                                                              "fixed"};
+inline constexpr ChoiceKnob kSparsePattern = {
+    "sparse-pattern", "pattern", "strided", kSparsePatternChoices,
+    "Sparse pattern: 'strided' (default) or 'fixed'"};
 inline constexpr IntegerKnob kSparseBlock = {
     "sparse-block", "block", 64, 1, kUnbounded, false,
     "Block size of sparse attention (default 64)"};
@@ -126,6 +153,11 @@ constexpr int64_t kPortableAttentionTile = 64;
 inline constexpr IntegerKnob kCudaBlockSize = {
     "cuda-block-size", "block-size", 128, 1, kUnbounded, false,
     "Threads per block of the CUDA kernels (default 128)"};
+/// How many workgroups lcc-tile-to-workgroups aims for per dispatch; no
+/// flag of lcc sets it.
+inline constexpr IntegerKnob kWorkgroups = {
+    "workgroups", "workgroups", 64, 1, kUnbounded, false,
+    "Workgroups to aim for per dispatch (default 64)"};
 inline constexpr IntegerKnob kMemoryBudget = {
     "memory-budget", "memory-budget", 0, 0, kUnbounded, false,
     "With --attention=auto: bytes one attention may use (default: no "
@@ -162,6 +194,14 @@ std::string checkKnob(const IntegerKnob &knob, llvm::StringRef name,
 /// centroid-decay in [0, 1], got 2".
 std::string checkKnob(const RealKnob &knob, llvm::StringRef name,
                       double value);
+
+/// checkKnob of a choice: "unknown <name> value 'x'; expected one of
+/// 'plain', 'factorized', 'auto'".
+std::string checkKnob(const ChoiceKnob &knob, llvm::StringRef name,
+                      llvm::StringRef value);
+
+/// "'plain', 'factorized', 'auto'": the names `knob` accepts.
+std::string choiceNames(const ChoiceKnob &knob);
 
 } // namespace lcc
 

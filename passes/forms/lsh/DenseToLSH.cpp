@@ -35,9 +35,7 @@ FailureOr<bool> lcc::lshFactorizedHash(StringRef mode, int64_t seq,
   if (mode == "auto")
     return factors && buckets >= kFactorizedHashBuckets;
   if (mode != "factorized") {
-    whyNot =
-        ("unknown LSH hash '" + mode + "'; expected plain, factorized or auto")
-            .str();
+    whyNot = checkKnob(knobs::kLSHHash, "LSH hash", mode);
     return failure();
   }
   if (!factors) {
@@ -75,11 +73,9 @@ struct DenseToLSHPass : lcc::impl::DenseToLSHBase<DenseToLSHPass> {
                                   {knobs::kLSHBucketSize, bucketSize},
                                   {knobs::kSeed, seed}})))
       return signalPassFailure();
-    if (!isLSHHashMode(hash)) {
-      getOperation().emitError()
-          << "attn-dense-to-lsh: expected hash plain, factorized or auto, "
-             "got '"
-          << hash << "'";
+    if (std::string problem = checkKnob(knobs::kLSHHash, "hash", hash);
+        !problem.empty()) {
+      getOperation().emitError() << "attn-dense-to-lsh: " << problem;
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
@@ -165,21 +161,23 @@ FailureOr<AttentionCost> estimateLSH(AttentionOp op,
     return failure();
   }
   int64_t seq = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2);
-  if (seq < options.lshThreshold) {
+  int64_t threshold = options.get(knobs::kLSHThreshold);
+  if (seq < threshold) {
     whyNot = llvm::formatv("seq {0} is below the LSH threshold {1}", seq,
-                           options.lshThreshold);
+                           threshold);
     return failure();
   }
-  if (options.lshBucketSize > seq) {
+  int64_t bucketSize = options.get(knobs::kLSHBucketSize);
+  if (bucketSize > seq) {
     whyNot = llvm::formatv("the LSH bucket size {0} is larger than seq {1}",
-                           options.lshBucketSize, seq);
+                           bucketSize, seq);
     return failure();
   }
-  FailureOr<bool> factorized =
-      lshFactorizedHash(options.lshHash, seq, options.lshBucketSize, whyNot);
+  FailureOr<bool> factorized = lshFactorizedHash(
+      options.get(knobs::kLSHHash), seq, bucketSize, whyNot);
   if (failed(factorized))
     return failure();
-  return lshCost(op, options.lshHashes, options.lshBucketSize, *factorized);
+  return lshCost(op, options.get(knobs::kLSHHashes), bucketSize, *factorized);
 }
 
 } // namespace
@@ -188,16 +186,18 @@ void lcc::registerLSHAttentionForm() {
   AttentionFormDefinition form;
   form.takesFormOptions = false;
   form.name = "lsh";
+  form.flags = {knobs::kLSHHashes, knobs::kLSHBucketSize, knobs::kLSHHash,
+                knobs::kLSHThreshold};
   form.summary = "Reformer LSH attention of shared-QK attention (--lsh-*)";
   form.title = "LSH";
   form.addRewritePasses = [](OpPassManager &pm,
                              const AttentionFormOptions &options,
                              llvm::raw_ostream &) {
     DenseToLSHOptions pass;
-    pass.nHashes = options.lshHashes;
-    pass.bucketSize = options.lshBucketSize;
+    pass.nHashes = options.get(knobs::kLSHHashes);
+    pass.bucketSize = options.get(knobs::kLSHBucketSize);
     pass.seed = options.seed;
-    pass.hash = options.lshHash;
+    pass.hash = options.get(knobs::kLSHHash).str();
     pm.addPass(createDenseToLSH(pass));
     return success();
   };
@@ -210,15 +210,16 @@ void lcc::registerLSHAttentionForm() {
   form.rewrite = [](RewriterBase &rewriter, AttentionOp op,
                     const AttentionFormOptions &options, int64_t seed) {
     int64_t seq = cast<RankedTensorType>(op.getQuery().getType()).getDimSize(2);
+    int64_t nHashes = options.get(knobs::kLSHHashes);
+    int64_t bucketSize = options.get(knobs::kLSHBucketSize);
     std::string whyNot;
     // estimateLSH has accepted the mode for this op.
-    FailureOr<bool> hash =
-        lshFactorizedHash(options.lshHash, seq, options.lshBucketSize, whyNot);
+    FailureOr<bool> hash = lshFactorizedHash(options.get(knobs::kLSHHash), seq,
+                                             bucketSize, whyNot);
     bool factorized = succeeded(hash) && *hash;
-    rewriteToLSH(rewriter, op, options.lshHashes, options.lshBucketSize, seed,
-                 factorized);
+    rewriteToLSH(rewriter, op, nHashes, bucketSize, seed, factorized);
     return llvm::formatv("LSH attention ({0} hashes, bucket {1}, seed {2}{3})",
-                         options.lshHashes, options.lshBucketSize, seed,
+                         nHashes, bucketSize, seed,
                          factorized ? ", factorized hash" : "")
         .str();
   };

@@ -87,14 +87,15 @@ void lcc::registerRoutedAttentionForm() {
   AttentionFormDefinition form;
   form.takesFormOptions = false;
   form.name = "routed";
+  form.flags = {knobs::kRoutedClusters, knobs::kRoutedWindow};
   form.summary = "Routing Transformer k-means routed attention (--routed-*); "
                  "never chosen by auto";
   form.addRewritePasses = [](OpPassManager &pm,
                              const AttentionFormOptions &options,
                              llvm::raw_ostream &) {
     DenseToRoutedOptions pass;
-    pass.clusters = options.routedClusters;
-    pass.window = options.routedWindow;
+    pass.clusters = options.get(knobs::kRoutedClusters);
+    pass.window = options.get(knobs::kRoutedWindow);
     pass.seed = options.seed;
     pm.addPass(createDenseToRouted(pass));
     return success();

@@ -122,18 +122,19 @@ void lcc::registerSparseAttentionForm() {
   AttentionFormDefinition form;
   form.takesFormOptions = false;
   form.name = "sparse";
+  form.flags = {knobs::kSparsePattern, knobs::kSparseBlock,
+                knobs::kSparseStride, knobs::kSparseSummary};
   form.summary =
       "Sparse Transformer fixed or strided attention (--sparse-*); never "
       "chosen by auto: its pattern changes what a model sees";
   form.addRewritePasses = [](OpPassManager &pm,
                              const AttentionFormOptions &options,
                              llvm::raw_ostream &) {
-    const SparseAttentionOptions &o = options.sparse;
     DenseToSparseOptions pass;
-    pass.pattern = stringifySparsePattern(o.pattern).str();
-    pass.block = o.block;
-    pass.stride = o.stride;
-    pass.summary = o.summary;
+    pass.pattern = options.get(knobs::kSparsePattern).str();
+    pass.block = options.get(knobs::kSparseBlock);
+    pass.stride = options.get(knobs::kSparseStride);
+    pass.summary = options.get(knobs::kSparseSummary);
     pm.addPass(createDenseToSparse(pass));
     return success();
   };

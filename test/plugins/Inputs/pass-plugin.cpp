@@ -4,7 +4,9 @@
 // with hidden symbols (so that glibc has no unique symbol to keep it mapped
 // for): unloaded before those registries were destroyed, lcc crashed at
 // exit after writing its output.
-// -DMESSAGE="..." makes its registration fail with that text instead.
+// -DMESSAGE="..." makes its registration fail with that text instead;
+// -DFLAGGED gives its form a flag of its own, which lcc refuses (its flags
+// were made before the plugin loaded).
 #include "passes/AttentionForms.h"
 #include "passes/Plugin.h"
 
@@ -13,6 +15,11 @@
 #include "mlir/Pass/PassRegistry.h"
 
 namespace {
+
+#ifdef FLAGGED
+constexpr lcc::IntegerKnob kNothingWidth = {
+    "nothing-width", "width", 1, 1, 8, false, "Width of nothing (test)"};
+#endif
 
 struct NothingPass
     : mlir::PassWrapper<NothingPass, mlir::OperationPass<mlir::ModuleOp>> {
@@ -35,6 +42,10 @@ bool registerPlugin(std::string &error) {
                              llvm::raw_ostream &) { return mlir::success(); };
   form.populateLoweringPatterns = [](mlir::RewritePatternSet &,
                                      lcc::AttentionTiling) {};
+#ifdef FLAGGED
+  form.takesFormOptions = false;
+  form.flags = {kNothingWidth};
+#endif
   return lcc::registerAttentionForm(std::move(form), error);
 #endif
 }
