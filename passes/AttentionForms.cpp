@@ -200,13 +200,18 @@ std::string lcc::attentionFormNames() {
   return names + ", 'auto'";
 }
 
+namespace lcc {
+#define LCC_BUILTIN_FORM(folder, Name) void register##Name##AttentionForm();
+#include "passes/forms/BuiltinForms.def"
+#undef LCC_BUILTIN_FORM
+} // namespace lcc
+
 void lcc::registerBuiltinAttentionForms() {
   static std::once_flag once;
   std::call_once(once, [] {
-    registerDenseAttentionForm();
-    registerSparseAttentionForm();
-    registerLSHAttentionForm();
-    registerRoutedAttentionForm();
+#define LCC_BUILTIN_FORM(folder, Name) register##Name##AttentionForm();
+#include "passes/forms/BuiltinForms.def"
+#undef LCC_BUILTIN_FORM
   });
 }
 

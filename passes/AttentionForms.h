@@ -109,6 +109,11 @@ struct AttentionFormDefinition {
   /// form, with its tiling).
   std::function<void(mlir::RewritePatternSet &, AttentionTiling)>
       populateLoweringPatterns;
+  /// Run by attn-lower-to-linalg on its module before the patterns (null:
+  /// nothing to check): an error on an op of the form that its patterns
+  /// cannot lower, said once (an error inside a pattern is repeated by
+  /// every retry of the greedy driver).
+  std::function<mlir::LogicalResult(mlir::Operation *root)> checkLowering;
   /// For --attention=auto (null: auto never picks the form): the cost of
   /// `op` in this form, or failure and why the form does not apply.
   std::function<mlir::FailureOr<AttentionCost>(
@@ -201,7 +206,7 @@ std::unique_ptr<mlir::Pass> createSelectForm(const AttentionFormOptions &options
 /// "'dense', 'sparse', 'lsh', ...": the names --attention accepts.
 std::string attentionFormNames();
 
-/// Registers the forms lcc has built in (dense, sparse, lsh, routed); once
+/// Registers the forms lcc has built in (forms/BuiltinForms.def); once
 /// only, however often it is called. A tool calls it at its start, before it
 /// loads plugins (whose forms may not take a built-in name) and before any
 /// pass or pipeline reads the registry: nothing registers them lazily.
@@ -223,12 +228,6 @@ rewriteByPass(std::string passArgument);
 /// The FLOPs and bytes of `op` as dense (flash) attention: what every
 /// form's estimate is weighed against.
 AttentionCost denseAttentionCost(attn::AttentionOp op);
-
-/// The built-in forms, each registered in the file of its rewrite.
-void registerDenseAttentionForm();
-void registerSparseAttentionForm();
-void registerLSHAttentionForm();
-void registerRoutedAttentionForm();
 
 } // namespace lcc
 

@@ -1,7 +1,8 @@
 //===- Passes.td - lcc passes ------------------------------*- tablegen -*-===//
 //
-// Every lcc pass: one definition here, one .cpp file of the same name, one
-// lit test in test/passes/ named after the flag.
+// Every lcc pass but the attention forms' rewrites (each in its form's
+// folder, forms/<form>/Passes.td): one definition here, one .cpp file of
+// the same name, one lit test in test/passes/ named after the flag.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,131 +10,6 @@
 #define LCC_PASSES_PASSES
 
 include "mlir/Pass/PassBase.td"
-
-def DenseToLSH : Pass<"attn-dense-to-lsh", "mlir::ModuleOp"> {
-  let summary = "rewrite shared-QK attention into Reformer LSH attention";
-  let description = [{
-    Replaces each shared-QK `attn.attention` by an `attn.lsh_attention`
-    with `n_hashes` rounds of `bucket_size` buckets (docs/design.md §3). LSH
-    approximates the attention, so this runs only when asked
-    (`lcc --attention=lsh`) and remarks on every op it rewrites or keeps.
-    Attention whose queries and keys differ is kept dense: LSH hashes one
-    set of vectors as both. The i-th rewritten op (in program order) gets
-    rotations seeded with `seed + i`, so layers hash independently and a
-    build is reproducible.
-
-    Before:
-
-    ```mlir
-    %o = attn.attention %qk, %qk, %v {causal = true, shared_qk} : (...) -> ...
-    ```
-
-    After (`n-hashes=4 bucket-size=64 seed=0`):
-
-    ```mlir
-    %o = attn.lsh_attention %qk, %v
-        {bucket_size = 64 : i64, causal = true, n_hashes = 4 : i64, seed = 0 : i64}
-        : (...) -> ...
-    ```
-  }];
-  let options = [
-    Option<"nHashes", "n-hashes", "int64_t",
-           /*default=*/"::lcc::knobs::kLSHHashes.defaultValue",
-           "Hash rounds">,
-    Option<"bucketSize", "bucket-size", "int64_t",
-           /*default=*/"::lcc::knobs::kLSHBucketSize.defaultValue",
-           "Tokens per bucket (and per attention chunk)">,
-    Option<"seed", "seed", "int64_t",
-           /*default=*/"::lcc::knobs::kSeed.defaultValue",
-           "Seed of the first op's rotations">,
-    Option<"hash", "hash", "std::string",
-           /*default=*/"::lcc::knobs::kLSHHash.defaultValue.str()",
-           "Hashing: plain, factorized (trax's n_buckets as a pair; "
-           "n_buckets a multiple of 4) or auto (factorized from 256 "
-           "buckets, when they factor)">,
-  ];
-}
-
-def DenseToRouted : Pass<"attn-dense-to-routed", "mlir::ModuleOp"> {
-  let summary = "rewrite dense attention into Routing Transformer attention";
-  let description = [{
-    Replaces each `attn.attention` by an `attn.routed_attention` with
-    `clusters` clusters and `window` keys per cluster, its centroids from
-    k-means over the run-time queries and keys inside the compiled code
-    (docs/design.md §3). Routing approximates the attention, so this runs only
-    when asked (`lcc --attention=routed`) and remarks on every op it
-    rewrites or keeps. Shared-QK attention is kept (its self-masking has no
-    routed form; its long-context form is LSH). `clusters` 0 picks the
-    power of two nearest `sqrt(seq)`; `window` 0 picks `key seq / clusters`
-    (balanced clusters). The i-th rewritten op's k-means starts from
-    `seed + i`.
-
-    ```mlir
-    %o = attn.attention %q, %k, %v : (...) -> tensor<1x8x4096x64xf32>
-    // becomes (clusters=64 window=64)
-    %o = attn.routed_attention %q, %k, %v {clusters = 64 : i64, window = 64 : i64}
-        : (...) -> tensor<1x8x4096x64xf32>
-    ```
-  }];
-  let options = [
-    Option<"clusters", "clusters", "int64_t",
-           /*default=*/"::lcc::knobs::kRoutedClusters.defaultValue",
-           "Clusters (0: power of two nearest sqrt(seq))">,
-    Option<"window", "window", "int64_t",
-           /*default=*/"::lcc::knobs::kRoutedWindow.defaultValue",
-           "Keys per cluster (0: key seq / clusters)">,
-    Option<"seed", "seed", "int64_t",
-           /*default=*/"::lcc::knobs::kSeed.defaultValue",
-           "Seed of the first op's k-means initialisation">,
-  ];
-}
-
-def DenseToSparse : Pass<"attn-dense-to-sparse", "mlir::ModuleOp"> {
-  let summary = "rewrite dense attention into Sparse Transformer attention";
-  let description = [{
-    Replaces each `attn.attention` by an `attn.sparse_attention` with the
-    pattern, block, stride and summary given as options (docs/design.md §3): the
-    result then equals dense attention masked by the `fixed` or `strided`
-    pattern, computed block-sparse. This changes what the model computes, so
-    it runs only when asked (`lcc --attention=sparse`), and says what it did
-    with a remark per op.
-
-    An attention is kept dense, with a remark saying why, when its queries
-    and keys have different lengths (the patterns relate positions of one
-    sequence) or when it is shared-QK (Reformer attention, whose
-    long-context form is LSH). `stride` 0 picks the power of two nearest
-    `sqrt(seq)` (the Sparse Transformer's choice); `summary` 0 picks
-    `stride / 4` (at least 1) for the fixed pattern.
-
-    Before:
-
-    ```mlir
-    %o = attn.attention %q, %k, %v {causal = true} : (...) -> tensor<1x8x4096x64xf32>
-    ```
-
-    After (`pattern=fixed block=64 stride=128 summary=16`):
-
-    ```mlir
-    %o = attn.sparse_attention fixed %q, %k, %v
-        {block = 64 : i64, causal = true, stride = 128 : i64, summary = 16 : i64}
-        : (...) -> tensor<1x8x4096x64xf32>
-    ```
-  }];
-  let options = [
-    Option<"pattern", "pattern", "std::string",
-           /*default=*/"::lcc::knobs::kSparsePattern.defaultValue.str()",
-           "Sparse Transformer pattern: 'strided' or 'fixed'">,
-    Option<"block", "block", "int64_t",
-           /*default=*/"::lcc::knobs::kSparseBlock.defaultValue",
-           "Block (tile) size of the block-sparse computation">,
-    Option<"stride", "stride", "int64_t",
-           /*default=*/"::lcc::knobs::kSparseStride.defaultValue",
-           "Stride l of the pattern (0: power of two nearest sqrt(seq))">,
-    Option<"summary", "summary", "int64_t",
-           /*default=*/"::lcc::knobs::kSparseSummary.defaultValue",
-           "Summary width c of the fixed pattern (0: stride / 4)">,
-  ];
-}
 
 def SelectForm : Pass<"attn-select-form", "mlir::ModuleOp"> {
   let summary = "choose each attention's form by a cost model (--attention=auto)";
@@ -181,26 +57,6 @@ def SelectForm : Pass<"attn-select-form", "mlir::ModuleOp"> {
     Option<"formOptions", "form-options", "std::string", /*default=*/"\"\"",
            "Options of a chosen plugin form, in pass-option syntax">,
   ];
-}
-
-def ToDense : Pass<"attn-to-dense", "mlir::ModuleOp"> {
-  let summary = "rewrite every attention form into dense attention (--attention=dense)";
-  let description = [{
-    The exact reference of a model written with long-context forms:
-    `attn.lsh_attention` becomes the shared-QK `attn.attention` it
-    approximates, `attn.routed_attention` the `attn.attention` of its
-    queries, keys and values (its centroids are dropped), and
-    `attn.sparse_attention` the `attn.attention` whose mask region is its
-    pattern, which computes the same result. Causality and scale are kept;
-    a remark names each op rewritten.
-
-    ```mlir
-    %o = attn.lsh_attention %qk, %v {bucket_size = 64 : i64, n_hashes = 4 : i64}
-        : (...) -> ...
-    // becomes
-    %o = attn.attention %qk, %qk, %v {shared_qk} : (...) -> ...
-    ```
-  }];
 }
 
 def InsertReversible : Pass<"attn-insert-reversible", "mlir::ModuleOp"> {

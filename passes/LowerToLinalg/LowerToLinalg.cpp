@@ -232,14 +232,9 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
       return signalPassFailure();
     // What a pattern cannot lower is said once, here: an error inside a
     // pattern is repeated by every retry of the greedy driver.
-    WalkResult undifferentiable = module.walk([](AttentionBackwardOp op) {
-      Region *score = op.getScoreRegion();
-      return score && failed(checkScoreRegionDifferentiable(*score))
-                 ? WalkResult::interrupt()
-                 : WalkResult::advance();
-    });
-    if (undifferentiable.wasInterrupted())
-      return signalPassFailure();
+    for (const AttentionFormDefinition *form : registeredAttentionForms())
+      if (form->checkLowering && failed(form->checkLowering(module)))
+        return signalPassFailure();
     // A mask or score region's arithmetic is defined for every input
     // before any lowering copies or evaluates it (RegionArithmetic.h).
     module.walk([](Operation *op) {

@@ -1,7 +1,10 @@
 //===- Lowerings.h - the lowering patterns of each op family ----*- C++ -*-===//
 //
-// attn-lower-to-linalg applies these; each family's patterns live in the
-// file named after it.
+// The lowerings of the model ops, the train step's ops and the attention
+// ops built into the flash attention here (relative, adaptive span), each
+// family's patterns in the file named after it; and the flash attention of
+// an attention op, which the forms' folders build on. The forms' own
+// patterns are declared in their folders (forms/<form>/<Form>Form.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,10 +23,6 @@ namespace lcc {
 /// Embedding, layer norm, linear, feed-forward, residual, reversible,
 /// multi-head attention and softmax cross-entropy (LowerModelOps.cpp).
 void populateModelOpLoweringPatterns(mlir::RewritePatternSet &patterns);
-
-/// attn.attention in the flash form (LowerDenseAttention.cpp).
-void populateDenseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns,
-                                            AttentionTiling tiling);
 
 /// What configures the flash form of an attention (forward or backward):
 /// its operands, attributes and regions.
@@ -54,7 +53,7 @@ struct AttentionSpec {
   }
 };
 
-/// The FlashAttention that computes `spec`: shared-QK keys normalised (at
+/// The FlashAttention that computes `spec` (ConfigureFlashAttention.cpp): shared-QK keys normalised (at
 /// the builder's insertion point) and their self score, the mask region
 /// as the visibility and its block table as the tile skipping, the score
 /// region as the score modifier.
@@ -72,15 +71,6 @@ mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
 /// merge, clipping and optimizer updates (LowerTrainingOps.cpp).
 void populateTrainingOpLoweringPatterns(mlir::RewritePatternSet &patterns);
 
-/// attn.attention_backward, the flash backward
-/// (LowerAttentionBackward.cpp).
-void populateAttentionBackwardLoweringPatterns(
-    mlir::RewritePatternSet &patterns, AttentionTiling tiling);
-/// Whether every op of a score region that depends on the score has a
-/// derivative the attention backward builds; an error on the first that
-/// has none. attn-lower-to-linalg asks it of every attention backward
-/// before its patterns run (LowerAttentionBackward.cpp).
-mlir::LogicalResult checkScoreRegionDifferentiable(mlir::Region &region);
 
 /// attn.relative_attention, Transformer-XL's attention in the flash form
 /// with the position term per tile pair (LowerRelativeAttention.cpp).
@@ -104,30 +94,6 @@ void populateAdaptiveSpanAttentionLoweringPatterns(
 void populateAdaptiveSpanAttentionBackwardLoweringPatterns(
     mlir::RewritePatternSet &patterns, AttentionTiling tiling);
 
-/// attn.sparse_attention, block-sparse flash (LowerSparseAttention.cpp).
-void populateSparseAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
-
-/// attn.lsh_attention (LowerLSHAttention.cpp).
-void populateLSHAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
-
-/// attn.lsh_attention_backward: hashing and sorting recomputed, the chunks'
-/// attention and the rounds' combine differentiated
-/// (LowerLSHAttentionBackward.cpp).
-void populateLSHAttentionBackwardLoweringPatterns(
-    mlir::RewritePatternSet &patterns);
-
-/// attn.routed_attention (LowerRoutedAttention.cpp).
-void populateRoutedAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
-
-/// attn.routed_attention_backward: the routing recomputed, each window's
-/// attention differentiated (LowerRoutedAttentionBackward.cpp).
-void populateRoutedAttentionBackwardLoweringPatterns(
-    mlir::RewritePatternSet &patterns);
-
-/// attn.routed_centroid_update, the centroids' moving average
-/// (LowerRoutedCentroidUpdate.cpp).
-void populateRoutedCentroidUpdateLoweringPatterns(
-    mlir::RewritePatternSet &patterns);
 
 } // namespace lcc
 

@@ -108,14 +108,8 @@ cl::opt<std::string> cudaPath(
 
 cl::opt<std::string> attentionName(
     "attention",
-    cl::desc("Form of the attention ops: 'keep' (as written, the default), "
-             "'dense' (exact dense attention: every long-context form back "
-             "to the attention it stands for), 'sparse' (Sparse Transformer, "
-             "see --sparse-*), 'lsh' (Reformer, see --lsh-*), 'routed' "
-             "(Routing Transformer, see --routed-*), a form a plugin adds "
-             "(see --load-plugin, --attention-options) or 'auto' (the "
-             "cheapest of --auto-forms where a cost model favours it, see "
-             "--memory-budget); a remark names each op rewritten or kept"),
+    cl::desc("Form of the attention ops (the forms are listed when lcc "
+             "starts; see makeFormFlags)"),
     cl::value_desc("form"), cl::init("keep"), cl::cat(lccCategory));
 
 cl::list<std::string> pluginPaths(
@@ -173,6 +167,20 @@ std::deque<FormFlag> formFlags;
 void makeFormFlags() {
   for (const lcc::AttentionFormFlag &flag : lcc::registeredFormFlags())
     formFlags.emplace_back(flag);
+  // --attention's help names the forms registered so far, lcc's own.
+  static std::string help =
+      "Form of the attention ops: 'keep' (as written, the default), 'auto' "
+      "(the cheapest of --auto-forms where a cost model favours it, see "
+      "--memory-budget), a form a plugin adds (see --load-plugin, "
+      "--attention-options) or one of lcc's: ";
+  llvm::ListSeparator separator("; ");
+  for (const lcc::AttentionFormDefinition *form :
+       lcc::registeredAttentionForms()) {
+    help += StringRef(separator);
+    help += "'" + form->name + "' (" + form->summary + ")";
+  }
+  help += ". A remark names each op rewritten or kept";
+  attentionName.setDescription(help);
 }
 
 /// "512M" -> 536870912; nullopt for anything else.

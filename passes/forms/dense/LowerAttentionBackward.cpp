@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/LowerToLinalg/FlashAttentionBackward.h"
+#include "passes/forms/dense/DenseForm.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"

@@ -10,8 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionForms.h"
-#include "passes/LowerToLinalg/Lowerings.h"
-#include "passes/Passes.h"
+#include "passes/forms/dense/DenseForm.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -19,7 +18,7 @@
 
 namespace lcc {
 #define GEN_PASS_DEF_TODENSE
-#include "passes/Passes.h.inc"
+#include "passes/forms/dense/Passes.h.inc"
 } // namespace lcc
 
 using namespace mlir;
@@ -68,5 +67,16 @@ void lcc::registerDenseAttentionForm() {
     populateDenseAttentionLoweringPatterns(patterns, tiling);
     populateAttentionBackwardLoweringPatterns(patterns, tiling);
   };
+  // The backward differentiates score regions; say once which cannot be.
+  form.checkLowering = [](Operation *root) {
+    WalkResult undifferentiable = root->walk([](AttentionBackwardOp op) {
+      Region *score = op.getScoreRegion();
+      return score && failed(checkScoreRegionDifferentiable(*score))
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    return failure(undifferentiable.wasInterrupted());
+  };
   registerAttentionFormOrDie(std::move(form));
+  registerDenseFormPasses();
 }

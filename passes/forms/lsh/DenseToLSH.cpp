@@ -8,8 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionForms.h"
-#include "passes/LowerToLinalg/Lowerings.h"
-#include "passes/Passes.h"
+#include "passes/forms/lsh/LSHForm.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -18,7 +17,7 @@
 
 namespace lcc {
 #define GEN_PASS_DEF_DENSETOLSH
-#include "passes/Passes.h.inc"
+#include "passes/forms/lsh/Passes.h.inc"
 } // namespace lcc
 
 using namespace mlir;
@@ -224,4 +223,5 @@ void lcc::registerLSHAttentionForm() {
         .str();
   };
   registerAttentionFormOrDie(std::move(form));
+  registerLSHFormPasses();
 }

@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/forms/lsh/LSHSteps.h"
+#include "passes/forms/lsh/LSHForm.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/SplitMix64.h"

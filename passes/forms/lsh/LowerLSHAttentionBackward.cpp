@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/forms/lsh/LSHSteps.h"
+#include "passes/forms/lsh/LSHForm.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"

@@ -7,8 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionForms.h"
-#include "passes/LowerToLinalg/Lowerings.h"
-#include "passes/Passes.h"
+#include "passes/forms/routed/RoutedForm.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -16,7 +15,7 @@
 
 namespace lcc {
 #define GEN_PASS_DEF_DENSETOROUTED
-#include "passes/Passes.h.inc"
+#include "passes/forms/routed/Passes.h.inc"
 } // namespace lcc
 
 using namespace mlir;
@@ -107,4 +106,5 @@ void lcc::registerRoutedAttentionForm() {
     populateRoutedCentroidUpdateLoweringPatterns(patterns);
   };
   registerAttentionFormOrDie(std::move(form));
+  registerRoutedFormPasses();
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/forms/routed/RoutedForm.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/forms/routed/RoutedSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"

@@ -7,8 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionForms.h"
-#include "passes/LowerToLinalg/Lowerings.h"
-#include "passes/Passes.h"
+#include "passes/forms/sparse/SparseForm.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -18,20 +17,12 @@
 
 namespace lcc {
 #define GEN_PASS_DEF_DENSETOSPARSE
-#include "passes/Passes.h.inc"
+#include "passes/forms/sparse/Passes.h.inc"
 } // namespace lcc
 
 using namespace mlir;
 using namespace lcc;
 using namespace lcc::attn;
-
-int64_t lcc::nearestPowerOfTwoSqrt(int64_t n) {
-  int64_t root = std::llround(std::sqrt(static_cast<double>(n)));
-  int64_t power = 1;
-  while (power * 2 <= root)
-    power *= 2;
-  return (root - power <= power * 2 - root) ? power : power * 2;
-}
 
 namespace {
 
@@ -143,4 +134,5 @@ void lcc::registerSparseAttentionForm() {
     populateSparseAttentionLoweringPatterns(patterns);
   };
   registerAttentionFormOrDie(std::move(form));
+  registerSparseFormPasses();
 }

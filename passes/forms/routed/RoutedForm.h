@@ -1,0 +1,40 @@
+//===- RoutedForm.h - the routed attention form -----------------*- C++ -*-===//
+//
+// What the files of the routed form share: its rewrite pass (Passes.td), its
+// lowering patterns and its registration (AttentionForms.h), which
+// registerBuiltinAttentionForms calls (forms/BuiltinForms.def).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_FORMS_ROUTED_ROUTEDFORM_H
+#define LCC_PASSES_FORMS_ROUTED_ROUTEDFORM_H
+
+#include "passes/Passes.h"
+
+namespace lcc {
+
+#define GEN_PASS_DECL
+#include "passes/forms/routed/Passes.h.inc"
+
+/// Registers the form with lcc (AttentionForms.h) and its rewrite pass.
+void registerRoutedAttentionForm();
+
+/// attn.routed_attention (LowerRoutedAttention.cpp).
+void populateRoutedAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
+
+/// attn.routed_attention_backward: the routing recomputed, each window's
+/// attention differentiated (LowerRoutedAttentionBackward.cpp).
+void populateRoutedAttentionBackwardLoweringPatterns(
+    mlir::RewritePatternSet &patterns);
+
+/// attn.routed_centroid_update, the centroids' moving average
+/// (LowerRoutedCentroidUpdate.cpp).
+void populateRoutedCentroidUpdateLoweringPatterns(
+    mlir::RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "passes/forms/routed/Passes.h.inc"
+
+} // namespace lcc
+
+#endif // LCC_PASSES_FORMS_ROUTED_ROUTEDFORM_H
