@@ -4,7 +4,9 @@
 // K.emulated(thread, params...) in which
 //   - the special registers (%tid, %ntid, %ctaid, %nctaid, %laneid) are
 //     fields of the thread's context,
-//   - a barrier is a call of the context's `barrier`,
+//   - a barrier is a call of the context's `barrier`, a warp collective
+//     (shfl.sync, vote.sync, mma.sync m16n8k16) one of its `warp` with the
+//     lane's registers in an array,
 //   - shared memory variables are offsets into the block's shared memory,
 //   - every load, store and atomic of global or shared memory first asks the
 //     site's range in the context and asks the context's `access` where to
@@ -23,6 +25,7 @@
 #include "CudaEmulatorAbi.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/IR/DebugInfo.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
@@ -87,6 +90,31 @@ bool isBlockBarrier(StringRef intrinsic) {
          intrinsic == "llvm.nvvm.barrier.sync";
 }
 
+/// The warp collective an NVVM intrinsic is, if it is one the emulator runs.
+std::optional<abi::WarpOperation> warpOperation(StringRef intrinsic) {
+  if (intrinsic.consume_front("llvm.nvvm.shfl.sync.")) {
+    static constexpr std::pair<StringLiteral, abi::WarpOperation> kModes[] = {
+        {"up.", abi::kShuffleUp},
+        {"down.", abi::kShuffleDown},
+        {"bfly.", abi::kShuffleButterfly},
+        {"idx.", abi::kShuffleIndex}};
+    for (const auto &[mode, operation] : kModes)
+      if (intrinsic.consume_front(mode) &&
+          (intrinsic == "i32" || intrinsic == "f32" || intrinsic == "i32p" ||
+           intrinsic == "f32p"))
+        return operation;
+    return std::nullopt;
+  }
+  return StringSwitch<std::optional<abi::WarpOperation>>(intrinsic)
+      .Case("llvm.nvvm.vote.all.sync", abi::kVoteAll)
+      .Case("llvm.nvvm.vote.any.sync", abi::kVoteAny)
+      .Case("llvm.nvvm.vote.uni.sync", abi::kVoteUniform)
+      .Case("llvm.nvvm.vote.ballot.sync", abi::kVoteBallot)
+      .Case("llvm.nvvm.mma.m16n8k16.row.col.bf16", abi::kMmaM16N8K16BF16)
+      .Case("llvm.nvvm.mma.m16n8k16.row.col.f32.f32", abi::kMmaM16N8K16F16)
+      .Default(std::nullopt);
+}
+
 /// The kernels of one NVPTX module, retargeted for the emulator in place.
 class EmulatedKernels {
 public:
@@ -99,7 +127,7 @@ public:
     threadContext = StructType::create(
         context,
         {triple, triple, triple, triple, pointer, i32, i32, pointer, pointer,
-         pointer, pointer, pointer, i64, i64, i64},
+         pointer, pointer, pointer, i64, i64, i64, pointer},
         "lcc.emulator.ThreadContext");
   }
 
@@ -115,6 +143,8 @@ private:
   Value *cannotRace(IRBuilder<> &b, Value *thread, Value *generic,
                     bool isLoad);
   Error replaceIntrinsics(Function &body, StringRef kernel);
+  void replaceWarpCollective(CallInst *call, abi::WarpOperation operation,
+                             Value *thread, StringRef kernel);
   void replaceSharedMemory(Function &body);
   void addEntryPoint(Function &body, StringRef kernel);
   void exportGlobals();
@@ -406,6 +436,9 @@ Error EmulatedKernels::replaceIntrinsics(Function &body, StringRef kernel) {
       b.CreateCall(FunctionType::get(b.getVoidTy(),
                                      {pointer, b.getInt32Ty()}, false),
                    function, {thread, b.getInt32(site)});
+    } else if (std::optional<abi::WarpOperation> operation =
+                   warpOperation(name)) {
+      replaceWarpCollective(call, *operation, thread, kernel);
     } else {
       return emulatorError("kernel '" + kernel + "' calls " + name +
                      ", which the CUDA emulator does not run");
@@ -413,6 +446,56 @@ Error EmulatedKernels::replaceIntrinsics(Function &body, StringRef kernel) {
     call->eraseFromParent();
   }
   return Error::success();
+}
+
+void EmulatedKernels::replaceWarpCollective(CallInst *call,
+                                            abi::WarpOperation operation,
+                                            Value *thread, StringRef kernel) {
+  unsigned site = siteCount++;
+  sites += ("warp " + kernel + " " + abi::kWarpOperationNames[operation] +
+            " " + location(*call) + "\n")
+               .str();
+  Function *body = call->getFunction();
+  IRBuilder<> entry(&*body->getEntryBlock().getFirstInsertionPt());
+  Type *i32 = entry.getInt32Ty();
+  Value *in = entry.CreateAlloca(ArrayType::get(i32, abi::kWarpWordsIn));
+  Value *out = entry.CreateAlloca(ArrayType::get(i32, abi::kWarpWordsOut));
+  IRBuilder<> b(call);
+  // Every register the lane passes, as a 32-bit word.
+  auto word = [&](Value *value) -> Value * {
+    if (value->getType()->isIntegerTy(1))
+      return b.CreateZExt(value, i32);
+    return b.CreateBitCast(value, i32);
+  };
+  bool isMma = operation == abi::kMmaM16N8K16BF16 ||
+               operation == abi::kMmaM16N8K16F16;
+  // shfl and vote take the member mask first; mma.sync is the whole warp's.
+  Value *mask = isMma ? b.getInt32(~0u) : call->getArgOperand(0);
+  unsigned first = isMma ? 0 : 1;
+  for (unsigned i = first; i < call->arg_size(); ++i)
+    b.CreateStore(word(call->getArgOperand(i)),
+                  b.CreateConstInBoundsGEP1_32(i32, in, i - first));
+  Value *function =
+      b.CreateLoad(pointer, field(b, thread, abi::kWarpField), "warp");
+  b.CreateCall(FunctionType::get(b.getVoidTy(),
+                                 {pointer, i32, i32, pointer, pointer}, false),
+               function, {thread, b.getInt32(site), mask, in, out});
+  auto result = [&](unsigned index, Type *type) -> Value * {
+    Value *bits = b.CreateLoad(i32, b.CreateConstInBoundsGEP1_32(i32, out, index));
+    return type->isIntegerTy(1) ? b.CreateTrunc(bits, type)
+                                : b.CreateBitCast(bits, type);
+  };
+  Type *type = call->getType();
+  Value *replacement;
+  if (auto *members = dyn_cast<StructType>(type)) {
+    replacement = PoisonValue::get(type);
+    for (unsigned i = 0; i < members->getNumElements(); ++i)
+      replacement = b.CreateInsertValue(
+          replacement, result(i, members->getElementType(i)), i);
+  } else {
+    replacement = result(0, type);
+  }
+  call->replaceAllUsesWith(replacement);
 }
 
 void EmulatedKernels::replaceSharedMemory(Function &body) {

@@ -14,9 +14,11 @@
 // where parameters[i] points at the value of the kernel's parameter i, as
 // cuLaunchKernel's kernelParams do. Each global or shared access of site S
 // first compares its bytes with siteRanges[S] and calls `access` only when
-// they are not inside (unchecked, every range is the whole address space). A thread of a block runs it from start
-// to end on a stack of its own; `barrier` returns once every thread of the
-// block has reached a barrier.
+// they are not inside (unchecked, every range is the whole address space). A
+// thread of a block runs it from start to end on a stack of its own;
+// `barrier` returns once every thread of the block has reached a barrier,
+// and `warp` once every lane of the member mask has reached the same warp
+// collective (shfl.sync, vote.sync, mma.sync), with this lane's result.
 //
 // `lcc_emu_access_sites` is a NUL-terminated text with one line per memory
 // access and barrier of the object (and a first line `shared-static BYTES`,
@@ -25,7 +27,9 @@
 //
 //   access <kernel> <load|store|atomic> <bytes> <space> <location>
 //   barrier <kernel> <location>
+//   warp <kernel> <operation> <location>
 //
+// <operation> is a WarpOperation's name (kWarpOperationNames).
 // <space> is `param:N` (the buffer of kernel parameter N), `shared`,
 // `global:NAME` (a module global of `size` bytes, e.g. a scratch array) or
 // `unknown` (the compiler could not tell which buffer the address is in).
@@ -61,6 +65,44 @@ using AccessFunction = void *(*)(ThreadContext *thread, void *address,
                                  uint32_t site);
 using BarrierFunction = void (*)(ThreadContext *thread, uint32_t site);
 
+/// The warp collectives, each `warp` site one of them. The words a lane
+/// passes in and gets out (each a 32-bit register, floats as their bits):
+///   shfl.*: in {a, b, c} (value, lane operand, clamp and segment mask as
+///           PTX's shfl.sync packs them); out {d, p}.
+///   vote.*: in {predicate}; out {result} (ballot: the lanes' bits).
+///   mma.m16n8k16.*: in {a0..a3, b0, b1, c0..c3} (A's and B's fragments of
+///           two 16-bit values a register, C's of f32), out {d0..d3}, in
+///           the PTX ISA's fragment layouts for row-major A, column-major B.
+enum WarpOperation : uint32_t {
+  kShuffleUp,
+  kShuffleDown,
+  kShuffleButterfly,
+  kShuffleIndex,
+  kVoteAll,
+  kVoteAny,
+  kVoteUniform,
+  kVoteBallot,
+  kMmaM16N8K16BF16,
+  kMmaM16N8K16F16,
+  kWarpOperationCount,
+};
+
+inline constexpr const char *kWarpOperationNames[kWarpOperationCount] = {
+    "shfl.up",  "shfl.down", "shfl.bfly",   "shfl.idx",
+    "vote.all", "vote.any",  "vote.uni",    "vote.ballot",
+    "mma.m16n8k16.bf16", "mma.m16n8k16.f16"};
+
+/// Words in and out of a warp collective, at most.
+constexpr unsigned kWarpWordsIn = 10;
+constexpr unsigned kWarpWordsOut = 4;
+
+/// Performs the warp collective of site `site` with the lanes of
+/// `memberMask`: returns once all of them have reached it, `out` holding
+/// this lane's result.
+using WarpFunction = void (*)(ThreadContext *thread, uint32_t site,
+                              uint32_t memberMask, const uint32_t *in,
+                              uint32_t *out);
+
 /// What a kernel reads of the thread running it. The compiler addresses the
 /// fields by the offsets asserted below.
 struct ThreadContext {
@@ -85,6 +127,7 @@ struct ThreadContext {
   uint64_t ownerTag;
   uint64_t readersTag;
   uint64_t filterWords;
+  WarpFunction warp;
 };
 
 static_assert(offsetof(ThreadContext, threadId) == 0, "ABI");
@@ -100,12 +143,13 @@ static_assert(offsetof(ThreadContext, raceFilter) == 96, "ABI");
 static_assert(offsetof(ThreadContext, ownerTag) == 104, "ABI");
 static_assert(offsetof(ThreadContext, readersTag) == 112, "ABI");
 static_assert(offsetof(ThreadContext, filterWords) == 120, "ABI");
-static_assert(sizeof(ThreadContext) == 128, "ABI");
+static_assert(offsetof(ThreadContext, warp) == 128, "ABI");
+static_assert(sizeof(ThreadContext) == 136, "ABI");
 static_assert(sizeof(SiteRange) == 16, "ABI");
 
 /// Field indices of ThreadContext as an LLVM struct
 /// { [3 x i32], [3 x i32], [3 x i32], [3 x i32], ptr, i32, i32, ptr, ptr, ptr,
-///   ptr, ptr, i64, i64, i64 }.
+///   ptr, ptr, i64, i64, i64, ptr }.
 enum ThreadContextField : unsigned {
   kThreadIdField = 0,
   kBlockDimField = 1,
@@ -120,6 +164,7 @@ enum ThreadContextField : unsigned {
   kOwnerTagField = 12,
   kReadersTagField = 13,
   kFilterWordsField = 14,
+  kWarpField = 15,
 };
 
 inline constexpr const char *kKernelPrefix = "lcc_emu_kernel_";

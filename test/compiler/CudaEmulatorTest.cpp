@@ -4,7 +4,11 @@
 // the NVPTX IR the CUDA target hands the emulator (an exchange of values
 // through shared memory, a thread per element): one correct, one racy (no
 // barrier between the write and the read), one writing past its buffer, one
-// whose barrier only some threads reach. Each is compiled by the compiler's
+// whose barrier only some threads reach; and the warp collectives through
+// the whole path (the compiler's rewriting, the emulator's gathering of the
+// lanes): butterfly shuffles, a ballot, an mma.sync, and a shuffle half the
+// warp never reaches. What each collective computes is tested on its own in
+// test/runtime/WarpCollectivesTest.cpp. Each is compiled by the compiler's
 // emulator target, packaged as a module and run through the C API on the
 // cuda-emulator device, as lcc-run does.
 //
@@ -44,6 +48,10 @@ declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
 declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
 declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)
+declare i32 @llvm.nvvm.read.ptx.sreg.laneid()
+declare float @llvm.nvvm.shfl.sync.bfly.f32(i32, float, i32, i32)
+declare i32 @llvm.nvvm.vote.ballot.sync(i32, i1)
+declare {float, float, float, float} @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32, i32, i32, i32, i32, i32, float, float, float, float)
 
 define ptx_kernel void @reverse(ptr %x, ptr %y) {
   %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
@@ -118,6 +126,101 @@ done:
   %v = load float, ptr %xp
   %yp = getelementptr float, ptr %y, i64 %t64
   store float %v, ptr %yp
+  ret void
+}
+
+; y[i] = the sum of x over i's warp, by butterfly shuffles.
+define ptx_kernel void @warp_sum(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %v0 = load float, ptr %xp
+  %s1 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v0, i32 16, i32 31)
+  %v1 = fadd float %v0, %s1
+  %s2 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v1, i32 8, i32 31)
+  %v2 = fadd float %v1, %s2
+  %s3 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v2, i32 4, i32 31)
+  %v3 = fadd float %v2, %s3
+  %s4 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v3, i32 2, i32 31)
+  %v4 = fadd float %v3, %s4
+  %s5 = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v4, i32 1, i32 31)
+  %v5 = fadd float %v4, %s5
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %v5, ptr %yp
+  ret void
+}
+
+; y[i] = the low 16 bits of the ballot of the lanes whose x is even.
+define ptx_kernel void @warp_ballot(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %v = load float, ptr %xp
+  %half = fmul float %v, 0.5
+  %floor = call float @llvm.floor.f32(float %half)
+  %even = fcmp oeq float %half, %floor
+  %ballot = call i32 @llvm.nvvm.vote.ballot.sync(i32 -1, i1 %even)
+  %low = and i32 %ballot, 65535
+  %f = uitofp i32 %low to float
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %f, ptr %yp
+  ret void
+}
+
+declare float @llvm.floor.f32(float)
+
+; Every lane holds A = 1 and B = 2 (bf16 pairs) and c_k = k: each d_k is
+; 32 + k. Warp w stores its d_(w % 4).
+define ptx_kernel void @warp_mma(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %d = call {float, float, float, float} @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32 1065369472, i32 1065369472, i32 1065369472, i32 1065369472, i32 1073758208, i32 1073758208, float 0.0, float 1.0, float 2.0, float 3.0)
+  %d0 = extractvalue {float, float, float, float} %d, 0
+  %d1 = extractvalue {float, float, float, float} %d, 1
+  %d2 = extractvalue {float, float, float, float} %d, 2
+  %d3 = extractvalue {float, float, float, float} %d, 3
+  %w = lshr i32 %i, 5
+  %k = and i32 %w, 3
+  %is1 = icmp eq i32 %k, 1
+  %is2 = icmp eq i32 %k, 2
+  %is3 = icmp eq i32 %k, 3
+  %e1 = select i1 %is1, float %d1, float %d0
+  %e2 = select i1 %is2, float %d2, float %e1
+  %e3 = select i1 %is3, float %d3, float %e2
+  %i64 = zext i32 %i to i64
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %e3, ptr %yp
+  ret void
+}
+
+; Lanes 0-15 shuffle with the whole warp's mask; lanes 16-31 never get
+; there.
+define ptx_kernel void @warp_shuffle_in_half(ptr %x, ptr %y) {
+  %lane = call i32 @llvm.nvvm.read.ptx.sreg.laneid()
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %t64
+  %v = load float, ptr %xp
+  %low = icmp ult i32 %lane, 16
+  br i1 %low, label %shuffle, label %done
+shuffle:
+  %s = call float @llvm.nvvm.shfl.sync.bfly.f32(i32 -1, float %v, i32 1, i32 31)
+  br label %done
+done:
+  %r = phi float [ %s, %shuffle ], [ %v, %0 ]
+  %yp = getelementptr float, ptr %y, i64 %t64
+  store float %r, ptr %yp
   ret void
 }
 )";
@@ -268,6 +371,47 @@ TEST(CudaEmulator, ReportsABarrierHalfTheBlockNeverReaches) {
             "threads 32-63 exited without reaching it (3 occurrences)");
 }
 
+TEST(CudaEmulator, RunsButterflyShufflesInEveryThreadOrder) {
+  std::vector<float> sums(kElements);
+  for (int64_t i = 0; i < kElements; ++i)
+    sums[i] = float(1024 * (i / 32) + 496);
+  for (const char *order : {"forward", "reversed", "shuffled:5"}) {
+    KernelRun result = runKernel("warp_sum", "memcheck,racecheck", order);
+    EXPECT_EQ(result.error, "") << order;
+    EXPECT_EQ(result.y, sums) << order;
+  }
+}
+
+TEST(CudaEmulator, RunsABallot) {
+  KernelRun result = runKernel("warp_ballot", "memcheck,racecheck");
+  EXPECT_EQ(result.error, "");
+  EXPECT_EQ(result.y, std::vector<float>(kElements, float(0x5555)));
+}
+
+TEST(CudaEmulator, RunsAnMmaSync) {
+  KernelRun result = runKernel("warp_mma", "memcheck,racecheck", "shuffled:2");
+  EXPECT_EQ(result.error, "");
+  std::vector<float> expected(kElements);
+  for (int64_t i = 0; i < kElements; ++i)
+    expected[i] = float(32 + (i / 32) % 4);
+  EXPECT_EQ(result.y, expected);
+}
+
+TEST(CudaEmulator, ReportsAShuffleHalfTheWarpNeverReaches) {
+  KernelRun result = runKernel("warp_shuffle_in_half", "none");
+  EXPECT_NE(result.error.find(
+                "synccheck: divergent warp collective in kernel "
+                "'warp_shuffle_in_half', block (0,0,0): thread 0 waits at "
+                "the warp collective shfl.bfly #"),
+            std::string::npos)
+      << result.error;
+  EXPECT_NE(result.error.find("with member mask 0xffffffff; threads 16-31 of "
+                              "the mask are not there (ended, elsewhere or "
+                              "beyond the block) (3 occurrences)"),
+            std::string::npos)
+      << result.error;
+}
+
 } // namespace
 
 TEST(CudaEmulator, RefusesAnIntrinsicItDoesNotRun) {
@@ -275,10 +419,9 @@ TEST(CudaEmulator, RefusesAnIntrinsicItDoesNotRun) {
   llvm::SMDiagnostic diagnostic;
   std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(R"(
 target triple = "nvptx64-nvidia-cuda"
-declare i32 @llvm.nvvm.shfl.sync.bfly.i32(i32, i32, i32, i32)
-define ptx_kernel void @shuffle(ptr %y) {
-  %v = call i32 @llvm.nvvm.shfl.sync.bfly.i32(i32 -1, i32 7, i32 1, i32 31)
-  store i32 %v, ptr %y
+declare void @llvm.nvvm.cp.async.wait.all()
+define ptx_kernel void @wait(ptr %y) {
+  call void @llvm.nvvm.cp.async.wait.all()
   ret void
 }
 )",
@@ -289,6 +432,6 @@ define ptx_kernel void @shuffle(ptr %y) {
   llvm::Error error = compileKernelsForEmulator(*module, nullptr, sharedObject);
   ASSERT_TRUE(bool(error));
   EXPECT_EQ(llvm::toString(std::move(error)),
-            "kernel 'shuffle' calls llvm.nvvm.shfl.sync.bfly.i32, which the "
+            "kernel 'wait' calls llvm.nvvm.cp.async.wait.all, which the "
             "CUDA emulator does not run");
 }

@@ -12,10 +12,12 @@
 
 #include "devices/cuda/EmulatedGrid.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <elf.h>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -521,6 +523,22 @@ Status EmulatorModule::readTables(const std::string &what) {
       site.kind = EmulatorSite::Kind::Barrier;
       site.kernel = parts[1];
       site.location = parts[2];
+      sites.push_back(std::move(site));
+      continue;
+    }
+    if (parts[0] == "warp") {
+      parts = fields(line, 4);
+      const auto *names = std::begin(abi::kWarpOperationNames);
+      const auto *name = parts.size() == 4
+                             ? std::find(names, std::end(abi::kWarpOperationNames),
+                                         parts[2])
+                             : std::end(abi::kWarpOperationNames);
+      if (name == std::end(abi::kWarpOperationNames))
+        return invalid(abi::kSitesSymbol, line);
+      site.kind = EmulatorSite::Kind::Warp;
+      site.warpOperation = abi::WarpOperation(name - names);
+      site.kernel = parts[1];
+      site.location = parts[3];
       sites.push_back(std::move(site));
       continue;
     }

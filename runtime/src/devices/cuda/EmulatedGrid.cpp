@@ -5,7 +5,11 @@
 // When every thread waits at the same barrier the block moves on to the
 // next barrier interval; when some ended, or wait at another barrier, the
 // barrier is divergent: a finding, and the block is abandoned (its fibers
-// are never resumed; their stacks hold nothing to release).
+// are never resumed; their stacks hold nothing to release). A warp
+// collective (shfl.sync, vote.sync, mma.sync) is a barrier of the lanes of
+// its member mask: once they all wait at it, WarpCollectives.cpp computes
+// their results and they run on; a lane of the mask that ended or waits
+// elsewhere makes it divergent, the same finding.
 //
 // Racecheck keeps, for every byte of shared memory, the last writer and the
 // reader(s) of the current barrier interval: a thread writing a byte
@@ -18,8 +22,10 @@
 #include "devices/cuda/EmulatedGrid.h"
 
 #include "devices/cuda/Fiber.h"
+#include "devices/cuda/WarpCollectives.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <iomanip>
 #include <map>
@@ -49,8 +55,13 @@ struct Thread {
   Fiber fiber;
   GridRun *run = nullptr;
   uint32_t index = 0; // linear, x fastest
-  enum class State { Running, AtBarrier, Exited } state = State::Running;
+  enum class State { Running, AtBarrier, AtWarp, Exited } state =
+      State::Running;
   uint32_t barrierSite = 0;
+  /// At a warp collective: its site, member mask and the lane's registers.
+  uint32_t warpSite = 0, warpMask = 0;
+  const uint32_t *warpIn = nullptr;
+  uint32_t *warpOut = nullptr;
   alignas(64) uint8_t scratch[kScratchBytes];
 };
 
@@ -115,6 +126,8 @@ const char *kindName(EmulatorSite::Kind kind) {
     return "atomic";
   case EmulatorSite::Kind::Barrier:
     return "barrier";
+  case EmulatorSite::Kind::Warp:
+    return "warp collective";
   }
   return "access";
 }
@@ -160,6 +173,8 @@ public:
     return accessOutsideItsBuffer(thread, address, site);
   }
   void barrier(Thread &thread, uint32_t site);
+  void warp(Thread &thread, uint32_t site, uint32_t mask, const uint32_t *in,
+            uint32_t *out);
 
 private:
   Status prepareThreads();
@@ -183,6 +198,11 @@ private:
   /// Not a thread (blocks have at most 1024).
   static constexpr uint32_t kReadersTag = 0xffff;
   void reportDivergentBarrier();
+  /// Performs every warp collective whose lanes all wait at it; false when
+  /// one is divergent (reported, and the block abandoned).
+  bool performWarpCollectives();
+  bool performWarpCollective(uint32_t warpBase, uint32_t lanes,
+                             const Thread &first);
   Range parameterRange(uint32_t parameter);
   Range sharedRange() const { return {shared.data(), shared.size()}; }
   std::string describeSite(uint32_t site) const;
@@ -251,6 +271,12 @@ void barrierCallback(abi::ThreadContext *context, uint32_t site) {
   thread->run->barrier(*thread, site);
 }
 
+void warpCallback(abi::ThreadContext *context, uint32_t site, uint32_t mask,
+                  const uint32_t *in, uint32_t *out) {
+  auto *thread = static_cast<Thread *>(context->emulator);
+  thread->run->warp(*thread, site, mask, in, out);
+}
+
 Status GridRun::prepareThreads() {
   uint64_t count = uint64_t(launch.block[0]) * launch.block[1] * launch.block[2];
   while (stackPool.size() < count) {
@@ -274,6 +300,7 @@ Status GridRun::prepareThreads() {
     context.laneId = i % 32;
     context.access = accessCallback;
     context.barrier = barrierCallback;
+    context.warp = warpCallback;
     context.emulator = thread.get();
     threads.push_back(std::move(thread));
   }
@@ -315,6 +342,14 @@ void GridRun::runBlock(const std::array<uint32_t, 3> &block) {
       Thread &thread = *threads[i];
       if (thread.state == Thread::State::Running && thread.fiber.resume())
         thread.state = Thread::State::Exited;
+    }
+    bool atWarp = std::any_of(threads.begin(), threads.end(), [](auto &t) {
+      return t->state == Thread::State::AtWarp;
+    });
+    if (atWarp) {
+      if (!performWarpCollectives())
+        return;
+      continue;
     }
     size_t waiting = 0;
     bool oneBarrier = true;
@@ -374,6 +409,82 @@ void GridRun::barrier(Thread &thread, uint32_t site) {
   thread.fiber.yield();
 }
 
+void GridRun::warp(Thread &thread, uint32_t site, uint32_t mask,
+                   const uint32_t *in, uint32_t *out) {
+  thread.state = Thread::State::AtWarp;
+  thread.warpSite = site;
+  thread.warpMask = mask;
+  thread.warpIn = in;
+  thread.warpOut = out;
+  thread.fiber.yield();
+}
+
+bool GridRun::performWarpCollectives() {
+  for (uint32_t base = 0; base < threads.size(); base += kWarpSize) {
+    auto lanes = uint32_t(std::min<size_t>(kWarpSize, threads.size() - base));
+    for (uint32_t lane = 0; lane < lanes; ++lane)
+      if (threads[base + lane]->state == Thread::State::AtWarp &&
+          !performWarpCollective(base, lanes, *threads[base + lane]))
+        return false;
+  }
+  return true;
+}
+
+bool GridRun::performWarpCollective(uint32_t warpBase, uint32_t lanes,
+                                    const Thread &first) {
+  uint32_t site = first.warpSite, mask = first.warpMask;
+  // Every lane of the mask, the first included, waits here with this mask.
+  std::vector<uint32_t> waiting, elsewhere;
+  bool complete = (mask >> (first.index - warpBase)) & 1;
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    if (!((mask >> lane) & 1))
+      continue;
+    const Thread *thread =
+        lane < lanes ? threads[warpBase + lane].get() : nullptr;
+    bool here = thread && thread->state == Thread::State::AtWarp &&
+                thread->warpSite == site && thread->warpMask == mask;
+    (here ? waiting : elsewhere).push_back(warpBase + lane);
+    complete = complete && here;
+  }
+  if (!complete) {
+    char maskText[16];
+    std::snprintf(maskText, sizeof maskText, "0x%08x", mask);
+    record(barrierFindings, "warp:" + std::to_string(site), [&] {
+      std::string line =
+          "synccheck: divergent warp collective in " + describeLaunch() +
+          ", block " + formatTriple(currentBlock) + ": thread " +
+          std::to_string(first.index) + " waits at " + describeSite(site) +
+          " with member mask " + maskText;
+      if (!elsewhere.empty())
+        line += "; threads " + describeThreads(elsewhere) +
+                " of the mask are not there (ended, elsewhere or beyond the "
+                "block)";
+      else
+        line += ", which does not hold its own lane";
+      return line;
+    });
+    return false;
+  }
+  std::array<WarpLane, kWarpSize> data{};
+  for (uint32_t index : waiting)
+    std::copy_n(threads[index]->warpIn, abi::kWarpWordsIn,
+                data[index - warpBase].in.begin());
+  std::string problem = cuda::performWarpCollective(
+      sites[site].warpOperation, mask, data);
+  if (!problem.empty())
+    record(barrierFindings, "warp-result:" + std::to_string(site), [&] {
+      return "synccheck: " + problem + " in " + describeLaunch() + ", block " +
+             formatTriple(currentBlock) + " (" + describeSite(site) + ")";
+    });
+  for (uint32_t index : waiting) {
+    Thread &thread = *threads[index];
+    std::copy_n(data[index - warpBase].out.begin(), abi::kWarpWordsOut,
+                thread.warpOut);
+    thread.state = Thread::State::Running;
+  }
+  return true;
+}
+
 Range GridRun::parameterRange(uint32_t parameter) {
   auto found = parameterRanges.find(parameter);
   if (found != parameterRanges.end())
@@ -399,7 +510,8 @@ void GridRun::prepareSiteChecks() {
   siteChecks.assign(sites.size(), SiteCheck());
   for (uint32_t site = 0; site < sites.size(); ++site) {
     const EmulatorSite &at = sites[site];
-    if (at.kernel != kernel.name || at.kind == EmulatorSite::Kind::Barrier)
+    if (at.kernel != kernel.name || at.kind == EmulatorSite::Kind::Barrier ||
+        at.kind == EmulatorSite::Kind::Warp)
       continue;
     Range range;
     switch (at.space) {
@@ -582,9 +694,12 @@ void GridRun::reportRace(const Thread &thread, uint32_t site,
 
 std::string GridRun::describeSite(uint32_t site) const {
   const EmulatorSite &at = sites[site];
-  std::string text = at.kind == EmulatorSite::Kind::Barrier
-                         ? "the barrier"
-                         : std::string(kindName(at.kind));
+  std::string text = std::string(kindName(at.kind));
+  if (at.kind == EmulatorSite::Kind::Barrier)
+    text = "the barrier";
+  else if (at.kind == EmulatorSite::Kind::Warp)
+    text = std::string("the warp collective ") +
+           abi::kWarpOperationNames[at.warpOperation];
   text += " #" + std::to_string(site);
   if (at.location != "-")
     text += " at " + at.location;

@@ -26,13 +26,14 @@ namespace lcc::runtime::cuda {
 
 /// An access or barrier of a kernel, as the module's table lists it.
 struct EmulatorSite {
-  enum class Kind { Load, Store, Atomic, Barrier };
+  enum class Kind { Load, Store, Atomic, Barrier, Warp };
   enum class Space { Parameter, Shared, Global, Unknown };
   Kind kind = Kind::Load;
   uint32_t bytes = 0;
   Space space = Space::Unknown;
   uint32_t parameter = 0;   // Space::Parameter
   std::string global;       // Space::Global
+  lcm::emulator::WarpOperation warpOperation = {}; // Kind::Warp
   std::string kernel;
   std::string location;     // "model.mlir:12:8", or "-"
 };

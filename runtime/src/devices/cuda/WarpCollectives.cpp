@@ -1,0 +1,209 @@
+//===- WarpCollectives.cpp - what a warp's collective computes ------------===//
+//
+// Each operation follows the PTX ISA's definition: shfl.sync's lane
+// arithmetic with the clamp value and segment mask of its c operand,
+// vote.sync over the member mask, and mma.sync.m16n8k16.row.col with f32
+// accumulators in the ISA's fragment layouts (groupID = lane / 4,
+// threadID_in_group = lane % 4):
+//
+//   A (16 x 16, row-major), a_i, i < 8, two to a register (a_0 low):
+//     row = groupID + 8 * ((i / 2) % 2),  col = 2 * tig + i % 2 + 8 * (i / 4)
+//   B (16 x 8, column-major), b_i, i < 4:
+//     row = 2 * tig + i % 2 + 8 * (i / 2),  col = groupID
+//   C, D (16 x 8), c_i, i < 4:
+//     row = groupID + 8 * (i / 2),  col = 2 * tig + i % 2
+//
+// The products of bf16 or f16 values are exact in double; D is their sum
+// with C in double, rounded once to f32. Tensor cores sum in an order and
+// with intermediate roundings the ISA leaves open, so the last bit of a
+// hardware result may differ.
+//
+//===----------------------------------------------------------------------===//
+
+#include "devices/cuda/WarpCollectives.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace lcc::runtime::cuda {
+namespace {
+
+namespace abi = lcm::emulator;
+
+bool inMask(uint32_t mask, uint32_t lane) { return (mask >> lane) & 1; }
+
+float asFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+/// shfl.sync: in {a, b, c}, out {d, p}.
+std::string shuffle(abi::WarpOperation mode, uint32_t mask,
+                    std::array<WarpLane, kWarpSize> &lanes) {
+  std::string problem;
+  std::array<uint32_t, kWarpSize> source{};
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane)
+    source[lane] = lanes[lane].in[0];
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    if (!inMask(mask, lane))
+      continue;
+    const auto &in = lanes[lane].in;
+    int32_t b = int32_t(in[1] & 31);
+    int32_t clamp = int32_t(in[2] & 31);
+    int32_t segmentMask = int32_t((in[2] >> 8) & 31);
+    int32_t maxLane = (int32_t(lane) & segmentMask) | (clamp & ~segmentMask);
+    int32_t minLane = int32_t(lane) & segmentMask;
+    int32_t j = 0;
+    bool inRange = false;
+    switch (mode) {
+    case abi::kShuffleUp:
+      j = int32_t(lane) - b;
+      inRange = j >= maxLane;
+      break;
+    case abi::kShuffleDown:
+      j = int32_t(lane) + b;
+      inRange = j <= maxLane;
+      break;
+    case abi::kShuffleButterfly:
+      j = int32_t(lane) ^ b;
+      inRange = j <= maxLane;
+      break;
+    default:
+      j = minLane | (b & ~segmentMask);
+      inRange = j <= maxLane;
+      break;
+    }
+    if (!inRange)
+      j = int32_t(lane);
+    if (!inMask(mask, uint32_t(j))) {
+      if (problem.empty())
+        problem = "shfl.sync of lane " + std::to_string(lane) +
+                  " reads lane " + std::to_string(j) +
+                  ", which is not in its member mask";
+      j = int32_t(lane);
+    }
+    lanes[lane].out[0] = source[uint32_t(j)];
+    lanes[lane].out[1] = inRange;
+  }
+  return problem;
+}
+
+/// vote.sync: in {predicate}, out {result}.
+void vote(abi::WarpOperation mode, uint32_t mask,
+          std::array<WarpLane, kWarpSize> &lanes) {
+  uint32_t ballot = 0;
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane)
+    if (inMask(mask, lane) && lanes[lane].in[0] != 0)
+      ballot |= 1u << lane;
+  uint32_t result = 0;
+  switch (mode) {
+  case abi::kVoteAll:
+    result = ballot == mask;
+    break;
+  case abi::kVoteAny:
+    result = ballot != 0;
+    break;
+  case abi::kVoteUniform:
+    result = ballot == 0 || ballot == mask;
+    break;
+  default:
+    result = ballot;
+    break;
+  }
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane)
+    if (inMask(mask, lane))
+      lanes[lane].out[0] = result;
+}
+
+/// mma.sync.m16n8k16.row.col.f32.{bf16,f16}.f32: in {a0..a3, b0, b1,
+/// c0..c3}, out {d0..d3}.
+std::string multiplyAccumulate(bool bf16, uint32_t mask,
+                               std::array<WarpLane, kWarpSize> &lanes) {
+  if (mask != ~0u) {
+    for (WarpLane &lane : lanes)
+      lane.out.fill(0);
+    char text[16];
+    std::snprintf(text, sizeof text, "0x%08x", mask);
+    return "mma.sync with member mask " + std::string(text) +
+           ": it is a collective of all 32 lanes";
+  }
+  auto half = [&](uint32_t word, unsigned which) {
+    auto bits = uint16_t(which ? word >> 16 : word & 0xffff);
+    return double(bf16 ? bf16ToFloat(bits) : halfToFloat(bits));
+  };
+  double a[16][16], b[16][8], c[16][8];
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    uint32_t group = lane / 4, tig = lane % 4;
+    const auto &in = lanes[lane].in;
+    for (uint32_t i = 0; i < 8; ++i)
+      a[group + 8 * ((i / 2) % 2)][2 * tig + i % 2 + 8 * (i / 4)] =
+          half(in[i / 2], i % 2);
+    for (uint32_t i = 0; i < 4; ++i)
+      b[2 * tig + i % 2 + 8 * (i / 2)][group] = half(in[4 + i / 2], i % 2);
+    for (uint32_t i = 0; i < 4; ++i)
+      c[group + 8 * (i / 2)][2 * tig + i % 2] = asFloat(in[6 + i]);
+  }
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    uint32_t group = lane / 4, tig = lane % 4;
+    for (uint32_t i = 0; i < 4; ++i) {
+      uint32_t row = group + 8 * (i / 2), col = 2 * tig + i % 2;
+      double sum = c[row][col];
+      for (uint32_t k = 0; k < 16; ++k)
+        sum += a[row][k] * b[k][col];
+      lanes[lane].out[i] = bitsOf(float(sum));
+    }
+  }
+  return "";
+}
+
+} // namespace
+
+float bf16ToFloat(uint16_t bits) { return asFloat(uint32_t(bits) << 16); }
+
+float halfToFloat(uint16_t bits) {
+  uint32_t sign = bits >> 15, exponent = (bits >> 10) & 31,
+           mantissa = bits & 1023;
+  float magnitude;
+  if (exponent == 31)
+    magnitude = mantissa ? NAN : INFINITY;
+  else if (exponent == 0)
+    magnitude = std::ldexp(float(mantissa), -24);
+  else
+    magnitude = std::ldexp(float(mantissa | 1024), int(exponent) - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+std::string performWarpCollective(abi::WarpOperation operation,
+                                  uint32_t memberMask,
+                                  std::array<WarpLane, kWarpSize> &lanes) {
+  switch (operation) {
+  case abi::kShuffleUp:
+  case abi::kShuffleDown:
+  case abi::kShuffleButterfly:
+  case abi::kShuffleIndex:
+    return shuffle(operation, memberMask, lanes);
+  case abi::kVoteAll:
+  case abi::kVoteAny:
+  case abi::kVoteUniform:
+  case abi::kVoteBallot:
+    vote(operation, memberMask, lanes);
+    return "";
+  case abi::kMmaM16N8K16BF16:
+  case abi::kMmaM16N8K16F16:
+    return multiplyAccumulate(operation == abi::kMmaM16N8K16BF16, memberMask,
+                              lanes);
+  case abi::kWarpOperationCount:
+    break;
+  }
+  return "unknown warp collective";
+}
+
+} // namespace lcc::runtime::cuda
