@@ -1,5 +1,6 @@
 // RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads --canonicalize --verify-diagnostics | FileCheck %s
 // RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads="block-size=256" --canonicalize --verify-diagnostics | FileCheck %s --check-prefix=B256
+// RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads="block-size=40" --canonicalize --verify-diagnostics | FileCheck %s --check-prefix=B40
 
 // An elementwise op: its two parallel loops become one loop over 8 * 32
 // elements, thread t taking t, t + 128, ...; the column varies fastest, so
@@ -35,14 +36,28 @@ gpu.module @kernels {
 
 // -----
 
-// A row reduction: rows are shared by the threads, each thread reduces its
-// row alone (the reduction loop stays inside).
+// A row reduction over a row's neighbouring elements, with fewer rows than
+// half the threads: two lanes share each of the 64 rows, lane l folding
+// elements l, l + 2, ...; one butterfly shuffle combines them and lane 0
+// folds the result into the output. Threads beyond the rows take part in
+// the shuffle only.
 // CHECK-LABEL: gpu.func @row_max
-// CHECK: scf.for %[[ROW:.+]] = %{{.+}} to %c64 step %c128
-// CHECK-NEXT: scf.for %[[COL:.+]] = %c0 to %c16 step %c1
-// CHECK: memref.load %{{.+}}[%[[ROW]], %[[COL]]]
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[ROW:.+]] = arith.divui %[[TID]], %c2
+// CHECK: %[[LANE:.+]] = arith.remui %[[TID]], %c2
+// CHECK: %[[ACTIVE:.+]] = arith.cmpi ult, %[[ROW]], %c64
+// CHECK: %[[END:.+]] = arith.select %[[ACTIVE]], %c16, %c0
+// CHECK: %[[R:.+]] = arith.minui %[[ROW]], %c63
+// CHECK: %[[PART:.+]] = scf.for %[[COL:.+]] = %[[LANE]] to %[[END]] step %c2 iter_args
+// CHECK: memref.load %{{.+}}[%[[R]], %[[COL]]]
 // CHECK: arith.maximumf
-// CHECK: memref.store %{{.+}}, %{{.+}}[%[[ROW]]]
+// CHECK: %[[OTHER:.+]], %{{.+}} = gpu.shuffle xor %[[PART]], %c1_i32, %c32_i32 : f32
+// CHECK-NEXT: %[[BOTH:.+]] = arith.maximumf %[[PART]], %[[OTHER]]
+// CHECK-NOT: gpu.shuffle
+// CHECK: scf.if
+// CHECK-NEXT: %[[OLD:.+]] = memref.load %{{.+}}[%[[R]]]
+// CHECK-NEXT: %[[NEW:.+]] = arith.maximumf %[[OLD]], %[[BOTH]]
+// CHECK-NEXT: memref.store %[[NEW]], %{{.+}}[%[[R]]]
 gpu.module @kernels {
   gpu.func @row_max(%x: memref<64x16xf32>, %y: memref<64xf32>) kernel {
     linalg.reduce ins(%x : memref<64x16xf32>) outs(%y : memref<64xf32>) dimensions = [1]
@@ -56,17 +71,93 @@ gpu.module @kernels {
 
 // -----
 
-// A full reduction has no parallel loop: thread 0 does it.
+// A reduction written outside its parallel loop (the flash attention's
+// maximum over a [keys, queries] tile of scores) is interchanged: the
+// queries are shared by the threads, each folds the keys in the same order
+// as before (it had run on thread 0 alone). Lanes do not share a query
+// here: threads of neighbouring queries read neighbouring words.
+// CHECK-LABEL: gpu.func @max_over_keys
+// CHECK-NOT: scf.if
+// CHECK: scf.for %[[Q:.+]] = %{{.+}} to %c64 step %c128
+// CHECK-NEXT: scf.for %[[K:.+]] = %c0 to %c32 step %c1
+// CHECK: memref.load %{{.+}}[%[[K]], %[[Q]]]
+// CHECK: arith.maximumf
+// CHECK: memref.store %{{.+}}, %{{.+}}[%[[Q]]]
+gpu.module @kernels {
+  gpu.func @max_over_keys(%s: memref<32x64xf32>, %m: memref<64xf32>) kernel {
+    linalg.generic {indexing_maps = [affine_map<(k, q) -> (k, q)>, affine_map<(k, q) -> (q)>],
+                    iterator_types = ["reduction", "parallel"]}
+        ins(%s : memref<32x64xf32>) outs(%m : memref<64xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %x = arith.maximumf %a, %b : f32
+      linalg.yield %x : f32
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// A product whose reduction sits between its parallel loops ([queries,
+// keys, values]): both parallel loops are shared, 64 * 16 elements over the
+// block (only the 64 rows had been), each a sum over the keys.
+// CHECK-LABEL: gpu.func @scores_times_values
+// CHECK: scf.for %[[L:.+]] = %{{.+}} to %c1024 step %c128
+// CHECK: %[[QV:.+]]:2 = affine.delinearize_index %[[L]] into (64, 16)
+// CHECK-NEXT: scf.for %[[K:.+]] = %c0 to %c32 step %c1
+// CHECK: memref.load %{{.+}}[%[[QV]]#0, %[[K]]]
+// CHECK: memref.load %{{.+}}[%[[K]], %[[QV]]#1]
+gpu.module @kernels {
+  gpu.func @scores_times_values(%p: memref<64x32xf32>, %v: memref<32x16xf32>, %o: memref<64x16xf32>) kernel {
+    linalg.generic {indexing_maps = [affine_map<(q, k, d) -> (q, k)>, affine_map<(q, k, d) -> (k, d)>, affine_map<(q, k, d) -> (q, d)>],
+                    iterator_types = ["parallel", "reduction", "parallel"]}
+        ins(%p, %v : memref<64x32xf32>, memref<32x16xf32>) outs(%o : memref<64x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %x = arith.mulf %a, %b : f32
+      %y = arith.addf %c, %x : f32
+      linalg.yield %y : f32
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// A reduction to one value is shared by the block: thread t sums elements
+// t, t + 128, ...; each warp combines its lanes' sums by butterfly
+// shuffles; lane 0 of each of the 4 warps leaves its sum, and after a
+// barrier thread 0 adds them to the output.
 // CHECK-LABEL: gpu.func @total
 // CHECK: %[[TID:.+]] = gpu.thread_id x
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[TID]], %c0
 // CHECK: gpu.barrier
+// CHECK: %[[PART:.+]] = scf.for %[[K:.+]] = %[[TID]] to %c64 step %c128 iter_args(%[[ACC:.+]] = %cst)
+// CHECK: %[[X:.+]] = memref.load %{{.+}}[%[[K]]]
+// CHECK: arith.addf %[[X]], %[[ACC]]
+// CHECK: gpu.shuffle xor %[[PART]], %c16_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.+}}, %c8_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.+}}, %c4_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.+}}, %c2_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle xor %{{.+}}, %c1_i32, %c32_i32 : f32
+// CHECK: scf.if
+// CHECK-NEXT: memref.store %{{.+}}, %[[PARTS:.+]][
+// CHECK: gpu.barrier
 // CHECK-NEXT: scf.if %[[FIRST]] {
-// CHECK-NEXT: scf.for
+// CHECK-COUNT-4: memref.load %[[PARTS]]
+// CHECK: memref.load %{{.+}}[] : memref<f32>
 // CHECK: memref.store
-// CHECK-NEXT: }
-// CHECK-NEXT: }
-// CHECK-NEXT: gpu.barrier
+// CHECK: gpu.barrier
+// A block that is not whole warps (40 threads) leaves it to thread 0.
+// B40-LABEL: gpu.func @total
+// B40: %[[TID:.+]] = gpu.thread_id x
+// B40: %[[FIRST:.+]] = arith.cmpi eq, %[[TID]], %c0
+// B40: gpu.barrier
+// B40-NEXT: scf.if %[[FIRST]] {
+// B40-NEXT: scf.for
+// B40: memref.store
+// B40-NEXT: }
+// B40-NEXT: }
+// B40-NEXT: gpu.barrier
 gpu.module @kernels {
   gpu.func @total(%x: memref<64xf32>, %y: memref<f32>) kernel {
     linalg.reduce ins(%x : memref<64xf32>) outs(%y : memref<f32>) dimensions = [0]
@@ -74,6 +165,28 @@ gpu.module @kernels {
         %s = arith.addf %a, %b : f32
         linalg.yield %s : f32
       }
+    gpu.return
+  }
+}
+
+// -----
+
+// Over several reduction loops (a loss over [batch, positions]) the
+// threads stride over all their elements together.
+// CHECK-LABEL: gpu.func @total_2d
+// CHECK: scf.for %[[L:.+]] = %{{.+}} to %c128 step %c128 iter_args
+// CHECK-NEXT: %[[BP:.+]]:2 = affine.delinearize_index %[[L]] into (2, 64)
+// CHECK-NEXT: memref.load %{{.+}}[%[[BP]]#0, %[[BP]]#1]
+// CHECK-COUNT-5: gpu.shuffle xor
+gpu.module @kernels {
+  gpu.func @total_2d(%x: memref<2x64xf32>, %y: memref<f32>) kernel {
+    linalg.generic {indexing_maps = [affine_map<(b, p) -> (b, p)>, affine_map<(b, p) -> ()>],
+                    iterator_types = ["reduction", "reduction"]}
+        ins(%x : memref<2x64xf32>) outs(%y : memref<f32>) {
+    ^bb0(%a: f32, %b: f32):
+      %s = arith.addf %b, %a : f32
+      linalg.yield %s : f32
+    }
     gpu.return
   }
 }
