@@ -105,6 +105,9 @@ std::optional<abi::WarpOperation> warpOperation(StringRef intrinsic) {
         return operation;
     return std::nullopt;
   }
+  // ldmatrix is overloaded on its pointer's address space: ".p3".
+  if (intrinsic.starts_with("llvm.nvvm.ldmatrix."))
+    intrinsic.consume_back(".p3");
   return StringSwitch<std::optional<abi::WarpOperation>>(intrinsic)
       .Case("llvm.nvvm.vote.all.sync", abi::kVoteAll)
       .Case("llvm.nvvm.vote.any.sync", abi::kVoteAny)
@@ -112,6 +115,15 @@ std::optional<abi::WarpOperation> warpOperation(StringRef intrinsic) {
       .Case("llvm.nvvm.vote.ballot.sync", abi::kVoteBallot)
       .Case("llvm.nvvm.mma.m16n8k16.row.col.bf16", abi::kMmaM16N8K16BF16)
       .Case("llvm.nvvm.mma.m16n8k16.row.col.f32.f32", abi::kMmaM16N8K16F16)
+      .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.b16", abi::kLdMatrixX1)
+      .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.b16", abi::kLdMatrixX2)
+      .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16", abi::kLdMatrixX4)
+      .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.trans.b16",
+            abi::kLdMatrixX1Trans)
+      .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16",
+            abi::kLdMatrixX2Trans)
+      .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16",
+            abi::kLdMatrixX4Trans)
       .Default(std::nullopt);
 }
 
@@ -467,14 +479,26 @@ void EmulatedKernels::replaceWarpCollective(CallInst *call,
       return b.CreateZExt(value, i32);
     return b.CreateBitCast(value, i32);
   };
-  bool isMma = operation == abi::kMmaM16N8K16BF16 ||
-               operation == abi::kMmaM16N8K16F16;
-  // shfl and vote take the member mask first; mma.sync is the whole warp's.
-  Value *mask = isMma ? b.getInt32(~0u) : call->getArgOperand(0);
-  unsigned first = isMma ? 0 : 1;
-  for (unsigned i = first; i < call->arg_size(); ++i)
-    b.CreateStore(word(call->getArgOperand(i)),
-                  b.CreateConstInBoundsGEP1_32(i32, in, i - first));
+  bool wholeWarp = operation == abi::kMmaM16N8K16BF16 ||
+                   operation == abi::kMmaM16N8K16F16 ||
+                   abi::isLdMatrix(operation);
+  // shfl and vote take the member mask first; mma.sync and ldmatrix are
+  // the whole warp's.
+  Value *mask = wholeWarp ? b.getInt32(~0u) : call->getArgOperand(0);
+  if (abi::isLdMatrix(operation)) {
+    // The row's address, as two words.
+    Value *address = b.CreatePtrToInt(
+        b.CreateAddrSpaceCast(call->getArgOperand(0), pointer), b.getInt64Ty());
+    b.CreateStore(b.CreateTrunc(address, i32),
+                  b.CreateConstInBoundsGEP1_32(i32, in, 0));
+    b.CreateStore(b.CreateTrunc(b.CreateLShr(address, 32), i32),
+                  b.CreateConstInBoundsGEP1_32(i32, in, 1));
+  } else {
+    unsigned first = wholeWarp ? 0 : 1;
+    for (unsigned i = first; i < call->arg_size(); ++i)
+      b.CreateStore(word(call->getArgOperand(i)),
+                    b.CreateConstInBoundsGEP1_32(i32, in, i - first));
+  }
   Value *function =
       b.CreateLoad(pointer, field(b, thread, abi::kWarpField), "warp");
   b.CreateCall(FunctionType::get(b.getVoidTy(),

@@ -73,6 +73,10 @@ using BarrierFunction = void (*)(ThreadContext *thread, uint32_t site);
 ///   mma.m16n8k16.*: in {a0..a3, b0, b1, c0..c3} (A's and B's fragments of
 ///           two 16-bit values a register, C's of f32), out {d0..d3}, in
 ///           the PTX ISA's fragment layouts for row-major A, column-major B.
+///   ldmatrix.*: in {address bits 0-31, 32-63} (of the lane's row in shared
+///           memory, 8 16-bit values; lanes 8i-8i+7 give matrix i's rows),
+///           out one register per matrix. Its site is also a 16-byte
+///           shared load of each row, which memcheck and racecheck see.
 enum WarpOperation : uint32_t {
   kShuffleUp,
   kShuffleDown,
@@ -84,13 +88,27 @@ enum WarpOperation : uint32_t {
   kVoteBallot,
   kMmaM16N8K16BF16,
   kMmaM16N8K16F16,
+  kLdMatrixX1,
+  kLdMatrixX2,
+  kLdMatrixX4,
+  kLdMatrixX1Trans,
+  kLdMatrixX2Trans,
+  kLdMatrixX4Trans,
   kWarpOperationCount,
 };
 
 inline constexpr const char *kWarpOperationNames[kWarpOperationCount] = {
     "shfl.up",  "shfl.down", "shfl.bfly",   "shfl.idx",
     "vote.all", "vote.any",  "vote.uni",    "vote.ballot",
-    "mma.m16n8k16.bf16", "mma.m16n8k16.f16"};
+    "mma.m16n8k16.bf16", "mma.m16n8k16.f16",
+    "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4",
+    "ldmatrix.x1.trans", "ldmatrix.x2.trans", "ldmatrix.x4.trans"};
+
+/// Whether `operation` is an ldmatrix (a warp collective that reads shared
+/// memory).
+inline bool isLdMatrix(WarpOperation operation) {
+  return operation >= kLdMatrixX1 && operation <= kLdMatrixX4Trans;
+}
 
 /// Words in and out of a warp collective, at most.
 constexpr unsigned kWarpWordsIn = 10;

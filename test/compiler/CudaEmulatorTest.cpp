@@ -36,6 +36,8 @@ namespace {
 constexpr int64_t kThreads = 64;
 constexpr int64_t kBlocks = 3;
 constexpr int64_t kElements = kThreads * kBlocks;
+/// Dynamic shared memory: a float per thread, or two warps' ldmatrix tiles.
+constexpr int64_t kSharedBytes = 1536;
 
 // Each block reverses its slice of x into y through shared memory:
 // s[t] = x[b*n + t]; barrier; y[b*n + t] = s[n-1-t].
@@ -176,6 +178,208 @@ define ptx_kernel void @warp_ballot(ptr %x, ptr %y) {
 }
 
 declare float @llvm.floor.f32(float)
+declare {i32, i32, i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3))
+declare {i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3))
+
+; Each warp stages A (16 x 16) and B (16 x 8) as bf16 in its 768 bytes of
+; the dynamic shared memory,
+; lane l writing 8 elements of A and 4 of B, waits at a barrier, then
+; loads mma's fragments with ldmatrix (x4 for A, x2.trans for B) and stores
+; D = A B; warp w stores its d_(w % 4).
+define ptx_kernel void @warp_ldmatrix_mma(ptr %x, ptr %y) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %blk = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %lane = and i32 %t, 31
+  %w = lshr i32 %t, 5
+  %wbase = mul i32 %w, 384
+  %l8 = mul i32 %lane, 8
+  %l4 = mul i32 %lane, 4
+  br label %fillA
+fillA:
+  %i = phi i32 [ 0, %entry ], [ %i1, %fillA ]
+  %e = add i32 %l8, %i
+  %e7 = mul i32 %e, 7
+  %m7 = urem i32 %e7, 11
+  %s7 = sub i32 %m7, 5
+  %f7 = sitofp i32 %s7 to float
+  %b7 = bitcast float %f7 to i32
+  %h7 = lshr i32 %b7, 16
+  %v7 = trunc i32 %h7 to i16
+  %ai = add i32 %wbase, %e
+  %ai64 = zext i32 %ai to i64
+  %ap0 = getelementptr i16, ptr addrspace(3) @shared, i64 %ai64
+  store i16 %v7, ptr addrspace(3) %ap0
+  %i1 = add i32 %i, 1
+  %doneA = icmp eq i32 %i1, 8
+  br i1 %doneA, label %fillB, label %fillA
+fillB:
+  %j = phi i32 [ 0, %fillA ], [ %j1, %fillB ]
+  %f = add i32 %l4, %j
+  %f5 = mul i32 %f, 5
+  %m5 = urem i32 %f5, 7
+  %s5 = sub i32 %m5, 3
+  %g5 = sitofp i32 %s5 to float
+  %b5 = bitcast float %g5 to i32
+  %h5 = lshr i32 %b5, 16
+  %v5 = trunc i32 %h5 to i16
+  %bb = add i32 %wbase, 256
+  %bi = add i32 %bb, %f
+  %bi64 = zext i32 %bi to i64
+  %bp0 = getelementptr i16, ptr addrspace(3) @shared, i64 %bi64
+  store i16 %v5, ptr addrspace(3) %bp0
+  %j1 = add i32 %j, 1
+  %doneB = icmp eq i32 %j1, 4
+  br i1 %doneB, label %load, label %fillB
+load:
+  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  %q = lshr i32 %lane, 3
+  %r = and i32 %lane, 7
+  %qlo = and i32 %q, 1
+  %qhi = lshr i32 %q, 1
+  %qlo8 = mul i32 %qlo, 8
+  %arow = add i32 %r, %qlo8
+  %arow16 = mul i32 %arow, 16
+  %qhi8 = mul i32 %qhi, 8
+  %aelem = add i32 %arow16, %qhi8
+  %aidx = add i32 %wbase, %aelem
+  %aidx64 = zext i32 %aidx to i64
+  %ap = getelementptr i16, ptr addrspace(3) @shared, i64 %aidx64
+  %a = call {i32, i32, i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3) %ap)
+  %l16 = and i32 %lane, 15
+  %l16x8 = mul i32 %l16, 8
+  %bidx0 = add i32 %wbase, 256
+  %bidx = add i32 %bidx0, %l16x8
+  %bidx64 = zext i32 %bidx to i64
+  %bp = getelementptr i16, ptr addrspace(3) @shared, i64 %bidx64
+  %b = call {i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3) %bp)
+  %a0 = extractvalue {i32, i32, i32, i32} %a, 0
+  %a1 = extractvalue {i32, i32, i32, i32} %a, 1
+  %a2 = extractvalue {i32, i32, i32, i32} %a, 2
+  %a3 = extractvalue {i32, i32, i32, i32} %a, 3
+  %b0 = extractvalue {i32, i32} %b, 0
+  %b1 = extractvalue {i32, i32} %b, 1
+  %d = call {float, float, float, float} @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32 %a0, i32 %a1, i32 %a2, i32 %a3, i32 %b0, i32 %b1, float 0.0, float 0.0, float 0.0, float 0.0)
+  %d0 = extractvalue {float, float, float, float} %d, 0
+  %d1 = extractvalue {float, float, float, float} %d, 1
+  %d2 = extractvalue {float, float, float, float} %d, 2
+  %d3 = extractvalue {float, float, float, float} %d, 3
+  %base = mul i32 %blk, %n
+  %gi = add i32 %base, %t
+  %gw = lshr i32 %gi, 5
+  %k = and i32 %gw, 3
+  %is1 = icmp eq i32 %k, 1
+  %is2 = icmp eq i32 %k, 2
+  %is3 = icmp eq i32 %k, 3
+  %e1 = select i1 %is1, float %d1, float %d0
+  %e2 = select i1 %is2, float %d2, float %e1
+  %e3 = select i1 %is3, float %d3, float %e2
+  %gi64 = zext i32 %gi to i64
+  %yp = getelementptr float, ptr %y, i64 %gi64
+  store float %e3, ptr %yp
+  ret void
+}
+
+; Each warp stages A (16 x 16) and B (16 x 8) as bf16 in its 768 bytes of
+; the dynamic shared memory,
+; lane l writing 8 elements of A and 4 of B, does NOT wait for the others, then
+; loads mma's fragments with ldmatrix (x4 for A, x2.trans for B) and stores
+; D = A B; warp w stores its d_(w % 4).
+define ptx_kernel void @warp_ldmatrix_without_barrier(ptr %x, ptr %y) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %blk = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %lane = and i32 %t, 31
+  %w = lshr i32 %t, 5
+  %wbase = mul i32 %w, 384
+  %l8 = mul i32 %lane, 8
+  %l4 = mul i32 %lane, 4
+  br label %fillA
+fillA:
+  %i = phi i32 [ 0, %entry ], [ %i1, %fillA ]
+  %e = add i32 %l8, %i
+  %e7 = mul i32 %e, 7
+  %m7 = urem i32 %e7, 11
+  %s7 = sub i32 %m7, 5
+  %f7 = sitofp i32 %s7 to float
+  %b7 = bitcast float %f7 to i32
+  %h7 = lshr i32 %b7, 16
+  %v7 = trunc i32 %h7 to i16
+  %ai = add i32 %wbase, %e
+  %ai64 = zext i32 %ai to i64
+  %ap0 = getelementptr i16, ptr addrspace(3) @shared, i64 %ai64
+  store i16 %v7, ptr addrspace(3) %ap0
+  %i1 = add i32 %i, 1
+  %doneA = icmp eq i32 %i1, 8
+  br i1 %doneA, label %fillB, label %fillA
+fillB:
+  %j = phi i32 [ 0, %fillA ], [ %j1, %fillB ]
+  %f = add i32 %l4, %j
+  %f5 = mul i32 %f, 5
+  %m5 = urem i32 %f5, 7
+  %s5 = sub i32 %m5, 3
+  %g5 = sitofp i32 %s5 to float
+  %b5 = bitcast float %g5 to i32
+  %h5 = lshr i32 %b5, 16
+  %v5 = trunc i32 %h5 to i16
+  %bb = add i32 %wbase, 256
+  %bi = add i32 %bb, %f
+  %bi64 = zext i32 %bi to i64
+  %bp0 = getelementptr i16, ptr addrspace(3) @shared, i64 %bi64
+  store i16 %v5, ptr addrspace(3) %bp0
+  %j1 = add i32 %j, 1
+  %doneB = icmp eq i32 %j1, 4
+  br i1 %doneB, label %load, label %fillB
+load:
+
+  %q = lshr i32 %lane, 3
+  %r = and i32 %lane, 7
+  %qlo = and i32 %q, 1
+  %qhi = lshr i32 %q, 1
+  %qlo8 = mul i32 %qlo, 8
+  %arow = add i32 %r, %qlo8
+  %arow16 = mul i32 %arow, 16
+  %qhi8 = mul i32 %qhi, 8
+  %aelem = add i32 %arow16, %qhi8
+  %aidx = add i32 %wbase, %aelem
+  %aidx64 = zext i32 %aidx to i64
+  %ap = getelementptr i16, ptr addrspace(3) @shared, i64 %aidx64
+  %a = call {i32, i32, i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3) %ap)
+  %l16 = and i32 %lane, 15
+  %l16x8 = mul i32 %l16, 8
+  %bidx0 = add i32 %wbase, 256
+  %bidx = add i32 %bidx0, %l16x8
+  %bidx64 = zext i32 %bidx to i64
+  %bp = getelementptr i16, ptr addrspace(3) @shared, i64 %bidx64
+  %b = call {i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3) %bp)
+  %a0 = extractvalue {i32, i32, i32, i32} %a, 0
+  %a1 = extractvalue {i32, i32, i32, i32} %a, 1
+  %a2 = extractvalue {i32, i32, i32, i32} %a, 2
+  %a3 = extractvalue {i32, i32, i32, i32} %a, 3
+  %b0 = extractvalue {i32, i32} %b, 0
+  %b1 = extractvalue {i32, i32} %b, 1
+  %d = call {float, float, float, float} @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32 %a0, i32 %a1, i32 %a2, i32 %a3, i32 %b0, i32 %b1, float 0.0, float 0.0, float 0.0, float 0.0)
+  %d0 = extractvalue {float, float, float, float} %d, 0
+  %d1 = extractvalue {float, float, float, float} %d, 1
+  %d2 = extractvalue {float, float, float, float} %d, 2
+  %d3 = extractvalue {float, float, float, float} %d, 3
+  %base = mul i32 %blk, %n
+  %gi = add i32 %base, %t
+  %gw = lshr i32 %gi, 5
+  %k = and i32 %gw, 3
+  %is1 = icmp eq i32 %k, 1
+  %is2 = icmp eq i32 %k, 2
+  %is3 = icmp eq i32 %k, 3
+  %e1 = select i1 %is1, float %d1, float %d0
+  %e2 = select i1 %is2, float %d2, float %e1
+  %e3 = select i1 %is3, float %d3, float %e2
+  %gi64 = zext i32 %gi to i64
+  %yp = getelementptr float, ptr %y, i64 %gi64
+  store float %e3, ptr %yp
+  ret void
+}
 
 ; Every lane holds A = 1 and B = 2 (bf16 pairs) and c_k = k: each d_k is
 ; 32 + k. Warp w stores its d_(w % 4).
@@ -263,7 +467,7 @@ std::vector<uint8_t> kernelModule(const std::string &kernel) {
   executable.format = lcm::ExecutableFormat::CudaEmulator;
   executable.target = "sm_90";
   executable.entryPoints = {
-      {kernel, 2, {uint32_t(kThreads), 1, 1}, uint32_t(kThreads * 4),
+      {kernel, 2, {uint32_t(kThreads), 1, 1}, uint32_t(kSharedBytes),
        std::nullopt, std::nullopt}};
   executable.data.assign(emulatorObject().begin(), emulatorObject().end());
   spec.executables = {executable};
@@ -395,6 +599,49 @@ TEST(CudaEmulator, RunsAnMmaSync) {
   for (int64_t i = 0; i < kElements; ++i)
     expected[i] = float(32 + (i / 32) % 4);
   EXPECT_EQ(result.y, expected);
+}
+
+/// What warp_ldmatrix_mma stores: A[r][k] = (7 (16 r + k)) % 11 - 5,
+/// B[k][n] = (5 (8 k + n)) % 7 - 3, D = A B; warp w's lane l stores d_(w % 4)
+/// at its place in the PTX ISA's C/D layout.
+std::vector<float> ldmatrixProducts() {
+  int a[16][16], b[16][8];
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k)
+      a[r][k] = (7 * (16 * r + k)) % 11 - 5;
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < 8; ++n)
+      b[k][n] = (5 * (8 * k + n)) % 7 - 3;
+  std::vector<float> y(kElements);
+  for (int64_t i = 0; i < kElements; ++i) {
+    int lane = int(i % 32), d = int((i / 32) % 4);
+    int row = lane / 4 + 8 * (d / 2), col = 2 * (lane % 4) + d % 2;
+    int sum = 0;
+    for (int k = 0; k < 16; ++k)
+      sum += a[row][k] * b[k][col];
+    y[i] = float(sum);
+  }
+  return y;
+}
+
+TEST(CudaEmulator, RunsLdMatrixIntoAnMmaSync) {
+  for (const char *order : {"forward", "shuffled:7"}) {
+    KernelRun result =
+        runKernel("warp_ldmatrix_mma", "memcheck,racecheck", order);
+    EXPECT_EQ(result.error, "") << order;
+    EXPECT_EQ(result.y, ldmatrixProducts()) << order;
+  }
+}
+
+TEST(CudaEmulator, RacecheckFindsAnLdMatrixBeforeTheBarrier) {
+  KernelRun result = runKernel("warp_ldmatrix_without_barrier", "racecheck");
+  EXPECT_NE(result.error.find("racecheck: read-after-write hazard on shared "
+                              "memory byte"),
+            std::string::npos)
+      << result.error;
+  EXPECT_NE(result.error.find("(the warp collective ldmatrix.x4 #"),
+            std::string::npos)
+      << result.error;
 }
 
 TEST(CudaEmulator, ReportsAShuffleHalfTheWarpNeverReaches) {

@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -275,6 +276,104 @@ TEST(WarpCollectives, MmaOfPartOfTheWarpIsUndefined) {
             "mma.sync with member mask 0x0000ffff: it is a collective of all "
             "32 lanes");
   EXPECT_EQ(lanes[0].out[0], 0u);
+}
+
+/// The lanes' in words for ldmatrix: lane l gives `rows[l]`.
+std::array<WarpLane, kWarpSize> rowAddresses(const uint16_t *const *rows,
+                                             unsigned count) {
+  std::array<WarpLane, kWarpSize> lanes{};
+  for (unsigned lane = 0; lane < count; ++lane) {
+    auto address = uint64_t(reinterpret_cast<uintptr_t>(rows[lane]));
+    lanes[lane].in[0] = uint32_t(address);
+    lanes[lane].in[1] = uint32_t(address >> 32);
+  }
+  return lanes;
+}
+
+RowReader direct() {
+  return [](uint32_t, const uint8_t *address) { return address; };
+}
+
+TEST(WarpCollectives, LdMatrixGivesEachLaneTwoValuesOfARow) {
+  // Four 8 x 8 matrices, value = 1000 m + 10 r + c.
+  alignas(16) uint16_t matrices[4][8][8];
+  const uint16_t *rows[32];
+  for (int m = 0; m < 4; ++m)
+    for (int r = 0; r < 8; ++r) {
+      for (int c = 0; c < 8; ++c)
+        matrices[m][r][c] = uint16_t(1000 * m + 10 * r + c);
+      rows[8 * m + r] = matrices[m][r];
+    }
+  auto plain = rowAddresses(rows, 32);
+  ASSERT_EQ(performWarpCollective(emu::kLdMatrixX4, ~0u, plain, direct()), "");
+  auto transposed = rowAddresses(rows, 32);
+  ASSERT_EQ(performWarpCollective(emu::kLdMatrixX4Trans, ~0u, transposed,
+                                  direct()),
+            "");
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane)
+    for (int m = 0; m < 4; ++m) {
+      int row = int(lane) / 4, column = 2 * (int(lane) % 4);
+      uint32_t expected = uint32_t(1000 * m + 10 * row + column) |
+                          uint32_t(1000 * m + 10 * row + column + 1) << 16;
+      EXPECT_EQ(plain[lane].out[m], expected) << lane << " " << m;
+      // Transposed: column `row` of rows `column` and `column + 1`.
+      uint32_t expectedT = uint32_t(1000 * m + 10 * column + row) |
+                           uint32_t(1000 * m + 10 * (column + 1) + row) << 16;
+      EXPECT_EQ(transposed[lane].out[m], expectedT) << lane << " " << m;
+    }
+  // .x1 reads lanes 0-7's rows only and fills one register.
+  auto one = rowAddresses(rows, 8);
+  ASSERT_EQ(performWarpCollective(emu::kLdMatrixX1, ~0u, one, direct()), "");
+  EXPECT_EQ(one[5].out[0], plain[5].out[0]);
+  EXPECT_EQ(one[5].out[1], 0u);
+}
+
+TEST(WarpCollectives, LdMatrixFragmentsAreTheMmaFragments) {
+  // A (16 x 16) and B (16 x 8) row-major in memory, as a kernel stages them:
+  // ldmatrix.x4 of A's four 8 x 8 quarters gives mma's a0-a7, and
+  // ldmatrix.x2.trans of B's two 8 x 8 halves its b0-b3.
+  MmaCase mma;
+  alignas(16) uint16_t a[16][16], b[16][8];
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 16; ++k)
+      a[r][k] = bf16Of(mma.a[r][k]);
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < 8; ++n)
+      b[k][n] = bf16Of(mma.b[k][n]);
+  const uint16_t *aRows[32], *bRows[32];
+  for (int lane = 0; lane < 32; ++lane) {
+    int quarter = lane / 8, r = lane % 8;
+    aRows[lane] = &a[r + 8 * (quarter % 2)][8 * (quarter / 2)];
+    bRows[lane] = b[lane % 16];
+  }
+  auto aLanes = rowAddresses(aRows, 32);
+  auto bLanes = rowAddresses(bRows, 16);
+  ASSERT_EQ(performWarpCollective(emu::kLdMatrixX4, ~0u, aLanes, direct()), "");
+  ASSERT_EQ(
+      performWarpCollective(emu::kLdMatrixX2Trans, ~0u, bLanes, direct()), "");
+  auto lanes = mma.lanes(bf16Of);
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(aLanes[lane].out[i], lanes[lane].in[i]) << lane << " a" << i;
+    for (int i = 0; i < 2; ++i)
+      EXPECT_EQ(bLanes[lane].out[i], lanes[lane].in[4 + i]) << lane << " b" << i;
+  }
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    std::copy_n(aLanes[lane].out.begin(), 4, lanes[lane].in.begin());
+    std::copy_n(bLanes[lane].out.begin(), 2, lanes[lane].in.begin() + 4);
+  }
+  ASSERT_EQ(performWarpCollective(emu::kMmaM16N8K16BF16, ~0u, lanes), "");
+  mma.expectProduct(lanes);
+}
+
+TEST(WarpCollectives, LdMatrixOfAMisalignedRowIsUndefined) {
+  alignas(16) uint16_t storage[9 * 8 + 1];
+  const uint16_t *rows[32];
+  for (int lane = 0; lane < 8; ++lane)
+    rows[lane] = storage + 8 * lane + (lane == 3 ? 1 : 0);
+  auto lanes = rowAddresses(rows, 8);
+  EXPECT_EQ(performWarpCollective(emu::kLdMatrixX1, ~0u, lanes, direct()),
+            "ldmatrix row address of lane 3 is not 16-byte aligned");
 }
 
 } // namespace

@@ -537,6 +537,11 @@ Status EmulatorModule::readTables(const std::string &what) {
         return invalid(abi::kSitesSymbol, line);
       site.kind = EmulatorSite::Kind::Warp;
       site.warpOperation = abi::WarpOperation(name - names);
+      if (abi::isLdMatrix(site.warpOperation)) {
+        // Each lane's row: a 16-byte load from shared memory.
+        site.space = EmulatorSite::Space::Shared;
+        site.bytes = 16;
+      }
       site.kernel = parts[1];
       site.location = parts[3];
       sites.push_back(std::move(site));

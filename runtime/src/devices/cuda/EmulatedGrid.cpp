@@ -469,8 +469,14 @@ bool GridRun::performWarpCollective(uint32_t warpBase, uint32_t lanes,
   for (uint32_t index : waiting)
     std::copy_n(threads[index]->warpIn, abi::kWarpWordsIn,
                 data[index - warpBase].in.begin());
+  // An ldmatrix lane's row is its 16-byte load, checked as the lane's.
+  RowReader rows = [&](uint32_t lane, const uint8_t *address) {
+    Thread &reader = *threads[warpBase + lane];
+    return static_cast<const uint8_t *>(
+        access(reader, const_cast<uint8_t *>(address), site));
+  };
   std::string problem = cuda::performWarpCollective(
-      sites[site].warpOperation, mask, data);
+      sites[site].warpOperation, mask, data, rows);
   if (!problem.empty())
     record(barrierFindings, "warp-result:" + std::to_string(site), [&] {
       return "synccheck: " + problem + " in " + describeLaunch() + ", block " +
@@ -510,8 +516,10 @@ void GridRun::prepareSiteChecks() {
   siteChecks.assign(sites.size(), SiteCheck());
   for (uint32_t site = 0; site < sites.size(); ++site) {
     const EmulatorSite &at = sites[site];
+    // A warp collective's site is checked when it reads memory (ldmatrix).
     if (at.kernel != kernel.name || at.kind == EmulatorSite::Kind::Barrier ||
-        at.kind == EmulatorSite::Kind::Warp)
+        (at.kind == EmulatorSite::Kind::Warp &&
+         !abi::isLdMatrix(at.warpOperation)))
       continue;
     Range range;
     switch (at.space) {
@@ -604,7 +612,11 @@ void *GridRun::accessOutsideItsBuffer(Thread &thread, void *address,
       else
         where = "overrunning the end of " + buffer;
     }
-    return "memcheck: invalid " + std::string(kindName(at.kind)) + " of " +
+    // An ldmatrix's access is a lane's load of its row.
+    const char *kind = at.kind == EmulatorSite::Kind::Warp
+                           ? "load"
+                           : kindName(at.kind);
+    return "memcheck: invalid " + std::string(kind) + " of " +
            std::to_string(at.bytes) + " bytes at " + hexAddress(address) +
            " in " + describeLaunch() + ", " + describeThread(thread) + ": " +
            where + "; " + describeSite(site);

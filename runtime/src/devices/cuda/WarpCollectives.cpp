@@ -18,6 +18,11 @@
 // with intermediate roundings the ISA leaves open, so the last bit of a
 // hardware result may differ.
 //
+// ldmatrix.sync.aligned.m8n8.x{1,2,4}[.trans].b16 loads 8 x 8 matrices of
+// 16-bit values whose rows lanes 8i-8i+7 address (16 bytes each): lane l's
+// register i holds row l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of
+// matrix i; with .trans, column l / 4 of rows 2 (l % 4) and 2 (l % 4) + 1.
+//
 //===----------------------------------------------------------------------===//
 
 #include "devices/cuda/WarpCollectives.h"
@@ -164,6 +169,41 @@ std::string multiplyAccumulate(bool bf16, uint32_t mask,
   return "";
 }
 
+/// ldmatrix: in {address low, address high}, out one register a matrix.
+std::string loadMatrices(unsigned matrices, bool transposed, uint32_t mask,
+                         std::array<WarpLane, kWarpSize> &lanes,
+                         const RowReader &rows) {
+  for (WarpLane &lane : lanes)
+    lane.out.fill(0);
+  if (mask != ~0u || !rows)
+    return "ldmatrix of part of a warp: it is a collective of all 32 lanes";
+  // Each matrix's 8 rows of 8 16-bit values, as the lanes address them.
+  uint16_t values[4][8][8];
+  std::string problem;
+  for (uint32_t lane = 0; lane < 8 * matrices; ++lane) {
+    uint64_t address =
+        uint64_t(lanes[lane].in[0]) | uint64_t(lanes[lane].in[1]) << 32;
+    if (address % 16 != 0 && problem.empty())
+      problem = "ldmatrix row address of lane " + std::to_string(lane) +
+                " is not 16-byte aligned";
+    const uint8_t *row =
+        rows(lane, reinterpret_cast<const uint8_t *>(uintptr_t(address)));
+    std::memcpy(values[lane / 8][lane % 8], row, 16);
+  }
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane)
+    for (unsigned matrix = 0; matrix < matrices; ++matrix) {
+      uint32_t word = 0;
+      for (unsigned half = 0; half < 2; ++half) {
+        unsigned row = lane / 4, column = 2 * (lane % 4) + half;
+        uint16_t value = transposed ? values[matrix][column][row]
+                                    : values[matrix][row][column];
+        word |= uint32_t(value) << (16 * half);
+      }
+      lanes[lane].out[matrix] = word;
+    }
+  return problem;
+}
+
 } // namespace
 
 float bf16ToFloat(uint16_t bits) { return asFloat(uint32_t(bits) << 16); }
@@ -183,7 +223,8 @@ float halfToFloat(uint16_t bits) {
 
 std::string performWarpCollective(abi::WarpOperation operation,
                                   uint32_t memberMask,
-                                  std::array<WarpLane, kWarpSize> &lanes) {
+                                  std::array<WarpLane, kWarpSize> &lanes,
+                                  const RowReader &rows) {
   switch (operation) {
   case abi::kShuffleUp:
   case abi::kShuffleDown:
@@ -200,6 +241,16 @@ std::string performWarpCollective(abi::WarpOperation operation,
   case abi::kMmaM16N8K16F16:
     return multiplyAccumulate(operation == abi::kMmaM16N8K16BF16, memberMask,
                               lanes);
+  case abi::kLdMatrixX1:
+  case abi::kLdMatrixX2:
+  case abi::kLdMatrixX4:
+  case abi::kLdMatrixX1Trans:
+  case abi::kLdMatrixX2Trans:
+  case abi::kLdMatrixX4Trans: {
+    unsigned index = operation - abi::kLdMatrixX1;
+    return loadMatrices(1u << (index % 3), index >= 3, memberMask, lanes,
+                        rows);
+  }
   case abi::kWarpOperationCount:
     break;
   }
