@@ -127,6 +127,22 @@ std::optional<abi::WarpOperation> warpOperation(StringRef intrinsic) {
       .Default(std::nullopt);
 }
 
+/// Whether `intrinsic` is a cp.async the emulator runs: a copy of 4, 8 or
+/// 16 bytes from global to shared memory (.ca or .cg, with or without its
+/// source size), commit_group, wait_group or wait_all.
+bool isAsyncCopy(StringRef intrinsic) {
+  if (!intrinsic.consume_front("llvm.nvvm.cp.async."))
+    return false;
+  if (intrinsic == "commit.group" || intrinsic == "wait.group" ||
+      intrinsic == "wait.all")
+    return true;
+  intrinsic.consume_back(".s");
+  return intrinsic == "ca.shared.global.4" ||
+         intrinsic == "ca.shared.global.8" ||
+         intrinsic == "ca.shared.global.16" ||
+         intrinsic == "cg.shared.global.16";
+}
+
 /// The kernels of one NVPTX module, retargeted for the emulator in place.
 class EmulatedKernels {
 public:
@@ -139,7 +155,7 @@ public:
     threadContext = StructType::create(
         context,
         {triple, triple, triple, triple, pointer, i32, i32, pointer, pointer,
-         pointer, pointer, pointer, i64, i64, i64, pointer},
+         pointer, pointer, pointer, i64, i64, i64, pointer, pointer},
         "lcc.emulator.ThreadContext");
   }
 
@@ -157,6 +173,8 @@ private:
   Error replaceIntrinsics(Function &body, StringRef kernel);
   void replaceWarpCollective(CallInst *call, abi::WarpOperation operation,
                              Value *thread, StringRef kernel);
+  void replaceAsyncCopy(CallInst *call, StringRef intrinsic, Value *thread,
+                        StringRef kernel);
   void replaceSharedMemory(Function &body);
   void addEntryPoint(Function &body, StringRef kernel);
   void exportGlobals();
@@ -451,6 +469,8 @@ Error EmulatedKernels::replaceIntrinsics(Function &body, StringRef kernel) {
     } else if (std::optional<abi::WarpOperation> operation =
                    warpOperation(name)) {
       replaceWarpCollective(call, *operation, thread, kernel);
+    } else if (isAsyncCopy(name)) {
+      replaceAsyncCopy(call, name, thread, kernel);
     } else {
       return emulatorError("kernel '" + kernel + "' calls " + name +
                      ", which the CUDA emulator does not run");
@@ -458,6 +478,41 @@ Error EmulatedKernels::replaceIntrinsics(Function &body, StringRef kernel) {
     call->eraseFromParent();
   }
   return Error::success();
+}
+
+void EmulatedKernels::replaceAsyncCopy(CallInst *call, StringRef intrinsic,
+                                       Value *thread, StringRef kernel) {
+  unsigned site = siteCount++;
+  IRBuilder<> b(call);
+  Value *null = ConstantPointerNull::get(pointer);
+  Value *destination = null, *source = null, *count = b.getInt32(0);
+  StringRef what = intrinsic.drop_front(StringRef("llvm.nvvm.cp.async.").size());
+  std::string line;
+  if (what == "commit.group") {
+    line = "commit";
+  } else if (what == "wait.group") {
+    line = "wait";
+    count = call->getArgOperand(0);
+  } else if (what == "wait.all") {
+    line = "wait";
+    count = b.getInt32(abi::kWaitAll);
+  } else {
+    bool sourceSize = what.consume_back(".s");
+    unsigned bytes = 0;
+    what.rsplit('.').second.getAsInteger(10, bytes);
+    line = "copy " + std::to_string(bytes);
+    destination = b.CreateAddrSpaceCast(call->getArgOperand(0), pointer);
+    source = b.CreateAddrSpaceCast(call->getArgOperand(1), pointer);
+    count = sourceSize ? call->getArgOperand(2) : b.getInt32(bytes);
+  }
+  sites += ("async " + kernel + " " + line + " " + location(*call) + "\n").str();
+  Value *function = b.CreateLoad(
+      pointer, field(b, thread, abi::kAsyncCopyField), "asyncCopy");
+  b.CreateCall(FunctionType::get(b.getVoidTy(),
+                                 {pointer, b.getInt32Ty(), pointer, pointer,
+                                  b.getInt32Ty()},
+                                 false),
+               function, {thread, b.getInt32(site), destination, source, count});
 }
 
 void EmulatedKernels::replaceWarpCollective(CallInst *call,

@@ -19,6 +19,7 @@
 // `barrier` returns once every thread of the block has reached a barrier,
 // and `warp` once every lane of the member mask has reached the same warp
 // collective (shfl.sync, vote.sync, mma.sync), with this lane's result.
+// `asyncCopy` queues, groups and completes the thread's cp.async copies.
 //
 // `lcc_emu_access_sites` is a NUL-terminated text with one line per memory
 // access and barrier of the object (and a first line `shared-static BYTES`,
@@ -28,6 +29,8 @@
 //   access <kernel> <load|store|atomic> <bytes> <space> <location>
 //   barrier <kernel> <location>
 //   warp <kernel> <operation> <location>
+//   async <kernel> copy <bytes> <location>
+//   async <kernel> <commit|wait> <location>
 //
 // <operation> is a WarpOperation's name (kWarpOperationNames).
 // <space> is `param:N` (the buffer of kernel parameter N), `shared`,
@@ -121,6 +124,16 @@ using WarpFunction = void (*)(ThreadContext *thread, uint32_t site,
                               uint32_t memberMask, const uint32_t *in,
                               uint32_t *out);
 
+/// The thread's cp.async of site `site`: a `copy` queues its bytes (the
+/// site's) from `source` (global) to `destination` (shared), `count` of
+/// them read and the rest zero-filled; a `commit` closes the thread's open
+/// group of copies; a `wait` completes every group but the `count` most
+/// recent (`kWaitAll`: every copy, the open group's too).
+using AsyncCopyFunction = void (*)(ThreadContext *thread, uint32_t site,
+                                   void *destination, const void *source,
+                                   uint32_t count);
+constexpr uint32_t kWaitAll = ~0u;
+
 /// What a kernel reads of the thread running it. The compiler addresses the
 /// fields by the offsets asserted below.
 struct ThreadContext {
@@ -146,6 +159,7 @@ struct ThreadContext {
   uint64_t readersTag;
   uint64_t filterWords;
   WarpFunction warp;
+  AsyncCopyFunction asyncCopy;
 };
 
 static_assert(offsetof(ThreadContext, threadId) == 0, "ABI");
@@ -162,12 +176,13 @@ static_assert(offsetof(ThreadContext, ownerTag) == 104, "ABI");
 static_assert(offsetof(ThreadContext, readersTag) == 112, "ABI");
 static_assert(offsetof(ThreadContext, filterWords) == 120, "ABI");
 static_assert(offsetof(ThreadContext, warp) == 128, "ABI");
-static_assert(sizeof(ThreadContext) == 136, "ABI");
+static_assert(offsetof(ThreadContext, asyncCopy) == 136, "ABI");
+static_assert(sizeof(ThreadContext) == 144, "ABI");
 static_assert(sizeof(SiteRange) == 16, "ABI");
 
 /// Field indices of ThreadContext as an LLVM struct
 /// { [3 x i32], [3 x i32], [3 x i32], [3 x i32], ptr, i32, i32, ptr, ptr, ptr,
-///   ptr, ptr, i64, i64, i64, ptr }.
+///   ptr, ptr, i64, i64, i64, ptr, ptr }.
 enum ThreadContextField : unsigned {
   kThreadIdField = 0,
   kBlockDimField = 1,
@@ -183,6 +198,7 @@ enum ThreadContextField : unsigned {
   kReadersTagField = 13,
   kFilterWordsField = 14,
   kWarpField = 15,
+  kAsyncCopyField = 16,
 };
 
 inline constexpr const char *kKernelPrefix = "lcc_emu_kernel_";

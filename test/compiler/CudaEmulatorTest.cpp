@@ -427,6 +427,125 @@ done:
   store float %r, ptr %yp
   ret void
 }
+
+declare void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3), ptr addrspace(1))
+declare void @llvm.nvvm.cp.async.commit.group()
+declare void @llvm.nvvm.cp.async.wait.group(i32 immarg)
+
+; The reversal of @reverse, its shared tile filled by cp.async and waited
+; for before the barrier.
+define ptx_kernel void @async_reverse(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %xg = addrspacecast ptr %xp to ptr addrspace(1)
+  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
+  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
+  call void @llvm.nvvm.cp.async.commit.group()
+  call void @llvm.nvvm.cp.async.wait.group(i32 0)
+  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  %last = sub i32 %n, 1
+  %r = sub i32 %last, %t
+  %r64 = zext i32 %r to i64
+  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
+  %w = load float, ptr addrspace(3) %rp
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %w, ptr %yp
+  ret void
+}
+
+; The same, waiting for the copies only after reading the tile.
+define ptx_kernel void @async_read_before_wait(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %xg = addrspacecast ptr %xp to ptr addrspace(1)
+  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
+  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
+  call void @llvm.nvvm.cp.async.commit.group()
+  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
+  %last = sub i32 %n, 1
+  %r = sub i32 %last, %t
+  %r64 = zext i32 %r to i64
+  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
+  %w = load float, ptr addrspace(3) %rp
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %w, ptr %yp
+  call void @llvm.nvvm.cp.async.wait.group(i32 0)
+  ret void
+}
+
+; Copies never waited for.
+define ptx_kernel void @async_never_waited(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %xg = addrspacecast ptr %xp to ptr addrspace(1)
+  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
+  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
+  call void @llvm.nvvm.cp.async.commit.group()
+  ret void
+}
+
+; Two groups: x[i] to s[t], then x[i] to s[64 + t]; wait_group 1 completes
+; the first only, so the second still reads as poison (NaN): y = x + 1000.
+define ptx_kernel void @async_two_groups(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %xg = addrspacecast ptr %xp to ptr addrspace(1)
+  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
+  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
+  call void @llvm.nvvm.cp.async.commit.group()
+  %t2 = add i64 %t64, 64
+  %sp2 = getelementptr float, ptr addrspace(3) @shared, i64 %t2
+  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp2, ptr addrspace(1) %xg)
+  call void @llvm.nvvm.cp.async.commit.group()
+  call void @llvm.nvvm.cp.async.wait.group(i32 1)
+  %first = load float, ptr addrspace(3) %sp
+  %second = load float, ptr addrspace(3) %sp2
+  %pending = fcmp uno float %second, %second
+  %mark = select i1 %pending, float 1000.0, float 0.0
+  %v = fadd float %first, %mark
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %v, ptr %yp
+  call void @llvm.nvvm.cp.async.wait.group(i32 0)
+  ret void
+}
+
+; A copy from 4 GiB past x, which no allocation holds.
+define ptx_kernel void @async_from_nowhere(ptr %x, ptr %y) {
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %t64 = zext i32 %t to i64
+  %far = add i64 %t64, 1073741824
+  %xp = getelementptr float, ptr %x, i64 %far
+  %xg = addrspacecast ptr %xp to ptr addrspace(1)
+  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
+  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
+  call void @llvm.nvvm.cp.async.commit.group()
+  call void @llvm.nvvm.cp.async.wait.group(i32 0)
+  ret void
+}
 )";
 
 /// The emulator's shared object of kKernels, compiled once.
@@ -644,6 +763,57 @@ TEST(CudaEmulator, RacecheckFindsAnLdMatrixBeforeTheBarrier) {
       << result.error;
 }
 
+TEST(CudaEmulator, RunsCpAsyncCopiesWaitedForBeforeTheBarrier) {
+  for (const char *order : {"forward", "reversed", "shuffled:3"}) {
+    KernelRun result = runKernel("async_reverse", "memcheck,racecheck", order);
+    EXPECT_EQ(result.error, "") << order;
+    EXPECT_EQ(result.y, reversedBlocks()) << order;
+  }
+}
+
+TEST(CudaEmulator, CpAsyncCopiesHappenWhenTheirGroupIsWaitedFor) {
+  KernelRun result = runKernel("async_two_groups", "memcheck,racecheck");
+  EXPECT_EQ(result.error, "");
+  std::vector<float> expected(kElements);
+  for (int64_t i = 0; i < kElements; ++i)
+    expected[i] = float(i) + 1000.0f;
+  EXPECT_EQ(result.y, expected);
+}
+
+TEST(CudaEmulator, RacecheckFindsATileReadBeforeItsCopiesAreWaitedFor) {
+  KernelRun result = runKernel("async_read_before_wait", "racecheck");
+  EXPECT_NE(result.error.find("racecheck: write-after-read hazard on shared "
+                              "memory byte"),
+            std::string::npos)
+      << result.error;
+  EXPECT_NE(result.error.find("(cp.async #"), std::string::npos)
+      << result.error;
+}
+
+TEST(CudaEmulator, MemcheckFindsACpAsyncFromOutsideEveryBuffer) {
+  KernelRun result = runKernel("async_from_nowhere", "memcheck");
+  EXPECT_NE(result.error.find("memcheck: invalid cp.async of 4 bytes from 0x"),
+            std::string::npos)
+      << result.error;
+  EXPECT_NE(result.error.find("in kernel 'async_from_nowhere', block (0,0,0) "
+                              "thread (0,0,0): the source is in none of the "
+                              "kernel's buffers; cp.async #"),
+            std::string::npos)
+      << result.error;
+}
+
+TEST(CudaEmulator, ReportsCpAsyncCopiesNeverWaitedFor) {
+  KernelRun result = runKernel("async_never_waited", "none");
+  EXPECT_NE(result.error.find(
+                "synccheck: block (0,0,0) thread (0,0,0) of kernel "
+                "'async_never_waited' ended with 1 cp.async copies it never "
+                "waited for (the first: cp.async #"),
+            std::string::npos)
+      << result.error;
+  EXPECT_NE(result.error.find("(192 occurrences)"), std::string::npos)
+      << result.error;
+}
+
 TEST(CudaEmulator, ReportsAShuffleHalfTheWarpNeverReaches) {
   KernelRun result = runKernel("warp_shuffle_in_half", "none");
   EXPECT_NE(result.error.find(
@@ -666,9 +836,9 @@ TEST(CudaEmulator, RefusesAnIntrinsicItDoesNotRun) {
   llvm::SMDiagnostic diagnostic;
   std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(R"(
 target triple = "nvptx64-nvidia-cuda"
-declare void @llvm.nvvm.cp.async.wait.all()
+declare void @llvm.nvvm.bar.warp.sync(i32)
 define ptx_kernel void @wait(ptr %y) {
-  call void @llvm.nvvm.cp.async.wait.all()
+  call void @llvm.nvvm.bar.warp.sync(i32 -1)
   ret void
 }
 )",
@@ -679,6 +849,6 @@ define ptx_kernel void @wait(ptr %y) {
   llvm::Error error = compileKernelsForEmulator(*module, nullptr, sharedObject);
   ASSERT_TRUE(bool(error));
   EXPECT_EQ(llvm::toString(std::move(error)),
-            "kernel 'wait' calls llvm.nvvm.cp.async.wait.all, which the "
-            "CUDA emulator does not run");
+            "kernel 'wait' calls llvm.nvvm.bar.warp.sync, which the CUDA "
+            "emulator does not run");
 }

@@ -547,6 +547,28 @@ Status EmulatorModule::readTables(const std::string &what) {
       sites.push_back(std::move(site));
       continue;
     }
+    if (parts[0] == "async") {
+      parts = fields(line, 5);
+      site.kind = EmulatorSite::Kind::Async;
+      if (parts.size() == 5 && parts[2] == "copy") {
+        site.asyncStep = EmulatorSite::AsyncStep::Copy;
+        site.bytes = uint32_t(std::strtoul(parts[3].c_str(), nullptr, 10));
+        site.space = EmulatorSite::Space::Shared;
+        if (site.bytes != 4 && site.bytes != 8 && site.bytes != 16)
+          return invalid(abi::kSitesSymbol, line);
+        site.location = parts[4];
+      } else {
+        parts = fields(line, 4);
+        if (parts.size() != 4 || (parts[2] != "commit" && parts[2] != "wait"))
+          return invalid(abi::kSitesSymbol, line);
+        site.asyncStep = parts[2] == "commit" ? EmulatorSite::AsyncStep::Commit
+                                              : EmulatorSite::AsyncStep::Wait;
+        site.location = parts[3];
+      }
+      site.kernel = parts[1];
+      sites.push_back(std::move(site));
+      continue;
+    }
     if (parts[0] != "access" || parts.size() != 6)
       return invalid(abi::kSitesSymbol, line);
     site.kernel = parts[1];

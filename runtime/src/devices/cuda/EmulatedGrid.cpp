@@ -9,7 +9,12 @@
 // collective (shfl.sync, vote.sync, mma.sync) is a barrier of the lanes of
 // its member mask: once they all wait at it, WarpCollectives.cpp computes
 // their results and they run on; a lane of the mask that ended or waits
-// elsewhere makes it divergent, the same finding.
+// elsewhere makes it divergent, the same finding. A cp.async copy is
+// queued by its thread and happens when the thread waits for its group, as
+// the thread's write of the shared bytes then: a read of them before the
+// wait sees poison, a read by another thread without a barrier after the
+// wait is a race, and a thread that ends with copies it never waited for
+// is a finding.
 //
 // Racecheck keeps, for every byte of shared memory, the last writer and the
 // reader(s) of the current barrier interval: a thread writing a byte
@@ -62,6 +67,16 @@ struct Thread {
   uint32_t warpSite = 0, warpMask = 0;
   const uint32_t *warpIn = nullptr;
   uint32_t *warpOut = nullptr;
+  /// The thread's cp.async copies not yet done, each in a committed group
+  /// (0, 1, ...) or the open one (-1).
+  struct PendingCopy {
+    uint8_t *destination;
+    const uint8_t *source;
+    uint32_t bytes, read, site;
+    int64_t group;
+  };
+  std::vector<PendingCopy> pendingCopies;
+  int64_t nextGroup = 0;
   alignas(64) uint8_t scratch[kScratchBytes];
 };
 
@@ -128,6 +143,8 @@ const char *kindName(EmulatorSite::Kind kind) {
     return "barrier";
   case EmulatorSite::Kind::Warp:
     return "warp collective";
+  case EmulatorSite::Kind::Async:
+    return "cp.async";
   }
   return "access";
 }
@@ -175,6 +192,8 @@ public:
   void barrier(Thread &thread, uint32_t site);
   void warp(Thread &thread, uint32_t site, uint32_t mask, const uint32_t *in,
             uint32_t *out);
+  void asyncCopy(Thread &thread, uint32_t site, uint8_t *destination,
+                 const uint8_t *source, uint32_t count);
 
 private:
   Status prepareThreads();
@@ -203,6 +222,10 @@ private:
   bool performWarpCollectives();
   bool performWarpCollective(uint32_t warpBase, uint32_t lanes,
                              const Thread &first);
+  /// Does `copy` of `thread`: the bytes written as the thread's.
+  void completeCopy(Thread &thread, const Thread::PendingCopy &copy);
+  /// A finding for copies `thread` ended without waiting for.
+  void reportUnwaitedCopies(const Thread &thread);
   Range parameterRange(uint32_t parameter);
   Range sharedRange() const { return {shared.data(), shared.size()}; }
   std::string describeSite(uint32_t site) const;
@@ -277,6 +300,13 @@ void warpCallback(abi::ThreadContext *context, uint32_t site, uint32_t mask,
   thread->run->warp(*thread, site, mask, in, out);
 }
 
+void asyncCopyCallback(abi::ThreadContext *context, uint32_t site,
+                       void *destination, const void *source, uint32_t count) {
+  auto *thread = static_cast<Thread *>(context->emulator);
+  thread->run->asyncCopy(*thread, site, static_cast<uint8_t *>(destination),
+                         static_cast<const uint8_t *>(source), count);
+}
+
 Status GridRun::prepareThreads() {
   uint64_t count = uint64_t(launch.block[0]) * launch.block[1] * launch.block[2];
   while (stackPool.size() < count) {
@@ -301,6 +331,7 @@ Status GridRun::prepareThreads() {
     context.access = accessCallback;
     context.barrier = barrierCallback;
     context.warp = warpCallback;
+    context.asyncCopy = asyncCopyCallback;
     context.emulator = thread.get();
     threads.push_back(std::move(thread));
   }
@@ -334,14 +365,19 @@ void GridRun::runBlock(const std::array<uint32_t, 3> &block) {
       thread->context.blockId[axis] = block[axis];
     thread->context.sharedMemory = shared.data();
     thread->state = Thread::State::Running;
+    thread->pendingCopies.clear();
+    thread->nextGroup = 0;
     thread->fiber.start(stackPool[thread->index], threadMain, thread.get());
   }
   startInterval();
   while (true) {
     for (uint32_t i : roundOrder()) {
       Thread &thread = *threads[i];
-      if (thread.state == Thread::State::Running && thread.fiber.resume())
+      if (thread.state == Thread::State::Running && thread.fiber.resume()) {
         thread.state = Thread::State::Exited;
+        if (!thread.pendingCopies.empty())
+          reportUnwaitedCopies(thread);
+      }
     }
     bool atWarp = std::any_of(threads.begin(), threads.end(), [](auto &t) {
       return t->state == Thread::State::AtWarp;
@@ -491,6 +527,86 @@ bool GridRun::performWarpCollective(uint32_t warpBase, uint32_t lanes,
   return true;
 }
 
+void GridRun::asyncCopy(Thread &thread, uint32_t site, uint8_t *destination,
+                        const uint8_t *source, uint32_t count) {
+  const EmulatorSite &at = sites[site];
+  switch (at.asyncStep) {
+  case EmulatorSite::AsyncStep::Copy: {
+    uint32_t read = std::min(count, at.bytes);
+    bool destinationOk = sharedRange().contains(destination, at.bytes);
+    // The source is global memory: one of the kernel's buffers, or any
+    // allocation of the device (a binding no other access site names).
+    const uint8_t *base = nullptr;
+    uint64_t size = 0;
+    bool sourceOk =
+        read == 0 ||
+        std::any_of(kernelBuffers.begin(), kernelBuffers.end(),
+                    [&](const Range &buffer) {
+                      return buffer.contains(source, read);
+                    }) ||
+        (allocationOf && allocationOf(source, &base, &size) &&
+         Range{base, size}.contains(source, read));
+    if (!destinationOk || !sourceOk) {
+      // Where the copy went instead: nowhere, as a GPU with memcheck stops.
+      record(memoryFindings, "async:" + std::to_string(site), [&] {
+        return "memcheck: invalid cp.async of " + std::to_string(at.bytes) +
+               " bytes from " + hexAddress(source) + " to " +
+               hexAddress(destination) + " in " + describeLaunch() + ", " +
+               describeThread(thread) + ": " +
+               (destinationOk ? "the source is in none of the kernel's buffers"
+                              : "the destination is not in shared memory") +
+               "; " + describeSite(site);
+      });
+      return;
+    }
+    thread.pendingCopies.push_back(
+        {destination, source, at.bytes, read, site, -1});
+    return;
+  }
+  case EmulatorSite::AsyncStep::Commit:
+    for (Thread::PendingCopy &copy : thread.pendingCopies)
+      if (copy.group < 0)
+        copy.group = thread.nextGroup;
+    ++thread.nextGroup;
+    return;
+  case EmulatorSite::AsyncStep::Wait: {
+    // wait_group N: every committed group but the N most recent.
+    int64_t completeBelow = count == abi::kWaitAll
+                                ? thread.nextGroup
+                                : thread.nextGroup - int64_t(count);
+    std::vector<Thread::PendingCopy> waiting;
+    for (const Thread::PendingCopy &copy : thread.pendingCopies) {
+      bool done = count == abi::kWaitAll ||
+                  (copy.group >= 0 && copy.group < completeBelow);
+      if (done)
+        completeCopy(thread, copy);
+      else
+        waiting.push_back(copy);
+    }
+    thread.pendingCopies = std::move(waiting);
+    return;
+  }
+  }
+}
+
+void GridRun::completeCopy(Thread &thread, const Thread::PendingCopy &copy) {
+  if (options.racecheck)
+    checkRace(thread, copy.site, /*write=*/true,
+              uint64_t(copy.destination - shared.data()), copy.bytes);
+  std::memcpy(copy.destination, copy.source, copy.read);
+  std::memset(copy.destination + copy.read, 0, copy.bytes - copy.read);
+}
+
+void GridRun::reportUnwaitedCopies(const Thread &thread) {
+  uint32_t site = thread.pendingCopies.front().site;
+  record(barrierFindings, "async-exit:" + std::to_string(site), [&] {
+    return "synccheck: " + describeThread(thread) + " of " + describeLaunch() +
+           " ended with " + std::to_string(thread.pendingCopies.size()) +
+           " cp.async copies it never waited for (the first: " +
+           describeSite(site) + ")";
+  });
+}
+
 Range GridRun::parameterRange(uint32_t parameter) {
   auto found = parameterRanges.find(parameter);
   if (found != parameterRanges.end())
@@ -518,6 +634,7 @@ void GridRun::prepareSiteChecks() {
     const EmulatorSite &at = sites[site];
     // A warp collective's site is checked when it reads memory (ldmatrix).
     if (at.kernel != kernel.name || at.kind == EmulatorSite::Kind::Barrier ||
+        at.kind == EmulatorSite::Kind::Async ||
         (at.kind == EmulatorSite::Kind::Warp &&
          !abi::isLdMatrix(at.warpOperation)))
       continue;

@@ -26,7 +26,8 @@ namespace lcc::runtime::cuda {
 
 /// An access or barrier of a kernel, as the module's table lists it.
 struct EmulatorSite {
-  enum class Kind { Load, Store, Atomic, Barrier, Warp };
+  enum class Kind { Load, Store, Atomic, Barrier, Warp, Async };
+  enum class AsyncStep { Copy, Commit, Wait };
   enum class Space { Parameter, Shared, Global, Unknown };
   Kind kind = Kind::Load;
   uint32_t bytes = 0;
@@ -34,6 +35,7 @@ struct EmulatorSite {
   uint32_t parameter = 0;   // Space::Parameter
   std::string global;       // Space::Global
   lcm::emulator::WarpOperation warpOperation = {}; // Kind::Warp
+  AsyncStep asyncStep = AsyncStep::Copy;            // Kind::Async
   std::string kernel;
   std::string location;     // "model.mlir:12:8", or "-"
 };
