@@ -79,11 +79,15 @@ namespace {
 struct CudaArch {
   llvm::StringLiteral name;
   llvm::StringLiteral ptxFeature;
+  /// Whether it has mma.sync m16n8k16 with bf16 operands (sm_80 and up).
+  bool bf16TensorCores;
 };
 constexpr CudaArch kCudaArchs[] = {
-    {"sm_75", "+ptx63"},  {"sm_80", "+ptx70"},  {"sm_86", "+ptx71"},
-    {"sm_87", "+ptx74"},  {"sm_89", "+ptx78"},  {"sm_90", "+ptx78"},
-    {"sm_90a", "+ptx80"}, {"sm_100", "+ptx86"}, {"sm_120", "+ptx87"},
+    {"sm_75", "+ptx63", false}, {"sm_80", "+ptx70", true},
+    {"sm_86", "+ptx71", true},  {"sm_87", "+ptx74", true},
+    {"sm_89", "+ptx78", true},  {"sm_90", "+ptx78", true},
+    {"sm_90a", "+ptx80", true}, {"sm_100", "+ptx86", true},
+    {"sm_120", "+ptx87", true},
 };
 
 const CudaArch *findArch(StringRef name) {
@@ -283,12 +287,19 @@ void lcc::buildCudaBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createOutlineGpuModule());
 }
 
-void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize) {
+bool lcc::hasBF16TensorCores(StringRef arch) {
+  const CudaArch *found = findArch(arch);
+  return found && found->bf16TensorCores;
+}
+
+void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize,
+                                   bool tensorCores) {
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createCanonicalizerPass());
   gpu.addPass(createStageOperandTiles());
   DistributeToThreadsOptions distribute;
   distribute.blockSize = blockSize;
+  distribute.tensorCores = tensorCores;
   gpu.addPass(createDistributeToThreads(distribute));
   gpu.addPass(createPromoteWorkgroupBuffers());
   gpu.addPass(createCanonicalizerPass());
@@ -357,7 +368,8 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
     return failure();
   if (failed(runDumpedPipeline(
           kernels, "gpu-threads", options.dump, [&](PassManager &pm) {
-            buildCudaThreadsPipeline(pm, options.blockSize);
+            buildCudaThreadsPipeline(pm, options.blockSize,
+                                     arch->bf16TensorCores);
           })))
     return failure();
   auto gpuModules = kernels.getOps<gpu::GPUModuleOp>();

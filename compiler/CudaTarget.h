@@ -69,7 +69,12 @@ struct CudaImage {
 /// loops spread over `blockSize` threads with shared-memory staging; math
 /// expanded and loops lowered to control flow; then NVVM.
 void buildCudaBufferizePipeline(mlir::OpPassManager &pm);
-void buildCudaThreadsPipeline(mlir::OpPassManager &pm, int64_t blockSize);
+void buildCudaThreadsPipeline(mlir::OpPassManager &pm, int64_t blockSize,
+                              bool tensorCores);
+
+/// Whether `arch` has mma.sync m16n8k16 with bf16 operands (sm_80 and up),
+/// which the kernels' paired bf16 products then use.
+bool hasBF16TensorCores(llvm::StringRef arch);
 void buildCudaLoopsPipeline(mlir::OpPassManager &pm);
 void buildCudaToNVVMPipeline(mlir::OpPassManager &pm);
 

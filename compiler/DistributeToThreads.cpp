@@ -17,11 +17,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/TensorCoreContractions.h"
 
 #include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -110,8 +112,9 @@ bool containsLinalg(Operation *op) {
 
 class Distributor {
 public:
-  Distributor(gpu::GPUFuncOp kernel, int64_t blockSize)
-      : kernel(kernel), rewriter(kernel.getContext()), blockSize(blockSize) {}
+  Distributor(gpu::GPUFuncOp kernel, int64_t blockSize, bool tensorCores)
+      : kernel(kernel), rewriter(kernel.getContext()), blockSize(blockSize),
+        tensorCores(tensorCores) {}
 
   LogicalResult run() {
     Block &entry = kernel.getBody().front();
@@ -244,6 +247,14 @@ private:
   LogicalResult distributeLinalg(linalg::LinalgOp original) {
     if (!original.hasPureBufferSemantics())
       return original.emitOpError("is not bufferized");
+    if (tensorCores) {
+      barrierBefore(original);
+      if (Operation *loop = lcc::lowerPairedProductToMma(rewriter, original,
+                                                    threadId, blockSize)) {
+        barrierAfter(loop);
+        return success();
+      }
+    }
     FailureOr<linalg::LinalgOp> reordered = parallelLoopsFirst(original);
     if (failed(reordered))
       return failure();
@@ -483,6 +494,7 @@ private:
   gpu::GPUFuncOp kernel;
   IRRewriter rewriter;
   int64_t blockSize;
+  bool tensorCores;
   Value threadId, threads, isFirstThread;
 };
 
@@ -497,7 +509,7 @@ struct DistributeToThreads
       return signalPassFailure();
     }
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>()) {
-      if (failed(Distributor(kernel, blockSize).run()))
+      if (failed(Distributor(kernel, blockSize, tensorCores).run()))
         return signalPassFailure();
       int32_t size = static_cast<int32_t>(blockSize);
       kernel.setKnownBlockSizeAttr(

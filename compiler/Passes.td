@@ -323,14 +323,22 @@ def DistributeToThreads
     - A `gpu.barrier` separates every write from what comes before and
       after it, so each op sees the memory the previous ops left, as on
       the CPU.
+    - With `tensor-cores`, a paired bf16 product (TensorBuilder's
+      pairedMatmul: A[m][kp][2] x B[kp][n][2] into f32 C[m][n], M a
+      multiple of 16, N of 8, K of 16) is computed by the block's warps,
+      each 16 x 8 tile of C by `mma.sync.aligned.m16n8k16` over K
+      (TensorCoreContractions.cpp).
 
     The kernel is marked with its `known_block_size`.
   }];
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
-    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect"
+    "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
+    "mlir::LLVM::LLVMDialect"
   ];
   let options = [
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
+           "Compute paired bf16 products with mma.sync m16n8k16 (sm_80 and up)">,
     Option<"blockSize", "block-size", "int64_t",
            /*default=*/"::lcc::knobs::kCudaBlockSize.defaultValue",
            "Threads per block">,

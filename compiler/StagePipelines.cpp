@@ -73,7 +73,8 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
                                                StringRef target,
                                                int64_t cudaBlockSize,
                                                llvm::raw_ostream &errors,
-                                               StringRef cpu) {
+                                               StringRef cpu,
+                                               StringRef cudaArch) {
   if (target == "cpu") {
     buildCpuBufferizePipeline(pm);
     buildCpuToLLVMPipeline(pm, cpuVectorRegisters(cpu));
@@ -84,7 +85,12 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
                                   {{knobs::kCudaBlockSize, cudaBlockSize}})))
       return failure();
     buildCudaBufferizePipeline(pm);
-    buildCudaThreadsPipeline(pm, cudaBlockSize);
+    if (!isSupportedCudaArch(cudaArch)) {
+      errors << "unsupported cuda-arch '" << cudaArch << "'; expected one of "
+             << supportedCudaArchs();
+      return failure();
+    }
+    buildCudaThreadsPipeline(pm, cudaBlockSize, hasBF16TensorCores(cudaArch));
     buildCudaLoopsPipeline(pm);
     buildCudaToNVVMPipeline(pm);
     return success();
@@ -173,6 +179,11 @@ struct KernelsPipelineOptions : PassPipelineOptions<KernelsPipelineOptions> {
       llvm::cl::desc("LLVM CPU whose vector registers size the CPU kernels "
                      "(lcc --cpu; 'native': this machine)"),
       llvm::cl::init("native")};
+  Option<std::string> cudaArch{
+      *this, "cuda-arch",
+      llvm::cl::desc("GPU architecture of target=cuda (lcc --cuda-arch; "
+                     "sm_80 and up use tensor cores for bf16 products)"),
+      llvm::cl::init("sm_90")};
 };
 
 /// lcc-lower-to-linalg's options: the flash attention's tiles, by default
@@ -270,15 +281,16 @@ void lcc::registerLccPipelines() {
       "target=cuda: to NVVM), from the dispatches stage, as lcc runs them",
       [](OpPassManager &pm, const KernelsPipelineOptions &options,
          llvm::raw_ostream &errors) {
-        return buildLowerToKernelsPipeline(
-            pm, options.target, options.cudaBlockSize, errors, options.cpu);
+        return buildLowerToKernelsPipeline(pm, options.target,
+                                           options.cudaBlockSize, errors,
+                                           options.cpu, options.cudaArch);
       });
 }
 
 FailureOr<std::string>
 lcc::printStagePipelines(const AttentionFormOptions &options,
                          AttentionTiling tiling, StringRef cpu,
-                         llvm::raw_ostream &errors) {
+                         StringRef cudaArch, llvm::raw_ostream &errors) {
   OpPassManager forms(ModuleOp::getOperationName());
   if (failed(buildAttentionFormsPipeline(forms, options, errors)))
     return failure();
@@ -289,7 +301,7 @@ lcc::printStagePipelines(const AttentionFormOptions &options,
     return textual([&](OpPassManager &pm) {
       (void)buildLowerToKernelsPipeline(pm, target,
                                         knobs::kCudaBlockSize.defaultValue,
-                                        llvm::nulls(), cpu);
+                                        llvm::nulls(), cpu, cudaArch);
     });
   };
   return "attention-forms: " + text +

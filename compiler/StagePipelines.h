@@ -56,7 +56,8 @@ mlir::LogicalResult buildLowerToKernelsPipeline(mlir::OpPassManager &pm,
                                                 llvm::StringRef target,
                                                 int64_t cudaBlockSize,
                                                 llvm::raw_ostream &errors,
-                                                llvm::StringRef cpu = "native");
+                                                llvm::StringRef cpu = "native",
+                                                llvm::StringRef cudaArch = "sm_90");
 
 /// Registers the four pipelines above by name (for lcc-opt).
 void registerLccPipelines();
@@ -67,7 +68,8 @@ void registerLccPipelines();
 /// buildAttentionFormsPipeline.
 mlir::FailureOr<std::string>
 printStagePipelines(const AttentionFormOptions &options, AttentionTiling tiling,
-                    llvm::StringRef cpu, llvm::raw_ostream &errors);
+                    llvm::StringRef cpu, llvm::StringRef cudaArch,
+                    llvm::raw_ostream &errors);
 
 } // namespace lcc
 

@@ -485,7 +485,7 @@ int main(int argc, char **argv) {
     std::string error;
     llvm::raw_string_ostream errors(error);
     FailureOr<std::string> pipelines = lcc::printStagePipelines(
-        forms, lcc::attentionTilingFor(options), cpuName, errors);
+        forms, lcc::attentionTilingFor(options), cpuName, cudaArch, errors);
     if (failed(pipelines)) {
       lcc::reportError(kTool, error);
       return 1;

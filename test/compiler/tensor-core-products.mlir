@@ -1,0 +1,67 @@
+// RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads="tensor-cores=true" --canonicalize | FileCheck %s
+// RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads --canonicalize | FileCheck %s --check-prefix=SCALAR
+
+// A paired bf16 product (TensorBuilder::pairedMatmul), 32 x 16 of C over
+// k = 32: each of the 4 warps takes 16 x 8 tiles of C (4 tiles, one each),
+// loads its C fragment, runs mma.sync m16n8k16 twice over k (8 pairs a
+// step), and stores the fragment. A register is two bf16 of one pair.
+// CHECK-LABEL: gpu.func @paired_product
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[LANE:.+]] = arith.remui %[[TID]], %c32
+// CHECK: %[[WARP:.+]] = arith.divui %[[TID]], %c32
+// CHECK: scf.for %[[TILE:.+]] = %[[WARP]] to %c4 step %c4 {
+// CHECK-COUNT-4: memref.load %{{.+}} : memref<32x16xf32>
+// CHECK: scf.for %[[K:.+]] = %c0 to %c16 step %c8 iter_args
+// CHECK: memref.load %{{.+}} : memref<32x16x2xbf16>
+// CHECK: arith.bitcast %{{.+}} : bf16 to i16
+// CHECK: arith.shli
+// CHECK: arith.ori
+// CHECK: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k16.row.col.bf16"
+// CHECK-COUNT-4: llvm.extractvalue
+// CHECK: scf.yield
+// CHECK-COUNT-4: memref.store %{{.+}} : memref<32x16xf32>
+// CHECK: gpu.barrier
+// Without tensor cores the product is scalar loops over the threads.
+// SCALAR-LABEL: gpu.func @paired_product
+// SCALAR-NOT: llvm.call_intrinsic
+// SCALAR: arith.mulf
+#a = affine_map<(m, n, kp, j) -> (m, kp, j)>
+#b = affine_map<(m, n, kp, j) -> (kp, n, j)>
+#c = affine_map<(m, n, kp, j) -> (m, n)>
+gpu.module @kernels {
+  gpu.func @paired_product(%a: memref<32x16x2xbf16>, %b: memref<16x16x2xbf16>, %c: memref<32x16xf32>) kernel {
+    linalg.generic {indexing_maps = [#a, #b, #c],
+                    iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+        ins(%a, %b : memref<32x16x2xbf16>, memref<16x16x2xbf16>) outs(%c : memref<32x16xf32>) {
+    ^bb0(%x: bf16, %y: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %yf = arith.extf %y : bf16 to f32
+      %p = arith.mulf %xf, %yf : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// A product that is not whole mma tiles (24 rows) stays scalar.
+// CHECK-LABEL: gpu.func @partial_tiles
+// CHECK-NOT: llvm.call_intrinsic
+// CHECK: arith.mulf
+gpu.module @kernels {
+  gpu.func @partial_tiles(%a: memref<24x16x2xbf16>, %b: memref<16x16x2xbf16>, %c: memref<24x16xf32>) kernel {
+    linalg.generic {indexing_maps = [affine_map<(m, n, kp, j) -> (m, kp, j)>, affine_map<(m, n, kp, j) -> (kp, n, j)>, affine_map<(m, n, kp, j) -> (m, n)>],
+                    iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+        ins(%a, %b : memref<24x16x2xbf16>, memref<16x16x2xbf16>) outs(%c : memref<24x16xf32>) {
+    ^bb0(%x: bf16, %y: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %yf = arith.extf %y : bf16 to f32
+      %p = arith.mulf %xf, %yf : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    }
+    gpu.return
+  }
+}
