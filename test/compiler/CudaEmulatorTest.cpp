@@ -181,206 +181,6 @@ declare float @llvm.floor.f32(float)
 declare {i32, i32, i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3))
 declare {i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3))
 
-; Each warp stages A (16 x 16) and B (16 x 8) as bf16 in its 768 bytes of
-; the dynamic shared memory,
-; lane l writing 8 elements of A and 4 of B, waits at a barrier, then
-; loads mma's fragments with ldmatrix (x4 for A, x2.trans for B) and stores
-; D = A B; warp w stores its d_(w % 4).
-define ptx_kernel void @warp_ldmatrix_mma(ptr %x, ptr %y) {
-entry:
-  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %blk = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %lane = and i32 %t, 31
-  %w = lshr i32 %t, 5
-  %wbase = mul i32 %w, 384
-  %l8 = mul i32 %lane, 8
-  %l4 = mul i32 %lane, 4
-  br label %fillA
-fillA:
-  %i = phi i32 [ 0, %entry ], [ %i1, %fillA ]
-  %e = add i32 %l8, %i
-  %e7 = mul i32 %e, 7
-  %m7 = urem i32 %e7, 11
-  %s7 = sub i32 %m7, 5
-  %f7 = sitofp i32 %s7 to float
-  %b7 = bitcast float %f7 to i32
-  %h7 = lshr i32 %b7, 16
-  %v7 = trunc i32 %h7 to i16
-  %ai = add i32 %wbase, %e
-  %ai64 = zext i32 %ai to i64
-  %ap0 = getelementptr i16, ptr addrspace(3) @shared, i64 %ai64
-  store i16 %v7, ptr addrspace(3) %ap0
-  %i1 = add i32 %i, 1
-  %doneA = icmp eq i32 %i1, 8
-  br i1 %doneA, label %fillB, label %fillA
-fillB:
-  %j = phi i32 [ 0, %fillA ], [ %j1, %fillB ]
-  %f = add i32 %l4, %j
-  %f5 = mul i32 %f, 5
-  %m5 = urem i32 %f5, 7
-  %s5 = sub i32 %m5, 3
-  %g5 = sitofp i32 %s5 to float
-  %b5 = bitcast float %g5 to i32
-  %h5 = lshr i32 %b5, 16
-  %v5 = trunc i32 %h5 to i16
-  %bb = add i32 %wbase, 256
-  %bi = add i32 %bb, %f
-  %bi64 = zext i32 %bi to i64
-  %bp0 = getelementptr i16, ptr addrspace(3) @shared, i64 %bi64
-  store i16 %v5, ptr addrspace(3) %bp0
-  %j1 = add i32 %j, 1
-  %doneB = icmp eq i32 %j1, 4
-  br i1 %doneB, label %load, label %fillB
-load:
-  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
-  %q = lshr i32 %lane, 3
-  %r = and i32 %lane, 7
-  %qlo = and i32 %q, 1
-  %qhi = lshr i32 %q, 1
-  %qlo8 = mul i32 %qlo, 8
-  %arow = add i32 %r, %qlo8
-  %arow16 = mul i32 %arow, 16
-  %qhi8 = mul i32 %qhi, 8
-  %aelem = add i32 %arow16, %qhi8
-  %aidx = add i32 %wbase, %aelem
-  %aidx64 = zext i32 %aidx to i64
-  %ap = getelementptr i16, ptr addrspace(3) @shared, i64 %aidx64
-  %a = call {i32, i32, i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3) %ap)
-  %l16 = and i32 %lane, 15
-  %l16x8 = mul i32 %l16, 8
-  %bidx0 = add i32 %wbase, 256
-  %bidx = add i32 %bidx0, %l16x8
-  %bidx64 = zext i32 %bidx to i64
-  %bp = getelementptr i16, ptr addrspace(3) @shared, i64 %bidx64
-  %b = call {i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3) %bp)
-  %a0 = extractvalue {i32, i32, i32, i32} %a, 0
-  %a1 = extractvalue {i32, i32, i32, i32} %a, 1
-  %a2 = extractvalue {i32, i32, i32, i32} %a, 2
-  %a3 = extractvalue {i32, i32, i32, i32} %a, 3
-  %b0 = extractvalue {i32, i32} %b, 0
-  %b1 = extractvalue {i32, i32} %b, 1
-  %d = call {float, float, float, float} @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32 %a0, i32 %a1, i32 %a2, i32 %a3, i32 %b0, i32 %b1, float 0.0, float 0.0, float 0.0, float 0.0)
-  %d0 = extractvalue {float, float, float, float} %d, 0
-  %d1 = extractvalue {float, float, float, float} %d, 1
-  %d2 = extractvalue {float, float, float, float} %d, 2
-  %d3 = extractvalue {float, float, float, float} %d, 3
-  %base = mul i32 %blk, %n
-  %gi = add i32 %base, %t
-  %gw = lshr i32 %gi, 5
-  %k = and i32 %gw, 3
-  %is1 = icmp eq i32 %k, 1
-  %is2 = icmp eq i32 %k, 2
-  %is3 = icmp eq i32 %k, 3
-  %e1 = select i1 %is1, float %d1, float %d0
-  %e2 = select i1 %is2, float %d2, float %e1
-  %e3 = select i1 %is3, float %d3, float %e2
-  %gi64 = zext i32 %gi to i64
-  %yp = getelementptr float, ptr %y, i64 %gi64
-  store float %e3, ptr %yp
-  ret void
-}
-
-; Each warp stages A (16 x 16) and B (16 x 8) as bf16 in its 768 bytes of
-; the dynamic shared memory,
-; lane l writing 8 elements of A and 4 of B, does NOT wait for the others, then
-; loads mma's fragments with ldmatrix (x4 for A, x2.trans for B) and stores
-; D = A B; warp w stores its d_(w % 4).
-define ptx_kernel void @warp_ldmatrix_without_barrier(ptr %x, ptr %y) {
-entry:
-  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %blk = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %lane = and i32 %t, 31
-  %w = lshr i32 %t, 5
-  %wbase = mul i32 %w, 384
-  %l8 = mul i32 %lane, 8
-  %l4 = mul i32 %lane, 4
-  br label %fillA
-fillA:
-  %i = phi i32 [ 0, %entry ], [ %i1, %fillA ]
-  %e = add i32 %l8, %i
-  %e7 = mul i32 %e, 7
-  %m7 = urem i32 %e7, 11
-  %s7 = sub i32 %m7, 5
-  %f7 = sitofp i32 %s7 to float
-  %b7 = bitcast float %f7 to i32
-  %h7 = lshr i32 %b7, 16
-  %v7 = trunc i32 %h7 to i16
-  %ai = add i32 %wbase, %e
-  %ai64 = zext i32 %ai to i64
-  %ap0 = getelementptr i16, ptr addrspace(3) @shared, i64 %ai64
-  store i16 %v7, ptr addrspace(3) %ap0
-  %i1 = add i32 %i, 1
-  %doneA = icmp eq i32 %i1, 8
-  br i1 %doneA, label %fillB, label %fillA
-fillB:
-  %j = phi i32 [ 0, %fillA ], [ %j1, %fillB ]
-  %f = add i32 %l4, %j
-  %f5 = mul i32 %f, 5
-  %m5 = urem i32 %f5, 7
-  %s5 = sub i32 %m5, 3
-  %g5 = sitofp i32 %s5 to float
-  %b5 = bitcast float %g5 to i32
-  %h5 = lshr i32 %b5, 16
-  %v5 = trunc i32 %h5 to i16
-  %bb = add i32 %wbase, 256
-  %bi = add i32 %bb, %f
-  %bi64 = zext i32 %bi to i64
-  %bp0 = getelementptr i16, ptr addrspace(3) @shared, i64 %bi64
-  store i16 %v5, ptr addrspace(3) %bp0
-  %j1 = add i32 %j, 1
-  %doneB = icmp eq i32 %j1, 4
-  br i1 %doneB, label %load, label %fillB
-load:
-
-  %q = lshr i32 %lane, 3
-  %r = and i32 %lane, 7
-  %qlo = and i32 %q, 1
-  %qhi = lshr i32 %q, 1
-  %qlo8 = mul i32 %qlo, 8
-  %arow = add i32 %r, %qlo8
-  %arow16 = mul i32 %arow, 16
-  %qhi8 = mul i32 %qhi, 8
-  %aelem = add i32 %arow16, %qhi8
-  %aidx = add i32 %wbase, %aelem
-  %aidx64 = zext i32 %aidx to i64
-  %ap = getelementptr i16, ptr addrspace(3) @shared, i64 %aidx64
-  %a = call {i32, i32, i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3) %ap)
-  %l16 = and i32 %lane, 15
-  %l16x8 = mul i32 %l16, 8
-  %bidx0 = add i32 %wbase, 256
-  %bidx = add i32 %bidx0, %l16x8
-  %bidx64 = zext i32 %bidx to i64
-  %bp = getelementptr i16, ptr addrspace(3) @shared, i64 %bidx64
-  %b = call {i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3) %bp)
-  %a0 = extractvalue {i32, i32, i32, i32} %a, 0
-  %a1 = extractvalue {i32, i32, i32, i32} %a, 1
-  %a2 = extractvalue {i32, i32, i32, i32} %a, 2
-  %a3 = extractvalue {i32, i32, i32, i32} %a, 3
-  %b0 = extractvalue {i32, i32} %b, 0
-  %b1 = extractvalue {i32, i32} %b, 1
-  %d = call {float, float, float, float} @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32 %a0, i32 %a1, i32 %a2, i32 %a3, i32 %b0, i32 %b1, float 0.0, float 0.0, float 0.0, float 0.0)
-  %d0 = extractvalue {float, float, float, float} %d, 0
-  %d1 = extractvalue {float, float, float, float} %d, 1
-  %d2 = extractvalue {float, float, float, float} %d, 2
-  %d3 = extractvalue {float, float, float, float} %d, 3
-  %base = mul i32 %blk, %n
-  %gi = add i32 %base, %t
-  %gw = lshr i32 %gi, 5
-  %k = and i32 %gw, 3
-  %is1 = icmp eq i32 %k, 1
-  %is2 = icmp eq i32 %k, 2
-  %is3 = icmp eq i32 %k, 3
-  %e1 = select i1 %is1, float %d1, float %d0
-  %e2 = select i1 %is2, float %d2, float %e1
-  %e3 = select i1 %is3, float %d3, float %e2
-  %gi64 = zext i32 %gi to i64
-  %yp = getelementptr float, ptr %y, i64 %gi64
-  store float %e3, ptr %yp
-  ret void
-}
-
 ; Every lane holds A = 1 and B = 2 (bf16 pairs) and c_k = k: each d_k is
 ; 32 + k. Warp w stores its d_(w % 4).
 define ptx_kernel void @warp_mma(ptr %x, ptr %y) {
@@ -435,18 +235,7 @@ declare void @llvm.nvvm.cp.async.wait.group(i32 immarg)
 ; The reversal of @reverse, its shared tile filled by cp.async and waited
 ; for before the barrier.
 define ptx_kernel void @async_reverse(ptr %x, ptr %y) {
-  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %base = mul i32 %b, %n
-  %i = add i32 %base, %t
-  %i64 = zext i32 %i to i64
-  %t64 = zext i32 %t to i64
-  %xp = getelementptr float, ptr %x, i64 %i64
-  %xg = addrspacecast ptr %xp to ptr addrspace(1)
-  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
-  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
-  call void @llvm.nvvm.cp.async.commit.group()
+ASYNC_PROLOGUE
   call void @llvm.nvvm.cp.async.wait.group(i32 0)
   call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
   %last = sub i32 %n, 1
@@ -461,18 +250,7 @@ define ptx_kernel void @async_reverse(ptr %x, ptr %y) {
 
 ; The same, waiting for the copies only after reading the tile.
 define ptx_kernel void @async_read_before_wait(ptr %x, ptr %y) {
-  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %base = mul i32 %b, %n
-  %i = add i32 %base, %t
-  %i64 = zext i32 %i to i64
-  %t64 = zext i32 %t to i64
-  %xp = getelementptr float, ptr %x, i64 %i64
-  %xg = addrspacecast ptr %xp to ptr addrspace(1)
-  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
-  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
-  call void @llvm.nvvm.cp.async.commit.group()
+ASYNC_PROLOGUE
   call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
   %last = sub i32 %n, 1
   %r = sub i32 %last, %t
@@ -487,36 +265,14 @@ define ptx_kernel void @async_read_before_wait(ptr %x, ptr %y) {
 
 ; Copies never waited for.
 define ptx_kernel void @async_never_waited(ptr %x, ptr %y) {
-  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %base = mul i32 %b, %n
-  %i = add i32 %base, %t
-  %i64 = zext i32 %i to i64
-  %t64 = zext i32 %t to i64
-  %xp = getelementptr float, ptr %x, i64 %i64
-  %xg = addrspacecast ptr %xp to ptr addrspace(1)
-  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
-  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
-  call void @llvm.nvvm.cp.async.commit.group()
+ASYNC_PROLOGUE
   ret void
 }
 
 ; Two groups: x[i] to s[t], then x[i] to s[64 + t]; wait_group 1 completes
 ; the first only, so the second still reads as poison (NaN): y = x + 1000.
 define ptx_kernel void @async_two_groups(ptr %x, ptr %y) {
-  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
-  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
-  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
-  %base = mul i32 %b, %n
-  %i = add i32 %base, %t
-  %i64 = zext i32 %i to i64
-  %t64 = zext i32 %t to i64
-  %xp = getelementptr float, ptr %x, i64 %i64
-  %xg = addrspacecast ptr %xp to ptr addrspace(1)
-  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
-  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
-  call void @llvm.nvvm.cp.async.commit.group()
+ASYNC_PROLOGUE
   %t2 = add i64 %t64, 64
   %sp2 = getelementptr float, ptr addrspace(3) @shared, i64 %t2
   call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp2, ptr addrspace(1) %xg)
@@ -548,13 +304,157 @@ define ptx_kernel void @async_from_nowhere(ptr %x, ptr %y) {
 }
 )";
 
+/// Each warp stages A (16 x 16) and B (16 x 8) as bf16 in its 768 bytes of
+/// the dynamic shared memory, lane l writing 8 elements of A and 4 of B,
+/// then (after BARRIER: a barrier, or nothing) loads mma's fragments with
+/// ldmatrix (x4 for A, x2.trans for B) and stores D = A B; warp w stores its
+/// d_(w % 4).
+constexpr const char *kLdMatrixKernel = R"(
+define ptx_kernel void @NAME(ptr %x, ptr %y) {
+entry:
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %blk = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %lane = and i32 %t, 31
+  %w = lshr i32 %t, 5
+  %wbase = mul i32 %w, 384
+  %l8 = mul i32 %lane, 8
+  %l4 = mul i32 %lane, 4
+  br label %fillA
+fillA:
+  %i = phi i32 [ 0, %entry ], [ %i1, %fillA ]
+  %e = add i32 %l8, %i
+  %e7 = mul i32 %e, 7
+  %m7 = urem i32 %e7, 11
+  %s7 = sub i32 %m7, 5
+  %f7 = sitofp i32 %s7 to float
+  %b7 = bitcast float %f7 to i32
+  %h7 = lshr i32 %b7, 16
+  %v7 = trunc i32 %h7 to i16
+  %ai = add i32 %wbase, %e
+  %ai64 = zext i32 %ai to i64
+  %ap0 = getelementptr i16, ptr addrspace(3) @shared, i64 %ai64
+  store i16 %v7, ptr addrspace(3) %ap0
+  %i1 = add i32 %i, 1
+  %doneA = icmp eq i32 %i1, 8
+  br i1 %doneA, label %fillB, label %fillA
+fillB:
+  %j = phi i32 [ 0, %fillA ], [ %j1, %fillB ]
+  %f = add i32 %l4, %j
+  %f5 = mul i32 %f, 5
+  %m5 = urem i32 %f5, 7
+  %s5 = sub i32 %m5, 3
+  %g5 = sitofp i32 %s5 to float
+  %b5 = bitcast float %g5 to i32
+  %h5 = lshr i32 %b5, 16
+  %v5 = trunc i32 %h5 to i16
+  %bb = add i32 %wbase, 256
+  %bi = add i32 %bb, %f
+  %bi64 = zext i32 %bi to i64
+  %bp0 = getelementptr i16, ptr addrspace(3) @shared, i64 %bi64
+  store i16 %v5, ptr addrspace(3) %bp0
+  %j1 = add i32 %j, 1
+  %doneB = icmp eq i32 %j1, 4
+  br i1 %doneB, label %load, label %fillB
+load:
+BARRIER
+  %q = lshr i32 %lane, 3
+  %r = and i32 %lane, 7
+  %qlo = and i32 %q, 1
+  %qhi = lshr i32 %q, 1
+  %qlo8 = mul i32 %qlo, 8
+  %arow = add i32 %r, %qlo8
+  %arow16 = mul i32 %arow, 16
+  %qhi8 = mul i32 %qhi, 8
+  %aelem = add i32 %arow16, %qhi8
+  %aidx = add i32 %wbase, %aelem
+  %aidx64 = zext i32 %aidx to i64
+  %ap = getelementptr i16, ptr addrspace(3) @shared, i64 %aidx64
+  %a = call {i32, i32, i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16(ptr addrspace(3) %ap)
+  %l16 = and i32 %lane, 15
+  %l16x8 = mul i32 %l16, 8
+  %bidx0 = add i32 %wbase, 256
+  %bidx = add i32 %bidx0, %l16x8
+  %bidx64 = zext i32 %bidx to i64
+  %bp = getelementptr i16, ptr addrspace(3) @shared, i64 %bidx64
+  %b = call {i32, i32} @llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.trans.b16(ptr addrspace(3) %bp)
+  %a0 = extractvalue {i32, i32, i32, i32} %a, 0
+  %a1 = extractvalue {i32, i32, i32, i32} %a, 1
+  %a2 = extractvalue {i32, i32, i32, i32} %a, 2
+  %a3 = extractvalue {i32, i32, i32, i32} %a, 3
+  %b0 = extractvalue {i32, i32} %b, 0
+  %b1 = extractvalue {i32, i32} %b, 1
+  %d = call {float, float, float, float} @llvm.nvvm.mma.m16n8k16.row.col.bf16(i32 %a0, i32 %a1, i32 %a2, i32 %a3, i32 %b0, i32 %b1, float 0.0, float 0.0, float 0.0, float 0.0)
+  %d0 = extractvalue {float, float, float, float} %d, 0
+  %d1 = extractvalue {float, float, float, float} %d, 1
+  %d2 = extractvalue {float, float, float, float} %d, 2
+  %d3 = extractvalue {float, float, float, float} %d, 3
+  %base = mul i32 %blk, %n
+  %gi = add i32 %base, %t
+  %gw = lshr i32 %gi, 5
+  %k = and i32 %gw, 3
+  %is1 = icmp eq i32 %k, 1
+  %is2 = icmp eq i32 %k, 2
+  %is3 = icmp eq i32 %k, 3
+  %e1 = select i1 %is1, float %d1, float %d0
+  %e2 = select i1 %is2, float %d2, float %e1
+  %e3 = select i1 %is3, float %d3, float %e2
+  %gi64 = zext i32 %gi to i64
+  %yp = getelementptr float, ptr %y, i64 %gi64
+  store float %e3, ptr %yp
+  ret void
+}
+)";
+
+/// What each cp.async kernel starts with (ASYNC_PROLOGUE): thread t of
+/// block b queues a copy of x[b n + t] to the shared word t, one group.
+constexpr const char *kAsyncPrologue = R"(
+  %t = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %n = call i32 @llvm.nvvm.read.ptx.sreg.ntid.x()
+  %b = call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()
+  %base = mul i32 %b, %n
+  %i = add i32 %base, %t
+  %i64 = zext i32 %i to i64
+  %t64 = zext i32 %t to i64
+  %xp = getelementptr float, ptr %x, i64 %i64
+  %xg = addrspacecast ptr %xp to ptr addrspace(1)
+  %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
+  call void @llvm.nvvm.cp.async.ca.shared.global.4(ptr addrspace(3) %sp, ptr addrspace(1) %xg)
+  call void @llvm.nvvm.cp.async.commit.group()
+)";
+
+/// `text` with each `from` replaced by `to`.
+std::string replaceAll(std::string text, const std::string &from,
+                       const std::string &to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// kKernels with its cp.async kernels' prologues, and the ldmatrix kernel
+/// with and without its barrier.
+std::string kernelsText() {
+  std::string text = replaceAll(kKernels, "ASYNC_PROLOGUE\n",
+                                std::string(kAsyncPrologue).substr(1));
+  for (auto [name, barrier] :
+       {std::pair<const char *, const char *>{
+            "warp_ldmatrix_mma",
+            "  call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)"},
+        {"warp_ldmatrix_without_barrier", ""}})
+    text += replaceAll(replaceAll(kLdMatrixKernel, "@NAME(",
+                                  std::string("@") + name + "("),
+                       "BARRIER", barrier);
+  return text;
+}
+
 /// The emulator's shared object of kKernels, compiled once.
 const std::string &emulatorObject() {
   static const std::string object = [] {
     llvm::LLVMContext context;
     llvm::SMDiagnostic diagnostic;
     std::unique_ptr<llvm::Module> module =
-        llvm::parseAssemblyString(kKernels, diagnostic, context);
+        llvm::parseAssemblyString(kernelsText(), diagnostic, context);
     EXPECT_TRUE(module) << diagnostic.getMessage().str();
     std::string sharedObject;
     if (llvm::Error error =
