@@ -1,6 +1,7 @@
 //===- KernelReport.cpp - what each CUDA kernel costs, statically ---------===//
 
 #include "compiler/KernelReport.h"
+#include "compiler/TensorCoreContractions.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -35,15 +36,16 @@ constexpr SmLimits kSm80 = {"sm_80", 64, 32, 65536, 256, 164 * 1024, 1024};
 constexpr SmLimits kSm90 = {"sm_90", 64, 32, 65536, 256, 228 * 1024, 1024};
 
 /// Published peaks of the GPUs the roofline is drawn for: FP32 on CUDA
-/// cores (lcc's kernels use no tensor cores yet) and HBM bandwidth, SXM
-/// parts (NVIDIA's H100 and H200 datasheets).
+/// cores, dense bf16 on tensor cores and HBM bandwidth, SXM parts
+/// (NVIDIA's H100 and H200 datasheets).
 struct GpuPeaks {
   llvm::StringLiteral name;
-  double flops; // per second
-  double bytes; // per second
+  double flops;       // FP32 per second
+  double tensorFlops; // bf16 dense per second
+  double bytes;       // per second
 };
-constexpr GpuPeaks kH100 = {"h100", 67e12, 3.35e12};
-constexpr GpuPeaks kH200 = {"h200", 67e12, 4.8e12};
+constexpr GpuPeaks kH100 = {"h100", 67e12, 989e12, 3.35e12};
+constexpr GpuPeaks kH200 = {"h200", 67e12, 989e12, 4.8e12};
 
 struct Occupancy {
   double fraction = 0;
@@ -81,7 +83,8 @@ struct Roofline {
 };
 
 Roofline roofline(const GpuPeaks &gpu, const KernelReportEntry &entry) {
-  double compute = entry.work.flops / gpu.flops;
+  double compute = (entry.work.flops - entry.work.tensorFlops) / gpu.flops +
+                   entry.work.tensorFlops / gpu.tensorFlops;
   double memory = entry.bytes / gpu.bytes;
   return {std::max(compute, memory) * 1e6,
           compute > memory ? "compute" : "memory"};
@@ -103,9 +106,11 @@ int64_t floatOps(Operation *op) {
   return 0;
 }
 
-void countBlock(Block &block, double multiplier, DispatchWork &work);
+void countBlock(Block &block, double multiplier, DispatchWork &work,
+                bool tensorCores);
 
-void countOp(Operation *op, double multiplier, DispatchWork &work) {
+void countOp(Operation *op, double multiplier, DispatchWork &work,
+             bool tensorCores) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     double points = 1;
     for (int64_t range : linalgOp.getStaticLoopRanges()) {
@@ -119,6 +124,8 @@ void countOp(Operation *op, double multiplier, DispatchWork &work) {
     for (Operation &inner : linalgOp.getBlock()->without_terminator())
       perPoint += floatOps(&inner);
     work.flops += multiplier * points * double(perPoint);
+    if (tensorCores && isTensorCoreProduct(linalgOp))
+      work.tensorFlops += multiplier * points * double(perPoint);
     return;
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -131,7 +138,7 @@ void countOp(Operation *op, double multiplier, DispatchWork &work) {
                                               *step));
     else
       work.exact = false;
-    countBlock(*loop.getBody(), multiplier * trips, work);
+    countBlock(*loop.getBody(), multiplier * trips, work, tensorCores);
     return;
   }
   if (auto forall = dyn_cast<scf::ForallOp>(op)) {
@@ -146,7 +153,7 @@ void countOp(Operation *op, double multiplier, DispatchWork &work) {
       }
       trips *= double(std::max<int64_t>(0, (upper - lower + step - 1) / step));
     }
-    countBlock(*forall.getBody(), multiplier * trips, work);
+    countBlock(*forall.getBody(), multiplier * trips, work, tensorCores);
     return;
   }
   if (isa<scf::IfOp>(op))
@@ -154,12 +161,13 @@ void countOp(Operation *op, double multiplier, DispatchWork &work) {
   work.flops += multiplier * double(floatOps(op));
   for (Region &region : op->getRegions())
     for (Block &block : region)
-      countBlock(block, multiplier, work);
+      countBlock(block, multiplier, work, tensorCores);
 }
 
-void countBlock(Block &block, double multiplier, DispatchWork &work) {
+void countBlock(Block &block, double multiplier, DispatchWork &work,
+                bool tensorCores) {
   for (Operation &op : block)
-    countOp(&op, multiplier, work);
+    countOp(&op, multiplier, work, tensorCores);
 }
 
 std::string formatGrid(const std::array<uint32_t, 3> &grid) {
@@ -168,7 +176,7 @@ std::string formatGrid(const std::array<uint32_t, 3> &grid) {
 
 } // namespace
 
-DispatchWork lcc::countDispatchWork(func::FuncOp dispatch) {
+DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores) {
   DispatchWork work;
   double workgroups = 1;
   if (auto count =
@@ -176,7 +184,7 @@ DispatchWork lcc::countDispatchWork(func::FuncOp dispatch) {
     for (int64_t c : count.asArrayRef())
       workgroups *= double(c);
   if (!dispatch.getBody().empty())
-    countBlock(dispatch.getBody().front(), workgroups, work);
+    countBlock(dispatch.getBody().front(), workgroups, work, tensorCores);
   return work;
 }
 
@@ -263,6 +271,7 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
         {"occupancy", std::move(occupancies)},
         {"flops", entry.work.flops},
         {"flops_exact", entry.work.exact},
+        {"tensor_core_flops", entry.work.tensorFlops},
         {"bytes", entry.bytes},
         {"flops_per_byte",
          entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0},
@@ -274,10 +283,13 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
       {"resources_from", fromPtxas ? "ptxas" : "none"},
       {"peaks",
        llvm::json::Object{
-           {"h100", llvm::json::Object{{"fp32_flops", kH100.flops},
-                                       {"bytes_per_second", kH100.bytes}}},
+           {"h100",
+            llvm::json::Object{{"fp32_flops", kH100.flops},
+                               {"bf16_tensor_flops", kH100.tensorFlops},
+                               {"bytes_per_second", kH100.bytes}}},
            {"h200",
             llvm::json::Object{{"fp32_flops", kH200.flops},
+                               {"bf16_tensor_flops", kH200.tensorFlops},
                                {"bytes_per_second", kH200.bytes}}}}},
       {"kernels", std::move(kernels)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document)))
@@ -291,20 +303,21 @@ std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
   llvm::raw_string_ostream os(text);
   os << "CUDA kernels for " << arch << "; registers and spills "
      << (fromPtxas ? "from ptxas" : "unknown (no ptxas found)")
-     << "; roofline over FP32 and HBM peaks (H100 67 TFLOP/s 3.35 TB/s, "
-        "H200 67 TFLOP/s 4.8 TB/s); '~' marks FLOPs counted through loops "
-        "of unknown trip count (a bound)\n";
+     << "; roofline over FP32 (CUDA cores), bf16 tensor-core and HBM peaks "
+        "(H100 67 and 989 TFLOP/s, 3.35 TB/s; H200 67 and 989 TFLOP/s, 4.8 "
+        "TB/s); TC MFLOP: of the MFLOP, those on tensor cores; '~' marks "
+        "FLOPs counted through loops of unknown trip count (a bound)\n";
   os << "| kernel | model op | grid | block | regs | spill B | smem KiB | "
-        "occ sm_80 | occ sm_90 | MFLOP | MB | FLOP/B | H100 us | H200 us | "
-        "bound |\n";
+        "occ sm_80 | occ sm_90 | MFLOP | TC MFLOP | MB | FLOP/B | H100 us | "
+        "H200 us | bound |\n";
   os << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-        "---|\n";
+        "---:|---|\n";
   for (const KernelReportEntry &entry : entries) {
     Occupancy sm80 = occupancy(kSm80, entry), sm90 = occupancy(kSm90, entry);
     Roofline h100 = roofline(kH100, entry), h200 = roofline(kH200, entry);
     os << llvm::formatv(
         "| {0} | {1} | {2} | {3} | {4} | {5} | {6:f1} | {7:f2} ({8}) | "
-        "{9:f2} ({10}) | {11}{12:f1} | {13:f2} | {14:f1} | {15:f1} | "
+        "{9:f2} ({10}) | {11}{12:f1} | {18:f1} | {13:f2} | {14:f1} | {15:f1} | "
         "{16:f1} | {17} |\n",
         entry.kernel, entry.location.empty() ? "-" : entry.location,
         formatGrid(entry.grid), entry.threads,
@@ -314,7 +327,8 @@ std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
         sm90.fraction, sm90.limit, entry.work.exact ? "" : "~",
         entry.work.flops / 1e6, entry.bytes / 1e6,
         entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0,
-        h100.microseconds, h200.microseconds, h200.bound);
+        h100.microseconds, h200.microseconds, h200.bound,
+        entry.work.tensorFlops / 1e6);
   }
   return text;
 }

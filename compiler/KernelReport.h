@@ -28,12 +28,16 @@ namespace lcc {
 /// counts the loop once per iteration it may run at most, or once.
 struct DispatchWork {
   double flops = 0;
+  /// Of them, those of products on tensor cores (bf16 mma.sync).
+  double tensorFlops = 0;
   bool exact = true;
 };
 
 /// Counts the work of `dispatch` (a dispatch function on tensors, one
-/// workgroup's body) over its whole grid.
-DispatchWork countDispatchWork(mlir::func::FuncOp dispatch);
+/// workgroup's body) over its whole grid; with `tensorCores`, the products
+/// the kernels compute on tensor cores apart.
+DispatchWork countDispatchWork(mlir::func::FuncOp dispatch,
+                               bool tensorCores = false);
 
 /// What ptxas reported of a kernel.
 struct KernelResources {

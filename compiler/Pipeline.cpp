@@ -69,7 +69,7 @@ std::string kernelReportOf(ModuleOp kernels, const CudaImage &image,
       entry.sharedMemoryBytes = kernel->sharedMemoryBytes;
       entry.resources = kernel->resources;
     }
-    entry.work = countDispatchWork(dispatch);
+    entry.work = countDispatchWork(dispatch, hasBF16TensorCores(image.arch));
     for (Type type : dispatch.getArgumentTypes())
       if (auto tensor = dyn_cast<RankedTensorType>(type))
         entry.bytes += double(byteSize(tensor));

@@ -39,7 +39,7 @@ struct PairedProduct {
 /// `op` as a paired bf16 product, if it is one.
 std::optional<PairedProduct> matchPairedProduct(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 4 || !op.hasPureBufferSemantics())
+      op.getNumLoops() != 4)
     return std::nullopt;
   OpOperand *c = op.getDpsInitOperand(0);
   auto elementOf = [](OpOperand *operand) {
@@ -214,10 +214,14 @@ private:
 
 } // namespace
 
+bool lcc::isTensorCoreProduct(linalg::LinalgOp op) {
+  return matchPairedProduct(op).has_value();
+}
+
 Operation *lcc::lowerPairedProductToMma(RewriterBase &rewriter,
                                         linalg::LinalgOp op, Value threadId,
                                         int64_t blockSize) {
-  if (blockSize % kWarpSize != 0)
+  if (blockSize % kWarpSize != 0 || !op.hasPureBufferSemantics())
     return nullptr;
   std::optional<PairedProduct> product = matchPairedProduct(op);
   if (!product)

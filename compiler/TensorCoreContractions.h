@@ -15,6 +15,10 @@
 
 namespace lcc {
 
+/// Whether `op` (on tensors or buffers) is a paired bf16 product of whole
+/// mma tiles, which lowerPairedProductToMma puts on tensor cores.
+bool isTensorCoreProduct(mlir::linalg::LinalgOp op);
+
 /// Replaces `op`, when it is a paired bf16 product whose sizes are whole
 /// mma tiles (M a multiple of 16, N of 8, K of 16), by loops in which each
 /// warp of the block (`blockSize` threads, whole warps; `threadId` the
