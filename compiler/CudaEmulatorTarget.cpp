@@ -115,6 +115,7 @@ std::optional<abi::WarpOperation> warpOperation(StringRef intrinsic) {
       .Case("llvm.nvvm.vote.ballot.sync", abi::kVoteBallot)
       .Case("llvm.nvvm.mma.m16n8k16.row.col.bf16", abi::kMmaM16N8K16BF16)
       .Case("llvm.nvvm.mma.m16n8k16.row.col.f32.f32", abi::kMmaM16N8K16F16)
+      .Case("llvm.nvvm.mma.m16n8k8.row.col.tf32", abi::kMmaM16N8K8TF32)
       .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x1.b16", abi::kLdMatrixX1)
       .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x2.b16", abi::kLdMatrixX2)
       .Case("llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16", abi::kLdMatrixX4)
@@ -536,6 +537,7 @@ void EmulatedKernels::replaceWarpCollective(CallInst *call,
   };
   bool wholeWarp = operation == abi::kMmaM16N8K16BF16 ||
                    operation == abi::kMmaM16N8K16F16 ||
+                   operation == abi::kMmaM16N8K8TF32 ||
                    abi::isLdMatrix(operation);
   // shfl and vote take the member mask first; mma.sync and ldmatrix are
   // the whole warp's.

@@ -293,13 +293,14 @@ bool lcc::hasBF16TensorCores(StringRef arch) {
 }
 
 void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize,
-                                   bool tensorCores) {
+                                   bool tensorCores, bool tf32) {
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
   gpu.addPass(createCanonicalizerPass());
   gpu.addPass(createStageOperandTiles());
   DistributeToThreadsOptions distribute;
   distribute.blockSize = blockSize;
   distribute.tensorCores = tensorCores;
+  distribute.tf32 = tensorCores && tf32;
   gpu.addPass(createDistributeToThreads(distribute));
   gpu.addPass(createPromoteWorkgroupBuffers());
   gpu.addPass(createCanonicalizerPass());
@@ -360,6 +361,7 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
            << "'; expected one of " << supportedCudaArchs();
   image.arch = options.arch;
   image.blockSize = options.blockSize;
+  image.tf32 = arch->bf16TensorCores && options.tf32;
   MLIRContext *ctx = kernels.getContext();
   ctx->loadDialect<gpu::GPUDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
 
@@ -369,7 +371,7 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
   if (failed(runDumpedPipeline(
           kernels, "gpu-threads", options.dump, [&](PassManager &pm) {
             buildCudaThreadsPipeline(pm, options.blockSize,
-                                     arch->bf16TensorCores);
+                                     arch->bf16TensorCores, options.tf32);
           })))
     return failure();
   auto gpuModules = kernels.getOps<gpu::GPUModuleOp>();

@@ -35,6 +35,8 @@ struct CudaTargetOptions {
   bool emulator = true;
   /// Dumps each stage when set.
   StageDumper dump;
+  /// Whether f32 products run on tensor cores in tf32 (lcc --cuda-tf32).
+  bool tf32 = false;
 };
 
 /// The architectures `--cuda-arch` accepts, comma-separated, for messages.
@@ -61,6 +63,8 @@ struct CudaImage {
   /// (CudaEmulatorTarget.h).
   std::string emulator;
   int64_t blockSize = 0;
+  /// Whether its f32 products run on tensor cores in tf32.
+  bool tf32 = false;
   llvm::SmallVector<CudaKernel> kernels;
 };
 
@@ -70,7 +74,7 @@ struct CudaImage {
 /// expanded and loops lowered to control flow; then NVVM.
 void buildCudaBufferizePipeline(mlir::OpPassManager &pm);
 void buildCudaThreadsPipeline(mlir::OpPassManager &pm, int64_t blockSize,
-                              bool tensorCores);
+                              bool tensorCores, bool tf32);
 
 /// Whether `arch` has mma.sync m16n8k16 with bf16 operands (sm_80 and up),
 /// which the kernels' paired bf16 products then use.

@@ -112,9 +112,10 @@ bool containsLinalg(Operation *op) {
 
 class Distributor {
 public:
-  Distributor(gpu::GPUFuncOp kernel, int64_t blockSize, bool tensorCores)
+  Distributor(gpu::GPUFuncOp kernel, int64_t blockSize, bool tensorCores,
+              bool tf32)
       : kernel(kernel), rewriter(kernel.getContext()), blockSize(blockSize),
-        tensorCores(tensorCores) {}
+        tensorCores(tensorCores), tf32(tf32) {}
 
   LogicalResult run() {
     Block &entry = kernel.getBody().front();
@@ -249,8 +250,8 @@ private:
       return original.emitOpError("is not bufferized");
     if (tensorCores) {
       barrierBefore(original);
-      if (Operation *loop = lcc::lowerPairedProductToMma(rewriter, original,
-                                                    threadId, blockSize)) {
+      if (Operation *loop = lcc::lowerProductToMma(rewriter, original, threadId,
+                                                   blockSize, tf32)) {
         barrierAfter(loop);
         return success();
       }
@@ -494,7 +495,7 @@ private:
   gpu::GPUFuncOp kernel;
   IRRewriter rewriter;
   int64_t blockSize;
-  bool tensorCores;
+  bool tensorCores, tf32;
   Value threadId, threads, isFirstThread;
 };
 
@@ -509,7 +510,7 @@ struct DistributeToThreads
       return signalPassFailure();
     }
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>()) {
-      if (failed(Distributor(kernel, blockSize, tensorCores).run()))
+      if (failed(Distributor(kernel, blockSize, tensorCores, tf32).run()))
         return signalPassFailure();
       int32_t size = static_cast<int32_t>(blockSize);
       kernel.setKnownBlockSizeAttr(

@@ -42,10 +42,11 @@ struct GpuPeaks {
   llvm::StringLiteral name;
   double flops;       // FP32 per second
   double tensorFlops; // bf16 dense per second
+  double tf32Flops;   // tf32 dense per second
   double bytes;       // per second
 };
-constexpr GpuPeaks kH100 = {"h100", 67e12, 989e12, 3.35e12};
-constexpr GpuPeaks kH200 = {"h200", 67e12, 989e12, 4.8e12};
+constexpr GpuPeaks kH100 = {"h100", 67e12, 989e12, 494e12, 3.35e12};
+constexpr GpuPeaks kH200 = {"h200", 67e12, 989e12, 494e12, 4.8e12};
 
 struct Occupancy {
   double fraction = 0;
@@ -83,8 +84,10 @@ struct Roofline {
 };
 
 Roofline roofline(const GpuPeaks &gpu, const KernelReportEntry &entry) {
-  double compute = (entry.work.flops - entry.work.tensorFlops) / gpu.flops +
-                   entry.work.tensorFlops / gpu.tensorFlops;
+  const DispatchWork &work = entry.work;
+  double compute =
+      (work.flops - work.tensorFlops - work.tf32Flops) / gpu.flops +
+      work.tensorFlops / gpu.tensorFlops + work.tf32Flops / gpu.tf32Flops;
   double memory = entry.bytes / gpu.bytes;
   return {std::max(compute, memory) * 1e6,
           compute > memory ? "compute" : "memory"};
@@ -107,10 +110,10 @@ int64_t floatOps(Operation *op) {
 }
 
 void countBlock(Block &block, double multiplier, DispatchWork &work,
-                bool tensorCores);
+                bool tensorCores, bool tf32);
 
 void countOp(Operation *op, double multiplier, DispatchWork &work,
-             bool tensorCores) {
+             bool tensorCores, bool tf32) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     double points = 1;
     for (int64_t range : linalgOp.getStaticLoopRanges()) {
@@ -124,8 +127,10 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
     for (Operation &inner : linalgOp.getBlock()->without_terminator())
       perPoint += floatOps(&inner);
     work.flops += multiplier * points * double(perPoint);
-    if (tensorCores && isTensorCoreProduct(linalgOp))
+    if (tensorCores && isTensorCoreProduct(linalgOp, /*tf32=*/false))
       work.tensorFlops += multiplier * points * double(perPoint);
+    else if (tensorCores && tf32 && isTensorCoreProduct(linalgOp, true))
+      work.tf32Flops += multiplier * points * double(perPoint);
     return;
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -138,7 +143,7 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
                                               *step));
     else
       work.exact = false;
-    countBlock(*loop.getBody(), multiplier * trips, work, tensorCores);
+    countBlock(*loop.getBody(), multiplier * trips, work, tensorCores, tf32);
     return;
   }
   if (auto forall = dyn_cast<scf::ForallOp>(op)) {
@@ -153,7 +158,7 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
       }
       trips *= double(std::max<int64_t>(0, (upper - lower + step - 1) / step));
     }
-    countBlock(*forall.getBody(), multiplier * trips, work, tensorCores);
+    countBlock(*forall.getBody(), multiplier * trips, work, tensorCores, tf32);
     return;
   }
   if (isa<scf::IfOp>(op))
@@ -161,13 +166,13 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
   work.flops += multiplier * double(floatOps(op));
   for (Region &region : op->getRegions())
     for (Block &block : region)
-      countBlock(block, multiplier, work, tensorCores);
+      countBlock(block, multiplier, work, tensorCores, tf32);
 }
 
 void countBlock(Block &block, double multiplier, DispatchWork &work,
-                bool tensorCores) {
+                bool tensorCores, bool tf32) {
   for (Operation &op : block)
-    countOp(&op, multiplier, work, tensorCores);
+    countOp(&op, multiplier, work, tensorCores, tf32);
 }
 
 std::string formatGrid(const std::array<uint32_t, 3> &grid) {
@@ -176,7 +181,8 @@ std::string formatGrid(const std::array<uint32_t, 3> &grid) {
 
 } // namespace
 
-DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores) {
+DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores,
+                                    bool tf32) {
   DispatchWork work;
   double workgroups = 1;
   if (auto count =
@@ -184,7 +190,7 @@ DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores) {
     for (int64_t c : count.asArrayRef())
       workgroups *= double(c);
   if (!dispatch.getBody().empty())
-    countBlock(dispatch.getBody().front(), workgroups, work, tensorCores);
+    countBlock(dispatch.getBody().front(), workgroups, work, tensorCores, tf32);
   return work;
 }
 
@@ -271,7 +277,7 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
         {"occupancy", std::move(occupancies)},
         {"flops", entry.work.flops},
         {"flops_exact", entry.work.exact},
-        {"tensor_core_flops", entry.work.tensorFlops},
+        {"tensor_core_flops", entry.work.tensorFlops + entry.work.tf32Flops},
         {"bytes", entry.bytes},
         {"flops_per_byte",
          entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0},
@@ -286,10 +292,12 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
            {"h100",
             llvm::json::Object{{"fp32_flops", kH100.flops},
                                {"bf16_tensor_flops", kH100.tensorFlops},
+                               {"tf32_tensor_flops", kH100.tf32Flops},
                                {"bytes_per_second", kH100.bytes}}},
            {"h200",
             llvm::json::Object{{"fp32_flops", kH200.flops},
                                {"bf16_tensor_flops", kH200.tensorFlops},
+                               {"tf32_tensor_flops", kH200.tf32Flops},
                                {"bytes_per_second", kH200.bytes}}}}},
       {"kernels", std::move(kernels)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document)))
@@ -303,9 +311,9 @@ std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
   llvm::raw_string_ostream os(text);
   os << "CUDA kernels for " << arch << "; registers and spills "
      << (fromPtxas ? "from ptxas" : "unknown (no ptxas found)")
-     << "; roofline over FP32 (CUDA cores), bf16 tensor-core and HBM peaks "
-        "(H100 67 and 989 TFLOP/s, 3.35 TB/s; H200 67 and 989 TFLOP/s, 4.8 "
-        "TB/s); TC MFLOP: of the MFLOP, those on tensor cores; '~' marks "
+     << "; roofline over FP32 (CUDA cores), bf16 and tf32 tensor-core and "
+        "HBM peaks (H100 67, 989 and 494 TFLOP/s, 3.35 TB/s; H200 the same, "
+        "4.8 TB/s); TC MFLOP: of the MFLOP, those on tensor cores; '~' marks "
         "FLOPs counted through loops of unknown trip count (a bound)\n";
   os << "| kernel | model op | grid | block | regs | spill B | smem KiB | "
         "occ sm_80 | occ sm_90 | MFLOP | TC MFLOP | MB | FLOP/B | H100 us | "
@@ -328,7 +336,7 @@ std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
         entry.work.flops / 1e6, entry.bytes / 1e6,
         entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0,
         h100.microseconds, h200.microseconds, h200.bound,
-        entry.work.tensorFlops / 1e6);
+        (entry.work.tensorFlops + entry.work.tf32Flops) / 1e6);
   }
   return text;
 }

@@ -28,8 +28,8 @@ namespace lcc {
 /// counts the loop once per iteration it may run at most, or once.
 struct DispatchWork {
   double flops = 0;
-  /// Of them, those of products on tensor cores (bf16 mma.sync).
-  double tensorFlops = 0;
+  /// Of them, those of products on tensor cores: bf16 and tf32 mma.sync.
+  double tensorFlops = 0, tf32Flops = 0;
   bool exact = true;
 };
 
@@ -37,7 +37,7 @@ struct DispatchWork {
 /// workgroup's body) over its whole grid; with `tensorCores`, the products
 /// the kernels compute on tensor cores apart.
 DispatchWork countDispatchWork(mlir::func::FuncOp dispatch,
-                               bool tensorCores = false);
+                               bool tensorCores = false, bool tf32 = false);
 
 /// What ptxas reported of a kernel.
 struct KernelResources {

@@ -327,7 +327,8 @@ def DistributeToThreads
       pairedMatmul: A[m][kp][2] x B[kp][n][2] into f32 C[m][n], M a
       multiple of 16, N of 8, K of 16) is computed by the block's warps,
       each 16 x 8 tile of C by `mma.sync.aligned.m16n8k16` over K
-      (TensorCoreContractions.cpp).
+      (TensorCoreContractions.cpp); with `tf32` too, an f32 product
+      C[m][n] += A B of whole m16n8k8 tiles, its operands rounded to tf32.
 
     The kernel is marked with its `known_block_size`.
   }];
@@ -339,6 +340,8 @@ def DistributeToThreads
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",
            "Compute paired bf16 products with mma.sync m16n8k16 (sm_80 and up)">,
+    Option<"tf32", "tf32", "bool", /*default=*/"false",
+           "With tensor-cores: f32 products too, rounded to tf32 (m16n8k8)">,
     Option<"blockSize", "block-size", "int64_t",
            /*default=*/"::lcc::knobs::kCudaBlockSize.defaultValue",
            "Threads per block">,

@@ -69,7 +69,8 @@ std::string kernelReportOf(ModuleOp kernels, const CudaImage &image,
       entry.sharedMemoryBytes = kernel->sharedMemoryBytes;
       entry.resources = kernel->resources;
     }
-    entry.work = countDispatchWork(dispatch, hasBF16TensorCores(image.arch));
+    entry.work = countDispatchWork(dispatch, hasBF16TensorCores(image.arch),
+                                   image.tf32);
     for (Type type : dispatch.getArgumentTypes())
       if (auto tensor = dyn_cast<RankedTensorType>(type))
         entry.bytes += double(byteSize(tensor));
@@ -232,7 +233,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   if (options.targetCuda) {
     CudaTargetOptions cuda{options.cudaArch, options.cudaPath,
                            options.cudaBlockSize,
-                           options.stopAfter == Stage::Artifact, options.dump};
+                           options.stopAfter == Stage::Artifact, options.dump,
+                           options.cudaTF32};
     CudaImage image;
     OwningOpRef<ModuleOp> cudaKernels = kernels->clone();
     if (failed(compileDispatchesForCuda(*cudaKernels, cuda, image)))

@@ -46,6 +46,8 @@ struct CompileOptions : AttentionFormOptions {
   /// The CUDA architecture, ptxas location and block size.
   std::string cudaArch = "sm_90", cudaPath;
   int64_t cudaBlockSize = knobs::kCudaBlockSize.defaultValue;
+  /// lcc --cuda-tf32: f32 products on tensor cores in tf32 (sm_80 and up).
+  bool cudaTF32 = false;
   /// lcc --query-tile/--key-tile: the flash attention's tiles (0: chosen
   /// for the targets, see attentionTilingFor).
   int64_t queryTile = knobs::kQueryTile.defaultValue;

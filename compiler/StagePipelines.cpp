@@ -74,7 +74,8 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
                                                int64_t cudaBlockSize,
                                                llvm::raw_ostream &errors,
                                                StringRef cpu,
-                                               StringRef cudaArch) {
+                                               StringRef cudaArch,
+                                               bool cudaTF32) {
   if (target == "cpu") {
     buildCpuBufferizePipeline(pm);
     buildCpuToLLVMPipeline(pm, cpuVectorRegisters(cpu));
@@ -90,7 +91,8 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
              << supportedCudaArchs();
       return failure();
     }
-    buildCudaThreadsPipeline(pm, cudaBlockSize, hasBF16TensorCores(cudaArch));
+    buildCudaThreadsPipeline(pm, cudaBlockSize, hasBF16TensorCores(cudaArch),
+                             cudaTF32);
     buildCudaLoopsPipeline(pm);
     buildCudaToNVVMPipeline(pm);
     return success();
@@ -184,6 +186,10 @@ struct KernelsPipelineOptions : PassPipelineOptions<KernelsPipelineOptions> {
       llvm::cl::desc("GPU architecture of target=cuda (lcc --cuda-arch; "
                      "sm_80 and up use tensor cores for bf16 products)"),
       llvm::cl::init("sm_90")};
+  Option<bool> cudaTF32{
+      *this, "cuda-tf32",
+      llvm::cl::desc("f32 products on tensor cores in tf32 (lcc --cuda-tf32)"),
+      llvm::cl::init(false)};
 };
 
 /// lcc-lower-to-linalg's options: the flash attention's tiles, by default
@@ -283,14 +289,16 @@ void lcc::registerLccPipelines() {
          llvm::raw_ostream &errors) {
         return buildLowerToKernelsPipeline(pm, options.target,
                                            options.cudaBlockSize, errors,
-                                           options.cpu, options.cudaArch);
+                                           options.cpu, options.cudaArch,
+                                           options.cudaTF32);
       });
 }
 
 FailureOr<std::string>
 lcc::printStagePipelines(const AttentionFormOptions &options,
                          AttentionTiling tiling, StringRef cpu,
-                         StringRef cudaArch, llvm::raw_ostream &errors) {
+                         StringRef cudaArch, bool cudaTF32,
+                         llvm::raw_ostream &errors) {
   OpPassManager forms(ModuleOp::getOperationName());
   if (failed(buildAttentionFormsPipeline(forms, options, errors)))
     return failure();
@@ -301,7 +309,8 @@ lcc::printStagePipelines(const AttentionFormOptions &options,
     return textual([&](OpPassManager &pm) {
       (void)buildLowerToKernelsPipeline(pm, target,
                                         knobs::kCudaBlockSize.defaultValue,
-                                        llvm::nulls(), cpu, cudaArch);
+                                        llvm::nulls(), cpu, cudaArch,
+                                        cudaTF32);
     });
   };
   return "attention-forms: " + text +

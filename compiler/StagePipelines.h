@@ -57,7 +57,8 @@ mlir::LogicalResult buildLowerToKernelsPipeline(mlir::OpPassManager &pm,
                                                 int64_t cudaBlockSize,
                                                 llvm::raw_ostream &errors,
                                                 llvm::StringRef cpu = "native",
-                                                llvm::StringRef cudaArch = "sm_90");
+                                                llvm::StringRef cudaArch = "sm_90",
+                                                bool cudaTF32 = false);
 
 /// Registers the four pipelines above by name (for lcc-opt).
 void registerLccPipelines();
@@ -69,7 +70,7 @@ void registerLccPipelines();
 mlir::FailureOr<std::string>
 printStagePipelines(const AttentionFormOptions &options, AttentionTiling tiling,
                     llvm::StringRef cpu, llvm::StringRef cudaArch,
-                    llvm::raw_ostream &errors);
+                    bool cudaTF32, llvm::raw_ostream &errors);
 
 } // namespace lcc
 

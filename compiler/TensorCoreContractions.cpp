@@ -1,17 +1,27 @@
-//===- TensorCoreContractions.cpp - bf16 products on tensor cores ---------===//
+//===- TensorCoreContractions.cpp - products on tensor cores --------------===//
 //
-// A paired bf16 product C[m][n] += sum over kp, j of A[m][kp][j] B[kp][n][j]
-// (j < 2: k = 2 kp + j, each pair one 32-bit register of mma's fragments)
-// becomes, per warp, a loop over its 16 x 8 tiles of C: the tile's C
-// fragment loaded, then for each 16 values of k one mma.sync m16n8k16 with
-// A's and B's fragments (groupID g = lane / 4, t = lane % 4):
+// Two kinds of product become warp-level mma.sync on a GPU block:
 //
-//   A register r < 4: row g + 8 (r % 2), pair t + 4 (r / 2) of the k step
-//   B register r < 2: pair t + 4 r of the k step, column g
+// - a paired bf16 product C[m][n] += sum over kp, j of A[m][kp][j]
+//   B[kp][n][j] (j < 2: k = 2 kp + j, each pair one 32-bit register of the
+//   fragments), with mma.sync m16n8k16 bf16;
+// - with tf32 asked for, an f32 product C[m][n] += sum over k of A B (A
+//   indexed by m and k, B by k and n, in any order), with mma.sync m16n8k8
+//   tf32, each operand rounded to tf32 (10 bits of mantissa, to nearest,
+//   ties away) as cvt.rna.tf32.f32 does.
+//
+// Each warp takes 16 x 8 tiles of C: it loads the tile's C fragment, runs
+// one mma.sync for each k step (16 for bf16, 8 for tf32) with A's and B's
+// registers as the PTX ISA lays the fragments out (g = lane / 4,
+// t = lane % 4):
+//
+//   A register r < 4: row g + 8 (r % 2), k unit t + 4 (r / 2) of the step
+//   B register r < 2: k unit t + 4 r of the step, column g
 //   C/D value i < 4:  row g + 8 (i / 2), column 2 t + i % 2
 //
-// and the fragment stored back. The sum runs in the tensor core's order
-// (bf16 products, f32 accumulation), not the CPU's.
+// (a k unit is a pair for bf16, one value for tf32) and stores the fragment
+// back. The sum runs in the tensor core's order and precision, not the
+// CPU's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,95 +38,171 @@ namespace {
 
 constexpr int64_t kWarpSize = 32;
 
-/// The loops of a paired product: which of `op`'s loops is m, n, kp and j,
-/// and which input is A and which B.
-struct PairedProduct {
-  unsigned m, n, kp, j;
-  OpOperand *a, *b;
-  int64_t rows, columns, pairs;
+/// A product mma.sync computes: which of the op's loops is m, n and k (the
+/// pairs' kp for bf16; j, the pair's element, is the fourth loop), where A
+/// and B put them, and the sizes.
+struct MmaProduct {
+  bool tf32 = false;
+  unsigned m = 0, n = 0, k = 0;
+  OpOperand *a = nullptr, *b = nullptr;
+  /// Which result of A's and B's indexing maps is m, k and k, n.
+  unsigned aRow = 0, aK = 1, bK = 0, bColumn = 1;
+  int64_t rows = 0, columns = 0, kUnits = 0;
 };
 
-/// `op` as a paired bf16 product, if it is one.
-std::optional<PairedProduct> matchPairedProduct(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 4)
-    return std::nullopt;
-  OpOperand *c = op.getDpsInitOperand(0);
-  auto elementOf = [](OpOperand *operand) {
-    return getElementTypeOrSelf(operand->get().getType());
-  };
-  if (!elementOf(c).isF32())
-    return std::nullopt;
-  // The body: out + extf(a) * extf(b).
+Type elementOf(OpOperand *operand) {
+  return getElementTypeOrSelf(operand->get().getType());
+}
+
+/// The loop dimension of each result of `operand`'s indexing map, or empty
+/// when one is not a plain dimension.
+SmallVector<unsigned> dimsOf(linalg::LinalgOp op, OpOperand *operand) {
+  SmallVector<unsigned> positions;
+  for (AffineExpr result : op.getMatchingIndexingMap(operand).getResults()) {
+    auto dim = dyn_cast<AffineDimExpr>(result);
+    if (!dim)
+      return {};
+    positions.push_back(dim.getPosition());
+  }
+  return positions;
+}
+
+/// A and B of a body `out + f(a) * f(b)` (f: extf, or nothing), in order.
+std::optional<std::pair<BlockArgument, BlockArgument>>
+productOperands(linalg::LinalgOp op, bool extended) {
   Block *body = op.getBlock();
   auto ops = body->without_terminator();
-  if (std::distance(ops.begin(), ops.end()) != 4)
+  if (std::distance(ops.begin(), ops.end()) != (extended ? 4 : 2))
     return std::nullopt;
-  auto add = dyn_cast<arith::AddFOp>(body->getTerminator()->getOperand(0)
-                                         .getDefiningOp());
+  auto add = dyn_cast_or_null<arith::AddFOp>(
+      body->getTerminator()->getOperand(0).getDefiningOp());
   if (!add)
     return std::nullopt;
   Value out = op.getRegionOutputArgs()[0];
+  if (add.getLhs() != out && add.getRhs() != out)
+    return std::nullopt;
   Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
   auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul || (add.getLhs() != out && add.getRhs() != out))
+  if (!mul)
     return std::nullopt;
-  auto extA = mul.getLhs().getDefiningOp<arith::ExtFOp>();
-  auto extB = mul.getRhs().getDefiningOp<arith::ExtFOp>();
-  if (!extA || !extB)
-    return std::nullopt;
-  auto argA = dyn_cast<BlockArgument>(extA.getIn());
-  auto argB = dyn_cast<BlockArgument>(extB.getIn());
+  Value lhs = mul.getLhs(), rhs = mul.getRhs();
+  if (extended) {
+    auto extLhs = lhs.getDefiningOp<arith::ExtFOp>();
+    auto extRhs = rhs.getDefiningOp<arith::ExtFOp>();
+    if (!extLhs || !extRhs)
+      return std::nullopt;
+    lhs = extLhs.getIn();
+    rhs = extRhs.getIn();
+  }
+  auto argA = dyn_cast<BlockArgument>(lhs);
+  auto argB = dyn_cast<BlockArgument>(rhs);
   if (!argA || !argB || argA == argB || argA.getOwner() != body ||
-      argB.getOwner() != body)
+      argB.getOwner() != body || argA == out || argB == out)
     return std::nullopt;
-  PairedProduct p;
-  p.a = op.getMatchingOpOperand(argA);
-  p.b = op.getMatchingOpOperand(argB);
+  return std::make_pair(argA, argB);
+}
+
+/// `op` as a paired bf16 product of whole m16n8k16 tiles.
+std::optional<MmaProduct> matchPairedProduct(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 4 || !elementOf(op.getDpsInitOperand(0)).isF32())
+    return std::nullopt;
+  auto args = productOperands(op, /*extended=*/true);
+  if (!args)
+    return std::nullopt;
+  MmaProduct p;
+  p.a = op.getMatchingOpOperand(args->first);
+  p.b = op.getMatchingOpOperand(args->second);
   if (!elementOf(p.a).isBF16() || !elementOf(p.b).isBF16())
     return std::nullopt;
   // C: (m, n); A: (m, kp, j); B: (kp, n, j).
-  auto dims = [&](OpOperand *operand) {
-    SmallVector<unsigned> positions;
-    for (AffineExpr result : op.getMatchingIndexingMap(operand).getResults()) {
-      auto dim = dyn_cast<AffineDimExpr>(result);
-      if (!dim)
-        return SmallVector<unsigned>();
-      positions.push_back(dim.getPosition());
-    }
-    return positions;
-  };
-  SmallVector<unsigned> cDims = dims(c), aDims = dims(p.a), bDims = dims(p.b);
-  if (cDims.size() != 2 || aDims.size() != 3 || bDims.size() != 3 ||
-      aDims[0] != cDims[0] || bDims[1] != cDims[1] || aDims[1] != bDims[0] ||
-      aDims[2] != bDims[2])
+  SmallVector<unsigned> c = dimsOf(op, op.getDpsInitOperand(0)),
+                        a = dimsOf(op, p.a), b = dimsOf(op, p.b);
+  if (c.size() != 2 || a.size() != 3 || b.size() != 3 || a[0] != c[0] ||
+      b[1] != c[1] || a[1] != b[0] || a[2] != b[2])
     return std::nullopt;
-  p.m = cDims[0];
-  p.n = cDims[1];
-  p.kp = aDims[1];
-  p.j = aDims[2];
+  p.m = c[0];
+  p.n = c[1];
+  p.k = a[1];
+  unsigned j = a[2];
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (iterators[p.m] != utils::IteratorType::parallel ||
       iterators[p.n] != utils::IteratorType::parallel ||
-      iterators[p.kp] != utils::IteratorType::reduction ||
-      iterators[p.j] != utils::IteratorType::reduction || ranges[p.j] != 2)
+      iterators[p.k] != utils::IteratorType::reduction ||
+      iterators[j] != utils::IteratorType::reduction || ranges[j] != 2)
     return std::nullopt;
   p.rows = ranges[p.m];
   p.columns = ranges[p.n];
-  p.pairs = ranges[p.kp];
+  p.kUnits = ranges[p.k];
   if (ShapedType::isDynamic(p.rows) || ShapedType::isDynamic(p.columns) ||
-      ShapedType::isDynamic(p.pairs) || p.rows % 16 != 0 ||
-      p.columns % 8 != 0 || p.pairs % 8 != 0)
+      ShapedType::isDynamic(p.kUnits) || p.rows % 16 != 0 ||
+      p.columns % 8 != 0 || p.kUnits % 8 != 0)
     return std::nullopt;
   return p;
 }
 
-/// Builds one warp's tiles of a paired product.
+/// `op` as an f32 product of whole m16n8k8 tiles: C[m][n] += A B with A
+/// indexed by (m, k) and B by (k, n), each in either order.
+std::optional<MmaProduct> matchF32Product(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 3 || !elementOf(op.getDpsInitOperand(0)).isF32())
+    return std::nullopt;
+  auto args = productOperands(op, /*extended=*/false);
+  if (!args)
+    return std::nullopt;
+  MmaProduct p;
+  p.tf32 = true;
+  p.a = op.getMatchingOpOperand(args->first);
+  p.b = op.getMatchingOpOperand(args->second);
+  if (!elementOf(p.a).isF32() || !elementOf(p.b).isF32())
+    return std::nullopt;
+  SmallVector<unsigned> c = dimsOf(op, op.getDpsInitOperand(0)),
+                        a = dimsOf(op, p.a), b = dimsOf(op, p.b);
+  if (c.size() != 2 || a.size() != 2 || b.size() != 2)
+    return std::nullopt;
+  // A holds m, B holds n; the dimension they share is k.
+  if (!llvm::is_contained(a, c[0]))
+    std::swap(p.a, p.b), std::swap(a, b);
+  if (!llvm::is_contained(a, c[0]) || !llvm::is_contained(b, c[1]))
+    return std::nullopt;
+  p.m = c[0];
+  p.n = c[1];
+  p.aRow = a[0] == p.m ? 0 : 1;
+  p.aK = 1 - p.aRow;
+  p.k = a[p.aK];
+  p.bColumn = b[0] == p.n ? 0 : 1;
+  p.bK = 1 - p.bColumn;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (b[p.bK] != p.k || p.k == p.m || p.k == p.n ||
+      iterators[p.m] != utils::IteratorType::parallel ||
+      iterators[p.n] != utils::IteratorType::parallel ||
+      iterators[p.k] != utils::IteratorType::reduction)
+    return std::nullopt;
+  p.rows = ranges[p.m];
+  p.columns = ranges[p.n];
+  p.kUnits = ranges[p.k];
+  if (ShapedType::isDynamic(p.rows) || ShapedType::isDynamic(p.columns) ||
+      ShapedType::isDynamic(p.kUnits) || p.rows % 16 != 0 ||
+      p.columns % 8 != 0 || p.kUnits % 8 != 0)
+    return std::nullopt;
+  return p;
+}
+
+std::optional<MmaProduct> matchProduct(linalg::LinalgOp op, bool tf32) {
+  if (std::optional<MmaProduct> paired = matchPairedProduct(op))
+    return paired;
+  if (tf32)
+    return matchF32Product(op);
+  return std::nullopt;
+}
+
+/// Builds one warp's tiles of a product.
 class MmaBuilder {
 public:
   MmaBuilder(RewriterBase &rewriter, linalg::LinalgOp op,
-             const PairedProduct &product)
+             const MmaProduct &product)
       : b(rewriter), loc(op.getLoc()), op(op), p(product) {}
 
   Value index(int64_t value) {
@@ -126,10 +212,21 @@ public:
   Value mul(Value x, int64_t y) {
     return arith::MulIOp::create(b, loc, x, index(y));
   }
+  Value i32(int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
+  }
 
-  /// The two bf16 of `operand` at (first, second, 0..1) as one register,
-  /// the first in its low half.
-  Value pair(OpOperand *operand, Value first, Value second) {
+  /// The register of `operand` at (its first, second) index: a bf16 pair
+  /// (the first value in the low half) or an f32 rounded to tf32.
+  Value unit(OpOperand *operand, Value first, Value second) {
+    if (p.tf32) {
+      Value value = memref::LoadOp::create(b, loc, operand->get(),
+                                           ValueRange{first, second});
+      Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), value);
+      // Round to nearest, ties away: add half of the dropped 13 bits.
+      Value rounded = arith::AddIOp::create(b, loc, bits, i32(0x1000));
+      return arith::AndIOp::create(b, loc, rounded, i32(int32_t(0xffffe000)));
+    }
     Value halves[2];
     for (int64_t j = 0; j < 2; ++j) {
       Value value = memref::LoadOp::create(b, loc, operand->get(),
@@ -137,10 +234,17 @@ public:
       Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), value);
       halves[j] = arith::ExtUIOp::create(b, loc, b.getI32Type(), bits);
     }
-    Value high = arith::ShLIOp::create(
-        b, loc, halves[1],
-        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 16));
+    Value high = arith::ShLIOp::create(b, loc, halves[1], i32(16));
     return arith::OrIOp::create(b, loc, halves[0], high);
+  }
+
+  /// A's register at (row, k) and B's at (k, column), in each operand's
+  /// own index order.
+  Value aUnit(Value row, Value k) {
+    return p.aRow == 0 ? unit(p.a, row, k) : unit(p.a, k, row);
+  }
+  Value bUnit(Value k, Value column) {
+    return p.bK == 0 ? unit(p.b, k, column) : unit(p.b, column, k);
   }
 
   /// Where C/D value i of this lane is, in the tile at (row0, column0).
@@ -171,24 +275,27 @@ public:
       accumulators.push_back(memref::LoadOp::create(b, loc, c->get(),
                                                     ValueRange{row, column}));
     }
-    auto kLoop = scf::ForOp::create(b, loc, index(0), index(p.pairs), index(8),
+    // A step is 8 k units: 16 values of k in bf16 pairs, 8 in tf32.
+    auto kLoop = scf::ForOp::create(b, loc, index(0), index(p.kUnits), index(8),
                                     accumulators);
     b.setInsertionPointToStart(kLoop.getBody());
-    Value pair0 = kLoop.getInductionVar();
+    Value k0 = kLoop.getInductionVar();
     SmallVector<Value> operands;
     for (int64_t r = 0; r < 4; ++r)
-      operands.push_back(pair(p.a, add(row0, add(group, index(8 * (r % 2)))),
-                              add(pair0, add(inGroup, index(4 * (r / 2))))));
+      operands.push_back(aUnit(add(row0, add(group, index(8 * (r % 2)))),
+                               add(k0, add(inGroup, index(4 * (r / 2))))));
     for (int64_t r = 0; r < 2; ++r)
-      operands.push_back(pair(p.b, add(pair0, add(inGroup, index(4 * r))),
-                              add(column0, group)));
+      operands.push_back(
+          bUnit(add(k0, add(inGroup, index(4 * r))), add(column0, group)));
     llvm::append_range(operands, kLoop.getRegionIterArgs());
     Type f32 = b.getF32Type();
     auto resultType = LLVM::LLVMStructType::getLiteral(
         b.getContext(), {f32, f32, f32, f32});
     auto mma = LLVM::CallIntrinsicOp::create(
         b, loc, resultType,
-        b.getStringAttr("llvm.nvvm.mma.m16n8k16.row.col.bf16"), operands);
+        b.getStringAttr(p.tf32 ? "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+                               : "llvm.nvvm.mma.m16n8k16.row.col.bf16"),
+        operands);
     SmallVector<Value> sums;
     for (int64_t i = 0; i < 4; ++i)
       sums.push_back(
@@ -208,27 +315,23 @@ private:
   RewriterBase &b;
   Location loc;
   linalg::LinalgOp op;
-  PairedProduct p;
+  MmaProduct p;
   Value group, inGroup;
 };
 
 } // namespace
 
-bool lcc::isTensorCoreProduct(linalg::LinalgOp op) {
-  return matchPairedProduct(op).has_value();
+bool lcc::isTensorCoreProduct(linalg::LinalgOp op, bool tf32) {
+  return matchProduct(op, tf32).has_value();
 }
 
-Operation *lcc::lowerPairedProductToMma(RewriterBase &rewriter,
-                                        linalg::LinalgOp op, Value threadId,
-                                        int64_t blockSize) {
+Operation *lcc::lowerProductToMma(RewriterBase &rewriter, linalg::LinalgOp op,
+                                  Value threadId, int64_t blockSize,
+                                  bool tf32) {
   if (blockSize % kWarpSize != 0 || !op.hasPureBufferSemantics())
     return nullptr;
-  std::optional<PairedProduct> product = matchPairedProduct(op);
+  std::optional<MmaProduct> product = matchProduct(op, tf32);
   if (!product)
-    return nullptr;
-  // A and B are indexed (m, kp, j) and (kp, n, j) as memrefs of rank 3.
-  if (cast<MemRefType>(product->a->get().getType()).getRank() != 3 ||
-      cast<MemRefType>(product->b->get().getType()).getRank() != 3)
     return nullptr;
   rewriter.setInsertionPoint(op);
   Operation *loop = MmaBuilder(rewriter, op, *product).build(threadId,

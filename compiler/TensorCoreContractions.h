@@ -1,9 +1,9 @@
-//===- TensorCoreContractions.h - bf16 products on tensor cores -*- C++ -*-===//
+//===- TensorCoreContractions.h - products on tensor cores ------*- C++ -*-===//
 //
 // The paired bf16 products of the flash attention and the model's matmuls
 // (TensorBuilder::pairedMatmul: A[m][kp][2] x B[kp][n][2] into f32 C[m][n])
-// as warp-level mma.sync m16n8k16 on a GPU block, for
-// lcc-distribute-to-threads.
+// as warp-level mma.sync m16n8k16, and on request f32 products as tf32
+// mma.sync m16n8k8, on a GPU block, for lcc-distribute-to-threads.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,21 +15,20 @@
 
 namespace lcc {
 
-/// Whether `op` (on tensors or buffers) is a paired bf16 product of whole
-/// mma tiles, which lowerPairedProductToMma puts on tensor cores.
-bool isTensorCoreProduct(mlir::linalg::LinalgOp op);
+/// Whether `op` (on tensors or buffers) is a product lowerProductToMma
+/// puts on tensor cores: a paired bf16 product of whole m16n8k16 tiles, or
+/// with `tf32` an f32 product of whole m16n8k8 tiles.
+bool isTensorCoreProduct(mlir::linalg::LinalgOp op, bool tf32);
 
-/// Replaces `op`, when it is a paired bf16 product whose sizes are whole
-/// mma tiles (M a multiple of 16, N of 8, K of 16), by loops in which each
-/// warp of the block (`blockSize` threads, whole warps; `threadId` the
-/// thread) computes 16 x 8 tiles of C with mma.sync.aligned.m16n8k16 over
-/// K, its fragments loaded as the PTX ISA lays them out. Returns the loop
-/// it built, or null (and `op` is untouched) when `op` is not such a
-/// product.
-mlir::Operation *lowerPairedProductToMma(mlir::RewriterBase &rewriter,
-                                         mlir::linalg::LinalgOp op,
-                                         mlir::Value threadId,
-                                         int64_t blockSize);
+/// Replaces `op`, when it is such a product, by loops in which each warp of
+/// the block (`blockSize` threads, whole warps; `threadId` the thread)
+/// computes 16 x 8 tiles of C with mma.sync over K, its fragments loaded as
+/// the PTX ISA lays them out. Returns the loop it built, or null (and `op`
+/// is untouched) when `op` is not such a product.
+mlir::Operation *lowerProductToMma(mlir::RewriterBase &rewriter,
+                                   mlir::linalg::LinalgOp op,
+                                   mlir::Value threadId, int64_t blockSize,
+                                   bool tf32);
 
 } // namespace lcc
 

@@ -76,6 +76,7 @@ using BarrierFunction = void (*)(ThreadContext *thread, uint32_t site);
 ///   mma.m16n8k16.*: in {a0..a3, b0, b1, c0..c3} (A's and B's fragments of
 ///           two 16-bit values a register, C's of f32), out {d0..d3}, in
 ///           the PTX ISA's fragment layouts for row-major A, column-major B.
+///   mma.m16n8k8.tf32: the same registers, one tf32 value each.
 ///   ldmatrix.*: in {address bits 0-31, 32-63} (of the lane's row in shared
 ///           memory, 8 16-bit values; lanes 8i-8i+7 give matrix i's rows),
 ///           out one register per matrix. Its site is also a 16-byte
@@ -91,6 +92,7 @@ enum WarpOperation : uint32_t {
   kVoteBallot,
   kMmaM16N8K16BF16,
   kMmaM16N8K16F16,
+  kMmaM16N8K8TF32,
   kLdMatrixX1,
   kLdMatrixX2,
   kLdMatrixX4,
@@ -103,7 +105,7 @@ enum WarpOperation : uint32_t {
 inline constexpr const char *kWarpOperationNames[kWarpOperationCount] = {
     "shfl.up",  "shfl.down", "shfl.bfly",   "shfl.idx",
     "vote.all", "vote.any",  "vote.uni",    "vote.ballot",
-    "mma.m16n8k16.bf16", "mma.m16n8k16.f16",
+    "mma.m16n8k16.bf16", "mma.m16n8k16.f16", "mma.m16n8k8.tf32",
     "ldmatrix.x1", "ldmatrix.x2", "ldmatrix.x4",
     "ldmatrix.x1.trans", "ldmatrix.x2.trans", "ldmatrix.x4.trans"};
 

@@ -65,3 +65,32 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// With tf32, an f32 product (here B indexed (n, k), as the scores' keys
+// are) runs as mma.sync m16n8k8: operands rounded to tf32 (add half of
+// the 13 dropped bits, then clear them), k in steps of 8.
+// RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads="tensor-cores=true tf32=true" --canonicalize | FileCheck %s --check-prefix=TF32
+// TF32-LABEL: gpu.func @f32_product
+// TF32: scf.for %{{.+}} = %c0 to %c16 step %c8 iter_args
+// TF32: arith.bitcast %{{.+}} : f32 to i32
+// TF32: arith.addi %{{.+}}, %c4096_i32
+// TF32: arith.andi %{{.+}}, %c-8192_i32
+// TF32: llvm.call_intrinsic "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+// Without tf32 the f32 product stays on CUDA cores.
+// CHECK-LABEL: gpu.func @f32_product
+// CHECK-NOT: llvm.call_intrinsic
+gpu.module @kernels {
+  gpu.func @f32_product(%a: memref<32x16xf32>, %b: memref<16x16xf32>, %c: memref<32x16xf32>) kernel {
+    linalg.generic {indexing_maps = [affine_map<(m, k, n) -> (m, k)>, affine_map<(m, k, n) -> (n, k)>, affine_map<(m, k, n) -> (m, n)>],
+                    iterator_types = ["parallel", "reduction", "parallel"]}
+        ins(%a, %b : memref<32x16xf32>, memref<16x16xf32>) outs(%c : memref<32x16xf32>) {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %p = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    }
+    gpu.return
+  }
+}

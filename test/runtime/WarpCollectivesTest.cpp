@@ -253,6 +253,57 @@ TEST(WarpCollectives, MmaF16IsTheMatrixProductOfItsFragments) {
   mma.expectProduct(lanes);
 }
 
+TEST(WarpCollectives, MmaTF32IsTheMatrixProductOfItsFragments) {
+  // m16n8k8 with tf32 A (16 x 8) and B (8 x 8), one value a register, laid
+  // out as the PTX ISA states it: a0 (g, t), a1 (g + 8, t), a2 (g, t + 4),
+  // a3 (g + 8, t + 4); b0 (t, g), b1 (t + 4, g); C and D as m16n8k16's.
+  int a[16][8], b[8][8], c[16][8];
+  for (int r = 0; r < 16; ++r)
+    for (int k = 0; k < 8; ++k)
+      a[r][k] = (r * 5 + k) % 7 - 3;
+  for (int k = 0; k < 8; ++k)
+    for (int n = 0; n < 8; ++n)
+      b[k][n] = (3 * k + n) % 5 - 2;
+  for (int r = 0; r < 16; ++r)
+    for (int n = 0; n < 8; ++n)
+      c[r][n] = r + n;
+  std::array<WarpLane, kWarpSize> lanes{};
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    int g = int(lane) / 4, t = int(lane) % 4;
+    auto &in = lanes[lane].in;
+    in[0] = bitsOf(float(a[g][t]));
+    in[1] = bitsOf(float(a[g + 8][t]));
+    in[2] = bitsOf(float(a[g][t + 4]));
+    in[3] = bitsOf(float(a[g + 8][t + 4]));
+    in[4] = bitsOf(float(b[t][g]));
+    in[5] = bitsOf(float(b[t + 4][g]));
+    for (int i = 0; i < 4; ++i)
+      in[6 + i] = bitsOf(float(c[MmaCase::cRow(lane, i)][MmaCase::cCol(lane, i)]));
+  }
+  ASSERT_EQ(performWarpCollective(emu::kMmaM16N8K8TF32, ~0u, lanes), "");
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane)
+    for (int i = 0; i < 4; ++i) {
+      int row = MmaCase::cRow(lane, i), col = MmaCase::cCol(lane, i);
+      int sum = c[row][col];
+      for (int k = 0; k < 8; ++k)
+        sum += a[row][k] * b[k][col];
+      EXPECT_EQ(floatOf(lanes[lane].out[i]), float(sum)) << lane << " " << i;
+    }
+}
+
+TEST(WarpCollectives, MmaTF32IgnoresTheLow13BitsOfItsOperands) {
+  // 1 + 2^-20 is 1 in tf32 (10 bits of mantissa): A = that, B = 1, C = 0
+  // gives 8 in each element, not 8 + 2^-17.
+  std::array<WarpLane, kWarpSize> lanes{};
+  for (WarpLane &lane : lanes) {
+    for (int r = 0; r < 4; ++r)
+      lane.in[r] = bitsOf(1.0f + std::ldexp(1.0f, -20));
+    lane.in[4] = lane.in[5] = bitsOf(1.0f);
+  }
+  ASSERT_EQ(performWarpCollective(emu::kMmaM16N8K8TF32, ~0u, lanes), "");
+  EXPECT_EQ(floatOf(lanes[9].out[3]), 8.0f);
+}
+
 TEST(WarpCollectives, MmaRoundsItsExactSumOnce) {
   // 1 + 2^-24 * 16 terms: each product 2^-24 is lost when added to 1 in
   // f32 one at a time, but their exact sum, 2^-20, is kept.

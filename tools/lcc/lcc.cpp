@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/CudaTarget.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/ModelParser.h"
 #include "compiler/Pipeline.h"
@@ -105,6 +106,14 @@ cl::opt<std::string> cudaPath(
     cl::desc("CUDA installation whose bin/ptxas makes the cubin (searched "
              "first; then PATH, then /usr/local/cuda)"),
     cl::value_desc("dir"), cl::init(""), cl::cat(lccCategory));
+
+cl::opt<bool> cudaTF32(
+    "cuda-tf32",
+    cl::desc("With --target=cuda on sm_80 and up: multiply f32 products on "
+             "tensor cores in tf32 (operands rounded to 10 bits of mantissa, "
+             "about 1e-3 relative; sums in f32), as PyTorch's "
+             "allow_tf32 does (default: exact f32 on CUDA cores)"),
+    cl::init(false), cl::cat(lccCategory));
 
 cl::opt<std::string> attentionName(
     "attention",
@@ -384,6 +393,17 @@ int main(int argc, char **argv) {
                                 lcc::supportedCudaArchs().str());
     return 1;
   }
+  if (cudaTF32 && !targetCuda) {
+    lcc::reportError(kTool, "--cuda-tf32 is for the CUDA kernels: add cuda "
+                            "to --target");
+    return 1;
+  }
+  if (cudaTF32 && !lcc::hasBF16TensorCores(cudaArch)) {
+    lcc::reportError(kTool, "--cuda-tf32 needs tensor cores (sm_80 and up); "
+                            "--cuda-arch=" +
+                                cudaArch + " has none");
+    return 1;
+  }
   // Plugins after lcc's own forms: they add forms --attention may name.
   for (const std::string &path : pluginPaths) {
     std::string error;
@@ -474,6 +494,7 @@ int main(int argc, char **argv) {
   options.targetCpu = targetCpu;
   options.targetCuda = targetCuda;
   options.cudaArch = cudaArch;
+  options.cudaTF32 = cudaTF32;
   options.cudaPath = cudaPath;
   options.train = train;
   options.reversible = reversible;
@@ -485,7 +506,8 @@ int main(int argc, char **argv) {
     std::string error;
     llvm::raw_string_ostream errors(error);
     FailureOr<std::string> pipelines = lcc::printStagePipelines(
-        forms, lcc::attentionTilingFor(options), cpuName, cudaArch, errors);
+        forms, lcc::attentionTilingFor(options), cpuName, cudaArch, cudaTF32,
+        errors);
     if (failed(pipelines)) {
       lcc::reportError(kTool, error);
       return 1;

@@ -13,6 +13,13 @@
 //   C, D (16 x 8), c_i, i < 4:
 //     row = groupID + 8 * (i / 2),  col = 2 * tig + i % 2
 //
+// and for mma.sync.m16n8k8.row.col with tf32 A and B, one value a register:
+//
+//   A (16 x 8), a_i, i < 4: row = groupID + 8 * (i % 2), col = tig + 4 * (i / 2)
+//   B (8 x 8), b_i, i < 2:  row = tig + 4 * i,  col = groupID
+//
+// A tf32 register is an f32 whose low 13 bits the tensor core ignores.
+//
 // The products of bf16 or f16 values are exact in double; D is their sum
 // with C in double, rounded once to f32. Tensor cores sum in an order and
 // with intermediate roundings the ISA leaves open, so the last bit of a
@@ -204,6 +211,40 @@ std::string loadMatrices(unsigned matrices, bool transposed, uint32_t mask,
   return problem;
 }
 
+/// mma.sync.m16n8k8.row.col.f32.tf32.tf32.f32: in {a0..a3, b0, b1,
+/// c0..c3}, out {d0..d3}.
+std::string multiplyAccumulateTF32(uint32_t mask,
+                                   std::array<WarpLane, kWarpSize> &lanes) {
+  if (mask != ~0u) {
+    for (WarpLane &lane : lanes)
+      lane.out.fill(0);
+    return "mma.sync of part of a warp: it is a collective of all 32 lanes";
+  }
+  auto tf32 = [](uint32_t bits) { return double(asFloat(bits & 0xffffe000u)); };
+  double a[16][8], b[8][8], c[16][8];
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    uint32_t group = lane / 4, tig = lane % 4;
+    const auto &in = lanes[lane].in;
+    for (uint32_t i = 0; i < 4; ++i)
+      a[group + 8 * (i % 2)][tig + 4 * (i / 2)] = tf32(in[i]);
+    for (uint32_t i = 0; i < 2; ++i)
+      b[tig + 4 * i][group] = tf32(in[4 + i]);
+    for (uint32_t i = 0; i < 4; ++i)
+      c[group + 8 * (i / 2)][2 * tig + i % 2] = asFloat(in[6 + i]);
+  }
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
+    uint32_t group = lane / 4, tig = lane % 4;
+    for (uint32_t i = 0; i < 4; ++i) {
+      uint32_t row = group + 8 * (i / 2), col = 2 * tig + i % 2;
+      double sum = c[row][col];
+      for (uint32_t k = 0; k < 8; ++k)
+        sum += a[row][k] * b[k][col];
+      lanes[lane].out[i] = bitsOf(float(sum));
+    }
+  }
+  return "";
+}
+
 } // namespace
 
 float bf16ToFloat(uint16_t bits) { return asFloat(uint32_t(bits) << 16); }
@@ -241,6 +282,8 @@ std::string performWarpCollective(abi::WarpOperation operation,
   case abi::kMmaM16N8K16F16:
     return multiplyAccumulate(operation == abi::kMmaM16N8K16BF16, memberMask,
                               lanes);
+  case abi::kMmaM16N8K8TF32:
+    return multiplyAccumulateTF32(memberMask, lanes);
   case abi::kLdMatrixX1:
   case abi::kLdMatrixX2:
   case abi::kLdMatrixX4:
