@@ -102,6 +102,24 @@ productOperands(linalg::LinalgOp op, bool extended) {
   return std::make_pair(argA, argB);
 }
 
+/// Whether `p`'s loops m and n of `op` are parallel and k a reduction,
+/// of static sizes that are whole tiles (16 rows, 8 columns, 8 k units);
+/// sets p's sizes.
+bool isWholeTiles(linalg::LinalgOp op, MmaProduct &p) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (iterators[p.m] != utils::IteratorType::parallel ||
+      iterators[p.n] != utils::IteratorType::parallel ||
+      iterators[p.k] != utils::IteratorType::reduction)
+    return false;
+  p.rows = ranges[p.m];
+  p.columns = ranges[p.n];
+  p.kUnits = ranges[p.k];
+  return !ShapedType::isDynamic(p.rows) && !ShapedType::isDynamic(p.columns) &&
+         !ShapedType::isDynamic(p.kUnits) && p.rows % 16 == 0 &&
+         p.columns % 8 == 0 && p.kUnits % 8 == 0;
+}
+
 /// `op` as a paired bf16 product of whole m16n8k16 tiles.
 std::optional<MmaProduct> matchPairedProduct(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -125,19 +143,8 @@ std::optional<MmaProduct> matchPairedProduct(linalg::LinalgOp op) {
   p.n = c[1];
   p.k = a[1];
   unsigned j = a[2];
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (iterators[p.m] != utils::IteratorType::parallel ||
-      iterators[p.n] != utils::IteratorType::parallel ||
-      iterators[p.k] != utils::IteratorType::reduction ||
-      iterators[j] != utils::IteratorType::reduction || ranges[j] != 2)
-    return std::nullopt;
-  p.rows = ranges[p.m];
-  p.columns = ranges[p.n];
-  p.kUnits = ranges[p.k];
-  if (ShapedType::isDynamic(p.rows) || ShapedType::isDynamic(p.columns) ||
-      ShapedType::isDynamic(p.kUnits) || p.rows % 16 != 0 ||
-      p.columns % 8 != 0 || p.kUnits % 8 != 0)
+  if (op.getIteratorTypesArray()[j] != utils::IteratorType::reduction ||
+      op.getStaticLoopRanges()[j] != 2 || !isWholeTiles(op, p))
     return std::nullopt;
   return p;
 }
@@ -173,19 +180,7 @@ std::optional<MmaProduct> matchF32Product(linalg::LinalgOp op) {
   p.k = a[p.aK];
   p.bColumn = b[0] == p.n ? 0 : 1;
   p.bK = 1 - p.bColumn;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (b[p.bK] != p.k || p.k == p.m || p.k == p.n ||
-      iterators[p.m] != utils::IteratorType::parallel ||
-      iterators[p.n] != utils::IteratorType::parallel ||
-      iterators[p.k] != utils::IteratorType::reduction)
-    return std::nullopt;
-  p.rows = ranges[p.m];
-  p.columns = ranges[p.n];
-  p.kUnits = ranges[p.k];
-  if (ShapedType::isDynamic(p.rows) || ShapedType::isDynamic(p.columns) ||
-      ShapedType::isDynamic(p.kUnits) || p.rows % 16 != 0 ||
-      p.columns % 8 != 0 || p.kUnits % 8 != 0)
+  if (b[p.bK] != p.k || p.k == p.m || p.k == p.n || !isWholeTiles(op, p))
     return std::nullopt;
   return p;
 }

@@ -135,23 +135,51 @@ void vote(abi::WarpOperation mode, uint32_t mask,
       lanes[lane].out[0] = result;
 }
 
+/// Why an mma.sync of member mask `mask` is undefined ("" when it is the
+/// whole warp's); the lanes' outputs are then zeros.
+std::string partOfWarp(uint32_t mask, std::array<WarpLane, kWarpSize> &lanes) {
+  if (mask == ~0u)
+    return "";
+  for (WarpLane &lane : lanes)
+    lane.out.fill(0);
+  char text[16];
+  std::snprintf(text, sizeof text, "0x%08x", mask);
+  return "mma.sync with member mask " + std::string(text) +
+         ": it is a collective of all 32 lanes";
+}
+
+/// D = A B + C into each lane's out {d0..d3}, C read from its in {c0..c3}
+/// (in[6..9]) in the C/D layout: the exact products summed in double and
+/// rounded once.
+template <unsigned K>
+void multiplyIntoFragments(const double (&a)[16][K], const double (&b)[K][8],
+                           std::array<WarpLane, kWarpSize> &lanes) {
+  double c[16][8];
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane)
+    for (uint32_t i = 0; i < 4; ++i)
+      c[lane / 4 + 8 * (i / 2)][2 * (lane % 4) + i % 2] =
+          asFloat(lanes[lane].in[6 + i]);
+  for (uint32_t lane = 0; lane < kWarpSize; ++lane)
+    for (uint32_t i = 0; i < 4; ++i) {
+      uint32_t row = lane / 4 + 8 * (i / 2), col = 2 * (lane % 4) + i % 2;
+      double sum = c[row][col];
+      for (uint32_t k = 0; k < K; ++k)
+        sum += a[row][k] * b[k][col];
+      lanes[lane].out[i] = bitsOf(float(sum));
+    }
+}
+
 /// mma.sync.m16n8k16.row.col.f32.{bf16,f16}.f32: in {a0..a3, b0, b1,
 /// c0..c3}, out {d0..d3}.
 std::string multiplyAccumulate(bool bf16, uint32_t mask,
                                std::array<WarpLane, kWarpSize> &lanes) {
-  if (mask != ~0u) {
-    for (WarpLane &lane : lanes)
-      lane.out.fill(0);
-    char text[16];
-    std::snprintf(text, sizeof text, "0x%08x", mask);
-    return "mma.sync with member mask " + std::string(text) +
-           ": it is a collective of all 32 lanes";
-  }
+  if (std::string problem = partOfWarp(mask, lanes); !problem.empty())
+    return problem;
   auto half = [&](uint32_t word, unsigned which) {
     auto bits = uint16_t(which ? word >> 16 : word & 0xffff);
     return double(bf16 ? bf16ToFloat(bits) : halfToFloat(bits));
   };
-  double a[16][16], b[16][8], c[16][8];
+  double a[16][16], b[16][8];
   for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
     uint32_t group = lane / 4, tig = lane % 4;
     const auto &in = lanes[lane].in;
@@ -160,19 +188,8 @@ std::string multiplyAccumulate(bool bf16, uint32_t mask,
           half(in[i / 2], i % 2);
     for (uint32_t i = 0; i < 4; ++i)
       b[2 * tig + i % 2 + 8 * (i / 2)][group] = half(in[4 + i / 2], i % 2);
-    for (uint32_t i = 0; i < 4; ++i)
-      c[group + 8 * (i / 2)][2 * tig + i % 2] = asFloat(in[6 + i]);
   }
-  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
-    uint32_t group = lane / 4, tig = lane % 4;
-    for (uint32_t i = 0; i < 4; ++i) {
-      uint32_t row = group + 8 * (i / 2), col = 2 * tig + i % 2;
-      double sum = c[row][col];
-      for (uint32_t k = 0; k < 16; ++k)
-        sum += a[row][k] * b[k][col];
-      lanes[lane].out[i] = bitsOf(float(sum));
-    }
-  }
+  multiplyIntoFragments(a, b, lanes);
   return "";
 }
 
@@ -215,13 +232,10 @@ std::string loadMatrices(unsigned matrices, bool transposed, uint32_t mask,
 /// c0..c3}, out {d0..d3}.
 std::string multiplyAccumulateTF32(uint32_t mask,
                                    std::array<WarpLane, kWarpSize> &lanes) {
-  if (mask != ~0u) {
-    for (WarpLane &lane : lanes)
-      lane.out.fill(0);
-    return "mma.sync of part of a warp: it is a collective of all 32 lanes";
-  }
+  if (std::string problem = partOfWarp(mask, lanes); !problem.empty())
+    return problem;
   auto tf32 = [](uint32_t bits) { return double(asFloat(bits & 0xffffe000u)); };
-  double a[16][8], b[8][8], c[16][8];
+  double a[16][8], b[8][8];
   for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
     uint32_t group = lane / 4, tig = lane % 4;
     const auto &in = lanes[lane].in;
@@ -229,19 +243,8 @@ std::string multiplyAccumulateTF32(uint32_t mask,
       a[group + 8 * (i % 2)][tig + 4 * (i / 2)] = tf32(in[i]);
     for (uint32_t i = 0; i < 2; ++i)
       b[tig + 4 * i][group] = tf32(in[4 + i]);
-    for (uint32_t i = 0; i < 4; ++i)
-      c[group + 8 * (i / 2)][2 * tig + i % 2] = asFloat(in[6 + i]);
   }
-  for (uint32_t lane = 0; lane < kWarpSize; ++lane) {
-    uint32_t group = lane / 4, tig = lane % 4;
-    for (uint32_t i = 0; i < 4; ++i) {
-      uint32_t row = group + 8 * (i / 2), col = 2 * tig + i % 2;
-      double sum = c[row][col];
-      for (uint32_t k = 0; k < 8; ++k)
-        sum += a[row][k] * b[k][col];
-      lanes[lane].out[i] = bitsOf(float(sum));
-    }
-  }
+  multiplyIntoFragments(a, b, lanes);
   return "";
 }
 
