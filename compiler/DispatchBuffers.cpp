@@ -118,9 +118,13 @@ void lcc::addDispatchBufferizationPasses(OpPassManager &pm) {
   pm.addPass(createExtractDispatches());
   pm.addPass(createUseBufferSignatures());
   pm.addPass(createCanonicalizerPass());
+  // A tile computed into a fresh tensor and inserted into the output is
+  // computed in the output's buffer instead of a block buffer and a copy.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createFoldFillCopies());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
 }

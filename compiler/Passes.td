@@ -377,6 +377,19 @@ def UseBufferSignatures : Pass<"lcc-use-buffer-signatures", "mlir::ModuleOp"> {
   ];
 }
 
+def FoldFillCopies : Pass<"lcc-fold-fill-copies"> {
+  let summary = "a copy out of a buffer holding one fill becomes that fill";
+  let description = [{
+    After bufferization: a `memref.alloc` whose uses are one `linalg.fill`,
+    copies that read it (`memref.copy` or `linalg.copy`, each dominated by
+    the fill) and deallocations is erased, each copy replaced by the fill
+    of its target. One-shot bufferization copies a loop-carried tensor's
+    initial fill (a flash attention's zero scores) from a buffer of its
+    own, once per iteration; on a GPU that buffer takes shared memory.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def CopiesToLinalg : Pass<"lcc-copies-to-linalg", "mlir::ModuleOp"> {
   let summary = "make every memref.copy a linalg.copy";
   let description = [{
