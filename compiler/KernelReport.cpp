@@ -37,16 +37,33 @@ constexpr SmLimits kSm90 = {"sm_90", 64, 32, 65536, 256, 228 * 1024, 1024};
 
 /// Published peaks of the GPUs the roofline is drawn for: FP32 on CUDA
 /// cores, dense bf16 on tensor cores and HBM bandwidth, SXM parts
-/// (NVIDIA's H100 and H200 datasheets).
+/// (NVIDIA's H100 and H200 datasheets), and the shared-memory instructions
+/// their 132 SMs issue, one warp-wide access an SM per clock at the 1.83
+/// GHz the tensor peak is quoted at (989.4 TFLOP/s = 132 SMs x 4096
+/// FLOP/clock x 1.83 GHz).
 struct GpuPeaks {
   llvm::StringLiteral name;
-  double flops;       // FP32 per second
-  double tensorFlops; // bf16 dense per second
-  double tf32Flops;   // tf32 dense per second
-  double bytes;       // per second
+  double flops;              // FP32 per second
+  double tensorFlops;        // bf16 dense per second
+  double tf32Flops;          // tf32 dense per second
+  double bytes;              // per second
+  double sharedInstructions; // warp-wide shared-memory accesses per second
 };
-constexpr GpuPeaks kH100 = {"h100", 67e12, 989e12, 494e12, 3.35e12};
-constexpr GpuPeaks kH200 = {"h200", 67e12, 989e12, 494e12, 4.8e12};
+constexpr double kHopperSharedInstructions = 132 * 1.83e9;
+constexpr GpuPeaks kH100 = {"h100",  67e12,  989e12, 494e12,
+                            3.35e12, kHopperSharedInstructions};
+constexpr GpuPeaks kH200 = {"h200", 67e12,  989e12, 494e12,
+                            4.8e12, kHopperSharedInstructions};
+
+/// FlashAttention's published H100 SXM forward and backward speeds (fp16,
+/// TFLOP/s, sequence 512 to 16K; the FA3 paper's figures, FLOPs counted as
+/// 4 B H S^2 D forward, halved causal, backward 2.5 times the forward):
+/// what the users of an attention compiler compare with.
+constexpr llvm::StringLiteral kPublishedAttention =
+    "FlashAttention on H100 (fp16, TFLOP/s, seq 512-16K; FA3 paper): "
+    "forward d64 FA2 282-324, FA3 333-497; d128 FA2 309-370, FA3 467-648; "
+    "d128 causal FA2 191-335, FA3 292-616; backward d128 FA2 214-322, FA3 "
+    "316-561";
 
 struct Occupancy {
   double fraction = 0;
@@ -81,16 +98,30 @@ Occupancy occupancy(const SmLimits &sm, const KernelReportEntry &entry) {
 struct Roofline {
   double microseconds = 0;
   const char *bound = "memory";
+  /// The FLOPs per second the time implies.
+  double flopsPerSecond = 0;
 };
 
+/// The least time of a launch: the larger of its FLOPs at the peaks of the
+/// units that run them, its bytes at HBM bandwidth, and its tensor-core
+/// products' fragment loads and stores at one shared-memory instruction an
+/// SM per clock (with fragments read by scalar loads, that and not the
+/// tensor cores bounds the products).
 Roofline roofline(const GpuPeaks &gpu, const KernelReportEntry &entry) {
   const DispatchWork &work = entry.work;
   double compute =
       (work.flops - work.tensorFlops - work.tf32Flops) / gpu.flops +
       work.tensorFlops / gpu.tensorFlops + work.tf32Flops / gpu.tf32Flops;
   double memory = entry.bytes / gpu.bytes;
-  return {std::max(compute, memory) * 1e6,
-          compute > memory ? "compute" : "memory"};
+  double fragments = work.fragmentAccesses / gpu.sharedInstructions;
+  Roofline r;
+  double seconds = std::max({compute, memory, fragments});
+  r.microseconds = seconds * 1e6;
+  r.bound = fragments > std::max(compute, memory) ? "fragment loads"
+            : compute > memory                      ? "compute"
+                                                    : "memory";
+  r.flopsPerSecond = seconds > 0 ? work.flops / seconds : 0;
+  return r;
 }
 
 /// Floating-point operations of one iteration point of a linalg body, or
@@ -126,11 +157,15 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
     int64_t perPoint = 0;
     for (Operation &inner : linalgOp.getBlock()->without_terminator())
       perPoint += floatOps(&inner);
-    work.flops += multiplier * points * double(perPoint);
-    if (tensorCores && isTensorCoreProduct(linalgOp, /*tf32=*/false))
-      work.tensorFlops += multiplier * points * double(perPoint);
-    else if (tensorCores && tf32 && isTensorCoreProduct(linalgOp, true))
-      work.tf32Flops += multiplier * points * double(perPoint);
+    double flops = multiplier * points * double(perPoint);
+    work.flops += flops;
+    if (!tensorCores)
+      return;
+    if (std::optional<MmaInstructions> mma = mmaInstructionsOf(linalgOp, tf32)) {
+      (mma->tf32 ? work.tf32Flops : work.tensorFlops) += flops;
+      work.mmas += multiplier * double(mma->mmas);
+      work.fragmentAccesses += multiplier * double(mma->fragmentAccesses);
+    }
     return;
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -256,7 +291,9 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
     for (const GpuPeaks *gpu : {&kH100, &kH200}) {
       Roofline r = roofline(*gpu, entry);
       rooflines[gpu->name] = llvm::json::Object{
-          {"microseconds", r.microseconds}, {"bound", r.bound}};
+          {"microseconds", r.microseconds},
+          {"bound", r.bound},
+          {"tflops", r.flopsPerSecond / 1e12}};
     }
     llvm::json::Object kernel{
         {"kernel", entry.kernel},
@@ -278,6 +315,8 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
         {"flops", entry.work.flops},
         {"flops_exact", entry.work.exact},
         {"tensor_core_flops", entry.work.tensorFlops + entry.work.tf32Flops},
+        {"mma_instructions", entry.work.mmas},
+        {"fragment_accesses", entry.work.fragmentAccesses},
         {"bytes", entry.bytes},
         {"flops_per_byte",
          entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0},
@@ -293,12 +332,17 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
             llvm::json::Object{{"fp32_flops", kH100.flops},
                                {"bf16_tensor_flops", kH100.tensorFlops},
                                {"tf32_tensor_flops", kH100.tf32Flops},
-                               {"bytes_per_second", kH100.bytes}}},
+                               {"bytes_per_second", kH100.bytes},
+                               {"shared_instructions_per_second",
+                                kH100.sharedInstructions}}},
            {"h200",
             llvm::json::Object{{"fp32_flops", kH200.flops},
                                {"bf16_tensor_flops", kH200.tensorFlops},
                                {"tf32_tensor_flops", kH200.tf32Flops},
-                               {"bytes_per_second", kH200.bytes}}}}},
+                               {"bytes_per_second", kH200.bytes},
+                               {"shared_instructions_per_second",
+                                kH200.sharedInstructions}}}}},
+      {"published_attention", kPublishedAttention},
       {"kernels", std::move(kernels)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document)))
      << "\n";
@@ -313,20 +357,23 @@ std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
      << (fromPtxas ? "from ptxas" : "unknown (no ptxas found)")
      << "; roofline over FP32 (CUDA cores), bf16 and tf32 tensor-core and "
         "HBM peaks (H100 67, 989 and 494 TFLOP/s, 3.35 TB/s; H200 the same, "
-        "4.8 TB/s); TC MFLOP: of the MFLOP, those on tensor cores; '~' marks "
-        "FLOPs counted through loops of unknown trip count (a bound)\n";
+        "4.8 TB/s) and the tensor-core products' fragment loads (one "
+        "shared-memory instruction an SM per clock); TC MFLOP: of the MFLOP, "
+        "those on tensor cores; TFLOP/s: what the H100 bound allows; '~' "
+        "marks FLOPs counted through loops of unknown trip count (a bound)\n"
+     << "For comparison, " << kPublishedAttention << "\n";
   os << "| kernel | model op | grid | block | regs | spill B | smem KiB | "
         "occ sm_80 | occ sm_90 | MFLOP | TC MFLOP | MB | FLOP/B | H100 us | "
-        "H200 us | bound |\n";
+        "H200 us | H100 TFLOP/s | bound |\n";
   os << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-        "---:|---|\n";
+        "---:|---:|---|\n";
   for (const KernelReportEntry &entry : entries) {
     Occupancy sm80 = occupancy(kSm80, entry), sm90 = occupancy(kSm90, entry);
     Roofline h100 = roofline(kH100, entry), h200 = roofline(kH200, entry);
     os << llvm::formatv(
         "| {0} | {1} | {2} | {3} | {4} | {5} | {6:f1} | {7:f2} ({8}) | "
         "{9:f2} ({10}) | {11}{12:f1} | {18:f1} | {13:f2} | {14:f1} | {15:f1} | "
-        "{16:f1} | {17} |\n",
+        "{16:f1} | {19:f1} | {17} |\n",
         entry.kernel, entry.location.empty() ? "-" : entry.location,
         formatGrid(entry.grid), entry.threads,
         entry.resources ? std::to_string(entry.resources->registers) : "-",
@@ -336,7 +383,8 @@ std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
         entry.work.flops / 1e6, entry.bytes / 1e6,
         entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0,
         h100.microseconds, h200.microseconds, h200.bound,
-        (entry.work.tensorFlops + entry.work.tf32Flops) / 1e6);
+        (entry.work.tensorFlops + entry.work.tf32Flops) / 1e6,
+        h100.flopsPerSecond / 1e12);
   }
   return text;
 }

@@ -30,6 +30,9 @@ struct DispatchWork {
   double flops = 0;
   /// Of them, those of products on tensor cores: bf16 and tf32 mma.sync.
   double tensorFlops = 0, tf32Flops = 0;
+  /// Their mma.sync and the warp-wide loads and stores of their fragments
+  /// (mmaInstructionsOf), each one shared-memory instruction of an SM.
+  double mmas = 0, fragmentAccesses = 0;
   bool exact = true;
 };
 

@@ -316,8 +316,18 @@ private:
 
 } // namespace
 
-bool lcc::isTensorCoreProduct(linalg::LinalgOp op, bool tf32) {
-  return matchProduct(op, tf32).has_value();
+std::optional<lcc::MmaInstructions>
+lcc::mmaInstructionsOf(linalg::LinalgOp op, bool tf32) {
+  std::optional<MmaProduct> p = matchProduct(op, tf32);
+  if (!p)
+    return std::nullopt;
+  int64_t tiles = (p->rows / 16) * (p->columns / 8);
+  int64_t steps = p->kUnits / 8;
+  // A's 4 registers and B's 2 are one load each in tf32, two (a pair) in
+  // bf16; C is loaded and stored once per tile.
+  int64_t perStep = p->tf32 ? 4 + 2 : 2 * (4 + 2);
+  return MmaInstructions{p->tf32, tiles * steps,
+                         tiles * (steps * perStep + 4 + 4)};
 }
 
 Operation *lcc::lowerProductToMma(RewriterBase &rewriter, linalg::LinalgOp op,

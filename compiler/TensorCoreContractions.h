@@ -15,10 +15,21 @@
 
 namespace lcc {
 
-/// Whether `op` (on tensors or buffers) is a product lowerProductToMma
-/// puts on tensor cores: a paired bf16 product of whole m16n8k16 tiles, or
-/// with `tf32` an f32 product of whole m16n8k8 tiles.
-bool isTensorCoreProduct(mlir::linalg::LinalgOp op, bool tf32);
+/// The warp instructions of one tensor-core product as lowerProductToMma
+/// builds it, for a block: its mma.sync and the scalar loads and stores of
+/// its fragments (per k step 8 for A and 4 for B in bf16 pairs, 4 and 2 in
+/// tf32; 4 loads and 4 stores of each 16 x 8 tile's C).
+struct MmaInstructions {
+  bool tf32 = false;
+  int64_t mmas = 0;
+  int64_t fragmentAccesses = 0;
+};
+
+/// `op`'s (on tensors or buffers) instructions when it is a product
+/// lowerProductToMma puts on tensor cores: a paired bf16 product of whole
+/// m16n8k16 tiles, or with `tf32` an f32 product of whole m16n8k8 tiles.
+std::optional<MmaInstructions> mmaInstructionsOf(mlir::linalg::LinalgOp op,
+                                                 bool tf32);
 
 /// Replaces `op`, when it is such a product, by loops in which each warp of
 /// the block (`blockSize` threads, whole warps; `threadId` the thread)
