@@ -72,7 +72,8 @@ struct FoldFillCopies : lcc::impl::FoldFillCopiesBase<FoldFillCopies> {
   void runOnOperation() override {
     DominanceInfo dominance(getOperation());
     SmallVector<memref::AllocOp> allocs;
-    getOperation()->walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+    getOperation()->walk(
+        [&](memref::AllocOp alloc) { allocs.push_back(alloc); });
     for (memref::AllocOp alloc : allocs) {
       std::optional<FilledBuffer> filled = filledBuffer(alloc, dominance);
       if (!filled)

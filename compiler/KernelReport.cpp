@@ -50,10 +50,10 @@ struct GpuPeaks {
   double sharedInstructions; // warp-wide shared-memory accesses per second
 };
 constexpr double kHopperSharedInstructions = 132 * 1.83e9;
-constexpr GpuPeaks kH100 = {"h100",  67e12,  989e12, 494e12,
-                            3.35e12, kHopperSharedInstructions};
-constexpr GpuPeaks kH200 = {"h200", 67e12,  989e12, 494e12,
-                            4.8e12, kHopperSharedInstructions};
+constexpr GpuPeaks kH100 = {"h100", 67e12,   989e12,
+                            494e12, 3.35e12, kHopperSharedInstructions};
+constexpr GpuPeaks kH200 = {"h200", 67e12,  989e12,
+                            494e12, 4.8e12, kHopperSharedInstructions};
 
 /// FlashAttention's published H100 SXM forward and backward speeds (fp16,
 /// TFLOP/s, sequence 512 to 16K; the FA3 paper's figures, FLOPs counted as
@@ -118,8 +118,8 @@ Roofline roofline(const GpuPeaks &gpu, const KernelReportEntry &entry) {
   double seconds = std::max({compute, memory, fragments});
   r.microseconds = seconds * 1e6;
   r.bound = fragments > std::max(compute, memory) ? "fragment loads"
-            : compute > memory                      ? "compute"
-                                                    : "memory";
+            : compute > memory                    ? "compute"
+                                                  : "memory";
   r.flopsPerSecond = seconds > 0 ? work.flops / seconds : 0;
   return r;
 }
@@ -133,18 +133,17 @@ int64_t floatOps(Operation *op) {
   if (isa<math::MathDialect>(op->getDialect()))
     return 1;
   if (op->getDialect()->getNamespace() == "arith" &&
-      !isa<arith::ConstantOp, arith::SelectOp, arith::BitcastOp,
-           arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp>(
-          op))
+      !isa<arith::ConstantOp, arith::SelectOp, arith::BitcastOp, arith::ExtFOp,
+           arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp>(op))
     return 1;
   return 0;
 }
 
 void countBlock(Block &block, double multiplier, DispatchWork &work,
-                bool tensorCores, bool tf32);
+                bool tensorCores, bool tf32, int64_t blockSize);
 
 void countOp(Operation *op, double multiplier, DispatchWork &work,
-             bool tensorCores, bool tf32) {
+             bool tensorCores, bool tf32, int64_t blockSize) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     double points = 1;
     for (int64_t range : linalgOp.getStaticLoopRanges()) {
@@ -161,7 +160,8 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
     work.flops += flops;
     if (!tensorCores)
       return;
-    if (std::optional<MmaInstructions> mma = mmaInstructionsOf(linalgOp, tf32)) {
+    if (std::optional<MmaInstructions> mma =
+            mmaInstructionsOf(linalgOp, tf32, blockSize)) {
       (mma->tf32 ? work.tf32Flops : work.tensorFlops) += flops;
       work.mmas += multiplier * double(mma->mmas);
       work.fragmentAccesses += multiplier * double(mma->fragmentAccesses);
@@ -174,11 +174,12 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
     std::optional<int64_t> step = getConstantIntValue(loop.getStep());
     double trips = 1;
     if (lower && upper && step && *step > 0)
-      trips = double(std::max<int64_t>(0, (*upper - *lower + *step - 1) /
-                                              *step));
+      trips =
+          double(std::max<int64_t>(0, (*upper - *lower + *step - 1) / *step));
     else
       work.exact = false;
-    countBlock(*loop.getBody(), multiplier * trips, work, tensorCores, tf32);
+    countBlock(*loop.getBody(), multiplier * trips, work, tensorCores, tf32,
+               blockSize);
     return;
   }
   if (auto forall = dyn_cast<scf::ForallOp>(op)) {
@@ -193,7 +194,8 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
       }
       trips *= double(std::max<int64_t>(0, (upper - lower + step - 1) / step));
     }
-    countBlock(*forall.getBody(), multiplier * trips, work, tensorCores, tf32);
+    countBlock(*forall.getBody(), multiplier * trips, work, tensorCores, tf32,
+               blockSize);
     return;
   }
   if (isa<scf::IfOp>(op))
@@ -201,13 +203,13 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
   work.flops += multiplier * double(floatOps(op));
   for (Region &region : op->getRegions())
     for (Block &block : region)
-      countBlock(block, multiplier, work, tensorCores, tf32);
+      countBlock(block, multiplier, work, tensorCores, tf32, blockSize);
 }
 
 void countBlock(Block &block, double multiplier, DispatchWork &work,
-                bool tensorCores, bool tf32) {
+                bool tensorCores, bool tf32, int64_t blockSize) {
   for (Operation &op : block)
-    countOp(&op, multiplier, work, tensorCores, tf32);
+    countOp(&op, multiplier, work, tensorCores, tf32, blockSize);
 }
 
 std::string formatGrid(const std::array<uint32_t, 3> &grid) {
@@ -217,7 +219,7 @@ std::string formatGrid(const std::array<uint32_t, 3> &grid) {
 } // namespace
 
 DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores,
-                                    bool tf32) {
+                                    bool tf32, int64_t blockSize) {
   DispatchWork work;
   double workgroups = 1;
   if (auto count =
@@ -225,12 +227,12 @@ DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores,
     for (int64_t c : count.asArrayRef())
       workgroups *= double(c);
   if (!dispatch.getBody().empty())
-    countBlock(dispatch.getBody().front(), workgroups, work, tensorCores, tf32);
+    countBlock(dispatch.getBody().front(), workgroups, work, tensorCores, tf32,
+               blockSize);
   return work;
 }
 
-llvm::StringMap<KernelResources>
-lcc::parsePtxasResources(llvm::StringRef log) {
+llvm::StringMap<KernelResources> lcc::parsePtxasResources(llvm::StringRef log) {
   llvm::StringMap<KernelResources> resources;
   KernelResources *current = nullptr;
   llvm::SmallVector<llvm::StringRef> lines;
@@ -283,23 +285,23 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
     llvm::json::Object occupancies, rooflines;
     for (const SmLimits *sm : {&kSm80, &kSm90}) {
       Occupancy o = occupancy(*sm, entry);
-      occupancies[sm->arch] = llvm::json::Object{
-          {"fraction", o.fraction},
-          {"blocks_per_sm", o.blocksPerSm},
-          {"limit", o.limit}};
+      occupancies[sm->arch] =
+          llvm::json::Object{{"fraction", o.fraction},
+                             {"blocks_per_sm", o.blocksPerSm},
+                             {"limit", o.limit}};
     }
     for (const GpuPeaks *gpu : {&kH100, &kH200}) {
       Roofline r = roofline(*gpu, entry);
-      rooflines[gpu->name] = llvm::json::Object{
-          {"microseconds", r.microseconds},
-          {"bound", r.bound},
-          {"tflops", r.flopsPerSecond / 1e12}};
+      rooflines[gpu->name] =
+          llvm::json::Object{{"microseconds", r.microseconds},
+                             {"bound", r.bound},
+                             {"tflops", r.flopsPerSecond / 1e12}};
     }
     llvm::json::Object kernel{
         {"kernel", entry.kernel},
         {"location", entry.location},
-        {"grid", llvm::json::Array{entry.grid[0], entry.grid[1],
-                                   entry.grid[2]}},
+        {"grid",
+         llvm::json::Array{entry.grid[0], entry.grid[1], entry.grid[2]}},
         {"threads_per_block", entry.threads},
         {"shared_memory_bytes", entry.sharedMemoryBytes},
         {"registers", entry.resources
@@ -328,24 +330,21 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
       {"resources_from", fromPtxas ? "ptxas" : "none"},
       {"peaks",
        llvm::json::Object{
-           {"h100",
-            llvm::json::Object{{"fp32_flops", kH100.flops},
-                               {"bf16_tensor_flops", kH100.tensorFlops},
-                               {"tf32_tensor_flops", kH100.tf32Flops},
-                               {"bytes_per_second", kH100.bytes},
-                               {"shared_instructions_per_second",
-                                kH100.sharedInstructions}}},
-           {"h200",
-            llvm::json::Object{{"fp32_flops", kH200.flops},
-                               {"bf16_tensor_flops", kH200.tensorFlops},
-                               {"tf32_tensor_flops", kH200.tf32Flops},
-                               {"bytes_per_second", kH200.bytes},
-                               {"shared_instructions_per_second",
-                                kH200.sharedInstructions}}}}},
+           {"h100", llvm::json::Object{{"fp32_flops", kH100.flops},
+                                       {"bf16_tensor_flops", kH100.tensorFlops},
+                                       {"tf32_tensor_flops", kH100.tf32Flops},
+                                       {"bytes_per_second", kH100.bytes},
+                                       {"shared_instructions_per_second",
+                                        kH100.sharedInstructions}}},
+           {"h200", llvm::json::Object{{"fp32_flops", kH200.flops},
+                                       {"bf16_tensor_flops", kH200.tensorFlops},
+                                       {"tf32_tensor_flops", kH200.tf32Flops},
+                                       {"bytes_per_second", kH200.bytes},
+                                       {"shared_instructions_per_second",
+                                        kH200.sharedInstructions}}}}},
       {"published_attention", kPublishedAttention},
       {"kernels", std::move(kernels)}};
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document)))
-     << "\n";
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(document))) << "\n";
   return text;
 }
 

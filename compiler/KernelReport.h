@@ -39,8 +39,11 @@ struct DispatchWork {
 /// Counts the work of `dispatch` (a dispatch function on tensors, one
 /// workgroup's body) over its whole grid; with `tensorCores`, the products
 /// the kernels compute on tensor cores apart.
+/// The work of `dispatch`'s launch; with `tensorCores`, its products on
+/// tensor cores as blocks of `blockSize` threads run them.
 DispatchWork countDispatchWork(mlir::func::FuncOp dispatch,
-                               bool tensorCores = false, bool tf32 = false);
+                               bool tensorCores = false, bool tf32 = false,
+                               int64_t blockSize = 128);
 
 /// What ptxas reported of a kernel.
 struct KernelResources {

@@ -70,7 +70,7 @@ std::string kernelReportOf(ModuleOp kernels, const CudaImage &image,
       entry.resources = kernel->resources;
     }
     entry.work = countDispatchWork(dispatch, hasBF16TensorCores(image.arch),
-                                   image.tf32);
+                                   image.tf32, image.blockSize);
     for (Type type : dispatch.getArgumentTypes())
       if (auto tensor = dyn_cast<RankedTensorType>(type))
         entry.bytes += double(byteSize(tensor));

@@ -10,9 +10,11 @@
 //   tf32, each operand rounded to tf32 (10 bits of mantissa, to nearest,
 //   ties away) as cvt.rna.tf32.f32 does.
 //
-// Each warp takes 16 x 8 tiles of C: it loads the tile's C fragment, runs
-// one mma.sync for each k step (16 for bf16, 8 for tf32) with A's and B's
-// registers as the PTX ISA lays the fragments out (g = lane / 4,
+// Each warp takes warp tiles of 16 x 8 tiles of C (2 x 4 of them for a
+// 64 x 64 block of 4 warps): it loads the tiles' C fragments, and for each
+// k step (16 for bf16, 8 for tf32) loads A's fragment of each row of tiles
+// and B's of each column once and runs the tiles' mma.sync, with A's and
+// B's registers as the PTX ISA lays the fragments out (g = lane / 4,
 // t = lane % 4):
 //
 //   A register r < 4: row g + 8 (r % 2), k unit t + 4 (r / 2) of the step
@@ -193,6 +195,44 @@ std::optional<MmaProduct> matchProduct(linalg::LinalgOp op, bool tf32) {
   return std::nullopt;
 }
 
+/// The scalar loads of one k step's fragments: A's 4 registers and B's 2,
+/// each a pair (two loads) in bf16, one value in tf32.
+int64_t aLoads(const MmaProduct &p) { return p.tf32 ? 4 : 8; }
+int64_t bLoads(const MmaProduct &p) { return p.tf32 ? 2 : 4; }
+
+/// The 16 x 8 tiles of C a warp computes together: `rows` by `columns`,
+/// each k step's A fragments shared along a row and B's down a column.
+struct WarpTile {
+  int64_t rows = 1, columns = 1;
+};
+
+/// The warp tile that leaves no warp of the block idle (where the product
+/// has tiles enough), then no warp a turn short of the others, then loads
+/// the fewest fragments per mma.sync; at most 8 tiles (32 accumulators).
+WarpTile chooseWarpTile(const MmaProduct &p, int64_t warps) {
+  int64_t rowTiles = p.rows / 16, columnTiles = p.columns / 8;
+  WarpTile best;
+  std::tuple<bool, bool, double> bestScore{false, false, 0};
+  bool first = true;
+  for (int64_t rows = 1; rows <= 4; ++rows) {
+    for (int64_t columns = 1; columns <= 8; ++columns) {
+      if (rowTiles % rows || columnTiles % columns || rows * columns > 8)
+        continue;
+      int64_t warpTiles = (rowTiles / rows) * (columnTiles / columns);
+      double loads = double(rows * aLoads(p) + columns * bLoads(p)) /
+                     double(rows * columns);
+      std::tuple<bool, bool, double> score{warpTiles >= warps,
+                                           warpTiles % warps == 0, -loads};
+      if (first || score > bestScore) {
+        best = {rows, columns};
+        bestScore = score;
+        first = false;
+      }
+    }
+  }
+  return best;
+}
+
 /// Builds one warp's tiles of a product.
 class MmaBuilder {
 public:
@@ -248,60 +288,106 @@ public:
             add(column0, add(mul(inGroup, 2), index(i % 2)))};
   }
 
+  /// The 4 registers of A's fragment for the 16 rows from `row0`.
+  SmallVector<Value> aFragment(Value row0, Value k0) {
+    SmallVector<Value> registers;
+    for (int64_t r = 0; r < 4; ++r)
+      registers.push_back(aUnit(add(row0, add(group, index(8 * (r % 2)))),
+                                add(k0, add(inGroup, index(4 * (r / 2))))));
+    return registers;
+  }
+
+  /// The 2 registers of B's fragment for the 8 columns from `column0`.
+  SmallVector<Value> bFragment(Value k0, Value column0) {
+    SmallVector<Value> registers;
+    for (int64_t r = 0; r < 2; ++r)
+      registers.push_back(
+          bUnit(add(k0, add(inGroup, index(4 * r))), add(column0, group)));
+    return registers;
+  }
+
+  /// One mma.sync: D = A B + C, the 4 values of D.
+  SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bRegisters,
+                         ValueRange c) {
+    SmallVector<Value> operands(a);
+    llvm::append_range(operands, bRegisters);
+    llvm::append_range(operands, c);
+    Type f32 = b.getF32Type();
+    auto resultType =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    auto call = LLVM::CallIntrinsicOp::create(
+        b, loc, resultType,
+        b.getStringAttr(p.tf32 ? "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+                               : "llvm.nvvm.mma.m16n8k16.row.col.bf16"),
+        operands);
+    SmallVector<Value> d;
+    for (int64_t i = 0; i < 4; ++i)
+      d.push_back(LLVM::ExtractValueOp::create(b, loc, call.getResult(0), i));
+    return d;
+  }
+
+  /// Each warp takes warp tiles of tile.rows x tile.columns 16 x 8 tiles in
+  /// turn; per k step it loads A's fragment of each row of tiles and B's of
+  /// each column once and runs the tiles' mma.sync on them.
   Operation *build(Value threadId, int64_t blockSize) {
+    int64_t warps = blockSize / kWarpSize;
+    WarpTile tile = chooseWarpTile(p, warps);
     Value lane = arith::RemUIOp::create(b, loc, threadId, index(kWarpSize));
     Value warp = arith::DivUIOp::create(b, loc, threadId, index(kWarpSize));
     group = arith::DivUIOp::create(b, loc, lane, index(4));
     inGroup = arith::RemUIOp::create(b, loc, lane, index(4));
-    int64_t tilesAcross = p.columns / 8;
-    int64_t tiles = (p.rows / 16) * tilesAcross;
+    int64_t across = p.columns / (8 * tile.columns);
+    int64_t warpTiles = (p.rows / (16 * tile.rows)) * across;
     OpOperand *c = op.getDpsInitOperand(0);
-    auto tileLoop = scf::ForOp::create(b, loc, warp, index(tiles),
-                                       index(blockSize / kWarpSize));
+    auto tileLoop =
+        scf::ForOp::create(b, loc, warp, index(warpTiles), index(warps));
     b.setInsertionPointToStart(tileLoop.getBody());
-    Value tile = tileLoop.getInductionVar();
-    Value row0 = mul(arith::DivUIOp::create(b, loc, tile, index(tilesAcross)),
-                     16);
+    Value t = tileLoop.getInductionVar();
+    Value row0 =
+        mul(arith::DivUIOp::create(b, loc, t, index(across)), 16 * tile.rows);
     Value column0 =
-        mul(arith::RemUIOp::create(b, loc, tile, index(tilesAcross)), 8);
+        mul(arith::RemUIOp::create(b, loc, t, index(across)), 8 * tile.columns);
+    SmallVector<Value> rows, columns;
+    for (int64_t i = 0; i < tile.rows; ++i)
+      rows.push_back(add(row0, index(16 * i)));
+    for (int64_t j = 0; j < tile.columns; ++j)
+      columns.push_back(add(column0, index(8 * j)));
+    // The accumulators, tile (i, j)'s 4 values at 4 (i columns + j).
     SmallVector<Value> accumulators;
-    for (int64_t i = 0; i < 4; ++i) {
-      auto [row, column] = cPlace(row0, column0, i);
-      accumulators.push_back(memref::LoadOp::create(b, loc, c->get(),
-                                                    ValueRange{row, column}));
-    }
+    for (Value row : rows)
+      for (Value column : columns)
+        for (int64_t v = 0; v < 4; ++v) {
+          auto [r, col] = cPlace(row, column, v);
+          accumulators.push_back(
+              memref::LoadOp::create(b, loc, c->get(), ValueRange{r, col}));
+        }
     // A step is 8 k units: 16 values of k in bf16 pairs, 8 in tf32.
     auto kLoop = scf::ForOp::create(b, loc, index(0), index(p.kUnits), index(8),
                                     accumulators);
     b.setInsertionPointToStart(kLoop.getBody());
     Value k0 = kLoop.getInductionVar();
-    SmallVector<Value> operands;
-    for (int64_t r = 0; r < 4; ++r)
-      operands.push_back(aUnit(add(row0, add(group, index(8 * (r % 2)))),
-                               add(k0, add(inGroup, index(4 * (r / 2))))));
-    for (int64_t r = 0; r < 2; ++r)
-      operands.push_back(
-          bUnit(add(k0, add(inGroup, index(4 * r))), add(column0, group)));
-    llvm::append_range(operands, kLoop.getRegionIterArgs());
-    Type f32 = b.getF32Type();
-    auto resultType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), {f32, f32, f32, f32});
-    auto mma = LLVM::CallIntrinsicOp::create(
-        b, loc, resultType,
-        b.getStringAttr(p.tf32 ? "llvm.nvvm.mma.m16n8k8.row.col.tf32"
-                               : "llvm.nvvm.mma.m16n8k16.row.col.bf16"),
-        operands);
-    SmallVector<Value> sums;
-    for (int64_t i = 0; i < 4; ++i)
-      sums.push_back(
-          LLVM::ExtractValueOp::create(b, loc, mma.getResult(0), i));
-    scf::YieldOp::create(b, loc, sums);
+    SmallVector<SmallVector<Value>> a, bs;
+    for (Value row : rows)
+      a.push_back(aFragment(row, k0));
+    for (Value column : columns)
+      bs.push_back(bFragment(k0, column));
+    ValueRange sums = kLoop.getRegionIterArgs();
+    SmallVector<Value> results;
+    for (int64_t i = 0; i < tile.rows; ++i)
+      for (int64_t j = 0; j < tile.columns; ++j)
+        llvm::append_range(
+            results,
+            mma(a[i], bs[j], sums.slice(4 * (i * tile.columns + j), 4)));
+    scf::YieldOp::create(b, loc, results);
     b.setInsertionPointAfter(kLoop);
-    for (int64_t i = 0; i < 4; ++i) {
-      auto [row, column] = cPlace(row0, column0, i);
-      memref::StoreOp::create(b, loc, kLoop.getResult(i), c->get(),
-                              ValueRange{row, column});
-    }
+    int64_t next = 0;
+    for (Value row : rows)
+      for (Value column : columns)
+        for (int64_t v = 0; v < 4; ++v) {
+          auto [r, col] = cPlace(row, column, v);
+          memref::StoreOp::create(b, loc, kLoop.getResult(next++), c->get(),
+                                  ValueRange{r, col});
+        }
     b.setInsertionPointAfter(tileLoop);
     return tileLoop;
   }
@@ -317,17 +403,19 @@ private:
 } // namespace
 
 std::optional<lcc::MmaInstructions>
-lcc::mmaInstructionsOf(linalg::LinalgOp op, bool tf32) {
+lcc::mmaInstructionsOf(linalg::LinalgOp op, bool tf32, int64_t blockSize) {
   std::optional<MmaProduct> p = matchProduct(op, tf32);
   if (!p)
     return std::nullopt;
+  WarpTile tile = chooseWarpTile(*p, blockSize / kWarpSize);
   int64_t tiles = (p->rows / 16) * (p->columns / 8);
+  int64_t warpTiles = tiles / (tile.rows * tile.columns);
   int64_t steps = p->kUnits / 8;
-  // A's 4 registers and B's 2 are one load each in tf32, two (a pair) in
-  // bf16; C is loaded and stored once per tile.
-  int64_t perStep = p->tf32 ? 4 + 2 : 2 * (4 + 2);
+  // Per k step each row of tiles loads A's fragment and each column B's;
+  // C is loaded and stored once per tile.
+  int64_t perStep = tile.rows * aLoads(*p) + tile.columns * bLoads(*p);
   return MmaInstructions{p->tf32, tiles * steps,
-                         tiles * (steps * perStep + 4 + 4)};
+                         warpTiles * steps * perStep + tiles * (4 + 4)};
 }
 
 Operation *lcc::lowerProductToMma(RewriterBase &rewriter, linalg::LinalgOp op,
@@ -339,8 +427,8 @@ Operation *lcc::lowerProductToMma(RewriterBase &rewriter, linalg::LinalgOp op,
   if (!product)
     return nullptr;
   rewriter.setInsertionPoint(op);
-  Operation *loop = MmaBuilder(rewriter, op, *product).build(threadId,
-                                                              blockSize);
+  Operation *loop =
+      MmaBuilder(rewriter, op, *product).build(threadId, blockSize);
   rewriter.eraseOp(op);
   return loop;
 }
