@@ -6,13 +6,19 @@ test/e2e model, each bundled model, with the flags of their tests) for
 --target=cpu,cuda, makes its inputs and weights, runs it on the CPU and on the
 CUDA emulator (the GPU kernels on this CPU, with memcheck and racecheck),
 keeps the CPU results and the emulator's error against them; compiles the timing cases (attention forms at 4K-64K tokens)
-for --target=cuda. Everything goes to one folder, carried to the GPU machine.
+and the FlashAttention comparison (bf16 attention at FlashAttention's benchmark
+shapes, d 64 and 128, 1K-16K, causal and not) for --target=cuda. Everything
+goes to one folder, carried to the GPU machine.
 
 run (on the GPU machine): runs every case on the GPU with lcc-run
 --device=cuda, compares the numerics cases with the CPU results (lcc-compare:
 max |gpu - cpu| / max |cpu|) beside the emulator's error against the same
 CPU results, makes the timing cases' inputs (lcc-testdata)
-and prints one table.
+and prints one table, then the FlashAttention comparison: TFLOP/s measured,
+the kernel report's bound and the published FA2/FA3 figures.
+
+estimate (here, no GPU): prints the kernel report's H100 bound of each
+attention form at FlashAttention's shapes as a table (docs/benchmarks.md).
 """
 
 import json
@@ -65,6 +71,44 @@ TIMING = [
     ("routed 16K", 8, 16384, 64, False, ["--attention=routed"]),
 ]
 
+# The FlashAttention comparison: bf16 attention forward at FlashAttention's
+# benchmark shapes (batch * seq = 16K tokens, heads * head_dim = 2048), its
+# FLOPs counted as FlashAttention counts them (4 B H S^2 D, halved causal).
+FLASH = [(dim, seq, causal) for dim in (64, 128) for seq in (1024, 4096, 16384)
+         for causal in (False, True)]
+
+# The published H100 SXM forward speeds at those shapes (fp16, TFLOP/s over
+# seq 512-16K; the FlashAttention-3 paper's figures, as collected in
+# ../shared/references/compilers-and-gpu.md).
+PUBLISHED = {(64, False): "FA2 282-324, FA3 333-497",
+             (64, True): "FA2 180-299, FA3 197-473",
+             (128, False): "FA2 309-370, FA3 467-648",
+             (128, True): "FA2 191-335, FA3 292-616"}
+
+# The other forms, for the model estimate only: (name, dtype, lcc flags).
+ESTIMATED_FORMS = [
+    ("sparse-fixed", "bf16", ["--attention=sparse", "--sparse-pattern=fixed",
+                              "--sparse-stride=128", "--sparse-summary=16"]),
+    ("sparse-strided", "bf16", ["--attention=sparse",
+                                "--sparse-pattern=strided",
+                                "--sparse-stride=128"]),
+    ("lsh-4", "f32", ["--attention=lsh"]),
+    ("routed", "f32", ["--attention=routed"]),
+]
+
+
+def flash_shape(dim, seq):
+    """(batch, heads) of FlashAttention's benchmarks for `dim` and `seq`."""
+    return max(1, 16384 // seq), 2048 // dim
+
+
+def flash_flops(batch, heads, seq, dim, causal):
+    return 4.0 * batch * heads * seq * seq * dim / (2 if causal else 1)
+
+
+def flash_name(dim, seq, causal):
+    return "flash d%d %dK%s" % (dim, seq // 1024, " causal" if causal else "")
+
 
 def sh(args, **kwargs):
     result = subprocess.run(args, capture_output=True, text=True, **kwargs)
@@ -98,15 +142,90 @@ def inputs_of(lcc, source, flags):
     return inputs
 
 
-def attention_source(heads, seq, dim, shared):
-    t = "tensor<1x%dx%dx%dxf32>" % (heads, seq, dim)
+def attention_source(heads, seq, dim, shared, batch=1, dtype="f32",
+                     causal=False):
+    t = "tensor<%dx%dx%dx%dx%s>" % (batch, heads, seq, dim, dtype)
+    if causal:
+        return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
+                "  %%0 = attn.attention %%q, %%k, %%v {causal = true}"
+                " : (%s, %s, %s) -> %s\n"
+                "  return %%0 : %s\n}\n" % ((t,) * 9))
     if shared:
         return ("func.func @forward(%%qk: %s, %%v: %s) -> %s {\n"
-                "  %%0 = attn.attention %%qk, %%qk, %%v : (%s, %s, %s) -> %s\n"
+                "  %%0 = attn.attention %%qk, %%qk, %%v {shared_qk}"
+                " : (%s, %s, %s) -> %s\n"
                 "  return %%0 : %s\n}\n" % ((t,) * 8))
     return ("func.func @forward(%%q: %s, %%k: %s, %%v: %s) -> %s {\n"
             "  %%0 = attn.attention %%q, %%k, %%v : (%s, %s, %s) -> %s\n"
             "  return %%0 : %s\n}\n" % ((t,) * 9))
+
+
+def model_microseconds(lcc, source, flags):
+    """The kernel report's H100 bound of the model's kernels, summed (us),
+    and the bound that takes most of that time."""
+    report = json.loads(sh([lcc, source, "--target=cuda",
+                            "--emit=kernel-report-json", "-o", "-"] + flags))
+    total, by_bound, exact = 0.0, {}, True
+    for kernel in report["kernels"]:
+        h100 = kernel["roofline"]["h100"]
+        total += h100["microseconds"]
+        by_bound[h100["bound"]] = (by_bound.get(h100["bound"], 0.0) +
+                                   h100["microseconds"])
+        exact = exact and kernel["flops_exact"]
+    return (total, max(by_bound, key=by_bound.get) if by_bound else "-",
+            exact)
+
+
+def flash_microseconds(lcc, source_of, dim, seq, causal):
+    """The H100 bound of bf16 attention at FlashAttention's shape. The
+    report counts a causal kernel's key loop, whose trip count depends on
+    the query tile, once; a causal launch visits about half the tile pairs
+    of the non-causal one (the diagonal's besides), so its bound is taken
+    as half the non-causal's."""
+    batch, heads = flash_shape(dim, seq)
+    micro, bound, _ = model_microseconds(
+        lcc, source_of(attention_source(heads, seq, dim, False, batch, "bf16",
+                                        False)), [])
+    return (micro / 2 if causal else micro), bound
+
+
+def estimate(bin_dir, out):
+    """Prints the model-estimated speed of each attention form on an H100,
+    from the kernel report: no GPU, a bound and not a measurement."""
+    lcc = os.path.join(bin_dir, "lcc")
+    os.makedirs(out, exist_ok=True)
+
+    def source_of(text):
+        path = os.path.join(out, "model.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    print("| form | dtype | d | seq | B x H | H100 bound ms | dense-equivalent "
+          "TFLOP/s | bound by | published (H100, fp16) |")
+    print("|---|---|---:|---:|---|---:|---:|---|---|")
+    for dim, seq, causal in FLASH:
+        batch, heads = flash_shape(dim, seq)
+        micro, bound = flash_microseconds(lcc, source_of, dim, seq, causal)
+        print("| dense%s | bf16 | %d | %d | %d x %d | %.2f | %.0f | %s | %s |"
+              % (" causal" if causal else "", dim, seq, batch, heads,
+                 micro / 1e3,
+                 flash_flops(batch, heads, seq, dim, causal) / micro / 1e6,
+                 bound, PUBLISHED[(dim, causal)]))
+    # '~': some kernel's loop has a trip count the report cannot know (a
+    # block table's, buckets', clusters'), counted by its bound or once.
+    for name, dtype, flags in ESTIMATED_FORMS:
+        for seq in (4096, 16384):
+            batch, heads = flash_shape(64, seq)
+            micro, bound, exact = model_microseconds(
+                lcc, source_of(attention_source(heads, seq, 64,
+                                                name == "lsh-4", batch,
+                                                dtype)), flags)
+            print("| %s | %s | 64 | %d | %d x %d | %s%.2f | %.0f | %s | - |" % (
+                name, dtype, seq, batch, heads, "" if exact else "~",
+                micro / 1e3,
+                flash_flops(batch, heads, seq, 64, False) / micro / 1e6,
+                bound))
 
 
 def max_error(bin_dir, workdir, results, reference, outputs):
@@ -182,6 +301,30 @@ def prepare(root, bin_dir, out):
         shape = [1, heads, seq, dim]
         cases.append({"name": name, "dir": slug(name), "kind": "timing",
                       "inputs": [shape] * (2 if shared else 3)})
+    for dim, seq, causal in FLASH:
+        name = flash_name(dim, seq, causal)
+        case = os.path.join(out, slug(name))
+        os.makedirs(case, exist_ok=True)
+        source = os.path.join(case, "model.mlir")
+        batch, heads = flash_shape(dim, seq)
+        with open(source, "w") as f:
+            f.write(attention_source(heads, seq, dim, False, batch, "bf16",
+                                     causal))
+        sh([lcc, source, "--target=cuda", "-o",
+            os.path.join(case, "model.lcm")])
+
+        def source_of(text):
+            path = os.path.join(case, "estimate.mlir")
+            with open(path, "w") as f:
+                f.write(text)
+            return path
+        micro, _ = flash_microseconds(lcc, source_of, dim, seq, causal)
+        cases.append({"name": name, "dir": slug(name), "kind": "flash",
+                      "inputs": [[batch, heads, seq, dim]] * 3,
+                      "dtype": "bf16",
+                      "flops": flash_flops(batch, heads, seq, dim, causal),
+                      "model_ms": micro / 1e3,
+                      "published": PUBLISHED[(dim, causal)]})
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
     print("prepared %d cases in %s" % (len(cases), out))
@@ -192,15 +335,16 @@ def run_cases(bin_dir, out):
     testdata = os.path.join(bin_dir, "lcc-testdata")
     with open(os.path.join(out, "cases.json")) as f:
         cases = json.load(f)
-    rows, failures = [], 0
+    rows, failures, flash = [], 0, []
     for case in cases:
         workdir = os.path.join(out, case["dir"])
         args = list(case.get("args", []))
-        if case["kind"] == "timing":
+        if case["kind"] in ("timing", "flash"):
             for i, shape in enumerate(case["inputs"]):
                 path = os.path.join(workdir, "input%d.npy" % i)
                 sh([testdata, "--output=" + path,
-                    "--shape=" + ",".join(map(str, shape)), "--seed=%d" % i])
+                    "--shape=" + ",".join(map(str, shape)), "--seed=%d" % i,
+                    "--dtype=" + case.get("dtype", "f32")])
                 args.append("--input=" + os.path.basename(path))
         os.makedirs(os.path.join(workdir, "gpu"), exist_ok=True)
         result = subprocess.run(
@@ -216,7 +360,9 @@ def run_cases(bin_dir, out):
             continue
         report = json.loads(result.stdout)
         error, emu_error, status = None, case.get("emu_error"), "timed"
-        if case["kind"] != "timing":
+        if case["kind"] == "flash":
+            flash.append((case, report["median_ms"]))
+        if case["kind"] not in ("timing", "flash"):
             # The GPU against the CPU; the emulator's run of the same kernels
             # was compared with the CPU when the cases were prepared.
             error = max_error(bin_dir, workdir, "gpu", "cpu", case["outputs"])
@@ -239,6 +385,16 @@ def run_cases(bin_dir, out):
             "%.2e" % error if error is not None else "-",
             "%.2e" % emu_error if emu_error is not None else "-",
             "%.1f" % (peak / 2**20) if peak else "-", status))
+    if flash:
+        # FLOPs as FlashAttention counts them, so the columns compare.
+        print("\n%-24s %10s %12s %12s  %s" % (
+            "bf16 attention forward", "gpu ms", "TFLOP/s", "model bound",
+            "published H100 fp16 TFLOP/s"))
+        for case, ms in flash:
+            print("%-24s %10.3f %12.1f %12.1f  %s" % (
+                case["name"], ms, case["flops"] / (ms * 1e-3) / 1e12,
+                case["flops"] / (case["model_ms"] * 1e-3) / 1e12,
+                case["published"]))
     device = next((r for r in rows if r[2] != "-"), None)
     if device:
         print("device: %s (%s)" % (device[3], device[2]))
@@ -248,7 +404,9 @@ def run_cases(bin_dir, out):
 
 if __name__ == "__main__":
     mode, bin_dir, out = sys.argv[1], sys.argv[2], sys.argv[3]
-    if mode == "prepare":
+    if mode == "estimate":
+        estimate(bin_dir, out)
+    elif mode == "prepare":
         prepare(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                 bin_dir, out)
     else:
