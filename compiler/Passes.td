@@ -283,8 +283,11 @@ def StageOperandTiles
     kernel never writes, of at most `max-bytes`, is copied into a fresh
     buffer by a `linalg.copy` placed where the view is made (so a tile
     invariant in a loop is copied once), and the contraction reads the
-    copy. Rows of the copy are padded by one element: the threads that read
-    one column then hit different shared-memory banks.
+    copy. Rows of the copy are padded so that a warp's reads hit different
+    shared-memory banks: by one element (the threads that read one column),
+    or for a tile of bf16 pairs ([..][n][2], a pair one bank word) by 4
+    pairs where n is reduced over and 8 where it is not, so that mma.sync's
+    fragment loads of 8 rows by 4 pairs meet no conflict.
 
     Run before `lcc-distribute-to-threads` (the copy becomes a coalesced
     loop over the threads) and `lcc-promote-workgroup-buffers` (the buffer

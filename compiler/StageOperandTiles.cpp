@@ -71,6 +71,34 @@ llvm::SmallPtrSet<Value, 4> writtenArguments(gpu::GPUFuncOp kernel) {
   return written;
 }
 
+/// The staged buffer's shape for an input of `shape` that `op` reads
+/// through `input`: padded so that the threads of a warp reading it hit
+/// different shared-memory banks. A tile of pairs ([rows][pairs][2], each
+/// pair one 32-bit bank word, as mma.sync reads its fragments: 8 rows g by
+/// 4 pairs t a load) gets a row of 4 more pairs where its middle index is
+/// reduced over (A: word 36 g + t, 32 banks), 8 more where it is not (B,
+/// [k pairs][columns][2]: word 72 t + g); any other tile one more element
+/// a row, so the threads reading a column spread over the banks.
+SmallVector<int64_t> paddedShape(linalg::LinalgOp op, OpOperand *input,
+                                 ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> padded(shape);
+  if (padded.size() < 2)
+    return padded;
+  AffineMap map = op.getMatchingIndexingMap(input);
+  auto middle = dyn_cast<AffineDimExpr>(map.getResult(map.getNumResults() - 2));
+  if (padded.back() == 2 && padded.size() >= 3 && middle) {
+    bool reduced = op.getIteratorTypesArray()[middle.getPosition()] ==
+                   utils::IteratorType::reduction;
+    int64_t words = padded[padded.size() - 2];
+    int64_t multiple = reduced ? 8 : 16, residue = reduced ? 4 : 8;
+    int64_t extra = ((residue - words) % multiple + multiple) % multiple;
+    padded[padded.size() - 2] += extra;
+    return padded;
+  }
+  padded.back() += 1;
+  return padded;
+}
+
 void stage(gpu::GPUFuncOp kernel, int64_t maxBytes) {
   llvm::SmallPtrSet<Value, 4> written = writtenArguments(kernel);
   DenseMap<Value, Value> staged;
@@ -92,17 +120,14 @@ void stage(gpu::GPUFuncOp kernel, int64_t maxBytes) {
       Value &tile = staged[value];
       if (!tile) {
         // Copied where the view is made: once per loop iteration that makes
-        // it, not once per use. Rows are padded by one element so that the
-        // threads reading one column hit different shared-memory banks.
+        // it, not once per use.
         rewriter.setInsertionPointAfterValue(value);
         Location loc = op.getLoc();
-        SmallVector<int64_t> padded(type.getShape());
-        if (padded.size() >= 2)
-          padded.back() += 1;
+        SmallVector<int64_t> padded = paddedShape(op, input, type.getShape());
         Value buffer = memref::AllocOp::create(
             rewriter, loc, MemRefType::get(padded, type.getElementType()));
         tile = buffer;
-        if (padded.size() >= 2) {
+        if (padded != type.getShape()) {
           SmallVector<OpFoldResult> offsets(type.getRank(),
                                             rewriter.getIndexAttr(0));
           SmallVector<OpFoldResult> sizes,

@@ -56,3 +56,28 @@ gpu.module @kernels {
     gpu.return
   }
 }
+
+// -----
+
+// A paired bf16 product (A[m][kp][2] x B[kp][n][2]): a row of pairs is
+// padded so that mma.sync's fragment loads (8 rows by 4 pairs, a pair one
+// bank word) hit 32 banks: A's 32 pairs a row to 36 (word 36 g + t), B's
+// 64 columns a row to 72 (word 72 t + g).
+// CHECK-LABEL: gpu.func @paired
+// CHECK-DAG: memref.alloc() : memref<64x36x2xbf16>
+// CHECK-DAG: memref.alloc() : memref<32x72x2xbf16>
+gpu.module @kernels {
+  gpu.func @paired(%a: memref<64x32x2xbf16>, %b: memref<32x64x2xbf16>, %c: memref<64x64xf32>) kernel {
+    linalg.generic {indexing_maps = [affine_map<(m, n, kp, j) -> (m, kp, j)>, affine_map<(m, n, kp, j) -> (kp, n, j)>, affine_map<(m, n, kp, j) -> (m, n)>],
+                    iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+        ins(%a, %b : memref<64x32x2xbf16>, memref<32x64x2xbf16>) outs(%c : memref<64x64xf32>) {
+    ^bb0(%x: bf16, %y: bf16, %acc: f32):
+      %xf = arith.extf %x : bf16 to f32
+      %yf = arith.extf %y : bf16 to f32
+      %p = arith.mulf %xf, %yf : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    }
+    gpu.return
+  }
+}
