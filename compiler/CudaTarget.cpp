@@ -14,6 +14,7 @@
 #include "compiler/CudaEmulatorTarget.h"
 #include "compiler/Passes.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -23,9 +24,9 @@
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
-#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,8 +50,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/DebugInfo.h"
+#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -59,8 +60,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_OUTLINEGPUMODULE
@@ -81,13 +82,21 @@ struct CudaArch {
   llvm::StringLiteral ptxFeature;
   /// Whether it has mma.sync m16n8k16 with bf16 operands (sm_80 and up).
   bool bf16TensorCores;
+  /// The most shared memory a block may have (CUDA C++ Programming Guide,
+  /// the compute capabilities table): a kernel asking more fails to launch.
+  int64_t sharedBytesPerBlock;
 };
+constexpr int64_t KiB = 1024;
 constexpr CudaArch kCudaArchs[] = {
-    {"sm_75", "+ptx63", false}, {"sm_80", "+ptx70", true},
-    {"sm_86", "+ptx71", true},  {"sm_87", "+ptx74", true},
-    {"sm_89", "+ptx78", true},  {"sm_90", "+ptx78", true},
-    {"sm_90a", "+ptx80", true}, {"sm_100", "+ptx86", true},
-    {"sm_120", "+ptx87", true},
+    {"sm_75", "+ptx63", false, 64 * KiB},
+    {"sm_80", "+ptx70", true, 163 * KiB},
+    {"sm_86", "+ptx71", true, 99 * KiB},
+    {"sm_87", "+ptx74", true, 163 * KiB},
+    {"sm_89", "+ptx78", true, 99 * KiB},
+    {"sm_90", "+ptx78", true, 227 * KiB},
+    {"sm_90a", "+ptx80", true, 227 * KiB},
+    {"sm_100", "+ptx86", true, 227 * KiB},
+    {"sm_120", "+ptx87", true, 99 * KiB},
 };
 
 const CudaArch *findArch(StringRef name) {
@@ -164,8 +173,7 @@ void reduceSinCos(Operation *op) {
 LogicalResult expandMath(Operation *root) {
   SmallVector<Operation *> sinCos;
   root->walk([&](Operation *op) {
-    if (isa<math::SinOp, math::CosOp>(op) &&
-        op->getResult(0).getType().isF32())
+    if (isa<math::SinOp, math::CosOp>(op) && op->getResult(0).getType().isF32())
       sinCos.push_back(op);
   });
   for (Operation *op : sinCos)
@@ -228,6 +236,8 @@ LogicalResult convertToNVVM(gpu::GPUModuleOp gpuModule) {
   populateMathToLLVMConversionPatterns(converter, patterns);
   index::populateIndexToLLVMConversionPatterns(converter, patterns);
   populateGpuToNVVMConversionPatterns(converter, patterns);
+  // The 32-bit loads of bf16 pairs that feed mma.sync (vector<2xbf16>).
+  populateVectorToLLVMConversionPatterns(converter, patterns);
   LLVMConversionTarget target(*ctx);
   target.addLegalDialect<NVVM::NVVMDialect>();
   target.addIllegalDialect<gpu::GPUDialect>();
@@ -293,8 +303,14 @@ bool lcc::hasBF16TensorCores(StringRef arch) {
 }
 
 void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize,
-                                   bool tensorCores, bool tf32) {
+                                   StringRef arch, bool tf32) {
+  const CudaArch *found = findArch(arch);
+  assert(found && "the arch was checked before the pipeline was built");
+  bool tensorCores = found->bf16TensorCores;
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  // CSE first: bufferization leaves a tile's result copied onto an equal
+  // view of itself, which the canonicalizer erases once the views are one.
+  gpu.addPass(createCSEPass());
   gpu.addPass(createCanonicalizerPass());
   gpu.addPass(createStageOperandTiles());
   DistributeToThreadsOptions distribute;
@@ -302,7 +318,9 @@ void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize,
   distribute.tensorCores = tensorCores;
   distribute.tf32 = tensorCores && tf32;
   gpu.addPass(createDistributeToThreads(distribute));
-  gpu.addPass(createPromoteWorkgroupBuffers());
+  PromoteWorkgroupBuffersOptions promote;
+  promote.maxBytes = found->sharedBytesPerBlock;
+  gpu.addPass(createPromoteWorkgroupBuffers(promote));
   gpu.addPass(createCanonicalizerPass());
   gpu.addPass(createCSEPass());
 }
@@ -370,8 +388,8 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
     return failure();
   if (failed(runDumpedPipeline(
           kernels, "gpu-threads", options.dump, [&](PassManager &pm) {
-            buildCudaThreadsPipeline(pm, options.blockSize,
-                                     arch->bf16TensorCores, options.tf32);
+            buildCudaThreadsPipeline(pm, options.blockSize, arch->name,
+                                     options.tf32);
           })))
     return failure();
   auto gpuModules = kernels.getOps<gpu::GPUModuleOp>();
@@ -383,7 +401,8 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
     auto bytes =
         kernel->getAttrOfType<IntegerAttr>("lcc.workgroup_memory_bytes");
     image.kernels.push_back({kernel.getName().str(), kernel.getNumArguments(),
-                             bytes ? bytes.getInt() : 0, std::nullopt});
+                             bytes ? bytes.getInt() : 0, std::nullopt,
+                             countBlockMmaWork(kernel)});
   }
   if (failed(runDumpedPipeline(kernels, "gpu-loops", options.dump,
                                buildCudaLoopsPipeline)))
@@ -466,8 +485,8 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
     if (llvm::Error err =
             compileKernelsForEmulator(*emulated, options.dump, image.emulator))
       return kernels.emitError()
-           << "cannot compile the GPU kernels for the CUDA emulator: "
-           << llvm::toString(std::move(err));
+             << "cannot compile the GPU kernels for the CUDA emulator: "
+             << llvm::toString(std::move(err));
   {
     llvm::raw_string_ostream os(image.ptx);
     llvm::buffer_ostream ptxStream(os);

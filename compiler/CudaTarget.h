@@ -50,6 +50,8 @@ struct CudaKernel {
   int64_t sharedMemoryBytes = 0;
   /// What ptxas reported, when it was found.
   std::optional<KernelResources> resources;
+  /// What one block issues on the tensor cores.
+  BlockMmaWork mmaWork;
 };
 
 struct CudaImage {
@@ -70,11 +72,13 @@ struct CudaImage {
 
 /// The CUDA kernel stages, as lcc runs them and lcc-lower-to-kernels names
 /// them: the dispatches bufferized and outlined into a gpu.module; their
-/// loops spread over `blockSize` threads with shared-memory staging; math
-/// expanded and loops lowered to control flow; then NVVM.
+/// loops spread over `blockSize` threads with shared-memory staging (on
+/// `arch`'s tensor cores where it has them, within its shared memory per
+/// block; a supported arch); math expanded and loops lowered to control
+/// flow; then NVVM.
 void buildCudaBufferizePipeline(mlir::OpPassManager &pm);
 void buildCudaThreadsPipeline(mlir::OpPassManager &pm, int64_t blockSize,
-                              bool tensorCores, bool tf32);
+                              llvm::StringRef arch, bool tf32);
 
 /// Whether `arch` has mma.sync m16n8k16 with bf16 operands (sm_80 and up),
 /// which the kernels' paired bf16 products then use.

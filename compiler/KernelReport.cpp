@@ -3,6 +3,7 @@
 #include "compiler/KernelReport.h"
 #include "compiler/TensorCoreContractions.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -139,11 +140,21 @@ int64_t floatOps(Operation *op) {
   return 0;
 }
 
+/// The trip count of `loop`, when its bounds are constants.
+std::optional<double> staticTrips(scf::ForOp loop) {
+  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lower || !upper || !step || *step <= 0)
+    return std::nullopt;
+  return double(std::max<int64_t>(0, (*upper - *lower + *step - 1) / *step));
+}
+
 void countBlock(Block &block, double multiplier, DispatchWork &work,
-                bool tensorCores, bool tf32, int64_t blockSize);
+                bool tensorCores, bool tf32);
 
 void countOp(Operation *op, double multiplier, DispatchWork &work,
-             bool tensorCores, bool tf32, int64_t blockSize) {
+             bool tensorCores, bool tf32) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     double points = 1;
     for (int64_t range : linalgOp.getStaticLoopRanges()) {
@@ -160,26 +171,16 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
     work.flops += flops;
     if (!tensorCores)
       return;
-    if (std::optional<MmaInstructions> mma =
-            mmaInstructionsOf(linalgOp, tf32, blockSize)) {
-      (mma->tf32 ? work.tf32Flops : work.tensorFlops) += flops;
-      work.mmas += multiplier * double(mma->mmas);
-      work.fragmentAccesses += multiplier * double(mma->fragmentAccesses);
-    }
+    if (std::optional<MmaKind> kind = tensorCoreProductKind(linalgOp, tf32))
+      (*kind == MmaKind::tf32 ? work.tf32Flops : work.tensorFlops) += flops;
     return;
   }
   if (auto loop = dyn_cast<scf::ForOp>(op)) {
-    std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound());
-    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
-    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-    double trips = 1;
-    if (lower && upper && step && *step > 0)
-      trips =
-          double(std::max<int64_t>(0, (*upper - *lower + *step - 1) / *step));
-    else
+    std::optional<double> trips = staticTrips(loop);
+    if (!trips)
       work.exact = false;
-    countBlock(*loop.getBody(), multiplier * trips, work, tensorCores, tf32,
-               blockSize);
+    countBlock(*loop.getBody(), multiplier * trips.value_or(1), work,
+               tensorCores, tf32);
     return;
   }
   if (auto forall = dyn_cast<scf::ForallOp>(op)) {
@@ -194,8 +195,7 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
       }
       trips *= double(std::max<int64_t>(0, (upper - lower + step - 1) / step));
     }
-    countBlock(*forall.getBody(), multiplier * trips, work, tensorCores, tf32,
-               blockSize);
+    countBlock(*forall.getBody(), multiplier * trips, work, tensorCores, tf32);
     return;
   }
   if (isa<scf::IfOp>(op))
@@ -203,13 +203,13 @@ void countOp(Operation *op, double multiplier, DispatchWork &work,
   work.flops += multiplier * double(floatOps(op));
   for (Region &region : op->getRegions())
     for (Block &block : region)
-      countBlock(block, multiplier, work, tensorCores, tf32, blockSize);
+      countBlock(block, multiplier, work, tensorCores, tf32);
 }
 
 void countBlock(Block &block, double multiplier, DispatchWork &work,
-                bool tensorCores, bool tf32, int64_t blockSize) {
+                bool tensorCores, bool tf32) {
   for (Operation &op : block)
-    countOp(&op, multiplier, work, tensorCores, tf32, blockSize);
+    countOp(&op, multiplier, work, tensorCores, tf32);
 }
 
 std::string formatGrid(const std::array<uint32_t, 3> &grid) {
@@ -219,7 +219,7 @@ std::string formatGrid(const std::array<uint32_t, 3> &grid) {
 } // namespace
 
 DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores,
-                                    bool tf32, int64_t blockSize) {
+                                    bool tf32) {
   DispatchWork work;
   double workgroups = 1;
   if (auto count =
@@ -227,8 +227,25 @@ DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores,
     for (int64_t c : count.asArrayRef())
       workgroups *= double(c);
   if (!dispatch.getBody().empty())
-    countBlock(dispatch.getBody().front(), workgroups, work, tensorCores, tf32,
-               blockSize);
+    countBlock(dispatch.getBody().front(), workgroups, work, tensorCores, tf32);
+  return work;
+}
+
+BlockMmaWork lcc::countBlockMmaWork(gpu::GPUFuncOp kernel) {
+  BlockMmaWork work;
+  kernel.walk([&](scf::ForOp loop) {
+    auto mmas = loop->getAttrOfType<IntegerAttr>(kMmaInstructionsAttr);
+    auto accesses = loop->getAttrOfType<IntegerAttr>(kFragmentAccessesAttr);
+    if (!mmas || !accesses)
+      return;
+    // Each run of an enclosing loop runs the product again.
+    double runs = 1;
+    for (auto outer = loop->getParentOfType<scf::ForOp>(); outer;
+         outer = outer->getParentOfType<scf::ForOp>())
+      runs *= staticTrips(outer).value_or(1);
+    work.mmas += runs * double(mmas.getInt());
+    work.fragmentAccesses += runs * double(accesses.getInt());
+  });
   return work;
 }
 

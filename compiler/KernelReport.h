@@ -14,6 +14,7 @@
 #define LCC_COMPILER_KERNELREPORT_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include <array>
 #include <optional>
@@ -31,19 +32,26 @@ struct DispatchWork {
   /// Of them, those of products on tensor cores: bf16 and tf32 mma.sync.
   double tensorFlops = 0, tf32Flops = 0;
   /// Their mma.sync and the warp-wide loads and stores of their fragments
-  /// (mmaInstructionsOf), each one shared-memory instruction of an SM.
+  /// (countBlockMmaWork over the launch), each one shared-memory
+  /// instruction of an SM.
   double mmas = 0, fragmentAccesses = 0;
   bool exact = true;
 };
 
 /// Counts the work of `dispatch` (a dispatch function on tensors, one
-/// workgroup's body) over its whole grid; with `tensorCores`, the products
-/// the kernels compute on tensor cores apart.
-/// The work of `dispatch`'s launch; with `tensorCores`, its products on
-/// tensor cores as blocks of `blockSize` threads run them.
+/// workgroup's body) over its whole grid; with `tensorCores`, the FLOPs of
+/// the products the kernels compute on tensor cores apart.
 DispatchWork countDispatchWork(mlir::func::FuncOp dispatch,
-                               bool tensorCores = false, bool tf32 = false,
-                               int64_t blockSize = 128);
+                               bool tensorCores = false, bool tf32 = false);
+
+/// The mma.sync and fragment loads and stores one block of `kernel` issues
+/// (lcc-distribute-to-threads leaves them on its product loops), each
+/// product counted once per run of its enclosing loops (once for a loop of
+/// unknown trip count).
+struct BlockMmaWork {
+  double mmas = 0, fragmentAccesses = 0;
+};
+BlockMmaWork countBlockMmaWork(mlir::gpu::GPUFuncOp kernel);
 
 /// What ptxas reported of a kernel.
 struct KernelResources {

@@ -193,7 +193,9 @@ def PromoteWorkgroupBuffers
   ];
   let options = [
     Option<"maxBytes", "max-bytes", "int64_t", /*default=*/"232448",
-           "Shared memory one block may use (sm_90: 227 KiB)">,
+           "Shared memory one block may use: lcc gives --cuda-arch's "
+           "limit (64 KiB on sm_75, 99 KiB on sm_86/89/120, 163 KiB on "
+           "sm_80/87, 227 KiB on sm_90/100, the default)">,
   ];
 }
 
@@ -338,7 +340,7 @@ def DistributeToThreads
   let dependentDialects = [
     "mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
     "mlir::arith::ArithDialect", "mlir::memref::MemRefDialect",
-    "mlir::LLVM::LLVMDialect"
+    "mlir::LLVM::LLVMDialect", "mlir::vector::VectorDialect"
   ];
   let options = [
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"false",

@@ -69,8 +69,13 @@ std::string kernelReportOf(ModuleOp kernels, const CudaImage &image,
       entry.sharedMemoryBytes = kernel->sharedMemoryBytes;
       entry.resources = kernel->resources;
     }
-    entry.work = countDispatchWork(dispatch, hasBF16TensorCores(image.arch),
-                                   image.tf32, image.blockSize);
+    entry.work =
+        countDispatchWork(dispatch, hasBF16TensorCores(image.arch), image.tf32);
+    if (const CudaKernel *kernel = compiled.lookup(entry.kernel)) {
+      double blocks = double(entry.grid[0]) * entry.grid[1] * entry.grid[2];
+      entry.work.mmas = blocks * kernel->mmaWork.mmas;
+      entry.work.fragmentAccesses = blocks * kernel->mmaWork.fragmentAccesses;
+    }
     for (Type type : dispatch.getArgumentTypes())
       if (auto tensor = dyn_cast<RankedTensorType>(type))
         entry.bytes += double(byteSize(tensor));
@@ -231,10 +236,10 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     executables.push_back(std::move(executable));
   }
   if (options.targetCuda) {
-    CudaTargetOptions cuda{options.cudaArch, options.cudaPath,
-                           options.cudaBlockSize,
-                           options.stopAfter == Stage::Artifact, options.dump,
-                           options.cudaTF32};
+    CudaTargetOptions cuda{
+        options.cudaArch,      options.cudaPath,
+        options.cudaBlockSize, options.stopAfter == Stage::Artifact,
+        options.dump,          options.cudaTF32};
     CudaImage image;
     OwningOpRef<ModuleOp> cudaKernels = kernels->clone();
     if (failed(compileDispatchesForCuda(*cudaKernels, cuda, image)))

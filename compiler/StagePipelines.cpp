@@ -91,8 +91,7 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
              << supportedCudaArchs();
       return failure();
     }
-    buildCudaThreadsPipeline(pm, cudaBlockSize, hasBF16TensorCores(cudaArch),
-                             cudaTF32);
+    buildCudaThreadsPipeline(pm, cudaBlockSize, cudaArch, cudaTF32);
     buildCudaLoopsPipeline(pm);
     buildCudaToNVVMPipeline(pm);
     return success();

@@ -2,9 +2,9 @@
 //
 // Two kinds of product become warp-level mma.sync on a GPU block:
 //
-// - a paired bf16 product C[m][n] += sum over kp, j of A[m][kp][j]
+// - a paired bf16 or f16 product C[m][n] += sum over kp, j of A[m][kp][j]
 //   B[kp][n][j] (j < 2: k = 2 kp + j, each pair one 32-bit register of the
-//   fragments), with mma.sync m16n8k16 bf16;
+//   fragments), with mma.sync m16n8k16 bf16 or f16 (f32 accumulators);
 // - with tf32 asked for, an f32 product C[m][n] += sum over k of A B (A
 //   indexed by m and k, B by k and n, in any order), with mma.sync m16n8k8
 //   tf32, each operand rounded to tf32 (10 bits of mantissa, to nearest,
@@ -33,6 +33,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
@@ -40,15 +41,21 @@ namespace {
 
 constexpr int64_t kWarpSize = 32;
 
-/// A product mma.sync computes: which of the op's loops is m, n and k (the
-/// pairs' kp for bf16; j, the pair's element, is the fourth loop), where A
-/// and B put them, and the sizes.
+/// A product mma.sync computes: which of the op's loops are m, n and k (the
+/// pairs' kp for bf16, whose fourth loop j is the pair's element), and the
+/// sizes. Its other loops, if any, are parallel of extent 1 (a batch of
+/// one), at index 0.
 struct MmaProduct {
   bool tf32 = false;
-  unsigned m = 0, n = 0, k = 0;
+  /// The pairs' type: bf16 or f16 (none in tf32).
+  Type half;
+  unsigned m = 0, n = 0, j = 0;
+  /// The loops k runs over, outer to inner (an f32 product may reduce over
+  /// several, as the output projection does over heads and head_dim): k
+  /// unit u is their index u in row-major order.
+  SmallVector<unsigned, 2> k;
+  SmallVector<int64_t, 2> kSizes;
   OpOperand *a = nullptr, *b = nullptr;
-  /// Which result of A's and B's indexing maps is m, k and k, n.
-  unsigned aRow = 0, aK = 1, bK = 0, bColumn = 1;
   int64_t rows = 0, columns = 0, kUnits = 0;
 };
 
@@ -56,15 +63,30 @@ Type elementOf(OpOperand *operand) {
   return getElementTypeOrSelf(operand->get().getType());
 }
 
-/// The loop dimension of each result of `operand`'s indexing map, or empty
-/// when one is not a plain dimension.
+/// Whether loop `d` of `op` is parallel of static extent 1.
+bool isUnitLoop(linalg::LinalgOp op, unsigned d) {
+  return op.getIteratorTypesArray()[d] == utils::IteratorType::parallel &&
+         op.getStaticLoopRanges()[d] == 1;
+}
+
+/// The loops of `op` other than unit loops.
+unsigned countProductLoops(linalg::LinalgOp op) {
+  unsigned loops = 0;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d)
+    loops += !isUnitLoop(op, d);
+  return loops;
+}
+
+/// The loop of each result of `operand`'s indexing map but those of unit
+/// loops, or empty when a result is not a plain loop dimension.
 SmallVector<unsigned> dimsOf(linalg::LinalgOp op, OpOperand *operand) {
   SmallVector<unsigned> positions;
   for (AffineExpr result : op.getMatchingIndexingMap(operand).getResults()) {
     auto dim = dyn_cast<AffineDimExpr>(result);
     if (!dim)
       return {};
-    positions.push_back(dim.getPosition());
+    if (!isUnitLoop(op, dim.getPosition()))
+      positions.push_back(dim.getPosition());
   }
   return positions;
 }
@@ -104,28 +126,46 @@ productOperands(linalg::LinalgOp op, bool extended) {
   return std::make_pair(argA, argB);
 }
 
-/// Whether `p`'s loops m and n of `op` are parallel and k a reduction,
-/// of static sizes that are whole tiles (16 rows, 8 columns, 8 k units);
-/// sets p's sizes.
+/// Whether `p`'s loops m and n of `op` are parallel and its k loops
+/// reductions, of static sizes that are whole tiles (16 rows, 8 columns;
+/// the innermost k loop a multiple of 8 units, so that a k step of 8 stays
+/// in one index of the outer ones); sets p's sizes.
 bool isWholeTiles(linalg::LinalgOp op, MmaProduct &p) {
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (iterators[p.m] != utils::IteratorType::parallel ||
-      iterators[p.n] != utils::IteratorType::parallel ||
-      iterators[p.k] != utils::IteratorType::reduction)
+  if (p.k.empty() || iterators[p.m] != utils::IteratorType::parallel ||
+      iterators[p.n] != utils::IteratorType::parallel)
     return false;
   p.rows = ranges[p.m];
   p.columns = ranges[p.n];
-  p.kUnits = ranges[p.k];
+  p.kUnits = 1;
+  p.kSizes.clear();
+  for (unsigned d : p.k) {
+    if (iterators[d] != utils::IteratorType::reduction ||
+        ShapedType::isDynamic(ranges[d]))
+      return false;
+    p.kSizes.push_back(ranges[d]);
+    p.kUnits *= ranges[d];
+  }
   return !ShapedType::isDynamic(p.rows) && !ShapedType::isDynamic(p.columns) &&
-         !ShapedType::isDynamic(p.kUnits) && p.rows % 16 == 0 &&
-         p.columns % 8 == 0 && p.kUnits % 8 == 0;
+         p.rows % 16 == 0 && p.columns % 8 == 0 && p.kSizes.back() % 8 == 0;
 }
 
-/// `op` as a paired bf16 product of whole m16n8k16 tiles.
+/// isWholeTiles of `p` or of its transpose, Cᵀ = Bᵀ Aᵀ (a product of 8
+/// rows by a multiple of 16 columns, as a workgroup of 8 tokens of a
+/// projection is); `p` becomes the one that is.
+bool isWholeTilesEitherWay(linalg::LinalgOp op, MmaProduct &p) {
+  if (isWholeTiles(op, p))
+    return true;
+  std::swap(p.m, p.n);
+  std::swap(p.a, p.b);
+  return isWholeTiles(op, p);
+}
+
+/// `op` as a paired bf16 or f16 product of whole m16n8k16 tiles.
 std::optional<MmaProduct> matchPairedProduct(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 4 || !elementOf(op.getDpsInitOperand(0)).isF32())
+      countProductLoops(op) != 4 || !elementOf(op.getDpsInitOperand(0)).isF32())
     return std::nullopt;
   auto args = productOperands(op, /*extended=*/true);
   if (!args)
@@ -133,7 +173,8 @@ std::optional<MmaProduct> matchPairedProduct(linalg::LinalgOp op) {
   MmaProduct p;
   p.a = op.getMatchingOpOperand(args->first);
   p.b = op.getMatchingOpOperand(args->second);
-  if (!elementOf(p.a).isBF16() || !elementOf(p.b).isBF16())
+  p.half = elementOf(p.a);
+  if (!isa<BFloat16Type, Float16Type>(p.half) || elementOf(p.b) != p.half)
     return std::nullopt;
   // C: (m, n); A: (m, kp, j); B: (kp, n, j).
   SmallVector<unsigned> c = dimsOf(op, op.getDpsInitOperand(0)),
@@ -143,19 +184,20 @@ std::optional<MmaProduct> matchPairedProduct(linalg::LinalgOp op) {
     return std::nullopt;
   p.m = c[0];
   p.n = c[1];
-  p.k = a[1];
-  unsigned j = a[2];
-  if (op.getIteratorTypesArray()[j] != utils::IteratorType::reduction ||
-      op.getStaticLoopRanges()[j] != 2 || !isWholeTiles(op, p))
+  p.k = {a[1]};
+  p.j = a[2];
+  if (op.getIteratorTypesArray()[p.j] != utils::IteratorType::reduction ||
+      op.getStaticLoopRanges()[p.j] != 2 || !isWholeTilesEitherWay(op, p))
     return std::nullopt;
   return p;
 }
 
 /// `op` as an f32 product of whole m16n8k8 tiles: C[m][n] += A B with A
-/// indexed by (m, k) and B by (k, n), each in either order.
+/// indexed by m and the k loops and B by the k loops and n, in any order
+/// but the k loops' the same in both.
 std::optional<MmaProduct> matchF32Product(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 3 || !elementOf(op.getDpsInitOperand(0)).isF32())
+      !elementOf(op.getDpsInitOperand(0)).isF32())
     return std::nullopt;
   auto args = productOperands(op, /*extended=*/false);
   if (!args)
@@ -168,21 +210,22 @@ std::optional<MmaProduct> matchF32Product(linalg::LinalgOp op) {
     return std::nullopt;
   SmallVector<unsigned> c = dimsOf(op, op.getDpsInitOperand(0)),
                         a = dimsOf(op, p.a), b = dimsOf(op, p.b);
-  if (c.size() != 2 || a.size() != 2 || b.size() != 2)
+  if (c.size() != 2 || a.size() < 2 || a.size() != b.size())
     return std::nullopt;
-  // A holds m, B holds n; the dimension they share is k.
+  // A holds m, B holds n; the loops they share are k's.
   if (!llvm::is_contained(a, c[0]))
     std::swap(p.a, p.b), std::swap(a, b);
-  if (!llvm::is_contained(a, c[0]) || !llvm::is_contained(b, c[1]))
+  if (!llvm::is_contained(a, c[0]) || !llvm::is_contained(b, c[1]) ||
+      llvm::is_contained(a, c[1]) || llvm::is_contained(b, c[0]))
     return std::nullopt;
   p.m = c[0];
   p.n = c[1];
-  p.aRow = a[0] == p.m ? 0 : 1;
-  p.aK = 1 - p.aRow;
-  p.k = a[p.aK];
-  p.bColumn = b[0] == p.n ? 0 : 1;
-  p.bK = 1 - p.bColumn;
-  if (b[p.bK] != p.k || p.k == p.m || p.k == p.n || !isWholeTiles(op, p))
+  llvm::append_range(
+      p.k, llvm::make_filter_range(a, [&](unsigned d) { return d != p.m; }));
+  SmallVector<unsigned> bK(
+      llvm::make_filter_range(b, [&](unsigned d) { return d != p.n; }));
+  if (ArrayRef<unsigned>(p.k) != ArrayRef<unsigned>(bK) ||
+      countProductLoops(op) != 2 + p.k.size() || !isWholeTilesEitherWay(op, p))
     return std::nullopt;
   return p;
 }
@@ -195,10 +238,9 @@ std::optional<MmaProduct> matchProduct(linalg::LinalgOp op, bool tf32) {
   return std::nullopt;
 }
 
-/// The scalar loads of one k step's fragments: A's 4 registers and B's 2,
-/// each a pair (two loads) in bf16, one value in tf32.
-int64_t aLoads(const MmaProduct &p) { return p.tf32 ? 4 : 8; }
-int64_t bLoads(const MmaProduct &p) { return p.tf32 ? 2 : 4; }
+/// The registers of one k step's fragments: A's 4 and B's 2 (the loads
+/// are in proportion, one or two a register).
+constexpr int64_t kARegisters = 4, kBRegisters = 2;
 
 /// The 16 x 8 tiles of C a warp computes together: `rows` by `columns`,
 /// each k step's A fragments shared along a row and B's down a column.
@@ -206,23 +248,23 @@ struct WarpTile {
   int64_t rows = 1, columns = 1;
 };
 
-/// The warp tile that leaves no warp of the block idle (where the product
-/// has tiles enough), then no warp a turn short of the others, then loads
-/// the fewest fragments per mma.sync; at most 8 tiles (32 accumulators).
+/// The warp tile that leaves the fewest warps of the block idle, then no
+/// warp a turn short of the others, then loads the fewest fragments per
+/// mma.sync; at most 8 tiles (32 accumulators).
 WarpTile chooseWarpTile(const MmaProduct &p, int64_t warps) {
   int64_t rowTiles = p.rows / 16, columnTiles = p.columns / 8;
   WarpTile best;
-  std::tuple<bool, bool, double> bestScore{false, false, 0};
+  std::tuple<int64_t, bool, double> bestScore{0, false, 0};
   bool first = true;
   for (int64_t rows = 1; rows <= 4; ++rows) {
     for (int64_t columns = 1; columns <= 8; ++columns) {
       if (rowTiles % rows || columnTiles % columns || rows * columns > 8)
         continue;
       int64_t warpTiles = (rowTiles / rows) * (columnTiles / columns);
-      double loads = double(rows * aLoads(p) + columns * bLoads(p)) /
+      double loads = double(rows * kARegisters + columns * kBRegisters) /
                      double(rows * columns);
-      std::tuple<bool, bool, double> score{warpTiles >= warps,
-                                           warpTiles % warps == 0, -loads};
+      std::tuple<int64_t, bool, double> score{std::min(warpTiles, warps),
+                                              warpTiles % warps == 0, -loads};
       if (first || score > bestScore) {
         best = {rows, columns};
         bestScore = score;
@@ -231,6 +273,29 @@ WarpTile chooseWarpTile(const MmaProduct &p, int64_t warps) {
     }
   }
   return best;
+}
+
+/// Whether `operand`'s bf16 pairs are 4-byte words at known alignment: its
+/// last index is the pair's element j, of stride 1, and its offset and
+/// every other stride are static and even (a block buffer or a view of
+/// one; the runtime and shared memory align every buffer to 64 bytes or
+/// more). A pair is then one 32-bit load, not two 16-bit loads.
+bool loadsPairsAsWords(linalg::LinalgOp op, const MmaProduct &p,
+                       OpOperand *operand) {
+  auto type = dyn_cast<MemRefType>(operand->get().getType());
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  if (p.tf32 || !type || map.getNumResults() == 0 ||
+      map.getResults().back() != getAffineDimExpr(p.j, op.getContext()))
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || offset % 2 != 0 || strides.back() != 1)
+    return false;
+  for (int64_t stride : ArrayRef<int64_t>(strides).drop_back())
+    if (ShapedType::isDynamic(stride) || stride % 2 != 0)
+      return false;
+  return true;
 }
 
 /// Builds one warp's tiles of a product.
@@ -251,21 +316,68 @@ public:
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), value);
   }
 
-  /// The register of `operand` at (its first, second) index: a bf16 pair
-  /// (the first value in the low half) or an f32 rounded to tf32.
-  Value unit(OpOperand *operand, Value first, Value second) {
+  /// `operand`'s indices where the loops `at` name take their values and
+  /// every other (unit) loop is 0.
+  SmallVector<Value> indicesAt(OpOperand *operand,
+                               ArrayRef<std::pair<unsigned, Value>> at) {
+    SmallVector<Value> indices;
+    for (AffineExpr result : op.getMatchingIndexingMap(operand).getResults()) {
+      unsigned d = cast<AffineDimExpr>(result).getPosition();
+      auto given =
+          llvm::find_if(at, [&](auto &loop) { return loop.first == d; });
+      indices.push_back(given != at.end() ? given->second : index(0));
+    }
+    return indices;
+  }
+
+  /// The k loops' values at k unit k0 + `offset`, k0 a multiple of 8 (a
+  /// step stays in one index of the outer loops).
+  SmallVector<std::pair<unsigned, Value>> kLoopsAt(Value k0, Value offset) {
+    if (p.k.size() == 1)
+      return {{p.k[0], add(k0, offset)}};
+    SmallVector<std::pair<unsigned, Value>> at;
+    Value rest = k0;
+    for (int64_t i = p.k.size() - 1; i >= 0; --i) {
+      Value size = index(p.kSizes[i]);
+      Value value = arith::RemUIOp::create(b, loc, rest, size);
+      if (i == int64_t(p.k.size()) - 1)
+        value = add(value, offset);
+      at.push_back({p.k[i], value});
+      rest = arith::DivUIOp::create(b, loc, rest, size);
+    }
+    return at;
+  }
+
+  /// The register of `operand` where loop `row` (m or n) is `rowValue` and
+  /// k unit k0 + `offset`: a bf16 or f16 pair as a word (the first value
+  /// in the low half) or an f32 rounded to tf32.
+  Value unit(OpOperand *operand, unsigned row, Value rowValue, Value k0,
+             Value offset) {
+    SmallVector<std::pair<unsigned, Value>> at = kLoopsAt(k0, offset);
+    at.push_back({row, rowValue});
     if (p.tf32) {
       Value value = memref::LoadOp::create(b, loc, operand->get(),
-                                           ValueRange{first, second});
+                                           indicesAt(operand, at));
       Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), value);
       // Round to nearest, ties away: add half of the dropped 13 bits.
       Value rounded = arith::AddIOp::create(b, loc, bits, i32(0x1000));
       return arith::AndIOp::create(b, loc, rounded, i32(int32_t(0xffffe000)));
     }
+    if (loadsPairsAsWords(op, p, operand)) {
+      at.push_back({p.j, index(0)});
+      Value pair = vector::LoadOp::create(
+          b, loc, VectorType::get({2}, p.half), operand->get(),
+          indicesAt(operand, at), /*nontemporal=*/false, llvm::Align(4));
+      Value word = vector::BitCastOp::create(
+          b, loc, VectorType::get({1}, b.getI32Type()), pair);
+      return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+    }
     Value halves[2];
     for (int64_t j = 0; j < 2; ++j) {
+      at.push_back({p.j, index(j)});
       Value value = memref::LoadOp::create(b, loc, operand->get(),
-                                           ValueRange{first, second, index(j)});
+                                           indicesAt(operand, at));
+      at.pop_back();
       Value bits = arith::BitcastOp::create(b, loc, b.getI16Type(), value);
       halves[j] = arith::ExtUIOp::create(b, loc, b.getI32Type(), bits);
     }
@@ -273,13 +385,12 @@ public:
     return arith::OrIOp::create(b, loc, halves[0], high);
   }
 
-  /// A's register at (row, k) and B's at (k, column), in each operand's
-  /// own index order.
-  Value aUnit(Value row, Value k) {
-    return p.aRow == 0 ? unit(p.a, row, k) : unit(p.a, k, row);
+  /// A's register at (row, k0 + offset) and B's at (k0 + offset, column).
+  Value aUnit(Value row, Value k0, Value offset) {
+    return unit(p.a, p.m, row, k0, offset);
   }
-  Value bUnit(Value k, Value column) {
-    return p.bK == 0 ? unit(p.b, k, column) : unit(p.b, column, k);
+  Value bUnit(Value k0, Value offset, Value column) {
+    return unit(p.b, p.n, column, k0, offset);
   }
 
   /// Where C/D value i of this lane is, in the tile at (row0, column0).
@@ -292,8 +403,8 @@ public:
   SmallVector<Value> aFragment(Value row0, Value k0) {
     SmallVector<Value> registers;
     for (int64_t r = 0; r < 4; ++r)
-      registers.push_back(aUnit(add(row0, add(group, index(8 * (r % 2)))),
-                                add(k0, add(inGroup, index(4 * (r / 2))))));
+      registers.push_back(aUnit(add(row0, add(group, index(8 * (r % 2)))), k0,
+                                add(inGroup, index(4 * (r / 2)))));
     return registers;
   }
 
@@ -302,24 +413,30 @@ public:
     SmallVector<Value> registers;
     for (int64_t r = 0; r < 2; ++r)
       registers.push_back(
-          bUnit(add(k0, add(inGroup, index(4 * r))), add(column0, group)));
+          bUnit(k0, add(inGroup, index(4 * r)), add(column0, group)));
     return registers;
   }
 
-  /// One mma.sync: D = A B + C, the 4 values of D.
+  /// One mma.sync: D = A B + C, the 4 values of D. The bf16 and tf32
+  /// intrinsics take A's and B's registers as 32-bit words, the f16 one as
+  /// pairs of halves.
   SmallVector<Value> mma(ArrayRef<Value> a, ArrayRef<Value> bRegisters,
                          ValueRange c) {
-    SmallVector<Value> operands(a);
-    llvm::append_range(operands, bRegisters);
+    bool f16 = p.half && p.half.isF16();
+    SmallVector<Value> operands;
+    for (Value word : llvm::concat<const Value>(a, bRegisters))
+      operands.push_back(f16 ? LLVM::BitcastOp::create(
+                                   b, loc, VectorType::get({2}, p.half), word)
+                             : word);
     llvm::append_range(operands, c);
     Type f32 = b.getF32Type();
     auto resultType =
         LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    StringRef intrinsic = p.tf32 ? "llvm.nvvm.mma.m16n8k8.row.col.tf32"
+                          : f16  ? "llvm.nvvm.mma.m16n8k16.row.col.f32.f32"
+                                 : "llvm.nvvm.mma.m16n8k16.row.col.bf16";
     auto call = LLVM::CallIntrinsicOp::create(
-        b, loc, resultType,
-        b.getStringAttr(p.tf32 ? "llvm.nvvm.mma.m16n8k8.row.col.tf32"
-                               : "llvm.nvvm.mma.m16n8k16.row.col.bf16"),
-        operands);
+        b, loc, resultType, b.getStringAttr(intrinsic), operands);
     SmallVector<Value> d;
     for (int64_t i = 0; i < 4; ++i)
       d.push_back(LLVM::ExtractValueOp::create(b, loc, call.getResult(0), i));
@@ -358,8 +475,8 @@ public:
       for (Value column : columns)
         for (int64_t v = 0; v < 4; ++v) {
           auto [r, col] = cPlace(row, column, v);
-          accumulators.push_back(
-              memref::LoadOp::create(b, loc, c->get(), ValueRange{r, col}));
+          accumulators.push_back(memref::LoadOp::create(
+              b, loc, c->get(), indicesAt(c, {{p.m, r}, {p.n, col}})));
         }
     // A step is 8 k units: 16 values of k in bf16 pairs, 8 in tf32.
     auto kLoop = scf::ForOp::create(b, loc, index(0), index(p.kUnits), index(8),
@@ -386,10 +503,26 @@ public:
         for (int64_t v = 0; v < 4; ++v) {
           auto [r, col] = cPlace(row, column, v);
           memref::StoreOp::create(b, loc, kLoop.getResult(next++), c->get(),
-                                  ValueRange{r, col});
+                                  indicesAt(c, {{p.m, r}, {p.n, col}}));
         }
     b.setInsertionPointAfter(tileLoop);
+    // What the block issues, for the kernel report.
+    int64_t tiles = (p.rows / 16) * (p.columns / 8), steps = p.kUnits / 8;
+    int64_t perStep = tile.rows * fragmentLoads(p.a, 4) +
+                      tile.columns * fragmentLoads(p.b, 2);
+    tileLoop->setAttr(lcc::kMmaInstructionsAttr,
+                      b.getI64IntegerAttr(tiles * steps));
+    tileLoop->setAttr(
+        lcc::kFragmentAccessesAttr,
+        b.getI64IntegerAttr(warpTiles * steps * perStep + tiles * (4 + 4)));
     return tileLoop;
+  }
+
+  /// The loads of `operand`'s fragment of `registers` registers: one each
+  /// in tf32 or as bf16 words, two (a pair) otherwise.
+  int64_t fragmentLoads(OpOperand *operand, int64_t registers) const {
+    return p.tf32 || loadsPairsAsWords(op, p, operand) ? registers
+                                                       : 2 * registers;
   }
 
 private:
@@ -402,20 +535,12 @@ private:
 
 } // namespace
 
-std::optional<lcc::MmaInstructions>
-lcc::mmaInstructionsOf(linalg::LinalgOp op, bool tf32, int64_t blockSize) {
+std::optional<lcc::MmaKind> lcc::tensorCoreProductKind(linalg::LinalgOp op,
+                                                       bool tf32) {
   std::optional<MmaProduct> p = matchProduct(op, tf32);
   if (!p)
     return std::nullopt;
-  WarpTile tile = chooseWarpTile(*p, blockSize / kWarpSize);
-  int64_t tiles = (p->rows / 16) * (p->columns / 8);
-  int64_t warpTiles = tiles / (tile.rows * tile.columns);
-  int64_t steps = p->kUnits / 8;
-  // Per k step each row of tiles loads A's fragment and each column B's;
-  // C is loaded and stored once per tile.
-  int64_t perStep = tile.rows * aLoads(*p) + tile.columns * bLoads(*p);
-  return MmaInstructions{p->tf32, tiles * steps,
-                         warpTiles * steps * perStep + tiles * (4 + 4)};
+  return p->tf32 ? MmaKind::tf32 : MmaKind::half;
 }
 
 Operation *lcc::lowerProductToMma(RewriterBase &rewriter, linalg::LinalgOp op,

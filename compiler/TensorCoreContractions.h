@@ -15,22 +15,24 @@
 
 namespace lcc {
 
-/// The warp instructions of one tensor-core product as lowerProductToMma
-/// builds it for a block of `blockSize` threads: its mma.sync and the
-/// scalar loads and stores of its fragments (per k step 8 for an A fragment
-/// and 4 for a B fragment in bf16 pairs, 4 and 2 in tf32, each shared by
-/// the tiles of a warp tile; 4 loads and 4 stores of each 16 x 8 tile's C).
-struct MmaInstructions {
-  bool tf32 = false;
-  int64_t mmas = 0;
-  int64_t fragmentAccesses = 0;
-};
+/// The mma.sync lowerProductToMma runs `op` (on tensors or buffers) on: a
+/// paired bf16 or f16 product of whole m16n8k16 tiles on bf16 or f16 mma
+/// (`half`, one peak), with `tf32` an f32 product of whole m16n8k8 tiles on
+/// tf32 mma; none otherwise.
+enum class MmaKind { half, tf32 };
+std::optional<MmaKind> tensorCoreProductKind(mlir::linalg::LinalgOp op,
+                                             bool tf32);
 
-/// `op`'s (on tensors or buffers) instructions when it is a product
-/// lowerProductToMma puts on tensor cores: a paired bf16 product of whole
-/// m16n8k16 tiles, or with `tf32` an f32 product of whole m16n8k8 tiles.
-std::optional<MmaInstructions> mmaInstructionsOf(mlir::linalg::LinalgOp op,
-                                                 bool tf32, int64_t blockSize);
+/// The attributes lowerProductToMma puts on the loop it builds: the
+/// mma.sync a block issues for the product and the warp-wide loads and
+/// stores of their fragments (per k step, A's 4 registers and B's 2, one
+/// load each in tf32 or as bf16 words, two otherwise, shared by a warp
+/// tile's tiles; 4 loads and 4 stores of each tile's C), for the kernel
+/// report.
+inline constexpr llvm::StringLiteral kMmaInstructionsAttr =
+    "lcc.mma_instructions";
+inline constexpr llvm::StringLiteral kFragmentAccessesAttr =
+    "lcc.fragment_accesses";
 
 /// Replaces `op`, when it is such a product, by loops in which each warp of
 /// the block (`blockSize` threads, whole warps; `threadId` the thread)
