@@ -18,8 +18,8 @@ using namespace lcc::lowering;
 namespace {
 
 /// Whether attention on `elt` runs its products on pairs of half-precision
-/// values (bf16, f32 accumulation); f32 runs them on f32.
-bool isPairedHalf(Type elt) { return isa<BFloat16Type>(elt); }
+/// values (bf16 or f16, f32 accumulation); f32 runs them on f32.
+bool isPairedHalf(Type elt) { return isa<BFloat16Type, Float16Type>(elt); }
 
 /// [rows, columns] viewed as [rows, columns / 2, 2]: each row's adjacent
 /// pairs, as a paired contraction reads its A.

@@ -172,9 +172,10 @@ bool isHalfTensor(Type type) {
          (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
 }
 
-/// bf16 is computed by the flash form only (attention and sparse
-/// attention: products on bf16 pairs, softmax in f32); every other op's
-/// lowering computes in f32. One error naming the first op outside that.
+/// bf16 and f16 are computed by the flash form only (attention and sparse
+/// attention: products on pairs of the half type, softmax in f32); every
+/// other op's lowering computes in f32. One error naming the first op
+/// outside that.
 LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
   WalkResult walk = module.walk([&](Operation *op) {
     StringRef dialect = op->getName().getDialectNamespace();
@@ -187,25 +188,29 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
     auto problem = [&]() -> std::string {
       auto types =
           llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes());
-      if (llvm::any_of(types, [](Type type) {
-            return getElementTypeOrSelf(type).isF16();
-          }))
-        return "f16 tensors are read and written but not computed on; use "
-               "bf16 or f32";
+      auto holds = [&](auto isType) {
+        return llvm::any_of(types, [&](Type type) {
+          return isType(getElementTypeOrSelf(type));
+        });
+      };
+      // The ops' verifiers keep one op to one half type.
+      std::string half =
+          holds([](Type t) { return t.isF16(); }) ? "f16" : "bf16";
       auto attention = dyn_cast<AttentionOp>(op);
       if (!attention && !isa<SparseAttentionOp>(op))
-        return "bf16 is computed by attn.attention and attn.sparse_attention "
+        return half +
+               " is computed by attn.attention and attn.sparse_attention "
                "(dense, masked and sparse forms) only; give this op f32 "
                "tensors";
       if (attention && (attention.getSharedQk() || attention.getLogsumexp()))
-        return "bf16 attention with shared_qk or a logsumexp (training) is "
-               "not compiled; give it f32 tensors";
+        return half + " attention with shared_qk or a logsumexp (training) "
+                      "is not compiled; give it f32 tensors";
       int64_t headDim = tensorType(op->getOperand(0)).getDimSize(3);
       if (headDim % 2 != 0)
-        return "bf16 attention multiplies head_dim in pairs; head_dim " +
+        return half + " attention multiplies head_dim in pairs; head_dim " +
                std::to_string(headDim) + " is odd";
       if (tiling.keyTile % 2 != 0)
-        return "bf16 attention multiplies keys in pairs; key-tile " +
+        return half + " attention multiplies keys in pairs; key-tile " +
                std::to_string(tiling.keyTile) + " is odd";
       return "";
     }();
@@ -222,9 +227,9 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(checkOptionRanges(module, getArgument(),
-                                 {{knobs::kQueryTile, queryTile},
-                                  {knobs::kKeyTile, keyTile}})))
+    if (failed(checkOptionRanges(
+            module, getArgument(),
+            {{knobs::kQueryTile, queryTile}, {knobs::kKeyTile, keyTile}})))
       return signalPassFailure();
     // 0 picks the tiles of no particular target.
     AttentionTiling tiling = AttentionTiling().withGiven(queryTile, keyTile);

@@ -55,10 +55,19 @@ func.func @shared_qk(%qk: tensor<1x1x64x16xbf16>, %v: tensor<1x1x64x16xbf16>) ->
 
 // -----
 
-func.func @f16(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
-  // expected-error @below {{'attn.attention' op f16 tensors are read and written but not computed on; use bf16 or f32}}
-  %0 = attn.attention %q, %q, %q : (tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16>
+// f16 attention is computed as bf16 is; f16 elsewhere is named as f16.
+func.func @f16_shared_qk(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
+  // expected-error @below {{'attn.attention' op f16 attention with shared_qk or a logsumexp (training) is not compiled; give it f32 tensors}}
+  %0 = attn.attention %q, %q, %q {shared_qk} : (tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16>
   return %0 : tensor<1x1x64x16xf16>
+}
+
+// -----
+
+func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor<16xf16>) -> tensor<1x8x16xf16> {
+  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention and attn.sparse_attention (dense, masked and sparse forms) only; give this op f32 tensors}}
+  %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xf16>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x8x16xf16>
+  return %0 : tensor<1x8x16xf16>
 }
 
 // -----

@@ -21,12 +21,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/forms/sparse/SparseForm.h"
+#include "dialects/Attn/IR/SparsePatterns.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorBuilder.h"
 #include "passes/LowerToLinalg/TensorOps.h"
-#include "dialects/Attn/IR/SparsePatterns.h"
+#include "passes/forms/sparse/SparseForm.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -203,14 +203,15 @@ bool splitsIntoParts(SparseAttentionOp op, std::string &why) {
           std::to_string(stride) + ")";
     return false;
   }
-  // bf16 multiplies keys in pairs: each part's key tile must be even.
-  if (q.getElementType().isBF16()) {
+  // bf16 and f16 multiply keys in pairs: each part's key tile must be even.
+  if (q.getElementType().isBF16() || q.getElementType().isF16()) {
     int64_t partKeys = op.getPattern() == SparsePattern::Fixed
                            ? seq / stride * op.getSummary().value_or(0)
                            : seq / stride;
     int64_t partTile = std::min(block, partKeys);
     if (partKeys > 0 && partTile % 2 != 0) {
-      why = "bf16 multiplies keys in pairs, and the gathered part's key "
+      why = std::string(q.getElementType().isF16() ? "f16" : "bf16") +
+            " multiplies keys in pairs, and the gathered part's key "
             "tile (" +
             std::to_string(partTile) + ") is odd";
       return false;
