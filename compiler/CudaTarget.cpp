@@ -402,7 +402,7 @@ LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
         kernel->getAttrOfType<IntegerAttr>("lcc.workgroup_memory_bytes");
     image.kernels.push_back({kernel.getName().str(), kernel.getNumArguments(),
                              bytes ? bytes.getInt() : 0, std::nullopt,
-                             countBlockMmaWork(kernel)});
+                             countBlockSharedWork(kernel, options.blockSize)});
   }
   if (failed(runDumpedPipeline(kernels, "gpu-loops", options.dump,
                                buildCudaLoopsPipeline)))

@@ -50,8 +50,8 @@ struct CudaKernel {
   int64_t sharedMemoryBytes = 0;
   /// What ptxas reported, when it was found.
   std::optional<KernelResources> resources;
-  /// What one block issues on the tensor cores.
-  BlockMmaWork mmaWork;
+  /// What one block issues on the tensor cores and to shared memory.
+  BlockSharedWork blockWork;
 };
 
 struct CudaImage {

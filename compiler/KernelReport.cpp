@@ -4,10 +4,14 @@
 #include "compiler/TensorCoreContractions.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -104,23 +108,23 @@ struct Roofline {
 };
 
 /// The least time of a launch: the larger of its FLOPs at the peaks of the
-/// units that run them, its bytes at HBM bandwidth, and its tensor-core
-/// products' fragment loads and stores at one shared-memory instruction an
-/// SM per clock (with fragments read by scalar loads, that and not the
-/// tensor cores bounds the products).
+/// units that run them, its bytes at HBM bandwidth, and its shared-memory
+/// accesses at one warp-wide access (128 bytes) an SM per clock (with mma
+/// fragments and softmax passes in shared memory, that and not the tensor
+/// cores bounds an attention kernel).
 Roofline roofline(const GpuPeaks &gpu, const KernelReportEntry &entry) {
   const DispatchWork &work = entry.work;
   double compute =
       (work.flops - work.tensorFlops - work.tf32Flops) / gpu.flops +
       work.tensorFlops / gpu.tensorFlops + work.tf32Flops / gpu.tf32Flops;
   double memory = entry.bytes / gpu.bytes;
-  double fragments = work.fragmentAccesses / gpu.sharedInstructions;
+  double shared = work.sharedAccesses / gpu.sharedInstructions;
   Roofline r;
-  double seconds = std::max({compute, memory, fragments});
+  double seconds = std::max({compute, memory, shared});
   r.microseconds = seconds * 1e6;
-  r.bound = fragments > std::max(compute, memory) ? "fragment loads"
-            : compute > memory                    ? "compute"
-                                                  : "memory";
+  r.bound = shared > std::max(compute, memory) ? "shared memory"
+            : compute > memory                 ? "compute"
+                                               : "memory";
   r.flopsPerSecond = seconds > 0 ? work.flops / seconds : 0;
   return r;
 }
@@ -231,20 +235,119 @@ DispatchWork lcc::countDispatchWork(func::FuncOp dispatch, bool tensorCores,
   return work;
 }
 
-BlockMmaWork lcc::countBlockMmaWork(gpu::GPUFuncOp kernel) {
-  BlockMmaWork work;
-  kernel.walk([&](scf::ForOp loop) {
-    auto mmas = loop->getAttrOfType<IntegerAttr>(kMmaInstructionsAttr);
-    auto accesses = loop->getAttrOfType<IntegerAttr>(kFragmentAccessesAttr);
-    if (!mmas || !accesses)
+namespace {
+
+/// Whether `memref` is (a view of) the block's shared memory.
+bool isShared(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (isa<gpu::DynamicSharedMemoryOp>(def))
+      return true;
+    if (auto cast = dyn_cast<memref::MemorySpaceCastOp>(def))
+      memref = cast.getSource();
+    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      memref = view.getViewSource();
+    else
+      return false;
+  }
+  return false;
+}
+
+/// The memref and bytes of a load or store, or none.
+std::optional<std::pair<Value, int64_t>> accessOf(Operation *op) {
+  auto bytesOf = [](Type type) {
+    if (auto vector = dyn_cast<VectorType>(type))
+      return vector.getNumElements() *
+             llvm::divideCeil(vector.getElementTypeBitWidth(), 8);
+    return int64_t(llvm::divideCeil(type.getIntOrFloatBitWidth(), 8));
+  };
+  if (auto load = dyn_cast<memref::LoadOp>(op))
+    return std::make_pair(load.getMemRef(), bytesOf(load.getType()));
+  if (auto store = dyn_cast<memref::StoreOp>(op))
+    return std::make_pair(store.getMemRef(),
+                          bytesOf(store.getValueToStore().getType()));
+  if (auto load = dyn_cast<vector::LoadOp>(op))
+    return std::make_pair(load.getBase(), bytesOf(load.getType()));
+  if (auto store = dyn_cast<vector::StoreOp>(op))
+    return std::make_pair(store.getBase(),
+                          bytesOf(store.getValueToStore().getType()));
+  return std::nullopt;
+}
+
+/// Who runs the iterations of a loop spread over a block: its lower
+/// bound is the thread's index (step the block), the warp's (thread / 32)
+/// or the lane's (thread % 32).
+enum class Spread { none, threads, warps, lanes };
+
+Spread spreadOf(scf::ForOp loop) {
+  Value lower = loop.getLowerBound();
+  auto isThreadId = [](Value v) {
+    return v.getDefiningOp<gpu::ThreadIdOp>() != nullptr;
+  };
+  if (isThreadId(lower))
+    return Spread::threads;
+  auto by32 = [](Value v) {
+    std::optional<int64_t> c = getConstantIntValue(v);
+    return c && *c == 32;
+  };
+  if (auto div = lower.getDefiningOp<arith::DivUIOp>();
+      div && isThreadId(div.getLhs()) && by32(div.getRhs()))
+    return Spread::warps;
+  if (auto rem = lower.getDefiningOp<arith::RemUIOp>();
+      rem && isThreadId(rem.getLhs()) && by32(rem.getRhs()))
+    return Spread::lanes;
+  return Spread::none;
+}
+
+/// The warp-wide instructions a block of `warps` warps issues for `op`: the
+/// trip counts of its block-wide loops, times the warps that run it. A
+/// loop spread over the threads to N runs as ceil(N / 32) warp
+/// instructions, one over the warps to N as N, one over a warp's lanes to N
+/// as ceil(N / 32) a warp. Sets `exact` false where a loop's count is
+/// unknown (counted once) and assumes every thread runs the code its
+/// branches guard.
+double warpInstructions(Operation *op, double warps, bool &exact) {
+  double runs = 1, agents = warps, lanes = 1;
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound());
+    Spread spread = spreadOf(loop);
+    if (spread != Spread::none && upper) {
+      double n = double(std::max<int64_t>(*upper, 0));
+      if (spread == Spread::threads)
+        agents = std::ceil(n / 32);
+      else if (spread == Spread::warps)
+        agents = n;
+      else
+        lanes = std::ceil(n / 32);
+      continue;
+    }
+    if (std::optional<double> trips = staticTrips(loop))
+      runs *= *trips;
+    else
+      exact = false;
+  }
+  return runs * agents * lanes;
+}
+
+} // namespace
+
+BlockSharedWork lcc::countBlockSharedWork(gpu::GPUFuncOp kernel,
+                                          int64_t blockSize) {
+  BlockSharedWork work;
+  double warps = double(llvm::divideCeil(blockSize, 32));
+  kernel.walk([&](Operation *op) {
+    if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op)) {
+      if (call.getIntrin().starts_with("llvm.nvvm.mma."))
+        work.mmas += warpInstructions(op, warps, work.exact);
       return;
-    // Each run of an enclosing loop runs the product again.
-    double runs = 1;
-    for (auto outer = loop->getParentOfType<scf::ForOp>(); outer;
-         outer = outer->getParentOfType<scf::ForOp>())
-      runs *= staticTrips(outer).value_or(1);
-    work.mmas += runs * double(mmas.getInt());
-    work.fragmentAccesses += runs * double(accesses.getInt());
+    }
+    std::optional<std::pair<Value, int64_t>> access = accessOf(op);
+    if (!access || !isShared(access->first))
+      return;
+    // A warp-wide access moves 32 lanes' bytes, 128 of them a clock.
+    double wavefronts =
+        std::max<double>(1.0, double(access->second) * 32.0 / 128.0);
+    work.sharedAccesses += wavefronts * warpInstructions(op, warps, work.exact);
   });
   return work;
 }
@@ -335,7 +438,7 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
         {"flops_exact", entry.work.exact},
         {"tensor_core_flops", entry.work.tensorFlops + entry.work.tf32Flops},
         {"mma_instructions", entry.work.mmas},
-        {"fragment_accesses", entry.work.fragmentAccesses},
+        {"shared_accesses", entry.work.sharedAccesses},
         {"bytes", entry.bytes},
         {"flops_per_byte",
          entry.bytes > 0 ? entry.work.flops / entry.bytes : 0.0},
@@ -373,8 +476,8 @@ std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
      << (fromPtxas ? "from ptxas" : "unknown (no ptxas found)")
      << "; roofline over FP32 (CUDA cores), bf16 and tf32 tensor-core and "
         "HBM peaks (H100 67, 989 and 494 TFLOP/s, 3.35 TB/s; H200 the same, "
-        "4.8 TB/s) and the tensor-core products' fragment loads (one "
-        "shared-memory instruction an SM per clock); TC MFLOP: of the MFLOP, "
+        "4.8 TB/s) and the kernel's shared-memory accesses (one warp-wide "
+        "access an SM per clock); TC MFLOP: of the MFLOP, "
         "those on tensor cores; TFLOP/s: what the H100 bound allows; '~' "
         "marks FLOPs counted through loops of unknown trip count (a bound)\n"
      << "For comparison, " << kPublishedAttention << "\n";

@@ -31,10 +31,9 @@ struct DispatchWork {
   double flops = 0;
   /// Of them, those of products on tensor cores: bf16 and tf32 mma.sync.
   double tensorFlops = 0, tf32Flops = 0;
-  /// Their mma.sync and the warp-wide loads and stores of their fragments
-  /// (countBlockMmaWork over the launch), each one shared-memory
-  /// instruction of an SM.
-  double mmas = 0, fragmentAccesses = 0;
+  /// The launch's mma.sync and shared-memory accesses (countBlockSharedWork
+  /// over the grid).
+  double mmas = 0, sharedAccesses = 0;
   bool exact = true;
 };
 
@@ -44,14 +43,17 @@ struct DispatchWork {
 DispatchWork countDispatchWork(mlir::func::FuncOp dispatch,
                                bool tensorCores = false, bool tf32 = false);
 
-/// The mma.sync and fragment loads and stores one block of `kernel` issues
-/// (lcc-distribute-to-threads leaves them on its product loops), each
-/// product counted once per run of its enclosing loops (once for a loop of
-/// unknown trip count).
-struct BlockMmaWork {
-  double mmas = 0, fragmentAccesses = 0;
+/// The mma.sync and shared-memory accesses (warp-wide, in 128-byte
+/// wavefronts) one block of `kernel` (`blockSize` threads, after
+/// lcc-distribute-to-threads and lcc-promote-workgroup-buffers) issues,
+/// each counted through its loops' trip counts as one thread runs them
+/// (a loop of unknown count once, and then not exact).
+struct BlockSharedWork {
+  double mmas = 0, sharedAccesses = 0;
+  bool exact = true;
 };
-BlockMmaWork countBlockMmaWork(mlir::gpu::GPUFuncOp kernel);
+BlockSharedWork countBlockSharedWork(mlir::gpu::GPUFuncOp kernel,
+                                     int64_t blockSize);
 
 /// What ptxas reported of a kernel.
 struct KernelResources {

@@ -73,8 +73,9 @@ std::string kernelReportOf(ModuleOp kernels, const CudaImage &image,
         countDispatchWork(dispatch, hasBF16TensorCores(image.arch), image.tf32);
     if (const CudaKernel *kernel = compiled.lookup(entry.kernel)) {
       double blocks = double(entry.grid[0]) * entry.grid[1] * entry.grid[2];
-      entry.work.mmas = blocks * kernel->mmaWork.mmas;
-      entry.work.fragmentAccesses = blocks * kernel->mmaWork.fragmentAccesses;
+      entry.work.mmas = blocks * kernel->blockWork.mmas;
+      entry.work.sharedAccesses = blocks * kernel->blockWork.sharedAccesses;
+      entry.work.exact = entry.work.exact && kernel->blockWork.exact;
     }
     for (Type type : dispatch.getArgumentTypes())
       if (auto tensor = dyn_cast<RankedTensorType>(type))

@@ -506,23 +506,7 @@ public:
                                   indicesAt(c, {{p.m, r}, {p.n, col}}));
         }
     b.setInsertionPointAfter(tileLoop);
-    // What the block issues, for the kernel report.
-    int64_t tiles = (p.rows / 16) * (p.columns / 8), steps = p.kUnits / 8;
-    int64_t perStep = tile.rows * fragmentLoads(p.a, 4) +
-                      tile.columns * fragmentLoads(p.b, 2);
-    tileLoop->setAttr(lcc::kMmaInstructionsAttr,
-                      b.getI64IntegerAttr(tiles * steps));
-    tileLoop->setAttr(
-        lcc::kFragmentAccessesAttr,
-        b.getI64IntegerAttr(warpTiles * steps * perStep + tiles * (4 + 4)));
     return tileLoop;
-  }
-
-  /// The loads of `operand`'s fragment of `registers` registers: one each
-  /// in tf32 or as bf16 words, two (a pair) otherwise.
-  int64_t fragmentLoads(OpOperand *operand, int64_t registers) const {
-    return p.tf32 || loadsPairsAsWords(op, p, operand) ? registers
-                                                       : 2 * registers;
   }
 
 private:

@@ -23,16 +23,6 @@ enum class MmaKind { half, tf32 };
 std::optional<MmaKind> tensorCoreProductKind(mlir::linalg::LinalgOp op,
                                              bool tf32);
 
-/// The attributes lowerProductToMma puts on the loop it builds: the
-/// mma.sync a block issues for the product and the warp-wide loads and
-/// stores of their fragments (per k step, A's 4 registers and B's 2, one
-/// load each in tf32 or as bf16 words, two otherwise, shared by a warp
-/// tile's tiles; 4 loads and 4 stores of each tile's C), for the kernel
-/// report.
-inline constexpr llvm::StringLiteral kMmaInstructionsAttr =
-    "lcc.mma_instructions";
-inline constexpr llvm::StringLiteral kFragmentAccessesAttr =
-    "lcc.fragment_accesses";
 
 /// Replaces `op`, when it is such a product, by loops in which each warp of
 /// the block (`blockSize` threads, whole warps; `threadId` the thread)
