@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/ReductionAccumulators.h"
 #include "compiler/TensorCoreContractions.h"
 
 #include "mlir/Dialect/Affine/LoopUtils.h"
@@ -287,6 +288,10 @@ private:
         return runOnFirstThread(first);
       return success();
     }
+    // Each thread's reduction sums in registers, not in its output element.
+    if (loops->size() > shared)
+      lcc::carryAccumulatorsInRegisters(rewriter,
+                                        cast<scf::ForOp>((*loops)[shared]));
     SmallVector<scf::ForOp> band;
     for (unsigned i = 0; i < shared; ++i)
       band.push_back(cast<scf::ForOp>((*loops)[i]));
@@ -321,7 +326,8 @@ private:
     Operation *combiner = reductionCombiner(op);
     if (!combiner || blockSize % kWarpSize != 0)
       return failure();
-    int64_t rows = product(ArrayRef(op.getStaticLoopRanges()).take_front(shared));
+    int64_t rows =
+        product(ArrayRef(op.getStaticLoopRanges()).take_front(shared));
     rewriter.setInsertionPoint(op);
     if (shared == 0) {
       reduceOverBlock(op, combiner);
@@ -332,8 +338,8 @@ private:
     // [keys, queries] tile reduced over keys) a thread per row is what
     // reads neighbouring words, and shared memory serves it without bank
     // conflicts.
-    AffineExpr innermost = getAffineDimExpr(op.getNumLoops() - 1,
-                                            op.getContext());
+    AffineExpr innermost =
+        getAffineDimExpr(op.getNumLoops() - 1, op.getContext());
     for (OpOperand *input : op.getDpsInputOperands()) {
       AffineMap map = op.getMatchingIndexingMap(input);
       if (isa<MemRefType>(input->get().getType()) && map.getNumResults() > 0 &&
@@ -358,8 +364,8 @@ private:
     Value identity = arith::ConstantOp::create(
         rewriter, loc, identityOf(combiner, rewriter.getF32Type()));
     Value yielded = op.getBlock()->getTerminator()->getOperand(0);
-    SmallVector<int64_t> reduced =
-        llvm::to_vector(ArrayRef(op.getStaticLoopRanges()).drop_front(row.size()));
+    SmallVector<int64_t> reduced = llvm::to_vector(
+        ArrayRef(op.getStaticLoopRanges()).drop_front(row.size()));
     auto loop = scf::ForOp::create(
         rewriter, loc, start, end, step, ValueRange{identity},
         [&](OpBuilder &b, Location loc, Value linear, ValueRange partial) {
@@ -392,9 +398,9 @@ private:
   /// butterfly shuffles (every lane of the warp takes part: a full mask).
   Value combineOverLanes(Operation *combiner, Value partial, int64_t lanes) {
     for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
-      auto other = gpu::ShuffleOp::create(
-          rewriter, partial.getLoc(), partial, int32_t(offset),
-          int32_t(kWarpSize), gpu::ShuffleMode::XOR);
+      auto other = gpu::ShuffleOp::create(rewriter, partial.getLoc(), partial,
+                                          int32_t(offset), int32_t(kWarpSize),
+                                          gpu::ShuffleMode::XOR);
       partial = combine(combiner, partial, other.getShuffleResult());
     }
     return partial;
@@ -422,9 +428,9 @@ private:
   /// them into the output.
   void reduceOverBlock(linalg::LinalgOp op, Operation *combiner) {
     Location loc = op.getLoc();
-    Value partial = foldPart(op, combiner, {}, threadId,
-                             index(loc, product(op.getStaticLoopRanges())),
-                             threads);
+    Value partial =
+        foldPart(op, combiner, {}, threadId,
+                 index(loc, product(op.getStaticLoopRanges())), threads);
     partial = combineOverLanes(combiner, partial, kWarpSize);
     int64_t warps = blockSize / kWarpSize;
     Value parts = memref::AllocOp::create(
@@ -442,8 +448,8 @@ private:
     gpu::BarrierOp::create(rewriter, loc);
     auto first = scf::IfOp::create(rewriter, loc, isFirstThread, false);
     rewriter.setInsertionPoint(first.thenBlock()->getTerminator());
-    Value total = memref::LoadOp::create(rewriter, loc, parts,
-                                         ValueRange{index(loc, 0)});
+    Value total =
+        memref::LoadOp::create(rewriter, loc, parts, ValueRange{index(loc, 0)});
     for (int64_t w = 1; w < warps; ++w)
       total = combine(combiner, total,
                       memref::LoadOp::create(rewriter, loc, parts,
@@ -466,8 +472,8 @@ private:
         arith::DivUIOp::create(rewriter, loc, threadId, index(loc, lanes));
     Value lane =
         arith::RemUIOp::create(rewriter, loc, threadId, index(loc, lanes));
-    Value active = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
-                                         row, index(loc, rows));
+    Value active = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, row, index(loc, rows));
     int64_t reduced = product(op.getStaticLoopRanges()) / rows;
     Value end = arith::SelectOp::create(rewriter, loc, active,
                                         index(loc, reduced), index(loc, 0));

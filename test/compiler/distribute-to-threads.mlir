@@ -75,14 +75,20 @@ gpu.module @kernels {
 // maximum over a [keys, queries] tile of scores) is interchanged: the
 // queries are shared by the threads, each folds the keys in the same order
 // as before (it had run on thread 0 alone). Lanes do not share a query
-// here: threads of neighbouring queries read neighbouring words.
+// here: threads of neighbouring queries read neighbouring words. Each
+// thread's maximum is carried in a register: loaded once before the keys,
+// stored once after them (lcc::carryAccumulatorsInRegisters), not once a
+// key.
 // CHECK-LABEL: gpu.func @max_over_keys
 // CHECK-NOT: scf.if
 // CHECK: scf.for %[[Q:.+]] = %{{.+}} to %c64 step %c128
-// CHECK-NEXT: scf.for %[[K:.+]] = %c0 to %c32 step %c1
-// CHECK: memref.load %{{.+}}[%[[K]], %[[Q]]]
-// CHECK: arith.maximumf
-// CHECK: memref.store %{{.+}}, %{{.+}}[%[[Q]]]
+// CHECK: %[[INIT:.+]] = memref.load %{{.+}}[%[[Q]]] : memref<64xf32>
+// CHECK-NEXT: %[[MAX:.+]] = scf.for %[[K:.+]] = %c0 to %c32 step %c1 iter_args(%[[ACC:.+]] = %[[INIT]]) -> (f32) {
+// CHECK-NEXT: memref.load %{{.+}}[%[[K]], %[[Q]]]
+// CHECK-NEXT: arith.maximumf %{{.+}}, %[[ACC]]
+// CHECK-NEXT: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.store %[[MAX]], %{{.+}}[%[[Q]]]
 gpu.module @kernels {
   gpu.func @max_over_keys(%s: memref<32x64xf32>, %m: memref<64xf32>) kernel {
     linalg.generic {indexing_maps = [affine_map<(k, q) -> (k, q)>, affine_map<(k, q) -> (q)>],
@@ -104,7 +110,7 @@ gpu.module @kernels {
 // CHECK-LABEL: gpu.func @scores_times_values
 // CHECK: scf.for %[[L:.+]] = %{{.+}} to %c1024 step %c128
 // CHECK: %[[QV:.+]]:2 = affine.delinearize_index %[[L]] into (64, 16)
-// CHECK-NEXT: scf.for %[[K:.+]] = %c0 to %c32 step %c1
+// CHECK: scf.for %[[K:.+]] = %c0 to %c32 step %c1 iter_args
 // CHECK: memref.load %{{.+}}[%[[QV]]#0, %[[K]]]
 // CHECK: memref.load %{{.+}}[%[[K]], %[[QV]]#1]
 gpu.module @kernels {
@@ -263,6 +269,28 @@ gpu.module @kernels {
     %r = scf.for %i = %c0 to %c4 step %c1 iter_args(%b = %x) -> memref<4xf32> {
       memref.store %one, %b[%i] : memref<4xf32>
       scf.yield %b : memref<4xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// A column maximum whose output is a row of its own input (a buffer
+// updated in place): the accumulator stays in memory, each step reading
+// what the last wrote.
+// CHECK-LABEL: gpu.func @aliased_accumulator
+// CHECK: scf.for %{{.+}} = %c0 to %c64 step %c1 {
+// CHECK: memref.store
+gpu.module @kernels {
+  gpu.func @aliased_accumulator(%s: memref<64x64xf32>) kernel {
+    %row = memref.subview %s[0, 0] [1, 64] [1, 1] : memref<64x64xf32> to memref<64xf32, strided<[1]>>
+    linalg.generic {indexing_maps = [affine_map<(k, i) -> (k, i)>, affine_map<(k, i) -> (i)>],
+                    iterator_types = ["reduction", "parallel"]}
+        ins(%s : memref<64x64xf32>) outs(%row : memref<64xf32, strided<[1]>>) {
+    ^bb0(%x: f32, %acc: f32):
+      %r = arith.maximumf %x, %acc : f32
+      linalg.yield %r : f32
     }
     gpu.return
   }
