@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace lcc {
@@ -127,6 +128,18 @@ void lcc::addDispatchBufferizationPasses(OpPassManager &pm) {
   pm.addPass(createFoldFillCopies());
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+}
+
+Value lcc::viewedBuffer(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (auto cast = dyn_cast<memref::MemorySpaceCastOp>(def))
+      memref = cast.getSource();
+    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      memref = view.getViewSource();
+    else
+      break;
+  }
+  return memref;
 }
 
 void lcc::copiesToLinalg(Operation *root) {

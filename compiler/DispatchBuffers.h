@@ -18,6 +18,11 @@
 
 namespace lcc {
 
+/// The buffer `memref` views: followed through view-like ops (subviews,
+/// reshapes, memref.view) and memory-space casts to the value no view
+/// defines (an allocation, a kernel argument, the block's shared memory).
+mlir::Value viewedBuffer(mlir::Value memref);
+
 /// Receives the IR after each stage (`name`, text) for --dump-ir.
 using StageDumper =
     std::function<void(llvm::StringRef name, llvm::StringRef text)>;

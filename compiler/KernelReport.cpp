@@ -1,6 +1,7 @@
 //===- KernelReport.cpp - what each CUDA kernel costs, statically ---------===//
 
 #include "compiler/KernelReport.h"
+#include "compiler/DispatchBuffers.h"
 #include "compiler/TensorCoreContractions.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -11,7 +12,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -239,17 +239,8 @@ namespace {
 
 /// Whether `memref` is (a view of) the block's shared memory.
 bool isShared(Value memref) {
-  while (Operation *def = memref.getDefiningOp()) {
-    if (isa<gpu::DynamicSharedMemoryOp>(def))
-      return true;
-    if (auto cast = dyn_cast<memref::MemorySpaceCastOp>(def))
-      memref = cast.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      memref = view.getViewSource();
-    else
-      return false;
-  }
-  return false;
+  return isa_and_nonnull<gpu::DynamicSharedMemoryOp>(
+      viewedBuffer(memref).getDefiningOp());
 }
 
 /// The memref and bytes of a load or store, or none.

@@ -1,28 +1,15 @@
 //===- ReductionAccumulators.cpp - reduction loops' sums in registers -----===//
 
 #include "compiler/ReductionAccumulators.h"
+#include "compiler/DispatchBuffers.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 using namespace mlir;
 
 namespace {
-
-/// The buffer `memref` is a view of (through views and casts).
-Value rootOf(Value memref) {
-  while (Operation *def = memref.getDefiningOp()) {
-    if (auto cast = dyn_cast<memref::MemorySpaceCastOp>(def))
-      memref = cast.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-      memref = view.getViewSource();
-    else
-      break;
-  }
-  return memref;
-}
 
 /// Whether an op of `loop`'s body other than `load` and `store` may touch
 /// the buffer `root` (ops that do not describe their effects may).
@@ -41,7 +28,7 @@ bool touchedElsewhere(scf::ForOp loop, Value root, Operation *load,
     effects.getEffects(instances);
     for (const MemoryEffects::EffectInstance &effect : instances) {
       Value target = effect.getValue();
-      if (!target || rootOf(target) == root)
+      if (!target || lcc::viewedBuffer(target) == root)
         return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -75,7 +62,8 @@ findAccumulator(scf::ForOp loop) {
           !llvm::equal(load.getIndices(), store.getIndices(), sameIndex) ||
           !load->isBeforeInBlock(store))
         continue;
-      if (touchedElsewhere(loop, rootOf(store.getMemRef()), load, store))
+      if (touchedElsewhere(loop, lcc::viewedBuffer(store.getMemRef()), load,
+                           store))
         break;
       return std::make_pair(load, store);
     }

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/DispatchBuffers.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -16,7 +17,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_STAGEOPERANDTILES
@@ -29,13 +29,7 @@ namespace {
 
 /// The kernel argument `value` is a view of, or null.
 BlockArgument rootArgument(Value value, gpu::GPUFuncOp kernel) {
-  while (Operation *def = value.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      return nullptr;
-    value = view.getViewSource();
-  }
-  auto arg = dyn_cast<BlockArgument>(value);
+  auto arg = dyn_cast<BlockArgument>(lcc::viewedBuffer(value));
   if (!arg || arg.getOwner() != &kernel.getBody().front())
     return nullptr;
   return arg;
