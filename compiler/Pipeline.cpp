@@ -65,13 +65,11 @@ std::string kernelReportOf(ModuleOp kernels, const CudaImage &image,
       for (unsigned d = 0; d < 3 && d < count.size(); ++d)
         entry.grid[d] = static_cast<uint32_t>(count[d]);
     entry.threads = image.blockSize;
-    if (const CudaKernel *kernel = compiled.lookup(entry.kernel)) {
-      entry.sharedMemoryBytes = kernel->sharedMemoryBytes;
-      entry.resources = kernel->resources;
-    }
     entry.work =
         countDispatchWork(dispatch, hasBF16TensorCores(image.arch), image.tf32);
     if (const CudaKernel *kernel = compiled.lookup(entry.kernel)) {
+      entry.sharedMemoryBytes = kernel->sharedMemoryBytes;
+      entry.resources = kernel->resources;
       double blocks = double(entry.grid[0]) * entry.grid[1] * entry.grid[2];
       entry.work.mmas = blocks * kernel->blockWork.mmas;
       entry.work.sharedAccesses = blocks * kernel->blockWork.sharedAccesses;

@@ -469,15 +469,18 @@ public:
       rows.push_back(add(row0, index(16 * i)));
     for (int64_t j = 0; j < tile.columns; ++j)
       columns.push_back(add(column0, index(8 * j)));
-    // The accumulators, tile (i, j)'s 4 values at 4 (i columns + j).
-    SmallVector<Value> accumulators;
+    // This lane's elements of C, tile (i, j)'s 4 values at 4 (i columns +
+    // j): loaded into the accumulators here, stored back after the k loop.
+    SmallVector<SmallVector<Value>> cSites;
     for (Value row : rows)
       for (Value column : columns)
         for (int64_t v = 0; v < 4; ++v) {
           auto [r, col] = cPlace(row, column, v);
-          accumulators.push_back(memref::LoadOp::create(
-              b, loc, c->get(), indicesAt(c, {{p.m, r}, {p.n, col}})));
+          cSites.push_back(indicesAt(c, {{p.m, r}, {p.n, col}}));
         }
+    SmallVector<Value> accumulators;
+    for (ArrayRef<Value> site : cSites)
+      accumulators.push_back(memref::LoadOp::create(b, loc, c->get(), site));
     // A step is 8 k units: 16 values of k in bf16 pairs, 8 in tf32.
     auto kLoop = scf::ForOp::create(b, loc, index(0), index(p.kUnits), index(8),
                                     accumulators);
@@ -497,14 +500,8 @@ public:
             mma(a[i], bs[j], sums.slice(4 * (i * tile.columns + j), 4)));
     scf::YieldOp::create(b, loc, results);
     b.setInsertionPointAfter(kLoop);
-    int64_t next = 0;
-    for (Value row : rows)
-      for (Value column : columns)
-        for (int64_t v = 0; v < 4; ++v) {
-          auto [r, col] = cPlace(row, column, v);
-          memref::StoreOp::create(b, loc, kLoop.getResult(next++), c->get(),
-                                  indicesAt(c, {{p.m, r}, {p.n, col}}));
-        }
+    for (auto [sum, site] : llvm::zip_equal(kLoop.getResults(), cSites))
+      memref::StoreOp::create(b, loc, sum, c->get(), site);
     b.setInsertionPointAfter(tileLoop);
     return tileLoop;
   }
