@@ -176,16 +176,23 @@ def model_microseconds(lcc, source, flags):
             exact)
 
 
-def flash_microseconds(lcc, source_of, dim, seq, causal):
-    """The H100 bound of bf16 attention at FlashAttention's shape. The
+def write_source(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def flash_microseconds(lcc, path, dim, seq, causal):
+    """The H100 bound of bf16 attention at FlashAttention's shape (its
+    non-causal model written to `path`). The
     report counts a causal kernel's key loop, whose trip count depends on
     the query tile, once; a causal launch visits about half the tile pairs
     of the non-causal one (the diagonal's besides), so its bound is taken
     as half the non-causal's."""
     batch, heads = flash_shape(dim, seq)
     micro, bound, _ = model_microseconds(
-        lcc, source_of(attention_source(heads, seq, dim, False, batch, "bf16",
-                                        False)), [])
+        lcc, write_source(path, attention_source(heads, seq, dim, False,
+                                                 batch, "bf16", False)), [])
     return (micro / 2 if causal else micro), bound
 
 
@@ -194,19 +201,13 @@ def estimate(bin_dir, out):
     from the kernel report: no GPU, a bound and not a measurement."""
     lcc = os.path.join(bin_dir, "lcc")
     os.makedirs(out, exist_ok=True)
-
-    def source_of(text):
-        path = os.path.join(out, "model.mlir")
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
+    source = os.path.join(out, "model.mlir")
     print("| form | dtype | d | seq | B x H | H100 bound ms | dense-equivalent "
           "TFLOP/s | bound by | published (H100, fp16) |")
     print("|---|---|---:|---:|---|---:|---:|---|---|")
     for dim, seq, causal in FLASH:
         batch, heads = flash_shape(dim, seq)
-        micro, bound = flash_microseconds(lcc, source_of, dim, seq, causal)
+        micro, bound = flash_microseconds(lcc, source, dim, seq, causal)
         print("| dense%s | bf16 | %d | %d | %d x %d | %.2f | %.0f | %s | %s |"
               % (" causal" if causal else "", dim, seq, batch, heads,
                  micro / 1e3,
@@ -218,9 +219,8 @@ def estimate(bin_dir, out):
         for seq in (4096, 16384):
             batch, heads = flash_shape(64, seq)
             micro, bound, exact = model_microseconds(
-                lcc, source_of(attention_source(heads, seq, 64,
-                                                name == "lsh-4", batch,
-                                                dtype)), flags)
+                lcc, write_source(source, attention_source(
+                    heads, seq, 64, name == "lsh-4", batch, dtype)), flags)
             print("| %s | %s | 64 | %d | %d x %d | %s%.2f | %.0f | %s | - |" % (
                 name, dtype, seq, batch, heads, "" if exact else "~",
                 micro / 1e3,
@@ -293,9 +293,8 @@ def prepare(root, bin_dir, out):
     for name, heads, seq, dim, shared, flags in TIMING:
         case = os.path.join(out, slug(name))
         os.makedirs(case, exist_ok=True)
-        source = os.path.join(case, "model.mlir")
-        with open(source, "w") as f:
-            f.write(attention_source(heads, seq, dim, shared))
+        source = write_source(os.path.join(case, "model.mlir"),
+                              attention_source(heads, seq, dim, shared))
         sh([lcc, source, "--target=cuda", "-o",
             os.path.join(case, "model.lcm")] + flags)
         shape = [1, heads, seq, dim]
@@ -305,20 +304,14 @@ def prepare(root, bin_dir, out):
         name = flash_name(dim, seq, causal)
         case = os.path.join(out, slug(name))
         os.makedirs(case, exist_ok=True)
-        source = os.path.join(case, "model.mlir")
         batch, heads = flash_shape(dim, seq)
-        with open(source, "w") as f:
-            f.write(attention_source(heads, seq, dim, False, batch, "bf16",
-                                     causal))
+        source = write_source(
+            os.path.join(case, "model.mlir"),
+            attention_source(heads, seq, dim, False, batch, "bf16", causal))
         sh([lcc, source, "--target=cuda", "-o",
             os.path.join(case, "model.lcm")])
-
-        def source_of(text):
-            path = os.path.join(case, "estimate.mlir")
-            with open(path, "w") as f:
-                f.write(text)
-            return path
-        micro, _ = flash_microseconds(lcc, source_of, dim, seq, causal)
+        micro, _ = flash_microseconds(
+            lcc, os.path.join(case, "estimate.mlir"), dim, seq, causal)
         cases.append({"name": name, "dir": slug(name), "kind": "flash",
                       "inputs": [[batch, heads, seq, dim]] * 3,
                       "dtype": "bf16",
