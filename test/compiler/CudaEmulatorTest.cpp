@@ -68,13 +68,7 @@ define ptx_kernel void @reverse(ptr %x, ptr %y) {
   %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
   store float %v, ptr addrspace(3) %sp
   call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
-  %last = sub i32 %n, 1
-  %r = sub i32 %last, %t
-  %r64 = zext i32 %r to i64
-  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
-  %w = load float, ptr addrspace(3) %rp
-  %yp = getelementptr float, ptr %y, i64 %i64
-  store float %w, ptr %yp
+REVERSED_STORE
   ret void
 }
 
@@ -90,13 +84,7 @@ define ptx_kernel void @reverse_without_barrier(ptr %x, ptr %y) {
   %v = load float, ptr %xp
   %sp = getelementptr float, ptr addrspace(3) @shared, i64 %t64
   store float %v, ptr addrspace(3) %sp
-  %last = sub i32 %n, 1
-  %r = sub i32 %last, %t
-  %r64 = zext i32 %r to i64
-  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
-  %w = load float, ptr addrspace(3) %rp
-  %yp = getelementptr float, ptr %y, i64 %i64
-  store float %w, ptr %yp
+REVERSED_STORE
   ret void
 }
 
@@ -238,13 +226,7 @@ define ptx_kernel void @async_reverse(ptr %x, ptr %y) {
 ASYNC_PROLOGUE
   call void @llvm.nvvm.cp.async.wait.group(i32 0)
   call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
-  %last = sub i32 %n, 1
-  %r = sub i32 %last, %t
-  %r64 = zext i32 %r to i64
-  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
-  %w = load float, ptr addrspace(3) %rp
-  %yp = getelementptr float, ptr %y, i64 %i64
-  store float %w, ptr %yp
+REVERSED_STORE
   ret void
 }
 
@@ -252,13 +234,7 @@ ASYNC_PROLOGUE
 define ptx_kernel void @async_read_before_wait(ptr %x, ptr %y) {
 ASYNC_PROLOGUE
   call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)
-  %last = sub i32 %n, 1
-  %r = sub i32 %last, %t
-  %r64 = zext i32 %r to i64
-  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
-  %w = load float, ptr addrspace(3) %rp
-  %yp = getelementptr float, ptr %y, i64 %i64
-  store float %w, ptr %yp
+REVERSED_STORE
   call void @llvm.nvvm.cp.async.wait.group(i32 0)
   ret void
 }
@@ -423,6 +399,18 @@ constexpr const char *kAsyncPrologue = R"(
   call void @llvm.nvvm.cp.async.commit.group()
 )";
 
+/// How the reversal kernels end (REVERSED_STORE): thread t of block b
+/// reads the shared word n - 1 - t and stores it to y[b n + t].
+constexpr const char *kReversedStore = R"(
+  %last = sub i32 %n, 1
+  %r = sub i32 %last, %t
+  %r64 = zext i32 %r to i64
+  %rp = getelementptr float, ptr addrspace(3) @shared, i64 %r64
+  %w = load float, ptr addrspace(3) %rp
+  %yp = getelementptr float, ptr %y, i64 %i64
+  store float %w, ptr %yp
+)";
+
 /// `text` with each `from` replaced by `to`.
 std::string replaceAll(std::string text, const std::string &from,
                        const std::string &to) {
@@ -432,11 +420,13 @@ std::string replaceAll(std::string text, const std::string &from,
   return text;
 }
 
-/// kKernels with its cp.async kernels' prologues, and the ldmatrix kernel
-/// with and without its barrier.
+/// kKernels with its cp.async kernels' prologues and its reversals' ends,
+/// and the ldmatrix kernel with and without its barrier.
 std::string kernelsText() {
   std::string text = replaceAll(kKernels, "ASYNC_PROLOGUE\n",
                                 std::string(kAsyncPrologue).substr(1));
+  text = replaceAll(text, "REVERSED_STORE\n",
+                    std::string(kReversedStore).substr(1));
   for (auto [name, barrier] :
        {std::pair<const char *, const char *>{
             "warp_ldmatrix_mma",
