@@ -75,37 +75,6 @@ using namespace lcc;
 
 namespace {
 
-/// The architectures lcc compiles for and the PTX ISA version each needs
-/// (the oldest that has it, so older drivers can still JIT the PTX).
-struct CudaArch {
-  llvm::StringLiteral name;
-  llvm::StringLiteral ptxFeature;
-  /// Whether it has mma.sync m16n8k16 with bf16 operands (sm_80 and up).
-  bool bf16TensorCores;
-  /// The most shared memory a block may have (CUDA C++ Programming Guide,
-  /// the compute capabilities table): a kernel asking more fails to launch.
-  int64_t sharedBytesPerBlock;
-};
-constexpr int64_t KiB = 1024;
-constexpr CudaArch kCudaArchs[] = {
-    {"sm_75", "+ptx63", false, 64 * KiB},
-    {"sm_80", "+ptx70", true, 163 * KiB},
-    {"sm_86", "+ptx71", true, 99 * KiB},
-    {"sm_87", "+ptx74", true, 163 * KiB},
-    {"sm_89", "+ptx78", true, 99 * KiB},
-    {"sm_90", "+ptx78", true, 227 * KiB},
-    {"sm_90a", "+ptx80", true, 227 * KiB},
-    {"sm_100", "+ptx86", true, 227 * KiB},
-    {"sm_120", "+ptx87", true, 99 * KiB},
-};
-
-const CudaArch *findArch(StringRef name) {
-  for (const CudaArch &arch : kCudaArchs)
-    if (arch.name == name)
-      return &arch;
-  return nullptr;
-}
-
 /// rsqrt(x) = 1 / sqrt(x): NVVM would otherwise call libdevice, which an
 /// artifact cannot link.
 struct ExpandRsqrt : OpRewritePattern<math::RsqrtOp> {
@@ -297,14 +266,9 @@ void lcc::buildCudaBufferizePipeline(OpPassManager &pm) {
   pm.addPass(createOutlineGpuModule());
 }
 
-bool lcc::hasBF16TensorCores(StringRef arch) {
-  const CudaArch *found = findArch(arch);
-  return found && found->bf16TensorCores;
-}
-
 void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize,
                                    StringRef arch, bool tf32) {
-  const CudaArch *found = findArch(arch);
+  const CudaArch *found = findCudaArch(arch);
   assert(found && "the arch was checked before the pipeline was built");
   bool tensorCores = found->bf16TensorCores;
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
@@ -321,6 +285,10 @@ void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize,
   PromoteWorkgroupBuffersOptions promote;
   promote.maxBytes = found->sharedBytesPerBlock;
   gpu.addPass(createPromoteWorkgroupBuffers(promote));
+  HintBlocksPerSmOptions hint;
+  hint.arch = found->name.str();
+  hint.blockSize = blockSize;
+  gpu.addPass(createHintBlocksPerSm(hint));
   gpu.addPass(createCanonicalizerPass());
   gpu.addPass(createCSEPass());
 }
@@ -342,12 +310,6 @@ void lcc::buildCudaToNVVMPipeline(OpPassManager &pm) {
   gpu.addPass(createConvertToNVVM());
   gpu.addPass(createReconcileUnrealizedCastsPass());
 }
-
-StringRef lcc::supportedCudaArchs() {
-  return "sm_75, sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a, sm_100, sm_120";
-}
-
-bool lcc::isSupportedCudaArch(StringRef arch) { return findArch(arch); }
 
 std::optional<std::string> lcc::findPtxas(StringRef cudaPath,
                                           std::string &searched) {
@@ -372,7 +334,7 @@ std::optional<std::string> lcc::findPtxas(StringRef cudaPath,
 LogicalResult lcc::compileDispatchesForCuda(ModuleOp kernels,
                                             const CudaTargetOptions &options,
                                             CudaImage &image) {
-  const CudaArch *arch = findArch(options.arch);
+  const CudaArch *arch = findCudaArch(options.arch);
   if (!arch)
     return kernels.emitError()
            << "unsupported CUDA architecture '" << options.arch

@@ -14,6 +14,7 @@
 #ifndef LCC_COMPILER_CUDATARGET_H
 #define LCC_COMPILER_CUDATARGET_H
 
+#include "compiler/CudaArch.h"
 #include "compiler/DispatchBuffers.h"
 #include "compiler/KernelReport.h"
 
@@ -38,11 +39,6 @@ struct CudaTargetOptions {
   /// Whether f32 products run on tensor cores in tf32 (lcc --cuda-tf32).
   bool tf32 = false;
 };
-
-/// The architectures `--cuda-arch` accepts, comma-separated, for messages.
-llvm::StringRef supportedCudaArchs();
-/// Whether `arch` is one of them.
-bool isSupportedCudaArch(llvm::StringRef arch);
 
 struct CudaKernel {
   std::string name;
@@ -79,10 +75,6 @@ struct CudaImage {
 void buildCudaBufferizePipeline(mlir::OpPassManager &pm);
 void buildCudaThreadsPipeline(mlir::OpPassManager &pm, int64_t blockSize,
                               llvm::StringRef arch, bool tf32);
-
-/// Whether `arch` has mma.sync m16n8k16 with bf16 operands (sm_80 and up),
-/// which the kernels' paired bf16 products then use.
-bool hasBF16TensorCores(llvm::StringRef arch);
 void buildCudaLoopsPipeline(mlir::OpPassManager &pm);
 void buildCudaToNVVMPipeline(mlir::OpPassManager &pm);
 

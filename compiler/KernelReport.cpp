@@ -1,6 +1,7 @@
 //===- KernelReport.cpp - what each CUDA kernel costs, statically ---------===//
 
 #include "compiler/KernelReport.h"
+#include "compiler/CudaArch.h"
 #include "compiler/DispatchBuffers.h"
 #include "compiler/TensorCoreContractions.h"
 
@@ -26,19 +27,12 @@ using namespace lcc;
 
 namespace {
 
-/// What limits the blocks of one SM: the published limits of the
-/// architecture (CUDA C++ Programming Guide, compute capabilities table).
-struct SmLimits {
-  llvm::StringLiteral arch;
-  int64_t maxWarps = 64;
-  int64_t maxBlocks = 32;
-  int64_t registers = 65536;
-  int64_t registerUnit = 256; // per warp
-  int64_t sharedBytes;        // per SM, usable by blocks
-  int64_t reservedPerBlock = 1024;
-};
-constexpr SmLimits kSm80 = {"sm_80", 64, 32, 65536, 256, 164 * 1024, 1024};
-constexpr SmLimits kSm90 = {"sm_90", 64, 32, 65536, 256, 228 * 1024, 1024};
+/// The archs whose occupancy every report shows, whatever it targets.
+const CudaArch &reportedArch(llvm::StringRef name) {
+  const CudaArch *arch = findCudaArch(name);
+  assert(arch && "a reported arch is in the table");
+  return *arch;
+}
 
 /// Published peaks of the GPUs the roofline is drawn for: FP32 on CUDA
 /// cores, dense bf16 on tensor cores and HBM bandwidth, SXM parts
@@ -76,27 +70,29 @@ struct Occupancy {
   const char *limit = "threads";
 };
 
-Occupancy occupancy(const SmLimits &sm, const KernelReportEntry &entry) {
+Occupancy occupancy(const CudaArch &sm, const KernelReportEntry &entry) {
   int64_t warps = (entry.threads + 31) / 32;
   Occupancy result;
-  result.blocksPerSm = std::min(sm.maxBlocks, sm.maxWarps / warps);
-  result.limit = result.blocksPerSm == sm.maxBlocks ? "blocks" : "threads";
+  result.blocksPerSm = blocksPerSmByThreads(sm, entry.threads);
+  result.limit = result.blocksPerSm == sm.maxBlocksPerSm ? "blocks" : "threads";
   int64_t bySmem =
-      sm.sharedBytes / (entry.sharedMemoryBytes + sm.reservedPerBlock);
-  if (entry.sharedMemoryBytes > 0 && bySmem < result.blocksPerSm) {
+      blocksPerSmBySharedMemory(sm, entry.threads, entry.sharedMemoryBytes);
+  if (bySmem < result.blocksPerSm) {
     result.blocksPerSm = bySmem;
     result.limit = "shared memory";
   }
   if (entry.resources && entry.resources->registers > 0) {
-    int64_t perWarp = (entry.resources->registers * 32 + sm.registerUnit - 1) /
-                      sm.registerUnit * sm.registerUnit;
-    int64_t byRegisters = sm.registers / (perWarp * warps);
+    int64_t perWarp = (entry.resources->registers * 32 +
+                       sm.registerUnitPerWarp - 1) /
+                      sm.registerUnitPerWarp * sm.registerUnitPerWarp;
+    int64_t byRegisters = sm.registersPerSm / (perWarp * warps);
     if (byRegisters < result.blocksPerSm) {
       result.blocksPerSm = byRegisters;
       result.limit = "registers";
     }
   }
-  result.fraction = double(result.blocksPerSm * warps) / double(sm.maxWarps);
+  result.fraction =
+      double(result.blocksPerSm * warps) / double(sm.maxWarpsPerSm);
   return result;
 }
 
@@ -394,9 +390,9 @@ std::string reportJson(llvm::ArrayRef<KernelReportEntry> entries,
   llvm::json::Array kernels;
   for (const KernelReportEntry &entry : entries) {
     llvm::json::Object occupancies, rooflines;
-    for (const SmLimits *sm : {&kSm80, &kSm90}) {
-      Occupancy o = occupancy(*sm, entry);
-      occupancies[sm->arch] =
+    for (llvm::StringRef name : {"sm_80", "sm_90"}) {
+      Occupancy o = occupancy(reportedArch(name), entry);
+      occupancies[name] =
           llvm::json::Object{{"fraction", o.fraction},
                              {"blocks_per_sm", o.blocksPerSm},
                              {"limit", o.limit}};
@@ -478,7 +474,8 @@ std::string reportTable(llvm::ArrayRef<KernelReportEntry> entries,
   os << "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         "---:|---:|---|\n";
   for (const KernelReportEntry &entry : entries) {
-    Occupancy sm80 = occupancy(kSm80, entry), sm90 = occupancy(kSm90, entry);
+    Occupancy sm80 = occupancy(reportedArch("sm_80"), entry),
+              sm90 = occupancy(reportedArch("sm_90"), entry);
     Roofline h100 = roofline(kH100, entry), h200 = roofline(kH200, entry);
     os << llvm::formatv(
         "| {0} | {1} | {2} | {3} | {4} | {5} | {6:f1} | {7:f2} ({8}) | "

@@ -199,6 +199,27 @@ def PromoteWorkgroupBuffers
   ];
 }
 
+def HintBlocksPerSm : Pass<"lcc-hint-blocks-per-sm", "mlir::gpu::GPUModuleOp"> {
+  let summary = "tell ptxas how many blocks an SM holds by shared memory";
+  let description = [{
+    ptxas, told only a kernel's block size (`.maxntid`), keeps its
+    registers down for an occupancy the kernel's shared memory may already
+    rule out, and spills to get there. A kernel whose shared memory
+    (`lcc.workgroup_memory_bytes`) lets an SM of `arch` hold fewer blocks
+    than its threads would gets `nvvm.minctasm` (`.minnctapersm`) with
+    that count, so that ptxas takes the registers it leaves. Only where
+    the count leaves at least 96 registers a thread: ptxas meets it at any
+    cost, spilling.
+  }];
+  let dependentDialects = ["mlir::NVVM::NVVMDialect"];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"sm_90\"",
+           "The CUDA architecture whose SM limits apply">,
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+           "Threads per block of every kernel">,
+  ];
+}
+
 def VectorizeContractions
     : Pass<"lcc-vectorize-contractions", "mlir::func::FuncOp"> {
   let summary = "register-tile and vectorize contractions of CPU kernels";

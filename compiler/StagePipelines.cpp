@@ -86,7 +86,7 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
                                   {{knobs::kCudaBlockSize, cudaBlockSize}})))
       return failure();
     buildCudaBufferizePipeline(pm);
-    if (!isSupportedCudaArch(cudaArch)) {
+    if (!findCudaArch(cudaArch)) {
       errors << "unsupported cuda-arch '" << cudaArch << "'; expected one of "
              << supportedCudaArchs();
       return failure();

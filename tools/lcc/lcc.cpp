@@ -387,7 +387,7 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (targetCuda && !lcc::isSupportedCudaArch(cudaArch)) {
+  if (targetCuda && !lcc::findCudaArch(cudaArch)) {
     lcc::reportError(kTool, "unsupported --cuda-arch '" + cudaArch +
                                 "'; expected one of " +
                                 lcc::supportedCudaArchs().str());
