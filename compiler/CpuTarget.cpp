@@ -151,7 +151,7 @@ void lcc::buildCpuToLLVMPipeline(OpPassManager &pm,
                                  CpuVectorRegisters registers) {
   pm.addPass(createBlockIdsToArguments());
   pm.addPass(createCopiesToLinalg());
-  pm.addPass(createApproximateExp());
+  pm.addPass(createApproximateMath());
   VectorizeContractionsOptions vectorize;
   vectorize.vectorBits = registers.bits;
   vectorize.vectorRegisters = registers.count;

@@ -434,17 +434,19 @@ def BlockIdsToArguments
   }];
 }
 
-def ApproximateExp : Pass<"lcc-approximate-exp", "mlir::ModuleOp"> {
-  let summary = "CPU: exp as polynomials that vectorize";
+def ApproximateMath : Pass<"lcc-approximate-math", "mlir::ModuleOp"> {
+  let summary = "CPU: exp and erf as polynomials that vectorize";
   let description = [{
-    Softmax calls exp per score, and a call of libm's expf per element
-    keeps the loop scalar, where a polynomial vectorizes. An f32 exp marked
+    Softmax calls exp per score and the exact GELU erf per hidden unit, and
+    a call of libm per element keeps the loop scalar, where a polynomial
+    vectorizes. An f32 exp marked
     `lcc.shifted_exp` (the softmax's exp(x - m), m the row's maximum or
     logsumexp) becomes a short form valid below 88: n = round(x / ln2),
     a degree-6 polynomial of x - n ln2 (within 1.2 ulp of exp), n added to
     its exponent bits, 0 below -87 (14 vector instructions). Every other
     exp becomes MLIR's full-range approximation (within a few ulp of libm,
-    21 instructions).
+    21 instructions), and every erf MLIR's rational approximation (within
+    3.8e-7 of erf, libm's erff within 2.4e-7).
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::vector::VectorDialect"

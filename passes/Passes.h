@@ -30,7 +30,7 @@ constexpr llvm::StringLiteral kRecomputedAttrName = "lcc.recomputed";
 
 /// Marks the exp of a softmax, exp(x - m) with m the row's maximum or
 /// logsumexp: its argument is at most 0 up to rounding, which the CPU's
-/// exp expansion (lcc-approximate-exp) uses for a shorter polynomial.
+/// exp expansion (lcc-approximate-math) uses for a shorter polynomial.
 constexpr llvm::StringLiteral kShiftedExpAttrName = "lcc.shifted_exp";
 
 #define GEN_PASS_DECL

@@ -19,10 +19,12 @@
   lcc-bench models    [--repeat=5] [--threads=N]
   lcc-bench depth     [--layers=2,4,8,16] [--seq=4096] [--d-model=256]
                       [--d-ff=1024] [--form=lsh|dense] [--ff-chunks=N]
-                      [--attention-chunks=N] [--repeat=2] [--threads=N]
+                      [--activation=gelu|relu] [--attention-chunks=N]
+                      [--repeat=2] [--threads=N]
   lcc-bench ff-chunks [--chunks=1,4,16] [--layers=1] [--seq=16384]
                       [--d-model=256] [--d-ff=4096] [--reversible]
-                      [--attention-chunks=N] [--repeat=2] [--threads=N]
+                      [--activation=gelu|relu] [--attention-chunks=N]
+                      [--repeat=2] [--threads=N]
   lcc-bench train     [--seq=1024,4096,16384] [--forms=dense,lsh]
                       [--d-model=128] [--d-ff=512] [--lsh-hashes=4]
                       [--lsh-bucket-size=64] [--repeat=3] [--threads=N]
@@ -75,7 +77,8 @@ dense or with --attention=lsh: compile time, time per train_step call (a
 forward, a backward and the Adam update) and peak bytes.
 
 depth: a pre-norm decoder of --layers residual (attention, feed-forward)
-pairs (shared-QK causal attention, LSH-4 by default, ReLU feed-forward, 4
+pairs (shared-QK causal attention, LSH-4 by default, a GELU feed-forward
+(--activation=relu for ReLU; tables before 2026-12-05 ran ReLU), 4
 heads, vocab 256), compiled with --train --optimizer=adam as it is
 ("plain") and with --reversible: compile time, time per train_step and
 peak bytes, and the peak's growth per layer over the previous depth.
@@ -775,10 +778,12 @@ def reformer_variant(seq, d_model, d_ff):
     return text
 
 
-def residual_stack_model(layers, seq, d_model, d_ff, heads=4, vocab=256):
+def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
+                         vocab=256):
     """A pre-norm decoder of `layers` residual (attention, feed-forward)
-    pairs: shared-QK causal attention (what LSH hashes), ReLU
-    feed-forward, a final norm and the vocabulary head, with @loss the
+    pairs: shared-QK causal attention (what LSH hashes), a feed-forward of
+    `activation` (gelu or relu), a final norm and the vocabulary head, with
+    @loss the
     mean next-token cross-entropy. lcc --reversible makes it the Reformer's
     reversible stack."""
     d, f, s, h = d_model, d_ff, seq, d_model // heads
@@ -824,9 +829,9 @@ def residual_stack_model(layers, seq, d_model, d_ff, heads=4, vocab=256):
             '    %%b1 = attn.param "%s.ff.b1" : tensor<%dxf32>' % (p, f),
             '    %%w2 = attn.param "%s.ff.w2" : tensor<%dx%dxf32>' % (p, f, d),
             '    %%b2 = attn.param "%s.ff.b2" : tensor<%dxf32>' % (p, d),
-            "    %%h = attn.feed_forward relu %%n, %%w1, %%b1, %%w2, %%b2 : "
+            "    %%h = attn.feed_forward %s %%n, %%w1, %%b1, %%w2, %%b2 : "
             "(%s, tensor<%dx%dxf32>, tensor<%dxf32>, tensor<%dx%dxf32>, "
-            "tensor<%dxf32>) -> %s" % (x, d, f, f, f, d, d, x),
+            "tensor<%dxf32>) -> %s" % (activation, x, d, f, f, f, d, d, x),
             "    attn.yield %%h : %s" % x,
             "  }"]
         value = "%%f%d" % l
@@ -898,7 +903,7 @@ def bench_depth(opts):
             if opts.attention_chunks:
                 flags.append("--attention-chunks=%d" % opts.attention_chunks)
             text = residual_stack_model(layers, opts.seq, opts.d_model,
-                                        opts.d_ff)
+                                        opts.d_ff, opts.activation)
             seconds, r = train_step_report(text, opts.seq, flags,
                                            opts.repeat, opts.threads)
             peak = mib(r["peak_bytes"])
@@ -922,7 +927,7 @@ def bench_ff_chunks(opts):
         if opts.attention_chunks:
             flags.append("--attention-chunks=%d" % opts.attention_chunks)
         text = residual_stack_model(opts.layers, opts.seq, opts.d_model,
-                                    opts.d_ff)
+                                    opts.d_ff, opts.activation)
         seconds, r = train_step_report(text, opts.seq, flags, opts.repeat,
                                        opts.threads)
         print("| %d | %d | %d | %.1f | %.0f | %.1f |" %
@@ -1029,6 +1034,10 @@ def main():
     r.add_argument("--d-ff", type=int, default=1024)
     r.add_argument("--form", default="lsh")
     r.add_argument("--ff-chunks", type=int, default=0)
+    r.add_argument("--activation", choices=["gelu", "relu"],
+                   default="gelu",
+                   help="the feed-forward's (default gelu, as "
+                   "reformer-pytorch's FeedForward)")
     r.add_argument("--attention-chunks", type=int, default=0)
     r.add_argument("--lsh-hashes", type=int, default=4)
     r.add_argument("--lsh-bucket-size", type=int, default=64)
@@ -1043,6 +1052,10 @@ def main():
     c.add_argument("--d-ff", type=int, default=4096)
     c.add_argument("--form", default="lsh")
     c.add_argument("--reversible", action="store_true")
+    c.add_argument("--activation", choices=["gelu", "relu"],
+                   default="gelu",
+                   help="the feed-forward's (default gelu, as "
+                   "reformer-pytorch's FeedForward)")
     c.add_argument("--attention-chunks", type=int, default=0)
     c.add_argument("--lsh-hashes", type=int, default=4)
     c.add_argument("--lsh-bucket-size", type=int, default=64)

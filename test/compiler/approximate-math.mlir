@@ -1,4 +1,4 @@
-// RUN: lcc-opt %s --split-input-file --lcc-approximate-exp | FileCheck %s
+// RUN: lcc-opt %s --split-input-file --lcc-approximate-math | FileCheck %s
 
 // The softmax's exp (marked lcc.shifted_exp, its argument at most 0): n
 // rounded by the 1.5 * 2^23 constant, r = x - n ln2 in two steps, a
@@ -55,4 +55,18 @@ func.func @shifted_vector(%x: vector<16xf32>) -> vector<16xf32> {
 func.func @plain(%x: f32) -> f32 {
   %e = math.exp %x : f32
   return %e : f32
+}
+
+// -----
+
+// erf (the exact GELU's) takes MLIR's rational approximation, as the GPU
+// kernels' does: no libm call is left to keep the loop scalar.
+// CHECK-LABEL: func @erf
+// CHECK-NOT: math.erf
+// CHECK: arith.divf %{{.*}} : vector<8xf32>
+// CHECK-NOT: math.erf
+// CHECK: return
+func.func @erf(%x: vector<8xf32>) -> vector<8xf32> {
+  %e = math.erf %x : vector<8xf32>
+  return %e : vector<8xf32>
 }

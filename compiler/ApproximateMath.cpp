@@ -1,10 +1,13 @@
-//===- ApproximateExp.cpp - exp as polynomials the CPU vectorizes ---------===//
+//===- ApproximateMath.cpp - exp and erf as polynomials the CPU vectorizes ===//
 //
-// On the CPU every math.exp becomes a polynomial: softmax calls exp per
-// score, and a call of libm's expf per element keeps the loop scalar. The
-// exps of the softmax (marked kShiftedExpAttrName: x - m with m the row's
-// maximum or logsumexp, so at most 0 up to rounding) take a short form
-// valid below 88; every other exp takes MLIR's full-range approximation.
+// On the CPU every math.exp and math.erf becomes a polynomial: softmax
+// calls exp per score, the exact GELU erf per hidden unit, and a call of
+// libm per element keeps the loop scalar (GELU's 576 erff calls were a
+// sixth of a Reformer train step). The exps of the softmax (marked
+// kShiftedExpAttrName: x - m with m the row's maximum or logsumexp, so at
+// most 0 up to rounding) take a short form valid below 88; every other exp
+// takes MLIR's full-range approximation, and erf MLIR's rational one (the
+// GPU kernels' erf too: lcc-expand-math).
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +24,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace lcc {
-#define GEN_PASS_DEF_APPROXIMATEEXP
+#define GEN_PASS_DEF_APPROXIMATEMATH
 #include "compiler/Passes.h.inc"
 } // namespace lcc
 
@@ -77,7 +80,8 @@ Value expBelow88(OpBuilder &b, Location loc, Value x) {
   return arith::SelectOp::create(b, loc, normal, scaled, f32(0.0));
 }
 
-struct ApproximateExpPass : lcc::impl::ApproximateExpBase<ApproximateExpPass> {
+struct ApproximateMathPass
+    : lcc::impl::ApproximateMathBase<ApproximateMathPass> {
   void runOnOperation() override {
     getOperation().walk([](math::ExpOp exp) {
       if (!exp->hasAttr(lcc::kShiftedExpAttrName) ||
@@ -89,10 +93,11 @@ struct ApproximateExpPass : lcc::impl::ApproximateExpBase<ApproximateExpPass> {
     });
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-      return name == math::ExpOp::getOperationName();
+      return name == math::ExpOp::getOperationName() ||
+             name == math::ErfOp::getOperationName();
     });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
-      getOperation().emitError("cannot expand exp");
+      getOperation().emitError("cannot expand exp and erf");
       signalPassFailure();
     }
   }
