@@ -3,30 +3,65 @@
 // ZERO: error: lcc-tile-to-workgroups: expected workgroups >= 1, got 0
 
 // A contraction is split over its outer parallel loop into 4 workgroups of
-// 4 rows. Its destination's fill is tiled the same way, in a forall of its
+// 64 rows. Its destination's fill is tiled the same way, in a forall of its
 // own (destination producers are not fused yet).
 // CHECK-LABEL: func @matmul
-// CHECK-SAME: (%[[A:.+]]: tensor<16x32xf32>, %[[B:.+]]: tensor<32x8xf32>)
-// CHECK: %[[FILL:.+]] = scf.forall (%{{.+}}) = (0) to (16) step (4)
-// CHECK: linalg.fill {{.*}} -> tensor<4x8xf32>
-// CHECK: %[[R:.+]] = scf.forall (%[[I:.+]]) = (0) to (16) step (4) shared_outs(%[[OUT:.+]] = %[[FILL]]) -> (tensor<16x8xf32>)
-// CHECK: tensor.extract_slice %[[A]][%[[I]], 0] [4, 32] [1, 1]
-// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<4x8xf32>)
-// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[I]], 0] [4, 8] [1, 1]
+// CHECK-SAME: (%[[A:.+]]: tensor<256x32xf32>, %[[B:.+]]: tensor<32x8xf32>)
+// CHECK: %[[FILL:.+]] = scf.forall (%{{.+}}) = (0) to (256) step (64)
+// CHECK: linalg.fill {{.*}} -> tensor<64x8xf32>
+// CHECK: %[[R:.+]] = scf.forall (%[[I:.+]]) = (0) to (256) step (64) shared_outs(%[[OUT:.+]] = %[[FILL]]) -> (tensor<256x8xf32>)
+// CHECK: tensor.extract_slice %[[A]][%[[I]], 0] [64, 32] [1, 1]
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<64x8xf32>)
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[I]], 0] [64, 8] [1, 1]
 // CHECK: return %[[R]]
-func.func @matmul(%a: tensor<16x32xf32>, %b: tensor<32x8xf32>) -> tensor<16x8xf32> {
+func.func @matmul(%a: tensor<256x32xf32>, %b: tensor<32x8xf32>) -> tensor<256x8xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<16x8xf32>
-  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %e = tensor.empty() : tensor<256x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<256x8xf32>) -> tensor<256x8xf32>
   %0 = linalg.generic {indexing_maps = [affine_map<(i, k, n) -> (i, k)>, affine_map<(i, k, n) -> (k, n)>, affine_map<(i, k, n) -> (i, n)>],
                        iterator_types = ["parallel", "reduction", "parallel"]}
-      ins(%a, %b : tensor<16x32xf32>, tensor<32x8xf32>) outs(%init : tensor<16x8xf32>) {
+      ins(%a, %b : tensor<256x32xf32>, tensor<32x8xf32>) outs(%init : tensor<256x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<256x8xf32>
+  return %0 : tensor<256x8xf32>
+}
+
+// -----
+
+// A contraction's tiles keep 64 rows and 64 columns where the loops have
+// them: 128 rows make 2 tiles, and the columns are split for the other 2
+// (the kernel reads all of B's columns once per workgroup: 32-row tiles
+// would read it twice as often for the same products). Loops of fewer
+// than 64 iterations (a projection's heads) are split as any other.
+// CHECK-LABEL: func @contraction_tiles
+// CHECK: scf.forall (%{{.+}}, %{{.+}}) = (0, 0) to (128, 256) step (64, 128)
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<64x128xf32>)
+// CHECK: scf.forall (%{{.+}}) = (0) to (16) step (4)
+// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<4x8xf32>)
+func.func @contraction_tiles(%a: tensor<128x32xf32>, %b: tensor<32x256xf32>,
+                             %init: tensor<128x256xf32>, %c: tensor<16x32xf32>,
+                             %d: tensor<32x8xf32>, %small: tensor<16x8xf32>)
+    -> (tensor<128x256xf32>, tensor<16x8xf32>) {
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, k, n) -> (i, k)>, affine_map<(i, k, n) -> (k, n)>, affine_map<(i, k, n) -> (i, n)>],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : tensor<128x32xf32>, tensor<32x256xf32>) outs(%init : tensor<128x256xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<128x256xf32>
+  %1 = linalg.generic {indexing_maps = [affine_map<(i, k, n) -> (i, k)>, affine_map<(i, k, n) -> (k, n)>, affine_map<(i, k, n) -> (i, n)>],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%c, %d : tensor<16x32xf32>, tensor<32x8xf32>) outs(%small : tensor<16x8xf32>) {
   ^bb0(%x: f32, %y: f32, %o: f32):
     %p = arith.mulf %x, %y : f32
     %r = arith.addf %o, %p : f32
     linalg.yield %r : f32
   } -> tensor<16x8xf32>
-  return %0 : tensor<16x8xf32>
+  return %0, %1 : tensor<128x256xf32>, tensor<16x8xf32>
 }
 
 // -----
