@@ -207,7 +207,7 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
           lcm::CreateDispatchDirect(fbb, entry->second, &count, &bindings);
       commands.push_back(lcm::CreateCommandDirect(
           fbb, lcm::CommandKind::Dispatch, c.name.c_str(), dispatch, 0,
-          c.location.empty() ? nullptr : c.location.c_str()));
+          c.location.empty() ? nullptr : c.location.c_str(), c.flops));
     }
     functionOffsets.push_back(
         lcm::CreateFunctionDirect(fbb, program.name.c_str(), &inputs, &outputs,

@@ -2,6 +2,7 @@
 
 #include "compiler/HostProgram.h"
 
+#include "compiler/KernelReport.h"
 #include "compiler/SourceNames.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -105,6 +106,13 @@ private:
   }
   /// The index the next command gets.
   int64_t nextCommand() const { return program.commands.size(); }
+  /// A dispatch's FLOPs, counted once however often it is called.
+  double flopsOf(func::FuncOp dispatch) {
+    auto [it, added] = flops.try_emplace(dispatch.getName(), 0.0);
+    if (added)
+      it->second = countDispatchWork(dispatch).flops;
+    return it->second;
+  }
 
   LogicalResult planArguments();
   LogicalResult planAssemblies();
@@ -146,6 +154,7 @@ private:
   func::FuncOp host;
   ParameterTable &parameters;
   SymbolTable symbols;
+  llvm::StringMap<double> flops;
   HostProgram program;
   DenseMap<Value, BufferRange> where;
   DenseMap<Value, unsigned> tensorOf;
@@ -279,6 +288,7 @@ LogicalResult Planner::planCall(func::CallOp call) {
   if (StringAttr location = named("lcc.location"))
     command.location = location.str();
   command.outputCount = numOutputs;
+  command.flops = flopsOf(dispatch);
   llvm::copy(count.asArrayRef(), command.workgroupCount.begin());
   SmallVector<BufferRange> inputs;
   for (Value input : call.getOperands().take_front(numInputs)) {

@@ -65,6 +65,7 @@ struct PlannedCommand {
   std::string name;     // for reports: "forward_12_layers.1.ff"
   std::string location; // of the model op: "model.mlir:12:8", or ""
   std::string entryPoint; // Dispatch: the dispatch function's name
+  double flops = 0;       // Dispatch: its floating-point operations
   std::array<int64_t, 3> workgroupCount = {1, 1, 1};
   llvm::SmallVector<BufferRange> bindings; // Dispatch: inputs, then outputs
   unsigned outputCount = 0;                // Dispatch: bindings it writes

@@ -81,6 +81,9 @@ TEST(RuntimeApi, RunsAModuleFromAFile) {
   EXPECT_STREQ(stats.name, "add");
   EXPECT_STREQ(stats.kind, "dispatch");
   EXPECT_GT(stats.totalNanoseconds, 0u);
+  // This module does not count its FLOPs (lcc's do: lcc-run's report).
+  EXPECT_EQ(lccFunctionGetCommandFlops(function, 0), 0.0);
+  EXPECT_EQ(lccFunctionGetCommandFlops(function, 1), 0.0);
   EXPECT_GE(lccFunctionGetTotalNanoseconds(function), stats.totalNanoseconds);
   lccFunctionResetStats(function);
   EXPECT_EQ(lccFunctionGetCallCount(function), 0u);

@@ -25,6 +25,10 @@
                       [--d-model=256] [--d-ff=4096] [--reversible]
                       [--activation=gelu|relu] [--attention-chunks=N]
                       [--repeat=2] [--threads=N]
+  lcc-bench profile   [--layers=2] [--seq=4096] [--d-model=256] [--d-ff=1024]
+                      [--form=lsh|dense] [--plain] [--ff-chunks=16]
+                      [--activation=gelu|relu] [--attention-chunks=N]
+                      [--repeat=2] [--threads=1] [--no-peer]
   lcc-bench train     [--seq=1024,4096,16384] [--forms=dense,lsh]
                       [--d-model=128] [--d-ff=512] [--lsh-hashes=4]
                       [--lsh-bucket-size=64] [--repeat=3] [--threads=N]
@@ -85,6 +89,14 @@ peak bytes, and the peak's growth per layer over the previous depth.
 
 ff-chunks: the same model (--layers, default 1) compiled with each
 --ff-chunks value: time per train_step and peak bytes.
+
+profile: where one train_step of the depth model goes (defaults:
+reformer-pytorch's ReformerLM configuration, --layers=2, reversible, LSH-4,
+--ff-chunks=16, GELU; --plain for no reversible blocks), by model op: its
+commands, ms per step, share of the step, GFLOP (as lcc counted them from
+each dispatch's ops) and GFLOP/s, and with numpy the fraction of OpenBLAS
+sgemm's rate on the same CPUs (measured before and after the step, the
+mean of the two), pinned to the first --threads CPUs.
 
 relative: Transformer-XL attention (attn.relative_attention) of a --segment
 of queries over each --memory length plus the segment: time per segment and
@@ -851,9 +863,10 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
     return "\n".join(lines) + "\n"
 
 
-def train_step_report(source_text, seq, flags, repeat, threads):
+def train_step_report(source_text, seq, flags, repeat, threads, pin=False):
     """Compiles a @loss(tokens, labels) model with --train and `flags` and
-    times its train_step on random tokens: (compile s, lcc-run's report)."""
+    times its train_step on random tokens (with `pin`, on the first
+    `threads` CPUs): (compile s, lcc-run's report)."""
     with tempfile.TemporaryDirectory() as work:
         source = os.path.join(work, "model.mlir")
         with open(source, "w") as f:
@@ -875,7 +888,8 @@ def train_step_report(source_text, seq, flags, repeat, threads):
         args += ["--input=" + i for i in inputs]
         if threads:
             args.append("--threads=%d" % threads)
-        return seconds, json.loads(run(args))
+        return seconds, json.loads(run_pinned(args, threads) if pin
+                                   else run(args))
 
 
 def form_flags(form, opts):
@@ -934,6 +948,75 @@ def bench_ff_chunks(opts):
               (chunks, opts.d_ff, opts.seq, seconds, r["mean_ms"],
                mib(r["peak_bytes"])))
         sys.stdout.flush()
+
+
+def model_op_of(command):
+    """A command's model op: its name without the function and the index
+    lcc numbers commands with ("train_step_970_layers.0.ff" ->
+    "layers.0.ff"); commands of no named op (the optimizer's updates,
+    copies of results) by kind."""
+    match = re.match(r"^[a-z_]+?_[0-9]+_(.+)$", command["name"])
+    if match:
+        return match.group(1)
+    return "(copies)" if command["kind"] == "copy" else "(other dispatches)"
+
+
+def bench_profile(opts):
+    flags = form_flags(opts.form, opts)
+    if not opts.plain:
+        flags.append("--reversible")
+    if opts.ff_chunks:
+        flags.append("--ff-chunks=%d" % opts.ff_chunks)
+    if opts.attention_chunks:
+        flags.append("--attention-chunks=%d" % opts.attention_chunks)
+    text = residual_stack_model(opts.layers, opts.seq, opts.d_model,
+                                opts.d_ff, opts.activation)
+    python = None if opts.no_peer else numpy_python()
+    rates = [sgemm_ceiling(python, opts.threads)[0]] if python else []
+    seconds, r = train_step_report(text, opts.seq, flags, opts.repeat,
+                                   opts.threads, pin=True)
+    if python:
+        rates.append(sgemm_ceiling(python, opts.threads)[0])
+    ceiling = sum(rates) / len(rates) if rates else None
+    print("train_step of %d layers, seq %d, d_model %d, d_ff %d, %s; lcc %s; "
+          "%d thread(s) on CPUs %s; compiled in %.1f s; %.0f ms per step "
+          "(mean of %d), peak %.1f MiB" %
+          (opts.layers, opts.seq, opts.d_model, opts.d_ff, opts.activation,
+           " ".join(flags), len(pinned(opts.threads)),
+           ",".join(map(str, pinned(opts.threads))), seconds, r["mean_ms"],
+           opts.repeat, mib(r["peak_bytes"])))
+    print("ceiling: OpenBLAS sgemm 2048^3 %s" %
+          ("%.1f GFLOP/s (mean of %s)" %
+           (ceiling, " and ".join("%.1f" % x for x in rates))
+           if ceiling else "not measured (%s)" %
+           ("--no-peer" if opts.no_peer else "no python3 with numpy")))
+    groups = {}
+    for command in r["commands"]:
+        op = model_op_of(command)
+        key = (op, "" if op.startswith("(") else command.get("location", ""))
+        g = groups.setdefault(key, [0, 0.0, 0.0])
+        g[0] += 1
+        g[1] += command["mean_ms"]
+        g[2] += command.get("flops", 0.0)
+    total = sum(g[1] for g in groups.values())
+    print("| model op | source | commands | ms | share | GFLOP | GFLOP/s | "
+          "of sgemm |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for (op, location), (count, ms, flops) in sorted(
+            groups.items(), key=lambda kv: -kv[1][1]):
+        rate = flops / ms / 1e6 if ms > 0 and flops else None
+        print("| %s | %s | %d | %.1f | %.1f%% | %s | %s | %s |" %
+              (op, os.path.basename(location) or "-", count, ms,
+               100 * ms / total if total else 0,
+               "%.2f" % (flops / 1e9) if flops else "-",
+               "%.1f" % rate if rate else "-",
+               "%.2f" % (rate / ceiling) if rate and ceiling else "-"))
+    flops = sum(g[2] for g in groups.values())
+    print("| all | | %d | %.1f | 100%% | %.2f | %.1f | %s |" %
+          (sum(g[0] for g in groups.values()), total, flops / 1e9,
+           flops / total / 1e6 if total else 0,
+           "%.2f" % (flops / total / 1e6 / ceiling) if ceiling and total
+           else "-"))
 
 
 def bench_train(opts):
@@ -1061,6 +1144,24 @@ def main():
     c.add_argument("--lsh-bucket-size", type=int, default=64)
     c.add_argument("--repeat", type=int, default=2)
     c.add_argument("--threads", type=int, default=0)
+    p = sub.add_parser("profile", help="where a train step goes, by model "
+                       "op")
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--seq", type=int, default=4096)
+    p.add_argument("--d-model", type=int, default=256)
+    p.add_argument("--d-ff", type=int, default=1024)
+    p.add_argument("--form", default="lsh")
+    p.add_argument("--plain", action="store_true",
+                   help="no reversible blocks")
+    p.add_argument("--ff-chunks", type=int, default=16)
+    p.add_argument("--activation", choices=["gelu", "relu"], default="gelu")
+    p.add_argument("--attention-chunks", type=int, default=0)
+    p.add_argument("--lsh-hashes", type=int, default=4)
+    p.add_argument("--lsh-bucket-size", type=int, default=64)
+    p.add_argument("--repeat", type=int, default=2)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--no-peer", action="store_true",
+                   help="no sgemm ceiling")
     x = sub.add_parser("relative", help="Transformer-XL attention by memory "
                        "length")
     x.add_argument("--segment", type=int, default=512)
@@ -1104,6 +1205,8 @@ def main():
         bench_depth(opts)
     elif opts.workload == "ff-chunks":
         bench_ff_chunks(opts)
+    elif opts.workload == "profile":
+        bench_profile(opts)
     elif opts.workload == "relative":
         bench_relative(opts)
     elif opts.workload == "span":

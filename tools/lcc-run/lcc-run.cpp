@@ -677,7 +677,13 @@ int run(const Options &options) {
     if (stats.location[0])
       json += ",\"location\":" + jsonString(stats.location);
     json += ",\"kind\":" + jsonString(stats.kind);
-    json += ",\"mean_ms\":" + jsonNumber(meanMs(stats.totalNanoseconds));
+    double ms = meanMs(stats.totalNanoseconds);
+    json += ",\"mean_ms\":" + jsonNumber(ms);
+    if (double flops = lccFunctionGetCommandFlops(function, i); flops > 0) {
+      json += ",\"flops\":" + jsonNumber(flops);
+      if (ms > 0)
+        json += ",\"gflops_per_s\":" + jsonNumber(flops / ms / 1e6);
+    }
     json += "}";
   }
   json += "],\"outputs\":[";

@@ -333,6 +333,11 @@ uint64_t lccFunctionGetArenaBytes(LccFunction function);
 size_t lccFunctionGetCommandCount(LccFunction function);
 void lccFunctionGetCommandStats(LccFunction function, size_t index,
                                 LccCommandStats *stats);
+/* Command `index`'s floating-point operations per run, as the compiler
+ * counted them from its ops (a bound where a loop's trip count is
+ * unknown); 0 for a copy, or where the module does not say (modules
+ * before 2026-12-05). Over its time: the command's FLOP rate. */
+double lccFunctionGetCommandFlops(LccFunction function, size_t index);
 void lccFunctionResetStats(LccFunction function);
 
 /*===----------------------------------------------------------------------===*

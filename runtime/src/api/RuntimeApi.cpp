@@ -697,6 +697,11 @@ void lccFunctionGetCommandStats(LccFunction function, size_t index,
   stats->totalNanoseconds = fn->getCommandNanoseconds(index);
 }
 
+double lccFunctionGetCommandFlops(LccFunction function, size_t index) {
+  Function *fn = unwrap(function);
+  return index < fn->getCommandCount() ? fn->getCommandFlops(index) : 0.0;
+}
+
 void lccFunctionResetStats(LccFunction function) {
   unwrap(function)->resetStats();
 }

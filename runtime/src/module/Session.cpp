@@ -7,6 +7,7 @@
 #include "formats/Safetensors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 
@@ -189,7 +190,10 @@ Status Function::prepare(size_t index) {
       next.bindings = {resolve(*copy.target()), resolve(*copy.source())};
       next.copyLength = copy.source()->length();
     }
-    stats.push_back({next.name, next.location, command.kind(), 0});
+    stats.push_back({next.name, next.location, command.kind(), 0,
+                     std::isfinite(command.flops()) && command.flops() > 0
+                         ? command.flops()
+                         : 0.0});
     prepared.push_back(std::move(next));
   }
   lastNanoseconds.resize(commandCount);

@@ -42,6 +42,7 @@ struct CommandStats {
   std::string location; // of the model op, "model.mlir:12:8"; may be ""
   lcm::CommandKind kind = lcm::CommandKind::Dispatch;
   uint64_t totalNanoseconds = 0;
+  double flops = 0; // a dispatch's, as the compiler counted them; 0 if not
 };
 
 class Session;
@@ -105,6 +106,7 @@ public:
   lcm::CommandKind getCommandKind(size_t index) const {
     return stats[index].kind;
   }
+  double getCommandFlops(size_t index) const { return stats[index].flops; }
   /// Command `index`'s time so far.
   uint64_t getCommandNanoseconds(size_t index) const;
   /// Forgets the calls and times so far (e.g. after warm-up calls).
