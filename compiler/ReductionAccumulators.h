@@ -1,5 +1,4 @@
-//===- ReductionAccumulators.h - reduction loops' sums in registers -*- C++
-//-*-===//
+//===- ReductionAccumulators.h - reduction sums in registers ---*- C++ -*-===//
 //
 // A linalg reduction lowered to loops reads and writes its output element
 // on every step (`acc = load out[i]; store f(acc, x), out[i]`). On a GPU
