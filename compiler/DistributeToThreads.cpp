@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "passes/Passes.h"
 #include "compiler/ReductionAccumulators.h"
 #include "compiler/TensorCoreContractions.h"
 
@@ -511,11 +512,11 @@ struct DistributeToThreads
   using DistributeToThreadsBase::DistributeToThreadsBase;
 
   void runOnOperation() override {
-    if (blockSize < 1 || blockSize > 1024) {
-      getOperation().emitError("block-size must be in [1, 1024], got ")
-          << blockSize;
+    if (failed(lcc::checkOptionRanges(getOperation(),
+                                      "lcc-distribute-to-threads",
+                                      {{lcc::knobs::kCudaBlockSize,
+                                        blockSize}})))
       return signalPassFailure();
-    }
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>()) {
       if (failed(Distributor(kernel, blockSize, tensorCores, tf32).run()))
         return signalPassFailure();

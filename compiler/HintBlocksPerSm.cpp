@@ -12,6 +12,7 @@
 
 #include "compiler/CudaArch.h"
 #include "compiler/Passes.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -43,12 +44,10 @@ struct HintBlocksPerSmPass
           << "'; expected one of " << lcc::supportedCudaArchs();
       return signalPassFailure();
     }
-    if (blockSize < 1 || blockSize > 1024) {
-      getOperation().emitError()
-          << "lcc-hint-blocks-per-sm: block-size must be in [1, 1024], got "
-          << blockSize;
+    if (failed(lcc::checkOptionRanges(getOperation(), "lcc-hint-blocks-per-sm",
+                                      {{lcc::knobs::kCudaBlockSize,
+                                        blockSize}})))
       return signalPassFailure();
-    }
     for (auto kernel : getOperation().getOps<gpu::GPUFuncOp>())
       hint(kernel, *found);
   }

@@ -219,7 +219,8 @@ def HintBlocksPerSm : Pass<"lcc-hint-blocks-per-sm", "mlir::gpu::GPUModuleOp"> {
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"sm_90\"",
            "The CUDA architecture whose SM limits apply">,
-    Option<"blockSize", "block-size", "int64_t", /*default=*/"128",
+    Option<"blockSize", "block-size", "int64_t",
+           /*default=*/"::lcc::knobs::kCudaBlockSize.defaultValue",
            "Threads per block of every kernel">,
   ];
 }

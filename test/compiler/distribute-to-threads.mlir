@@ -1,6 +1,8 @@
 // RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads --canonicalize --verify-diagnostics | FileCheck %s
 // RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads="block-size=256" --canonicalize --verify-diagnostics | FileCheck %s --check-prefix=B256
 // RUN: lcc-opt %s --split-input-file --lcc-distribute-to-threads="block-size=40" --canonicalize --verify-diagnostics | FileCheck %s --check-prefix=B40
+// RUN: not lcc-opt %s --split-input-file --lcc-distribute-to-threads="block-size=2048" 2>&1 | FileCheck %s --check-prefix=WIDEST
+// WIDEST: error: lcc-distribute-to-threads: expected block-size <= 1024, got 2048
 
 // An elementwise op: its two parallel loops become one loop over 8 * 32
 // elements, thread t taking t, t + 128, ...; the column varies fastest, so

@@ -2,6 +2,8 @@
 // RUN: lcc-opt %s --split-input-file --lcc-hint-blocks-per-sm="arch=sm_80" | FileCheck %s --check-prefix=SM80
 // RUN: lcc-opt %s --split-input-file --lcc-hint-blocks-per-sm="block-size=256" | FileCheck %s --check-prefix=WIDE
 // RUN: not lcc-opt %s --lcc-hint-blocks-per-sm="arch=sm_61" 2>&1 | FileCheck %s --check-prefix=ARCH
+// RUN: not lcc-opt %s --lcc-hint-blocks-per-sm="block-size=0" 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not lcc-opt %s --lcc-hint-blocks-per-sm="block-size=2048" 2>&1 | FileCheck %s --check-prefix=WIDEST
 
 // An sm_90 SM holds 16 blocks of 128 threads and 228 KiB of shared memory,
 // 1 KiB of it reserved per block. A kernel whose shared memory allows
@@ -34,6 +36,8 @@
 // WIDE: gpu.return
 
 // ARCH: error: lcc-hint-blocks-per-sm: unknown CUDA architecture 'sm_61'; expected one of sm_75, sm_80
+// BLOCK: error: lcc-hint-blocks-per-sm: expected block-size >= 1, got 0
+// WIDEST: error: lcc-hint-blocks-per-sm: expected block-size <= 1024, got 2048
 gpu.module @kernels {
   gpu.func @one_block() kernel attributes {lcc.workgroup_memory_bytes = 150000 : i64} {
     gpu.return

@@ -150,9 +150,10 @@ inline constexpr IntegerKnob kKeyTile = {
     "Keys per tile of the flash attention (default 0: the target's; for the "
     "CPU 128 with AVX-512, 96 without; 64 with --target=cuda)"};
 constexpr int64_t kPortableAttentionTile = 64;
+/// CUDA's limit of threads in a block is 1024.
 inline constexpr IntegerKnob kCudaBlockSize = {
-    "cuda-block-size", "block-size", 128, 1, kUnbounded, false,
-    "Threads per block of the CUDA kernels (default 128)"};
+    "cuda-block-size", "block-size", 128, 1, 1024, false,
+    "Threads per block of the CUDA kernels, 1 to 1024 (default 128)"};
 /// How many workgroups lcc-tile-to-workgroups aims for per dispatch; no
 /// flag of lcc sets it.
 inline constexpr IntegerKnob kWorkgroups = {
