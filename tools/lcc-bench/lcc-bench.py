@@ -795,9 +795,8 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
     """A pre-norm decoder of `layers` residual (attention, feed-forward)
     pairs: shared-QK causal attention (what LSH hashes), a feed-forward of
     `activation` (gelu or relu), a final norm and the vocabulary head, with
-    @loss the
-    mean next-token cross-entropy. lcc --reversible makes it the Reformer's
-    reversible stack."""
+    @loss the mean next-token cross-entropy. lcc --reversible makes it the
+    Reformer's reversible stack."""
     d, f, s, h = d_model, d_ff, seq, d_model // heads
     x = "tensor<1x%dx%dxf32>" % (s, d)
     hx = "tensor<1x%dx%dx%dxf32>" % (heads, s, h)
@@ -902,6 +901,19 @@ def form_flags(form, opts):
     return []
 
 
+def stack_flags(opts, reversible, ff_chunks):
+    """lcc's flags for residual_stack_model: the attention form, reversible
+    blocks, `ff_chunks` feed-forward chunks and --attention-chunks."""
+    flags = form_flags(opts.form, opts)
+    if reversible:
+        flags.append("--reversible")
+    if ff_chunks:
+        flags.append("--ff-chunks=%d" % ff_chunks)
+    if opts.attention_chunks:
+        flags.append("--attention-chunks=%d" % opts.attention_chunks)
+    return flags
+
+
 def bench_depth(opts):
     print("| layers | variant | compile s | ms/step | peak MiB | "
           "MiB/layer over previous |")
@@ -909,13 +921,7 @@ def bench_depth(opts):
     previous = {}
     for layers in opts.layers:
         for variant in ["plain", "reversible"]:
-            flags = form_flags(opts.form, opts)
-            if variant == "reversible":
-                flags.append("--reversible")
-            if opts.ff_chunks:
-                flags.append("--ff-chunks=%d" % opts.ff_chunks)
-            if opts.attention_chunks:
-                flags.append("--attention-chunks=%d" % opts.attention_chunks)
+            flags = stack_flags(opts, variant == "reversible", opts.ff_chunks)
             text = residual_stack_model(layers, opts.seq, opts.d_model,
                                         opts.d_ff, opts.activation)
             seconds, r = train_step_report(text, opts.seq, flags,
@@ -935,11 +941,7 @@ def bench_ff_chunks(opts):
     print("| ff-chunks | d_ff | seq | compile s | ms/step | peak MiB |")
     print("|---:|---:|---:|---:|---:|---:|")
     for chunks in opts.chunks:
-        flags = form_flags(opts.form, opts) + ["--ff-chunks=%d" % chunks]
-        if opts.reversible:
-            flags.append("--reversible")
-        if opts.attention_chunks:
-            flags.append("--attention-chunks=%d" % opts.attention_chunks)
+        flags = stack_flags(opts, opts.reversible, chunks)
         text = residual_stack_model(opts.layers, opts.seq, opts.d_model,
                                     opts.d_ff, opts.activation)
         seconds, r = train_step_report(text, opts.seq, flags, opts.repeat,
@@ -962,13 +964,7 @@ def model_op_of(command):
 
 
 def bench_profile(opts):
-    flags = form_flags(opts.form, opts)
-    if not opts.plain:
-        flags.append("--reversible")
-    if opts.ff_chunks:
-        flags.append("--ff-chunks=%d" % opts.ff_chunks)
-    if opts.attention_chunks:
-        flags.append("--attention-chunks=%d" % opts.attention_chunks)
+    flags = stack_flags(opts, not opts.plain, opts.ff_chunks)
     text = residual_stack_model(opts.layers, opts.seq, opts.d_model,
                                 opts.d_ff, opts.activation)
     python = None if opts.no_peer else numpy_python()
@@ -1034,6 +1030,20 @@ def bench_train(opts):
                    seconds, r["mean_ms"], seq / r["mean_ms"] * 1000,
                    mib(r["peak_bytes"])))
             sys.stdout.flush()
+
+
+def add_stack_arguments(parser):
+    """The options of residual_stack_model's workloads besides its sizes,
+    chunks and threads."""
+    parser.add_argument("--form", default="lsh")
+    parser.add_argument("--activation", choices=["gelu", "relu"],
+                        default="gelu",
+                        help="the feed-forward's (default gelu, as "
+                        "reformer-pytorch's FeedForward)")
+    parser.add_argument("--attention-chunks", type=int, default=0)
+    parser.add_argument("--lsh-hashes", type=int, default=4)
+    parser.add_argument("--lsh-bucket-size", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=2)
 
 
 def main():
@@ -1115,16 +1125,8 @@ def main():
     r.add_argument("--seq", type=int, default=4096)
     r.add_argument("--d-model", type=int, default=256)
     r.add_argument("--d-ff", type=int, default=1024)
-    r.add_argument("--form", default="lsh")
     r.add_argument("--ff-chunks", type=int, default=0)
-    r.add_argument("--activation", choices=["gelu", "relu"],
-                   default="gelu",
-                   help="the feed-forward's (default gelu, as "
-                   "reformer-pytorch's FeedForward)")
-    r.add_argument("--attention-chunks", type=int, default=0)
-    r.add_argument("--lsh-hashes", type=int, default=4)
-    r.add_argument("--lsh-bucket-size", type=int, default=64)
-    r.add_argument("--repeat", type=int, default=2)
+    add_stack_arguments(r)
     r.add_argument("--threads", type=int, default=0)
     c = sub.add_parser("ff-chunks", help="train step by feed-forward chunks")
     c.add_argument("--chunks", default="1,4,16",
@@ -1133,16 +1135,8 @@ def main():
     c.add_argument("--seq", type=int, default=16384)
     c.add_argument("--d-model", type=int, default=256)
     c.add_argument("--d-ff", type=int, default=4096)
-    c.add_argument("--form", default="lsh")
     c.add_argument("--reversible", action="store_true")
-    c.add_argument("--activation", choices=["gelu", "relu"],
-                   default="gelu",
-                   help="the feed-forward's (default gelu, as "
-                   "reformer-pytorch's FeedForward)")
-    c.add_argument("--attention-chunks", type=int, default=0)
-    c.add_argument("--lsh-hashes", type=int, default=4)
-    c.add_argument("--lsh-bucket-size", type=int, default=64)
-    c.add_argument("--repeat", type=int, default=2)
+    add_stack_arguments(c)
     c.add_argument("--threads", type=int, default=0)
     p = sub.add_parser("profile", help="where a train step goes, by model "
                        "op")
@@ -1150,15 +1144,10 @@ def main():
     p.add_argument("--seq", type=int, default=4096)
     p.add_argument("--d-model", type=int, default=256)
     p.add_argument("--d-ff", type=int, default=1024)
-    p.add_argument("--form", default="lsh")
     p.add_argument("--plain", action="store_true",
                    help="no reversible blocks")
     p.add_argument("--ff-chunks", type=int, default=16)
-    p.add_argument("--activation", choices=["gelu", "relu"], default="gelu")
-    p.add_argument("--attention-chunks", type=int, default=0)
-    p.add_argument("--lsh-hashes", type=int, default=4)
-    p.add_argument("--lsh-bucket-size", type=int, default=64)
-    p.add_argument("--repeat", type=int, default=2)
+    add_stack_arguments(p)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--no-peer", action="store_true",
                    help="no sgemm ceiling")
