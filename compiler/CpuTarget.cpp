@@ -11,6 +11,7 @@
 #include "compiler/CpuTarget.h"
 
 #include "compiler/DispatchBuffers.h"
+#include "compiler/KernelObjects.h"
 #include "compiler/Passes.h"
 #include "compiler/SharedObjectLinker.h"
 
@@ -61,6 +62,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
@@ -377,63 +379,64 @@ void routeTemporariesThroughRuntime(llvm::Module &module) {
 
 } // namespace
 
-LogicalResult lcc::emitSharedObject(ModuleOp kernels,
-                                    ArrayRef<KernelSignature> signatures,
-                                    const CpuTargetOptions &options,
-                                    std::string &llvmIR,
-                                    std::string &sharedObject,
-                                    std::vector<std::string> &cpuFeatures) {
+namespace {
+
+/// The host target `cpu` names ("native": this machine's CPU and features).
+struct HostTarget {
+  const llvm::Target *target = nullptr;
+  std::string triple, cpu, features;
+
+  std::unique_ptr<llvm::TargetMachine> createMachine() const {
+    return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+        llvm::Triple(triple), cpu, features, llvm::TargetOptions(),
+        llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  }
+};
+
+LogicalResult lookupHostTarget(ModuleOp kernels, StringRef cpuOption,
+                               HostTarget &host) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  host.triple = llvm::sys::getProcessTriple();
+  std::string error;
+  host.target =
+      llvm::TargetRegistry::lookupTarget(llvm::Triple(host.triple), error);
+  if (!host.target)
+    return kernels.emitError()
+           << "no LLVM target for " << host.triple << ": " << error;
+  host.cpu = cpuOption == "native" ? llvm::sys::getHostCPUName().str()
+                                   : cpuOption.str();
+  if (cpuOption == "native") {
+    llvm::SubtargetFeatures subtarget;
+    for (auto &feature : llvm::sys::getHostCPUFeatures())
+      subtarget.AddFeature(feature.first(), feature.second);
+    host.features = subtarget.getString();
+  }
+  return success();
+}
 
+/// Translates `kernels` to LLVM IR with the runtime's entry points, for
+/// `machine`'s data layout and triple.
+std::unique_ptr<llvm::Module>
+translateKernels(ModuleOp kernels, ArrayRef<KernelSignature> signatures,
+                 const CpuTargetOptions &options, llvm::TargetMachine &machine,
+                 llvm::LLVMContext &llvmContext) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   kernels.getContext()->appendDialectRegistry(registry);
-
-  llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> module =
       translateModuleToLLVMIR(kernels, llvmContext, "lcc_kernels");
-  if (!module)
-    return kernels.emitError("failed to translate the kernels to LLVM IR");
+  if (!module) {
+    kernels.emitError("failed to translate the kernels to LLVM IR");
+    return nullptr;
+  }
   if (failed(addEntryPoints(*module, kernels, signatures)))
-    return failure();
+    return nullptr;
   markMatrixTileUse(*module);
   routeTemporariesThroughRuntime(*module);
-
-  std::string triple = llvm::sys::getProcessTriple();
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(llvm::Triple(triple), error);
-  if (!target)
-    return kernels.emitError()
-           << "no LLVM target for " << triple << ": " << error;
-  std::string cpu =
-      options.cpu == "native" ? llvm::sys::getHostCPUName().str() : options.cpu;
-  std::string features;
-  if (options.cpu == "native") {
-    llvm::SubtargetFeatures subtarget;
-    for (auto &feature : llvm::sys::getHostCPUFeatures())
-      subtarget.AddFeature(feature.first(), feature.second);
-    features = subtarget.getString();
-  }
-  llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(triple), cpu, features, targetOptions, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-  if (!machine)
-    return kernels.emitError()
-           << "cannot create a target machine for cpu '" << cpu << "'";
-  // Every feature the code may use, for the loader to check against the
-  // CPU it runs on (an AVX-512 or AMX artifact on a CPU without would
-  // fault on its first such instruction).
-  const llvm::MCSubtargetInfo *subtarget = machine->getMCSubtargetInfo();
-  for (const llvm::SubtargetFeatureKV &feature :
-       subtarget->getAllProcessorFeatures())
-    if (subtarget->getFeatureBits().test(feature.Value))
-      cpuFeatures.push_back(feature.Key);
-  module->setDataLayout(machine->createDataLayout());
-  module->setTargetTriple(llvm::Triple(triple));
+  module->setDataLayout(machine.createDataLayout());
+  module->setTargetTriple(machine.getTargetTriple());
   // LLVM tunes Intel's AVX-512 cores to prefer 256-bit vectors (the
   // frequency cost of 512-bit ones on Skylake): the loop vectorizer would
   // then run the softmax's exp, maxima and sums at half the width of the
@@ -442,20 +445,76 @@ LogicalResult lcc::emitSharedObject(ModuleOp kernels,
     for (llvm::Function &function : *module)
       if (!function.isDeclaration())
         function.addFnAttr("prefer-vector-width", "512");
+  return module;
+}
 
+llvm::Error optimizeKernels(llvm::Module &module,
+                            llvm::TargetMachine &machine) {
   auto optimize =
-      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, machine.get());
-  if (llvm::Error err = optimize(module.get()))
-    return kernels.emitError()
-           << "LLVM optimisation failed: " << llvm::toString(std::move(err));
-  {
-    llvm::raw_string_ostream os(llvmIR);
-    module->print(os, nullptr);
-  }
-  if (options.dump)
-    options.dump("kernels.ll", llvmIR);
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, &machine);
+  if (llvm::Error err = optimize(&module))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "LLVM optimisation failed: " +
+                                       llvm::toString(std::move(err)));
+  return llvm::Error::success();
+}
 
-  if (llvm::Error err = linkSharedObject(*module, *machine, sharedObject))
+} // namespace
+
+LogicalResult lcc::emitCpuKernels(ModuleOp kernels,
+                                  ArrayRef<KernelSignature> signatures,
+                                  const CpuTargetOptions &options,
+                                  bool wantSharedObject,
+                                  CpuKernelImage &image) {
+  HostTarget host;
+  if (failed(lookupHostTarget(kernels, options.cpu, host)))
+    return failure();
+  std::unique_ptr<llvm::TargetMachine> machine = host.createMachine();
+  if (!machine)
+    return kernels.emitError()
+           << "cannot create a target machine for cpu '" << host.cpu << "'";
+  // Every feature the code may use, for the loader to check against the
+  // CPU it runs on (an AVX-512 or AMX artifact on a CPU without would
+  // fault on its first such instruction).
+  const llvm::MCSubtargetInfo *subtarget = machine->getMCSubtargetInfo();
+  for (const llvm::SubtargetFeatureKV &feature :
+       subtarget->getAllProcessorFeatures())
+    if (subtarget->getFeatureBits().test(feature.Value))
+      image.cpuFeatures.push_back(feature.Key);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> module =
+      translateKernels(kernels, signatures, options, *machine, llvmContext);
+  if (!module)
+    return failure();
+
+  // The IR text is all kernels as one module, optimised as each kernel's
+  // own module is for the shared object.
+  if (!wantSharedObject || options.dump) {
+    std::unique_ptr<llvm::Module> whole =
+        wantSharedObject ? llvm::CloneModule(*module) : std::move(module);
+    if (llvm::Error err = optimizeKernels(*whole, *machine))
+      return kernels.emitError() << llvm::toString(std::move(err));
+    llvm::raw_string_ostream os(image.llvmIR);
+    whole->print(os, nullptr);
+    if (options.dump)
+      options.dump("kernels.ll", image.llvmIR);
+  }
+  if (!wantSharedObject)
+    return success();
+
+  KernelObjectTarget target;
+  target.createMachine = [&host] { return host.createMachine(); };
+  target.optimize = optimizeKernels;
+  target.description = host.triple + "|" + host.cpu + "|" + host.features +
+                       "|O3|pic|aggressive";
+  std::vector<std::string> entryPoints;
+  for (const KernelSignature &signature : signatures)
+    entryPoints.push_back(signature.name);
+  KernelCache noCache;
+  if (llvm::Error err = compileKernelObjects(
+          *module, entryPoints, target, options.cache ? *options.cache : noCache,
+          kernels.getContext(), image.sharedObject, image.counts))
     return kernels.emitError() << llvm::toString(std::move(err));
   return success();
 }

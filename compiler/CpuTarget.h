@@ -13,6 +13,7 @@
 #define LCC_COMPILER_CPUTARGET_H
 
 #include "compiler/DispatchBuffers.h"
+#include "compiler/KernelObjects.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -28,6 +29,8 @@ struct CpuTargetOptions {
   std::string cpu = "native";
   /// Dumps each stage when set.
   StageDumper dump;
+  /// Where compiled kernels are kept between compiles; none when null.
+  KernelCache *cache = nullptr;
 };
 
 /// The vector registers of a CPU, which the register blocks of its
@@ -74,18 +77,30 @@ mlir::LogicalResult
 lowerDispatchesToLLVM(mlir::ModuleOp kernels, const CpuTargetOptions &options,
                       llvm::SmallVectorImpl<KernelSignature> &signatures);
 
+/// What the CPU target makes of the kernels.
+struct CpuKernelImage {
+  /// The kernels' optimised LLVM IR, as one module (`--emit=llvm`, and the
+  /// dump's kernels.ll).
+  std::string llvmIR;
+  /// The linked shared object.
+  std::string sharedObject;
+  /// The LLVM names of the CPU features the code was compiled for.
+  std::vector<std::string> cpuFeatures;
+  /// How many distinct kernels, from the cache or compiled.
+  KernelObjectCounts counts;
+};
+
 /// Translates lowered `kernels` to LLVM IR with an entry point for each of
-/// `signatures`,
-/// optimises it, and returns its text (`--emit=llvm`) in `llvmIR` and the
-/// linked shared object in `sharedObject`, with the LLVM names of the CPU
-/// features it was compiled for in `cpuFeatures`. Emits an error on `kernels`
-/// and fails if code generation or linking fails.
-mlir::LogicalResult emitSharedObject(mlir::ModuleOp kernels,
-                                     llvm::ArrayRef<KernelSignature> signatures,
-                                     const CpuTargetOptions &options,
-                                     std::string &llvmIR,
-                                     std::string &sharedObject,
-                                     std::vector<std::string> &cpuFeatures);
+/// `signatures` and, with `wantSharedObject`, compiles each kernel to an
+/// object (KernelObjects.h: from options.cache where it holds it, in
+/// parallel) and links them into `image.sharedObject`; without it (or with
+/// options.dump), optimises them as one module into `image.llvmIR`. Emits
+/// an error on `kernels` and fails if code generation or linking fails.
+mlir::LogicalResult emitCpuKernels(mlir::ModuleOp kernels,
+                                   llvm::ArrayRef<KernelSignature> signatures,
+                                   const CpuTargetOptions &options,
+                                   bool wantSharedObject,
+                                   CpuKernelImage &image);
 
 } // namespace lcc
 

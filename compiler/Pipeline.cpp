@@ -12,6 +12,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <chrono>
 
 using namespace mlir;
@@ -218,20 +220,32 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   SmallVector<ExecutableImage> executables;
   if (options.targetCpu) {
     OwningOpRef<ModuleOp> cpuKernels = kernels->clone();
-    CpuTargetOptions cpu{options.cpu, options.dump};
+    bool wantSharedObject = options.stopAfter != Stage::Llvm;
+    KernelCache cache(wantSharedObject ? options.kernelCache
+                                       : KernelCacheOptions{false, ""});
+    CpuTargetOptions cpu{options.cpu, options.dump, &cache};
     SmallVector<KernelSignature> signatures;
     if (failed(lowerDispatchesToLLVM(*cpuKernels, cpu, signatures)))
       return failure();
+    CpuKernelImage image;
+    LogicalResult emitted = emitCpuKernels(*cpuKernels, signatures, cpu,
+                                           wantSharedObject, image);
+    for (const std::string &warning : cache.takeWarnings())
+      emitWarning(UnknownLoc::get(module.getContext()), warning);
+    if (failed(emitted))
+      return failure();
+    if (!wantSharedObject)
+      return image.llvmIR;
+    done(llvm::formatv("cpu kernels ({0} distinct: {1} from the cache, {2} "
+                       "compiled)",
+                       image.counts.kernels, image.counts.fromCache,
+                       image.counts.compiled)
+             .str());
     ExecutableImage executable;
     executable.target = "x86_64";
     executable.entryPoints = entryPoints;
-    std::string llvmIR;
-    if (failed(emitSharedObject(*cpuKernels, signatures, cpu, llvmIR,
-                                executable.data, executable.cpuFeatures)))
-      return failure();
-    done("cpu kernels");
-    if (options.stopAfter == Stage::Llvm)
-      return llvmIR;
+    executable.data = std::move(image.sharedObject);
+    executable.cpuFeatures = std::move(image.cpuFeatures);
     executables.push_back(std::move(executable));
   }
   if (options.targetCuda) {

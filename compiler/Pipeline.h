@@ -14,6 +14,7 @@
 
 #include "compiler/CpuTarget.h"
 #include "compiler/CudaTarget.h"
+#include "compiler/KernelCache.h"
 #include "compiler/StagePipelines.h"
 #include "passes/Passes.h"
 
@@ -63,6 +64,9 @@ struct CompileOptions : AttentionFormOptions {
   std::optional<GenerateTrainStepOptions> train;
   /// Receives every stage's text when set.
   StageDumper dump;
+  /// lcc --cache-dir / --no-cache: where compiled kernels are kept
+  /// between compiles (compiler/KernelCache.h).
+  KernelCacheOptions kernelCache;
   /// Told when each part of the compilation is done and how long it took
   /// (lcc --verbose, or stderr a terminal).
   std::function<void(llvm::StringRef part, double seconds)> progress;

@@ -8,47 +8,93 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 
 using namespace llvm;
 
-Error lcc::linkSharedObject(Module &module, TargetMachine &machine,
-                            std::string &sharedObject) {
-  auto fail = [](const Twine &message) {
-    return createStringError(inconvertibleErrorCode(), message);
-  };
-  SmallString<128> objectPath, libraryPath;
-  int objectFd;
-  if (std::error_code ec = sys::fs::createTemporaryFile("lcc-kernels", "o",
-                                                        objectFd, objectPath))
-    return fail("cannot create a temporary file: " + ec.message());
-  FileRemover removeObject(objectPath);
-  {
-    raw_fd_ostream os(objectFd, /*shouldClose=*/true);
-    legacy::PassManager codegen;
-    if (machine.addPassesToEmitFile(codegen, os, nullptr,
-                                    CodeGenFileType::ObjectFile))
-      return fail("the target cannot emit object files");
-    codegen.run(module);
+namespace {
+
+Error fail(const Twine &message) {
+  return createStringError(inconvertibleErrorCode(), message);
+}
+
+/// Removes a directory and what it holds when it goes out of scope.
+struct TemporaryDirectory {
+  SmallString<128> path;
+  ~TemporaryDirectory() {
+    if (!path.empty())
+      (void)sys::fs::remove_directories(path);
   }
+};
+
+} // namespace
+
+Error lcc::emitObject(Module &module, TargetMachine &machine,
+                      std::string &object) {
+  SmallString<0> bytes;
+  raw_svector_ostream os(bytes);
+  legacy::PassManager codegen;
+  if (machine.addPassesToEmitFile(codegen, os, nullptr,
+                                  CodeGenFileType::ObjectFile))
+    return fail("the target cannot emit object files");
+  codegen.run(module);
+  object.assign(bytes.begin(), bytes.end());
+  return Error::success();
+}
+
+Error lcc::linkSharedObject(ArrayRef<StringRef> objects,
+                            std::string &sharedObject) {
+  TemporaryDirectory directory;
   if (std::error_code ec =
-          sys::fs::getPotentiallyUniqueTempFileName("lcc-kernels", "so",
-                                                    libraryPath))
-    return fail("cannot name a temporary file: " + ec.message());
-  FileRemover removeLibrary(libraryPath);
+          sys::fs::createUniqueDirectory("lcc-kernels", directory.path))
+    return fail("cannot create a temporary directory: " + ec.message());
   ErrorOr<std::string> linker = sys::findProgramByName("ld");
   if (!linker)
     return fail("cannot find the system linker 'ld' on PATH (Debian package "
                 "binutils)");
+  SmallString<128> libraryPath(directory.path);
+  sys::path::append(libraryPath, "kernels.so");
+  std::vector<std::string> objectPaths;
+  for (auto [i, object] : llvm::enumerate(objects)) {
+    SmallString<128> path(directory.path);
+    sys::path::append(path, "kernel" + Twine(i) + ".o");
+    std::error_code ec;
+    raw_fd_ostream os(path, ec);
+    if (!ec) {
+      os << object;
+      os.close();
+      if (os.has_error())
+        ec = os.error();
+      os.clear_error();
+    }
+    if (ec)
+      return fail("cannot write '" + path + "': " + ec.message());
+    objectPaths.push_back(std::string(path));
+  }
+  SmallVector<StringRef> args = {*linker, "-shared", "--no-undefined-version",
+                                 "-o", libraryPath};
+  args.append(objectPaths.begin(), objectPaths.end());
+  args.push_back("-lm");
+  SmallString<128> messagesPath(directory.path);
+  sys::path::append(messagesPath, "ld.txt");
+  std::optional<StringRef> redirects[] = {std::nullopt, messagesPath,
+                                          messagesPath};
   std::string linkError;
-  SmallVector<StringRef> args = {*linker, "-shared",   "--no-undefined-version",
-                                 "-o",    libraryPath, objectPath,
-                                 "-lm"};
-  if (sys::ExecuteAndWait(*linker, args, std::nullopt, {}, 0, 0,
-                          &linkError) != 0)
+  if (sys::ExecuteAndWait(*linker, args, std::nullopt, redirects, 0, 0,
+                          &linkError) != 0) {
+    // The linker's first complaint, on the one line of the error.
+    if (ErrorOr<std::unique_ptr<MemoryBuffer>> messages =
+            MemoryBuffer::getFile(messagesPath))
+      for (StringRef line : llvm::split((*messages)->getBuffer(), '\n'))
+        if (!line.trim().empty()) {
+          linkError = line.trim().str();
+          break;
+        }
     return fail("linking the kernels failed: " + linkError);
+  }
   ErrorOr<std::unique_ptr<MemoryBuffer>> library =
       MemoryBuffer::getFile(libraryPath);
   if (!library)
@@ -56,4 +102,12 @@ Error lcc::linkSharedObject(Module &module, TargetMachine &machine,
                 library.getError().message());
   sharedObject = (*library)->getBuffer().str();
   return Error::success();
+}
+
+Error lcc::linkSharedObject(Module &module, TargetMachine &machine,
+                            std::string &sharedObject) {
+  std::string object;
+  if (Error error = emitObject(module, machine, object))
+    return error;
+  return linkSharedObject(ArrayRef<StringRef>{object}, sharedObject);
 }

@@ -1,7 +1,7 @@
 //===- SharedObjectLinker.h - LLVM IR to an x86-64 shared object -*- C++ -*-===//
 //
 // The last step of every target whose code runs on the host (the CPU
-// kernels, the CUDA emulator's kernels): an object file from LLVM's
+// kernels, the CUDA emulator's kernels): object files from LLVM's
 // TargetMachine, linked by the system linker into an ELF shared object that
 // the runtime loads from memory.
 //
@@ -10,6 +10,8 @@
 #ifndef LCC_COMPILER_SHAREDOBJECTLINKER_H
 #define LCC_COMPILER_SHAREDOBJECTLINKER_H
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -22,8 +24,16 @@ class TargetMachine;
 namespace lcc {
 
 /// Compiles `module` (optimised, its data layout and triple those of
-/// `machine`) to an object and links it, with libm, into the bytes of a
+/// `machine`) to the bytes of an object file in `object`.
+llvm::Error emitObject(llvm::Module &module, llvm::TargetMachine &machine,
+                       std::string &object);
+
+/// Links `objects` (object files' bytes), with libm, into the bytes of a
 /// shared object in `sharedObject`.
+llvm::Error linkSharedObject(llvm::ArrayRef<llvm::StringRef> objects,
+                             std::string &sharedObject);
+
+/// emitObject, then linkSharedObject of that one object.
 llvm::Error linkSharedObject(llvm::Module &module,
                              llvm::TargetMachine &machine,
                              std::string &sharedObject);

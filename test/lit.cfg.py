@@ -24,6 +24,10 @@ config.substitutions.append(("%lcc_bin", config.lcc_tools_dir))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# One kernel cache for the whole suite, in the build tree (each build's
+# kernels keyed by its own build id), never the user's: the tests share
+# their kernels and leave nothing in ~/.cache.
+config.environment["LCC_CACHE_DIR"] = os.path.join(config.lcc_obj_root, "kernel-cache")
 
 # `--param device=cuda-emulator` (ctest's emulator/ tests) runs the numeric
 # suites on the GPU path: lcc compiles for cuda, and lcc-run and lcc-train

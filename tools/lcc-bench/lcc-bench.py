@@ -140,19 +140,24 @@ def run(args):
     return result.stdout
 
 
-def compile_model(source, output, flags=()):
-    seconds, _ = compile_model_with_remarks(source, output, flags)
+def compile_model(source, output, flags=(), cache_dir=None):
+    seconds, _ = compile_model_with_remarks(source, output, flags, cache_dir)
     return seconds
 
 
-def compile_model_with_remarks(source, output, flags=()):
-    """Compile time and lcc's stderr (its remarks)."""
-    start = time.perf_counter()
-    args = [tool("lcc"), source, "-o", output] + list(flags)
-    result = subprocess.run(args, capture_output=True, text=True)
+def compile_model_with_remarks(source, output, flags=(), cache_dir=None):
+    """Compile time and lcc's stderr (its remarks). Compiled with the kernel
+    cache `cache_dir`, by default an empty one: a cold compile, whatever
+    the user's cache holds."""
+    with tempfile.TemporaryDirectory() as empty:
+        args = [tool("lcc"), source, "-o", output,
+                "--cache-dir=" + (cache_dir or empty)] + list(flags)
+        start = time.perf_counter()
+        result = subprocess.run(args, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit("lcc-bench: error: lcc failed: %s" % result.stderr.strip())
-    return time.perf_counter() - start, result.stderr
+    return seconds, result.stderr
 
 
 def report(lcm, inputs, params, repeat, threads, workdir, device=()):
@@ -862,17 +867,23 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
     return "\n".join(lines) + "\n"
 
 
-def train_step_report(source_text, seq, flags, repeat, threads, pin=False):
+def train_step_report(source_text, seq, flags, repeat, threads, pin=False,
+                      warm=None):
     """Compiles a @loss(tokens, labels) model with --train and `flags` and
     times its train_step on random tokens (with `pin`, on the first
-    `threads` CPUs): (compile s, lcc-run's report)."""
+    `threads` CPUs): (compile s, lcc-run's report). The compile is cold
+    (an empty kernel cache); with `warm` (a list), the time of compiling
+    it again from the kernels the first compile cached is appended to it."""
     with tempfile.TemporaryDirectory() as work:
         source = os.path.join(work, "model.mlir")
         with open(source, "w") as f:
             f.write(source_text)
         lcm = os.path.join(work, "model.lcm")
-        seconds = compile_model(source, lcm,
-                                ["--train", "--optimizer=adam"] + flags)
+        cache = os.path.join(work, "kernel-cache")
+        train_flags = ["--train", "--optimizer=adam"] + flags
+        seconds = compile_model(source, lcm, train_flags, cache)
+        if warm is not None:
+            warm.append(compile_model(source, lcm, train_flags, cache))
         params = os.path.join(work, "weights.safetensors")
         run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
         inputs = []
@@ -915,25 +926,28 @@ def stack_flags(opts, reversible, ff_chunks):
 
 
 def bench_depth(opts):
-    print("| layers | variant | compile s | ms/step | peak MiB | "
-          "MiB/layer over previous |")
-    print("|---:|---|---:|---:|---:|---:|")
+    print("| layers | variant | compile s (cold) | compile s (warm) | "
+          "ms/step | peak MiB | MiB/layer over previous |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
     previous = {}
     for layers in opts.layers:
         for variant in ["plain", "reversible"]:
             flags = stack_flags(opts, variant == "reversible", opts.ff_chunks)
             text = residual_stack_model(layers, opts.seq, opts.d_model,
                                         opts.d_ff, opts.activation)
+            warm = []
             seconds, r = train_step_report(text, opts.seq, flags,
-                                           opts.repeat, opts.threads)
+                                           opts.repeat, opts.threads,
+                                           warm=warm)
             peak = mib(r["peak_bytes"])
             growth = ""
             if variant in previous:
                 last_layers, last_peak = previous[variant]
                 growth = "%.1f" % ((peak - last_peak) / (layers - last_layers))
             previous[variant] = (layers, peak)
-            print("| %d | %s | %.1f | %.0f | %.1f | %s |" %
-                  (layers, variant, seconds, r["mean_ms"], peak, growth))
+            print("| %d | %s | %.1f | %.1f | %.0f | %.1f | %s |" %
+                  (layers, variant, seconds, warm[0], r["mean_ms"], peak,
+                   growth))
             sys.stdout.flush()
 
 

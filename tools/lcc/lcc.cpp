@@ -289,6 +289,19 @@ cl::opt<bool> verbose(
              "pass"),
     cl::init(false), cl::cat(lccCategory));
 
+cl::opt<std::string> cacheDirectory(
+    "cache-dir",
+    cl::desc("Keep compiled kernels in DIR between compiles (default: "
+             "$LCC_CACHE_DIR, else lcc/kernels under $XDG_CACHE_HOME or "
+             "~/.cache); a kernel compiled before, by this build of lcc for "
+             "this CPU, is not compiled again"),
+    cl::value_desc("DIR"), cl::cat(lccCategory));
+
+cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile every kernel, reading and writing no kernel cache"),
+    cl::init(false), cl::cat(lccCategory));
+
 cl::opt<bool> printPipeline(
     "print-pipeline",
     cl::desc("Print the pass pipeline of each module stage, as lcc-opt "
@@ -502,6 +515,13 @@ int main(int argc, char **argv) {
   options.attentionChunks = attentionChunks;
   options.queryTile = queryTile;
   options.keyTile = keyTile;
+  if (noCache && cacheDirectory.getNumOccurrences()) {
+    lcc::reportError(kTool, "--no-cache and --cache-dir contradict each "
+                            "other: give one");
+    return 1;
+  }
+  options.kernelCache.enabled = !noCache;
+  options.kernelCache.directory = cacheDirectory;
   if (printPipeline) {
     std::string error;
     llvm::raw_string_ostream errors(error);

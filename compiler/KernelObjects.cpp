@@ -1,0 +1,284 @@
+//===- KernelObjects.cpp - one object file per kernel ---------------------===//
+
+#include "compiler/KernelObjects.h"
+
+#include "compiler/SharedObjectLinker.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Threading.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+
+using namespace llvm;
+
+namespace {
+
+/// What a kernel's entry point is called in its own module while it is
+/// keyed: the same kernel of another dispatch, layer or model then has the
+/// same key.
+constexpr StringRef kCanonicalEntry = "lcc_kernel";
+/// Bumped when what this file makes of a key's module changes.
+constexpr StringRef kObjectFormat = "lcc-kernel-object-1";
+
+using GlobalSet = SmallPtrSet<const GlobalValue *, 16>;
+
+/// Adds the globals `user` refers to, through constant expressions too.
+void collectReferences(const User &user, SmallVectorImpl<const GlobalValue *> &found,
+                       SmallPtrSetImpl<const Constant *> &visited) {
+  for (const Value *operand : user.operands()) {
+    if (const auto *global = dyn_cast<GlobalValue>(operand))
+      found.push_back(global);
+    else if (const auto *constant = dyn_cast<Constant>(operand))
+      if (visited.insert(constant).second)
+        collectReferences(*constant, found, visited);
+  }
+}
+
+/// The definitions `roots` reach, the roots included.
+GlobalSet reachableFrom(ArrayRef<const GlobalValue *> roots) {
+  GlobalSet reached;
+  SmallPtrSet<const Constant *, 32> visited;
+  SmallVector<const GlobalValue *> work(roots.begin(), roots.end());
+  while (!work.empty()) {
+    const GlobalValue *global = work.pop_back_val();
+    if (!reached.insert(global).second)
+      continue;
+    if (const auto *function = dyn_cast<Function>(global)) {
+      for (const Instruction &inst : instructions(*function))
+        collectReferences(inst, work, visited);
+    } else if (const auto *variable = dyn_cast<GlobalVariable>(global)) {
+      if (variable->hasInitializer())
+        collectReferences(*variable->getInitializer(), work, visited);
+    }
+  }
+  return reached;
+}
+
+void eraseUnusedDeclarations(Module &module) {
+  for (Function &function : make_early_inc_range(module)) {
+    function.removeDeadConstantUsers();
+    if (function.isDeclaration() && function.use_empty())
+      function.eraseFromParent();
+  }
+  for (GlobalVariable &variable : make_early_inc_range(module.globals())) {
+    variable.removeDeadConstantUsers();
+    if (variable.isDeclaration() && variable.use_empty())
+      variable.eraseFromParent();
+  }
+}
+
+/// Names that say nothing of the dispatch or model a kernel came from.
+void canonicalizeNames(Module &module, Function &entry) {
+  module.setModuleIdentifier(kCanonicalEntry);
+  module.setSourceFileName(kCanonicalEntry);
+  entry.setName(kCanonicalEntry);
+  unsigned next = 0;
+  for (GlobalValue &global : module.global_values())
+    if (&global != &entry && global.hasLocalLinkage())
+      global.setName("lcc.local." + Twine(next++));
+}
+
+std::string kernelSymbol(StringRef key) {
+  return (kCanonicalEntry + "_" + key).str();
+}
+
+/// One distinct kernel: its module's bitcode (canonical names), its key
+/// and, once made or found, its object.
+struct Kernel {
+  /// The first entry point that runs it, for errors.
+  std::string name;
+  SmallVector<char, 0> bitcode;
+  std::string key;
+  std::string object;
+  std::string error;
+};
+
+/// Definitions every object shares and only the glue defines: mutable
+/// globals (state), and the external definitions that are not entry
+/// points (exports of the whole module).
+bool isShared(const GlobalValue &global, const StringSet<> &entries) {
+  if (global.isDeclaration())
+    return false;
+  if (const auto *variable = dyn_cast<GlobalVariable>(&global))
+    if (!variable->isConstant())
+      return true;
+  return !global.hasLocalLinkage() && !entries.contains(global.getName());
+}
+
+Kernel extractKernel(const Module &module, const Function &entry,
+                     const StringSet<> &entries, StringRef description) {
+  GlobalSet reached = reachableFrom(ArrayRef<const GlobalValue *>{&entry});
+  ValueToValueMapTy map;
+  std::unique_ptr<Module> part =
+      CloneModule(module, map, [&](const GlobalValue *global) {
+        return reached.contains(global) &&
+               (global == &entry || !isShared(*global, entries));
+      });
+  eraseUnusedDeclarations(*part);
+  canonicalizeNames(*part, *cast<Function>(map[&entry]));
+  Kernel kernel;
+  kernel.name = entry.getName().str();
+  raw_svector_ostream os(kernel.bitcode);
+  WriteBitcodeToFile(*part, os);
+  kernel.key = lcc::kernelCacheKey(
+      {kObjectFormat, lcc::codeGeneratorIdentity(), description,
+       StringRef(kernel.bitcode.data(), kernel.bitcode.size())});
+  return kernel;
+}
+
+/// Optimises and code-generates `kernel` in a context of its own.
+Error compileKernel(Kernel &kernel, const lcc::KernelObjectTarget &target) {
+  LLVMContext context;
+  Expected<std::unique_ptr<Module>> module = parseBitcodeFile(
+      MemoryBufferRef(StringRef(kernel.bitcode.data(), kernel.bitcode.size()),
+                      kCanonicalEntry),
+      context);
+  if (!module)
+    return module.takeError();
+  Function *entry = (*module)->getFunction(kCanonicalEntry);
+  if (!entry)
+    return createStringError(inconvertibleErrorCode(),
+                             "a kernel's module lost its entry point");
+  entry->setName(kernelSymbol(kernel.key));
+  entry->setVisibility(GlobalValue::HiddenVisibility);
+  std::unique_ptr<TargetMachine> machine = target.createMachine();
+  if (!machine)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot create a target machine");
+  if (Error error = target.optimize(**module, *machine))
+    return error;
+  return lcc::emitObject(**module, *machine, kernel.object);
+}
+
+/// The glue: every entry point a tail call into its kernel, and the shared
+/// definitions with what they reach.
+std::unique_ptr<Module>
+glueModule(const Module &module, const StringMap<std::string> &keyOfEntry,
+           const StringSet<> &entries) {
+  SmallVector<const GlobalValue *> roots, entryPoints;
+  for (const GlobalValue &global : module.global_values()) {
+    if (entries.contains(global.getName()))
+      entryPoints.push_back(&global);
+    else if (isShared(global, entries))
+      roots.push_back(&global);
+  }
+  GlobalSet kernels = reachableFrom(entryPoints);
+  for (const GlobalValue &global : module.global_values())
+    if (!global.isDeclaration() && !kernels.contains(&global))
+      roots.push_back(&global);
+  GlobalSet glued = reachableFrom(roots);
+  ValueToValueMapTy map;
+  std::unique_ptr<Module> glue =
+      CloneModule(module, map, [&](const GlobalValue *global) {
+        return glued.contains(global) && !entries.contains(global->getName());
+      });
+  for (const auto &[name, key] : keyOfEntry) {
+    Function *entry = glue->getFunction(name);
+    FunctionType *type = entry->getFunctionType();
+    // Entry points whose kernels are the same call one.
+    Function *kernel = glue->getFunction(kernelSymbol(key));
+    if (!kernel) {
+      kernel = Function::Create(type, GlobalValue::ExternalLinkage,
+                                kernelSymbol(key), *glue);
+      kernel->setVisibility(GlobalValue::HiddenVisibility);
+    }
+    IRBuilder<> b(BasicBlock::Create(glue->getContext(), "entry", entry));
+    SmallVector<Value *> args;
+    for (Argument &arg : entry->args())
+      args.push_back(&arg);
+    CallInst *call = b.CreateCall(kernel, args);
+    call->setTailCall();
+    if (type->getReturnType()->isVoidTy())
+      b.CreateRetVoid();
+    else
+      b.CreateRet(call);
+  }
+  eraseUnusedDeclarations(*glue);
+  return glue;
+}
+
+} // namespace
+
+Error lcc::compileKernelObjects(Module &module, ArrayRef<std::string> entryPoints,
+                                const KernelObjectTarget &target,
+                                KernelCache &cache, mlir::MLIRContext *threads,
+                                std::string &sharedObject,
+                                KernelObjectCounts &counts) {
+  StringSet<> entries;
+  for (const std::string &name : entryPoints) {
+    Function *entry = module.getFunction(name);
+    if (!entry || entry->isDeclaration())
+      return createStringError(inconvertibleErrorCode(),
+                               "no entry point '" + name + "' to compile");
+    entries.insert(name);
+  }
+  // State stays one definition, in the glue, that every kernel links to.
+  for (GlobalVariable &variable : module.globals())
+    if (!variable.isDeclaration() && !variable.isConstant() &&
+        variable.hasLocalLinkage()) {
+      variable.setLinkage(GlobalValue::ExternalLinkage);
+      variable.setVisibility(GlobalValue::HiddenVisibility);
+    }
+
+  std::vector<Kernel> kernels;
+  StringMap<unsigned> kernelOfKey;
+  StringMap<std::string> keyOfEntry;
+  for (const std::string &name : entryPoints) {
+    Kernel kernel =
+        extractKernel(module, *module.getFunction(name), entries,
+                      target.description);
+    keyOfEntry[name] = kernel.key;
+    if (kernelOfKey.try_emplace(kernel.key, kernels.size()).second)
+      kernels.push_back(std::move(kernel));
+  }
+  counts.kernels = kernels.size();
+  SmallVector<unsigned> missing;
+  for (auto [i, kernel] : llvm::enumerate(kernels)) {
+    if (std::optional<std::string> object = cache.lookup(kernel.key)) {
+      kernel.object = std::move(*object);
+      ++counts.fromCache;
+    } else {
+      missing.push_back(i);
+    }
+  }
+  auto compileMissing = [&](unsigned i) {
+    Kernel &kernel = kernels[i];
+    if (Error error = compileKernel(kernel, target))
+      kernel.error = "kernel '" + kernel.name + "': " + toString(std::move(error));
+    else
+      cache.store(kernel.key, kernel.object);
+  };
+  if (threads)
+    mlir::parallelForEach(threads, missing, compileMissing);
+  else
+    llvm::for_each(missing, compileMissing);
+  counts.compiled = missing.size();
+  for (const Kernel &kernel : kernels)
+    if (!kernel.error.empty())
+      return createStringError(inconvertibleErrorCode(), kernel.error);
+
+  std::unique_ptr<Module> glue = glueModule(module, keyOfEntry, entries);
+  std::unique_ptr<TargetMachine> machine = target.createMachine();
+  if (!machine)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot create a target machine");
+  std::string glueObject;
+  if (Error error = emitObject(*glue, *machine, glueObject))
+    return error;
+  SmallVector<StringRef> objects = {glueObject};
+  for (const Kernel &kernel : kernels)
+    objects.push_back(kernel.object);
+  cache.prune();
+  return linkSharedObject(objects, sharedObject);
+}
