@@ -99,6 +99,9 @@ struct Kernel {
   /// The first entry point that runs it, for errors.
   std::string name;
   SmallVector<char, 0> bitcode;
+  /// What its object exports: lcc_kernel_<hash of its IR and target>.
+  std::string symbol;
+  /// Its cache key: the symbol and the code generator's build.
   std::string key;
   std::string object;
   std::string error;
@@ -131,9 +134,12 @@ Kernel extractKernel(const Module &module, const Function &entry,
   kernel.name = entry.getName().str();
   raw_svector_ostream os(kernel.bitcode);
   WriteBitcodeToFile(*part, os);
-  kernel.key = lcc::kernelCacheKey(
-      {kObjectFormat, lcc::codeGeneratorIdentity(), description,
-       StringRef(kernel.bitcode.data(), kernel.bitcode.size())});
+  kernel.symbol = kernelSymbol(lcc::kernelCacheKey(
+      {kObjectFormat, description,
+       StringRef(kernel.bitcode.data(), kernel.bitcode.size())}));
+  // The symbol says what the kernel is, and an artifact is the same bytes
+  // from any build; the cache key also says who compiled it.
+  kernel.key = lcc::kernelCacheKey({kernel.symbol, lcc::codeGeneratorIdentity()});
   return kernel;
 }
 
@@ -150,7 +156,7 @@ Error compileKernel(Kernel &kernel, const lcc::KernelObjectTarget &target) {
   if (!entry)
     return createStringError(inconvertibleErrorCode(),
                              "a kernel's module lost its entry point");
-  entry->setName(kernelSymbol(kernel.key));
+  entry->setName(kernel.symbol);
   entry->setVisibility(GlobalValue::HiddenVisibility);
   std::unique_ptr<TargetMachine> machine = target.createMachine();
   if (!machine)
@@ -164,7 +170,7 @@ Error compileKernel(Kernel &kernel, const lcc::KernelObjectTarget &target) {
 /// The glue: every entry point a tail call into its kernel, and the shared
 /// definitions with what they reach.
 std::unique_ptr<Module>
-glueModule(const Module &module, const StringMap<std::string> &keyOfEntry,
+glueModule(const Module &module, const StringMap<std::string> &symbolOfEntry,
            const StringSet<> &entries) {
   SmallVector<const GlobalValue *> roots, entryPoints;
   for (const GlobalValue &global : module.global_values()) {
@@ -183,19 +189,23 @@ glueModule(const Module &module, const StringMap<std::string> &keyOfEntry,
       CloneModule(module, map, [&](const GlobalValue *global) {
         return glued.contains(global) && !entries.contains(global->getName());
       });
-  for (const auto &[name, key] : keyOfEntry) {
-    Function *entry = glue->getFunction(name);
-    FunctionType *type = entry->getFunctionType();
+  // In the module's order: the glue is the same bytes every time.
+  for (Function &entry : glue->functions()) {
+    auto found = symbolOfEntry.find(entry.getName());
+    if (found == symbolOfEntry.end())
+      continue;
+    StringRef symbol = found->second;
+    FunctionType *type = entry.getFunctionType();
     // Entry points whose kernels are the same call one.
-    Function *kernel = glue->getFunction(kernelSymbol(key));
+    Function *kernel = glue->getFunction(symbol);
     if (!kernel) {
-      kernel = Function::Create(type, GlobalValue::ExternalLinkage,
-                                kernelSymbol(key), *glue);
+      kernel = Function::Create(type, GlobalValue::ExternalLinkage, symbol,
+                                *glue);
       kernel->setVisibility(GlobalValue::HiddenVisibility);
     }
-    IRBuilder<> b(BasicBlock::Create(glue->getContext(), "entry", entry));
+    IRBuilder<> b(BasicBlock::Create(glue->getContext(), "entry", &entry));
     SmallVector<Value *> args;
-    for (Argument &arg : entry->args())
+    for (Argument &arg : entry.args())
       args.push_back(&arg);
     CallInst *call = b.CreateCall(kernel, args);
     call->setTailCall();
@@ -233,12 +243,12 @@ Error lcc::compileKernelObjects(Module &module, ArrayRef<std::string> entryPoint
 
   std::vector<Kernel> kernels;
   StringMap<unsigned> kernelOfKey;
-  StringMap<std::string> keyOfEntry;
+  StringMap<std::string> symbolOfEntry;
   for (const std::string &name : entryPoints) {
     Kernel kernel =
         extractKernel(module, *module.getFunction(name), entries,
                       target.description);
-    keyOfEntry[name] = kernel.key;
+    symbolOfEntry[name] = kernel.symbol;
     if (kernelOfKey.try_emplace(kernel.key, kernels.size()).second)
       kernels.push_back(std::move(kernel));
   }
@@ -268,7 +278,7 @@ Error lcc::compileKernelObjects(Module &module, ArrayRef<std::string> entryPoint
     if (!kernel.error.empty())
       return createStringError(inconvertibleErrorCode(), kernel.error);
 
-  std::unique_ptr<Module> glue = glueModule(module, keyOfEntry, entries);
+  std::unique_ptr<Module> glue = glueModule(module, symbolOfEntry, entries);
   std::unique_ptr<TargetMachine> machine = target.createMachine();
   if (!machine)
     return createStringError(inconvertibleErrorCode(),

@@ -254,7 +254,11 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
     }
     RewritePatternSet patterns(&getContext());
     populateLowerToLinalgPatterns(patterns, tiling);
-    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+    // The canonicalizer after it simplifies the regions (see
+    // FuseElementwise).
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyPatternsGreedily(module, std::move(patterns), config)))
       return signalPassFailure();
     // What is left has no lowering: say which op, rather than emit
     // half-lowered IR.
