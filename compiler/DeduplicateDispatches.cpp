@@ -15,11 +15,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OperationSupport.h"
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <limits>
+#include "llvm/ADT/Hashing.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_DEDUPLICATEDISPATCHES
@@ -35,59 +33,83 @@ namespace {
 constexpr llvm::StringLiteral kNamingAttributes[] = {"lcc.name",
                                                      "lcc.location"};
 
-/// Every flag set, whatever the command line's --mlir-print-* options say:
-/// elided constants or skipped regions would make different kernels equal.
-OpPrintingFlags keyPrintingFlags() {
-  constexpr int64_t kNoLimit = std::numeric_limits<int64_t>::max();
-  return OpPrintingFlags()
-      .printGenericOpForm()
-      .useLocalScope()
-      .enableDebugInfo(false)
-      .skipRegions(false)
-      .elideLargeElementsAttrs(kNoLimit)
-      .elideLargeResourceString(kNoLimit)
-      .printValueUsers(false)
-      .printUniqueSSAIDs(false)
-      .printNameLocAsPrefix(false);
+/// Whether `attribute` of a dispatch is part of its code.
+bool isCodeAttribute(NamedAttribute attribute, func::FuncOp dispatch) {
+  StringRef name = attribute.getName().getValue();
+  return name != dispatch.getSymNameAttrName().getValue() &&
+         !llvm::is_contained(kNamingAttributes, name);
 }
 
-/// The dispatch as text, without its names: equal for dispatches that
-/// compile to the same kernel. The generic form prints every attribute
-/// (the workgroup count, constants in full) and no locations; the local
-/// scope numbers values from the dispatch, not from the module.
-std::string structuralKey(func::FuncOp dispatch) {
-  SmallVector<std::pair<StringRef, Attribute>> saved;
-  for (StringRef name : kNamingAttributes)
-    if (Attribute value = dispatch->getAttr(name)) {
-      saved.push_back({name, value});
-      dispatch->removeAttr(name);
-    }
-  StringAttr symbol = dispatch.getSymNameAttr();
-  dispatch.setSymName("dispatch");
-  std::string key;
-  llvm::raw_string_ostream os(key);
-  dispatch->print(os, keyPrintingFlags());
-  dispatch.setSymNameAttr(symbol);
-  for (auto [name, value] : saved)
-    dispatch->setAttr(name, value);
-  return key;
+/// A hash of what the dispatch computes, as the upstream
+/// duplicate-function-elimination pass hashes a function: its type, its
+/// attributes less its names, and each op's name, attributes, properties
+/// and result types with its operands numbered in the dispatch's order.
+/// Equal for copies; a collision only costs an exact comparison.
+llvm::hash_code structuralHash(func::FuncOp dispatch) {
+  llvm::hash_code hash = hash_value(dispatch.getFunctionType());
+  for (NamedAttribute attribute : dispatch->getAttrs())
+    if (isCodeAttribute(attribute, dispatch))
+      hash = llvm::hash_combine(hash, attribute.getName(),
+                                attribute.getValue());
+  llvm::DenseMap<Value, unsigned> numbers;
+  auto number = [&](Value value) {
+    return llvm::hash_value(
+        numbers.try_emplace(value, numbers.size()).first->second);
+  };
+  for (BlockArgument argument : dispatch.getArguments())
+    number(argument);
+  dispatch.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          number(argument);
+    hash = llvm::hash_combine(
+        hash, OperationEquivalence::computeHash(
+                  op, number, number, OperationEquivalence::IgnoreLocations));
+  });
+  return hash;
+}
+
+/// Whether two dispatches compile to the same kernel: the same type, the
+/// same attributes but their names, and equivalent bodies (ops, attributes,
+/// properties, types and uses alike; locations aside).
+bool computeTheSame(func::FuncOp a, func::FuncOp b) {
+  if (a.getFunctionType() != b.getFunctionType())
+    return false;
+  auto codeAttributes = [](func::FuncOp dispatch) {
+    SmallVector<NamedAttribute> kept;
+    for (NamedAttribute attribute : dispatch->getAttrs())
+      if (isCodeAttribute(attribute, dispatch))
+        kept.push_back(attribute);
+    return kept;
+  };
+  return codeAttributes(a) == codeAttributes(b) &&
+         OperationEquivalence::isRegionEquivalentTo(
+             &a.getBody(), &b.getBody(), OperationEquivalence::IgnoreLocations);
 }
 
 struct DeduplicateDispatchesPass
     : lcc::impl::DeduplicateDispatchesBase<DeduplicateDispatchesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::StringMap<func::FuncOp> firstWithKey;
+    llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> firsts;
     llvm::DenseMap<StringAttr, func::FuncOp> kept;
     SmallVector<func::FuncOp> duplicates;
     for (auto dispatch : module.getOps<func::FuncOp>()) {
       if (!dispatch->hasAttr("lcc.dispatch"))
         continue;
-      auto [first, inserted] =
-          firstWithKey.try_emplace(structuralKey(dispatch), dispatch);
-      kept[dispatch.getSymNameAttr()] = first->second;
-      if (!inserted)
+      SmallVector<func::FuncOp, 1> &candidates =
+          firsts[structuralHash(dispatch)];
+      auto first = llvm::find_if(candidates, [&](func::FuncOp candidate) {
+        return computeTheSame(candidate, dispatch);
+      });
+      if (first == candidates.end()) {
+        candidates.push_back(dispatch);
+        kept[dispatch.getSymNameAttr()] = dispatch;
+      } else {
+        kept[dispatch.getSymNameAttr()] = *first;
         duplicates.push_back(dispatch);
+      }
     }
     SymbolTable symbols(module);
     module.walk([&](func::CallOp call) {

@@ -120,8 +120,11 @@ def DeduplicateDispatches
     each distinct kernel is compiled once however deep the model is. A call
     pointed elsewhere gets the `lcc.name` (else the symbol) and
     `lcc.location` of the dispatch it was outlined as, which the host
-    program's commands (and so reports and profiles) keep. Equality is of the generic printed form, attributes
-    (the workgroup count, constants) included and locations excluded.
+    program's commands (and so reports and profiles) keep. Equal means the
+    same function type, the same attributes but the names (the workgroup
+    count), and equivalent bodies by `OperationEquivalence` (ops,
+    attributes and properties, constants, types, which value each operand
+    is), locations excluded; a structural hash finds the candidates.
   }];
 }
 

@@ -104,9 +104,12 @@ LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
 void lcc::buildLowerToDispatchesPipeline(OpPassManager &pm) {
   pm.addPass(createTileToWorkgroups());
   pm.addPass(createOutlineDispatches());
+  // A layer's copies are equal as outlined: the canonicalizer then sees
+  // one of each (a tenth of a deep train step's dispatches).
+  pm.addPass(createDeduplicateDispatches());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
-  // After canonicalization, so that copies are equal in print.
+  // After canonicalization too, which makes more copies equal in print.
   pm.addPass(createDeduplicateDispatches());
 }
 
