@@ -28,16 +28,33 @@ using namespace lcc::lowering;
 
 namespace {
 
-/// The sum over rows of `rows` ([positions, n]): [n].
+/// The sum over rows of `rows` ([positions, n]): [n], in blocks of rows
+/// (summationBlock).
 Value columnSum(TensorBuilder &tb, Value rows) {
   RankedTensorType type = tensorType(rows);
+  int64_t positions = type.getDimSize(0), columns = type.getDimSize(1);
+  Type elt = type.getElementType();
   using utils::IteratorType;
-  return tb.generic(tb.filled({type.getDimSize(1)}, type.getElementType(), 0.0),
-                    {rows}, {tb.map(2, {1, 0}), tb.map(2, {0})},
-                    {IteratorType::parallel, IteratorType::reduction},
-                    [](OpBuilder &b, Location loc, ValueRange a) {
-                      return add(b, loc, a[1], a[0]);
-                    });
+  auto add = [](OpBuilder &b, Location loc, ValueRange a) {
+    return lowering::add(b, loc, a[1], a[0]);
+  };
+  int64_t block = summationBlock(positions);
+  Value sums = rows;
+  if (block > 1) {
+    // blocks[k, j, c] = rows[k * block + j, c]; sums[k, c] its sum over j.
+    Value blocks = tensor::ExpandShapeOp::create(
+        tb.builder(), tb.location(),
+        RankedTensorType::get({positions / block, block, columns}, elt), rows,
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    sums = tb.generic(tb.filled({positions / block, columns}, elt, 0.0),
+                      {blocks}, {tb.identityMap(3), tb.map(3, {0, 2})},
+                      {IteratorType::parallel, IteratorType::reduction,
+                       IteratorType::parallel},
+                      add);
+  }
+  return tb.generic(tb.filled({columns}, elt, 0.0), {sums},
+                    {tb.map(2, {1, 0}), tb.map(2, {0})},
+                    {IteratorType::parallel, IteratorType::reduction}, add);
 }
 
 /// a · bᵀ for a [m, k] and b [n, k].

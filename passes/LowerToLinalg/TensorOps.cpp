@@ -201,8 +201,31 @@ std::pair<Value, Value> rowMeanAndInverseStd(TensorBuilder &tb, Value x,
   return {mean, invStd};
 }
 
+int64_t summationBlock(int64_t count) {
+  int64_t block = 1;
+  for (int64_t d = 2; d * d <= count; ++d)
+    if (count % d == 0)
+      block = d;
+  return block;
+}
+
 Value totalSum(TensorBuilder &tb, Value x) {
   RankedTensorType type = tensorType(x);
+  int64_t count = type.hasStaticShape() ? type.getNumElements() : 0;
+  if (int64_t block = summationBlock(count); block > 1 && type.getRank() > 0) {
+    // x as [count / block, block] rows, each summed (summationBlock).
+    OpBuilder &b = tb.builder();
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all.front().push_back(d);
+    Value flat = tensor::CollapseShapeOp::create(b, tb.location(), x, all);
+    Value blocks = tensor::ExpandShapeOp::create(
+        b, tb.location(),
+        RankedTensorType::get({count / block, block}, type.getElementType()),
+        flat, ArrayRef<ReassociationIndices>{{0, 1}});
+    x = rowSum(tb, blocks);
+    type = tensorType(x);
+  }
   unsigned rank = type.getRank();
   OpBuilder &b = tb.builder();
   return tb.generic(

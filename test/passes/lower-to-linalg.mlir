@@ -225,14 +225,18 @@ func.func @reversible(%x1: tensor<1x8x4xf32>, %x2: tensor<1x8x4xf32>, %g: tensor
 // -----
 
 // Cross-entropy: row max, sum of shifted exps, per-position loss reading
-// the (clamped) label's logit, then the mean into a 0-d tensor.
+// the (clamped) label's logit, then the mean into a 0-d tensor: the 6
+// positions summed in blocks of 2, then the 3 blocks' sums.
 // CHECK-LABEL: func @softmax_cross_entropy
 // CHECK-DAG: arith.constant 0.166666672 : f32
 // CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : tensor<2x3x5xf32>
 // CHECK: math.log
-// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "reduction"]{{.*}} outs(%{{.+}} : tensor<f32>)
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1]] output_shape [3, 2] : tensor<6xf32> into tensor<3x2xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]{{.*}} outs(%{{.+}} : tensor<3xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]{{.*}} outs(%{{.+}} : tensor<f32>)
 func.func @softmax_cross_entropy(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> tensor<f32> {
   %0 = attn.softmax_cross_entropy %l, %t : (tensor<2x3x5xf32>, tensor<2x3xi32>) -> tensor<f32>
   return %0 : tensor<f32>
