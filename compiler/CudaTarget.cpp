@@ -295,6 +295,7 @@ void lcc::buildCudaThreadsPipeline(OpPassManager &pm, int64_t blockSize,
 
 void lcc::buildCudaLoopsPipeline(OpPassManager &pm) {
   OpPassManager &gpu = pm.nest<gpu::GPUModuleOp>();
+  gpu.addPass(createBlockLoopSums());
   gpu.addPass(createExpandMath());
   gpu.addPass(createLowerAffinePass());
   gpu.addPass(createSCFToControlFlowPass());

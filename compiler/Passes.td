@@ -482,6 +482,40 @@ def OutlineGpuModule : Pass<"lcc-outline-gpu-module", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::gpu::GPUDialect"];
 }
 
+def BlockLoopSums : Pass<"lcc-block-loop-sums", "mlir::gpu::GPUModuleOp"> {
+  let summary = "CUDA: a kernel's long running sums in blocks";
+  let description = [{
+    A loop from 0 by 1 to a constant N of at least 256 whose iteration
+    arguments are each only a running sum (its one use a float `addf` in
+    the body, yielded as its next value) runs as N / B blocks of B
+    iterations (B: passes/Summation.h, the largest divisor of N at most
+    sqrt(N)): each block sums its terms from zero and the block's sum is
+    added to the running one. A thread's reduction over a sequence's 4096
+    positions (a weight gradient's output column) was one running float32
+    sum, 1e-6 to 2e-6 off; in blocks it rounds as the CPU's and float32
+    frameworks' sums do. Loops that do anything else with their arguments
+    are left as they are.
+
+    ```mlir
+    %s = scf.for %k = %c0 to %c4096 step %c1 iter_args(%a = %init) -> (f32) {
+      %x = ... %k ...
+      %n = arith.addf %a, %x : f32
+      scf.yield %n : f32
+    }
+    // becomes
+    %s = scf.for %b = %c0 to %c64 step %c1 iter_args(%a = %init) -> (f32) {
+      %p = scf.for %j = %c0 to %c64 step %c1 iter_args(%q = %zero) -> (f32) {
+        %k = %b * 64 + %j
+        ...
+      }
+      %n = arith.addf %a, %p : f32
+      scf.yield %n : f32
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::scf::SCFDialect"];
+}
+
 def ExpandMath : Pass<"lcc-expand-math", "mlir::gpu::GPUModuleOp"> {
   let summary = "CUDA: transcendental math as arithmetic, without libdevice";
   let description = [{

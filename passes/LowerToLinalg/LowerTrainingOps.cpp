@@ -11,6 +11,7 @@
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/Summation.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -29,7 +30,7 @@ using namespace lcc::lowering;
 namespace {
 
 /// The sum over rows of `rows` ([positions, n]): [n], in blocks of rows
-/// (summationBlock).
+/// (passes/Summation.h).
 Value columnSum(TensorBuilder &tb, Value rows) {
   RankedTensorType type = tensorType(rows);
   int64_t positions = type.getDimSize(0), columns = type.getDimSize(1);

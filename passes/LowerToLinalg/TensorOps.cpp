@@ -2,6 +2,7 @@
 
 #include "passes/LowerToLinalg/TensorOps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/Summation.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -199,14 +200,6 @@ std::pair<Value, Value> rowMeanAndInverseStd(TensorBuilder &tb, Value x,
         .getResult();
   });
   return {mean, invStd};
-}
-
-int64_t summationBlock(int64_t count) {
-  int64_t block = 1;
-  for (int64_t d = 2; d * d <= count; ++d)
-    if (count % d == 0)
-      block = d;
-  return block;
 }
 
 Value totalSum(TensorBuilder &tb, Value x) {

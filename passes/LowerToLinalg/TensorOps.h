@@ -102,16 +102,10 @@ RowExponentials rowExponentials(TensorBuilder &tb, mlir::Value x);
 std::pair<mlir::Value, mlir::Value>
 rowMeanAndInverseStd(TensorBuilder &tb, mlir::Value x, double epsilon);
 
-/// The sum of every element of `x`, as a 0-d tensor.
+/// The sum of every element of `x`, as a 0-d tensor, in blocks
+/// (passes/Summation.h).
 mlir::Value totalSum(TensorBuilder &tb, mlir::Value x);
 
-/// The block a long sum of `count` terms is cut into, summed first and then
-/// the blocks' sums: the largest divisor of `count` at most its square
-/// root (1: none). Two levels of running sums of about sqrt(count) terms
-/// each round as a float32 framework's cascaded reductions do; one running
-/// sum over 4096 positions lost a bias's gradient, a layer norm gain's and
-/// the loss to rounding (1e-6 to 2e-6 of them, against 1e-7 for a weight's).
-int64_t summationBlock(int64_t count);
 /// The sum of `x` over its dimension `dim` (the result drops it): over the
 /// batch of a per-example gradient, say.
 mlir::Value sumOverDim(TensorBuilder &tb, mlir::Value x, unsigned dim);
