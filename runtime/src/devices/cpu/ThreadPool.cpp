@@ -3,8 +3,42 @@
 #include "devices/cpu/ThreadPool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace lcc::runtime {
+
+namespace {
+
+/// How long a worker looks for the next job, and the caller for the
+/// workers' end, before sleeping: longer than the host's work between two
+/// dispatches, far shorter than anything a user would see as load.
+constexpr int64_t kSpinNanoseconds = 50'000;
+
+void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+/// Spins until `done()` or kSpinNanoseconds pass; whether `done()`.
+template <typename Done> bool spinUntil(Done done) {
+  auto start = std::chrono::steady_clock::now();
+  for (unsigned i = 0;; ++i) {
+    if (done())
+      return true;
+    relax();
+    // The clock every 64 turns: a read costs as much as many pauses.
+    if (i % 64 == 63 && std::chrono::steady_clock::now() - start >
+                            std::chrono::nanoseconds(kSpinNanoseconds))
+      return done();
+  }
+}
+
+} // namespace
 
 ThreadPool::ThreadPool(unsigned threadCount) {
   if (threadCount == 0)
@@ -26,7 +60,7 @@ ThreadPool::~ThreadPool() { stop(); }
 void ThreadPool::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex);
-    stopping = true;
+    stopping.store(true);
   }
   wake.notify_all();
   for (std::thread &worker : workers)
@@ -50,17 +84,23 @@ void ThreadPool::runShare() {
 void ThreadPool::workerLoop() {
   uint64_t seen = 0;
   for (;;) {
-    {
+    auto posted = [&] {
+      return stopping.load(std::memory_order_acquire) ||
+             generation.load(std::memory_order_acquire) != seen;
+    };
+    if (!spinUntil(posted)) {
       std::unique_lock<std::mutex> lock(mutex);
-      wake.wait(lock, [&] { return stopping || generation != seen; });
-      if (stopping)
-        return;
-      seen = generation;
+      wake.wait(lock, posted);
     }
+    if (stopping.load(std::memory_order_acquire))
+      return;
+    seen = generation.load(std::memory_order_acquire);
     runShare();
-    std::lock_guard<std::mutex> lock(mutex);
-    if (--busyWorkers == 0)
+    if (busyWorkers.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // The caller may be asleep: wake it under the mutex it checks with.
+      std::lock_guard<std::mutex> lock(mutex);
       idle.notify_one();
+    }
   }
 }
 
@@ -79,16 +119,21 @@ void ThreadPool::parallelFor(uint64_t total,
     body = &fn;
     count = total;
     grain = std::max<uint64_t>(1, total / (8 * getThreadCount()));
-    next.store(0);
+    next.store(0, std::memory_order_relaxed);
     // Every worker takes part in every job (possibly finding nothing left),
     // so the job is done when all of them have reported back.
-    busyWorkers = unsigned(workers.size());
-    ++generation;
+    busyWorkers.store(unsigned(workers.size()), std::memory_order_relaxed);
+    generation.fetch_add(1, std::memory_order_release);
   }
   wake.notify_all();
   runShare();
-  std::unique_lock<std::mutex> lock(mutex);
-  idle.wait(lock, [&] { return busyWorkers == 0; });
+  auto finished = [&] {
+    return busyWorkers.load(std::memory_order_acquire) == 0;
+  };
+  if (!spinUntil(finished)) {
+    std::unique_lock<std::mutex> lock(mutex);
+    idle.wait(lock, finished);
+  }
   body = nullptr;
 }
 

@@ -45,14 +45,21 @@ private:
   std::vector<std::thread> workers;
   std::mutex callMutex; // one parallelFor at a time
 
+  // A worker between jobs, and the caller waiting for them, spin on these
+  // atomics for a while before they sleep: a train step runs thousands of
+  // dispatches of a fraction of a millisecond, and a wake-up through the
+  // condition variables cost each of them tens of microseconds at both
+  // ends. They sleep after kSpinNanoseconds, so that an idle pool costs
+  // nothing.
   std::mutex mutex;
   std::condition_variable wake;
   std::condition_variable idle;
-  uint64_t generation = 0; // bumped for every job
-  unsigned busyWorkers = 0;
-  bool stopping = false;
+  std::atomic<uint64_t> generation{0}; // bumped for every job
+  std::atomic<unsigned> busyWorkers{0};
+  std::atomic<bool> stopping{false};
 
-  // The current job. Written before `generation` is bumped, under `mutex`.
+  // The current job. Written before `generation` is bumped (release), read
+  // after it is seen (acquire).
   const std::function<void(uint64_t)> *body = nullptr;
   uint64_t count = 0;
   uint64_t grain = 1;
