@@ -13,7 +13,11 @@
 
 #include "compiler/HostProgram.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <vector>
 
 using namespace lcc;
 
@@ -51,7 +55,24 @@ llvm::SmallVector<BufferRange> writesOf(const PlannedCommand &command) {
 std::optional<std::string>
 lcc::verifyHostProgram(const HostProgram &program,
                        llvm::ArrayRef<PlannedTensor> tensors) {
+  // The tensors a write at command c may clobber are those defined before c
+  // and read at c or later: kept as a list as c advances, so that a deep
+  // model's check is not every tensor for every write.
+  std::vector<unsigned> byDefinition(tensors.size());
+  for (unsigned t = 0; t < tensors.size(); ++t)
+    byDefinition[t] = t;
+  std::stable_sort(byDefinition.begin(), byDefinition.end(),
+                   [&](unsigned a, unsigned b) {
+                     return tensors[a].definedBy < tensors[b].definedBy;
+                   });
+  size_t nextDefined = 0;
+  std::vector<unsigned> live;
   for (auto [c, command] : llvm::enumerate(program.commands)) {
+    int64_t at = c;
+    while (nextDefined < byDefinition.size() &&
+           tensors[byDefinition[nextDefined]].definedBy < at)
+      live.push_back(byDefinition[nextDefined++]);
+    llvm::erase_if(live, [&](unsigned t) { return tensors[t].lastRead < at; });
     // A kernel's outputs are noalias pointers (DispatchBuffers.cpp): no byte
     // it writes may be reachable through another of its bindings.
     if (command.kind == PlannedCommand::Kind::Dispatch) {
@@ -74,10 +95,8 @@ lcc::verifyHostProgram(const HostProgram &program,
       if (write.length == 0)
         continue;
       Extent written = extentOf(program, write);
-      for (const PlannedTensor &tensor : tensors) {
-        int64_t at = c;
-        if (tensor.definedBy >= at || tensor.lastRead < at)
-          continue;
+      for (unsigned t : live) {
+        const PlannedTensor &tensor = tensors[t];
         for (const BufferRange &held : tensor.defined) {
           if (held.length == 0 || !intersect(written, extentOf(program, held)))
             continue;

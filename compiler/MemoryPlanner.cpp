@@ -9,6 +9,7 @@
 #include "compiler/HostProgram.h"
 
 #include <algorithm>
+#include <vector>
 
 using namespace lcc;
 using llvm::SmallVector;
@@ -26,18 +27,23 @@ void lcc::planArena(HostProgram &program) {
     return program.buffers[a].size > program.buffers[b].size;
   });
 
-  SmallVector<unsigned> placed;
+  // The placed buffers' live ranges and bytes, packed: a deep model's
+  // thousands of buffers are each compared with every one placed before.
+  struct Placed {
+    unsigned firstCommand, lastCommand;
+    uint64_t begin, end;
+  };
+  std::vector<Placed> placed;
+  placed.reserve(order.size());
   uint64_t arenaSize = 0;
   for (unsigned index : order) {
     PlannedBuffer &buffer = program.buffers[index];
     // Byte ranges of placed buffers alive at the same time, by offset.
     SmallVector<std::pair<uint64_t, uint64_t>> busy;
-    for (unsigned other : placed) {
-      const PlannedBuffer &o = program.buffers[other];
+    for (const Placed &o : placed)
       if (o.firstCommand <= buffer.lastCommand &&
           buffer.firstCommand <= o.lastCommand)
-        busy.push_back({o.arenaOffset, o.arenaOffset + o.size});
-    }
+        busy.push_back({o.begin, o.end});
     llvm::sort(busy);
     uint64_t offset = 0;
     for (auto [begin, end] : busy) {
@@ -47,7 +53,8 @@ void lcc::planArena(HostProgram &program) {
     }
     buffer.arenaOffset = offset;
     arenaSize = std::max(arenaSize, offset + buffer.size);
-    placed.push_back(index);
+    placed.push_back({buffer.firstCommand, buffer.lastCommand, offset,
+                      offset + buffer.size});
   }
   program.arenaSize = llvm::alignTo(arenaSize, kAlignment);
 }
