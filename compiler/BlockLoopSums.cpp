@@ -115,8 +115,7 @@ struct BlockLoopSumsPass : lcc::impl::BlockLoopSumsBase<BlockLoopSumsPass> {
     SmallVector<std::pair<scf::ForOp, SmallVector<arith::AddFOp>>> loops;
     getOperation().walk([&](scf::ForOp loop) {
       std::optional<int64_t> trips = tripCountFromZero(loop);
-      if (!trips || *trips < kMinTripCount ||
-          lcc::summationBlock(*trips) == 1)
+      if (!trips || *trips < kMinTripCount || lcc::summationBlock(*trips) == 1)
         return;
       if (std::optional<SmallVector<arith::AddFOp>> sums = runningSums(loop))
         loops.push_back({loop, std::move(*sums)});

@@ -49,8 +49,8 @@ llvm::hash_code structuralHash(func::FuncOp dispatch) {
   llvm::hash_code hash = hash_value(dispatch.getFunctionType());
   for (NamedAttribute attribute : dispatch->getAttrs())
     if (isCodeAttribute(attribute, dispatch))
-      hash = llvm::hash_combine(hash, attribute.getName(),
-                                attribute.getValue());
+      hash =
+          llvm::hash_combine(hash, attribute.getName(), attribute.getValue());
   llvm::DenseMap<Value, unsigned> numbers;
   auto number = [&](Value value) {
     return llvm::hash_value(

@@ -153,8 +153,7 @@ lcc::KernelCache::KernelCache(const KernelCacheOptions &options) {
     return;
   }
   if (std::error_code ec = sys::fs::create_directories(path)) {
-    warnOnce("kernel cache off: cannot create '" + path +
-             "': " + ec.message());
+    warnOnce("kernel cache off: cannot create '" + path + "': " + ec.message());
     return;
   }
   directory = std::move(path);
@@ -209,9 +208,8 @@ void lcc::KernelCache::store(StringRef key, StringRef object) {
     if (storeFailed)
       return;
     storeFailed = true;
-    warnings.push_back(("kernel cache: cannot store in '" + directory +
-                        "': " + why)
-                           .str());
+    warnings.push_back(
+        ("kernel cache: cannot store in '" + directory + "': " + why).str());
   };
   if (!file) {
     failed(toString(file.takeError()));

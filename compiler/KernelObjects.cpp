@@ -34,7 +34,8 @@ constexpr StringRef kObjectFormat = "lcc-kernel-object-1";
 using GlobalSet = SmallPtrSet<const GlobalValue *, 16>;
 
 /// Adds the globals `user` refers to, through constant expressions too.
-void collectReferences(const User &user, SmallVectorImpl<const GlobalValue *> &found,
+void collectReferences(const User &user,
+                       SmallVectorImpl<const GlobalValue *> &found,
                        SmallPtrSetImpl<const Constant *> &visited) {
   for (const Value *operand : user.operands()) {
     if (const auto *global = dyn_cast<GlobalValue>(operand))
@@ -139,7 +140,8 @@ Kernel extractKernel(const Module &module, const Function &entry,
        StringRef(kernel.bitcode.data(), kernel.bitcode.size())}));
   // The symbol says what the kernel is, and an artifact is the same bytes
   // from any build; the cache key also says who compiled it.
-  kernel.key = lcc::kernelCacheKey({kernel.symbol, lcc::codeGeneratorIdentity()});
+  kernel.key =
+      lcc::kernelCacheKey({kernel.symbol, lcc::codeGeneratorIdentity()});
   return kernel;
 }
 
@@ -169,9 +171,9 @@ Error compileKernel(Kernel &kernel, const lcc::KernelObjectTarget &target) {
 
 /// The glue: every entry point a tail call into its kernel, and the shared
 /// definitions with what they reach.
-std::unique_ptr<Module>
-glueModule(const Module &module, const StringMap<std::string> &symbolOfEntry,
-           const StringSet<> &entries) {
+std::unique_ptr<Module> glueModule(const Module &module,
+                                   const StringMap<std::string> &symbolOfEntry,
+                                   const StringSet<> &entries) {
   SmallVector<const GlobalValue *> roots, entryPoints;
   for (const GlobalValue &global : module.global_values()) {
     if (entries.contains(global.getName()))
@@ -199,8 +201,8 @@ glueModule(const Module &module, const StringMap<std::string> &symbolOfEntry,
     // Entry points whose kernels are the same call one.
     Function *kernel = glue->getFunction(symbol);
     if (!kernel) {
-      kernel = Function::Create(type, GlobalValue::ExternalLinkage, symbol,
-                                *glue);
+      kernel =
+          Function::Create(type, GlobalValue::ExternalLinkage, symbol, *glue);
       kernel->setVisibility(GlobalValue::HiddenVisibility);
     }
     IRBuilder<> b(BasicBlock::Create(glue->getContext(), "entry", &entry));
@@ -218,9 +220,44 @@ glueModule(const Module &module, const StringMap<std::string> &symbolOfEntry,
   return glue;
 }
 
+/// Each kernel's object: from `cache`, else optimised and code-generated
+/// (on `threads`, in parallel) and then stored in it.
+Error findOrCompile(MutableArrayRef<Kernel> kernels,
+                    const lcc::KernelObjectTarget &target,
+                    lcc::KernelCache &cache, mlir::MLIRContext *threads,
+                    lcc::KernelObjectCounts &counts) {
+  SmallVector<unsigned> missing;
+  for (auto [i, kernel] : llvm::enumerate(kernels)) {
+    if (std::optional<std::string> object = cache.lookup(kernel.key)) {
+      kernel.object = std::move(*object);
+      ++counts.fromCache;
+    } else {
+      missing.push_back(i);
+    }
+  }
+  auto compileMissing = [&](unsigned i) {
+    Kernel &kernel = kernels[i];
+    if (Error error = compileKernel(kernel, target))
+      kernel.error =
+          "kernel '" + kernel.name + "': " + toString(std::move(error));
+    else
+      cache.store(kernel.key, kernel.object);
+  };
+  if (threads)
+    mlir::parallelForEach(threads, missing, compileMissing);
+  else
+    llvm::for_each(missing, compileMissing);
+  counts.compiled = missing.size();
+  for (const Kernel &kernel : kernels)
+    if (!kernel.error.empty())
+      return createStringError(inconvertibleErrorCode(), kernel.error);
+  return Error::success();
+}
+
 } // namespace
 
-Error lcc::compileKernelObjects(Module &module, ArrayRef<std::string> entryPoints,
+Error lcc::compileKernelObjects(Module &module,
+                                ArrayRef<std::string> entryPoints,
                                 const KernelObjectTarget &target,
                                 KernelCache &cache, mlir::MLIRContext *threads,
                                 std::string &sharedObject,
@@ -245,38 +282,15 @@ Error lcc::compileKernelObjects(Module &module, ArrayRef<std::string> entryPoint
   StringMap<unsigned> kernelOfKey;
   StringMap<std::string> symbolOfEntry;
   for (const std::string &name : entryPoints) {
-    Kernel kernel =
-        extractKernel(module, *module.getFunction(name), entries,
-                      target.description);
+    Kernel kernel = extractKernel(module, *module.getFunction(name), entries,
+                                  target.description);
     symbolOfEntry[name] = kernel.symbol;
     if (kernelOfKey.try_emplace(kernel.key, kernels.size()).second)
       kernels.push_back(std::move(kernel));
   }
   counts.kernels = kernels.size();
-  SmallVector<unsigned> missing;
-  for (auto [i, kernel] : llvm::enumerate(kernels)) {
-    if (std::optional<std::string> object = cache.lookup(kernel.key)) {
-      kernel.object = std::move(*object);
-      ++counts.fromCache;
-    } else {
-      missing.push_back(i);
-    }
-  }
-  auto compileMissing = [&](unsigned i) {
-    Kernel &kernel = kernels[i];
-    if (Error error = compileKernel(kernel, target))
-      kernel.error = "kernel '" + kernel.name + "': " + toString(std::move(error));
-    else
-      cache.store(kernel.key, kernel.object);
-  };
-  if (threads)
-    mlir::parallelForEach(threads, missing, compileMissing);
-  else
-    llvm::for_each(missing, compileMissing);
-  counts.compiled = missing.size();
-  for (const Kernel &kernel : kernels)
-    if (!kernel.error.empty())
-      return createStringError(inconvertibleErrorCode(), kernel.error);
+  if (Error error = findOrCompile(kernels, target, cache, threads, counts))
+    return error;
 
   std::unique_ptr<Module> glue = glueModule(module, symbolOfEntry, entries);
   std::unique_ptr<TargetMachine> machine = target.createMachine();

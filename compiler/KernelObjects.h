@@ -59,8 +59,7 @@ struct KernelObjectCounts {
 llvm::Error compileKernelObjects(llvm::Module &module,
                                  llvm::ArrayRef<std::string> entryPoints,
                                  const KernelObjectTarget &target,
-                                 KernelCache &cache,
-                                 mlir::MLIRContext *threads,
+                                 KernelCache &cache, mlir::MLIRContext *threads,
                                  std::string &sharedObject,
                                  KernelObjectCounts &counts);
 
