@@ -2,6 +2,7 @@
 
 #include "compiler/KernelCache.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CachePruning.h"
@@ -169,13 +170,22 @@ std::optional<std::string> lcc::KernelCache::lookup(StringRef key) {
   if (!enabled())
     return std::nullopt;
   std::string path = entryPath(key);
+  // Only a regular file is opened: opening a FIFO would wait for a writer.
   sys::fs::file_status status;
-  if (sys::fs::status(path, status) || status.getSize() > kMaxEntryBytes ||
+  if (sys::fs::status(path, status) ||
+      status.type() != sys::fs::file_type::regular_file)
+    return std::nullopt;
+  int fd;
+  if (sys::fs::openFileForRead(path, fd))
+    return std::nullopt;
+  scope_exit closeFile(
+      [&] { (void)sys::Process::SafelyCloseFileDescriptor(fd); });
+  if (sys::fs::status(fd, status) || status.getSize() > kMaxEntryBytes ||
       status.getSize() < kEntryMagic.size() + kDigestBytes)
     return std::nullopt;
-  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
-      MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getOpenFile(
+      sys::fs::convertFDToNativeFile(fd), path, status.getSize(),
+      /*RequiresNullTerminator=*/false);
   if (!file)
     return std::nullopt;
   StringRef bytes = (*file)->getBuffer();
@@ -186,12 +196,8 @@ std::optional<std::string> lcc::KernelCache::lookup(StringRef key) {
   if (sha256(object) != digest)
     return std::nullopt;
   // Pruning removes what was least recently used.
-  int fd;
-  if (!sys::fs::openFileForRead(path, fd)) {
-    (void)sys::fs::setLastAccessAndModificationTime(
-        fd, sys::toTimePoint(std::time(nullptr)));
-    (void)sys::Process::SafelyCloseFileDescriptor(fd);
-  }
+  (void)sys::fs::setLastAccessAndModificationTime(
+      fd, sys::toTimePoint(std::time(nullptr)));
   return object.str();
 }
 

@@ -126,8 +126,7 @@ Kernel extractKernel(const Module &module, const Function &entry,
   ValueToValueMapTy map;
   std::unique_ptr<Module> part =
       CloneModule(module, map, [&](const GlobalValue *global) {
-        return reached.contains(global) &&
-               (global == &entry || !isShared(*global, entries));
+        return reached.contains(global) && !isShared(*global, entries);
       });
   eraseUnusedDeclarations(*part);
   canonicalizeNames(*part, *cast<Function>(map[&entry]));
@@ -279,13 +278,13 @@ Error lcc::compileKernelObjects(Module &module,
     }
 
   std::vector<Kernel> kernels;
-  StringMap<unsigned> kernelOfKey;
+  StringSet<> keys;
   StringMap<std::string> symbolOfEntry;
   for (const std::string &name : entryPoints) {
     Kernel kernel = extractKernel(module, *module.getFunction(name), entries,
                                   target.description);
     symbolOfEntry[name] = kernel.symbol;
-    if (kernelOfKey.try_emplace(kernel.key, kernels.size()).second)
+    if (keys.insert(kernel.key).second)
       kernels.push_back(std::move(kernel));
   }
   counts.kernels = kernels.size();
