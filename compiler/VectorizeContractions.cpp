@@ -243,6 +243,78 @@ LogicalResult lowerBlockTransposes(func::FuncOp func) {
   return applyOpPatternsGreedily(transposes, std::move(patterns), config);
 }
 
+/// A contraction whose loops besides one m, one n and one k all run once
+/// (the batch of one of a [1, rows, d] x [d, e] projection, the lm_head) as
+/// the three-loop contraction the register blocks take, on rank-reduced
+/// views of its operands. Left with four loops, the projections of a train
+/// step fell to the loop lowering at half the blocked speed.
+void dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumLoops() <= 3 ||
+      !linalg::isaContractionOpInterface(op))
+    return;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto nonUnit = [&](ArrayRef<unsigned> loops) {
+    return llvm::count_if(loops, [&](unsigned d) { return ranges[d] != 1; });
+  };
+  if (failed(dims) || nonUnit(dims->m) != 1 || nonUnit(dims->n) != 1 ||
+      nonUnit(dims->k) != 1 || nonUnit(dims->batch) != 0 ||
+      llvm::any_of(ranges, ShapedType::isDynamic))
+    return;
+  // Each kept loop's new position.
+  MLIRContext *context = op.getContext();
+  SmallVector<AffineExpr> renumbered;
+  unsigned kept = 0;
+  for (int64_t range : ranges)
+    renumbered.push_back(range == 1 ? getAffineConstantExpr(0, context)
+                                    : getAffineDimExpr(kept++, context));
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> operands;
+  SmallVector<AffineMap> maps;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = cast<MemRefType>(operand.get().getType());
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    SmallVector<AffineExpr> results;
+    SmallVector<int64_t> shape;
+    for (auto [r, result] : llvm::enumerate(map.getResults())) {
+      auto dim = cast<AffineDimExpr>(result);
+      if (ranges[dim.getPosition()] == 1)
+        continue;
+      results.push_back(renumbered[dim.getPosition()]);
+      shape.push_back(type.getDimSize(r));
+    }
+    maps.push_back(AffineMap::get(kept, 0, results, context));
+    if (shape.size() == static_cast<size_t>(type.getRank())) {
+      operands.push_back(operand.get());
+      continue;
+    }
+    SmallVector<OpFoldResult> offsets(type.getRank(),
+                                      rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(type.getRank(),
+                                             rewriter.getIndexAttr(1));
+    for (int64_t size : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(size));
+    auto reduced = memref::SubViewOp::inferRankReducedResultType(
+        shape, type, offsets, sizes, strides);
+    operands.push_back(memref::SubViewOp::create(
+        rewriter, op.getLoc(), cast<MemRefType>(reduced), operand.get(),
+        offsets, sizes, strides));
+  }
+  SmallVector<utils::IteratorType> iterators;
+  for (auto [d, iterator] : llvm::enumerate(op.getIteratorTypesArray()))
+    if (ranges[d] != 1)
+      iterators.push_back(iterator);
+  unsigned inputs = op.getNumDpsInputs();
+  auto reducedOp = linalg::GenericOp::create(
+      rewriter, op.getLoc(), TypeRange{},
+      ValueRange(operands).take_front(inputs),
+      ValueRange(operands).drop_front(inputs), maps, iterators);
+  rewriter.inlineRegionBefore(op.getRegion(), reducedOp.getRegion(),
+                              reducedOp.getRegion().begin());
+  rewriter.eraseOp(op);
+}
+
 /// A generic op that is C[m, n] += A[m, k] * B[k, n] (or A[k, m], as in
 /// pᵀ·v, or B[n, k], as in q·kᵀ) on f32 buffers becomes linalg.matmul: the
 /// vectorizer turns a named matmul into vector.contract and FMAs, a generic one
@@ -633,6 +705,8 @@ struct VectorizeContractions
                           "avx512_bf16, for the shapes tiles do not fit)";
       return signalPassFailure();
     }
+    for (linalg::GenericOp op : generics())
+      dropUnitLoops(rewriter, op);
     if (bf16Dot)
       for (linalg::GenericOp op : generics())
         toBF16Products(rewriter, op, rule, amxTiles);

@@ -200,3 +200,41 @@ func.func @one_filled(%a: memref<12x16xf32>, %b: memref<16x32xf32>, %c: memref<1
   linalg.matmul ins(%a, %b : memref<12x16xf32>, memref<16x32xf32>) outs(%c : memref<12x32xf32>)
   return
 }
+
+// -----
+
+// A projection of a batch of one, as the dispatches of attn.linear on
+// [1, rows, d] and the lm_head are: four loops, the batch loop and m
+// before k, n last. The batch runs once, so the product is the three-loop
+// one on rank-reduced views of the operands, register-tiled as any other.
+// A batch of two is a batched product and stays as it is.
+// CHECK-LABEL: func @batch_of_one
+// CHECK-DAG: %[[A:.+]] = memref.subview %arg0[0, 0, 0] [1, 12, 16] [1, 1, 1] : memref<1x12x16xf32, strided<[8192, 16, 1], offset: ?>> to memref<12x16xf32, strided<[16, 1], offset: ?>>
+// CHECK-DAG: %[[C:.+]] = memref.subview %arg2[0, 0, 0] [1, 12, 32] [1, 1, 1] : memref<1x12x32xf32, strided<[16384, 32, 1], offset: ?>> to memref<12x32xf32, strided<[32, 1], offset: ?>>
+// CHECK: scf.for %{{.+}} = %c0 to %c12 step %c6
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction", "parallel"]
+// CHECK-SAME: ins(%arg3, %arg1 : memref<2x12x16xf32>, memref<16x32xf32>)
+func.func @batch_of_one(%a: memref<1x12x16xf32, strided<[8192, 16, 1], offset: ?>>, %b: memref<16x32xf32>,
+                        %c: memref<1x12x32xf32, strided<[16384, 32, 1], offset: ?>>,
+                        %a2: memref<2x12x16xf32>, %c2: memref<2x12x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, m, k, n) -> (b, m, k)>, affine_map<(b, m, k, n) -> (k, n)>, affine_map<(b, m, k, n) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%a, %b : memref<1x12x16xf32, strided<[8192, 16, 1], offset: ?>>, memref<16x32xf32>)
+      outs(%c : memref<1x12x32xf32, strided<[16384, 32, 1], offset: ?>>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, m, k, n) -> (b, m, k)>, affine_map<(b, m, k, n) -> (k, n)>, affine_map<(b, m, k, n) -> (b, m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%a2, %b : memref<2x12x16xf32>, memref<16x32xf32>) outs(%c2 : memref<2x12x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
