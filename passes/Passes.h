@@ -28,6 +28,14 @@ namespace lcc {
 /// result would live on to the backward.
 constexpr llvm::StringLiteral kRecomputedAttrName = "lcc.recomputed";
 
+/// Marks an op of the backward of a reversible block's recomputed clone
+/// (its operands are the recomputed forward values, never the forward's):
+/// what its lowering recomputes is the same ops on the same operands as
+/// the clone's, which CSE may then share, rather than be kept apart from
+/// the forward's (kRecomputedAttrName).
+constexpr llvm::StringLiteral kBackwardOfRecomputedAttrName =
+    "lcc.backward_of_recomputed";
+
 /// Marks the exp of a softmax, exp(x - m) with m the row's maximum or
 /// logsumexp: its argument is at most 0 up to rounding, which the CPU's
 /// exp expansion (lcc-approximate-math) uses for a shorter polynomial.

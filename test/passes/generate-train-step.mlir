@@ -202,7 +202,9 @@ func.func @loss(%x: tensor<1x2x3xf32>, %labels: tensor<1x2xi32>) -> tensor<f32> 
 // gives x2 = y2 - G(y1), F on x2 gives x1 = y1 - F(x2), each clone marked
 // lcc.recomputed and differentiated there; the forward's routed attention
 // is the one whose centroids move (once), the clone routes as it did.
-// The forward is flattened once the rule has recomputed it.
+// The forward is flattened once the rule has recomputed it. The clones'
+// backward ops are marked lcc.backward_of_recomputed: what their lowerings
+// recompute, CSE may share with the clones.
 // CHECK-LABEL: func.func @train_step(
 // CHECK: attn.routed_attention {{.+}} centroids
 // CHECK-NEXT: %[[M:.+]] = attn.routed_centroid_update
@@ -211,10 +213,10 @@ func.func @loss(%x: tensor<1x2x3xf32>, %labels: tensor<1x2xi32>) -> tensor<f32> 
 // CHECK: %[[Y2:.+]] = arith.addf
 // CHECK: %[[G:.+]] = attn.linear %[[Y1]], %{{.+}} {lcc.recomputed}
 // CHECK: %[[X2:.+]] = arith.subf %[[Y2]], %[[G]]
-// CHECK: attn.linear_backward %[[Y1]]
+// CHECK: attn.linear_backward %[[Y1]], {{.+}} {lcc.backward_of_recomputed}
 // CHECK: attn.routed_attention %[[X2]], %[[X2]], %[[X2]] centroids %{{.+}} {{{.*}}lcc.recomputed{{.*}}}
 // CHECK: arith.subf %[[Y1]]
-// CHECK: attn.routed_attention_backward %[[X2]]
+// CHECK: attn.routed_attention_backward %[[X2]]{{.+}}lcc.backward_of_recomputed
 // CHECK-NOT: attn.routed_centroid_update
 // CHECK: attn.assign "routing.c", %[[M]]
 // ADAM-LABEL: func.func @train_step(

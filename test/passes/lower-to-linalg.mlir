@@ -378,3 +378,34 @@ func.func @param_type_conflict() -> (tensor<4xf32>, tensor<8xf32>) {
   %1 = attn.param "w" : tensor<8xf32>
   return %0, %1 : tensor<4xf32>, tensor<8xf32>
 }
+
+// -----
+
+// LSH attention's backward recomputes its chunks' attention, marked
+// lcc.recomputed so that CSE keeps it apart from the forward's (whose
+// rounds would otherwise live on to the backward). The backward of a
+// reversible block's recomputed clone (lcc.backward_of_recomputed) reads
+// no forward value: its chunk attention is left unmarked, for CSE to share
+// with the clone's; with row chunks it stays marked (every chunk's rounds
+// would live on at once).
+// CHECK-LABEL: func.func @lsh_backward_recomputes
+// CHECK: lcc.recomputed
+// CHECK-LABEL: func.func @lsh_backward_of_recomputed
+// CHECK-NOT: lcc.recomputed
+// CHECK-LABEL: func.func @lsh_backward_of_recomputed_row_chunks
+// CHECK: lcc.recomputed
+func.func @lsh_backward_recomputes(%q: tensor<1x2x8x4xf32>, %o: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %lq, %lv = attn.lsh_attention_backward %q, %q, %o, %o {n_hashes = 2 : i64, bucket_size = 4 : i64, causal = true, seed = 3 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return %lq : tensor<1x2x8x4xf32>
+}
+func.func @lsh_backward_of_recomputed(%q: tensor<1x2x8x4xf32>, %o: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %lq, %lv = attn.lsh_attention_backward %q, %q, %o, %o {n_hashes = 2 : i64, bucket_size = 4 : i64, causal = true, seed = 3 : i64, lcc.backward_of_recomputed}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return %lq : tensor<1x2x8x4xf32>
+}
+func.func @lsh_backward_of_recomputed_row_chunks(%q: tensor<1x2x8x4xf32>, %o: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  %lq, %lv = attn.lsh_attention_backward %q, %q, %o, %o {n_hashes = 2 : i64, bucket_size = 4 : i64, causal = true, seed = 3 : i64, chunks = 2 : i64, lcc.backward_of_recomputed}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return %lq : tensor<1x2x8x4xf32>
+}

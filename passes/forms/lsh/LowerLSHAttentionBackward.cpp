@@ -291,9 +291,16 @@ struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
     LSHSorting sorting = hashAndSort(b, loc, s, queryKey, value,
                                      static_cast<uint64_t>(op.getSeed()));
     // The hashing and sort are the forward's (CSE shares them); the chunks'
-    // attention is recomputed rather than kept from the forward.
+    // attention is recomputed rather than kept from the forward. In a
+    // reversible block the forward is the block's recomputed clone, whose
+    // chunk attention CSE then shares too (one layer's rounds live on
+    // from the clone to here, as long as the backward's own would); not
+    // with row chunks, whose every chunk's rounds would live on at once.
+    auto chunkAttention = [&] { return attendChunks(b, loc, s, sorting); };
     RoundResults rounds =
-        buildRecomputed(b, [&] { return attendChunks(b, loc, s, sorting); });
+        op->hasAttr(kBackwardOfRecomputedAttrName) && op.getChunks() <= 1
+            ? chunkAttention()
+            : buildRecomputed(b, chunkAttention);
     SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
     auto flat = [&](Value x) -> Value {
       return tensor::CollapseShapeOp::create(b, loc, padSeq(tb, x, s.padded),
