@@ -89,6 +89,11 @@ struct SliceTarget {
   uint64_t offset, length;
 };
 
+bool overlaps(const BufferRange &a, const BufferRange &b) {
+  return a.buffer == b.buffer && a.length > 0 && b.length > 0 &&
+         a.offset < b.offset + b.length && b.offset < a.offset + a.length;
+}
+
 class Planner {
 public:
   Planner(func::FuncOp host, ParameterTable &parameters)
@@ -140,6 +145,30 @@ private:
     tensors.push_back({std::move(description), std::move(defined), definedBy,
                        /*lastRead=*/-1});
   }
+  /// The buffer of `init`, a dispatch's initial output value, when the
+  /// dispatch may update it in place instead of a copy: `init` is another
+  /// dispatch's result that nothing else reads (no view, no slice, not
+  /// returned), a whole transient buffer of its own that the dispatch's
+  /// inputs do not overlap. A train step starts some 500 outputs from a
+  /// zero fill that way; copied, each cost a buffer and a pass over it.
+  std::optional<BufferRange> lastUseOfInitBuffer(Value init,
+                                                 const PlannedCommand &call) {
+    if (!init.getDefiningOp<func::CallOp>() || !init.hasOneUse() ||
+        writtenInPlace.contains(init))
+      return std::nullopt;
+    auto it = where.find(init);
+    if (it == where.end())
+      return std::nullopt;
+    BufferRange range = it->second;
+    const PlannedBuffer &buffer = program.buffers[range.buffer];
+    if (buffer.kind != BufferKind::Transient || range.offset != 0 ||
+        range.length != buffer.size ||
+        llvm::any_of(call.bindings, [&](const BufferRange &bound) {
+          return overlaps(bound, range);
+        }))
+      return std::nullopt;
+    return range;
+  }
   void copy(StringRef name, BufferRange from, BufferRange to,
             StringRef location = "") {
     PlannedCommand command;
@@ -177,11 +206,6 @@ private:
   DenseMap<Value, SliceTarget> sliceOf;
   llvm::DenseSet<Value> writtenInPlace;
 };
-
-bool overlaps(const BufferRange &a, const BufferRange &b) {
-  return a.buffer == b.buffer && a.length > 0 && b.length > 0 &&
-         a.offset < b.offset + b.length && b.offset < a.offset + a.length;
-}
 
 LogicalResult Planner::planArguments() {
   for (BlockArgument arg : host.getArguments()) {
@@ -319,11 +343,19 @@ LogicalResult Planner::planCall(func::CallOp call) {
     }
     if (!range && returned != returnedResult.end())
       range = whole(outputBuffers[returned->second]);
-    if (!range)
-      range = whole(addBuffer(BufferKind::Transient, 0, type));
+    bool updatesInit = false;
+    if (!range) {
+      std::optional<BufferRange> last = lastUseOfInitBuffer(init, command);
+      updatesInit = last.has_value();
+      range = last ? *last : whole(addBuffer(BufferKind::Transient, 0, type));
+    }
     // A dispatch updates its output in place: start it from the initial
-    // value unless that is undefined (tensor.empty).
-    if (!init.getDefiningOp<tensor::EmptyOp>()) {
+    // value unless that is undefined (tensor.empty) or already there.
+    if (updatesInit) {
+      if (failed(read(call, init)))
+        return failure();
+      tensors[tensorOf.lookup(init)].updatedBy = nextCommand();
+    } else if (!init.getDefiningOp<tensor::EmptyOp>()) {
       FailureOr<BufferRange> from = read(call, init);
       if (failed(from))
         return failure();

@@ -84,6 +84,10 @@ struct PlannedTensor {
   /// arguments and parameters), and the last command that reads it (the
   /// number of commands when the function returns it; -1: never read).
   int64_t definedBy = -1, lastRead = -1;
+  /// The command that takes the tensor as the initial value of its output
+  /// and updates it in place (its last reader, reading it through that
+  /// output binding); -1: none.
+  int64_t updatedBy = -1;
 };
 
 struct HostProgram {

@@ -1,9 +1,10 @@
 //===- HostProgramVerifier.cpp - no command clobbers a live tensor --------===//
 //
-// The planner shares bytes in three ways: reshapes alias their source,
+// The planner shares bytes in four ways: reshapes alias their source,
 // assemblies of slices and dispatch results written in place share a
-// buffer, and the arena gives buffers with disjoint live ranges the same
-// offsets. Each is a chance to overwrite a tensor that a later command
+// buffer, a dispatch updates in place an initial output value that nothing
+// else reads, and the arena gives buffers with disjoint live ranges the
+// same offsets. Each is a chance to overwrite a tensor that a later command
 // still reads, which the kernels cannot notice: the result is silently
 // wrong. This check replays the planned program and proves that every
 // write lands on bytes no completed, still-read tensor holds, and that no
@@ -97,6 +98,9 @@ lcc::verifyHostProgram(const HostProgram &program,
       Extent written = extentOf(program, write);
       for (unsigned t : live) {
         const PlannedTensor &tensor = tensors[t];
+        // Its last reader, through the output it updates.
+        if (tensor.updatedBy == at)
+          continue;
         for (const BufferRange &held : tensor.defined) {
           if (held.length == 0 || !intersect(written, extentOf(program, held)))
             continue;

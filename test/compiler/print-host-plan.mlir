@@ -88,3 +88,46 @@ func.func private @chunk8(%x: tensor<8xf32>, %out: tensor<4xf32>) -> tensor<4xf3
     attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
   return %out : tensor<4xf32>
 }
+
+// -----
+
+// A dispatch that starts its output from another dispatch's result (a
+// product accumulating into a zero fill) updates it in place when nothing
+// else reads it: no copy, no second buffer. A fill read twice is copied
+// for each reader that starts from it, as is one that its own updater
+// also reads as an input.
+// CHECK-LABEL: host plan of @updates_its_init
+// CHECK: command 0: dispatch zeros [1, 1, 1] writes b[[Z:[0-9]+]][0, 32)
+// CHECK-NEXT: command 1: dispatch accumulate [1, 1, 1] reads b0[0, 32) writes b[[Z]][0, 32)
+// CHECK-NEXT: command 2: dispatch zeros [1, 1, 1] writes b[[S:[0-9]+]][0, 32)
+// CHECK-NEXT: command 3: copy accumulate.init0 b[[S]][0, 32) to b[[A:[0-9]+]][0, 32)
+// CHECK-NEXT: command 4: dispatch accumulate [1, 1, 1] reads b[[Z]][0, 32) writes b[[A]][0, 32)
+// CHECK-NEXT: command 5: copy accumulate.init0 b[[S]][0, 32) to b[[B:[0-9]+]][0, 32)
+// CHECK-NEXT: command 6: dispatch accumulate [1, 1, 1] reads b[[A]][0, 32) writes b[[B]][0, 32)
+// CHECK-NEXT: command 7: dispatch zeros [1, 1, 1] writes b[[R:[0-9]+]][0, 32)
+// CHECK-NEXT: command 8: copy accumulate.init0 b[[R]][0, 32) to b1[0, 32)
+// CHECK-NEXT: command 9: dispatch accumulate [1, 1, 1] reads b[[R]][0, 32) writes b1[0, 32)
+func.func @updates_its_init(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %z = call @zeros(%e) : (tensor<8xf32>) -> tensor<8xf32>
+  %a = call @accumulate(%x, %z) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %s = call @zeros(%e) : (tensor<8xf32>) -> tensor<8xf32>
+  %b = call @accumulate(%a, %s) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %c = call @accumulate(%b, %s) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %r = call @zeros(%e) : (tensor<8xf32>) -> tensor<8xf32>
+  %d = call @accumulate(%r, %r) : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %sum = call @add(%c, %d, %e) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %d : tensor<8xf32>
+}
+func.func private @zeros(%out: tensor<8xf32>) -> tensor<8xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<8xf32>
+}
+func.func private @accumulate(%x: tensor<8xf32>, %out: tensor<8xf32>) -> tensor<8xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<8xf32>
+}
+func.func private @add(%a: tensor<8xf32>, %b: tensor<8xf32>, %out: tensor<8xf32>) -> tensor<8xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<8xf32>
+}
