@@ -37,8 +37,8 @@ lcc::contiguousSliceBytes(tensor::InsertSliceOp insert) {
   uint64_t linear = 0;
   for (int64_t e = 0; e < rank; ++e)
     linear = linear * dest.getDimSize(e) + offsets[e];
-  uint64_t elementBytes = byteSize(RankedTensorType::get(
-      {1}, dest.getElementType()));
+  uint64_t elementBytes =
+      byteSize(RankedTensorType::get({1}, dest.getElementType()));
   uint64_t count = 1;
   for (int64_t size : sizes)
     count *= size;
@@ -52,15 +52,15 @@ Parameter describeParameter(func::FuncOp host, unsigned argIndex,
                             StringRef name, RankedTensorType type) {
   Parameter p;
   p.signature = {name.str(), type, {}};
-  if (auto init = host.getArgAttrOfType<StringAttr>(argIndex,
-                                                    "attn.param_init")) {
+  if (auto init =
+          host.getArgAttrOfType<StringAttr>(argIndex, "attn.param_init")) {
     if (init.getValue() == "ones")
       p.init = ParameterInit::Ones;
     else if (init.getValue() == "zeros")
       p.init = ParameterInit::Zeros;
   }
-  if (auto scale = host.getArgAttrOfType<FloatAttr>(argIndex,
-                                                    "attn.param_scale"))
+  if (auto scale =
+          host.getArgAttrOfType<FloatAttr>(argIndex, "attn.param_scale"))
     p.initScale = static_cast<float>(scale.getValueAsDouble());
   p.state = static_cast<bool>(host.getArgAttr(argIndex, "attn.param_state"));
   return p;
@@ -221,8 +221,8 @@ LogicalResult Planner::planArguments() {
       auto [it, inserted] = parameters.indexByName.try_emplace(
           name.getValue(), parameters.parameters.size());
       if (inserted)
-        parameters.parameters.push_back(describeParameter(
-            host, arg.getArgNumber(), name.getValue(), type));
+        parameters.parameters.push_back(
+            describeParameter(host, arg.getArgNumber(), name.getValue(), type));
       else if (parameters.parameters[it->second].signature.type != type)
         return host.emitOpError() << "parameter '" << name.getValue()
                                   << "' has two types in one module";
@@ -232,8 +232,8 @@ LogicalResult Planner::planArguments() {
     } else {
       unsigned index = program.inputs.size();
       // The model's own name for the argument (%tokens), else its place.
-      auto source = host.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "lcc.name");
+      auto source =
+          host.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "lcc.name");
       program.inputs.push_back(
           {source ? source.str() : ("arg" + Twine(index)).str(), type, {}});
       if (auto range = host.getArgAttrOfType<DenseI64ArrayAttr>(
@@ -280,19 +280,18 @@ LogicalResult Planner::planAssemblies() {
 unsigned Planner::assemblyBuffer(unsigned index) {
   Assembly &assembly = assemblies[index];
   if (!assembly.buffer)
-    assembly.buffer =
-        assembly.returnedAs
-            ? outputBuffers[*assembly.returnedAs]
-            : addBuffer(BufferKind::Transient, 0, assembly.type);
+    assembly.buffer = assembly.returnedAs
+                          ? outputBuffers[*assembly.returnedAs]
+                          : addBuffer(BufferKind::Transient, 0, assembly.type);
   return *assembly.buffer;
 }
 
 LogicalResult Planner::planCall(func::CallOp call) {
   auto dispatch = symbols.lookup<func::FuncOp>(call.getCallee());
   auto count =
-      dispatch ? dispatch->getAttrOfType<DenseI64ArrayAttr>(
-                     "lcc.workgroup_count")
-               : nullptr;
+      dispatch
+          ? dispatch->getAttrOfType<DenseI64ArrayAttr>("lcc.workgroup_count")
+          : nullptr;
   if (!count || count.size() != 3)
     return call.emitOpError("expected a call of a dispatch function with an "
                             "'lcc.workgroup_count' of three values");

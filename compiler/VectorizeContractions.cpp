@@ -289,10 +289,9 @@ void dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp op) {
       operands.push_back(operand.get());
       continue;
     }
-    SmallVector<OpFoldResult> offsets(type.getRank(),
-                                      rewriter.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                             rewriter.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes,
+        strides(type.getRank(), rewriter.getIndexAttr(1));
     for (int64_t size : type.getShape())
       sizes.push_back(rewriter.getIndexAttr(size));
     auto reduced = memref::SubViewOp::inferRankReducedResultType(

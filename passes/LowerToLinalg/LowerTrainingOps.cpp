@@ -232,6 +232,8 @@ struct LowerFeedForwardBackward : OpRewritePattern<FeedForwardBackwardOp> {
 
   struct Gradients {
     Value input, upWeight, upBias, downWeight, downBias;
+    /// The chunk's result, with_output only.
+    Value output;
   };
 
   /// The gradients of one chunk: `x` and `dy` are its [rows, d_model].
@@ -253,9 +255,26 @@ struct LowerFeedForwardBackward : OpRewritePattern<FeedForwardBackwardOp> {
         {dHidden, preActivation}, [&](OpBuilder &b, Location l, ValueRange a) {
           return mul(b, l, a[0], activationDerivative(b, l, kind, a[1]));
         });
+    Value output;
+    if (Value downBias = op.getDownBias())
+      output = affine(tb, hidden, op.getDownWeight(), downBias);
     return {timesTransposed(tb, dPre, op.getUpWeight()),
-            transposedTimes(tb, x, dPre), columnSum(tb, dPre),
-            transposedTimes(tb, hidden, dy), columnSum(tb, dy)};
+            transposedTimes(tb, x, dPre),
+            columnSum(tb, dPre),
+            transposedTimes(tb, hidden, dy),
+            columnSum(tb, dy),
+            output};
+  }
+
+  /// `rows` with `chunk` placed at rows [row, row + count).
+  static Value insertRows(OpBuilder &b, Location loc, Value chunk, Value rows,
+                          int64_t row, int64_t count) {
+    int64_t width = tensorType(rows).getDimSize(1);
+    return tensor::InsertSliceOp::create(
+        b, loc, chunk, rows,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(row), b.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(count), b.getIndexAttr(width)},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
   }
 
   static Value rowSlice(OpBuilder &b, Location loc, Value rows, int64_t offset,
@@ -283,6 +302,9 @@ struct LowerFeedForwardBackward : OpRewritePattern<FeedForwardBackwardOp> {
     // gradients added to the others'.
     Gradients total;
     Value dx = tb.empty(tensorType(x).getShape(), type.getElementType());
+    Value output = op.getDownBias() ? tb.empty(tensorType(x).getShape(),
+                                               type.getElementType())
+                                    : Value();
     for (int64_t row = 0; row < positions; row += rows) {
       int64_t count = std::min(rows, positions - row);
       bool whole = count == positions;
@@ -291,18 +313,13 @@ struct LowerFeedForwardBackward : OpRewritePattern<FeedForwardBackwardOp> {
           whole ? dy : rowSlice(rewriter, loc, dy, row, count));
       if (whole) {
         dx = chunk.input;
+        output = chunk.output;
         total = chunk;
         break;
       }
-      int64_t width = tensorType(x).getDimSize(1);
-      dx = tensor::InsertSliceOp::create(
-          rewriter, loc, chunk.input, dx,
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(row),
-                                 rewriter.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count),
-                                 rewriter.getIndexAttr(width)},
-          ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
-                                 rewriter.getIndexAttr(1)});
+      dx = insertRows(rewriter, loc, chunk.input, dx, row, count);
+      if (output)
+        output = insertRows(rewriter, loc, chunk.output, output, row, count);
       if (!total.upWeight) {
         total = chunk;
         continue;
@@ -312,8 +329,12 @@ struct LowerFeedForwardBackward : OpRewritePattern<FeedForwardBackwardOp> {
       total.downWeight = addTensors(tb, total.downWeight, chunk.downWeight);
       total.downBias = addTensors(tb, total.downBias, chunk.downBias);
     }
-    rewriter.replaceOp(op, {fromRows(rewriter, loc, dx, type), total.upWeight,
-                            total.upBias, total.downWeight, total.downBias});
+    SmallVector<Value> results = {fromRows(rewriter, loc, dx, type),
+                                  total.upWeight, total.upBias,
+                                  total.downWeight, total.downBias};
+    if (output)
+      results.push_back(fromRows(rewriter, loc, output, type));
+    rewriter.replaceOp(op, results);
     return success();
   }
 };

@@ -164,10 +164,9 @@ LogicalResult appendSelfTrainedUpdates(OpBuilder &b, func::FuncOp trainStep,
                 "are trained by "
              << trained.rule << " only";
     if (!updated.insert(name).second)
-      return op->emitOpError()
-             << "shares its " << trained.name << " '" << name
-             << "' with another op that trains them by " << trained.rule
-             << ": each op trains its own";
+      return op->emitOpError() << "shares its " << trained.name << " '" << name
+                               << "' with another op that trains them by "
+                               << trained.rule << ": each op trains its own";
     // Computed where the forward's inputs are (they need not live to the
     // end for it), written at the end with the other updates.
     OpBuilder next(op->getBlock(), std::next(op->getIterator()));
@@ -284,6 +283,9 @@ struct GenerateTrainStepPass
     for (unsigned i = 1; i < loss.getNumResults(); ++i)
       gradients.setResultAttr(params->names.size() + i, "lcc.name",
                               b.getStringAttr(stateName(loss, i)));
+    // Once the gradients are returned: it replaces ops whose results
+    // `params` holds.
+    fuseRecomputedFeedForwards(gradients);
     return gradients;
   }
 
@@ -334,7 +336,7 @@ struct GenerateTrainStepPass
     appendOptimizer(b, where, params, gradients, settings,
                     unitIntervalParameters(trainStep));
     if (failed(appendSelfTrainedUpdates(b, trainStep, params,
-                                     settings.centroidDecay)))
+                                        settings.centroidDecay)))
       return failure();
     func::ReturnOp::create(b, where, results);
     ret.erase();

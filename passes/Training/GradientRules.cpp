@@ -111,10 +111,9 @@ FailureOr<Value> ReverseSweep::recomputeHalf(Region &region, Value argument,
                             : &*std::prev(b.getInsertionPoint());
       if (failed(visit(clone)))
         return failure();
-      Block::iterator first = last ? std::next(last->getIterator())
-                                   : b.getBlock()->begin();
-      for (Operation &backward :
-           llvm::make_range(first, b.getInsertionPoint()))
+      Block::iterator first =
+          last ? std::next(last->getIterator()) : b.getBlock()->begin();
+      for (Operation &backward : llvm::make_range(first, b.getInsertionPoint()))
         backward.setAttr(kBackwardOfRecomputedAttrName, b.getUnitAttr());
     }
   }

@@ -1,11 +1,13 @@
 //===- TrainStep.h - the steps of attn-generate-train-step ------*- C++ -*-===//
 //
-// The train step is built in three steps, one file each:
+// The train step is built in four steps, one file each:
 //   1. FlattenBlocks.cpp: residual, reversible and multi-head blocks become
 //      the ops they are made of, and every attention saves its logsumexp;
 //   2. GradientRules.cpp: the reverse sweep, one vector-Jacobian rule per
 //      op, giving the gradient of the loss for every parameter;
-//   3. GenerateTrainStep.cpp: clipping, the optimizer update and the
+//   3. FuseRecomputedFeedForward.cpp: a reversible block's recomputed
+//      feed-forward and its backward, one op;
+//   4. GenerateTrainStep.cpp: clipping, the optimizer update and the
 //      writes of the new values (the pass itself).
 //
 //===----------------------------------------------------------------------===//
@@ -47,6 +49,12 @@ struct ParameterGradients {
 /// error on the op, when an op on the path to the loss has no rule.
 mlir::FailureOr<ParameterGradients> differentiate(mlir::func::FuncOp func,
                                                   mlir::Value loss);
+
+/// Fuses each reversible block's recomputed attn.feed_forward with its
+/// backward (attn.feed_forward_backward with_output): the hidden
+/// activations are recomputed once, chunk by chunk, for the result and the
+/// gradients both.
+void fuseRecomputedFeedForwards(mlir::func::FuncOp func);
 
 } // namespace lcc::training
 

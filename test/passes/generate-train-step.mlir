@@ -298,3 +298,60 @@ func.func @loss(%x: tensor<1x2x4x2xf32>, %labels: tensor<1x2x4xi32>) -> tensor<f
   %l = attn.softmax_cross_entropy %o, %labels : (tensor<1x2x4x2xf32>, tensor<1x2x4xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Two reversible blocks with a chunked feed-forward as G. The lower block's
+// backward recomputes G(y1) and differentiates it: the two are one
+// attn.feed_forward_backward with_output (the hidden activations
+// recomputed once), whose result gives x2 = y2 - G(y1). The top block's
+// G(y1) is the forward's own (y1 is the stored output): left as it is,
+// CSE shares it with the forward after lowering.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: attn.feed_forward gelu
+// CHECK: attn.feed_forward gelu
+// CHECK: attn.feed_forward gelu {{.+}}lcc.recomputed
+// CHECK-NEXT: arith.subf
+// CHECK: attn.feed_forward_backward gelu {{.+}} : (
+// CHECK-NOT: attn.feed_forward gelu
+// CHECK: attn.feed_forward_backward gelu {{.+}} with_output {{.+}}lcc.backward_of_recomputed
+// CHECK-NEXT: arith.subf
+// CHECK-NOT: attn.feed_forward gelu
+// CHECK: return
+func.func @loss(%x: tensor<1x8x4xf32>, %labels: tensor<1x8xi32>) -> tensor<f32> {
+  %y:2 = attn.reversible %x, %x : tensor<1x8x4xf32>, tensor<1x8x4xf32>
+  f {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    %w = attn.param "f0.w" : tensor<4x4xf32>
+    %h = attn.linear %a, %w : (tensor<1x8x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32>
+    attn.yield %h : tensor<1x8x4xf32>
+  } g {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    %w1 = attn.param "g0.w1" : tensor<4x16xf32>
+    %b1 = attn.param "g0.b1" : tensor<16xf32>
+    %w2 = attn.param "g0.w2" : tensor<16x4xf32>
+    %b2 = attn.param "g0.b2" : tensor<4xf32>
+    %h = attn.feed_forward gelu %a, %w1, %b1, %w2, %b2 {chunks = 2 : i64}
+        : (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+    attn.yield %h : tensor<1x8x4xf32>
+  }
+  %z:2 = attn.reversible %y#0, %y#1 : tensor<1x8x4xf32>, tensor<1x8x4xf32>
+  f {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    %w = attn.param "f1.w" : tensor<4x4xf32>
+    %h = attn.linear %a, %w : (tensor<1x8x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32>
+    attn.yield %h : tensor<1x8x4xf32>
+  } g {
+  ^bb0(%a: tensor<1x8x4xf32>):
+    %w1 = attn.param "g1.w1" : tensor<4x16xf32>
+    %b1 = attn.param "g1.b1" : tensor<16xf32>
+    %w2 = attn.param "g1.w2" : tensor<16x4xf32>
+    %b2 = attn.param "g1.b2" : tensor<4xf32>
+    %h = attn.feed_forward gelu %a, %w1, %b1, %w2, %b2 {chunks = 2 : i64}
+        : (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>) -> tensor<1x8x4xf32>
+    attn.yield %h : tensor<1x8x4xf32>
+  }
+  %m = arith.addf %z#0, %z#1 : tensor<1x8x4xf32>
+  %l = attn.softmax_cross_entropy %m, %labels : (tensor<1x8x4xf32>, tensor<1x8xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

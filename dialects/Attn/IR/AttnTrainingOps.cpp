@@ -243,6 +243,20 @@ LogicalResult FeedForwardBackwardOp::verify() {
   if (failed(check.elementType(downBias, input.elementType())) ||
       failed(check.shape(downBias, {input.dim(2)})))
     return failure();
+  if (bool(getDownBias()) != bool(getOutput()))
+    return emitOpError("has ")
+           << (getDownBias() ? "a down_bias (with_output) but no output result"
+                             : "an output result but no down_bias "
+                               "(with_output)");
+  if (getDownBias()) {
+    NamedTensor bias("down_bias", getDownBias());
+    if (failed(check.elementType(bias, input.elementType())) ||
+        failed(check.shape(bias, {input.dim(2)})))
+      return failure();
+    if (getOutput().getType() != getInput().getType())
+      return emitOpError("expected the output of the input's type ")
+             << getInput().getType() << ", got " << getOutput().getType();
+  }
   if (failed(verifyAtLeast(*this, "chunks", getChunks(),
                            knobs::kFeedForwardChunks.attributeMinimum())) ||
       failed(verifyAtMost(*this, "chunks", getChunks(), "seq", input.dim(1))))

@@ -260,18 +260,26 @@ def Attn_FeedForwardBackwardOp : Attn_Op<"feed_forward_backward", [Pure]> {
     activations are recomputed chunk by chunk rather than stored, so the
     backward holds one `[batch * seq / chunks, d_ff]` intermediate at a
     time, as the forward does; the weight gradients are summed over chunks.
+
+    `with_output %down_bias` also gives the feed-forward's result, each
+    chunk's from the hidden activations its backward recomputes: a
+    reversible block's backward recomputes the feed-forward's result and
+    differentiates it at once (attn-generate-train-step fuses the two), so
+    the hidden activations are computed once, not twice.
   }];
   let arguments = (ins Attn_ActivationAttr:$activation,
       Attn_FloatTensor:$input,
       Attn_FloatTensor:$up_weight, Attn_FloatTensor:$up_bias,
       Attn_FloatTensor:$down_weight, Attn_FloatTensor:$result_grad,
+      Optional<Attn_FloatTensor>:$down_bias,
       DefaultValuedAttr<I64Attr, "1">:$chunks);
   let results = (outs Attn_FloatTensor:$input_grad,
       Attn_FloatTensor:$up_weight_grad, Attn_FloatTensor:$up_bias_grad,
-      Attn_FloatTensor:$down_weight_grad, Attn_FloatTensor:$down_bias_grad);
+      Attn_FloatTensor:$down_weight_grad, Attn_FloatTensor:$down_bias_grad,
+      Optional<Attn_FloatTensor>:$output);
   let assemblyFormat = [{
     custom<EnumKeyword>($activation) $input `,` $up_weight `,` $up_bias `,`
-    $down_weight `,` $result_grad attr-dict `:`
+    $down_weight `,` $result_grad (`with_output` $down_bias^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

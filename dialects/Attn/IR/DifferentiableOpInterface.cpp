@@ -303,7 +303,7 @@ LogicalResult FeedForwardOp::buildVectorJacobianProduct(
   auto backward = FeedForwardBackwardOp::create(
       b, getLoc(), typesOf(operands), getActivationAttr(), getInput(),
       getUpWeight(), getUpBias(), getDownWeight(), resultGradients[0],
-      getChunksAttr());
+      /*down_bias=*/Value(), getChunksAttr());
   setGradients(*this, operands, backward.getResults(), operandGradients);
   return success();
 }

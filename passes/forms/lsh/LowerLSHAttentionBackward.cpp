@@ -18,11 +18,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/forms/lsh/LSHSteps.h"
-#include "passes/forms/lsh/LSHForm.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/forms/lsh/LSHForm.h"
+#include "passes/forms/lsh/LSHSteps.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 

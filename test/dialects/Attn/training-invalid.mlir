@@ -169,3 +169,23 @@ func.func @adaptive_span_backward_z_grad(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf
           tensor<1x2xf32>)
   return
 }
+
+// -----
+
+func.func @feed_forward_output_without_bias(%x: tensor<1x8x4xf32>, %w1: tensor<4x16xf32>, %b1: tensor<16xf32>, %w2: tensor<16x4xf32>) {
+  // expected-error @+1 {{has an output result but no down_bias (with_output)}}
+  %a, %b, %c, %d, %e, %f = attn.feed_forward_backward gelu %x, %w1, %b1, %w2, %x
+      : (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<1x8x4xf32>)
+      -> (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>, tensor<1x8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @feed_forward_output_of_another_type(%x: tensor<1x8x4xf32>, %w1: tensor<4x16xf32>, %b1: tensor<16xf32>, %w2: tensor<16x4xf32>, %b2: tensor<4xf32>) {
+  // expected-error @+1 {{expected the output of the input's type 'tensor<1x8x4xf32>', got 'tensor<1x4x4xf32>'}}
+  %a, %b, %c, %d, %e, %f = attn.feed_forward_backward gelu %x, %w1, %b1, %w2, %x with_output %b2
+      : (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<1x8x4xf32>, tensor<4xf32>)
+      -> (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>, tensor<1x4x4xf32>)
+  return
+}

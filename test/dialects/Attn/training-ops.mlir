@@ -56,6 +56,12 @@ func.func @backward_ops(%q: tensor<1x2x8x4xf32>, %tokens: tensor<1x8xi32>,
   %fx, %fw1, %fb1, %fw2, %fb2 = attn.feed_forward_backward gelu %x, %w1, %b1, %w2, %x {chunks = 2 : i64}
       : (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<1x8x4xf32>)
       -> (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>)
+  // With the down bias, the feed-forward's result too (a reversible block's
+  // recomputation fused with its backward).
+  // CHECK: attn.feed_forward_backward gelu %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} with_output %{{.+}} {chunks = 2 : i64}
+  %ox, %ow1, %ob1, %ow2, %ob2, %out = attn.feed_forward_backward gelu %x, %w1, %b1, %w2, %x with_output %g {chunks = 2 : i64}
+      : (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<1x8x4xf32>, tensor<4xf32>)
+      -> (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>, tensor<1x8x4xf32>)
   // CHECK: attn.softmax_cross_entropy_backward %{{.+}}, %{{.+}}, %{{.+}}, loss_grad %{{.+}} : (tensor<1x8x6xf32>, tensor<1x8xi32>, tensor<1x8xf32>, tensor<f32>) -> tensor<1x8x6xf32>
   %dl = attn.softmax_cross_entropy_backward %dy6, %tokens, %weights, loss_grad %one
       : (tensor<1x8x6xf32>, tensor<1x8xi32>, tensor<1x8xf32>, tensor<f32>) -> tensor<1x8x6xf32>
