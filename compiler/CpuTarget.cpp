@@ -160,6 +160,7 @@ void lcc::buildCpuToLLVMPipeline(OpPassManager &pm,
   vectorize.bf16Dot = registers.bf16Dot;
   vectorize.amxTiles = registers.amxTiles;
   pm.addNestedPass<func::FuncOp>(createVectorizeContractions(vectorize));
+  pm.addNestedPass<func::FuncOp>(createSplitRowReductions());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createExpandBFloat16());
   // Unrolled: the default goes through a stack buffer per transfer, and

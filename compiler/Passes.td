@@ -228,6 +228,35 @@ def HintBlocksPerSm : Pass<"lcc-hint-blocks-per-sm", "mlir::gpu::GPUModuleOp"> {
   ];
 }
 
+def SplitRowReductions
+    : Pass<"lcc-split-row-reductions", "mlir::func::FuncOp"> {
+  let summary = "CPU: reductions along a row's contiguous elements in lanes";
+  let description = [{
+    A bufferized reduction whose innermost loop is its one reduction loop,
+    of N (a multiple of `lanes`, at least twice it) contiguous elements per
+    row, and whose body only combines its output with one value (`addf`,
+    `maximumf`, `minimumf`: a row sum, a sum of squares, a layer norm's
+    statistics, a softmax's maximum) is one dependent chain of N scalar
+    operations per row: LLVM may not reorder float sums, so it neither
+    vectorizes nor overlaps them. It becomes two reductions: `lanes`
+    partial results per row, element `r * lanes + l` going to lane `l`
+    (starting from the combiner's identity, in a stack buffer; the lanes a
+    vector loop), then the lanes combined into the output in order. The
+    order is fixed by `lanes`, not by the target's vector width: a CPU with
+    AVX2 and one with AVX-512 sum alike. Reductions over more than 64 KiB of
+    partial results per call, or reading their loop indices, are left as
+    they are.
+  }];
+  let dependentDialects = [
+    "mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
+    "mlir::arith::ArithDialect"
+  ];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "Partial results per row (at least 2)">,
+  ];
+}
+
 def VectorizeContractions
     : Pass<"lcc-vectorize-contractions", "mlir::func::FuncOp"> {
   let summary = "register-tile and vectorize contractions of CPU kernels";
