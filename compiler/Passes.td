@@ -243,13 +243,15 @@ def SplitRowReductions
     (starting from the combiner's identity, in a stack buffer; the lanes a
     vector loop), then the lanes combined into the output in order. The
     order is fixed by `lanes`, not by the target's vector width: a CPU with
-    AVX2 and one with AVX-512 sum alike. Reductions over more than 64 KiB of
-    partial results per call, or reading their loop indices, are left as
-    they are.
+    AVX2 and one with AVX-512 sum alike. Reductions inside a kernel's loops
+    (a flash attention tile's row maxima and sums: measured slower split),
+    over more than 64 KiB of partial results per call, or reading their
+    loop indices, are left as they are.
   }];
   let dependentDialects = [
     "mlir::linalg::LinalgDialect", "mlir::memref::MemRefDialect",
-    "mlir::arith::ArithDialect"
+    "mlir::arith::ArithDialect", "mlir::scf::SCFDialect",
+    "mlir::vector::VectorDialect"
   ];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
