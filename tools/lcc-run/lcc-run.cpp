@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,13 @@ const char kUsage[] =
     "                              on GPU 0 through the NVIDIA driver,\n"
     "                              libcuda.so.1 (or $LCC_CUDA_DRIVER),\n"
     "                              with the module's cubin for the GPU's\n"
-    "                              architecture, else its PTX\n"
-    LCC_EMULATOR_USAGE
+    "                              architecture, else its "
+    "PTX\n" LCC_EMULATOR_USAGE
     "  --function=NAME             function to run (default: the first)\n"
     "  --input=FILE.npy            next input, in argument order (repeat)\n"
     "  --params=FILE.safetensors   weights, bound to parameters by name\n"
-    "  --output-dir=DIR            where result<i>.npy go (default .)\n"
+    "  --output-dir=DIR            where result<i>.npy go, created if missing\n"
+    "                              (default .)\n"
     "  --results-file=FILE.safetensors\n"
     "                              also write every result of the last call\n"
     "                              to one .safetensors file, each by its\n"
@@ -479,6 +481,18 @@ struct StackedResults {
   }
 };
 
+/// Creates --output-dir and its parents where missing (as mkdir -p); the
+/// reason, with the path, when it cannot.
+std::string createOutputDirectory(const std::string &directory) {
+  std::error_code ec;
+  std::filesystem::create_directories(directory, ec);
+  if (!ec && !std::filesystem::is_directory(directory, ec))
+    ec = std::make_error_code(std::errc::not_a_directory);
+  if (!ec)
+    return "";
+  return "cannot create --output-dir '" + directory + "': " + ec.message();
+}
+
 int run(const Options &options) {
   Handles handles;
   std::string error = handles.load(options.model);
@@ -546,6 +560,8 @@ int run(const Options &options) {
   }
   if (error.empty() && !options.resultsFile.empty())
     error = checkNotAnInput("--results-file", options.resultsFile, read);
+  if (error.empty() && outputCount > 0)
+    error = createOutputDirectory(options.outputDir);
   if (!error.empty())
     return kTool.fail(kExitError, error);
 
