@@ -48,9 +48,12 @@ def TileToWorkgroups : Pass<"lcc-tile-to-workgroups", "mlir::ModuleOp"> {
     ops, tensor.pad) and is not already inside an `scf.forall` becomes an
     `scf.forall` whose iterations are the workgroups of one dispatch. Ops are
     visited from the last to the first; a producer of an input whose only
-    use is the tiled op is fused into it (computed per tile). Producers of
-    the destination (the fill or bias broadcast that starts a contraction)
-    are not fused yet: they get a dispatch of their own.
+    use is the tiled op is fused into it (computed per tile). So is an
+    all-parallel producer of the destination that nothing else uses (the
+    fill or bias broadcast that starts a contraction), which upstream
+    tile-and-fuse does not fuse through a forall's outputs: each workgroup
+    computes it on its tile of the output, and the loop starts from the
+    producer's own destination.
 
     Tile sizes split the outermost parallel loops until about
     `workgroups` tiles exist (at most three loops, the workgroup grid's

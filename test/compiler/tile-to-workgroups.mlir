@@ -3,15 +3,19 @@
 // ZERO: error: lcc-tile-to-workgroups: expected workgroups >= 1, got 0
 
 // A contraction is split over its outer parallel loop into 4 workgroups of
-// 64 rows. Its destination's fill is tiled the same way, in a forall of its
-// own (destination producers are not fused yet).
+// 64 rows. Its destination's fill, used by nothing else, is computed in
+// each workgroup on the workgroup's tile (upstream tile-and-fuse does not
+// fuse through a forall's outputs): the loop starts from the fill's own
+// destination, and the fill is no dispatch of its own.
 // CHECK-LABEL: func @matmul
 // CHECK-SAME: (%[[A:.+]]: tensor<256x32xf32>, %[[B:.+]]: tensor<32x8xf32>)
-// CHECK: %[[FILL:.+]] = scf.forall (%{{.+}}) = (0) to (256) step (64)
-// CHECK: linalg.fill {{.*}} -> tensor<64x8xf32>
-// CHECK: %[[R:.+]] = scf.forall (%[[I:.+]]) = (0) to (256) step (64) shared_outs(%[[OUT:.+]] = %[[FILL]]) -> (tensor<256x8xf32>)
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<256x8xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: %[[R:.+]] = scf.forall (%[[I:.+]]) = (0) to (256) step (64) shared_outs(%[[OUT:.+]] = %[[E]]) -> (tensor<256x8xf32>)
 // CHECK: tensor.extract_slice %[[A]][%[[I]], 0] [64, 32] [1, 1]
-// CHECK: linalg.generic {{.*}} outs(%{{.+}} : tensor<64x8xf32>)
+// CHECK: %[[TILE:.+]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [64, 8] [1, 1]
+// CHECK: %[[FILLED:.+]] = linalg.fill {{.*}} outs(%[[TILE]] : tensor<64x8xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[FILLED]] : tensor<64x8xf32>)
 // CHECK: tensor.parallel_insert_slice %{{.+}} into %[[OUT]][%[[I]], 0] [64, 8] [1, 1]
 // CHECK: return %[[R]]
 func.func @matmul(%a: tensor<256x32xf32>, %b: tensor<32x8xf32>) -> tensor<256x8xf32> {
@@ -123,4 +127,27 @@ func.func @diagonal_band(%dots: tensor<8x4xf32>, %band: tensor<11x8xf32>) -> ten
     linalg.yield %t : f32
   } -> tensor<8x4xf32>
   return %1 : tensor<8x4xf32>
+}
+
+// -----
+
+// A fill that another op also reads stays a dispatch of its own: computed
+// in the product's workgroups, it would be computed twice.
+// CHECK-LABEL: func @shared_fill
+// CHECK: %[[FILL:.+]] = scf.forall
+// CHECK: linalg.fill
+// CHECK: scf.forall {{.+}} shared_outs(%{{.+}} = %[[FILL]])
+func.func @shared_fill(%a: tensor<256x32xf32>, %b: tensor<32x8xf32>) -> (tensor<256x8xf32>, tensor<256x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<256x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<256x8xf32>) -> tensor<256x8xf32>
+  %0 = linalg.generic {indexing_maps = [affine_map<(i, k, n) -> (i, k)>, affine_map<(i, k, n) -> (k, n)>, affine_map<(i, k, n) -> (i, n)>],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a, %b : tensor<256x32xf32>, tensor<32x8xf32>) outs(%init : tensor<256x8xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<256x8xf32>
+  return %0, %init : tensor<256x8xf32>, tensor<256x8xf32>
 }
