@@ -52,7 +52,8 @@ lcc::buildAttentionFormsPipeline(OpPassManager &pm,
   }
   if (!form) {
     errors << "unknown attention form '" << options.attention
-           << "'; expected one of " << attentionFormNames();
+           << "'; expected one of " << attentionFormNames()
+           << ", or a form a plugin adds (--load-plugin=LIB.so)";
     return failure();
   }
   return form->addRewritePasses(pm, options, errors);

@@ -429,7 +429,9 @@ int main(int argc, char **argv) {
       !lcc::lookupAttentionForm(attentionName)) {
     lcc::reportError(kTool, "unknown --attention value '" + attentionName +
                                 "'; expected one of " +
-                                lcc::attentionFormNames());
+                                lcc::attentionFormNames() +
+                                ", or a form a plugin adds "
+                                "(--load-plugin=LIB.so)");
     return 1;
   }
   std::optional<int64_t> memoryBudget = parseBytes(memoryBudgetText);
