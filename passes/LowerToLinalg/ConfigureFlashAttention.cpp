@@ -128,12 +128,12 @@ void useMaskRegion(OpBuilder &builder, const AttentionSpec &op,
   int64_t visited = entries - table->hiddenTiles;
   if (op.remarks)
     op.op->emitRemark() << "mask visits " << visited << " of " << entries
-                        << " key tiles ("
+                        << " (query, key) tile pairs ("
                         << llvm::formatv("{0:F1}", 100.0 * visited / entries)
                         << "%), " << table->fullTiles << " of them unmasked";
   if (table->undecidedTiles && op.remarks)
     op.op->emitRemark() << table->undecidedTiles
-                        << " key tiles are visited without being known to hold "
+                        << " tile pairs are visited without being known to hold "
                            "a visible key: deciding them would take too long";
   if (table->hiddenTiles == 0 && table->fullTiles == 0)
     return;

@@ -19,7 +19,7 @@
 // CHECK: arith.cmpf oeq
 func.func @sliding_window(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> {
   // The fraction of key tiles visited is measured from the table.
-  // expected-remark@+1 {{mask visits 10 of 16 key tiles (62.5%), 4 of them unmasked}}
+  // expected-remark@+1 {{mask visits 10 of 16 (query, key) tile pairs (62.5%), 4 of them unmasked}}
   %0 = attn.attention %q, %q, %q : (tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32>
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):
@@ -40,7 +40,7 @@ func.func @sliding_window(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> 
 // CHECK-LABEL: func @per_head
 // CHECK: arith.constant dense<{{\[}}[{{\[}}2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2], [2, 2, 2, 2]], [{{\[}}2, 0, 0, 0], [2, 0, 0, 0], [2, 0, 0, 0], [2, 0, 0, 0]]]> : tensor<2x4x4xi8>
 func.func @per_head(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> {
-  // expected-remark@+1 {{mask visits 20 of 32 key tiles (62.5%), 20 of them unmasked}}
+  // expected-remark@+1 {{mask visits 20 of 32 (query, key) tile pairs (62.5%), 20 of them unmasked}}
   %0 = attn.attention %q, %q, %q : (tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32>
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):
@@ -62,7 +62,7 @@ func.func @per_head(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> {
 // CHECK-NOT: scf.if
 // CHECK: return
 func.func @no_hidden_tile(%q: tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32> {
-  // expected-remark@+1 {{mask visits 16 of 16 key tiles (100.0%), 0 of them unmasked}}
+  // expected-remark@+1 {{mask visits 16 of 16 (query, key) tile pairs (100.0%), 0 of them unmasked}}
   %0 = attn.attention %q, %q, %q : (tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>, tensor<1x2x256x16xf32>) -> tensor<1x2x256x16xf32>
       mask {
       ^bb0(%b: index, %h: index, %i: index, %j: index):

@@ -261,7 +261,7 @@ func.func @softmax_cross_entropy(%l: tensor<2x3x5xf32>, %t: tensor<2x3xi32>) -> 
 // CHECK: scf.yield %{{.+}}, %{{.+}}, %{{.+}} : tensor<16xf32>, tensor<16xf32>, tensor<16x8xf32>
 // CHECK: scf.yield %[[R]]#0, %[[R]]#1, %[[R]]#2
 func.func @sparse_fixed_masked(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
-  // expected-remark@+1 {{mask visits 40 of 64 key tiles (62.5%), 32 of them unmasked}}
+  // expected-remark@+1 {{mask visits 40 of 64 (query, key) tile pairs (62.5%), 32 of them unmasked}}
   %0 = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 64 : i64, summary = 8 : i64}
       : (tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32>
   return %0 : tensor<1x1x128x8xf32>
@@ -288,9 +288,9 @@ func.func @sparse_fixed_masked(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf3
 // CHECK: arith.divf
 // CHECK: } -> tensor<1x1x128x8xf32>
 func.func @sparse_strided_parts(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
-  // expected-remark@+3 {{mask visits 34 of 64 key tiles (53.1%), 22 of them unmasked}}
+  // expected-remark@+3 {{mask visits 34 of 64 (query, key) tile pairs (53.1%), 22 of them unmasked}}
   // expected-remark@+2 {{columns gathered: each residue mod 32 attended as a head of its own beside the band}}
-  // expected-remark@+1 {{mask visits 1 of 1 key tiles (100.0%), 0 of them unmasked}}
+  // expected-remark@+1 {{mask visits 1 of 1 (query, key) tile pairs (100.0%), 0 of them unmasked}}
   %0 = attn.sparse_attention strided %q, %q, %q {block = 16 : i64, stride = 32 : i64}
       : (tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32>
   return %0 : tensor<1x1x128x8xf32>
@@ -311,9 +311,9 @@ func.func @sparse_strided_parts(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf
 // CHECK: %[[SUMMARY:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 1, 8) {{.+}} -> (tensor<1x1x128x8xf32>, tensor<1x1x128xf32>)
 // CHECK: linalg.generic {{.+}} ins(%[[WINDOW]]#0, %[[SUMMARY]]#0, %[[WINDOW]]#1, %[[SUMMARY]]#1 : {{.+}})
 func.func @sparse_fixed_parts(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32> {
-  // expected-remark@+3 {{mask visits 16 of 64 key tiles (25.0%), 16 of them unmasked}}
+  // expected-remark@+3 {{mask visits 16 of 64 (query, key) tile pairs (25.0%), 16 of them unmasked}}
   // expected-remark@+2 {{summary columns gathered: 8 of every 32 keys, attended beside each window's own}}
-  // expected-remark@+1 {{mask visits 16 of 16 key tiles (100.0%), 8 of them unmasked}}
+  // expected-remark@+1 {{mask visits 16 of 16 (query, key) tile pairs (100.0%), 8 of them unmasked}}
   %0 = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 32 : i64, summary = 8 : i64}
       : (tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32>
   return %0 : tensor<1x1x128x8xf32>

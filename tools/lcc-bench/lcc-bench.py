@@ -66,8 +66,9 @@ threads each (OpenBLAS too), and the header says which.
 masks: mask and score regions against dense attention of the same shape,
 interleaved per sequence length: dense, ALiBi (a score region), a sliding
 window |i - j| < --window and Longformer (the window plus --global global
-tokens). Reports time per call, peak bytes, the fraction of key tiles the
-mask leaves to visit (from lcc's remark, measured from the block table),
+tokens). Reports time per call, peak bytes, the fraction of (query, key)
+tile pairs the mask leaves to visit (from lcc's remark, measured from the
+block table),
 and the speed-up over dense (for ALiBi: its cost over dense). Dense and
 ALiBi run only up to --dense-up-to tokens (default: every length).
 
@@ -657,8 +658,10 @@ def bench_relative(opts):
             sys.stdout.flush()
 
 def tiles_visited(remarks):
-    """The percentage of key tiles lcc's remark says the mask visits."""
-    match = re.search(r"mask visits \d+ of \d+ key tiles \(([0-9.]+)%\)",
+    """The percentage of (query, key) tile pairs lcc's remark says the
+    mask visits."""
+    match = re.search(r"mask visits \d+ of \d+ \(query, key\) tile pairs "
+                      r"\(([0-9.]+)%\)",
                       remarks)
     return match.group(1) + "%" if match else "100%"
 
@@ -673,7 +676,7 @@ def bench_masks(opts):
           (opts.heads, opts.head_dim,
            "causal" if opts.causal else "non-causal",
            opts.threads or os.cpu_count()))
-    print("| seq | form | compile s | ms/call | peak MiB | key tiles "
+    print("| seq | form | compile s | ms/call | peak MiB | tile pairs "
           "visited | vs dense |")
     print("|---:|---|---:|---:|---:|---:|---:|")
     for seq in opts.seq:
