@@ -52,8 +52,7 @@ lcc::buildAttentionFormsPipeline(OpPassManager &pm,
   }
   if (!form) {
     errors << "unknown attention form '" << options.attention
-           << "'; expected one of " << attentionFormNames()
-           << ", or a form a plugin adds (--load-plugin=LIB.so)";
+           << "'; expected one of " << attentionFormNames();
     return failure();
   }
   return form->addRewritePasses(pm, options, errors);

@@ -148,34 +148,33 @@ void fuseInitProducers(RewriterBase &rewriter, scf::ForallOp forall,
     Operation *producer = init.get().getDefiningOp();
     if (!isFusableInit(producer, forall, root, func))
       continue;
+    // The workgroup's one tile of the output (more would leave the loop
+    // half rewritten should a later one fail to tile).
     BlockArgument shared = forall.getTiedBlockArgument(&init);
     SmallVector<tensor::ExtractSliceOp> tiles;
     for (Operation *user : shared.getUsers())
       if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user))
         tiles.push_back(slice);
-    if (tiles.empty() || llvm::any_of(tiles, [](tensor::ExtractSliceOp t) {
-          return !t.hasUnitStride();
-        }))
+    if (tiles.size() != 1 || !tiles.front().hasUnitStride())
       continue;
-    for (tensor::ExtractSliceOp tile : tiles) {
-      rewriter.setInsertionPointAfter(tile);
-      FailureOr<TilingResult> computed =
-          cast<TilingInterface>(producer).generateResultTileValue(
-              rewriter, 0, tile.getMixedOffsets(), tile.getMixedSizes());
-      if (failed(computed) || computed->tiledOps.size() != 1)
-        return;
-      // Written into the workgroup's tile of the loop's output.
-      Operation *tiled = computed->tiledOps.front();
-      OpOperand &tiledInit =
-          cast<DestinationStyleOpInterface>(tiled).getDpsInitsMutable()[0];
-      Value producerTile = tiledInit.get();
-      tiledInit.set(tile.getResult());
-      if (producerTile.use_empty())
-        if (Operation *slice = producerTile.getDefiningOp())
-          rewriter.eraseOp(slice);
-      rewriter.replaceAllUsesExcept(tile.getResult(),
-                                    computed->tiledValues.front(), tiled);
-    }
+    tensor::ExtractSliceOp tile = tiles.front();
+    rewriter.setInsertionPointAfter(tile);
+    FailureOr<TilingResult> computed =
+        cast<TilingInterface>(producer).generateResultTileValue(
+            rewriter, 0, tile.getMixedOffsets(), tile.getMixedSizes());
+    if (failed(computed) || computed->tiledOps.size() != 1)
+      continue;
+    // Written into the workgroup's tile of the loop's output.
+    Operation *tiled = computed->tiledOps.front();
+    OpOperand &tiledInit =
+        cast<DestinationStyleOpInterface>(tiled).getDpsInitsMutable()[0];
+    Value producerTile = tiledInit.get();
+    tiledInit.set(tile.getResult());
+    if (producerTile.use_empty())
+      if (Operation *slice = producerTile.getDefiningOp())
+        rewriter.eraseOp(slice);
+    rewriter.replaceAllUsesExcept(tile.getResult(),
+                                  computed->tiledValues.front(), tiled);
     init.set(cast<DestinationStyleOpInterface>(producer).getDpsInits()[0]);
     fused.insert(producer);
   }

@@ -247,7 +247,9 @@ LogicalResult lowerBlockTransposes(func::FuncOp func) {
 /// (the batch of one of a [1, rows, d] x [d, e] projection, the lm_head) as
 /// the three-loop contraction the register blocks take, on rank-reduced
 /// views of its operands. Left with four loops, the projections of a train
-/// step fell to the loop lowering at half the blocked speed.
+/// step fell to the loop lowering at half the blocked speed. (Upstream
+/// linalg's unit-dimension folding left these alone: a workgroup's slice
+/// of a binding is a strided memref.)
 void dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumLoops() <= 3 ||
       !linalg::isaContractionOpInterface(op))
@@ -262,13 +264,13 @@ void dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp op) {
       nonUnit(dims->k) != 1 || nonUnit(dims->batch) != 0 ||
       llvm::any_of(ranges, ShapedType::isDynamic))
     return;
-  // Each kept loop's new position.
+  // Each kept loop's new position (unit loops have none).
   MLIRContext *context = op.getContext();
-  SmallVector<AffineExpr> renumbered;
+  SmallVector<unsigned> position(ranges.size());
   unsigned kept = 0;
-  for (int64_t range : ranges)
-    renumbered.push_back(range == 1 ? getAffineConstantExpr(0, context)
-                                    : getAffineDimExpr(kept++, context));
+  for (auto [d, range] : llvm::enumerate(ranges))
+    if (range != 1)
+      position[d] = kept++;
   rewriter.setInsertionPoint(op);
   SmallVector<Value> operands;
   SmallVector<AffineMap> maps;
@@ -281,7 +283,7 @@ void dropUnitLoops(RewriterBase &rewriter, linalg::GenericOp op) {
       auto dim = cast<AffineDimExpr>(result);
       if (ranges[dim.getPosition()] == 1)
         continue;
-      results.push_back(renumbered[dim.getPosition()]);
+      results.push_back(getAffineDimExpr(position[dim.getPosition()], context));
       shape.push_back(type.getDimSize(r));
     }
     maps.push_back(AffineMap::get(kept, 0, results, context));

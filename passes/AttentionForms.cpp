@@ -197,7 +197,7 @@ std::string lcc::attentionFormNames() {
   std::string names = "'keep'";
   for (const AttentionFormDefinition *form : registeredAttentionForms())
     names += ", '" + form->name + "'";
-  return names + ", 'auto'";
+  return names + ", 'auto', or a form a plugin adds (--load-plugin=LIB.so)";
 }
 
 namespace lcc {

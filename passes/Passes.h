@@ -5,6 +5,7 @@
 
 #include "dialects/Attn/IR/AttnDialect.h"
 #include "dialects/Attn/IR/Knobs.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/Pass/Pass.h"
 
 #include <limits>
@@ -35,6 +36,22 @@ constexpr llvm::StringLiteral kRecomputedAttrName = "lcc.recomputed";
 /// the forward's (kRecomputedAttrName).
 constexpr llvm::StringLiteral kBackwardOfRecomputedAttrName =
     "lcc.backward_of_recomputed";
+
+/// Runs `build` at `b`'s insertion point and sets the unit attribute
+/// `name` on every op it created there; returns what `build` returns.
+template <typename Build>
+auto markOpsBuiltBy(mlir::OpBuilder &b, llvm::StringRef name, Build build) {
+  mlir::Block *block = b.getInsertionBlock();
+  mlir::Block::iterator point = b.getInsertionPoint();
+  mlir::Operation *before =
+      point == block->begin() ? nullptr : &*std::prev(point);
+  auto result = build();
+  mlir::Block::iterator first =
+      before ? std::next(before->getIterator()) : block->begin();
+  for (mlir::Operation &op : llvm::make_range(first, b.getInsertionPoint()))
+    op.setAttr(name, b.getUnitAttr());
+  return result;
+}
 
 /// Marks the exp of a softmax, exp(x - m) with m the row's maximum or
 /// logsumexp: its argument is at most 0 up to rounding, which the CPU's

@@ -38,16 +38,7 @@ bool hasStaticShapes(mlir::Operation *op);
 /// attributes).
 template <typename Build>
 auto buildRecomputed(mlir::OpBuilder &b, Build build) {
-  mlir::Block *block = b.getInsertionBlock();
-  mlir::Block::iterator point = b.getInsertionPoint();
-  mlir::Operation *before =
-      point == block->begin() ? nullptr : &*std::prev(point);
-  auto result = build();
-  mlir::Block::iterator first =
-      before ? std::next(before->getIterator()) : block->begin();
-  for (mlir::Operation &op : llvm::make_range(first, b.getInsertionPoint()))
-    op.setAttr(kRecomputedAttrName, b.getUnitAttr());
-  return result;
+  return markOpsBuiltBy(b, kRecomputedAttrName, build);
 }
 
 /// The attention scale: the op's, or 1/sqrt(head_dim) of `query`

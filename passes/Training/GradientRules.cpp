@@ -105,17 +105,10 @@ FailureOr<Value> ReverseSweep::recomputeHalf(Region &region, Value argument,
       arith::SubFOp::create(b, region.getParentOp()->getLoc(), output, result);
   if (outputGrad) {
     accumulate(result, outputGrad);
-    for (Operation *clone : llvm::reverse(clones)) {
-      Operation *last = b.getInsertionPoint() == b.getBlock()->begin()
-                            ? nullptr
-                            : &*std::prev(b.getInsertionPoint());
-      if (failed(visit(clone)))
+    for (Operation *clone : llvm::reverse(clones))
+      if (failed(markOpsBuiltBy(b, kBackwardOfRecomputedAttrName,
+                                [&] { return visit(clone); })))
         return failure();
-      Block::iterator first =
-          last ? std::next(last->getIterator()) : b.getBlock()->begin();
-      for (Operation &backward : llvm::make_range(first, b.getInsertionPoint()))
-        backward.setAttr(kBackwardOfRecomputedAttrName, b.getUnitAttr());
-    }
   }
   return input;
 }

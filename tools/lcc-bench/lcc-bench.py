@@ -68,9 +68,8 @@ interleaved per sequence length: dense, ALiBi (a score region), a sliding
 window |i - j| < --window and Longformer (the window plus --global global
 tokens). Reports time per call, peak bytes, the fraction of (query, key)
 tile pairs the mask leaves to visit (from lcc's remark, measured from the
-block table),
-and the speed-up over dense (for ALiBi: its cost over dense). Dense and
-ALiBi run only up to --dense-up-to tokens (default: every length).
+block table), and the speed-up over dense (for ALiBi: its cost over dense).
+Dense and ALiBi run only up to --dense-up-to tokens (default: every length).
 
 models: every model in models/, with fresh weights: compile time, number of
 dispatches, arena bytes, peak bytes and time per call.

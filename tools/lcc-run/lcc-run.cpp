@@ -41,8 +41,8 @@ const char kUsage[] =
     "                              on GPU 0 through the NVIDIA driver,\n"
     "                              libcuda.so.1 (or $LCC_CUDA_DRIVER),\n"
     "                              with the module's cubin for the GPU's\n"
-    "                              architecture, else its "
-    "PTX\n" LCC_EMULATOR_USAGE
+    "                              architecture, else its PTX\n"
+    LCC_EMULATOR_USAGE
     "  --function=NAME             function to run (default: the first)\n"
     "  --input=FILE.npy            next input, in argument order (repeat)\n"
     "  --params=FILE.safetensors   weights, bound to parameters by name\n"

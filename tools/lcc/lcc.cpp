@@ -429,9 +429,7 @@ int main(int argc, char **argv) {
       !lcc::lookupAttentionForm(attentionName)) {
     lcc::reportError(kTool, "unknown --attention value '" + attentionName +
                                 "'; expected one of " +
-                                lcc::attentionFormNames() +
-                                ", or a form a plugin adds "
-                                "(--load-plugin=LIB.so)");
+                                lcc::attentionFormNames());
     return 1;
   }
   std::optional<int64_t> memoryBudget = parseBytes(memoryBudgetText);
