@@ -20,6 +20,10 @@ install(TARGETS LCCAttnDialect LCCPasses LCCCompiler LCCPlugin
   EXPORT lccTargets
   LIBRARY DESTINATION lib)
 install(TARGETS lcc lcc-opt lcc-run lcc-train RUNTIME DESTINATION bin)
+# lcc-testdata makes the random inputs of the README's quick start.
+if(TARGET lcc-testdata)
+  install(TARGETS lcc-testdata RUNTIME DESTINATION bin)
+endif()
 install(PROGRAMS ${CMAKE_BINARY_DIR}/bin/lcc-bench DESTINATION bin)
 install(FILES ${CMAKE_BINARY_DIR}/bin/lcc_bench_peers.py DESTINATION bin)
 foreach(dir dialects passes compiler)
