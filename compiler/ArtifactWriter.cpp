@@ -82,6 +82,8 @@ lcm::ParameterInit parameterInit(ParameterInit init) {
     return lcm::ParameterInit::Zeros;
   case ParameterInit::Ones:
     return lcm::ParameterInit::Ones;
+  case ParameterInit::Constant:
+    return lcm::ParameterInit::Constant;
   }
   llvm_unreachable("unknown parameter init");
 }
@@ -160,9 +162,9 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
     auto sig = signature(p.signature, error);
     if (failed(sig))
       return failure();
-    parameterOffsets.push_back(
-        lcm::CreateParameter(fbb, *sig, parameterInit(p.init), p.initScale,
-                             /*data=*/0, p.state));
+    parameterOffsets.push_back(lcm::CreateParameter(
+        fbb, *sig, parameterInit(p.init), p.initScale,
+        /*data=*/0, p.state, /*data_checksum=*/{}, p.initValue));
   }
 
   std::vector<flatbuffers::Offset<lcm::Function>> functionOffsets;

@@ -58,7 +58,12 @@ Parameter describeParameter(func::FuncOp host, unsigned argIndex,
       p.init = ParameterInit::Ones;
     else if (init.getValue() == "zeros")
       p.init = ParameterInit::Zeros;
+    else if (init.getValue() == "constant")
+      p.init = ParameterInit::Constant;
   }
+  if (auto value =
+          host.getArgAttrOfType<FloatAttr>(argIndex, "attn.param_value"))
+    p.initValue = static_cast<float>(value.getValueAsDouble());
   if (auto scale =
           host.getArgAttrOfType<FloatAttr>(argIndex, "attn.param_scale"))
     p.initScale = static_cast<float>(scale.getValueAsDouble());

@@ -20,7 +20,7 @@
 
 namespace lcc {
 
-enum class ParameterInit { Normal, Zeros, Ones };
+enum class ParameterInit { Normal, Zeros, Ones, Constant };
 
 struct TensorSignature {
   std::string name;
@@ -33,7 +33,10 @@ struct Parameter {
   TensorSignature signature;
   ParameterInit init = ParameterInit::Normal;
   float initScale = 0.02f;
-  /// Optimizer state: zero when loaded, not required from a weights file.
+  /// Every element's value under Constant init.
+  float initValue = 0.0f;
+  /// Optimizer state: zero (or initValue) when loaded, not required from a
+  /// weights file.
   bool state = false;
 };
 

@@ -156,16 +156,30 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
     `centroid-decay`) of the unit queries and keys assigned to each.
 
     The new function `train_step` takes the loss function's arguments,
-    optionally clips the gradients by their global norm (`grad-clip` > 0),
-    applies `sgd` (`p -= lr * g`) or `adam` (torch.optim.Adam, AdamW with
-    `weight-decay`; its moments `adam.m.NAME`, `adam.v.NAME` and step count
-    `adam.step` are `attn.param {state}`), writes every new value with
+    clips the gradients by their global norm (while `optimizer.grad_clip`
+    > 0), applies `sgd` (`p -= lr * g`) or `adam` (torch.optim.Adam, AdamW
+    with `weight-decay`; its moments `adam.m.NAME`, `adam.v.NAME` and step
+    count `adam.step` are `attn.param {state}`), writes every new value with
     `attn.assign` and returns the loss, then the loss function's other
     results: state such as a Transformer-XL's new memories, which is not
     differentiated (gradients stop at a memory, an argument). With
     `emit-gradients`, a function `FUNC_gradients` returning the loss and
     every gradient (results named after their parameters) is kept too. Every other function is left as
     it is.
+
+    The hyper-parameters are not constants of the code but state of their
+    own, 0-d `attn.param {state, initial = ...}` that start at the pass's
+    options: `optimizer.lr`, `optimizer.weight_decay`,
+    `optimizer.grad_clip`, and Adam's `optimizer.beta1`, `optimizer.beta2`,
+    `optimizer.epsilon`. A trainer sets them between steps (lcc-train's
+    `--lr` and schedule) without recompiling.
+
+    With `accumulate-gradients`, `accumulate_step` (the train step's
+    arguments and results) adds the gradients of its batch to state
+    `optimizer.accumulated.NAME`, updating nothing else, and `train_step`
+    updates with `(its own gradients + the accumulated ones) *
+    optimizer.gradient_scale` (1/K after K-1 accumulate_steps; starts at
+    1) and sets the sums back to zero.
 
     Before:
 
@@ -185,12 +199,18 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
       ... the forward, then
       %dy = attn.softmax_cross_entropy_backward %y, %labels, loss_grad %one : ...
       %dx, %dw = attn.linear_backward %x, %w, %dy : ...
-      %new = attn.sgd_update %w, %dw {lr = 1.000000e-01 : f32} : tensor<16x4xf32>
+      %lr = attn.param "optimizer.lr" {initial = 1.000000e-01 : f32, state} : tensor<f32>
+      %wd = attn.param "optimizer.weight_decay" {initial = 0.000000e+00 : f32, state} : tensor<f32>
+      %clip = attn.param "optimizer.grad_clip" {initial = 0.000000e+00 : f32, state} : tensor<f32>
+      %g = attn.clip_by_global_norm %dw max_norm %clip : ...
+      %new = attn.sgd_update %w, %g lr %lr weight_decay %wd : tensor<16x4xf32>, tensor<f32>
       attn.assign "w", %new : tensor<16x4xf32>
       return %l : tensor<f32>
     }
     ```
   }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
   let options = [
     Option<"function", "function", "std::string", /*default=*/"\"loss\"",
            "The function to differentiate; its first result is the loss">,
@@ -217,6 +237,12 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
            "centroids">,
     Option<"emitGradients", "emit-gradients", "bool", /*default=*/"false",
            "Also keep FUNC_gradients, returning the loss and every gradient">,
+    Option<"accumulateGradients", "accumulate-gradients", "bool",
+           /*default=*/"false",
+           "Also add accumulate_step, which sums the gradients of a batch "
+           "into optimizer state that train_step's update then includes: "
+           "gradient accumulation over micro-batches (one more buffer the "
+           "size of the parameters)">,
     Option<"recomputeReversible", "recompute-reversible", "bool",
            /*default=*/"true",
            "Recompute each reversible block's inputs from its outputs in the "

@@ -43,7 +43,7 @@ namespace {
 /// How a fresh weights file fills a parameter, from the ops that use it:
 /// layer-norm gains start at one, biases, shifts and adaptive spans (z) at
 /// zero, everything else N(0, 1/fan_in) with fan_in the first dimension of
-/// a matrix.
+/// a matrix. Optimizer state starts at zero, or at its `initial` value.
 NamedAttrList parameterInit(ParamOp param) {
   MLIRContext *context = param.getContext();
   StringRef init = "normal";
@@ -63,7 +63,7 @@ NamedAttrList parameterInit(ParamOp param) {
       init = "zeros";
   }
   if (param.getState())
-    init = "zeros";
+    init = param.getInitial() ? "constant" : "zeros";
   auto type = cast<RankedTensorType>(param.getType());
   double scale = type.getRank() >= 2
                      ? 1.0 / std::sqrt(static_cast<double>(type.getDimSize(0)))
@@ -75,6 +75,8 @@ NamedAttrList parameterInit(ParamOp param) {
                FloatAttr::get(Float32Type::get(context), scale));
   if (param.getState())
     attrs.append("attn.param_state", UnitAttr::get(context));
+  if (FloatAttr initial = param.getInitialAttr())
+    attrs.append("attn.param_value", initial);
   return attrs;
 }
 

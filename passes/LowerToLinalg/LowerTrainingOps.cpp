@@ -453,16 +453,25 @@ struct LowerClipByGlobalNorm : OpRewritePattern<ClipByGlobalNormOp> {
           }));
       squares = squares ? addTensors(tb, squares, mine) : mine;
     }
-    // min(1, max_norm / (norm + 1e-6)), as torch's clip_grad_norm_.
-    double maxNorm = op.getMaxNorm().convertToDouble();
+    // The gradients scaled by s have the norm |s| norm. Then min(1,
+    // max_norm / (norm + 1e-6)), as torch's clip_grad_norm_; 1 when
+    // max_norm <= 0 turns clipping off.
+    SmallVector<Value> scalars = {squares, op.getMaxNorm()};
+    if (op.getScale())
+      scalars.push_back(op.getScale());
     Value factor = tb.mapSameShape(
-        {squares}, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value norm = math::SqrtOp::create(b, l, a[0]);
+        scalars, [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value one = floatConstant(b, l, elt, 1.0);
+          Value scale = a.size() > 2 ? a[2] : one;
+          Value norm = mul(b, l, math::AbsFOp::create(b, l, scale),
+                           math::SqrtOp::create(b, l, a[0]));
           Value ratio = arith::DivFOp::create(
-              b, l, floatConstant(b, l, elt, maxNorm),
-              add(b, l, norm, floatConstant(b, l, elt, 1e-6)));
-          return arith::MinimumFOp::create(b, l, ratio,
-                                           floatConstant(b, l, elt, 1.0));
+              b, l, a[1], add(b, l, norm, floatConstant(b, l, elt, 1e-6)));
+          Value clipped = arith::MinimumFOp::create(b, l, ratio, one);
+          Value on = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                           a[1], floatConstant(b, l, elt, 0.0));
+          Value clip = arith::SelectOp::create(b, l, on, clipped, one);
+          return a.size() > 2 ? mul(b, l, scale, clip) : clip;
         });
     SmallVector<Value> clipped;
     for (Value g : op.getGradients()) {
@@ -480,26 +489,35 @@ struct LowerClipByGlobalNorm : OpRewritePattern<ClipByGlobalNormOp> {
   }
 };
 
+/// Indexing maps for an elementwise op of rank `rank` over `tensors` full
+/// operands followed by `scalars` 0-d ones (the hyper-parameters), which
+/// every element reads.
+static SmallVector<AffineMap> withScalars(TensorBuilder &tb, MLIRContext *ctx,
+                                          unsigned rank, unsigned tensors,
+                                          unsigned scalars) {
+  SmallVector<AffineMap> maps(tensors, tb.identityMap(rank));
+  maps.append(scalars, AffineMap::get(rank, 0, ctx));
+  return maps;
+}
+
 struct LowerSGDUpdate : OpRewritePattern<SGDUpdateOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SGDUpdateOp op,
                                 PatternRewriter &rewriter) const override {
     TensorBuilder tb(rewriter, op.getLoc());
-    double lr = op.getLr().convertToDouble();
-    double decay = op.getWeightDecay().convertToDouble();
-    Type elt = tensorType(op.getParam()).getElementType();
+    RankedTensorType type = tensorType(op.getParam());
     rewriter.replaceOp(
-        op, tb.mapSameShape(
-                {op.getParam(), op.getGradient()},
-                [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                  Value g = a[1];
-                  // Without decay exactly p - lr g: lr = 1 moves p by -g.
-                  if (decay != 0.0)
-                    g = add(b, l, g,
-                            mul(b, l, floatConstant(b, l, elt, decay), a[0]));
-                  return arith::SubFOp::create(
-                      b, l, a[0], mul(b, l, floatConstant(b, l, elt, lr), g));
-                }));
+        op,
+        tb.map(
+            type.getShape(), type.getElementType(),
+            {op.getParam(), op.getGradient(), op.getLr(), op.getWeightDecay()},
+            withScalars(tb, op.getContext(), type.getRank(), 2, 2),
+            [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+              // p - lr (g + wd p): with wd 0 exactly p - lr g, so
+              // lr = 1 moves p by -g.
+              Value g = add(b, l, a[1], mul(b, l, a[3], a[0]));
+              return arith::SubFOp::create(b, l, a[0], mul(b, l, a[2], g));
+            }));
     return success();
   }
 };
@@ -509,53 +527,54 @@ struct LowerAdamUpdate : OpRewritePattern<AdamUpdateOp> {
   LogicalResult matchAndRewrite(AdamUpdateOp op,
                                 PatternRewriter &rewriter) const override {
     TensorBuilder tb(rewriter, op.getLoc());
+    MLIRContext *ctx = op.getContext();
     RankedTensorType type = tensorType(op.getParam());
     unsigned rank = type.getRank();
     Type elt = type.getElementType();
-    double lr = op.getLr().convertToDouble();
-    double beta1 = op.getBeta1().convertToDouble();
-    double beta2 = op.getBeta2().convertToDouble();
-    double epsilon = op.getEpsilon().convertToDouble();
-    double decay = op.getWeightDecay().convertToDouble();
-    auto c = [&](OpBuilder &b, Location l, double v) {
-      return floatConstant(b, l, elt, v);
+    auto one = [&](OpBuilder &b, Location l) {
+      return floatConstant(b, l, elt, 1.0);
+    };
+    // The moving average `beta x + (1 - beta) y` of m' and v'.
+    auto average = [&](OpBuilder &b, Location l, Value beta, Value x, Value y) {
+      return add(b, l, mul(b, l, beta, x),
+                 mul(b, l, arith::SubFOp::create(b, l, one(b, l), beta), y));
     };
     // m' = beta1 m + (1 - beta1) g; v' = beta2 v + (1 - beta2) g².
-    Value m =
-        tb.mapSameShape({op.getMoment1(), op.getGradient()},
-                        [&](OpBuilder &b, Location l, ValueRange a) {
-                          return add(b, l, mul(b, l, c(b, l, beta1), a[0]),
-                                     mul(b, l, c(b, l, 1.0 - beta1), a[1]));
-                        });
-    Value v = tb.mapSameShape(
-        {op.getMoment2(), op.getGradient()},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          return add(b, l, mul(b, l, c(b, l, beta2), a[0]),
-                     mul(b, l, c(b, l, 1.0 - beta2), mul(b, l, a[1], a[1])));
-        });
+    Value m = tb.map(type.getShape(), elt,
+                     {op.getMoment1(), op.getGradient(), op.getBeta1()},
+                     withScalars(tb, ctx, rank, 2, 1),
+                     [&](OpBuilder &b, Location l, ValueRange a) {
+                       return average(b, l, a[2], a[0], a[1]);
+                     });
+    Value v = tb.map(type.getShape(), elt,
+                     {op.getMoment2(), op.getGradient(), op.getBeta2()},
+                     withScalars(tb, ctx, rank, 2, 1),
+                     [&](OpBuilder &b, Location l, ValueRange a) {
+                       return average(b, l, a[2], a[0], mul(b, l, a[1], a[1]));
+                     });
     // torch.optim.AdamW: p (1 - lr wd) - lr / (1 - beta1^t) · m' /
     // (sqrt(v') / sqrt(1 - beta2^t) + eps).
     Value p = tb.map(
-        type.getShape(), elt, {op.getParam(), m, v, op.getStep()},
-        {tb.identityMap(rank), tb.identityMap(rank), tb.identityMap(rank),
-         AffineMap::get(rank, 0, op.getContext())},
+        type.getShape(), elt,
+        {op.getParam(), m, v, op.getStep(), op.getLr(), op.getBeta1(),
+         op.getBeta2(), op.getEpsilon(), op.getWeightDecay()},
+        withScalars(tb, ctx, rank, 3, 6),
         [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-          Value t = a[3];
-          auto correction = [&](double beta) -> Value {
-            Value power = math::PowFOp::create(b, l, c(b, l, beta), t);
-            return arith::SubFOp::create(b, l, c(b, l, 1.0), power);
+          Value t = a[3], lr = a[4];
+          auto correction = [&](Value beta) -> Value {
+            Value power = math::PowFOp::create(b, l, beta, t);
+            return arith::SubFOp::create(b, l, one(b, l), power);
           };
-          Value decayed = a[0];
-          if (decay != 0.0)
-            decayed = mul(b, l, decayed, c(b, l, 1.0 - lr * decay));
-          Value stepSize =
-              arith::DivFOp::create(b, l, c(b, l, lr), correction(beta1));
+          Value decayed =
+              mul(b, l, a[0],
+                  arith::SubFOp::create(b, l, one(b, l), mul(b, l, lr, a[8])));
+          Value stepSize = arith::DivFOp::create(b, l, lr, correction(a[5]));
           Value denominator =
               add(b, l,
                   arith::DivFOp::create(
                       b, l, math::SqrtOp::create(b, l, a[2]),
-                      math::SqrtOp::create(b, l, correction(beta2))),
-                  c(b, l, epsilon));
+                      math::SqrtOp::create(b, l, correction(a[6]))),
+                  a[7]);
           Value update = mul(b, l, stepSize,
                              arith::DivFOp::create(b, l, a[1], denominator));
           return arith::SubFOp::create(b, l, decayed, update);

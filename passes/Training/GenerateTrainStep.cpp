@@ -13,6 +13,8 @@
 #include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
@@ -32,8 +34,11 @@ using namespace lcc::training;
 namespace {
 
 constexpr StringLiteral kTrainStepName = "train_step";
-/// Names of Adam's state: a model's parameters may not use them.
+constexpr StringLiteral kAccumulateStepName = "accumulate_step";
+/// Names of Adam's state and of the hyper-parameters: a model's parameters
+/// may not use them.
 constexpr StringLiteral kAdamPrefix = "adam.";
+constexpr StringLiteral kHyperParameterPrefix = "optimizer.";
 
 struct OptimizerSettings {
   bool adam;
@@ -50,6 +55,45 @@ std::string formatNumber(double value) {
 FloatAttr f32(Builder &b, double value) {
   return b.getF32FloatAttr(static_cast<float>(value));
 }
+
+/// The state that sums a parameter's gradients over micro-batches.
+std::string accumulatedName(StringRef name) {
+  return (kHyperParameterPrefix + "accumulated." + name).str();
+}
+
+/// A 0-d f32 hyper-parameter: state starting at `initial`.
+Value hyperParameter(OpBuilder &b, Location loc, StringRef name,
+                     double initial) {
+  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  return ParamOp::create(b, loc, Type(scalar),
+                         (kHyperParameterPrefix + name).str(),
+                         /*state=*/true, f32(b, initial));
+}
+
+/// The hyper-parameters the update reads: state the loaded module keeps
+/// (`optimizer.lr`, ...), starting at the values lcc was given, which a
+/// trainer sets between steps (lcc-train --lr, its schedule) without
+/// recompiling.
+struct HyperParameters {
+  Value lr, weightDecay, gradClip, beta1, beta2, epsilon;
+
+  static HyperParameters create(OpBuilder &b, Location loc,
+                                const OptimizerSettings &settings) {
+    auto read = [&](StringRef name, double initial) {
+      return hyperParameter(b, loc, name, initial);
+    };
+    HyperParameters h;
+    h.lr = read("lr", settings.lr);
+    h.weightDecay = read("weight_decay", settings.weightDecay);
+    h.gradClip = read("grad_clip", settings.gradClip);
+    if (settings.adam) {
+      h.beta1 = read("beta1", settings.beta1);
+      h.beta2 = read("beta2", settings.beta2);
+      h.epsilon = read("epsilon", settings.epsilon);
+    }
+    return h;
+  }
+};
 
 Value splat(OpBuilder &b, Location loc, RankedTensorType type, double value) {
   return arith::ConstantOp::create(
@@ -88,6 +132,7 @@ void appendOptimizer(OpBuilder &b, Location loc,
                      const ParameterGradients &params,
                      ArrayRef<Value> gradients,
                      const OptimizerSettings &settings,
+                     const HyperParameters &hyper,
                      const llvm::StringSet<> &unitInterval) {
   auto clamped = [&](StringRef name, Value updated) {
     return unitInterval.contains(name) ? clampToUnit(b, loc, updated) : updated;
@@ -96,32 +141,32 @@ void appendOptimizer(OpBuilder &b, Location loc,
   if (settings.adam) {
     // The step count t, from 1: Adam's bias correction needs it.
     auto scalar = RankedTensorType::get({}, b.getF32Type());
-    Value previous = ParamOp::create(b, loc, Type(scalar),
-                                     StringRef("adam.step"), /*state=*/true);
+    Value previous =
+        ParamOp::create(b, loc, Type(scalar), StringRef("adam.step"),
+                        /*state=*/true, FloatAttr());
     step = arith::AddFOp::create(b, loc, previous, splat(b, loc, scalar, 1.0));
     AssignOp::create(b, loc, "adam.step", step);
   }
   for (auto [name, value, gradient] :
        llvm::zip_equal(params.names, params.values, gradients)) {
     if (!settings.adam) {
-      Value updated = SGDUpdateOp::create(b, loc, value.getType(), value,
-                                          gradient, f32(b, settings.lr),
-                                          f32(b, settings.weightDecay));
+      Value updated =
+          SGDUpdateOp::create(b, loc, value.getType(), value, gradient,
+                              hyper.lr, hyper.weightDecay);
       AssignOp::create(b, loc, name, clamped(name, updated));
       continue;
     }
     std::string m = (kAdamPrefix + "m." + name).str();
     std::string v = (kAdamPrefix + "v." + name).str();
     Value moment1 = ParamOp::create(b, loc, value.getType(), StringRef(m),
-                                    /*state=*/true);
+                                    /*state=*/true, FloatAttr());
     Value moment2 = ParamOp::create(b, loc, value.getType(), StringRef(v),
-                                    /*state=*/true);
+                                    /*state=*/true, FloatAttr());
     Type type = value.getType();
-    auto update = AdamUpdateOp::create(
-        b, loc, TypeRange{type, type, type}, value, gradient, moment1, moment2,
-        step, f32(b, settings.lr), f32(b, settings.beta1),
-        f32(b, settings.beta2), f32(b, settings.epsilon),
-        f32(b, settings.weightDecay));
+    auto update = AdamUpdateOp::create(b, loc, TypeRange{type, type, type},
+                                       value, gradient, moment1, moment2, step,
+                                       hyper.lr, hyper.beta1, hyper.beta2,
+                                       hyper.epsilon, hyper.weightDecay);
     AssignOp::create(b, loc, name, clamped(name, update.getResult()));
     AssignOp::create(b, loc, m, update.getNewMoment1());
     AssignOp::create(b, loc, v, update.getNewMoment2());
@@ -176,6 +221,25 @@ LogicalResult appendSelfTrainedUpdates(OpBuilder &b, func::FuncOp trainStep,
   return success();
 }
 
+/// The gradients with the sums of earlier micro-batches added (state
+/// `optimizer.accumulated.NAME`), each sum set back to zero.
+void addAccumulatedGradients(OpBuilder &b, Location loc,
+                             ArrayRef<std::string> names,
+                             MutableArrayRef<Value> gradients) {
+  for (auto [name, gradient] : llvm::zip_equal(names, gradients)) {
+    auto type = cast<RankedTensorType>(gradient.getType());
+    std::string sumName = accumulatedName(name);
+    Value sum = ParamOp::create(b, loc, Type(type), StringRef(sumName),
+                                /*state=*/true, FloatAttr());
+    gradient = arith::AddFOp::create(b, loc, gradient, sum);
+    Value empty =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    Value zero = arith::ConstantOp::create(b, loc, f32(b, 0.0));
+    Value zeros = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+    AssignOp::create(b, loc, sumName, zeros);
+  }
+}
+
 struct GenerateTrainStepPass
     : lcc::impl::GenerateTrainStepBase<GenerateTrainStepPass> {
   using GenerateTrainStepBase::GenerateTrainStepBase;
@@ -223,16 +287,20 @@ struct GenerateTrainStepPass
                 "first result to be the loss, a tensor<f32>, got "
              << (loss.getNumResults() ? loss.getResultTypes()[0]
                                       : Type(NoneType::get(&getContext())));
-    for (StringRef name : {kTrainStepName.str(), (function + "_gradients")})
+    for (StringRef name : {kTrainStepName.str(), kAccumulateStepName.str(),
+                           (function + "_gradients")})
       if (module.lookupSymbol(name))
         return module.emitError()
                << "attn-generate-train-step: the module already has a "
                   "function '"
                << name << "'";
     WalkResult reserved = loss.walk([&](ParamOp param) {
-      if (param.getName().starts_with(kAdamPrefix) || param.getState()) {
+      if (param.getName().starts_with(kAdamPrefix) ||
+          param.getName().starts_with(kHyperParameterPrefix) ||
+          param.getState()) {
         param.emitOpError() << "uses the name '" << param.getName()
                             << "': names starting with '" << kAdamPrefix
+                            << "' or '" << kHyperParameterPrefix
                             << "' and state parameters belong to the "
                                "optimizer";
         return WalkResult::interrupt();
@@ -327,13 +395,19 @@ struct GenerateTrainStepPass
       params.names.push_back(name.str());
       params.values.push_back(firstUse.lookup(name));
     }
-    if (settings.gradClip > 0.0) {
-      auto clip =
-          ClipByGlobalNormOp::create(b, where, ValueRange(gradients).getTypes(),
-                                     gradients, f32(b, settings.gradClip));
-      gradients.assign(clip.getClipped().begin(), clip.getClipped().end());
+    auto hyper = HyperParameters::create(b, where, settings);
+    Value scale;
+    if (accumulateGradients) {
+      addAccumulatedGradients(b, where, params.names, gradients);
+      scale = hyperParameter(b, where, "gradient_scale", 1.0);
     }
-    appendOptimizer(b, where, params, gradients, settings,
+    // Always there, so that clipping can be turned on at run time; off
+    // (max_norm 0) it costs one read of the gradients for their norm.
+    auto clip =
+        ClipByGlobalNormOp::create(b, where, ValueRange(gradients).getTypes(),
+                                   gradients, hyper.gradClip, scale);
+    gradients.assign(clip.getClipped().begin(), clip.getClipped().end());
+    appendOptimizer(b, where, params, gradients, settings, hyper,
                     unitIntervalParameters(trainStep));
     if (failed(appendSelfTrainedUpdates(b, trainStep, params,
                                         settings.centroidDecay)))
@@ -349,6 +423,42 @@ struct GenerateTrainStepPass
           i, "lcc.name",
           gradientsFunc.getResultAttr(gradientCount + i, "lcc.name"));
     return success();
+  }
+
+  /// accumulate_step: a copy of FUNC_gradients that adds each gradient to
+  /// its sum over micro-batches and returns what train_step does (the loss
+  /// and the loss function's other results).
+  void buildAccumulateStep(ModuleOp module, func::FuncOp gradientsFunc,
+                           unsigned stateCount) {
+    func::FuncOp step = gradientsFunc.clone();
+    step.setName(kAccumulateStepName);
+    module.insert(std::next(Block::iterator(gradientsFunc)), step);
+    auto ret = cast<func::ReturnOp>(step.getBody().front().getTerminator());
+    OpBuilder b(ret);
+    Location where = ret.getLoc();
+    unsigned gradientCount = ret.getNumOperands() - 1 - stateCount;
+    for (unsigned i = 1; i <= gradientCount; ++i) {
+      Value gradient = ret.getOperand(i);
+      std::string sumName = accumulatedName(
+          gradientsFunc.getResultAttrOfType<StringAttr>(i, "lcc.name")
+              .getValue());
+      Value sum =
+          ParamOp::create(b, where, gradient.getType(), StringRef(sumName),
+                          /*state=*/true, FloatAttr());
+      AssignOp::create(b, where, sumName,
+                       arith::AddFOp::create(b, where, sum, gradient));
+    }
+    SmallVector<Value> results = {ret.getOperand(0)};
+    llvm::append_range(results, ret.getOperands().take_back(stateCount));
+    func::ReturnOp::create(b, where, results);
+    ret.erase();
+    step.setType(FunctionType::get(&getContext(), step.getArgumentTypes(),
+                                   ValueRange(results).getTypes()));
+    step.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    for (unsigned i = 1; i < results.size(); ++i)
+      step.setResultAttr(
+          i, "lcc.name",
+          gradientsFunc.getResultAttr(gradientCount + i, "lcc.name"));
   }
 
   /// FUNC_gradients without its last `stateCount` results: it returns the
@@ -382,6 +492,8 @@ struct GenerateTrainStepPass
     unsigned stateCount = loss->getNumResults() - 1;
     if (failed(buildTrainStep(module, *gradients, stateCount, settings)))
       return signalPassFailure();
+    if (accumulateGradients)
+      buildAccumulateStep(module, *gradients, stateCount);
     dropState(*gradients, stateCount);
     if (!emitGradients)
       gradients->erase();

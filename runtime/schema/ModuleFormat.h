@@ -27,7 +27,7 @@ namespace lcc::lcm {
 
 /// The version this format is (Module.version): a loader reads it and no
 /// other, a writer writes it. Bumped whenever a field changes meaning.
-constexpr uint32_t kModuleVersion = 5;
+constexpr uint32_t kModuleVersion = 6;
 
 namespace detail {
 

@@ -20,7 +20,14 @@
 // CHECK: attn.merge_heads %[[DV]]
 // CHECK: %[[DQKM:.+]] = attn.merge_heads %[[DQK]]
 // CHECK: %{{.+}}, %[[DWQ:.+]] = attn.linear_backward %[[X]], %[[WQ]], %[[DQKM]]
-// CHECK: %[[NEW:.+]] = attn.sgd_update %[[WQ]], %[[DWQ]] {lr = 5.000000e-01 : f32} : tensor<4x4xf32>
+// The hyper-parameters are state the loaded module keeps, starting at
+// the pass's values; clipping is there, off (max_norm 0) unless set.
+// CHECK: %[[LR:.+]] = attn.param "optimizer.lr" {initial = 5.000000e-01 : f32, state} : tensor<f32>
+// CHECK: %[[WD:.+]] = attn.param "optimizer.weight_decay" {initial = 0.000000e+00 : f32, state} : tensor<f32>
+// CHECK: %[[CLIP:.+]] = attn.param "optimizer.grad_clip" {initial = 0.000000e+00 : f32, state} : tensor<f32>
+// CHECK-NOT: optimizer.beta1
+// CHECK: %[[G:.+]]:4 = attn.clip_by_global_norm %[[DWQ]], {{.+}} max_norm %[[CLIP]]
+// CHECK: %[[NEW:.+]] = attn.sgd_update %[[WQ]], %[[G]]#0 lr %[[LR]] weight_decay %[[WD]] : tensor<4x4xf32>, tensor<f32>
 // CHECK: attn.assign "wq", %[[NEW]] : tensor<4x4xf32>
 // CHECK: attn.assign "wv"
 // CHECK: attn.assign "wo"
@@ -34,13 +41,19 @@
 // ADAM-LABEL: func.func @loss_gradients(
 // ADAM-SAME: -> (tensor<f32> {lcc.name = "loss"}, tensor<4x4xf32> {lcc.name = "wq"}, tensor<4x4xf32> {lcc.name = "wv"}, tensor<4x4xf32> {lcc.name = "wo"}, tensor<4x3xf32> {lcc.name = "head"})
 // ADAM-LABEL: func.func @train_step(
-// ADAM: %[[G:.+]]:4 = attn.clip_by_global_norm {{.+}} {max_norm = 1.000000e+00 : f32}
+// ADAM: %[[LR:.+]] = attn.param "optimizer.lr" {initial = 0.00999999977 : f32, state}
+// ADAM: %[[WD:.+]] = attn.param "optimizer.weight_decay" {initial = 1.000000e-01 : f32, state}
+// ADAM: %[[CLIP:.+]] = attn.param "optimizer.grad_clip" {initial = 1.000000e+00 : f32, state}
+// ADAM: %[[B1:.+]] = attn.param "optimizer.beta1" {initial = 0.899999976 : f32, state}
+// ADAM: %[[B2:.+]] = attn.param "optimizer.beta2" {initial = 9.990000e-01 : f32, state}
+// ADAM: %[[EPS:.+]] = attn.param "optimizer.epsilon" {initial = 9.99999993E-9 : f32, state}
+// ADAM: %[[G:.+]]:4 = attn.clip_by_global_norm {{.+}} max_norm %[[CLIP]]
 // ADAM: %[[STEP0:.+]] = attn.param "adam.step" {state} : tensor<f32>
 // ADAM: %[[STEP:.+]] = arith.addf %[[STEP0]]
 // ADAM: attn.assign "adam.step", %[[STEP]]
 // ADAM: %[[MQ:.+]] = attn.param "adam.m.wq" {state} : tensor<4x4xf32>
 // ADAM: %[[VQ:.+]] = attn.param "adam.v.wq" {state} : tensor<4x4xf32>
-// ADAM: %[[NP:.+]], %[[NM:.+]], %[[NV:.+]] = attn.adam_update %{{.+}}, %[[G]]#0, %[[MQ]], %[[VQ]], step %[[STEP]] {lr = 0.00999999977 : f32, weight_decay = 1.000000e-01 : f32}
+// ADAM: %[[NP:.+]], %[[NM:.+]], %[[NV:.+]] = attn.adam_update %{{.+}}, %[[G]]#0, %[[MQ]], %[[VQ]] step %[[STEP]] lr %[[LR]] beta1 %[[B1]] beta2 %[[B2]] epsilon %[[EPS]] weight_decay %[[WD]]
 // ADAM: attn.assign "wq", %[[NP]]
 // ADAM: attn.assign "adam.m.wq", %[[NM]]
 // ADAM: attn.assign "adam.v.wq", %[[NV]]
@@ -189,7 +202,7 @@ func.func @loss(%x: tensor<1x2x3xf32>, %labels: tensor<1x2xi32>) -> tensor<f32> 
 
 // The optimizer's names are reserved.
 func.func @loss(%x: tensor<1x2x3xf32>, %labels: tensor<1x2xi32>) -> tensor<f32> {
-  // expected-error@+1 {{'attn.param' op uses the name 'adam.step': names starting with 'adam.' and state parameters belong to the optimizer}}
+  // expected-error@+1 {{'attn.param' op uses the name 'adam.step': names starting with 'adam.' or 'optimizer.' and state parameters belong to the optimizer}}
   %w = attn.param "adam.step" : tensor<1x2x3xf32>
   %y = arith.addf %x, %w : tensor<1x2x3xf32>
   %l = attn.softmax_cross_entropy %y, %labels : (tensor<1x2x3xf32>, tensor<1x2xi32>) -> tensor<f32>

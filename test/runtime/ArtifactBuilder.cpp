@@ -128,7 +128,7 @@ std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
     parameters.push_back(lcm::CreateParameterDirect(
         builder, buildSignature(builder, parameter.signature), parameter.init,
         parameter.initScale, parameter.data ? &*parameter.data : nullptr,
-        parameter.state, flatbuffersOptional(checksum)));
+        parameter.state, flatbuffersOptional(checksum), parameter.initValue));
   }
   std::vector<Offset<lcm::Executable>> executables;
   for (const ExecutableSpec &executable : spec.executables) {

@@ -31,12 +31,13 @@ struct ParameterSpec {
   lcm::ParameterInit init = lcm::ParameterInit::Zeros;
   float initScale = 0;
   std::optional<std::vector<uint8_t>> data;
-  // Optimizer state (Adam's moments): zero on a fresh session, never
+  // Optimizer state (Adam's moments): as init says on a fresh session, never
   // embedded, bound from a weights file only when the file holds it.
   bool state = false;
   // The checksum written with `data`: computed from it when unset.
   std::optional<uint64_t> dataChecksum;
   bool writeChecksum = true;
+  float initValue = 0; // Constant init's value
 };
 
 struct BufferSpec {

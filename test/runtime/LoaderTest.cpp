@@ -71,14 +71,15 @@ TEST(Loader, RejectsWrongIdentifier) {
 TEST(Loader, RejectsOtherVersions) {
   // Version 1 dispatched an executable of its choice; version 2 lets the
   // device choose; version 3 states what each kernel was compiled for;
-  // version 4 marks optimizer state; version 5 checksums embedded bytes.
+  // version 4 marks optimizer state; version 5 checksums embedded bytes;
+  // version 6 gives hyper-parameters their starting value (Constant init).
   ModuleSpec spec = vectorAddModule();
-  spec.version = 4;
+  spec.version = 5;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 4; this runtime reads version 5");
-  spec.version = 6;
+            "unsupported module version 5; this runtime reads version 6");
+  spec.version = 7;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 6; this runtime reads version 5");
+            "unsupported module version 7; this runtime reads version 6");
 }
 
 // Every bit of an executable's code and of an embedded parameter is
@@ -673,7 +674,7 @@ TEST(Loader, RejectsEmbeddedOptimizerState) {
   spec.parameters[1].data = std::vector<uint8_t>(4);
   EXPECT_EQ(loadError(spec),
             "parameters[1] 'optimizer.steps' is optimizer state but embeds 4 "
-            "bytes; state starts at zero and is never embedded");
+            "bytes; state starts as its init says and is never embedded");
 }
 
 TEST(Loader, RejectsUnknownParameterInit) {
@@ -690,6 +691,16 @@ TEST(Loader, RejectsBadInitScale) {
   spec.parameters[0].initScale = NAN;
   EXPECT_EQ(loadError(spec), "parameters[0] 'bias' has init_scale nan, "
                              "expected a finite value >= 0");
+}
+
+TEST(Loader, RejectsBadConstantInit) {
+  ModuleSpec spec = affineModule();
+  spec.parameters[0].init = lcm::ParameterInit::Constant;
+  spec.parameters[0].initValue = 0.25f;
+  EXPECT_EQ(loadError(spec), "<ok>");
+  spec.parameters[0].initValue = INFINITY;
+  EXPECT_EQ(loadError(spec), "parameters[0] 'bias' has init_value inf, "
+                             "expected a finite value");
 }
 
 TEST(Loader, RejectsUnknownExecutableFormat) {

@@ -2,7 +2,9 @@
 
 #include "common/RuntimeTool.h"
 
+#include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <sys/stat.h>
@@ -76,6 +78,16 @@ std::string Tool::readFlag(const std::string &argument,
     if (value != "json")
       return "unknown " + out.flag + " value '" + value + "'; expected 'json'";
     return "";
+  case FlagValue::Real: {
+    char *end = nullptr;
+    errno = 0;
+    out.real = std::strtod(value.c_str(), &end);
+    if (*end != '\0' || errno == ERANGE || !std::isfinite(out.real) ||
+        std::isspace(static_cast<unsigned char>(value[0])))
+      return "invalid " + out.flag + " value '" + value +
+             "'; expected a finite number (e.g. 3e-4)";
+    return "";
+  }
   case FlagValue::Count:
   case FlagValue::PositiveCount:
   case FlagValue::Threads:

@@ -35,6 +35,7 @@ enum class FlagValue {
   Threads,       ///< --threads: 1 to 4096, what the cpu device takes.
   Device,        ///< --device: cpu, cuda or cuda-emulator.
   Report,        ///< --report: json.
+  Real,          ///< A finite real number ("3e-4").
 };
 
 /// An option of the form "--flag=value".
@@ -76,6 +77,7 @@ struct FlagArgument {
   std::string flag;
   std::string value;
   uint64_t count = 0; ///< The value of a count flag (and of --threads).
+  double real = 0;    ///< The value of a real flag.
 };
 
 /// A tool: its name begins its error lines and its --version line, --help

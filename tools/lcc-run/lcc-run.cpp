@@ -329,11 +329,14 @@ int listModule(LccModule module, const std::string &path) {
   for (size_t p = 0; p < parameters; ++p) {
     LccTensorView parameter;
     lccModuleGetParameter(module, p, &parameter);
+    std::string init = lccModuleGetParameterInit(module, p);
+    // A hyper-parameter (optimizer.lr) starts at its constant.
+    std::string kind = !lccModuleIsStateParameter(module, p) ? init
+                       : init.rfind("constant", 0) == 0
+                           ? "optimizer state, " + init
+                           : "optimizer state";
     std::printf("  %s, %s\n", describeSignature(parameter).c_str(),
-                parameter.data ? "embedded"
-                : lccModuleIsStateParameter(module, p)
-                    ? "optimizer state"
-                    : lccModuleGetParameterInit(module, p));
+                parameter.data ? "embedded" : kind.c_str());
   }
   for (size_t e = 0; e < lccModuleGetExecutableCount(module); ++e)
     std::printf("executable %zu: %s\n", e,

@@ -25,6 +25,7 @@ namespace lcc::train {
 
 /// The function that training calls.
 constexpr const char *kTrainStep = "train_step";
+constexpr const char *kAccumulateStep = "accumulate_step";
 
 /// A name from a file in single quotes, escaped so that it stays on one
 /// line (as the runtime quotes names in its own messages).

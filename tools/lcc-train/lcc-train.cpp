@@ -5,12 +5,16 @@
 //     [--checkpoint=FILE.safetensors] [--report=json]
 //     [--device=cpu|cuda|cuda-emulator] [--check=...] [--thread-order=...]
 //     [--threads=N] [--eval-function=NAME] [--carry=RESULT:INPUT]...
+//     [--lr=F] [--warmup=N] [--schedule=constant|linear|cosine] [--min-lr=F]
+//     [--weight-decay=F] [--grad-clip=F] [--beta1=F] [--beta2=F]
+//     [--epsilon=F]
 //
 // The command line is a contract (docs/design.md §6). Training is the module's
 // own `train_step` (`lcc --train`): it takes one batch of the loss
 // function's arguments, updates the parameters and optimizer state in place
 // on the device, and returns the loss. This tool only feeds it batches,
-// evaluates the loss function, reports and writes checkpoints. Uses the
+// evaluates the loss function, sets the optimizer's hyper-parameters
+// (HyperParameters.h), reports and writes checkpoints. Uses the
 // runtime's C API only, as lcc-run does; every error is one
 // `lcc-train: error:` line with exit status 1 (2 for usage errors).
 //
@@ -18,6 +22,7 @@
 
 #include "CarriedInputs.h"
 #include "DataOrder.h"
+#include "HyperParameters.h"
 #include "TrainingData.h"
 #include "common/RuntimeTool.h"
 
@@ -91,6 +96,36 @@ const char kUsage[] =
     "                              (default 0; a checkpoint keeps it)\n"
     "  --steps=N                   training steps (default: one pass over\n"
     "                              the data, ceil(N / B))\n"
+    "\n"
+    "The optimizer's hyper-parameters are values of the module (state\n"
+    "parameters optimizer.*) that start at lcc's --lr, --weight-decay,\n"
+    "--grad-clip; these set them without recompiling:\n"
+    "  --lr=F                      the learning rate (default: the module's)\n"
+    "  --schedule=constant|linear|cosine\n"
+    "                              how it changes over the run (default\n"
+    "                              constant): linear and cosine decay from\n"
+    "                              --lr at the end of the warmup to --min-lr\n"
+    "                              at step --total-steps\n"
+    "  --total-steps=T             the steps the schedule spans (default:\n"
+    "                              the checkpoint's, resuming, and --steps):\n"
+    "                              a run stopped and resumed gives the\n"
+    "                              whole run's T to both parts\n"
+    "  --warmup=N                  the first N steps rise linearly to --lr\n"
+    "                              (step s: lr * s / N; default 0)\n"
+    "  --min-lr=F                  where linear and cosine end (default 0)\n"
+    "  --weight-decay=F            decoupled weight decay (AdamW; SGD: L2)\n"
+    "  --grad-clip=F               clip the gradients' global norm to F\n"
+    "                              (0: off)\n"
+    "  --beta1=F, --beta2=F, --epsilon=F\n"
+    "                              Adam's (a module compiled with\n"
+    "                              --optimizer=adam)\n"
+    "  --accumulate=K              each step takes K batches and updates\n"
+    "                              once with their mean gradient (a module\n"
+    "                              compiled with --accumulate-gradients);\n"
+    "                              its loss is their mean (default 1)\n"
+    "Unset, each keeps the module's value, or a checkpoint's (--params)\n"
+    "but for the learning rate, which --lr or the module gives.\n"
+    "\n"
     "  --eval-every=N              evaluate every N steps (default 0: only\n"
     "                              after the last step, which always does)\n"
     "  --checkpoint=FILE.safetensors\n"
@@ -102,10 +137,10 @@ const char kUsage[] =
     "                              (a device or FIFO is written in place; a\n"
     "                              file this run reads is refused, but for\n"
     "                              --params: resuming in place is safe)\n"
-    "  --report=json               print {\"steps\", \"loss\" (each step),\n"
-    "                              \"eval_loss\", \"eval_steps\" (each\n"
-    "                              evaluation and the step after which it\n"
-    "                              ran), \"ms_per_step\" (median),\n"
+    "  --report=json               print {\"steps\", \"loss\" and \"lr\"\n"
+    "                              (each step), \"eval_loss\", \"eval_steps\"\n"
+    "                              (each evaluation and the step after\n"
+    "                              which it ran), \"ms_per_step\" (median),\n"
     "                              \"peak_bytes\" (device peak)} to stdout\n"
     "  --device=cpu|cuda           device to train on (default cpu)\n"
     LCC_EMULATOR_USAGE
@@ -114,7 +149,8 @@ const char kUsage[] =
     "\n"
     "Progress goes to stderr after the first step, each evaluation, the\n"
     "last step and at most once a second in between:\n"
-    "  step 12/100  loss 2.3141  eval 2.4012  1234 tokens/s  ETA 0:42\n"
+    "  step 12/100  loss 2.3141  eval 2.4012  lr 3.00e-04  1234 tokens/s"
+    "  ETA 0:42\n"
     "(tokens: the elements of train_step's first argument per step). A loss\n"
     "that is not finite stops training with an error.\n";
 
@@ -130,6 +166,17 @@ constexpr Flag kFlags[] = {
     {"--eval-every", "N", FlagValue::Count},
     {"--checkpoint", "FILE.safetensors", FlagValue::Text},
     {"--carry", "RESULT:INPUT", FlagValue::Text},
+    {"--lr", "F", FlagValue::Real},
+    {"--min-lr", "F", FlagValue::Real},
+    {"--warmup", "N", FlagValue::Count},
+    {"--total-steps", "T", FlagValue::PositiveCount},
+    {"--schedule", "constant|linear|cosine", FlagValue::Text},
+    {"--weight-decay", "F", FlagValue::Real},
+    {"--grad-clip", "F", FlagValue::Real},
+    {"--beta1", "F", FlagValue::Real},
+    {"--beta2", "F", FlagValue::Real},
+    {"--epsilon", "F", FlagValue::Real},
+    {"--accumulate", "K", FlagValue::PositiveCount},
     kReportFlag,
     kDeviceFlag,
     kThreadsFlag,
@@ -154,6 +201,8 @@ struct Options {
   std::vector<std::pair<uint64_t, uint64_t>> carries; // (result, input)
   bool jsonReport = false;
   DeviceOptions device;
+  OptimizerOptions optimizer;
+  uint64_t accumulate = 1;
 };
 
 /// `value` split at commas, empty pieces dropped.
@@ -203,6 +252,11 @@ std::string parseArguments(int argc, char **argv, Options &options,
       return error;
     if (options.device.read(read))
       continue;
+    if (options.optimizer.read(read, error)) {
+      if (!error.empty())
+        return error;
+      continue;
+    }
     const std::string &flag = read.flag, &value = read.value;
     if (flag == "--data") {
       appendList(value, options.data);
@@ -232,6 +286,8 @@ std::string parseArguments(int argc, char **argv, Options &options,
       options.carries.push_back(carry);
     } else if (flag == "--report") {
       options.jsonReport = true;
+    } else if (flag == "--accumulate") {
+      options.accumulate = read.count;
     }
   }
   if (options.model.empty())
@@ -246,6 +302,12 @@ std::string parseArguments(int argc, char **argv, Options &options,
   if (options.shuffle && !options.carries.empty())
     return "--shuffle takes each step's rows from anywhere in the data; "
            "--carry needs them in order (consecutive segments of one text)";
+  if (options.accumulate > 1 && !options.carries.empty())
+    return "--accumulate and --carry exclude each other: a carried result "
+           "of accumulate_step would have to feed train_step";
+  std::string error = options.optimizer.check();
+  if (!error.empty())
+    return error;
   return options.device.check();
 }
 
@@ -447,6 +509,41 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
+/// The functions a step calls: with --accumulate=K, accumulate_step on
+/// the first K-1 batches (their gradients summed on the device) and
+/// train_step on the last.
+struct StepFunctions {
+  LccFunction train = nullptr;
+  LccFunction accumulate = nullptr;
+  uint64_t batches = 1; ///< K
+};
+
+/// Runs optimizer step `s`; `loss` is the mean loss of its batches, `ms`
+/// the time of its calls. Returns an error message or "".
+std::string runStep(uint64_t s, bool fresh, const StepFunctions &functions,
+                    DataOrder &order, Batcher &batches, CarriedInputs &carried,
+                    double &loss, double &ms) {
+  double sum = 0;
+  ms = 0;
+  for (uint64_t k = 1; k <= functions.batches; ++k) {
+    LccFunction function =
+        k < functions.batches ? functions.accumulate : functions.train;
+    const std::vector<uint64_t> &rows = order.next();
+    const LccTensorView *inputs =
+        carried.callInputs(batches.of(rows), fresh && k == 1);
+    uint64_t before = lccFunctionGetTotalNanoseconds(function);
+    if (LccStatus status =
+            lccFunctionCall(function, inputs, carried.inputCount()))
+      return "step " + std::to_string(s) +
+             (functions.batches > 1 ? ", batch " + std::to_string(k) : "") +
+             " (" + describeRows(rows, "--data") + "): " + takeMessage(status);
+    ms += double(lccFunctionGetTotalNanoseconds(function) - before) / 1e6;
+    sum += lossOf(function);
+  }
+  loss = sum / double(functions.batches);
+  return "";
+}
+
 int train(const Options &options) {
   Handles handles;
   std::string error = handles.load(options.model);
@@ -458,6 +555,13 @@ int train(const Options &options) {
   if (!findSignature(handles.module, kTrainStep, step))
     return kTool.fail(kExitError, options.model + " has no " + kTrainStep +
                                       ": compile it with lcc --train");
+  Signature accumulate;
+  if (options.accumulate > 1 &&
+      !findSignature(handles.module, kAccumulateStep, accumulate))
+    return kTool.fail(kExitError, "--accumulate: " + options.model +
+                                      " has no " + kAccumulateStep +
+                                      ": compile it with lcc --train "
+                                      "--accumulate-gradients");
   if (options.evalFunction == kTrainStep)
     return kTool.fail(kExitUsage,
                       std::string("--eval-function=") + kTrainStep +
@@ -519,6 +623,9 @@ int train(const Options &options) {
   const Dataset &evaluated = options.evalData.empty() ? trainData : evalData;
 
   error = handles.open(options.device);
+  HyperParameters hyper;
+  if (error.empty())
+    error = hyper.find(handles.module, handles.session, options.model);
   if (!error.empty())
     return kTool.fail(kExitError, error);
   LccStatus bound =
@@ -528,20 +635,31 @@ int train(const Options &options) {
                                          options.params.c_str());
   if (bound)
     return kTool.fail(bound);
-  LccFunction trainFunction = nullptr, evalFunction = nullptr;
-  error = handles.lookup(kTrainStep, trainFunction);
+  error = hyper.apply(options.optimizer);
+  StepFunctions functions;
+  functions.batches = options.accumulate;
+  if (error.empty() && functions.batches > 1)
+    error = hyper.setGradientScale(1.0 / double(functions.batches));
+  LccFunction evalFunction = nullptr;
+  if (error.empty())
+    error = handles.lookup(kTrainStep, functions.train);
+  if (error.empty() && functions.batches > 1)
+    error = handles.lookup(kAccumulateStep, functions.accumulate);
   if (error.empty())
     error = handles.lookup(options.evalFunction, evalFunction);
   if (!error.empty())
     return kTool.fail(kExitError, error);
-  for (LccFunction function : {trainFunction, evalFunction})
+  for (LccFunction function : {functions.train, evalFunction})
     if (LccStatus status = carried.bind(function))
       return kTool.fail(status);
 
   Batcher batches(trainData, fed);
   uint64_t batch = batches.getBatchRows();
-  uint64_t steps =
-      options.stepsGiven ? options.steps : (trainData.rows + batch - 1) / batch;
+  // A step takes K batches: one pass is ceil(N / (B K)) steps.
+  uint64_t stepRows = batch * functions.batches;
+  uint64_t steps = options.stepsGiven
+                       ? options.steps
+                       : (trainData.rows + stepRows - 1) / stepRows;
   DataPlace place;
   error = findDataPlace(options, trainData.rows, batch, place);
   if (!error.empty())
@@ -553,11 +671,16 @@ int train(const Options &options) {
                "place in the data (row " +
                std::to_string(place.position % trainData.rows) +
                "): a checkpoint holds the parameters, not the memories");
-  uint64_t tokensPerStep = 1;
+  const OptimizerOptions &optimizer = options.optimizer;
+  LearningRateSchedule schedule(
+      optimizer.schedule, hyper.getPeakLearningRate(),
+      optimizer.minLr.value_or(0.0), optimizer.warmup,
+      optimizer.totalSteps.value_or(place.stepsBefore + steps));
+  uint64_t tokensPerStep = functions.batches;
   for (int64_t dim : fed.inputs[0].shape)
     tokensPerStep *= uint64_t(dim);
 
-  std::vector<double> losses, evalLosses, stepMs;
+  std::vector<double> losses, evalLosses, stepMs, learningRates;
   std::vector<uint64_t> evalSteps;
   Batcher evalBatches(evaluated, fed);
   auto evaluate = [&](uint64_t after) -> std::string {
@@ -596,22 +719,22 @@ int train(const Options &options) {
   auto lastPrint = start;
   double trainSeconds = 0;
   for (uint64_t s = 1; s <= steps; ++s) {
+    double lr = schedule.at(place.stepsBefore + s);
+    if (hyper.hasLearningRate() && !schedule.isConstant()) {
+      std::string failure = hyper.setLearningRate(lr);
+      if (!failure.empty())
+        return kTool.fail(kExitError, failure);
+    }
+    learningRates.push_back(lr);
+    double loss = 0, ms = 0;
     // Memories start from zeros, again when the data starts over, and at
     // a resumed run's first step.
-    bool fresh = s == 1 || order.startsPass();
-    const std::vector<uint64_t> &rows = order.next();
-    const LccTensorView *inputs = carried.callInputs(batches.of(rows), fresh);
-    uint64_t before = lccFunctionGetTotalNanoseconds(trainFunction);
-    if (LccStatus status =
-            lccFunctionCall(trainFunction, inputs, carried.inputCount()))
-      return kTool.fail(kExitError, "step " + std::to_string(s) + " (" +
-                                        describeRows(rows, "--data") +
-                                        "): " + takeMessage(status));
-    double ms =
-        double(lccFunctionGetTotalNanoseconds(trainFunction) - before) / 1e6;
+    std::string failure = runStep(s, s == 1 || order.startsPass(), functions,
+                                  order, batches, carried, loss, ms);
+    if (!failure.empty())
+      return kTool.fail(kExitError, failure);
     stepMs.push_back(ms);
     trainSeconds += ms / 1e3;
-    double loss = lossOf(trainFunction);
     if (!std::isfinite(loss))
       return kTool.fail(kExitError, std::string("loss is ") +
                                         describeNonFinite(loss) + " at step " +
@@ -639,6 +762,10 @@ int train(const Options &options) {
         std::snprintf(number, sizeof(number), "  eval %.4f", evalLosses.back());
         line += number;
       }
+      if (hyper.hasLearningRate()) {
+        std::snprintf(number, sizeof(number), "  lr %.2e", lr);
+        line += number;
+      }
       std::snprintf(number, sizeof(number), "  %.0f tokens/s",
                     perStep > 0 ? double(tokensPerStep) / perStep : 0.0);
       line += number;
@@ -652,7 +779,10 @@ int train(const Options &options) {
 
   if (options.jsonReport) {
     std::string json = "{\"steps\": " + std::to_string(steps);
-    json += ", \"loss\": " + jsonList(losses, true);
+    // A mean over several batches is not an f32.
+    json += ", \"loss\": " + jsonList(losses, functions.batches == 1);
+    if (hyper.hasLearningRate())
+      json += ", \"lr\": " + jsonList(learningRates, true);
     json += ", \"eval_loss\": " + jsonList(evalLosses, false);
     json += ", \"eval_steps\": [";
     for (size_t i = 0; i < evalSteps.size(); ++i)

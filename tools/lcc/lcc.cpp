@@ -269,6 +269,13 @@ cl::opt<bool> emitGradients(
              "parameters)"),
     cl::init(false), cl::cat(lccCategory));
 
+cl::opt<bool> accumulateGradients(
+    "accumulate-gradients",
+    cl::desc("With --train, also add accumulate_step, so that lcc-train "
+             "--accumulate=K updates once per K batches with their mean "
+             "gradient (costs a buffer the size of the parameters)"),
+    cl::init(false), cl::cat(lccCategory));
+
 cl::opt<bool> recomputeReversible(
     "recompute-reversible",
     cl::desc("With --train, recompute each reversible block's inputs from its "
@@ -489,11 +496,13 @@ int main(int argc, char **argv) {
     train->gradClip = gradClip;
     train->centroidDecay = centroidDecay;
     train->emitGradients = emitGradients;
+    train->accumulateGradients = accumulateGradients;
     train->recomputeReversible = recomputeReversible;
   } else {
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
              &optimizerName, &learningRate, &weightDecay, &gradClip,
-             &centroidDecay, &emitGradients, &recomputeReversible})
+             &centroidDecay, &emitGradients, &accumulateGradients,
+             &recomputeReversible})
       if (flag->getNumOccurrences()) {
         lcc::reportError(kTool, "--" + flag->ArgStr.str() +
                                     " configures the train step: add --train");

@@ -575,6 +575,13 @@ LogicalResult ParamOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError() << "expected parameter '" << getName()
                          << "' to have a static shape, got " << type;
+  if (getInitial() && !getState())
+    return emitOpError() << "parameter '" << getName()
+                         << "' has an initial value but is not state: a "
+                            "weight's values come from a weights file";
+  if (getInitial() && !std::isfinite(getInitial()->convertToDouble()))
+    return emitOpError() << "parameter '" << getName()
+                         << "' has a non-finite initial value";
   return success();
 }
 

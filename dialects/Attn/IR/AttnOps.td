@@ -428,14 +428,18 @@ def Attn_ParamOp : Attn_Op<"param", [Pure]> {
 
     With `state`, the value is optimizer state rather than a weight (Adam's
     moments, its step count): it starts at zero when the module is loaded,
-    is kept by the loaded module across calls, and is read from a weights
-    file only when the file holds it (resuming from a checkpoint).
+    or at `initial` where given (a training hyper-parameter such as
+    `optimizer.lr`, which a trainer may set between steps), is kept by the
+    loaded module across calls, and is read from a weights file only when
+    the file holds it (resuming from a checkpoint).
 
     ```mlir
     %wq = attn.param "layers.0.attn.wq" : tensor<128x128xf32>
+    %lr = attn.param "optimizer.lr" state {initial = 1.0e-3 : f32} : tensor<f32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, Attn_UnitFlag:$state);
+  let arguments = (ins StrAttr:$name, Attn_UnitFlag:$state,
+      OptionalAttr<F32Attr>:$initial);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let hasVerifier = 1;

@@ -309,37 +309,37 @@ LogicalResult MergeHeadsOp::verify() {
                      {input.dim(0), input.dim(2), input.dim(1) * input.dim(3)});
 }
 
+/// Every hyper-parameter operand is a 0-d tensor: a value the train step
+/// reads at run time, so its range is the trainer's to check.
+static LogicalResult
+verifyHyperParameters(Operation *op,
+                      ArrayRef<std::pair<StringRef, Value>> operands) {
+  ShapeChecker check(op);
+  for (auto [name, value] : operands)
+    if (failed(check.shape(NamedTensor(name, value), {})))
+      return failure();
+  return success();
+}
+
 LogicalResult ClipByGlobalNormOp::verify() {
   if (getGradients().getTypes() != getClipped().getTypes())
     return emitOpError("expected one result of each gradient's type");
-  return verifyPositive(*this, "max_norm", getMaxNorm());
+  if (getScale() &&
+      failed(verifyHyperParameters(*this, {{"scale", getScale()}})))
+    return failure();
+  return verifyHyperParameters(*this, {{"max_norm", getMaxNorm()}});
 }
 
 LogicalResult SGDUpdateOp::verify() {
-  if (failed(verifyPositive(*this, "lr", getLr())))
-    return failure();
-  if (getWeightDecay().convertToDouble() < 0.0)
-    return emitOpError() << "expected 'weight_decay' >= 0, got "
-                         << formatFloat(getWeightDecay().convertToDouble());
-  return success();
+  return verifyHyperParameters(
+      *this, {{"lr", getLr()}, {"weight_decay", getWeightDecay()}});
 }
 
 LogicalResult AdamUpdateOp::verify() {
-  ShapeChecker check(*this);
-  NamedTensor step("step", getStep());
-  if (failed(check.shape(step, {})) ||
-      failed(verifyPositive(*this, "lr", getLr())) ||
-      failed(verifyPositive(*this, "epsilon", getEpsilon())))
-    return failure();
-  for (auto [name, value] : {std::make_pair("beta1", getBeta1()),
-                             std::make_pair("beta2", getBeta2())}) {
-    double v = value.convertToDouble();
-    if (!(v >= 0.0 && v < 1.0))
-      return emitOpError() << "expected '" << name << "' in [0, 1), got "
-                           << formatFloat(v);
-  }
-  if (getWeightDecay().convertToDouble() < 0.0)
-    return emitOpError() << "expected 'weight_decay' >= 0, got "
-                         << formatFloat(getWeightDecay().convertToDouble());
-  return success();
+  return verifyHyperParameters(*this, {{"step", getStep()},
+                                       {"lr", getLr()},
+                                       {"beta1", getBeta1()},
+                                       {"beta2", getBeta2()},
+                                       {"epsilon", getEpsilon()},
+                                       {"weight_decay", getWeightDecay()}});
 }

@@ -364,60 +364,86 @@ def Attn_RoutedCentroidUpdateOp : Attn_Op<"routed_centroid_update", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Attn_ClipByGlobalNormOp : Attn_Op<"clip_by_global_norm", [Pure]> {
+def Attn_ClipByGlobalNormOp : Attn_Op<"clip_by_global_norm", [Pure,
+    AttrSizedOperandSegments]> {
   let summary = "gradients scaled so that their global L2 norm is at most max_norm";
   let description = [{
     With `n = sqrt(sum over every gradient of its squared elements)`, every
     gradient is multiplied by `min(1, max_norm / (n + 1e-6))`
-    (torch.nn.utils.clip_grad_norm_).
+    (torch.nn.utils.clip_grad_norm_). `max_norm` is a 0-d tensor, a value
+    the train step reads at run time (`optimizer.grad_clip`); at 0 or below
+    the gradients pass unchanged. With `scale` (0-d), the gradients are
+    multiplied by it first: the mean of gradients summed over
+    micro-batches (`optimizer.gradient_scale`, 1/K for K of them).
+
+    ```mlir
+    %c:2 = attn.clip_by_global_norm %g0, %g1 max_norm %max
+        : (tensor<4x4xf32>, tensor<4xf32>, tensor<f32>) -> (tensor<4x4xf32>, tensor<4xf32>)
+    ```
   }];
-  let arguments = (ins Variadic<Attn_FloatTensor>:$gradients, F32Attr:$max_norm);
+  let arguments = (ins Variadic<Attn_FloatTensor>:$gradients,
+      Attn_FloatTensor:$max_norm, Optional<Attn_FloatTensor>:$scale);
   let results = (outs Variadic<Attn_FloatTensor>:$clipped);
-  let assemblyFormat =
-      "$gradients attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $gradients `max_norm` $max_norm (`scale` $scale^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
 def Attn_SGDUpdateOp : Attn_Op<"sgd_update", [Pure,
-    AllTypesMatch<["param", "gradient", "result"]>]> {
+    AllTypesMatch<["param", "gradient", "result"]>,
+    AllTypesMatch<["lr", "weight_decay"]>]> {
   let summary = "one step of stochastic gradient descent";
   let description = [{
     `result = param - lr · (gradient + weight_decay · param)`
     (torch.optim.SGD without momentum; with `weight_decay = 0`, exactly
-    `param - lr · gradient`).
+    `param - lr · gradient`). `lr` and `weight_decay` are 0-d tensors,
+    values the train step reads at run time (`optimizer.lr`, ...).
   }];
   let arguments = (ins Attn_FloatTensor:$param, Attn_FloatTensor:$gradient,
-      F32Attr:$lr, DefaultValuedAttr<F32Attr, "0.0">:$weight_decay);
+      Attn_FloatTensor:$lr, Attn_FloatTensor:$weight_decay);
   let results = (outs Attn_FloatTensor:$result);
-  let assemblyFormat =
-      "$param `,` $gradient attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    $param `,` $gradient `lr` $lr `weight_decay` $weight_decay attr-dict
+    `:` type($result) `,` type($lr)
+  }];
   let hasVerifier = 1;
 }
 
 def Attn_AdamUpdateOp : Attn_Op<"adam_update", [Pure,
     AllTypesMatch<["param", "gradient", "moment1", "moment2", "result",
-                   "new_moment1", "new_moment2"]>]> {
+                   "new_moment1", "new_moment2"]>,
+    AllTypesMatch<["step", "lr", "beta1", "beta2", "epsilon",
+                   "weight_decay"]>]> {
   let summary = "one step of Adam, or AdamW with weight decay";
   let description = [{
     torch.optim.AdamW's update at step `t` (the 0-d `step`, counted from 1):
     `p' = p - lr · weight_decay · p`, `m' = beta1 m + (1 - beta1) g`,
     `v' = beta2 v + (1 - beta2) g²`, and
     `result = p' - lr · (m' / (1 - beta1^t)) / (sqrt(v' / (1 - beta2^t)) + epsilon)`.
-    With `weight_decay = 0` it is torch.optim.Adam.
+    With `weight_decay = 0` it is torch.optim.Adam. The hyper-parameters
+    are 0-d tensors like `step`, values the train step reads at run time
+    (`optimizer.lr`, `optimizer.beta1`, ...), so a trainer changes them
+    between steps without recompiling.
+
+    ```mlir
+    %p, %m, %v = attn.adam_update %w, %g, %m0, %v0 step %t lr %lr
+        beta1 %b1 beta2 %b2 epsilon %eps weight_decay %wd
+        : tensor<4x4xf32>, tensor<f32>
+    ```
   }];
   let arguments = (ins Attn_FloatTensor:$param, Attn_FloatTensor:$gradient,
       Attn_FloatTensor:$moment1, Attn_FloatTensor:$moment2,
-      Attn_FloatTensor:$step,
-      F32Attr:$lr,
-      DefaultValuedAttr<F32Attr, "0.9">:$beta1,
-      DefaultValuedAttr<F32Attr, "0.999">:$beta2,
-      DefaultValuedAttr<F32Attr, "1.0e-8">:$epsilon,
-      DefaultValuedAttr<F32Attr, "0.0">:$weight_decay);
+      Attn_FloatTensor:$step, Attn_FloatTensor:$lr, Attn_FloatTensor:$beta1,
+      Attn_FloatTensor:$beta2, Attn_FloatTensor:$epsilon,
+      Attn_FloatTensor:$weight_decay);
   let results = (outs Attn_FloatTensor:$result,
       Attn_FloatTensor:$new_moment1, Attn_FloatTensor:$new_moment2);
   let assemblyFormat = [{
-    $param `,` $gradient `,` $moment1 `,` $moment2 `,` `step` $step attr-dict
-    `:` type($result) `,` type($step)
+    $param `,` $gradient `,` $moment1 `,` $moment2 `step` $step `lr` $lr
+    `beta1` $beta1 `beta2` $beta2 `epsilon` $epsilon
+    `weight_decay` $weight_decay attr-dict `:` type($result) `,` type($step)
   }];
   let hasVerifier = 1;
 }

@@ -301,6 +301,11 @@ const char *lccModuleGetParameterInit(LccModule module, size_t index) {
     return "zeros";
   case lcm::ParameterInit::Ones:
     return "ones";
+  case lcm::ParameterInit::Constant: {
+    std::ostringstream text;
+    text << "constant(" << parameter.init_value() << ")";
+    return module->keep(text.str());
+  }
   case lcm::ParameterInit::Normal:
     break;
   }

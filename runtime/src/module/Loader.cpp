@@ -110,12 +110,17 @@ private:
         !(std::isfinite(parameter.init_scale()) && parameter.init_scale() >= 0))
       return invalid(path, " has init_scale ", parameter.init_scale(),
                      ", expected a finite value >= 0");
-    // State starts at zero on the device and changes with every training
-    // step: embedded bytes would be a constant that training overwrites.
+    if (parameter.init() == lcm::ParameterInit::Constant &&
+        !std::isfinite(parameter.init_value()))
+      return invalid(path, " has init_value ", parameter.init_value(),
+                     ", expected a finite value");
+    // State starts as its init says on the device and changes with every
+    // training step: embedded bytes would be a constant training overwrites.
     if (parameter.state() && parameter.data())
       return invalid(path, " is optimizer state but embeds ",
                      parameter.data()->size(),
-                     " bytes; state starts at zero and is never embedded");
+                     " bytes; state starts as its init says and is never "
+                     "embedded");
     if (parameter.data() && parameter.data()->size() != *bytes)
       return invalid(path, " embeds ", parameter.data()->size(),
                      " bytes, its type ",

@@ -68,11 +68,11 @@ uint64_t fnv1a64(const std::string &text) {
   return hash;
 }
 
-ParameterValues::ParameterValues(const lcm::Parameter &parameter,
-                                 uint64_t seed)
+ParameterValues::ParameterValues(const lcm::Parameter &parameter, uint64_t seed)
     : name(runtime::getName(*parameter.signature())),
       dtype(parameter.signature()->dtype()), init(parameter.init()),
-      scale(parameter.init_scale()), generator(seed ^ fnv1a64(name)),
+      scale(parameter.init_scale()), constant(parameter.init_value()),
+      generator(seed ^ fnv1a64(name)),
       // The loader checked that the size is within bounds.
       count(*elementCount(getShape(*parameter.signature()))) {}
 
@@ -93,6 +93,9 @@ void ParameterValues::next(uint8_t *out, uint64_t elements) {
       break;
     case lcm::ParameterInit::Ones:
       value = 1.0;
+      break;
+    case lcm::ParameterInit::Constant:
+      value = constant;
       break;
     case lcm::ParameterInit::Normal:
       // Box-Muller: each pair of draws gives two values, cos then sin.

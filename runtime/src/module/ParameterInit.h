@@ -9,6 +9,7 @@
 //   u      = ((splitmix64(state) >> 11) + 1) * 2^-53         in (0, 1]
 //   Normal = init_scale * Box-Muller(u1, u2), two values per pair of draws:
 //            sqrt(-2 ln u1) * cos(2 pi u2), sqrt(-2 ln u1) * sin(2 pi u2)
+//   Constant = init_value (a training hyper-parameter's starting value)
 //
 // computed in double and rounded to the parameter's dtype.
 //
@@ -55,6 +56,7 @@ private:
   DType dtype;
   lcm::ParameterInit init;
   double scale;
+  double constant;
   SplitMix64 generator;
   uint64_t count;
   uint64_t produced = 0;

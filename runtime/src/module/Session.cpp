@@ -391,8 +391,12 @@ Session::create(std::shared_ptr<Device> device,
     if (parameter.data())
       LCC_RETURN_IF_ERROR(session->device->copyToDevice(
           buffer->data(), parameter.data()->data(), parameter.data()->size()));
+    else if (parameter.state() &&
+             parameter.init() == lcm::ParameterInit::Constant)
+      LCC_RETURN_IF_ERROR(session->fillConstant(parameter, *buffer));
     session->parameters.push_back(buffer.take());
-    // State is zero, as allocated; weights wait for a file.
+    // State is zero, as allocated, or its starting value (a training
+    // hyper-parameter's); weights wait for a file.
     session->parameterBound.push_back(parameter.data() || parameter.state());
     session->parameterIndex[name] = i;
   }
@@ -438,6 +442,15 @@ Status Session::bindParameters(const std::string &path) {
     parameterBound[i] = true;
   }
   return Status();
+}
+
+Status Session::fillConstant(const lcm::Parameter &parameter,
+                             DeviceBuffer &buffer) {
+  ParameterValues values(parameter, /*seed=*/0);
+  LCC_RETURN_IF_ERROR(values.check());
+  std::vector<uint8_t> host(buffer.size());
+  values.next(host.data(), values.size());
+  return device->copyToDevice(buffer.data(), host.data(), host.size());
 }
 
 Status Session::checkStateComplete(const SafetensorsReader &file,

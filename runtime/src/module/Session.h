@@ -210,6 +210,8 @@ private:
   /// zeros in its place.
   Status checkStateComplete(const SafetensorsReader &file,
                             const std::string &path) const;
+  /// Writes a Constant-init parameter's starting value into `buffer`.
+  Status fillConstant(const lcm::Parameter &parameter, DeviceBuffer &buffer);
 
   std::shared_ptr<Device> device;
   std::shared_ptr<const Module> module;

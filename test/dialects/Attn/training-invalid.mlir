@@ -53,17 +53,9 @@ func.func @cross_entropy_weights(%y: tensor<1x8x6xf32>, %l: tensor<1x8xi32>, %w:
 
 // -----
 
-func.func @sgd_lr(%p: tensor<4xf32>) {
-  // expected-error@+1 {{'attn.sgd_update' op expected 'lr' > 0, got -0.1}}
-  %0 = attn.sgd_update %p, %p {lr = -0.1 : f32} : tensor<4xf32>
-  return
-}
-
-// -----
-
-func.func @adam_beta(%p: tensor<4xf32>, %t: tensor<f32>) {
-  // expected-error@+1 {{'attn.adam_update' op expected 'beta2' in [0, 1), got 1}}
-  %a, %b, %c = attn.adam_update %p, %p, %p, %p, step %t {lr = 0.1 : f32, beta2 = 1.0 : f32} : tensor<4xf32>, tensor<f32>
+func.func @sgd_lr(%p: tensor<4xf32>, %lr: tensor<1xf32>) {
+  // expected-error@+1 {{'attn.sgd_update' op expected lr of shape [], got [1]}}
+  %0 = attn.sgd_update %p, %p lr %lr weight_decay %lr : tensor<4xf32>, tensor<1xf32>
   return
 }
 
@@ -71,15 +63,39 @@ func.func @adam_beta(%p: tensor<4xf32>, %t: tensor<f32>) {
 
 func.func @adam_step(%p: tensor<4xf32>, %t: tensor<1xf32>) {
   // expected-error@+1 {{'attn.adam_update' op expected step of shape [], got [1]}}
-  %a, %b, %c = attn.adam_update %p, %p, %p, %p, step %t {lr = 0.1 : f32} : tensor<4xf32>, tensor<1xf32>
+  %a, %b, %c = attn.adam_update %p, %p, %p, %p step %t lr %t beta1 %t beta2 %t epsilon %t weight_decay %t : tensor<4xf32>, tensor<1xf32>
   return
 }
 
 // -----
 
-func.func @clip_types(%g: tensor<4xf32>) {
+func.func @adam_hyper_types(%p: tensor<4xf32>, %t: tensor<f32>, %b: tensor<1xf32>) {
+  // expected-error@+1 {{'attn.adam_update' op failed to verify that all of {step, lr, beta1, beta2, epsilon, weight_decay} have same type}}
+  %a, %b2, %c = "attn.adam_update"(%p, %p, %p, %p, %t, %t, %b, %t, %t, %t) : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<f32>, tensor<1xf32>, tensor<f32>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @clip_types(%g: tensor<4xf32>, %m: tensor<f32>) {
   // expected-error@+1 {{'attn.clip_by_global_norm' op expected one result of each gradient's type}}
-  %c = attn.clip_by_global_norm %g {max_norm = 1.0 : f32} : (tensor<4xf32>) -> tensor<5xf32>
+  %c = attn.clip_by_global_norm %g max_norm %m : (tensor<4xf32>, tensor<f32>) -> tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @clip_max_norm(%g: tensor<4xf32>, %m: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.clip_by_global_norm' op expected max_norm of shape [], got [2]}}
+  %c = attn.clip_by_global_norm %g max_norm %m : (tensor<4xf32>, tensor<2xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @initial_weight() {
+  // expected-error@+1 {{'attn.param' op parameter 'w' has an initial value but is not state: a weight's values come from a weights file}}
+  %w = attn.param "w" {initial = 1.0 : f32} : tensor<f32>
   return
 }
 

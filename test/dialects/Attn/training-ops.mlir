@@ -77,15 +77,18 @@ func.func @backward_ops(%q: tensor<1x2x8x4xf32>, %tokens: tensor<1x8xi32>,
 
 // CHECK-LABEL: func @optimizer_ops
 func.func @optimizer_ops(%p: tensor<4x6xf32>, %g: tensor<4x6xf32>, %b: tensor<6xf32>) {
-  // CHECK: attn.clip_by_global_norm %{{.+}}, %{{.+}} {max_norm = 1.000000e+00 : f32} : (tensor<4x6xf32>, tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>)
-  %c:2 = attn.clip_by_global_norm %g, %b {max_norm = 1.0 : f32}
-      : (tensor<4x6xf32>, tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>)
-  // CHECK: attn.sgd_update %{{.+}}, %{{.+}} {lr = 1.000000e-01 : f32} : tensor<4x6xf32>
-  %n = attn.sgd_update %p, %c#0 {lr = 0.1 : f32} : tensor<4x6xf32>
+  // CHECK: attn.param "optimizer.lr" {initial = 1.000000e-03 : f32, state} : tensor<f32>
+  %lr = attn.param "optimizer.lr" {state, initial = 1.0e-3 : f32} : tensor<f32>
+  %h = arith.constant dense<0.5> : tensor<f32>
+  // CHECK: attn.clip_by_global_norm %{{.+}}, %{{.+}} max_norm %{{.+}} : (tensor<4x6xf32>, tensor<6xf32>, tensor<f32>) -> (tensor<4x6xf32>, tensor<6xf32>)
+  %c:2 = attn.clip_by_global_norm %g, %b max_norm %h
+      : (tensor<4x6xf32>, tensor<6xf32>, tensor<f32>) -> (tensor<4x6xf32>, tensor<6xf32>)
+  // CHECK: attn.sgd_update %{{.+}}, %{{.+}} lr %{{.+}} weight_decay %{{.+}} : tensor<4x6xf32>, tensor<f32>
+  %n = attn.sgd_update %p, %c#0 lr %lr weight_decay %h : tensor<4x6xf32>, tensor<f32>
   // CHECK: attn.param "adam.step" {state} : tensor<f32>
   %t = attn.param "adam.step" {state} : tensor<f32>
-  // CHECK: attn.adam_update %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, step %{{.+}} {lr = 1.000000e-03 : f32} : tensor<4x6xf32>, tensor<f32>
-  %np, %nm, %nv = attn.adam_update %p, %g, %p, %p, step %t {lr = 1.0e-3 : f32} : tensor<4x6xf32>, tensor<f32>
+  // CHECK: attn.adam_update %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} step %{{.+}} lr %{{.+}} beta1 %{{.+}} beta2 %{{.+}} epsilon %{{.+}} weight_decay %{{.+}} : tensor<4x6xf32>, tensor<f32>
+  %np, %nm, %nv = attn.adam_update %p, %g, %p, %p step %t lr %lr beta1 %h beta2 %h epsilon %h weight_decay %h : tensor<4x6xf32>, tensor<f32>
   // CHECK: attn.assign "w", %{{.+}} : tensor<4x6xf32>
   attn.assign "w", %np : tensor<4x6xf32>
   return

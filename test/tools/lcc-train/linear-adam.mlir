@@ -8,8 +8,9 @@
 // RUN: lcc-testdata --output=%t.d/x.npy --shape=4,8,16 --uniform=-1,1 --seed=3
 // RUN: lcc-testdata --output=%t.d/labels.npy --shape=4,8 --dtype=i32 --uniform=0,10 --seed=4
 
+// (The state: Adam's moments and step, and the six hyper-parameters.)
 // RUN: lcc-run %t.lcm --list | FileCheck %s --check-prefix=LIST
-// LIST: 7 parameters (5 optimizer state), 680 bytes to bind from --params
+// LIST: 13 parameters (11 optimizer state), 680 bytes to bind from --params
 // LIST: "proj.weight": [16, 10] f32
 // LIST: optimizer state
 // RUN: lcc-run %t.lcm --init-params=%t.d/init.safetensors --seed=9
@@ -18,7 +19,7 @@
 // RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/init.safetensors --steps=20 %one_thread --checkpoint=%t.d/twenty.safetensors --report=json > %t.d/twenty.json
 // RUN: %python %S/Inputs/train-check.py report %t.d/twenty.json --steps=20 --evals=1 --decreasing
 // RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/init.safetensors --steps=10 %one_thread --checkpoint=%t.d/ten.safetensors
-// RUN: %python %S/Inputs/train-check.py dump %t.d/ten.safetensors | count 7
+// RUN: %python %S/Inputs/train-check.py dump %t.d/ten.safetensors | count 13
 // RUN: lcc-train %t.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/ten.safetensors --steps=10 %one_thread --checkpoint=%t.d/ten+ten.safetensors
 // RUN: cmp %t.d/twenty.safetensors %t.d/ten+ten.safetensors
 

@@ -26,10 +26,10 @@
 // RUN: %python %S/Inputs/train-check.py report %t.d/report.json --steps=20 --evals=4 --decreasing | FileCheck %s --check-prefix=REPORT
 // REPORT: report ok: 20 steps, 4 evaluations
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t.d/report.json
-// JSON: {"steps": 20, "loss": [{{[0-9.e, -]+}}], "eval_loss": [{{[0-9.e, -]+}}], "eval_steps": [5, 10, 15, 20], "ms_per_step": {{[0-9.e-]+}}, "peak_bytes": {{[1-9][0-9]*}}}
+// JSON: {"steps": 20, "loss": [{{[0-9.e, -]+}}], "lr": [0.1, 0.1{{(, 0.1)+}}], "eval_loss": [{{[0-9.e, -]+}}], "eval_steps": [5, 10, 15, 20], "ms_per_step": {{[0-9.e-]+}}, "peak_bytes": {{[1-9][0-9]*}}}
 // RUN: FileCheck %s --check-prefix=PROGRESS --input-file=%t.d/progress.txt
-// PROGRESS: step 1/20  loss {{[0-9]+\.[0-9]+}}  {{[0-9]+}} tokens/s  ETA
-// PROGRESS: step 20/20  loss {{[0-9]+\.[0-9]+}}  eval {{[0-9]+\.[0-9]+}}  {{[0-9]+}} tokens/s  ETA 0:00
+// PROGRESS: step 1/20  loss {{[0-9]+\.[0-9]+}}  lr 1.00e-01  {{[0-9]+}} tokens/s  ETA
+// PROGRESS: step 20/20  loss {{[0-9]+\.[0-9]+}}  eval {{[0-9]+\.[0-9]+}}  lr 1.00e-01  {{[0-9]+}} tokens/s  ETA 0:00
 
 // RUN: %python %S/Inputs/train-check.py dump %t.d/checkpoint.safetensors | FileCheck %s --check-prefix=CHECKPOINT
 // CHECKPOINT-DAG: proj.weight F32 [16, 10]

@@ -17,9 +17,27 @@
   train-check.py fill IN.safetensors NAME VALUE OUT.safetensors
       IN with every value of tensor NAME (f32) set to VALUE
   train-check.py sgd-step BEFORE.safetensors GRADIENTS.safetensors
-      AFTER.safetensors
-      after one step of --optimizer=sgd --lr=1, each parameter is exactly
-      its value before less its gradient (up to f32 rounding)
+      AFTER.safetensors [--lr=F] [--weight-decay=F] [--grad-clip=F]
+      after one step of --optimizer=sgd, each parameter p is
+      p - lr (c g + wd p) (up to f32 rounding), c the clipping factor
+      min(1, clip / (|g| + 1e-6)) of the gradients' global norm (1 without
+      --grad-clip); by default lr 1: exactly p less its gradient
+  train-check.py adam-steps BEFORE.safetensors G1.safetensors
+      G2.safetensors AFTER.safetensors --lr=F --beta1=F --beta2=F
+      --epsilon=F [--weight-decay=F]
+      two steps of torch.optim.AdamW from BEFORE, with the gradients G1
+      (at BEFORE) and G2 (after the first step), replayed in double: AFTER
+      holds the result
+  train-check.py same-params A.safetensors B.safetensors [--rtol=R]
+      A and B hold the same weights and Adam state, equal to R (default
+      1e-5) relative to the largest value of each tensor (the optimizer.*
+      state may differ: one module may accumulate gradients)
+  train-check.py same-losses A.json B.json [--rtol=R]
+      the reports' step losses agree to R (default 1e-5)
+  train-check.py schedule REPORT.json --lr=F --steps=T [--warmup=W]
+      [--min-lr=F] [--schedule=constant|linear|cosine] [--first=S]
+      the report's "lr" list is the schedule docs/runtime.md defines, its
+      entries steps S.. (default 1) of a run of T steps
   train-check.py toy PARAMS.safetensors X.npy WEIGHT.npy REPORT.json
       --steps=N [--eval-x=X.npy --eval-weight=W.npy] [--eval-every=K]
       [--shuffle-seed=S]
@@ -104,7 +122,8 @@ def report(args):
         result = json.load(f)
     fields = {"steps", "loss", "eval_loss", "eval_steps", "ms_per_step",
               "peak_bytes"}
-    if set(result) != fields:
+    # A module whose train_step reads optimizer.lr also reports each step's.
+    if set(result) != fields and set(result) != fields | {"lr"}:
         fail("report fields %s, expected %s" % (sorted(result), sorted(fields)))
     if result["steps"] != args.steps or len(result["loss"]) != args.steps:
         fail("report of %d steps with %d losses, expected %d" %
@@ -191,22 +210,128 @@ def same_loss(args):
     print("same loss")
 
 
+def gradient_pairs(before, gradients, after):
+    """(name, values before, gradient, values after) of each parameter."""
+    for name, (_, shape, values) in before.items():
+        if name not in gradients or name not in after:
+            fail("no gradient or no new value of %s" % name)
+        if gradients[name][1] != shape or after[name][1] != shape:
+            fail("%s: shapes %s, %s, %s" % (name, shape, gradients[name][1],
+                                            after[name][1]))
+        yield name, values, gradients[name][2], after[name][2]
+
+
+def clip_factor(gradients, names, clip):
+    if not clip:
+        return 1.0
+    norm = math.sqrt(sum(g * g for name in names
+                         for g in gradients[name][2]))
+    return min(1.0, clip / (norm + 1e-6))
+
+
 def sgd_step(args):
     before = read_safetensors(args.before)
     gradients = read_safetensors(args.gradients)
     after = read_safetensors(args.after)
-    for name, (_, shape, values) in before.items():
-        if name not in gradients:
-            fail("no gradient of %s" % name)
-        gradient = gradients[name][2]
-        if gradients[name][1] != shape or after[name][1] != shape:
-            fail("%s: shapes %s, %s, %s" % (name, shape, gradients[name][1],
-                                            after[name][1]))
-        for i, (b, g, a) in enumerate(zip(values, gradient, after[name][2])):
-            if not near(a, b - g, 1e-6):
-                fail("%s[%d]: %r - %r = %r, after the step %r" %
-                     (name, i, b, g, b - g, a))
-    print("each parameter moved by minus its gradient")
+    c = clip_factor(gradients, before, args.grad_clip)
+    for name, p0, g, p1 in gradient_pairs(before, gradients, after):
+        for i, (b, d, a) in enumerate(zip(p0, g, p1)):
+            expected = b - args.lr * (c * d + args.weight_decay * b)
+            if not near(a, expected, 1e-6):
+                fail("%s[%d]: %r - %r (%r c + %r p) = %r, after the step %r" %
+                     (name, i, b, args.lr, d, args.weight_decay, expected, a))
+    if args.lr == 1.0 and args.weight_decay == 0 and not args.grad_clip:
+        print("each parameter moved by minus its gradient")
+    else:
+        print("each parameter moved by -%g (%.6g g + %g p)" %
+              (args.lr, c, args.weight_decay))
+
+
+def adam_steps(args):
+    before = read_safetensors(args.before)
+    g1 = read_safetensors(args.g1)
+    g2 = read_safetensors(args.g2)
+    after = read_safetensors(args.after)
+    b1, b2, eps, lr, wd = (args.beta1, args.beta2, args.epsilon, args.lr,
+                           args.weight_decay)
+    worst = 0.0
+    for name, p0, first, p2 in gradient_pairs(before, g1, after):
+        second = g2[name][2]
+        for i in range(len(p0)):
+            p, m, v = p0[i], 0.0, 0.0
+            for t, g in ((1, first[i]), (2, second[i])):
+                p *= 1 - lr * wd
+                m = b1 * m + (1 - b1) * g
+                v = b2 * v + (1 - b2) * g * g
+                p -= lr / (1 - b1 ** t) * m / (
+                    math.sqrt(v) / math.sqrt(1 - b2 ** t) + eps)
+            # Relative to the step's size: the update, not the weight.
+            error = abs(p2[i] - p) / max(lr, abs(p - p0[i]))
+            worst = max(worst, error)
+            if error > 1e-4:
+                fail("%s[%d]: two AdamW steps give %r, after them %r" %
+                     (name, i, p, p2[i]))
+    print("two AdamW steps replayed (beta1 %g, beta2 %g, eps %g)" % (b1, b2, eps))
+
+
+def same_params(args):
+    def compared(path):
+        return {name: value for name, value in read_safetensors(path).items()
+                if not name.startswith("optimizer.")}
+    a = compared(args.a)
+    b = compared(args.b)
+    if sorted(a) != sorted(b):
+        fail("tensors %s and %s" % (sorted(a), sorted(b)))
+    worst = 0.0
+    for name, (_, shape, values) in a.items():
+        if b[name][1] != shape:
+            fail("%s: shapes %s and %s" % (name, shape, b[name][1]))
+        scale = max([1e-30] + [abs(v) for v in values])
+        for i, (x, y) in enumerate(zip(values, b[name][2])):
+            error = abs(x - y) / scale
+            worst = max(worst, error)
+            if error > args.rtol:
+                fail("%s[%d]: %r and %r" % (name, i, x, y))
+    print("same %d tensors (worst relative difference %.1e)" % (len(a), worst))
+
+
+def same_losses(args):
+    with open(args.a) as f:
+        a = json.load(f)["loss"]
+    with open(args.b) as f:
+        b = json.load(f)["loss"]
+    if len(a) != len(b):
+        fail("%d and %d losses" % (len(a), len(b)))
+    for step, (x, y) in enumerate(zip(a, b), 1):
+        if not near(x, y, args.rtol):
+            fail("step %d: loss %r and %r" % (step, x, y))
+    print("same %d losses" % len(a))
+
+
+def schedule_lr(args, step):
+    peak, low, warmup, total = args.lr, args.min_lr, args.warmup, args.steps
+    if step <= warmup:
+        return peak * step / warmup
+    if args.schedule == "constant" or total <= warmup:
+        return peak
+    progress = min(1.0, (step - warmup) / (total - warmup))
+    if args.schedule == "linear":
+        return peak - (peak - low) * progress
+    return low + (peak - low) * (1 + math.cos(math.pi * progress)) / 2
+
+
+def schedule(args):
+    with open(args.report) as f:
+        rates = json.load(f)["lr"]
+    for i, rate in enumerate(rates):
+        step = args.first + i
+        expected = schedule_lr(args, step)
+        if not near(rate, expected, 1e-6):
+            fail("step %d trained at lr %r, the schedule says %r" %
+                 (step, rate, expected))
+    print("lr of steps %d-%d as scheduled: %s" % (
+        args.first, args.first + len(rates) - 1,
+        " ".join("%.4g" % r for r in rates)))
 
 
 MASK = (1 << 64) - 1
@@ -341,6 +466,31 @@ def main():
     p.add_argument("before")
     p.add_argument("gradients")
     p.add_argument("after")
+    p.add_argument("--lr", type=float, default=1.0)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p.add_argument("--grad-clip", type=float, default=0.0)
+    p = commands.add_parser("adam-steps")
+    for name in ("before", "g1", "g2", "after"):
+        p.add_argument(name)
+    for name in ("--lr", "--beta1", "--beta2", "--epsilon"):
+        p.add_argument(name, type=float, required=True)
+    p.add_argument("--weight-decay", type=float, default=0.0)
+    p = commands.add_parser("same-params")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--rtol", type=float, default=1e-5)
+    p = commands.add_parser("same-losses")
+    p.add_argument("a")
+    p.add_argument("b")
+    p.add_argument("--rtol", type=float, default=1e-5)
+    p = commands.add_parser("schedule")
+    p.add_argument("report")
+    p.add_argument("--lr", type=float, required=True)
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--warmup", type=int, default=0)
+    p.add_argument("--min-lr", type=float, default=0.0)
+    p.add_argument("--schedule", default="constant")
+    p.add_argument("--first", type=int, default=1)
     p = commands.add_parser("toy")
     p.add_argument("params")
     p.add_argument("x")
@@ -360,7 +510,9 @@ def main():
     p.add_argument("whole")
     args = parser.parse_args()
     {"report": report, "dump": dump, "at-most": at_most, "fill": fill, "same-loss": same_loss,
-     "sgd-step": sgd_step, "toy": toy, "drop": drop,
+     "sgd-step": sgd_step, "adam-steps": adam_steps, "schedule": schedule,
+     "same-params": same_params, "same-losses": same_losses,
+     "toy": toy, "drop": drop,
      "continues": continues}[args.command](args)
 
 
