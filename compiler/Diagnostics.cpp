@@ -10,6 +10,9 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <unistd.h>
+
 using namespace mlir;
 
 static StringRef severityName(DiagnosticSeverity severity) {
@@ -76,15 +79,15 @@ static StringRef withOpNamedOnce(StringRef message) {
   return rest.starts_with(repeated) ? rest : message;
 }
 
-/// Prints one diagnostic as a single stderr line.
-static void printLine(StringRef tool, DiagnosticSeverity severity, Location loc,
-                      const Diagnostic &diag) {
+/// One diagnostic as a single line.
+static std::string formatLine(StringRef tool, DiagnosticSeverity severity,
+                              Location loc, const Diagnostic &diag) {
   std::string line, message = diag.str();
   llvm::raw_string_ostream os(line);
   os << tool << ": " << severityName(severity) << ": ";
   printPosition(os, loc);
   os << withOpNamedOnce(message);
-  llvm::errs() << lcc::asOneLine(line) << "\n";
+  return lcc::asOneLine(line);
 }
 
 lcc::OneLineDiagnosticHandler::OneLineDiagnosticHandler(MLIRContext *context,
@@ -93,12 +96,19 @@ lcc::OneLineDiagnosticHandler::OneLineDiagnosticHandler(MLIRContext *context,
   // The offending op is named in the message; its full text would span lines.
   context->printOpOnDiagnostic(false);
   id = context->getDiagEngine().registerHandler([this](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error)
+    DiagnosticSeverity severity = diag.getSeverity();
+    if (severity == DiagnosticSeverity::Error)
       ++numErrors;
-    printLine(this->tool, diag.getSeverity(), diag.getLocation(), diag);
+    std::string line =
+        formatLine(this->tool, severity, diag.getLocation(), diag);
     for (Diagnostic &note : diag.getNotes())
-      printLine(this->tool, DiagnosticSeverity::Note, note.getLocation(),
-                note);
+      line += "\n" + formatLine(this->tool, DiagnosticSeverity::Note,
+                                note.getLocation(), note);
+    // Each function holding a copy of a model op would repeat its remark.
+    bool repeated =
+        severity != DiagnosticSeverity::Error && !printed.insert(line).second;
+    if (!repeated)
+      llvm::errs() << line << "\n";
     return success();
   });
 }
@@ -111,12 +121,49 @@ void lcc::reportError(StringRef tool, const llvm::Twine &message) {
   llvm::errs() << tool << ": error: " << asOneLine(message.str()) << "\n";
 }
 
+/// What llvm::cl writes to stderr itself while `parse` runs: an option's
+/// parser (a pass name of --mlir-print-ir-after) reports there, not to the
+/// stream the parse was given.
+static bool captureStderr(llvm::function_ref<bool()> parse,
+                          std::string &captured) {
+  llvm::errs().flush();
+  std::FILE *file = std::tmpfile();
+  int saved = file ? dup(STDERR_FILENO) : -1;
+  if (saved < 0 || dup2(fileno(file), STDERR_FILENO) < 0) {
+    if (saved >= 0)
+      close(saved);
+    if (file)
+      std::fclose(file);
+    return parse();
+  }
+  bool ok = parse();
+  llvm::errs().flush();
+  dup2(saved, STDERR_FILENO);
+  close(saved);
+  std::rewind(file);
+  char buffer[4096];
+  size_t read;
+  while ((read = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+    captured.append(buffer, read);
+  std::fclose(file);
+  return ok;
+}
+
 bool lcc::parseCommandLine(int argc, char **argv, StringRef tool,
                            StringRef overview) {
-  std::string clErrors;
+  std::string clErrors, stderrText;
   llvm::raw_string_ostream clErrorStream(clErrors);
-  if (llvm::cl::ParseCommandLineOptions(argc, argv, overview, &clErrorStream))
+  bool parsed = captureStderr(
+      [&] {
+        return llvm::cl::ParseCommandLineOptions(argc, argv, overview,
+                                                 &clErrorStream);
+      },
+      stderrText);
+  if (parsed) {
+    llvm::errs() << stderrText; // warnings, if any, as llvm::cl wrote them
     return true;
+  }
+  clErrors += stderrText;
   // llvm::cl writes "PROGRAM: message" lines; keep one line with our prefix.
   SmallVector<StringRef> lines;
   StringRef(clErrors).split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace lcc {
 
@@ -28,6 +29,9 @@ private:
   mlir::DiagnosticEngine::HandlerID id;
   std::string tool;
   unsigned numErrors = 0;
+  /// The remarks and warnings printed so far: a model op that two functions
+  /// hold (inlined from `forward` into `loss`) is told about once.
+  llvm::StringSet<> printed;
 };
 
 /// Parses the command line with llvm::cl, printing its errors in the

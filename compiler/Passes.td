@@ -11,6 +11,17 @@
 
 include "mlir/Pass/PassBase.td"
 
+def InlineModelCalls : Pass<"lcc-inline-model-calls", "mlir::ModuleOp"> {
+  let summary = "inline the calls between a model's functions";
+  let description = [{
+    `loss` calling `forward` becomes one body per function: lcc runs this
+    before its stages (its `--dump-ir` `attn` stage is after it), and the
+    lcc-opt pipelines `lcc-attention-forms` and `lcc-lower-to-linalg` start
+    with it, so that they take a model as written. A recursive call is an
+    error naming it.
+  }];
+}
+
 def FuseElementwise : Pass<"lcc-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "fuse elementwise producers into elementwise consumers";
   let description = [{

@@ -5,6 +5,7 @@
 #include "compiler/ArtifactWriter.h"
 #include "compiler/HostProgram.h"
 #include "compiler/ModelChecks.h"
+#include "compiler/Passes.h"
 #include "compiler/SourceNames.h"
 #include "passes/Passes.h"
 
@@ -26,28 +27,6 @@ std::string printed(Operation *op) {
   llvm::raw_string_ostream os(text);
   op->print(os);
   return text;
-}
-
-/// Inlines every call between the model's functions (`loss` calling
-/// `forward`): the stages after this one see one body per function. A call
-/// the inliner cannot resolve is a recursive one.
-LogicalResult inlineModelCalls(ModuleOp module) {
-  if (!module.walk([](func::CallOp) { return WalkResult::interrupt(); })
-           .wasInterrupted())
-    return success();
-  PassManager pm(module.getContext());
-  // No clean-up pipeline: the callers' other ops stay as written.
-  pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
-  if (failed(pm.run(module)))
-    return failure();
-  WalkResult left = module.walk([](func::CallOp call) {
-    call.emitOpError() << "calls '@" << call.getCallee()
-                       << "' recursively; lcc inlines the calls between a "
-                          "model's functions, so no call chain may return to "
-                          "its caller";
-    return WalkResult::interrupt();
-  });
-  return failure(left.wasInterrupted());
 }
 
 /// The kernel report of the dispatches in `kernels`, compiled to `image`.
@@ -104,8 +83,11 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       options.progress(part, std::chrono::duration<double>(now - last).count());
     last = now;
   };
-  if (failed(checkModelIsCompilable(module)) ||
-      failed(inlineModelCalls(module)))
+  if (failed(checkModelIsCompilable(module)))
+    return failure();
+  PassManager inliner(module.getContext());
+  inliner.addPass(createInlineModelCalls());
+  if (failed(inliner.run(module)))
     return failure();
   attachSourceNames(module);
   if (options.dump)

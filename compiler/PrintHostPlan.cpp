@@ -42,14 +42,35 @@ void printRange(llvm::raw_ostream &os, const BufferRange &range) {
      << range.offset + range.length << ")";
 }
 
-void printPlan(llvm::raw_ostream &os, const HostProgram &program) {
+/// The name of what a buffer that is not transient holds: an input's,
+/// result's or parameter's ('layers.0.attn.wq').
+std::string bufferName(const PlannedBuffer &buffer, const HostProgram &program,
+                       const ParameterTable &parameters) {
+  ArrayRef<TensorSignature> signatures =
+      buffer.kind == BufferKind::Input    ? ArrayRef(program.inputs)
+      : buffer.kind == BufferKind::Output ? ArrayRef(program.outputs)
+                                          : ArrayRef<TensorSignature>();
+  if (buffer.kind == BufferKind::Parameter &&
+      buffer.index < parameters.parameters.size())
+    return parameters.parameters[buffer.index].signature.name;
+  if (buffer.index < signatures.size())
+    return signatures[buffer.index].name;
+  return "";
+}
+
+void printPlan(llvm::raw_ostream &os, const HostProgram &program,
+               const ParameterTable &parameters) {
   os << "host plan of @" << program.name << ": " << program.buffers.size()
      << " buffers, " << program.commands.size() << " commands, arena "
      << program.arenaSize << " bytes\n";
   for (auto [i, buffer] : llvm::enumerate(program.buffers)) {
     os << "  buffer " << i << ": " << kindName(buffer.kind);
-    if (buffer.kind != BufferKind::Transient)
+    if (buffer.kind != BufferKind::Transient) {
       os << " " << buffer.index;
+      std::string name = bufferName(buffer, program, parameters);
+      if (!name.empty())
+        os << " '" << name << "'";
+    }
     os << ", " << buffer.size << " bytes";
     if (buffer.kind == BufferKind::Transient)
       os << " at arena offset " << buffer.arenaOffset << ", live "
@@ -83,13 +104,24 @@ void printPlan(llvm::raw_ostream &os, const HostProgram &program) {
 struct PrintHostPlanPass : lcc::impl::PrintHostPlanBase<PrintHostPlanPass> {
   void runOnOperation() override {
     ParameterTable parameters;
+    bool planned = false;
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func->hasAttr("lcc.dispatch") || func.isExternal())
         continue;
       FailureOr<HostProgram> program = planHostProgram(func, parameters);
       if (failed(program))
         return signalPassFailure();
-      printPlan(llvm::outs(), *program);
+      printPlan(llvm::outs(), *program, parameters);
+      planned = true;
+    }
+    // The kernel stages hold dispatches alone: no function calls them.
+    if (!planned) {
+      getOperation().emitError(
+          "no host function to plan: --lcc-print-host-plan reads the "
+          "dispatches stage (the NN-dispatches.mlir of lcc --dump-ir, or "
+          "lcc-opt --lcc-lower-to-dispatches), whose functions call their "
+          "dispatches");
+      signalPassFailure();
     }
   }
 };

@@ -260,6 +260,8 @@ void lcc::registerLccPipelines() {
         FailureOr<AttentionFormOptions> forms = options.get(errors);
         if (failed(forms))
           return failure();
+        // On a model as written, as lcc inlines it first.
+        pm.addPass(createInlineModelCalls());
         return buildAttentionFormsPipeline(pm, *forms, errors);
       });
   registerCheckedPipeline<LinalgPipelineOptions>(
@@ -273,6 +275,7 @@ void lcc::registerLccPipelines() {
                 errors, {{knobs::kQueryTile, options.queryTile},
                          {knobs::kKeyTile, options.keyTile}})))
           return failure();
+        pm.addPass(createInlineModelCalls());
         buildLowerToLinalgPipeline(
             pm, cpuAttentionTiling(options.cpu)
                     .withGiven(options.queryTile, options.keyTile));

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionForms.h"
+#include "passes/LowerToLinalg/MaskTiles.h"
 #include "passes/Passes.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
@@ -25,6 +26,11 @@ using namespace lcc;
 using namespace lcc::attn;
 
 namespace {
+
+/// The tiles a mask's cost is counted in: flash attention's with CUDA a
+/// target, and close to the CPU's, whose exact size the later lowering
+/// picks for the CPU it compiles for.
+constexpr int64_t kMaskCostTile = 64;
 
 std::string gigas(double x) { return llvm::formatv("{0:F2}", x / 1e9).str(); }
 
@@ -92,6 +98,39 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
     return found;
   }
 
+  /// The cost of `op`'s dense attention under its mask, `dense` for all
+  /// its scores: the (query, key) tile pairs its block table visits, at
+  /// kMaskCostTile x kMaskCostTile tiles, as text for a remark.
+  static std::string maskedCost(AttentionOp op, AttentionCost dense) {
+    std::string all =
+        gigas(dense.flops) + " GFLOP, " + gigas(dense.bytes) + " GB";
+    Region *mask = op.getMaskRegion();
+    if (!mask)
+      return all;
+    auto q = cast<RankedTensorType>(op.getQuery().getType());
+    auto k = cast<RankedTensorType>(op.getKey().getType());
+    auto v = cast<RankedTensorType>(op.getValue().getType());
+    lowering::MaskTiling tiling{
+        q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), k.getDimSize(2),
+        kMaskCostTile,   kMaskCostTile,   op.getCausal()};
+    std::string why;
+    FailureOr<lowering::MaskTileTable> table =
+        lowering::computeMaskTileTable(*mask, tiling, why);
+    if (failed(table))
+      return all + ", every tile: " + why;
+    double entries = static_cast<double>(table->visible.size());
+    double visited = entries - static_cast<double>(table->hiddenTiles);
+    // Every score of a visited tile pair is computed, masked or not.
+    double flops = 2.0 * q.getDimSize(0) * q.getDimSize(1) * q.getDimSize(2) *
+                   k.getDimSize(2) * (q.getDimSize(3) + v.getDimSize(3)) *
+                   visited / entries;
+    return gigas(flops) + " GFLOP for the " +
+           std::to_string(static_cast<int64_t>(visited)) + " of " +
+           std::to_string(static_cast<int64_t>(entries)) + " " +
+           std::to_string(kMaskCostTile) + "x" + std::to_string(kMaskCostTile) +
+           " tile pairs its mask visits, " + gigas(dense.bytes) + " GB";
+  }
+
   /// Rewrites `op` to the cheapest applicable candidate, or keeps it dense;
   /// true if it was rewritten.
   bool select(IRRewriter &rewriter, AttentionOp op,
@@ -108,8 +147,9 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
                             gigas(dense.flops) + " GFLOP, " +
                             gigas(dense.bytes) + " GB): ";
     if (op.hasMaskOrScore()) {
-      op.emitRemark(keptDense + "its mask or score region is honoured by "
-                                "dense (flash) attention only");
+      op.emitRemark("'attn.attention' kept dense (" + maskedCost(op, dense) +
+                    "): its mask or score region is honoured by dense "
+                    "(flash) attention only");
       return false;
     }
     const AttentionFormDefinition *best = nullptr;

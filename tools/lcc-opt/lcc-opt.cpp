@@ -12,6 +12,7 @@
 #include "passes/AttentionForms.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include <cstring>
@@ -49,6 +50,17 @@ bool loadPlugins(int argc, char **argv, std::vector<char *> &rest) {
   return true;
 }
 
+/// A diagnostic names its op; MLIR would append the op's whole text to
+/// each (a remark on an attention block: 25 lines). lcc-opt prints it only
+/// when asked: --mlir-print-op-on-diagnostic.
+void printOpOnDiagnosticOnlyWhenAsked() {
+  mlir::registerMLIRContextCLOptions();
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("mlir-print-op-on-diagnostic");
+  if (it != options.end())
+    static_cast<llvm::cl::opt<bool> *>(it->second)->setInitialValue(false);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -61,6 +73,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   lcc::registerLccDialects(registry);
   lcc::registerLccPasses();
+  printOpOnDiagnosticOnlyWhenAsked();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       static_cast<int>(arguments.size()) - 1, arguments.data(),
       "lcc optimizer driver: attn and upstream MLIR passes, and lcc's "

@@ -338,9 +338,15 @@ int listModule(LccModule module, const std::string &path) {
     std::printf("  %s, %s\n", describeSignature(parameter).c_str(),
                 parameter.data ? "embedded" : kind.c_str());
   }
-  for (size_t e = 0; e < lccModuleGetExecutableCount(module); ++e)
-    std::printf("executable %zu: %s\n", e,
-                lccModuleGetExecutableDescription(module, e));
+  for (size_t e = 0; e < lccModuleGetExecutableCount(module); ++e) {
+    std::string description = lccModuleGetExecutableDescription(module, e);
+    std::printf("executable %zu: %s\n", e, description.c_str());
+    // lcc --cpu=native (its default) records the build machine's features.
+    if (description.find(", needs ") != std::string::npos)
+      std::printf("  (a CPU lacking one of these refuses it; lcc --cpu=NAME "
+                  "picks them: the default 'native' takes the build "
+                  "machine's, 'x86-64-v3' any AVX2 CPU's)\n");
+  }
   return 0;
 }
 

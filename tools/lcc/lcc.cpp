@@ -317,7 +317,10 @@ cl::opt<bool> printPipeline(
 
 cl::opt<std::string> cpuName(
     "cpu",
-    cl::desc("LLVM CPU the host code is tuned for ('native': this machine)"),
+    cl::desc("LLVM CPU the CPU code is compiled for (default 'native': this "
+             "machine's features, e.g. AVX-512, which the artifact then "
+             "needs: a CPU without them refuses it; 'x86-64-v3' runs on any "
+             "AVX2 CPU, 'x86-64-v4' on any AVX-512 one, 'x86-64' on all)"),
     cl::value_desc("name"), cl::init("native"), cl::cat(lccCategory));
 
 void printVersion(llvm::raw_ostream &os) {
@@ -378,6 +381,9 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter(printVersion);
   // MLIR's debugging flags (--mlir-timing, --mlir-print-ir-after-all,
   // --mlir-print-debuginfo, ...) work as in mlir-opt; --help lists lcc's.
+  // First, so that --mlir-print-ir-after=PASS and the like, whose parsers
+  // list the passes registered when they are made, can name lcc's passes.
+  lcc::registerLccPasses();
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   registerAsmPrinterCLOptions();
