@@ -136,15 +136,19 @@ size_t lccModuleGetParameterCount(LccModule module);
  * keeps as optimizer state: what a weights file for it holds. */
 uint64_t lccModuleGetParameterBytes(LccModule module);
 /* 1 when parameter `index` is optimizer state (Adam's moments and step
- * count, in a module compiled with `lcc --train`), else 0. State starts at
- * zero when a session is created and stays on the device across calls; a
- * fresh weights file does not hold it, a checkpoint does. */
+ * count, and the hyper-parameters optimizer.lr, ..., in a module compiled
+ * with `lcc --train`), else 0. State starts at zero when a session is
+ * created, or at the value its init gives ("constant(0.001)": a
+ * hyper-parameter's, which lccSessionBindParameter changes between calls),
+ * and stays on the device across calls; a fresh weights file does not hold
+ * it, a checkpoint does. */
 int lccModuleIsStateParameter(LccModule module, size_t index);
 
 /* What a module holds, without a device: each function's input and result
  * signatures (name, dtype, shape; `data` NULL) and command count, each
  * parameter's signature (`data` points at embedded values, else NULL) and
- * how fresh weights fill it ("normal(0, 0.02)", "zeros", "ones"), and each
+ * how fresh weights fill it ("normal(0, 0.02)", "zeros", "ones",
+ * "constant(0.001)"), and each
  * executable ("HostSharedObject for x86_64, 52336 bytes, 44 entry points").
  * lccModuleGetFunctionInputRange gives the [low, high] every element of an
  * integer input must lie in and returns 1, or returns 0 when any value is
@@ -231,7 +235,8 @@ typedef struct LccFunctionImpl *LccFunction;
 /* Puts `module` on `device`: picks the module's code for the device (an
  * LCC_STATUS_UNAVAILABLE error naming what the module holds if it has none)
  * and copies the embedded parameters to it; optimizer state starts at
- * zero, and weights wait to be bound. */
+ * zero (hyper-parameters at their starting values), and weights wait to be
+ * bound. */
 LccStatus lccSessionCreate(LccDevice device, LccModule module,
                            LccSession *session);
 void lccSessionDestroy(LccSession session);
