@@ -10,6 +10,8 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
   # lcc-bench's ceiling (OpenBLAS sgemm) and peer (numpy dense attention)
   python3-numpy libopenblas0-pthread
+  # the Python package (python/) and its tests
+  pybind11-dev python3-dev python3-pytest
 )
 
 missing=()
