@@ -131,7 +131,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       return failure();
     done("train step");
   }
-  if (options.stopAfter == Stage::Attn)
+  if (options.stopAfter == Stage::Attn ||
+      options.stopAfter == Stage::AttentionMap)
     return printed(module);
 
   if (failed(runDumpedPipeline(

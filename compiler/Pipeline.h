@@ -34,6 +34,8 @@ enum class Stage {
   Ptx,
   KernelReport,
   KernelReportJson,
+  /// The attn stage, whose attention ops the driver draws (AttentionMap.h).
+  AttentionMap,
   Artifact
 };
 

@@ -23,7 +23,9 @@
 #include "CarriedInputs.h"
 #include "DataOrder.h"
 #include "HyperParameters.h"
+#include "ReportFormat.h"
 #include "TrainingData.h"
+#include "TrainingPlot.h"
 #include "common/RuntimeTool.h"
 
 #include "lcc/runtime.h"
@@ -139,6 +141,8 @@ const char kUsage[] =
     "                              (a device or FIFO is written in place; a\n"
     "                              file this run reads is refused, but for\n"
     "                              --params: resuming in place is safe)\n"
+    "  --plot=FILE.svg             draw the loss and eval loss against\n"
+    "                              steps and tokens, after each evaluation\n"
     "  --report=json               print {\"steps\", \"loss\" and \"lr\"\n"
     "                              (each step), \"eval_loss\", \"eval_steps\"\n"
     "                              (each evaluation and the step after\n"
@@ -179,6 +183,7 @@ constexpr Flag kFlags[] = {
     {"--beta2", "F", FlagValue::Real},
     {"--epsilon", "F", FlagValue::Real},
     {"--accumulate", "K", FlagValue::PositiveCount},
+    {"--plot", "FILE.svg", FlagValue::Text},
     kReportFlag,
     kDeviceFlag,
     kThreadsFlag,
@@ -205,6 +210,7 @@ struct Options {
   DeviceOptions device;
   OptimizerOptions optimizer;
   uint64_t accumulate = 1;
+  std::string plot;
 };
 
 /// `value` split at commas, empty pieces dropped.
@@ -290,6 +296,8 @@ std::string parseArguments(int argc, char **argv, Options &options,
       options.jsonReport = true;
     } else if (flag == "--accumulate") {
       options.accumulate = read.count;
+    } else if (flag == "--plot") {
+      options.plot = value;
     }
   }
   if (options.model.empty())
@@ -444,6 +452,20 @@ LccStatus writeCheckpoint(LccSession session, const std::string &path,
                                    values.data(), keys.size());
 }
 
+/// Writes `text` to `path`; an error message naming `flag`, or "".
+std::string writeTextFile(const std::string &path, const std::string &text,
+                          const char *flag) {
+  std::FILE *file = std::fopen(path.c_str(), "wb");
+  bool written =
+      file && std::fwrite(text.data(), 1, text.size(), file) == text.size();
+  if (file && std::fclose(file) != 0)
+    written = false;
+  if (!written)
+    return std::string(flag) + ": cannot write '" + path +
+           "': " + std::strerror(errno);
+  return "";
+}
+
 /// The loss (result 0) of the last call of `function`.
 double lossOf(LccFunction function) {
   LccTensorView result;
@@ -453,57 +475,6 @@ double lossOf(LccFunction function) {
 
 const char *describeNonFinite(double value) {
   return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
-}
-
-/// "0:42", "12:05", "3:02:09".
-std::string formatDuration(double seconds) {
-  uint64_t total = seconds > 0 ? uint64_t(seconds + 0.5) : 0;
-  char text[48];
-  if (total >= 3600)
-    std::snprintf(text, sizeof(text), "%llu:%02llu:%02llu",
-                  (unsigned long long)(total / 3600),
-                  (unsigned long long)(total / 60 % 60),
-                  (unsigned long long)(total % 60));
-  else
-    std::snprintf(text, sizeof(text), "%llu:%02llu",
-                  (unsigned long long)(total / 60),
-                  (unsigned long long)(total % 60));
-  return text;
-}
-
-/// The shortest decimal text that reads back as `value`, as a float when
-/// `single` (a loss the device computed in f32), else as a double; JSON
-/// null when it is not finite.
-std::string jsonNumber(double value, bool single) {
-  if (!std::isfinite(value))
-    return "null";
-  char text[40];
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(text, sizeof(text), "%.*g", precision, value);
-    if (single ? std::strtof(text, nullptr) == float(value)
-               : std::strtod(text, nullptr) == value)
-      break;
-  }
-  return text;
-}
-
-std::string jsonList(const std::vector<double> &values, bool single) {
-  std::string out = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    out += (i ? ", " : "") + jsonNumber(values[i], single);
-  return out + "]";
-}
-
-double median(std::vector<double> values) {
-  if (values.empty())
-    return 0;
-  size_t middle = values.size() / 2;
-  std::nth_element(values.begin(), values.begin() + middle, values.end());
-  double upper = values[middle];
-  if (values.size() % 2)
-    return upper;
-  double lower = *std::max_element(values.begin(), values.begin() + middle);
-  return (lower + upper) / 2;
 }
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
@@ -601,17 +572,21 @@ int train(const Options &options) {
   if (!error.empty())
     return kTool.fail(kExitError, options.model + ": " + error);
 
-  if (!options.checkpoint.empty()) {
-    // --params may name the checkpoint (resuming in place): it is read
-    // whole before the first step. Nothing else the run reads may.
-    std::vector<ReadFile> read = {{"the model", options.model}};
-    for (const std::string &path : options.data)
-      read.push_back({"--data", path});
-    for (const std::string &path : options.evalData)
-      read.push_back({"--eval-data", path});
-    error = checkNotAnInput("--checkpoint", options.checkpoint, read);
+  // --params may name the checkpoint (resuming in place): it is read whole
+  // before the first step. Nothing else the run reads may be written.
+  std::vector<ReadFile> read = {{"the model", options.model}};
+  for (const std::string &path : options.data)
+    read.push_back({"--data", path});
+  for (const std::string &path : options.evalData)
+    read.push_back({"--eval-data", path});
+  for (auto [flag, path] : {std::pair<const char *, const std::string &>{
+                                "--checkpoint", options.checkpoint},
+                            {"--plot", options.plot}}) {
+    if (path.empty() || !error.empty())
+      continue;
+    error = checkNotAnInput(flag, path, read);
     if (error.empty())
-      error = checkWritable(options.checkpoint, "--checkpoint");
+      error = checkWritable(path, flag);
   }
   if (!error.empty())
     return kTool.fail(kExitError, error);
@@ -714,6 +689,14 @@ int train(const Options &options) {
               writeCheckpoint(handles.session, options.checkpoint, place, order,
                               after, trainData.rows, batch))
         return takeMessage(status);
+    if (!options.plot.empty()) {
+      TrainingCurves curves{
+          options.model, place.stepsBefore + 1, tokensPerStep, losses, {},
+          evalLosses};
+      for (uint64_t step : evalSteps)
+        curves.evalSteps.push_back(place.stepsBefore + step);
+      return writeTextFile(options.plot, renderTrainingPlot(curves), "--plot");
+    }
     return "";
   };
 

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/AttentionMap.h"
 #include "compiler/CudaTarget.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/ModelParser.h"
@@ -63,8 +64,8 @@ constexpr Choice<lcc::Stage> kEmitChoices[] = {
     {"ptx", lcc::Stage::Ptx},
     {"kernel-report", lcc::Stage::KernelReport},
     {"kernel-report-json", lcc::Stage::KernelReportJson},
+    {"attention-map", lcc::Stage::AttentionMap},
     {"artifact", lcc::Stage::Artifact}};
-
 
 cl::OptionCategory lccCategory("lcc options");
 
@@ -85,8 +86,9 @@ cl::opt<std::string> emitName(
              "CUDA kernel's launch, registers, spills, shared memory, "
              "occupancy on sm_80 and sm_90, FLOPs, bytes and roofline bound "
              "on an H100 and H200, as a table; 'kernel-report-json': the "
-             "same as JSON; docs/gpu.md), 'artifact' (the .lcm module "
-             "lcc-run runs; the default)"),
+             "same as JSON; docs/gpu.md), 'attention-map' (-o DIR: an SVG "
+             "per attention op, the query x key tile pairs it computes), "
+             "'artifact' (the .lcm module lcc-run runs; the default)"),
     cl::value_desc("stage"), cl::init("artifact"), cl::cat(lccCategory));
 
 cl::opt<std::string> targetName(
@@ -322,6 +324,46 @@ cl::opt<std::string> cpuName(
              "needs: a CPU without them refuses it; 'x86-64-v3' runs on any "
              "AVX2 CPU, 'x86-64-v4' on any AVX-512 one, 'x86-64' on all)"),
     cl::value_desc("name"), cl::init("native"), cl::cat(lccCategory));
+
+/// --emit=attention-map: one SVG per attention op into the folder -o
+/// names (created where missing), and a line per map on stdout.
+int writeAttentionMaps(ModuleOp module, const lcc::CompileOptions &options) {
+  if (outputFilename == "-") {
+    lcc::reportError(kTool, "--emit=attention-map writes a folder of SVG "
+                            "files: name it with -o DIR");
+    return 1;
+  }
+  if (std::error_code error =
+          llvm::sys::fs::create_directories(outputFilename)) {
+    lcc::reportError(kTool, "cannot create '" + outputFilename +
+                                "': " + error.message());
+    return 1;
+  }
+  std::vector<lcc::AttentionMap> maps =
+      lcc::drawAttentionMaps(module, lcc::attentionTilingFor(options));
+  for (const lcc::AttentionMap &map : maps) {
+    llvm::SmallString<256> path(outputFilename);
+    llvm::sys::path::append(path, map.fileName);
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        mlir::openOutputFile(path, &error);
+    if (!file) {
+      lcc::reportError(kTool, error);
+      return 1;
+    }
+    file->os() << map.svg;
+    if (file->os().has_error()) {
+      lcc::reportError(kTool, "failed writing '" + path.str().str() + "'");
+      file->os().clear_error();
+      return 1;
+    }
+    file->keep();
+    llvm::outs() << path << ": " << map.summary << "\n";
+  }
+  if (maps.empty())
+    llvm::outs() << "no attention op with a compile-time map\n";
+  return 0;
+}
 
 void printVersion(llvm::raw_ostream &os) {
   os << "lcc " << LCC_VERSION << " (MLIR/LLVM " << LLVM_VERSION_STRING << ")\n";
@@ -628,6 +670,9 @@ int main(int argc, char **argv) {
       lcc::reportError(kTool, "compilation failed");
     return 1;
   }
+
+  if (*stage == lcc::Stage::AttentionMap)
+    return writeAttentionMaps(*module, options);
 
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);

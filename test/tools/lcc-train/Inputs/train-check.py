@@ -34,6 +34,9 @@
       state may differ: one module may accumulate gradients)
   train-check.py same-losses A.json B.json [--rtol=R]
       the reports' step losses agree to R (default 1e-5)
+  train-check.py plot FILE.svg --steps=N --evals=K [--first=S]
+      FILE is well-formed SVG whose loss line has a point per step (steps
+      S.. from left to right) and whose eval loss has K points
   train-check.py schedule REPORT.json --lr=F --steps=T [--warmup=W]
       [--min-lr=F] [--schedule=constant|linear|cosine] [--first=S]
       the report's "lr" list is the schedule docs/runtime.md defines, its
@@ -308,6 +311,38 @@ def same_losses(args):
     print("same %d losses" % len(a))
 
 
+def plot(args):
+    import xml.etree.ElementTree as ElementTree
+    svg = "{http://www.w3.org/2000/svg}"
+    try:
+        root = ElementTree.parse(args.file).getroot()
+    except ElementTree.ParseError as error:
+        fail("%s is not well-formed: %s" % (args.file, error))
+    groups = {g.get("class"): g for g in root.iter(svg + "g")}
+    if set(groups) != {"loss", "eval-loss"}:
+        fail("groups %s" % sorted(groups))
+
+    def points(group):
+        line = group.find(svg + "polyline")
+        return [tuple(map(float, p.split(",")))
+                for p in line.get("points").split()]
+
+    loss = points(groups["loss"])
+    xs = [x for x, _ in loss]
+    if len(loss) != args.steps or xs != sorted(xs) or len(set(xs)) != len(xs):
+        fail("%d loss points, x %s" % (len(loss), xs))
+    circles = list(groups["eval-loss"].iter(svg + "circle"))
+    if len(points(groups["eval-loss"])) != args.evals or \
+            len(circles) != args.evals:
+        fail("%d eval points" % len(circles))
+    labels = [t.text for t in root.iter(svg + "text")]
+    if str(args.first) not in labels or \
+            str(args.first + args.steps - 1) not in labels:
+        fail("step labels %s" % labels)
+    print("plot ok: %d loss points (steps %d-%d), %d eval points" % (
+        len(loss), args.first, args.first + args.steps - 1, args.evals))
+
+
 def schedule_lr(args, step):
     peak, low, warmup, total = args.lr, args.min_lr, args.warmup, args.steps
     if step <= warmup:
@@ -483,6 +518,11 @@ def main():
     p.add_argument("a")
     p.add_argument("b")
     p.add_argument("--rtol", type=float, default=1e-5)
+    p = commands.add_parser("plot")
+    p.add_argument("file")
+    p.add_argument("--steps", type=int, required=True)
+    p.add_argument("--evals", type=int, required=True)
+    p.add_argument("--first", type=int, default=1)
     p = commands.add_parser("schedule")
     p.add_argument("report")
     p.add_argument("--lr", type=float, required=True)
@@ -511,7 +551,7 @@ def main():
     args = parser.parse_args()
     {"report": report, "dump": dump, "at-most": at_most, "fill": fill, "same-loss": same_loss,
      "sgd-step": sgd_step, "adam-steps": adam_steps, "schedule": schedule,
-     "same-params": same_params, "same-losses": same_losses,
+     "same-params": same_params, "same-losses": same_losses, "plot": plot,
      "toy": toy, "drop": drop,
      "continues": continues}[args.command](args)
 

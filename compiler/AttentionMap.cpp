@@ -1,0 +1,214 @@
+//===- AttentionMap.cpp - lcc --emit=attention-map
+//-------------------------===//
+
+#include "compiler/AttentionMap.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+#include "passes/LowerToLinalg/MaskTiles.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace lcc;
+using lcc::lowering::MaskTileTable;
+using lcc::lowering::MaskTiling;
+
+namespace {
+
+/// The SVG's plot is at most this many pixels a side; a grid of more tiles
+/// than pixels shows groups of tiles, shaded by the share they visit.
+constexpr int64_t kPlotPixels = 512;
+
+/// "model.mlir:27:12" of `op`, or "" where it has no file position.
+std::string positionOf(Operation *op) {
+  std::string text;
+  op->getLoc()->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
+                           file.getLine(), file.getColumn())
+                 .str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+/// The tile table of a dense attention without a mask region: every pair
+/// visited and unmasked, or, causal, the pairs at or below the diagonal
+/// (those crossing it masked).
+MaskTileTable causalTable(const MaskTiling &t) {
+  MaskTileTable table;
+  table.queryTiles = (t.querySeq + t.queryTile - 1) / t.queryTile;
+  table.keyTiles = (t.keySeq + t.keyTile - 1) / t.keyTile;
+  for (int64_t q = 0; q < table.queryTiles; ++q)
+    for (int64_t k = 0; k < table.keyTiles; ++k) {
+      int64_t lastQuery = std::min(t.querySeq, (q + 1) * t.queryTile) - 1;
+      int64_t firstKey = k * t.keyTile,
+              lastKey = std::min(t.keySeq, (k + 1) * t.keyTile) - 1;
+      uint8_t cls = lowering::kFullTile;
+      if (t.causal && firstKey > lastQuery)
+        cls = lowering::kHiddenTile;
+      else if (t.causal && lastKey > q * t.queryTile)
+        cls = lowering::kPartialTile;
+      table.hiddenTiles += cls == lowering::kHiddenTile;
+      table.fullTiles += cls == lowering::kFullTile;
+      table.visible.push_back(cls);
+    }
+  return table;
+}
+
+/// `text` as SVG text: a path may hold '&' or '<'.
+std::string escaped(StringRef text) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::printHTMLEscaped(text, os);
+  return out;
+}
+
+/// The SVG of `table` (the first batch and head's, when per batch-head).
+std::string renderMap(const MaskTileTable &table, const std::string &title,
+                      const std::string &subtitle) {
+  int64_t rows = table.queryTiles, cols = table.keyTiles;
+  int64_t group = std::max<int64_t>(
+      1, (std::max(rows, cols) + kPlotPixels - 1) / kPlotPixels);
+  int64_t groupRows = (rows + group - 1) / group,
+          groupCols = (cols + group - 1) / group;
+  double cell = double(kPlotPixels) / double(std::max(groupRows, groupCols));
+  double left = 20, top = 60;
+  std::string svg = llvm::formatv(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
+      "height=\"{1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3}</text>\n"
+      "<text x=\"{2}\" y=\"40\">{4}</text>\n",
+      left * 2 + cell * groupCols, top + cell * groupRows + 40, left,
+      escaped(title), escaped(subtitle));
+  svg += llvm::formatv("<g class=\"tiles\" transform=\"translate({0},{1})\">\n",
+                       left, top);
+  for (int64_t gr = 0; gr < groupRows; ++gr)
+    for (int64_t gc = 0; gc < groupCols; ++gc) {
+      int64_t visited = 0, full = 0, count = 0;
+      for (int64_t r = gr * group; r < std::min(rows, (gr + 1) * group); ++r)
+        for (int64_t c = gc * group; c < std::min(cols, (gc + 1) * group);
+             ++c) {
+          uint8_t cls = table.visible[r * cols + c];
+          visited += cls != lowering::kHiddenTile;
+          full += cls == lowering::kFullTile;
+          ++count;
+        }
+      if (visited == 0)
+        continue;
+      // Unmasked work dark, masked lighter, by the share of the group.
+      const char *color = full == visited ? "#1f4e8c" : "#6fa8dc";
+      svg += llvm::formatv(
+          "<rect x=\"{0:F1}\" y=\"{1:F1}\" width=\"{2:F1}\" height=\"{2:F1}\" "
+          "fill=\"{3}\" fill-opacity=\"{4:F2}\"/>\n",
+          gc * cell, gr * cell, cell, color, double(visited) / double(count));
+    }
+  svg += llvm::formatv("<rect width=\"{0:F1}\" height=\"{1:F1}\" "
+                       "fill=\"none\" stroke=\"#999\"/>\n</g>\n",
+                       cell * groupCols, cell * groupRows);
+  svg += llvm::formatv(
+      "<text x=\"{0}\" y=\"{1:F1}\">query tiles down, key tiles across; dark: "
+      "every score computed, light: masked within the tile, white: never "
+      "read</text>\n</svg>\n",
+      left, top + cell * groupRows + 24);
+  return svg;
+}
+
+/// The map of a dense attention op, or nullopt with `why`.
+std::optional<AttentionMap> mapOf(attn::AttentionOp op, AttentionTiling tiles,
+                                  std::string &why) {
+  auto q = cast<RankedTensorType>(op.getQuery().getType());
+  auto k = cast<RankedTensorType>(op.getKey().getType());
+  if (!q.hasStaticShape() || !k.hasStaticShape()) {
+    why = "dynamic shapes";
+    return std::nullopt;
+  }
+  MaskTiling tiling{q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
+                    k.getDimSize(2), tiles.queryTile, tiles.keyTile,
+                    op.getCausal()};
+  MaskTileTable table;
+  if (Region *mask = op.getMaskRegion()) {
+    FailureOr<MaskTileTable> computed =
+        lowering::computeMaskTileTable(*mask, tiling, why);
+    if (failed(computed))
+      return std::nullopt;
+    table = *computed;
+  } else {
+    table = causalTable(tiling);
+  }
+  int64_t pairs = table.queryTiles * table.keyTiles;
+  // A table per (batch, head) is drawn for the first of them.
+  MaskTileTable first = table;
+  first.visible.resize(pairs);
+  first.hiddenTiles = std::count(first.visible.begin(), first.visible.end(),
+                                 uint8_t(lowering::kHiddenTile));
+  int64_t visited = pairs - first.hiddenTiles;
+  std::string where = positionOf(op);
+  AttentionMap map;
+  map.summary =
+      llvm::formatv("{0}: {1} of {2} tile pairs ({3:F1}% of dense work)", where,
+                    visited, pairs, 100.0 * visited / pairs)
+          .str();
+  std::string title = llvm::formatv("attn.attention at {0}", where).str();
+  std::string subtitle =
+      llvm::formatv("{0} queries x {1} keys in {2}x{3} tiles{4}{5}: {6} of {7} "
+                    "tile pairs computed, {8:F1}% of dense work",
+                    tiling.querySeq, tiling.keySeq, tiling.queryTile,
+                    tiling.keyTile, op.getCausal() ? ", causal" : "",
+                    op.getMaskRegion() ? ", masked" : "", visited, pairs,
+                    100.0 * visited / pairs)
+          .str();
+  if (table.perBatchHead)
+    subtitle += " (batch 0, head 0)";
+  map.svg = renderMap(first, title, subtitle);
+  return map;
+}
+
+/// `text` with what is not a letter, digit, '.' or '-' made '-'.
+std::string fileSafe(const std::string &text) {
+  std::string out = text;
+  for (char &c : out)
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-')
+      c = '-';
+  return out;
+}
+
+} // namespace
+
+std::vector<AttentionMap> lcc::drawAttentionMaps(ModuleOp module,
+                                                 AttentionTiling tiling) {
+  std::vector<AttentionMap> maps;
+  llvm::StringSet<> drawn;
+  module.walk([&](Operation *op) {
+    if (!isa<attn::AttentionFormInterface>(op))
+      return;
+    std::string where = positionOf(op);
+    if (!drawn.insert(where + op->getName().getStringRef().str()).second)
+      return; // a copy inlined into another function
+    auto dense = dyn_cast<attn::AttentionOp>(op);
+    if (!dense) {
+      op->emitRemark() << "no attention map: the blocks '"
+                       << op->getName().getStringRef()
+                       << "' computes are decided at run time or by its "
+                          "form's own layout, not by a compile-time table";
+      return;
+    }
+    std::string why;
+    std::optional<AttentionMap> map = mapOf(dense, tiling, why);
+    if (!map) {
+      op->emitRemark() << "no attention map: " << why;
+      return;
+    }
+    map->fileName = std::to_string(maps.size()) + "-" +
+                    fileSafe(where.empty() ? "attention" : where) + ".svg";
+    maps.push_back(std::move(*map));
+  });
+  return maps;
+}

@@ -1,0 +1,37 @@
+//===- AttentionMap.h - lcc --emit=attention-map ----------------*- C++ -*-===//
+//
+// A picture of the work each attention op does: its (query tile, key tile)
+// pairs, as flash attention visits them, from what is known when compiling
+// (causality, the block table of a mask region), with the fraction of the
+// dense work left. One SVG per attention op of the model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_COMPILER_ATTENTIONMAP_H
+#define LCC_COMPILER_ATTENTIONMAP_H
+
+#include "compiler/Pipeline.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace lcc {
+
+struct AttentionMap {
+  std::string fileName; ///< "0-model.mlir-27-12.svg"
+  std::string svg;
+  std::string summary; ///< "model.mlir:27:12: 136 of 256 tile pairs (53.1%)"
+};
+
+/// The map of every attention op of `module` (after the attention forms),
+/// once per model op (the copies inlined into other functions share it),
+/// at `tiling`'s tiles. An op whose blocks depend on its input (LSH, routed)
+/// gets a remark instead.
+std::vector<AttentionMap> drawAttentionMaps(mlir::ModuleOp module,
+                                            AttentionTiling tiling);
+
+} // namespace lcc
+
+#endif // LCC_COMPILER_ATTENTIONMAP_H
