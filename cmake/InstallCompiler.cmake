@@ -6,7 +6,7 @@
 #   target_link_libraries(my-plugin PRIVATE lcc::LCCPasses lcc::LCCPlugin)
 #
 # (docs/pass-authoring.md).
-include(CMakePackageConfigHelpers)
+include(${CMAKE_CURRENT_LIST_DIR}/InstallPackage.cmake)
 
 set(LCC_INSTALL_INCLUDE_DIR include/lcc)
 set(LCC_INSTALL_CMAKE_DIR lib/cmake/lcc)
@@ -36,15 +36,5 @@ foreach(dir dialects passes compiler)
     PATTERN "CMakeFiles" EXCLUDE)
 endforeach()
 
-install(EXPORT lccTargets NAMESPACE lcc:: DESTINATION ${LCC_INSTALL_CMAKE_DIR})
-configure_package_config_file(
-  ${PROJECT_SOURCE_DIR}/cmake/lccConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/lccConfig.cmake
-  INSTALL_DESTINATION ${LCC_INSTALL_CMAKE_DIR}
-  PATH_VARS LCC_INSTALL_INCLUDE_DIR)
-write_basic_package_version_file(
-  ${PROJECT_BINARY_DIR}/lccConfigVersion.cmake
-  VERSION ${PROJECT_VERSION} COMPATIBILITY ExactVersion)
-install(FILES ${PROJECT_BINARY_DIR}/lccConfig.cmake
-              ${PROJECT_BINARY_DIR}/lccConfigVersion.cmake
-  DESTINATION ${LCC_INSTALL_CMAKE_DIR})
+lcc_install_package(lcc lccTargets ${LCC_INSTALL_CMAKE_DIR} ExactVersion
+  LCC_INSTALL_INCLUDE_DIR)

@@ -6,7 +6,7 @@
 #   target_link_libraries(app PRIVATE lcc::runtime)
 #
 # (docs/embedding.md). It needs neither MLIR nor LLVM, nor the compiler.
-include(CMakePackageConfigHelpers)
+include(${CMAKE_CURRENT_LIST_DIR}/InstallPackage.cmake)
 
 set(LCC_RUNTIME_INSTALL_CMAKE_DIR lib/cmake/lccRuntime)
 
@@ -15,15 +15,5 @@ install(TARGETS lcc_runtime_shared
   LIBRARY DESTINATION lib)
 install(FILES ${PROJECT_SOURCE_DIR}/runtime/include/lcc/runtime.h
   DESTINATION include/lcc)
-install(EXPORT lccRuntimeTargets NAMESPACE lcc::
-  DESTINATION ${LCC_RUNTIME_INSTALL_CMAKE_DIR})
-configure_package_config_file(
-  ${PROJECT_SOURCE_DIR}/cmake/lccRuntimeConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/lccRuntimeConfig.cmake
-  INSTALL_DESTINATION ${LCC_RUNTIME_INSTALL_CMAKE_DIR})
-write_basic_package_version_file(
-  ${PROJECT_BINARY_DIR}/lccRuntimeConfigVersion.cmake
-  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
-install(FILES ${PROJECT_BINARY_DIR}/lccRuntimeConfig.cmake
-              ${PROJECT_BINARY_DIR}/lccRuntimeConfigVersion.cmake
-  DESTINATION ${LCC_RUNTIME_INSTALL_CMAKE_DIR})
+lcc_install_package(lccRuntime lccRuntimeTargets
+  ${LCC_RUNTIME_INSTALL_CMAKE_DIR} SameMinorVersion)

@@ -412,17 +412,27 @@ struct GenerateTrainStepPass
     if (failed(appendSelfTrainedUpdates(b, trainStep, params,
                                         settings.centroidDecay)))
       return failure();
-    func::ReturnOp::create(b, where, results);
+    returnLossAndState(trainStep, ret, results, gradientsFunc, gradientCount);
+    return success();
+  }
+
+  /// Ends `step` (a copy of FUNC_gradients, `ret` its return) returning
+  /// `results`: the loss, then the loss function's other results, named as
+  /// FUNC_gradients names them after its `gradientCount` gradients.
+  static void returnLossAndState(func::FuncOp step, func::ReturnOp ret,
+                                 ArrayRef<Value> results,
+                                 func::FuncOp gradientsFunc,
+                                 unsigned gradientCount) {
+    OpBuilder b(ret);
+    func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();
-    trainStep.setType(FunctionType::get(&getContext(),
-                                        trainStep.getArgumentTypes(),
-                                        ValueRange(results).getTypes()));
-    trainStep.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    step.setType(FunctionType::get(step.getContext(), step.getArgumentTypes(),
+                                   ValueRange(results).getTypes()));
+    step.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
     for (unsigned i = 1; i < results.size(); ++i)
-      trainStep.setResultAttr(
+      step.setResultAttr(
           i, "lcc.name",
           gradientsFunc.getResultAttr(gradientCount + i, "lcc.name"));
-    return success();
   }
 
   /// accumulate_step: a copy of FUNC_gradients that adds each gradient to
@@ -450,15 +460,7 @@ struct GenerateTrainStepPass
     }
     SmallVector<Value> results = {ret.getOperand(0)};
     llvm::append_range(results, ret.getOperands().take_back(stateCount));
-    func::ReturnOp::create(b, where, results);
-    ret.erase();
-    step.setType(FunctionType::get(&getContext(), step.getArgumentTypes(),
-                                   ValueRange(results).getTypes()));
-    step.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
-    for (unsigned i = 1; i < results.size(); ++i)
-      step.setResultAttr(
-          i, "lcc.name",
-          gradientsFunc.getResultAttr(gradientCount + i, "lcc.name"));
+    returnLossAndState(step, ret, results, gradientsFunc, gradientCount);
   }
 
   /// FUNC_gradients without its last `stateCount` results: it returns the
