@@ -183,7 +183,7 @@ std::string HyperParameters::setLearningRate(double lr) {
 
 std::string HyperParameters::setGradientScale(double scale) {
   if (!indexOf(std::string(kPrefix) + "gradient_scale"))
-    return "--accumulate: " + modelPath +
+    return scale == 1.0 ? "" : "--accumulate: " + modelPath +
            " has no optimizer.gradient_scale: compile it with lcc --train "
            "--accumulate-gradients";
   return set("gradient_scale", scale);

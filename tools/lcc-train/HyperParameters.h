@@ -86,7 +86,7 @@ public:
   /// Sets the learning rate of the next step.
   std::string setLearningRate(double lr);
   /// Sets the factor of the gradients summed over a step's batches (1/K
-  /// for --accumulate=K).
+  /// for --accumulate=K); a module without accumulation takes 1 only.
   std::string setGradientScale(double scale);
 
 private:

@@ -615,7 +615,8 @@ int train(const Options &options) {
   error = hyper.apply(options.optimizer);
   StepFunctions functions;
   functions.batches = options.accumulate;
-  if (error.empty() && functions.batches > 1)
+  // Always: a checkpoint of a run with --accumulate holds its 1/K.
+  if (error.empty())
     error = hyper.setGradientScale(1.0 / double(functions.batches));
   LccFunction evalFunction = nullptr;
   if (error.empty())

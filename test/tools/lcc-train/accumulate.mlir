@@ -33,8 +33,15 @@
 // RUN: lcc-train %t.d/b4.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/b4.safetensors --steps=2 --grad-clip=0.5 --checkpoint=%t.d/b4-more.safetensors
 // RUN: %python %S/Inputs/train-check.py same-params %t.d/b2-more.safetensors %t.d/b4-more.safetensors | FileCheck %s --check-prefix=SAME
 
-// Without --accumulate the same module trains a batch of 2 a step; one
-// pass over 8 rows is then 4 steps, and with --accumulate=2 it is 2.
+// Without --accumulate the same module trains a batch of 2 a step, also
+// when resumed from a checkpoint of --accumulate=2, which holds its scale
+// of 1/2: lcc-train sets the scale whatever the checkpoint holds. One pass
+// over 8 rows is 4 steps, and with --accumulate=2 it is 2.
+// RUN: %python %S/Inputs/train-check.py dump %t.d/b2.safetensors | FileCheck %s --check-prefix=HALF
+// HALF: optimizer.gradient_scale F32 [] 0.5
+// RUN: lcc-train %t.d/b2.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/b2.safetensors --steps=1 --checkpoint=%t.d/one.safetensors
+// RUN: %python %S/Inputs/train-check.py dump %t.d/one.safetensors | FileCheck %s --check-prefix=WHOLE
+// WHOLE: optimizer.gradient_scale F32 [] 1
 // RUN: lcc-train %t.d/b2.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/init.safetensors --report=json | FileCheck %s --check-prefix=PASS1
 // PASS1: {"steps": 4,
 // RUN: lcc-train %t.d/b2.lcm --data=%t.d/x.npy,%t.d/labels.npy --params=%t.d/init.safetensors --accumulate=2 --report=json | FileCheck %s --check-prefix=PASS2
