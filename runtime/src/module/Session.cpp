@@ -448,9 +448,19 @@ Status Session::fillConstant(const lcm::Parameter &parameter,
                              DeviceBuffer &buffer) {
   ParameterValues values(parameter, /*seed=*/0);
   LCC_RETURN_IF_ERROR(values.check());
-  std::vector<uint8_t> host(buffer.size());
-  values.next(host.data(), values.size());
-  return device->copyToDevice(buffer.data(), host.data(), host.size());
+  // A chunk at a time: a module's parameter may be as large as the device.
+  uint64_t elementBytes = buffer.size() / std::max<uint64_t>(1, values.size());
+  uint64_t chunk = std::max<uint64_t>(1, (1u << 20) / std::max<uint64_t>(
+                                                          1, elementBytes));
+  std::vector<uint8_t> host(chunk * elementBytes);
+  for (uint64_t done = 0; done < values.size(); done += chunk) {
+    uint64_t count = std::min(chunk, values.size() - done);
+    values.next(host.data(), count);
+    LCC_RETURN_IF_ERROR(device->copyToDevice(
+        static_cast<uint8_t *>(buffer.data()) + done * elementBytes,
+        host.data(), count * elementBytes));
+  }
+  return Status();
 }
 
 Status Session::checkStateComplete(const SafetensorsReader &file,
