@@ -164,3 +164,20 @@ def test_runtime_errors():
         lcc.load("/nonexistent/model.lcm")
     with pytest.raises(lcc.LccError, match="not an lcc module"):
         lcc.load(lcc.Artifact(b"\0" * 64))
+
+
+def test_plugin_forms_through_load_plugin():
+    """load_plugin=[...] is --load-plugin, repeated: the local-attention
+    plugin's form rewrites the bundled model's attention."""
+    build = os.path.dirname(os.path.dirname(os.environ["LCC_COMPILER"]))
+    plugin = os.path.join(build, "lib", "lcc-local-attention.so")
+    source = os.path.join(os.environ.get("LCC_SOURCE_DIR", "."), "models",
+                          "one-layer.mlir")
+    artifact = lcc.compile(source, attention="local", load_plugin=[plugin])
+    assert any("local" in r.message for r in artifact.remarks)
+    module = lcc.load(artifact)
+    module.init_params(seed=2)
+    tokens = rng.integers(0, 256, (1, 128)).astype(np.int32)
+    assert np.isfinite(module["forward"](tokens)).all()
+    with pytest.raises(lcc.CompileError, match="a plugin may add it|plugin"):
+        lcc.compile(source, attention="local")
