@@ -24,6 +24,7 @@
  *
 \*===----------------------------------------------------------------------===*/
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,7 +108,27 @@ typedef struct LccFakeCudaState {
 
 static int initialized;
 static int contextToken, streamToken;
-static __thread int contextDepth;
+
+/* The current context's depth, per thread as CUDA's is: in a pthread key,
+ * not __thread, whose dynamic TLS in a library loaded with dlopen
+ * LeakSanitizer can misread at exit (a crash of the leak check, not a
+ * leak). */
+static pthread_key_t contextDepthKey;
+static pthread_once_t contextDepthOnce = PTHREAD_ONCE_INIT;
+
+static void makeContextDepthKey(void) {
+  pthread_key_create(&contextDepthKey, NULL);
+}
+
+static int getContextDepth(void) {
+  pthread_once(&contextDepthOnce, makeContextDepthKey);
+  return (int)(intptr_t)pthread_getspecific(contextDepthKey);
+}
+
+static void setContextDepth(int depth) {
+  pthread_once(&contextDepthOnce, makeContextDepthKey);
+  pthread_setspecific(contextDepthKey, (void *)(intptr_t)depth);
+}
 static LccFakeCudaState state;
 static LccFakeCudaLaunch lastLaunch;
 
@@ -140,7 +161,7 @@ static CUresult injected(const char *name) {
 #define ENTER_WITH_CONTEXT(name)                                               \
   do {                                                                         \
     ENTER(name);                                                               \
-    if (contextDepth == 0)                                                     \
+    if (getContextDepth() == 0)                                                \
       return CUDA_ERROR_INVALID_CONTEXT;                                       \
   } while (0)
 
@@ -312,15 +333,15 @@ CUresult cuCtxPushCurrent_v2(CUcontext context) {
   ENTER("cuCtxPushCurrent_v2");
   if (context != &contextToken || state.contextRetains == 0)
     return CUDA_ERROR_INVALID_CONTEXT;
-  ++contextDepth;
+  setContextDepth(getContextDepth() + 1);
   return CUDA_SUCCESS;
 }
 
 CUresult cuCtxPopCurrent_v2(CUcontext *context) {
   ENTER("cuCtxPopCurrent_v2");
-  if (contextDepth == 0)
+  if (getContextDepth() == 0)
     return CUDA_ERROR_INVALID_CONTEXT;
-  --contextDepth;
+  setContextDepth(getContextDepth() - 1);
   if (context)
     *context = &contextToken;
   return CUDA_SUCCESS;
@@ -593,7 +614,7 @@ void lccFakeCudaGetLastLaunch(LccFakeCudaLaunch *launch) {
 
 void lccFakeCudaGetState(LccFakeCudaState *out) {
   *out = state;
-  out->contextDepth = contextDepth;
+  out->contextDepth = getContextDepth();
 }
 
 /* The dynamic shared memory `kernel` was allowed, 0 if never set. */
