@@ -181,3 +181,21 @@ def test_plugin_forms_through_load_plugin():
     assert np.isfinite(module["forward"](tokens)).all()
     with pytest.raises(lcc.CompileError, match="a plugin may add it|plugin"):
         lcc.compile(source, attention="local")
+
+
+def test_devices():
+    """A --target=cuda artifact on the CUDA emulator gives the CPU's
+    logits; a device lcc does not know is a ValueError naming it."""
+    source = os.path.join(os.environ.get("LCC_SOURCE_DIR", "."), "models",
+                          "one-layer.mlir")
+    gpu = lcc.load(lcc.compile(source, target="cuda"), device="cuda-emulator")
+    cpu = lcc.load(lcc.compile(source))
+    assert gpu.device == "CUDA emulator"
+    tokens = rng.integers(0, 256, (1, 128)).astype(np.int32)
+    for module in (gpu, cpu):
+        module.init_params(seed=4)
+    expected = cpu["forward"](tokens)
+    np.testing.assert_allclose(gpu["forward"](tokens), expected, rtol=1e-5,
+                               atol=1e-5 * np.abs(expected).max())
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        lcc.load(lcc.compile(LINEAR), device="tpu")
