@@ -22,6 +22,10 @@ namespace {
 /// The SVG's plot is at most this many pixels a side; a grid of more tiles
 /// than pixels shows groups of tiles, shaded by the share they visit.
 constexpr int64_t kPlotPixels = 512;
+/// A causal grid of more tiles a side than this is drawn from coarser tiles
+/// (its counts stay exact): a million tokens would otherwise need a table
+/// of hundreds of megabytes for a picture of 512 x 512 cells.
+constexpr int64_t kMaxDrawnTiles = 2048;
 
 /// "model.mlir:27:12" of `op`, or "" where it has no file position.
 std::string positionOf(Operation *op) {
@@ -68,6 +72,21 @@ std::string escaped(StringRef text) {
   llvm::raw_string_ostream os(out);
   llvm::printHTMLEscaped(text, os);
   return out;
+}
+
+/// The pairs a causal (or unmasked) attention visits at `t`'s tiles,
+/// counted without a table.
+int64_t causalVisited(const MaskTiling &t) {
+  int64_t queryTiles = (t.querySeq + t.queryTile - 1) / t.queryTile;
+  int64_t keyTiles = (t.keySeq + t.keyTile - 1) / t.keyTile;
+  if (!t.causal)
+    return queryTiles * keyTiles;
+  int64_t visited = 0;
+  for (int64_t q = 0; q < queryTiles; ++q) {
+    int64_t lastQuery = std::min(t.querySeq, (q + 1) * t.queryTile) - 1;
+    visited += std::min(keyTiles, lastQuery / t.keyTile + 1);
+  }
+  return visited;
 }
 
 /// The SVG of `table` (the first batch and head's, when per batch-head).
@@ -133,23 +152,35 @@ std::optional<AttentionMap> mapOf(attn::AttentionOp op, AttentionTiling tiles,
   MaskTiling tiling{q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
                     k.getDimSize(2), tiles.queryTile, tiles.keyTile,
                     op.getCausal()};
-  MaskTileTable table;
+  MaskTileTable first;
+  int64_t pairs = 0, visited = 0;
+  bool perBatchHead = false;
   if (Region *mask = op.getMaskRegion()) {
     FailureOr<MaskTileTable> computed =
         lowering::computeMaskTileTable(*mask, tiling, why);
     if (failed(computed))
       return std::nullopt;
-    table = *computed;
-  } else {
-    table = causalTable(tiling);
-  }
-  int64_t pairs = table.queryTiles * table.keyTiles;
-  // A table per (batch, head) is drawn for the first of them.
-  MaskTileTable first = table;
-  first.visible.resize(pairs);
-  first.hiddenTiles = std::count(first.visible.begin(), first.visible.end(),
+    // A table per (batch, head) is drawn for the first of them.
+    first = std::move(*computed);
+    perBatchHead = first.perBatchHead;
+    pairs = first.queryTiles * first.keyTiles;
+    first.visible.resize(pairs);
+    visited = pairs - std::count(first.visible.begin(), first.visible.end(),
                                  uint8_t(lowering::kHiddenTile));
-  int64_t visited = pairs - first.hiddenTiles;
+  } else {
+    int64_t queryTiles =
+                (tiling.querySeq + tiling.queryTile - 1) / tiling.queryTile,
+            keyTiles = (tiling.keySeq + tiling.keyTile - 1) / tiling.keyTile;
+    pairs = queryTiles * keyTiles;
+    visited = causalVisited(tiling);
+    int64_t coarse = std::max<int64_t>(
+        1,
+        (std::max(queryTiles, keyTiles) + kMaxDrawnTiles - 1) / kMaxDrawnTiles);
+    MaskTiling drawn = tiling;
+    drawn.queryTile *= coarse;
+    drawn.keyTile *= coarse;
+    first = causalTable(drawn);
+  }
   std::string where = positionOf(op);
   AttentionMap map;
   map.summary =
@@ -165,7 +196,7 @@ std::optional<AttentionMap> mapOf(attn::AttentionOp op, AttentionTiling tiles,
                     op.getMaskRegion() ? ", masked" : "", visited, pairs,
                     100.0 * visited / pairs)
           .str();
-  if (table.perBatchHead)
+  if (perBatchHead)
     subtitle += " (batch 0, head 0)";
   map.svg = renderMap(first, title, subtitle);
   return map;
