@@ -149,9 +149,9 @@ std::optional<AttentionMap> mapOf(attn::AttentionOp op, AttentionTiling tiles,
     why = "dynamic shapes";
     return std::nullopt;
   }
-  MaskTiling tiling{q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
-                    k.getDimSize(2), tiles.queryTile, tiles.keyTile,
-                    op.getCausal()};
+  MaskTiling tiling =
+      MaskTiling::of(op.getQuery(), op.getKey(), tiles.queryTile, tiles.keyTile,
+                     op.getCausal());
   MaskTileTable first;
   int64_t pairs = 0, visited = 0;
   bool perBatchHead = false;

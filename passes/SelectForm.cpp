@@ -110,9 +110,9 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
     auto q = cast<RankedTensorType>(op.getQuery().getType());
     auto k = cast<RankedTensorType>(op.getKey().getType());
     auto v = cast<RankedTensorType>(op.getValue().getType());
-    lowering::MaskTiling tiling{
-        q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), k.getDimSize(2),
-        kMaskCostTile,   kMaskCostTile,   op.getCausal()};
+    auto tiling =
+        lowering::MaskTiling::of(op.getQuery(), op.getKey(), kMaskCostTile,
+                                 kMaskCostTile, op.getCausal());
     std::string why;
     FailureOr<lowering::MaskTileTable> table =
         lowering::computeMaskTileTable(*mask, tiling, why);

@@ -112,10 +112,8 @@ void useMaskRegion(OpBuilder &builder, const AttentionSpec &op,
   flash.visible = [mask](OpBuilder &b, Location, const ScorePosition &at) {
     return inlineScalarRegion(b, *mask, {at.batch, at.head, at.query, at.key});
   };
-  RankedTensorType q = tensorType(op.query), k = tensorType(op.key);
-  MaskTiling tiling{q.getDimSize(0), q.getDimSize(1), q.getDimSize(2),
-                    k.getDimSize(2), flash.queryTile, flash.keyTile,
-                    op.causal};
+  MaskTiling tiling = MaskTiling::of(op.query, op.key, flash.queryTile,
+                                     flash.keyTile, op.causal);
   std::string why;
   FailureOr<MaskTileTable> table = computeMaskTileTable(*mask, tiling, why);
   if (failed(table)) {

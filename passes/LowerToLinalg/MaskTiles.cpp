@@ -492,6 +492,14 @@ std::optional<bool> anyVisible(MaskProgram &program, Interval b, Interval h,
 
 } // namespace
 
+MaskTiling MaskTiling::of(Value query, Value key, int64_t queryTile,
+                          int64_t keyTile, bool causal) {
+  auto q = cast<RankedTensorType>(query.getType());
+  auto k = cast<RankedTensorType>(key.getType());
+  return {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), k.getDimSize(2),
+          queryTile,       keyTile,         causal};
+}
+
 FailureOr<MaskTileTable>
 lcc::lowering::computeMaskTileTable(Region &mask, const MaskTiling &t,
                                     std::string &why) {

@@ -12,6 +12,7 @@
 #ifndef LCC_PASSES_LOWERTOLINALG_MASKTILES_H
 #define LCC_PASSES_LOWERTOLINALG_MASKTILES_H
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Region.h"
 #include "mlir/Support/LLVM.h"
 
@@ -27,6 +28,11 @@ struct MaskTiling {
   int64_t batch, heads, querySeq, keySeq;
   int64_t queryTile, keyTile;
   bool causal;
+
+  /// The tiling of an attention with `query` [batch, heads, seq, d] and
+  /// `key` [batch, heads, keys, d] (static shapes) in the given tiles.
+  static MaskTiling of(mlir::Value query, mlir::Value key, int64_t queryTile,
+                       int64_t keyTile, bool causal);
 };
 
 /// What one (query tile, key tile) entry of the table says.

@@ -61,6 +61,12 @@ std::string accumulatedName(StringRef name) {
   return (kHyperParameterPrefix + "accumulated." + name).str();
 }
 
+/// Reads the sum of `name`'s gradients over the micro-batches so far.
+Value readAccumulated(OpBuilder &b, Location loc, StringRef name, Type type) {
+  return ParamOp::create(b, loc, type, accumulatedName(name), /*state=*/true,
+                         FloatAttr());
+}
+
 /// A 0-d f32 hyper-parameter: state starting at `initial`.
 Value hyperParameter(OpBuilder &b, Location loc, StringRef name,
                      double initial) {
@@ -228,15 +234,13 @@ void addAccumulatedGradients(OpBuilder &b, Location loc,
                              MutableArrayRef<Value> gradients) {
   for (auto [name, gradient] : llvm::zip_equal(names, gradients)) {
     auto type = cast<RankedTensorType>(gradient.getType());
-    std::string sumName = accumulatedName(name);
-    Value sum = ParamOp::create(b, loc, Type(type), StringRef(sumName),
-                                /*state=*/true, FloatAttr());
+    Value sum = readAccumulated(b, loc, name, type);
     gradient = arith::AddFOp::create(b, loc, gradient, sum);
     Value empty =
         tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
     Value zero = arith::ConstantOp::create(b, loc, f32(b, 0.0));
     Value zeros = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
-    AssignOp::create(b, loc, sumName, zeros);
+    AssignOp::create(b, loc, accumulatedName(name), zeros);
   }
 }
 
@@ -449,13 +453,11 @@ struct GenerateTrainStepPass
     unsigned gradientCount = ret.getNumOperands() - 1 - stateCount;
     for (unsigned i = 1; i <= gradientCount; ++i) {
       Value gradient = ret.getOperand(i);
-      std::string sumName = accumulatedName(
+      StringRef name =
           gradientsFunc.getResultAttrOfType<StringAttr>(i, "lcc.name")
-              .getValue());
-      Value sum =
-          ParamOp::create(b, where, gradient.getType(), StringRef(sumName),
-                          /*state=*/true, FloatAttr());
-      AssignOp::create(b, where, sumName,
+              .getValue();
+      Value sum = readAccumulated(b, where, name, gradient.getType());
+      AssignOp::create(b, where, accumulatedName(name),
                        arith::AddFOp::create(b, where, sum, gradient));
     }
     SmallVector<Value> results = {ret.getOperand(0)};
