@@ -577,8 +577,13 @@ class ModelGenerator:
         elif form in ("lsh_exact", "lsh"):
             hashes = self.rng.randint(1, 4)
             if form == "lsh_exact":
-                # Two buckets: each chunk sees itself and the other one.
+                # Two chunks a round. One round: each chunk sees itself and
+                # the other one. More: a round's first chunk looks back at
+                # the previous round's last, so the real tokens must all be
+                # in the first chunk (the second is padding).
                 bucket = min(sq, (sq + 1) // 2 + self.rng.randint(0, 3))
+                if hashes > 1:
+                    bucket = sq
             else:
                 bucket = self.rng.randint(1, max(1, sq // 2))
                 approximate = True

@@ -417,13 +417,18 @@ private:
     }
     if (op == "lsh_attention") {
       expectArgs(node, args, 2, 2);
+      LSHAttentionOptions options;
+      options.nHashes = node.integer("n_hashes");
+      options.bucketSize = node.integer("bucket_size");
+      if (node.has("n_buckets"))
+        options.nBuckets = node.integer("n_buckets");
+      options.causal = node.flag("causal");
       // The seed's exact digits: a double holds only 53 bits.
-      uint64_t seed = member(node.json, "seed", node.name())
-                          .asUInt64(node.name() + " \"seed\"");
-      return {lshAttention(args[0], args[1], node.integer("n_hashes"),
-                           node.integer("bucket_size"), node.flag("causal"),
-                           seed, node.optionalNumber("scale"),
-                           node.flag("factorized_hash"))};
+      options.seed = member(node.json, "seed", node.name())
+                         .asUInt64(node.name() + " \"seed\"");
+      options.scale = node.optionalNumber("scale");
+      options.factorized = node.flag("factorized_hash");
+      return {lshAttention(args[0], args[1], options)};
     }
     if (op == "routed_attention") {
       expectArgs(node, args, 4, 4);

@@ -26,15 +26,16 @@
 //     (mask and score name the examples' masks and scores, Masks.h)
 //   sparse_attention q k v {pattern: fixed|strided, stride, summary, causal,
 //                           scale}
-//   lsh_attention qk v {n_hashes, bucket_size, causal, seed, scale?}
+//   lsh_attention qk v {n_hashes, bucket_size, n_buckets?, causal, seed,
+//                       scale?, factorized_hash?}
 //     (Reformer LSH exactly as lcc compiles it, rotations drawn from seed)
 //   relative_attention q k v pos u w {clamp_len?, same_length?, scale?}
 //   adaptive_span_attention q k v z {max_span, ramp?, causal, scale?}
 //   multi_head_attention x wq [wk] wv wo {heads} region(q, k, v | qk, v)
 //   residual x region(x)                  reversible x1 x2 regions f, g
 //   add, sub, mul, maximum a b; tanh a    broadcast x {shape} (leading dims)
-//   concat a b ... {dim}                   reshape x {shape} (same row-major data)
-//   transpose x {permutation} (result dim d is x's dim permutation[d])
+//   concat a b ... {dim}                   reshape x {shape} (same row-major
+//   data) transpose x {permutation} (result dim d is x's dim permutation[d])
 //   compress x weight bias {rate}         stop_gradient x (see runGraph)
 //   slice x {offsets, sizes} (unit strides)
 //

@@ -1,8 +1,9 @@
 //===- LSHAttention.cpp - Reformer LSH attention, the reference -----------===//
 //
 // attn.lsh_attention (docs/design.md §3, docs/attn-dialect.md) one
-// (batch, head) row and one hash round at a time: hash, sort, attend within
-// chunks of the sorted order, then combine the rounds. See Reference.h.
+// (batch, head) row at a time: hash, sort every round, attend within chunks
+// of the rounds' sorted orders laid end to end, then combine the rounds.
+// See Reference.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,10 +31,12 @@ void checkPositive(int64_t value, const std::string &what) {
 /// Sizes of one lsh_attention.
 struct LSHDims {
   int64_t batch, heads, seq, headDim, valueDim;
-  int64_t padded, buckets;
+  int64_t padded, chunks, buckets;
 };
 
-LSHDims checkOperands(const Tensor &qk, const Tensor &v, int64_t bucketSize) {
+LSHDims checkOperands(const Tensor &qk, const Tensor &v,
+                      const LSHAttentionOptions &options) {
+  int64_t bucketSize = options.bucketSize;
   checkPositive(bucketSize, "bucket_size");
   if (qk.rank() != 4)
     throw ReferenceError("lsh_attention: query_key must be [batch, heads, "
@@ -54,8 +57,11 @@ LSHDims checkOperands(const Tensor &qk, const Tensor &v, int64_t bucketSize) {
   d.headDim = qk.dim(3);
   d.valueDim = v.dim(3);
   expectShape(v, {d.batch, d.heads, d.seq, d.valueDim}, "lsh_attention: value");
-  d.padded = lshPaddedSeq(d.seq, bucketSize);
-  d.buckets = d.padded / bucketSize;
+  d.padded = options.nBuckets
+                 ? (d.seq + bucketSize - 1) / bucketSize * bucketSize
+                 : lshPaddedSeq(d.seq, bucketSize);
+  d.chunks = d.padded / bucketSize;
+  d.buckets = options.bucketCount(d.seq);
   return d;
 }
 
@@ -104,18 +110,36 @@ int64_t lshPaddedSeq(int64_t seq, int64_t bucketSize) {
   return (seq + twoBuckets - 1) / twoBuckets * twoBuckets;
 }
 
-Tensor lshRotations(int64_t headDim, int64_t nHashes, int64_t halfBuckets,
+int64_t LSHAttentionOptions::bucketCount(int64_t seq) const {
+  if (!nBuckets)
+    return lshPaddedSeq(seq, bucketSize) / bucketSize;
+  if (*nBuckets < 2 || *nBuckets % 2 != 0)
+    throw ReferenceError("lsh_attention: n_buckets must be even and >= 2, "
+                         "got " +
+                         std::to_string(*nBuckets));
+  return *nBuckets;
+}
+
+int64_t LSHAttentionOptions::rotationColumns(int64_t seq) const {
+  int64_t buckets = bucketCount(seq);
+  if (!factorized)
+    return buckets / 2;
+  auto [n1, n2] = lshHashFactors(buckets);
+  return (n1 + n2) / 2;
+}
+
+Tensor lshRotations(int64_t headDim, int64_t nHashes, int64_t columns,
                     uint64_t seed) {
   checkPositive(headDim, "head_dim");
   checkPositive(nHashes, "n_hashes");
-  checkPositive(halfBuckets, "n_buckets / 2");
+  checkPositive(columns, "n_buckets / 2");
   const double pi = 3.14159265358979323846;
   SplitMix64 random(seed);
   // Half a step off the grid keeps u in (0, 1): ln u is finite.
   auto uniform = [&] {
     return (static_cast<double>(random.nextU64() >> 11) + 0.5) * 0x1.0p-53;
   };
-  Tensor rotations({headDim, nHashes, halfBuckets});
+  Tensor rotations({headDim, nHashes, columns});
   for (double &value : rotations.data) {
     double u1 = uniform();
     double u2 = uniform();
@@ -137,9 +161,9 @@ std::pair<int64_t, int64_t> lshHashFactors(int64_t nBuckets) {
   return {n1, nBuckets / n1};
 }
 
-Tensor lshBuckets(const Tensor &qk, const Tensor &rotations, int64_t bucketSize,
-                  bool factorized) {
-  LSHDims d = checkOperands(qk, qk, bucketSize);
+Tensor lshBuckets(const Tensor &qk, const Tensor &rotations,
+                  const LSHAttentionOptions &options) {
+  LSHDims d = checkOperands(qk, qk, options);
   if (rotations.rank() != 3)
     throw ReferenceError("lsh_attention: rotations must be [head_dim, "
                          "n_hashes, n_buckets / 2], got " +
@@ -147,14 +171,12 @@ Tensor lshBuckets(const Tensor &qk, const Tensor &rotations, int64_t bucketSize,
   int64_t rounds = rotations.dim(1);
   checkPositive(rounds, "n_hashes");
   std::pair<int64_t, int64_t> factors{0, 0};
-  if (factorized)
+  if (options.factorized)
     factors = lshHashFactors(d.buckets);
-  int64_t columns =
-      factorized ? (factors.first + factors.second) / 2 : d.buckets / 2;
-  expectShape(rotations, {d.headDim, rounds, columns},
+  expectShape(rotations, {d.headDim, rounds, options.rotationColumns(d.seq)},
               "lsh_attention: rotations");
   auto bucketOf = [&](const std::vector<double> &x, int64_t r) {
-    if (!factorized)
+    if (!options.factorized)
       return hashToken(x, rotations, r);
     auto [n1, n2] = factors;
     return hashToken(x, rotations, r, 0, n1 / 2) +
@@ -172,87 +194,105 @@ Tensor lshBuckets(const Tensor &qk, const Tensor &rotations, int64_t bucketSize,
   return buckets;
 }
 
+namespace {
+
+/// The shared-QK keys of row (b, h): its unit-normalised tokens.
+std::vector<std::vector<double>> unitKeys(const Tensor &qk, const LSHDims &d,
+                                          int64_t b, int64_t h) {
+  std::vector<std::vector<double>> keys(d.padded);
+  for (int64_t p = 0; p < d.padded; ++p) {
+    keys[p] = token(qk, d, b, h, p);
+    double norm = 0;
+    for (double x : keys[p])
+      norm += x * x;
+    norm = std::max(std::sqrt(norm), kMinKeyNorm);
+    for (double &x : keys[p])
+      x /= norm;
+  }
+  return keys;
+}
+
+/// Every round's sorted order of row (b, h), end to end: [rounds *
+/// padded] positions, each round stably sorted by (bucket, position).
+std::vector<int64_t> sortedRounds(const Tensor &buckets, const LSHDims &d,
+                                  int64_t rounds, int64_t b, int64_t h) {
+  std::vector<int64_t> sorted;
+  for (int64_t r = 0; r < rounds; ++r) {
+    std::vector<int64_t> order(d.padded);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+      return buckets.at({b, h, r, x}) < buckets.at({b, h, r, y});
+    });
+    sorted.insert(sorted.end(), order.begin(), order.end());
+  }
+  return sorted;
+}
+
+} // namespace
+
 Tensor lshAttentionWithRotations(const Tensor &qk, const Tensor &v,
-                                 const Tensor &rotations, int64_t bucketSize,
-                                 bool causal, std::optional<double> scale,
-                                 bool factorized) {
-  LSHDims d = checkOperands(qk, v, bucketSize);
-  Tensor buckets = lshBuckets(qk, rotations, bucketSize, factorized);
+                                 const Tensor &rotations,
+                                 const LSHAttentionOptions &options) {
+  LSHDims d = checkOperands(qk, v, options);
+  Tensor buckets = lshBuckets(qk, rotations, options);
   int64_t rounds = rotations.dim(1);
-  double scaleValue =
-      scale ? *scale : 1.0 / std::sqrt(static_cast<double>(d.headDim));
+  int64_t bucketSize = options.bucketSize;
+  double scaleValue = options.scale
+                          ? *options.scale
+                          : 1.0 / std::sqrt(static_cast<double>(d.headDim));
 
   Tensor out({d.batch, d.heads, d.seq, d.valueDim});
   for (int64_t b = 0; b < d.batch; ++b) {
     for (int64_t h = 0; h < d.heads; ++h) {
-      // The shared-QK keys: the unit-normalised tokens.
-      std::vector<std::vector<double>> keys(d.padded);
-      for (int64_t p = 0; p < d.padded; ++p) {
-        keys[p] = token(qk, d, b, h, p);
-        double norm = 0;
-        for (double x : keys[p])
-          norm += x * x;
-        norm = std::max(std::sqrt(norm), kMinKeyNorm);
-        for (double &x : keys[p])
-          x /= norm;
-      }
-
+      std::vector<std::vector<double>> keys = unitKeys(qk, d, b, h);
+      std::vector<int64_t> sorted = sortedRounds(buckets, d, rounds, b, h);
       // Each round's output and logsumexp of every real token.
       std::vector<std::vector<std::vector<double>>> roundOut(
           rounds, std::vector<std::vector<double>>(d.seq));
       std::vector<std::vector<double>> roundLse(rounds,
                                                 std::vector<double>(d.seq));
-      for (int64_t r = 0; r < rounds; ++r) {
-        // Sorted by (bucket, position): ties in bucket keep position order.
-        std::vector<int64_t> order(d.padded);
-        std::iota(order.begin(), order.end(), 0);
-        auto bucketOf = [&](int64_t p) { return buckets.at({b, h, r, p}); };
-        std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
-          return bucketOf(x) < bucketOf(y);
-        });
-        // As many chunks of bucketSize sorted tokens as there are buckets.
-        int64_t chunks = d.padded / bucketSize;
-        for (int64_t c = 0; c < chunks; ++c) {
-          int64_t previous = (c + chunks - 1) % chunks;
-          std::vector<int64_t> chunkKeys;
-          for (int64_t t = 0; t < bucketSize; ++t)
-            chunkKeys.push_back(order[c * bucketSize + t]);
-          for (int64_t t = 0; t < bucketSize; ++t)
-            chunkKeys.push_back(order[previous * bucketSize + t]);
+      int64_t chunks = rounds * d.chunks;
+      for (int64_t c = 0; c < chunks; ++c) {
+        int64_t r = c / d.chunks;
+        int64_t previous = (c + chunks - 1) % chunks;
+        std::vector<int64_t> chunkKeys;
+        for (int64_t t = 0; t < bucketSize; ++t)
+          chunkKeys.push_back(sorted[c * bucketSize + t]);
+        for (int64_t t = 0; t < bucketSize; ++t)
+          chunkKeys.push_back(sorted[previous * bucketSize + t]);
 
-          for (int64_t t = 0; t < bucketSize; ++t) {
-            int64_t i = order[c * bucketSize + t];
-            if (i >= d.seq)
-              continue; // a padded query's output is dropped
-            std::vector<double> query = token(qk, d, b, h, i);
-            std::vector<double> scores;
-            std::vector<int64_t> visible;
-            for (int64_t j : chunkKeys) {
-              if (j >= d.seq || (causal && j > i))
-                continue;
-              double score = 0;
-              for (int64_t k = 0; k < d.headDim; ++k)
-                score += query[k] * keys[j][k];
-              score *= scaleValue;
-              if (j == i)
-                score = kSharedQKSelfScore;
-              scores.push_back(score);
-              visible.push_back(j);
-            }
-            // The query itself is always visible, so scores is not empty.
-            double maxScore = *std::max_element(scores.begin(), scores.end());
-            double sum = 0;
-            for (double &s : scores) {
-              s = std::exp(s - maxScore);
-              sum += s;
-            }
-            std::vector<double> result(d.valueDim, 0.0);
-            for (size_t n = 0; n < visible.size(); ++n)
-              for (int64_t e = 0; e < d.valueDim; ++e)
-                result[e] += scores[n] / sum * v.at({b, h, visible[n], e});
-            roundOut[r][i] = result;
-            roundLse[r][i] = maxScore + std::log(sum);
+        for (int64_t t = 0; t < bucketSize; ++t) {
+          int64_t i = sorted[c * bucketSize + t];
+          if (i >= d.seq)
+            continue; // a padded query's output is dropped
+          std::vector<double> query = token(qk, d, b, h, i);
+          std::vector<double> scores;
+          std::vector<int64_t> visible;
+          for (int64_t j : chunkKeys) {
+            if (j >= d.seq || (options.causal && j > i))
+              continue;
+            double score = 0;
+            for (int64_t k = 0; k < d.headDim; ++k)
+              score += query[k] * keys[j][k];
+            score *= scaleValue;
+            if (j == i)
+              score = kSharedQKSelfScore;
+            scores.push_back(score);
+            visible.push_back(j);
           }
+          // The query itself is always visible, so scores is not empty.
+          double maxScore = *std::max_element(scores.begin(), scores.end());
+          double sum = 0;
+          for (double &s : scores) {
+            s = std::exp(s - maxScore);
+            sum += s;
+          }
+          std::vector<double> result(d.valueDim, 0.0);
+          for (size_t n = 0; n < visible.size(); ++n)
+            for (int64_t e = 0; e < d.valueDim; ++e)
+              result[e] += scores[n] / sum * v.at({b, h, visible[n], e});
+          roundOut[r][i] = result;
+          roundLse[r][i] = maxScore + std::log(sum);
         }
       }
 
@@ -275,19 +315,13 @@ Tensor lshAttentionWithRotations(const Tensor &qk, const Tensor &v,
   return out;
 }
 
-Tensor lshAttention(const Tensor &qk, const Tensor &v, int64_t nHashes,
-                    int64_t bucketSize, bool causal, uint64_t seed,
-                    std::optional<double> scale, bool factorized) {
-  LSHDims d = checkOperands(qk, v, bucketSize);
-  checkPositive(nHashes, "n_hashes");
-  int64_t columns = d.buckets / 2;
-  if (factorized) {
-    auto [n1, n2] = lshHashFactors(d.buckets);
-    columns = (n1 + n2) / 2;
-  }
-  Tensor rotations = lshRotations(d.headDim, nHashes, columns, seed);
-  return lshAttentionWithRotations(qk, v, rotations, bucketSize, causal, scale,
-                                   factorized);
+Tensor lshAttention(const Tensor &qk, const Tensor &v,
+                    const LSHAttentionOptions &options) {
+  LSHDims d = checkOperands(qk, v, options);
+  checkPositive(options.nHashes, "n_hashes");
+  Tensor rotations = lshRotations(d.headDim, options.nHashes,
+                                  options.rotationColumns(d.seq), options.seed);
+  return lshAttentionWithRotations(qk, v, rotations, options);
 }
 
 } // namespace lcc::reference

@@ -190,60 +190,79 @@ Tensor routedAttention(const Tensor &q, const Tensor &k, const Tensor &v,
 Tensor routedCentroidUpdate(const Tensor &centroids, const Tensor &q,
                             const Tensor &k, double decay);
 
-/// attn.lsh_attention pads seq to a multiple of 2 * bucket_size; it has
-/// n_buckets = padded / bucket_size buckets.
+/// attn.lsh_attention pads seq to a multiple of 2 * bucket_size, in
+/// chunks of bucket_size (to a multiple of bucket_size with n_buckets
+/// given).
 int64_t lshPaddedSeq(int64_t seq, int64_t bucketSize);
 
-/// The rotations of attn.lsh_attention, [head_dim, n_hashes, halfBuckets]
-/// (halfBuckets = n_buckets / 2), drawn row-major as the compiler draws
+/// attn.lsh_attention's attributes.
+struct LSHAttentionOptions {
+  int64_t nHashes = 1, bucketSize = 1;
+  /// n_buckets; by default one per chunk (padded seq / bucket_size).
+  std::optional<int64_t> nBuckets;
+  bool causal = false;
+  uint64_t seed = 0;
+  std::optional<double> scale;
+  bool factorized = false;
+
+  /// The buckets tokens hash into over `seq` tokens.
+  int64_t bucketCount(int64_t seq) const;
+  /// Rotation columns per round: n_buckets / 2, or (n1 + n2) / 2 when
+  /// factorized.
+  int64_t rotationColumns(int64_t seq) const;
+};
+
+/// The rotations of attn.lsh_attention, [head_dim, n_hashes, columns]
+/// (columns = n_buckets / 2), drawn row-major as the compiler draws
 /// them: Random.h's splitmix64 (nextU64) from `seed`, but its own
 /// distributions (so not SplitMix64::normal):
 ///   u = ((nextU64() >> 11) + 0.5) * 2^-53, in (0, 1);
 ///   value = sqrt(-2 ln u1) * cos(2 pi u2), u1 drawn first;
 /// each value then rounded to f32, as the compiled constant holds it.
-Tensor lshRotations(int64_t headDim, int64_t nHashes, int64_t halfBuckets,
+Tensor lshRotations(int64_t headDim, int64_t nHashes, int64_t columns,
                     uint64_t seed);
 
 /// The bucket of every token in every round, [batch, heads, n_hashes,
 /// padded] (whole numbers): argmax over [xR; -xR] of the token x (index j
 /// for +xR_j, half + j for -xR_j; of equal maxima the first in the order
 /// +xR_0, -xR_0, +xR_1, ...); padded positions get bucket n_buckets.
-/// `rotations` is [head_dim, n_hashes, n_buckets / 2].
+/// `rotations` is [head_dim, n_hashes, options.rotationColumns(seq)].
 ///
 /// `factorized` hashes as attn.lsh_attention's factorized_hash: n_buckets =
 /// n1 * n2 (lshHashFactors), rotations [head_dim, n_hashes, (n1 + n2) /
 /// 2], the bucket b1 + n1 * b2 of the argmaxes b1 over the first n1 / 2
-/// columns and b2 over the other n2 / 2, each as above.
-Tensor lshBuckets(const Tensor &qk, const Tensor &rotations, int64_t bucketSize,
-                  bool factorized = false);
+/// columns and b2 over the other n2 / 2, each as above. Only
+/// options.bucketSize, nBuckets and factorized are read.
+Tensor lshBuckets(const Tensor &qk, const Tensor &rotations,
+                  const LSHAttentionOptions &options);
 
 /// The bucket pair (n1, n2) of factorized hashing: n1 the largest even
 /// divisor of nBuckets with n1^2 <= nBuckets whose cofactor n2 is even.
 /// Throws when nBuckets is not a multiple of 4.
 std::pair<int64_t, int64_t> lshHashFactors(int64_t nBuckets);
 
-/// attn.lsh_attention with the given rotations. Per round, tokens are
-/// stably sorted by bucket; each chunk of bucketSize sorted tokens attends
-/// to itself and the previous chunk (chunk 0 to the last) with shared-QK
-/// scores: q_i . k_j * scale, k_j = q_j / max(||q_j||, 1e-12), the self
-/// score kSharedQKSelfScore, padded keys hidden, and if causal keys at
-/// positions after the query's hidden. The rounds' outputs are combined
-/// with weights softmax over the rounds of each token's logsumexp.
+/// attn.lsh_attention with the given rotations (options.nHashes and seed
+/// unread). Each round's tokens are stably sorted by bucket; the rounds'
+/// sorted orders, one after another, are cut into chunks of bucketSize,
+/// and each chunk attends to itself and the chunk before it in that
+/// sequence: a round's first chunk to the previous round's last, the very
+/// first to the last round's last (trax, reformer-pytorch and Hugging
+/// Face alike). Scores are shared-QK: q_i . k_j * scale, k_j = q_j /
+/// max(||q_j||, 1e-12), the self score kSharedQKSelfScore (for every copy
+/// of the query among the keys), padded keys hidden, and if causal keys at
+/// positions after the query's hidden. A query's round output and
+/// logsumexp are its chunk's; the rounds' outputs are combined with
+/// weights softmax over the rounds of each token's logsumexp.
 Tensor lshAttentionWithRotations(const Tensor &qk, const Tensor &v,
-                                 const Tensor &rotations, int64_t bucketSize,
-                                 bool causal,
-                                 std::optional<double> scale = std::nullopt,
-                                 bool factorized = false);
+                                 const Tensor &rotations,
+                                 const LSHAttentionOptions &options);
 
-/// attn.lsh_attention {n_hashes, bucket_size, causal, seed, scale?} on
-/// qk [batch, heads, seq, head_dim] and v [batch, heads, seq, v_dim], with
-/// the rotations lshRotations(head_dim, nHashes, n_buckets / 2, seed)
-/// (factorized: (n1 + n2) / 2 columns, hashed as lshBuckets says).
-/// `scale` defaults to 1/sqrt(head_dim).
-Tensor lshAttention(const Tensor &qk, const Tensor &v, int64_t nHashes,
-                    int64_t bucketSize, bool causal, uint64_t seed,
-                    std::optional<double> scale = std::nullopt,
-                    bool factorized = false);
+/// attn.lsh_attention on qk [batch, heads, seq, head_dim] and v [batch,
+/// heads, seq, v_dim], with the rotations lshRotations(head_dim, nHashes,
+/// options.rotationColumns(seq), seed). `scale` defaults to
+/// 1/sqrt(head_dim).
+Tensor lshAttention(const Tensor &qk, const Tensor &v,
+                    const LSHAttentionOptions &options);
 
 //===----------------------------------------------------------------------===//
 // Model-level ops on [batch, seq, d_model]

@@ -94,11 +94,13 @@ ops and their inputs (in operand order) and flags:
   sparse_attention       q k v  --pattern=fixed|strided --stride=N
                          [--summary=N (fixed)] [--causal] [--scale=S]
   lsh_attention          qk v  --n-hashes=N --bucket-size=B --seed=S
-                         [--causal] [--scale=F] [--factorized-hash]
+                         [--n-buckets=K] [--causal] [--scale=F]
+                         [--factorized-hash]
                          (Reformer LSH as lcc compiles it:
                          attn.lsh_attention's rotations drawn from S, its
-                         buckets, sort, chunks and rounds; factorized:
-                         n_buckets as a pair n1 x n2)
+                         buckets (K, by default padded seq / B), sort,
+                         chunks and rounds; factorized: n_buckets as a
+                         pair n1 x n2)
   relative_attention     q k v pos u w  [--clamp-len=N] [--same-length=N]
                          [--scale=F]  (Transformer-XL: the first k_seq -
                          q_seq keys are the memory)
@@ -124,7 +126,8 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
     {"attention", {"causal", "shared-qk", "scale", "mask", "score"}},
     {"sparse_attention", {"causal", "scale", "pattern", "stride", "summary"}},
     {"lsh_attention",
-     {"causal", "scale", "n-hashes", "bucket-size", "factorized-hash"}},
+     {"causal", "scale", "n-hashes", "bucket-size", "n-buckets",
+      "factorized-hash"}},
     {"routed_attention", {"causal", "scale", "window"}},
     {"relative_attention", {"scale", "clamp-len", "same-length"}},
     {"adaptive_span_attention", {"causal", "scale", "max-span", "ramp"}},
@@ -139,10 +142,11 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
 
 // --seed is not among them: gradient checks take it too (see run()).
 const std::set<std::string> kAllOpFlags = {
-    "causal",   "shared-qk",   "scale",      "pattern", "stride",
-    "summary",  "epsilon",     "activation", "mask",    "score",
-    "n-hashes", "bucket-size", "window",     "decay",   "factorized-hash",
-    "clamp-len", "same-length", "max-span", "ramp", "rate"};
+    "causal",    "shared-qk",   "scale",      "pattern", "stride",
+    "summary",   "epsilon",     "activation", "mask",    "score",
+    "n-hashes",  "bucket-size", "window",     "decay",   "factorized-hash",
+    "clamp-len", "same-length", "max-span",   "ramp",    "rate",
+    "n-buckets"};
 
 void expectInputCount(const std::string &op, const std::vector<Tensor> &inputs,
                       size_t low, size_t high) {
@@ -216,11 +220,16 @@ Tensor runOp(const std::string &op, const Arguments &args,
   }
   if (op == "lsh_attention") {
     expectInputCount(op, in, 2, 2);
-    return lshAttention(in[0], in[1],
-                        parseInt64(args.value("n-hashes"), "--n-hashes"),
-                        parseInt64(args.value("bucket-size"), "--bucket-size"),
-                        causal, parseUInt64(args.value("seed"), "--seed"),
-                        optionalScale(args), args.has("factorized-hash"));
+    LSHAttentionOptions options;
+    options.nHashes = parseInt64(args.value("n-hashes"), "--n-hashes");
+    options.bucketSize = parseInt64(args.value("bucket-size"), "--bucket-size");
+    if (args.has("n-buckets"))
+      options.nBuckets = parseInt64(args.value("n-buckets"), "--n-buckets");
+    options.causal = causal;
+    options.seed = parseUInt64(args.value("seed"), "--seed");
+    options.scale = optionalScale(args);
+    options.factorized = args.has("factorized-hash");
+    return lshAttention(in[0], in[1], options);
   }
   if (op == "relative_attention") {
     expectInputCount(op, in, 6, 6);
@@ -570,18 +579,37 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
 }
 
 int run(int argc, char **argv) {
-  std::map<std::string, bool> known = {
-      {"help", false},      {"graph", true},      {"round-to-f32", false},
-      {"perturb-ulps", true},
-      {"output-dir", true}, {"model", true},      {"params", true},
-      {"op", true},         {"input", true},      {"output", true},
-      {"causal", false},    {"shared-qk", false}, {"scale", true},
-      {"mask", true},       {"score", true},      {"pattern", true},
-      {"stride", true},     {"summary", true},    {"activation", true},
-      {"epsilon", true},    {"n-hashes", true},   {"bucket-size", true},
-      {"window", true},     {"decay", true},      {"factorized-hash", false},
-      {"clamp-len", true},  {"same-length", true}, {"max-span", true},
-      {"ramp", true},       {"rate", true}};
+  std::map<std::string, bool> known = {{"help", false},
+                                       {"graph", true},
+                                       {"round-to-f32", false},
+                                       {"perturb-ulps", true},
+                                       {"output-dir", true},
+                                       {"model", true},
+                                       {"params", true},
+                                       {"op", true},
+                                       {"input", true},
+                                       {"output", true},
+                                       {"causal", false},
+                                       {"shared-qk", false},
+                                       {"scale", true},
+                                       {"mask", true},
+                                       {"score", true},
+                                       {"pattern", true},
+                                       {"stride", true},
+                                       {"summary", true},
+                                       {"activation", true},
+                                       {"epsilon", true},
+                                       {"n-hashes", true},
+                                       {"bucket-size", true},
+                                       {"window", true},
+                                       {"decay", true},
+                                       {"factorized-hash", false},
+                                       {"clamp-len", true},
+                                       {"same-length", true},
+                                       {"max-span", true},
+                                       {"ramp", true},
+                                       {"rate", true},
+                                       {"n-buckets", true}};
   for (const char *flag : {"check-gradients", "grad-output", "fd-step",
                            "fd-entries", "seed", "rtol"})
     known[flag] = true;

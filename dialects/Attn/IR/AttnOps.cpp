@@ -354,6 +354,43 @@ lcc::attn::lshHashFactors(int64_t nBuckets) {
   return std::make_pair(first, nBuckets / first);
 }
 
+LogicalResult lcc::attn::detail::verifyLSHHashing(
+    Operation *op, Value queryKey, int64_t nHashes, int64_t bucketSize,
+    std::optional<int64_t> nBuckets, bool factorized) {
+  if (nBuckets && (failed(verifyAtLeast(op, "n_buckets", *nBuckets, 2)) ||
+                   failed(verifyAtMost(op, "n_buckets", *nBuckets,
+                                       "the bucket limit", kMaxLSHBuckets))))
+    return failure();
+  if (nBuckets && *nBuckets % 2 != 0)
+    return op->emitOpError()
+           << "expected n_buckets to be even (argmax over [xR; -xR]), got "
+           << *nBuckets;
+  auto type = cast<RankedTensorType>(queryKey.getType());
+  int64_t seq = type.getDimSize(2), headDim = type.getDimSize(3);
+  if (ShapedType::isDynamic(seq) || ShapedType::isDynamic(headDim))
+    return success();
+  int64_t buckets = lshBucketCount(seq, bucketSize, nBuckets);
+  int64_t columns = buckets / 2;
+  if (factorized) {
+    auto factors = lshHashFactors(buckets);
+    if (!factors)
+      return op->emitOpError()
+             << "expected n_buckets"
+             << (nBuckets ? "" : " (padded seq / bucket_size)")
+             << " to be a multiple of 4 with factorized_hash, got " << buckets;
+    columns = (factors->first + factors->second) / 2;
+  }
+  // The rotations [head_dim, n_hashes, columns] are a constant of the
+  // compiled code.
+  APInt count = APInt(128, headDim) * APInt(128, nHashes) * APInt(128, columns);
+  if (count.ugt(kMaxRotationValues))
+    return op->emitOpError()
+           << "expected at most " << kMaxRotationValues
+           << " rotation values (head_dim x n_hashes x rotation columns), got "
+           << headDim << " x " << nHashes << " x " << columns;
+  return success();
+}
+
 LogicalResult LSHAttentionOp::verify() {
   if (failed(verifyAttentionOperands(*this, getQueryKey(), getQueryKey(),
                                      getValue(), getResult(),
@@ -368,35 +405,14 @@ LogicalResult LSHAttentionOp::verify() {
                            knobs::kSeed.attributeMinimum())) ||
       failed(verifyRowChunks(*this, getChunks(), getQueryKey())))
     return failure();
-  auto type = cast<RankedTensorType>(getQueryKey().getType());
-  int64_t seq = type.getDimSize(2), headDim = type.getDimSize(3);
+  int64_t seq = cast<RankedTensorType>(getQueryKey().getType()).getDimSize(2);
   // A bucket larger than the sequence only pads: every chunk would attend
   // to the whole (padded) sequence, at many times dense attention's cost.
-  if (failed(verifyAtMost(*this, "bucket_size", getBucketSize(), "seq", seq)))
+  if (failed(verifyAtMost(*this, "bucket_size", getBucketSize(), "seq", seq)) ||
+      failed(verifyLSHHashing(*this, getQueryKey(), getNHashes(),
+                              getBucketSize(), getNBuckets(),
+                              getFactorizedHash())))
     return failure();
-  if (!ShapedType::isDynamic(seq) && !ShapedType::isDynamic(headDim)) {
-    // The rotations [head_dim, n_hashes, columns] are a constant of the
-    // compiled code.
-    int64_t buckets = lshBucketCount(seq, getBucketSize());
-    int64_t columns = buckets / 2;
-    if (getFactorizedHash()) {
-      auto factors = lshHashFactors(buckets);
-      if (!factors)
-        return emitOpError()
-               << "expected n_buckets (padded seq / bucket_size) to be a "
-                  "multiple of 4 with factorized_hash, got "
-               << buckets;
-      columns = (factors->first + factors->second) / 2;
-    }
-    APInt count =
-        APInt(128, headDim) * APInt(128, getNHashes()) * APInt(128, columns);
-    if (count.ugt(kMaxRotationValues))
-      return emitOpError() << "expected at most " << kMaxRotationValues
-                           << " rotation values (head_dim x n_hashes x "
-                              "rotation columns), got "
-                           << headDim << " x " << getNHashes() << " x "
-                           << columns;
-  }
   return verifyScale(*this, getScale());
 }
 

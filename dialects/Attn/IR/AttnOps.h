@@ -31,10 +31,25 @@ constexpr int64_t kMaxRotationValues = int64_t(1) << 24;
 /// even; nullopt when nBuckets is not a multiple of 4.
 std::optional<std::pair<int64_t, int64_t>> lshHashFactors(int64_t nBuckets);
 
-/// n_buckets of an attn.lsh_attention over `seq` tokens in buckets of
-/// `bucketSize`: the sequence padded to a multiple of two buckets.
-inline int64_t lshBucketCount(int64_t seq, int64_t bucketSize) {
+/// n_buckets an attn.lsh_attention may name: each row's sort counts them.
+constexpr int64_t kMaxLSHBuckets = int64_t(1) << 20;
+
+/// Chunks of an attn.lsh_attention over `seq` tokens in chunks of
+/// `bucketSize`: the sequence padded to a multiple of two chunks, so that
+/// the default bucket count (one per chunk) is even; to a multiple of one
+/// when the op names n_buckets (`hasBucketCount`).
+inline int64_t lshChunkCount(int64_t seq, int64_t bucketSize,
+                             bool hasBucketCount = false) {
+  if (hasBucketCount)
+    return (seq + bucketSize - 1) / bucketSize;
   return 2 * ((seq + 2 * bucketSize - 1) / (2 * bucketSize));
+}
+
+/// n_buckets of an attn.lsh_attention over `seq` tokens in chunks of
+/// `bucketSize`: `nBuckets` when the op names it, else one per chunk.
+inline int64_t lshBucketCount(int64_t seq, int64_t bucketSize,
+                              std::optional<int64_t> nBuckets = {}) {
+  return nBuckets ? *nBuckets : lshChunkCount(seq, bucketSize);
 }
 
 } // namespace lcc::attn

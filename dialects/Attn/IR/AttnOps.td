@@ -116,19 +116,29 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure,
   let summary = "Reformer locality-sensitive-hashing attention";
   let description = [{
     Approximates shared-QK attention (`attn.attention` with `shared_qk`) as
-    the Reformer does. With `n_buckets = padded_seq / bucket_size`:
+    the Reformer does. `n_buckets` defaults to `padded_seq / bucket_size`
+    (one bucket per chunk):
 
     1. random rotations `R ~ N(0, 1)` of shape
        `[head_dim, n_hashes, n_buckets/2]`, drawn from `seed`;
     2. per round, `bucket = argmax([xR; -xR])`;
-    3. per round, sort tokens by `(bucket, position)`; chunks of `bucket_size`
-       sorted tokens attend to themselves and the previous chunk, with the
-       self-mask of shared-QK attention and, if `causal`, the causal mask;
+    3. per round, sort tokens by `(bucket, position)`; the rounds' sorted
+       orders, laid end to end, are cut into chunks of `bucket_size`, and
+       each chunk attends to itself and the chunk before it (a round's
+       first chunk to the previous round's last, the very first to the
+       last round's last: trax, reformer-pytorch and Hugging Face alike),
+       with the self-mask of shared-QK attention (for every copy of the
+       query among the keys) and, if `causal`, the causal mask;
     4. undo the sort and combine the rounds weighted by their per-row
        logsumexp.
 
-    A `seq` that is not a multiple of `2 * bucket_size` is padded inside the
-    lowering with masked positions. `scale` defaults to `1/sqrt(head_dim)`.
+    `n_buckets` (even) sets the bucket count apart from the chunks, as
+    Hugging Face's `num_buckets` does: chunks stay `bucket_size` tokens.
+
+    A `seq` that is not a multiple of `2 * bucket_size` (of `bucket_size`,
+    with `n_buckets` given) is padded inside the lowering with masked
+    positions, which hash to bucket `n_buckets` and so sort last.
+    `scale` defaults to `1/sqrt(head_dim)`.
 
     `chunks` (default 1) splits the `batch * heads` rows into that many
     groups, attended one after another (Reformer's attention chunking): the
@@ -157,7 +167,7 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure,
     1024`, `bucket_size <= seq` (a larger bucket only pads: every chunk would
     see the whole padded sequence), and at most 2^24 rotation values
     (`head_dim * n_hashes * n_buckets / 2`, a constant of the compiled
-    code).
+    code), `n_buckets <= 2^20` (each row's sort counts them).
 
     Example:
 
@@ -175,7 +185,8 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure,
       DefaultValuedAttr<I64Attr, "0">:$seed,
       OptionalAttr<F32Attr>:$scale,
       DefaultValuedAttr<I64Attr, "1">:$chunks,
-      Attn_UnitFlag:$factorized_hash);
+      Attn_UnitFlag:$factorized_hash,
+      OptionalAttr<I64Attr>:$n_buckets);
   let results = (outs Attn_FloatTensor:$result);
   let assemblyFormat =
       "$query_key `,` $value attr-dict `:` functional-type(operands, results)";

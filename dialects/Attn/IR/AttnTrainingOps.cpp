@@ -110,12 +110,10 @@ LogicalResult LSHAttentionBackwardOp::verify() {
       failed(verifyScale(*this, getScale())) ||
       failed(verifyRowChunks(*this, getChunks(), getQueryKey())))
     return failure();
-  int64_t seq = cast<RankedTensorType>(getQueryKey().getType()).getDimSize(2);
-  if (getFactorizedHash() && !ShapedType::isDynamic(seq) &&
-      !lshHashFactors(lshBucketCount(seq, getBucketSize())))
-    return emitOpError() << "expected n_buckets (padded seq / bucket_size) "
-                            "to be a multiple of 4 with factorized_hash, got "
-                         << lshBucketCount(seq, getBucketSize());
+  if (failed(verifyLSHHashing(*this, getQueryKey(), getNHashes(),
+                              getBucketSize(), getNBuckets(),
+                              getFactorizedHash())))
+    return failure();
   for (auto [name, gradient, ofName, of] :
        {std::make_tuple("result_grad", getResultGrad(), "result", getResult()),
         std::make_tuple("query_key_grad", getQueryKeyGrad(), "query_key",

@@ -156,7 +156,8 @@ def Attn_LSHAttentionBackwardOp : Attn_Op<"lsh_attention_backward", [Pure]> {
       DefaultValuedAttr<I64Attr, "0">:$seed,
       OptionalAttr<F32Attr>:$scale,
       DefaultValuedAttr<I64Attr, "1">:$chunks,
-      Attn_UnitFlag:$factorized_hash);
+      Attn_UnitFlag:$factorized_hash,
+      OptionalAttr<I64Attr>:$n_buckets);
   let results = (outs Attn_FloatTensor:$query_key_grad,
       Attn_FloatTensor:$value_grad);
   let assemblyFormat = [{

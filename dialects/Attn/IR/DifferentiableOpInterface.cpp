@@ -224,7 +224,7 @@ LogicalResult LSHAttentionOp::buildVectorJacobianProduct(
       b, getLoc(), typesOf({getQueryKey(), getValue()}), getQueryKey(),
       getValue(), getResult(), resultGradients[0], getNHashesAttr(),
       getBucketSizeAttr(), getCausalAttr(), getSeedAttr(), getScaleAttr(),
-      getChunksAttr(), getFactorizedHashAttr());
+      getChunksAttr(), getFactorizedHashAttr(), getNBucketsAttr());
   setGradients(*this, {getQueryKey(), getValue()}, backward.getResults(),
                operandGradients);
   return success();

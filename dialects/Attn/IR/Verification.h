@@ -154,6 +154,14 @@ LogicalResult verifyAtMost(mlir::Operation *op, llvm::StringRef attr,
 /// `rows` (LSH attention's row groups).
 LogicalResult verifyRowChunks(mlir::Operation *op, int64_t chunks,
                               mlir::Value rows);
+/// Checks an LSH attention's hashing: n_buckets (when given) even, at least
+/// 2 and at most kMaxLSHBuckets; a multiple of 4 with `factorized`; and
+/// at most kMaxRotationValues rotation values for the [batch, heads, seq,
+/// head_dim] `queryKey`.
+LogicalResult verifyLSHHashing(mlir::Operation *op, mlir::Value queryKey,
+                               int64_t nHashes, int64_t bucketSize,
+                               std::optional<int64_t> nBuckets,
+                               bool factorized);
 /// Checks a routed attention's operands, `result` (the forward's result or
 /// the backward's gradient of it) and attributes.
 LogicalResult verifyRoutedAttention(mlir::Operation *op, mlir::Value query,

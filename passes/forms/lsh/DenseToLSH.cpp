@@ -54,7 +54,9 @@ attn::LSHAttentionOp lcc::rewriteToLSH(RewriterBase &rewriter,
   auto lsh =
       LSHAttentionOp::create(rewriter, op.getLoc(), op.getResult().getType(),
                              op.getQuery(), op.getValue(), nHashes, bucketSize,
-                             op.getCausal(), seed, op.getScaleAttr());
+                             op.getCausal(), seed, op.getScaleAttr(),
+                             /*chunks=*/1, /*factorized_hash=*/false,
+                             /*n_buckets=*/nullptr);
   if (factorizedHash)
     lsh.setFactorizedHash(true);
   rewriter.replaceOp(op, lsh.getResult());

@@ -22,11 +22,13 @@
 namespace lcc::lowering {
 
 /// The sizes of one LSH attention, its sequence padded to a multiple of two
-/// buckets.
+/// chunks (of one, with n_buckets given).
 struct LSHShape {
   int64_t rows; // batch * heads
   int64_t seq, padded, dim, valueDim;
-  int64_t rounds, bucket, buckets;
+  /// Chunks of `bucket` tokens per round (padded / bucket); `buckets` the
+  /// tokens hash into, by default as many.
+  int64_t rounds, bucket, chunks, buckets;
   /// Rotation columns per round: buckets / 2, or with factorized hashing
   /// (n1 + n2) / 2 for the bucket pair `factors` (n1 * n2 = buckets).
   int64_t half;
@@ -37,7 +39,8 @@ struct LSHShape {
   static LSHShape of(mlir::Value queryKey, mlir::Value value, int64_t nHashes,
                      int64_t bucketSize, bool causal,
                      std::optional<llvm::APFloat> scale,
-                     bool factorizedHash = false);
+                     bool factorizedHash = false,
+                     std::optional<int64_t> nBuckets = std::nullopt);
 };
 
 /// `attend` on `chunks` groups of the batch * heads rows of the [batch,
@@ -68,14 +71,17 @@ LSHSorting hashAndSort(mlir::OpBuilder &b, mlir::Location loc,
                        const LSHShape &s, mlir::Value queryKey,
                        mlir::Value value, uint64_t seed);
 
-/// Where one chunk of one (row, round) sits in the sorted order.
+/// Where one chunk of one (row, round) sits in the sorted order. The
+/// rounds' sorted orders run end to end, so the chunk before a round's
+/// first is the previous round's last (the last round's, for round 0).
 struct Chunk {
   mlir::Value row, round;
-  mlir::Value start;    // its first sorted position
-  mlir::Value previous; // the first sorted position of the chunk before it
+  mlir::Value start;                   // its first sorted position
+  mlir::Value previousRound, previous; // the round and first sorted position
+                                       // of the chunk before it
 };
 
-/// Chunk `index` of (row, round); chunk 0's previous chunk is the last.
+/// Chunk `index` of (row, round).
 Chunk chunkAt(mlir::OpBuilder &b, mlir::Location loc, const LSHShape &s,
               mlir::Value row, mlir::Value round, mlir::Value index);
 

@@ -8,7 +8,9 @@
 //   2. sort: per (row, round) a stable counting sort by bucket gives the
 //      sorted positions and their inverse;
 //   3. attend chunks: per (row, round, chunk) gather the chunk's queries
-//      and the keys and values of it and the previous chunk (wrapping),
+//      and the keys and values of it and the previous chunk (the rounds'
+//      sorted orders run end to end: a round's first chunk looks back at
+//      the previous round's last, round 0's at the last round's),
 //      mask (self -1e5, causal, padding) and keep each row's logsumexp,
 //      the scores laid out keys by queries as the flash kernels lay them;
 //   4. undo the sort and combine: each token's output of every round,
@@ -251,7 +253,8 @@ lowering::inRowGroups(OpBuilder &b, Location loc, ValueRange operands,
 
 LSHShape LSHShape::of(Value queryKey, Value value, int64_t nHashes,
                       int64_t bucketSize, bool causal,
-                      std::optional<APFloat> scale, bool factorizedHash) {
+                      std::optional<APFloat> scale, bool factorizedHash,
+                      std::optional<int64_t> nBuckets) {
   RankedTensorType qkType = tensorType(queryKey);
   LSHShape s;
   s.rows = qkType.getDimSize(0) * qkType.getDimSize(1);
@@ -260,8 +263,9 @@ LSHShape LSHShape::of(Value queryKey, Value value, int64_t nHashes,
   s.valueDim = tensorType(value).getDimSize(3);
   s.rounds = nHashes;
   s.bucket = bucketSize;
-  s.buckets = attn::lshBucketCount(s.seq, s.bucket);
-  s.padded = s.buckets * s.bucket;
+  s.chunks = attn::lshChunkCount(s.seq, s.bucket, nBuckets.has_value());
+  s.padded = s.chunks * s.bucket;
+  s.buckets = attn::lshBucketCount(s.seq, s.bucket, nBuckets);
   s.half = s.buckets / 2;
   if (factorizedHash) {
     // The verifier has checked that the buckets factor.
@@ -304,13 +308,21 @@ Chunk lowering::chunkAt(OpBuilder &b, Location loc, const LSHShape &s,
   chunk.round = round;
   chunk.start =
       arith::MulIOp::create(b, loc, index, indexConstant(b, loc, s.bucket));
+  // The chunk before it among the rounds' chunks laid end to end.
+  Value global = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, round, indexConstant(b, loc, s.chunks)),
+      index);
+  int64_t total = s.rounds * s.chunks;
+  Value before = arith::RemUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, global, indexConstant(b, loc, total - 1)),
+      indexConstant(b, loc, total));
+  chunk.previousRound =
+      arith::DivUIOp::create(b, loc, before, indexConstant(b, loc, s.chunks));
   chunk.previous = arith::MulIOp::create(
       b, loc,
-      arith::RemSIOp::create(
-          b, loc,
-          arith::AddIOp::create(b, loc, index,
-                                indexConstant(b, loc, s.buckets - 1)),
-          indexConstant(b, loc, s.buckets)),
+      arith::RemUIOp::create(b, loc, before, indexConstant(b, loc, s.chunks)),
       indexConstant(b, loc, s.bucket));
   return chunk;
 }
@@ -420,13 +432,13 @@ std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
 }
 
 /// How many consecutive chunks one workgroup attends: the largest power of
-/// two up to 8 that divides the buckets. A chunk's keys are its own tokens
-/// and the previous chunk's, so a group gathers each token once where
+/// two up to 8 that divides the chunks of a round. A chunk's keys are its own
+/// tokens and the previous chunk's, so a group gathers each token once where
 /// chunks one at a time gather every token twice; 8 chunks' rows (about
 /// 0.5 MiB at head_dim 64) stay in the L2 cache.
-int64_t chunksPerGroup(int64_t buckets) {
+int64_t chunksPerGroup(int64_t chunks) {
   int64_t group = 8;
-  while (buckets % group != 0)
+  while (chunks % group != 0)
     group /= 2;
   return group;
 }
@@ -459,9 +471,9 @@ Value withRowsAt(OpBuilder &b, Location loc, Value tile, Value into,
 }
 
 /// The sorted positions a group of chunks reads, [(group + 1) * bucket]
-/// i32: the chunk before the group's first (the last chunk, for chunk 0),
-/// then the group's own. Chunk j of the group takes its keys from rows
-/// [j, j + 2) buckets of it (the chunk before it, then itself) and its
+/// i32: the chunk before the group's first (the previous round's last,
+/// for chunk 0), then the group's own. Chunk j of the group takes its keys from
+/// rows [j, j + 2) buckets of it (the chunk before it, then itself) and its
 /// queries from rows [j + 1, j + 2).
 Value groupPositions(TensorBuilder &t, const LSHShape &s, const Chunk &first,
                      int64_t group, Value sortedPositions) {
@@ -477,8 +489,10 @@ Value groupPositions(TensorBuilder &t, const LSHShape &s, const Chunk &first,
             arith::AddIOp::create(
                 b, l, first.start,
                 arith::SubIOp::create(b, l, i, indexConstant(b, l, bucket))));
+        Value round = arith::SelectOp::create(b, l, before, first.previousRound,
+                                              first.round);
         return tensor::ExtractOp::create(b, l, sortedPositions,
-                                         ValueRange{first.row, first.round, at})
+                                         ValueRange{first.row, round, at})
             .getResult();
       });
 }
@@ -535,12 +549,12 @@ RoundResults lowering::attendChunks(OpBuilder &b, Location loc,
   TensorBuilder tb(b, loc);
   Type f32 = tensorType(qk).getElementType();
   auto unit = b.getIndexAttr(1);
-  int64_t group = chunksPerGroup(s.buckets);
+  int64_t group = chunksPerGroup(s.chunks);
   int64_t groupRows = group * s.bucket;
   auto attend = scf::ForallOp::create(
       b, loc,
       ArrayRef<OpFoldResult>{b.getIndexAttr(s.rows), b.getIndexAttr(s.rounds),
-                             b.getIndexAttr(s.buckets / group)},
+                             b.getIndexAttr(s.chunks / group)},
       ValueRange{tb.empty({s.rows, s.rounds, s.padded, s.valueDim}, f32),
                  tb.empty({s.rows, s.rounds, s.padded}, f32)},
       std::nullopt);
@@ -665,9 +679,9 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
   static Value rowAttention(OpBuilder &b, Location loc, LSHAttentionOp op,
                             Value queryKey, Value value) {
     TensorBuilder tb(b, loc);
-    LSHShape s =
-        LSHShape::of(queryKey, value, op.getNHashes(), op.getBucketSize(),
-                     op.getCausal(), op.getScale(), op.getFactorizedHash());
+    LSHShape s = LSHShape::of(queryKey, value, op.getNHashes(),
+                              op.getBucketSize(), op.getCausal(), op.getScale(),
+                              op.getFactorizedHash(), op.getNBuckets());
     LSHSorting sorting = hashAndSort(b, loc, s, queryKey, value,
                                      static_cast<uint64_t>(op.getSeed()));
     RoundResults rounds = attendChunks(b, loc, s, sorting);

@@ -7,7 +7,8 @@
 //      round's output gets w_r · dout and its logsumexp
 //      w_r · dout · (o_r - out), placed in sorted order;
 //   5. per chunk, the softmax attention's backward from the recomputed
-//      probabilities p = exp(s - L_r):
+//      probabilities p = softmax(s) (normalised per query, not exp(s -
+//      L_r), which f32 rounds where L_r is near the self score -1e5):
 //        ds = p (do vᵀ - do · o + dL) · scale (0 at the constant self score),
 //        dq = ds k̂, dk̂ = dsᵀ q, dv = pᵀ do,
 //      each chunk writing its queries' gradients, its own keys' and its
@@ -160,7 +161,7 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
   auto backward = scf::ForallOp::create(
       b, loc,
       ArrayRef<OpFoldResult>{b.getIndexAttr(s.rows), b.getIndexAttr(s.rounds),
-                             b.getIndexAttr(s.buckets)},
+                             b.getIndexAttr(s.chunks)},
       ValueRange{empty(s.dim), empty(s.dim), empty(s.dim), empty(s.valueDim),
                  empty(s.valueDim)},
       std::nullopt);
@@ -185,17 +186,31 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
                    {chunk.row, chunk.round, chunk.start},
                    {unit, unit, b.getIndexAttr(bucket)});
   };
-  Value lse = rowBlock(rounds.logSumExp);
   Value lseGrad = rowBlock(grads.logSumExp);
   Value outputs = sortedBlock(b, loc, rounds.outputs, chunk.row, chunk.round,
                               chunk.start, bucket);
   Value outputGrad = sortedBlock(b, loc, grads.outputs, chunk.row, chunk.round,
                                  chunk.start, bucket);
-  Value probabilities = t.map({bucket, 2 * bucket}, f32, {scores, lse},
-                              {t.identityMap(2), t.dropLastMap(2)},
-                              [](OpBuilder &nb, Location l, ValueRange a) {
-                                return expShifted(nb, l, a[0], a[1]);
-                              });
+  // p = exp(s - max) / sum per query, not exp(s - L_r): a query that sees
+  // only itself, in its chunk and again in the previous round's, has
+  // L_r = -1e5 + ln 2, which f32 holds only to 2^-8, and the value's
+  // gradient would be off by as much.
+  Value maxima = rowMax(t, scores);
+  Value sums = t.reduceLastDim(
+      {scores}, {maxima}, 0.0, [](OpBuilder &nb, Location l, ValueRange a) {
+        return add(nb, l, a[2], expShifted(nb, l, a[0], a[1]));
+      });
+  Value probabilities = t.map(
+      {bucket, 2 * bucket}, f32, {scores, maxima, sums},
+      {t.identityMap(2), t.dropLastMap(2), t.dropLastMap(2)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value zero = floatConstant(nb, l, f32, 0.0);
+        Value seen =
+            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, a[2], zero);
+        Value p =
+            arith::DivFOp::create(nb, l, expShifted(nb, l, a[0], a[1]), a[2]);
+        return arith::SelectOp::create(nb, l, seen, p, zero);
+      });
   Value delta = t.reduceLastDim(
       {outputGrad, outputs}, 0.0, [](OpBuilder &nb, Location l, ValueRange a) {
         return multiplyAccumulate(nb, l, a[0], a[1], a[2]);
@@ -232,6 +247,10 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
   Value pieces[] = {
       queryGrad, half(keyGrad, false, s.dim), half(keyGrad, true, s.dim),
       half(valueGrad, false, s.valueDim), half(valueGrad, true, s.valueDim)};
+  // The look-back keys' gradients go to the chunk before, which may be in
+  // the previous round: still one chunk's bytes per chunk.
+  Value pieceRounds[] = {chunk.round, chunk.round, chunk.previousRound,
+                         chunk.round, chunk.previousRound};
   Value offsets[] = {chunk.start, chunk.start, chunk.previous, chunk.start,
                      chunk.previous};
   b.setInsertionPointToStart(backward.getTerminator().getBody());
@@ -240,7 +259,7 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
     int64_t width = tensorType(pieces[i]).getDimSize(1);
     insertIntoShared(
         b, loc, pieces[i], backward.getRegionIterArgs()[i],
-        {chunk.row, chunk.round, offsets[i], b.getIndexAttr(0)},
+        {chunk.row, pieceRounds[i], offsets[i], b.getIndexAttr(0)},
         {unit, unit, b.getIndexAttr(bucket), b.getIndexAttr(width)});
   }
   return {backward.getResult(0), backward.getResult(1), backward.getResult(2),
@@ -285,9 +304,9 @@ struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
     Value queryKey = operands[0], value = operands[1];
     Value result = operands[2], resultGrad = operands[3];
     TensorBuilder tb(b, loc);
-    LSHShape s =
-        LSHShape::of(queryKey, value, op.getNHashes(), op.getBucketSize(),
-                     op.getCausal(), op.getScale(), op.getFactorizedHash());
+    LSHShape s = LSHShape::of(queryKey, value, op.getNHashes(),
+                              op.getBucketSize(), op.getCausal(), op.getScale(),
+                              op.getFactorizedHash(), op.getNBuckets());
     LSHSorting sorting = hashAndSort(b, loc, s, queryKey, value,
                                      static_cast<uint64_t>(op.getSeed()));
     // The hashing and sort are the forward's (CSE shares them); the chunks'

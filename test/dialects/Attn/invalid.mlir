@@ -843,6 +843,38 @@ func.func @lsh_factorized_hash_buckets(%qk: tensor<1x2x192x4xf32>) {
 
 // -----
 
+func.func @lsh_named_buckets_factorized(%qk: tensor<1x2x192x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected n_buckets to be a multiple of 4 with factorized_hash, got 10}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 32 : i64, n_buckets = 10 : i64, factorized_hash} : (tensor<1x2x192x4xf32>, tensor<1x2x192x4xf32>) -> tensor<1x2x192x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_odd_buckets(%qk: tensor<1x2x192x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected n_buckets to be even (argmax over [xR; -xR]), got 7}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 32 : i64, n_buckets = 7 : i64} : (tensor<1x2x192x4xf32>, tensor<1x2x192x4xf32>) -> tensor<1x2x192x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_no_buckets(%qk: tensor<1x2x192x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected 'n_buckets' >= 2, got 0}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 32 : i64, n_buckets = 0 : i64} : (tensor<1x2x192x4xf32>, tensor<1x2x192x4xf32>) -> tensor<1x2x192x4xf32>
+  return
+}
+
+// -----
+
+func.func @lsh_too_many_buckets(%qk: tensor<1x2x192x4xf32>) {
+  // expected-error@+1 {{'attn.lsh_attention' op expected 'n_buckets' <= the bucket limit (1048576), got 1048578}}
+  %0 = attn.lsh_attention %qk, %qk {n_hashes = 1 : i64, bucket_size = 32 : i64, n_buckets = 1048578 : i64, factorized_hash} : (tensor<1x2x192x4xf32>, tensor<1x2x192x4xf32>) -> tensor<1x2x192x4xf32>
+  return
+}
+
+// -----
+
 func.func @lsh_rotations_too_large(%qk: tensor<1x1x65536x2147483647xf32>) {
   // expected-error@+1 {{'attn.lsh_attention' op expected at most 16777216 rotation values (head_dim x n_hashes x rotation columns), got 2147483647 x 8 x 512}}
   %0 = attn.lsh_attention %qk, %qk {n_hashes = 8 : i64, bucket_size = 64 : i64} : (tensor<1x1x65536x2147483647xf32>, tensor<1x1x65536x2147483647xf32>) -> tensor<1x1x65536x2147483647xf32>

@@ -84,8 +84,9 @@ func.func @shared_qk_attention(%qk: tensor<1x2x64x16xf16>,
 // CHECK-SAME: (%[[QK:.+]]: tensor<1x8x4096x64xf32>, %[[V:.+]]: tensor<1x8x4096x64xf32>)
 // CHECK: attn.lsh_attention %[[QK]], %[[V]] {bucket_size = 64 : i64, causal = true, n_hashes = 4 : i64, seed = 7 : i64}
 // CHECK: attn.lsh_attention %[[QK]], %[[V]] {bucket_size = 100 : i64, n_hashes = 1 : i64, scale = 1.250000e-01 : f32}
+// CHECK: attn.lsh_attention %[[QK]], %[[V]] {bucket_size = 256 : i64, factorized_hash, n_buckets = 8192 : i64, n_hashes = 1 : i64}
 func.func @lsh_attention(%qk: tensor<1x8x4096x64xf32>, %v: tensor<1x8x4096x64xf32>)
-    -> (tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>) {
+    -> (tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>) {
   %0 = attn.lsh_attention %qk, %v
       {n_hashes = 4 : i64, bucket_size = 64 : i64, causal = true, seed = 7 : i64}
       : (tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>) -> tensor<1x8x4096x64xf32>
@@ -93,7 +94,11 @@ func.func @lsh_attention(%qk: tensor<1x8x4096x64xf32>, %v: tensor<1x8x4096x64xf3
   %1 = attn.lsh_attention %qk, %v
       {n_hashes = 1 : i64, bucket_size = 100 : i64, scale = 0.125 : f32}
       : (tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>) -> tensor<1x8x4096x64xf32>
-  return %0, %1 : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>
+  // More buckets than chunks (Hugging Face's num_buckets).
+  %2 = attn.lsh_attention %qk, %v
+      {n_hashes = 1 : i64, bucket_size = 256 : i64, n_buckets = 8192 : i64, factorized_hash}
+      : (tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>) -> tensor<1x8x4096x64xf32>
+  return %0, %1, %2 : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>
 }
 
 // -----

@@ -1,7 +1,7 @@
 // The backward of LSH attention where every neighbourhood lies in one
-// chunk (50 tokens padded to 64, buckets of 32: each chunk and its
-// look-back see every token), so its gradient equals exact shared-QK
-// attention's: checked against central finite differences of the
+// chunk (50 tokens in chunks of 50, padded to 100: every round sorts the
+// real tokens into its first chunk, which looks back at the previous
+// round's padding), so its gradient equals exact shared-QK attention's: checked against central finite differences of the
 // reference's causal shared-QK attention on every entry, two hash rounds
 // (the logsumexp combine's backward) and padding included.
 // RUN: lcc %s --train --emit-gradients -o %t.lcm
@@ -22,7 +22,7 @@ func.func @loss(%x: tensor<1x50x8xf32>, %labels: tensor<1x50xi32>) -> tensor<f32
   %h = attn.multi_head_attention %x, query %wq, value %wv, output %wo {heads = 2 : i64}
       : (tensor<1x50x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x50x8xf32> {
   ^bb0(%qk: tensor<1x2x50x4xf32>, %v: tensor<1x2x50x4xf32>):
-    %o = attn.lsh_attention %qk, %v {n_hashes = 2 : i64, bucket_size = 32 : i64, causal = true, seed = 3 : i64}
+    %o = attn.lsh_attention %qk, %v {n_hashes = 2 : i64, bucket_size = 50 : i64, causal = true, seed = 3 : i64}
         : (tensor<1x2x50x4xf32>, tensor<1x2x50x4xf32>) -> tensor<1x2x50x4xf32>
     attn.yield %o : tensor<1x2x50x4xf32>
   }
