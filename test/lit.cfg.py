@@ -53,9 +53,16 @@ if device == "cuda-emulator":
 config.substitutions.append(
     ("%one_thread", "" if device == "cuda-emulator" else "--threads=1"))
 tools = ["lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
-         "lcm-testgen", "lcm-edit"]
+         "lcm-testgen", "lcm-edit", "lcc-import"]
 tools += device_tools or ["lcc", "lcc-run", "lcc-train"]
 llvm_config.add_tool_substitutions(tools, [config.lcc_tools_dir])
+
+# `%numpy_python`: Debian's python3, which has numpy (the tools/ scripts that
+# write test checkpoints need it; lit's own python may be another).
+import sys
+config.substitutions.append(
+    ("%numpy_python", "/usr/bin/python3"
+     if os.access("/usr/bin/python3", os.X_OK) else sys.executable))
 
 # `sanitizers` in the ASan + UBSan build: a test whose cost is the
 # reference's thousands of model evaluations says UNSUPPORTED there (the

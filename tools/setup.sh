@@ -10,8 +10,9 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler libgtest-dev
   # lcc-bench's ceiling (OpenBLAS sgemm) and peer (numpy dense attention)
   python3-numpy libopenblas0-pthread
-  # the Python package (python/) and its tests
-  pybind11-dev python3-dev python3-pytest
+  # the Python package (python/) and its tests; torch for the transcription
+  # of Hugging Face's Reformer that lcc-import's models are checked against
+  pybind11-dev python3-dev python3-pytest python3-torch
 )
 
 missing=()

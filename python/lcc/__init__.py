@@ -25,8 +25,8 @@ import numpy as np
 
 from . import _runtime
 
-__all__ = ["compile", "load", "Artifact", "Module", "Diagnostic",
-           "CompileError", "LccError"]
+__all__ = ["compile", "load", "import_hf_reformer", "Artifact", "Module",
+           "Diagnostic", "CompileError", "LccError"]
 
 
 class LccError(RuntimeError):
@@ -97,22 +97,30 @@ class Artifact:
         return "<lcc.Artifact of %d bytes>" % len(self.data)
 
 
+def _tool(name):
+    """The lcc tool `name` (lcc, lcc-import): beside the lcc of
+    $LCC_COMPILER, beside the package's build or installation, else on the
+    PATH."""
+    given = os.environ.get("LCC_COMPILER")
+    if given:
+        return os.path.join(os.path.dirname(given), name) \
+            if name != "lcc" else given
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (os.path.join(here, "..", "..", "bin", name),
+                      os.path.join(here, "..", "..", "..", "..", "bin", name)):
+        if os.access(candidate, os.X_OK):
+            return os.path.normpath(candidate)
+    found = shutil.which(name)
+    if not found:
+        raise LccError("lcc: no %s found beside the package or on the PATH "
+                       "(set LCC_COMPILER to lcc's path)" % name)
+    return found
+
+
 def _compiler():
     """The lcc executable: $LCC_COMPILER, the one this package was built
     or installed with, else lcc on the PATH."""
-    given = os.environ.get("LCC_COMPILER")
-    if given:
-        return given
-    here = os.path.dirname(os.path.abspath(__file__))
-    for candidate in (os.path.join(here, "..", "..", "bin", "lcc"),
-                      os.path.join(here, "..", "..", "..", "..", "bin", "lcc")):
-        if os.access(candidate, os.X_OK):
-            return os.path.normpath(candidate)
-    found = shutil.which("lcc")
-    if not found:
-        raise LccError("lcc.compile: no lcc compiler found beside the package "
-                       "or on the PATH (set LCC_COMPILER)")
-    return found
+    return _tool("lcc")
 
 
 def _flags(options):
@@ -156,6 +164,30 @@ def compile(source, *, target="cpu", **options):
         with open(output, "rb") as f:
             return Artifact(f.read(), [d for d in diagnostics
                                        if d.severity != "error"])
+
+
+def import_hf_reformer(directory, seq_len, *, params=None, batch=1, seed=0):
+    """A Hugging Face Reformer language model (`directory` holds its
+    config.json, and model.safetensors if it has weights) as attn IR for
+    sequences of `seq_len` tokens: returns the model's text, which
+    lcc.compile takes. With `params` (a path), also writes the weights
+    there in lcc's layout: the checkpoint's, converted, or fresh ones
+    initialised as config.json says (from `seed`). A config lcc cannot
+    honour raises LccError naming the field (lcc-import's message)."""
+    with tempfile.TemporaryDirectory(prefix="lcc-") as work:
+        output = os.path.join(work, "model.mlir")
+        command = [_tool("lcc-import"), "hf-reformer", str(directory),
+                   "--seq-len=%d" % seq_len, "-o", output,
+                   "--batch=%d" % batch, "--seed=%d" % seed]
+        if params is not None:
+            command.append("--params=%s" % params)
+        run = subprocess.run(command, capture_output=True, text=True)
+        if run.returncode != 0:
+            lines = [line for line in run.stderr.splitlines() if line]
+            raise LccError(lines[-1] if lines else
+                           "lcc-import failed with status %d" % run.returncode)
+        with open(output) as f:
+            return f.read()
 
 
 def _as_array(value):

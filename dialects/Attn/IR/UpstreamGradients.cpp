@@ -174,6 +174,22 @@ void transposeRule(linalg::TransposeOp op, OpBuilder &b, Value dy,
                  .getResult()[0];
 }
 
+/// Summed over the dimensions the broadcast added.
+void broadcastRule(linalg::BroadcastOp op, OpBuilder &b, Value dy,
+                   SmallVectorImpl<Value> &grads) {
+  Location loc = op.getLoc();
+  grads[0] =
+      linalg::ReduceOp::create(
+          b, loc, ValueRange{dy}, ValueRange{splat(b, loc, op.getInput(), 0.0)},
+          op.getDimensions(),
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, l,
+                arith::AddFOp::create(nb, l, args[0], args[1]).getResult());
+          })
+          .getResult(0);
+}
+
 } // namespace
 
 void lcc::attn::registerUpstreamGradientModels(DialectRegistry &registry) {
@@ -211,5 +227,7 @@ void lcc::attn::registerUpstreamGradientModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, linalg::LinalgDialect *) {
     linalg::TransposeOp::attachInterface<
         GradientModel<linalg::TransposeOp, transposeRule>>(*context);
+    linalg::BroadcastOp::attachInterface<
+        GradientModel<linalg::BroadcastOp, broadcastRule>>(*context);
   });
 }
