@@ -17,6 +17,9 @@
 
 namespace lcc {
 
+/// Threads of a warp on every architecture lcc compiles for.
+constexpr int64_t kCudaWarpSize = 32;
+
 struct CudaArch {
   llvm::StringLiteral name;
   /// The oldest PTX ISA that has the arch, so that older drivers can still

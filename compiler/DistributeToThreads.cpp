@@ -16,10 +16,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/CudaArch.h"
 #include "compiler/Passes.h"
-#include "passes/Passes.h"
 #include "compiler/ReductionAccumulators.h"
 #include "compiler/TensorCoreContractions.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Affine/Utils.h"
@@ -61,8 +62,6 @@ bool mayWrite(Operation *op) {
   });
   return writes;
 }
-
-constexpr int64_t kWarpSize = 32;
 
 /// The op that folds each element into the accumulator of a reduction
 /// whose loops come after all its parallel ones, `out = combine(f(inputs),
@@ -325,7 +324,7 @@ private:
   /// leaves `op` to the loops that give each thread whole rows.
   LogicalResult distributeReduction(linalg::LinalgOp op, unsigned shared) {
     Operation *combiner = reductionCombiner(op);
-    if (!combiner || blockSize % kWarpSize != 0)
+    if (!combiner || blockSize % lcc::kCudaWarpSize != 0)
       return failure();
     int64_t rows =
         product(ArrayRef(op.getStaticLoopRanges()).take_front(shared));
@@ -348,7 +347,7 @@ private:
         return failure();
     }
     int64_t lanes = 1;
-    while (lanes < kWarpSize && 2 * lanes * rows <= blockSize)
+    while (lanes < lcc::kCudaWarpSize && 2 * lanes * rows <= blockSize)
       lanes *= 2;
     if (lanes == 1)
       return failure();
@@ -399,9 +398,9 @@ private:
   /// butterfly shuffles (every lane of the warp takes part: a full mask).
   Value combineOverLanes(Operation *combiner, Value partial, int64_t lanes) {
     for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
-      auto other = gpu::ShuffleOp::create(rewriter, partial.getLoc(), partial,
-                                          int32_t(offset), int32_t(kWarpSize),
-                                          gpu::ShuffleMode::XOR);
+      auto other = gpu::ShuffleOp::create(
+          rewriter, partial.getLoc(), partial, int32_t(offset),
+          int32_t(lcc::kCudaWarpSize), gpu::ShuffleMode::XOR);
       partial = combine(combiner, partial, other.getShuffleResult());
     }
     return partial;
@@ -432,14 +431,14 @@ private:
     Value partial =
         foldPart(op, combiner, {}, threadId,
                  index(loc, product(op.getStaticLoopRanges())), threads);
-    partial = combineOverLanes(combiner, partial, kWarpSize);
-    int64_t warps = blockSize / kWarpSize;
+    partial = combineOverLanes(combiner, partial, lcc::kCudaWarpSize);
+    int64_t warps = blockSize / lcc::kCudaWarpSize;
     Value parts = memref::AllocOp::create(
         rewriter, loc, MemRefType::get({warps}, rewriter.getF32Type()));
-    Value lane =
-        arith::RemUIOp::create(rewriter, loc, threadId, index(loc, kWarpSize));
-    Value warp =
-        arith::DivUIOp::create(rewriter, loc, threadId, index(loc, kWarpSize));
+    Value lane = arith::RemUIOp::create(rewriter, loc, threadId,
+                                        index(loc, lcc::kCudaWarpSize));
+    Value warp = arith::DivUIOp::create(rewriter, loc, threadId,
+                                        index(loc, lcc::kCudaWarpSize));
     Value leads = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
                                         lane, index(loc, 0));
     auto leader = scf::IfOp::create(rewriter, loc, leads, false);

@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/TensorCoreContractions.h"
+#include "compiler/CudaArch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -38,8 +39,6 @@
 using namespace mlir;
 
 namespace {
-
-constexpr int64_t kWarpSize = 32;
 
 /// A product mma.sync computes: which of the op's loops are m, n and k (the
 /// pairs' kp for bf16, whose fourth loop j is the pair's element), and the
@@ -447,10 +446,12 @@ public:
   /// turn; per k step it loads A's fragment of each row of tiles and B's of
   /// each column once and runs the tiles' mma.sync on them.
   Operation *build(Value threadId, int64_t blockSize) {
-    int64_t warps = blockSize / kWarpSize;
+    int64_t warps = blockSize / lcc::kCudaWarpSize;
     WarpTile tile = chooseWarpTile(p, warps);
-    Value lane = arith::RemUIOp::create(b, loc, threadId, index(kWarpSize));
-    Value warp = arith::DivUIOp::create(b, loc, threadId, index(kWarpSize));
+    Value lane =
+        arith::RemUIOp::create(b, loc, threadId, index(lcc::kCudaWarpSize));
+    Value warp =
+        arith::DivUIOp::create(b, loc, threadId, index(lcc::kCudaWarpSize));
     group = arith::DivUIOp::create(b, loc, lane, index(4));
     inGroup = arith::RemUIOp::create(b, loc, lane, index(4));
     int64_t across = p.columns / (8 * tile.columns);
@@ -527,7 +528,7 @@ std::optional<lcc::MmaKind> lcc::tensorCoreProductKind(linalg::LinalgOp op,
 Operation *lcc::lowerProductToMma(RewriterBase &rewriter, linalg::LinalgOp op,
                                   Value threadId, int64_t blockSize,
                                   bool tf32) {
-  if (blockSize % kWarpSize != 0 || !op.hasPureBufferSemantics())
+  if (blockSize % lcc::kCudaWarpSize != 0 || !op.hasPureBufferSemantics())
     return nullptr;
   std::optional<MmaProduct> product = matchProduct(op, tf32);
   if (!product)
