@@ -11,6 +11,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace mlir;
 using namespace lcc;
@@ -99,14 +100,23 @@ std::string renderMap(const MaskTileTable &table, const std::string &title,
           groupCols = (cols + group - 1) / group;
   double cell = double(kPlotPixels) / double(std::max(groupRows, groupCols));
   double left = 20, top = 60;
+  const char *legend = "query tiles down, key tiles across; dark: every "
+                       "score computed, light: masked within the tile, "
+                       "white: never read";
+  // Wide enough for the longest line of text as well as the grid: a
+  // sans-serif character is at most about 0.6 em on average (the headless
+  // Chromium test renders it).
+  double textWidth =
+      0.6 * std::max({14.0 * title.size(), 12.0 * subtitle.size(),
+                      12.0 * std::strlen(legend)});
   std::string svg = llvm::formatv(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
-      "height=\"{1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:F0}\" "
+      "height=\"{1:F0}\" font-family=\"sans-serif\" font-size=\"12\">\n"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3}</text>\n"
       "<text x=\"{2}\" y=\"40\">{4}</text>\n",
-      left * 2 + cell * groupCols, top + cell * groupRows + 40, left,
-      escaped(title), escaped(subtitle));
+      left * 2 + std::max(cell * groupCols, textWidth),
+      top + cell * groupRows + 40, left, escaped(title), escaped(subtitle));
   svg += llvm::formatv("<g class=\"tiles\" transform=\"translate({0},{1})\">\n",
                        left, top);
   for (int64_t gr = 0; gr < groupRows; ++gr)
@@ -132,11 +142,8 @@ std::string renderMap(const MaskTileTable &table, const std::string &title,
   svg += llvm::formatv("<rect width=\"{0:F1}\" height=\"{1:F1}\" "
                        "fill=\"none\" stroke=\"#999\"/>\n</g>\n",
                        cell * groupCols, cell * groupRows);
-  svg += llvm::formatv(
-      "<text x=\"{0}\" y=\"{1:F1}\">query tiles down, key tiles across; dark: "
-      "every score computed, light: masked within the tile, white: never "
-      "read</text>\n</svg>\n",
-      left, top + cell * groupRows + 24);
+  svg += llvm::formatv("<text x=\"{0}\" y=\"{1:F1}\">{2}</text>\n</svg>\n",
+                       left, top + cell * groupRows + 24, legend);
   return svg;
 }
 

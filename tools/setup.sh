@@ -13,6 +13,8 @@ packages=(
   # the Python package (python/) and its tests; torch for the transcription
   # of Hugging Face's Reformer that lcc-import's models are checked against
   pybind11-dev python3-dev python3-pytest python3-torch
+  # the test that renders lcc's pictures (attention maps, training plots)
+  chromium
 )
 
 missing=()

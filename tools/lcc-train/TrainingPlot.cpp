@@ -11,7 +11,7 @@ namespace lcc::train {
 namespace {
 
 constexpr double kWidth = 720, kHeight = 420;
-constexpr double kLeft = 70, kRight = 20, kTop = 40, kBottom = 70;
+constexpr double kLeft = 70, kRight = 50, kTop = 40, kBottom = 70;
 constexpr int kTicks = 5;
 
 std::string number(double value) {
@@ -102,10 +102,11 @@ std::string gridAndLabels(const TrainingCurves &curves, const Axes &axes) {
     out += "<text x=\"" + number(x) + "\" y=\"" +
            number(kHeight - kBottom + 18) + "\" text-anchor=\"middle\">" +
            number(std::round(step)) + "</text>\n";
-    out +=
-        "<text x=\"" + number(x) + "\" y=\"" + number(kHeight - kBottom + 34) +
-        "\" text-anchor=\"middle\" fill=\"#666\">" +
-        number(std::round(step) * double(curves.tokensPerStep)) + "</text>\n";
+    out += "<text x=\"" + number(x) + "\" y=\"" +
+           number(kHeight - kBottom + 34) +
+           "\" text-anchor=\"middle\" fill=\"#666\">" +
+           std::to_string(uint64_t(std::round(step)) * curves.tokensPerStep) +
+           "</text>\n";
   }
   out += "<text x=\"" + number(kWidth / 2) + "\" y=\"" + number(kHeight - 14) +
          "\" text-anchor=\"middle\">step (tokens trained below it)</text>\n";
@@ -116,13 +117,19 @@ std::string gridAndLabels(const TrainingCurves &curves, const Axes &axes) {
 
 std::string renderTrainingPlot(const TrainingCurves &curves) {
   Axes axes = axesOf(curves);
+  std::string title = escaped(curves.title) +
+                      ": loss (blue) and eval loss (orange), " +
+                      std::to_string(curves.losses.size()) + " steps";
+  // Wide enough for the title too (about 0.6 em a sans-serif character; the
+  // headless Chromium test renders it).
+  double width = std::max(kWidth, kLeft + 0.6 * 14 * title.size() + 10);
   std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" +
-                    number(kWidth) + "\" height=\"" + number(kHeight) +
+                    std::to_string(int64_t(std::ceil(width))) + "\" height=\"" +
+                    number(kHeight) +
                     "\" font-family=\"sans-serif\" font-size=\"12\">\n"
                     "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   svg += "<text x=\"" + number(kLeft) + "\" y=\"22\" font-size=\"14\">" +
-         escaped(curves.title) + ": loss (blue) and eval loss (orange), " +
-         std::to_string(curves.losses.size()) + " steps</text>\n";
+         title + "</text>\n";
   svg += gridAndLabels(curves, axes);
   std::vector<std::pair<double, double>> train, eval;
   for (size_t i = 0; i < curves.losses.size(); ++i)

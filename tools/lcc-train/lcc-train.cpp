@@ -691,8 +691,13 @@ int train(const Options &options) {
                               after, trainData.rows, batch))
         return takeMessage(status);
     if (!options.plot.empty()) {
+      // The file's name: a folder path would crowd out the plot's title.
       TrainingCurves curves{
-          options.model, place.stepsBefore + 1, tokensPerStep, losses, {},
+          options.model.substr(options.model.find_last_of('/') + 1),
+          place.stepsBefore + 1,
+          tokensPerStep,
+          losses,
+          {},
           evalLosses};
       for (uint64_t step : evalSteps)
         curves.evalSteps.push_back(place.stepsBefore + step);
