@@ -31,28 +31,11 @@ if(LCC_PRECOMPILED_HEADERS AND CCACHE_PROGRAM)
     ${CCACHE_PROGRAM})
 endif()
 
-# The dialects code generation builds on, which a third of the compiler's
-# sources include: LLVMDialect.h alone costs 6 s a file, NVVMDialect.h 8-14 s
-# (clang -ftime-trace, CudaTarget.cpp and HintBlocksPerSm.cpp).
-set(LCC_MLIR_CODEGEN_HEADERS
-  <mlir/Dialect/GPU/IR/GPUDialect.h>
-  <mlir/Dialect/LLVMIR/LLVMDialect.h>
-  <mlir/Dialect/LLVMIR/NVVMDialect.h>
-  <mlir/Dialect/Vector/IR/VectorOps.h>
-)
-
-# lcc_precompile_mlir_headers(TARGET [CODEGEN]): CODEGEN adds the code
-# generation dialects. The target builds in unity batches too.
 function(lcc_precompile_mlir_headers target)
   if(NOT LCC_PRECOMPILED_HEADERS)
     return()
   endif()
-  set(headers ${LCC_MLIR_COMMON_HEADERS})
-  if("CODEGEN" IN_LIST ARGN)
-    list(APPEND headers ${LCC_MLIR_CODEGEN_HEADERS})
-  endif()
-  target_precompile_headers(${target} PRIVATE ${headers})
-  lcc_unity_build(${target})
+  target_precompile_headers(${target} PRIVATE ${LCC_MLIR_COMMON_HEADERS})
   if(LCC_CCACHE_PCH_LAUNCHER)
     target_compile_options(${target} PRIVATE
       "$<$<COMPILE_LANGUAGE:CXX>:SHELL:-Xclang -fno-pch-timestamp>")

@@ -324,8 +324,10 @@ func.func @sparse_fixed_parts(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32
 // LSH attention: hash (argmax over the projections onto the compile-time
 // rotations), stable counting sort per (row, round), chunked attention with
 // look-back over gathered rows (a workgroup per group of chunks, here both
-// chunks, which gathers each row once and attends chunk by chunk), then one
-// combine that undoes the sort and weights the rounds by their logsumexp.
+// chunks, which gathers each row once and attends chunk by chunk; the chunk
+// before a round's first is the previous round's last, its round and place
+// a division and remainder of the chunks' global index), then one combine
+// that undoes the sort and weights the rounds by their logsumexp.
 // CHECK-LABEL: func @lsh
 // CHECK: %[[ROT:.+]] = arith.constant dense<{{.+}}> : tensor<8x2x1xf32>
 // CHECK: %[[BUCKETS:.+]] = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 2) shared_outs(%{{.+}}) -> (tensor<1x2x8xi32>)
@@ -335,7 +337,8 @@ func.func @sparse_fixed_parts(%q: tensor<1x1x128x8xf32>) -> tensor<1x1x128x8xf32
 // CHECK: scf.for
 // CHECK: scf.for
 // CHECK: %[[ROUNDS:.+]]:2 = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 1) shared_outs(%{{.+}}, %{{.+}}) -> (tensor<1x2x8x8xf32>, tensor<1x2x8xf32>)
-// CHECK: arith.remsi
+// CHECK: arith.remui
+// CHECK: arith.divui
 // CHECK: scf.for %{{.+}} = %c0 to %c8 step %c4 iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<8x8xf32>, tensor<8xf32>)
 // CHECK: math.log
 // CHECK: linalg.generic

@@ -2,8 +2,10 @@
 // differences of the double-precision reference on every entry, 64
 // positions: Sparse Transformer strided attention (stride 8, blocks of 16;
 // differentiated as the masked attention it equals), then LSH-2 with
-// buckets of 32 where each chunk and its look-back (chunk 0's wraps to the
-// last) see every token, so it equals shared-QK attention.
+// buckets of 64 (the sequence padded to two chunks: every round sorts the
+// real tokens into its first, whose look-back is the previous round's
+// padding), so that every token sees every other and it equals shared-QK
+// attention.
 // RUN: lcc %s --train --emit-gradients -o %t.lcm
 // RUN: lcc-run %t.lcm --init-params=%t.w.safetensors --seed=19
 // RUN: lcc-testdata --output=%t.x.npy --shape=1,64,8
@@ -36,7 +38,7 @@ func.func @loss(%x: tensor<1x64x8xf32>, %labels: tensor<1x64xi32>) -> tensor<f32
   %h2 = attn.multi_head_attention %x1, query %lq, value %lv, output %lo {heads = 2 : i64}
       : (tensor<1x64x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x64x8xf32> {
   ^bb0(%qk: tensor<1x2x64x4xf32>, %v: tensor<1x2x64x4xf32>):
-    %o = attn.lsh_attention %qk, %v {n_hashes = 2 : i64, bucket_size = 32 : i64, seed = 5 : i64}
+    %o = attn.lsh_attention %qk, %v {n_hashes = 2 : i64, bucket_size = 64 : i64, seed = 5 : i64}
         : (tensor<1x2x64x4xf32>, tensor<1x2x64x4xf32>) -> tensor<1x2x64x4xf32>
     attn.yield %o : tensor<1x2x64x4xf32>
   }
