@@ -225,12 +225,13 @@ llvm::Error checkModel(const ReformerConfig &c) {
                           "(exact, as Hugging Face's 'gelu')");
   if (!(c.layerNormEps > 0))
     return fieldError("layer_norm_eps", "expected a number > 0");
-  if (c.lshChunksAfter != 0)
+  // ReformerModelWithLMHead asserts no look-ahead for the kinds it has.
+  if (c.lshChunksAfter != 0 && llvm::is_contained(c.attnLayers, "lsh"))
     return fieldError("lsh_num_chunks_after",
                       llvm::formatv("{0}: Hugging Face's language model "
                                     "takes 0",
                                     c.lshChunksAfter));
-  if (c.localChunksAfter != 0)
+  if (c.localChunksAfter != 0 && llvm::is_contained(c.attnLayers, "local"))
     return fieldError("local_num_chunks_after",
                       llvm::formatv("{0}: Hugging Face's language model "
                                     "takes 0",
