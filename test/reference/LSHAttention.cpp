@@ -57,9 +57,7 @@ LSHDims checkOperands(const Tensor &qk, const Tensor &v,
   d.headDim = qk.dim(3);
   d.valueDim = v.dim(3);
   expectShape(v, {d.batch, d.heads, d.seq, d.valueDim}, "lsh_attention: value");
-  d.padded = options.nBuckets
-                 ? (d.seq + bucketSize - 1) / bucketSize * bucketSize
-                 : lshPaddedSeq(d.seq, bucketSize);
+  d.padded = options.paddedSeq(d.seq);
   d.chunks = d.padded / bucketSize;
   d.buckets = options.bucketCount(d.seq);
   return d;
@@ -110,9 +108,16 @@ int64_t lshPaddedSeq(int64_t seq, int64_t bucketSize) {
   return (seq + twoBuckets - 1) / twoBuckets * twoBuckets;
 }
 
+int64_t LSHAttentionOptions::paddedSeq(int64_t seq) const {
+  if (!nBuckets)
+    return lshPaddedSeq(seq, bucketSize);
+  checkPositive(bucketSize, "bucket_size");
+  return (seq + bucketSize - 1) / bucketSize * bucketSize;
+}
+
 int64_t LSHAttentionOptions::bucketCount(int64_t seq) const {
   if (!nBuckets)
-    return lshPaddedSeq(seq, bucketSize) / bucketSize;
+    return paddedSeq(seq) / bucketSize;
   if (*nBuckets < 2 || *nBuckets % 2 != 0)
     throw ReferenceError("lsh_attention: n_buckets must be even and >= 2, "
                          "got " +

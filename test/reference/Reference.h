@@ -205,6 +205,9 @@ struct LSHAttentionOptions {
   std::optional<double> scale;
   bool factorized = false;
 
+  /// `seq` padded to whole chunks: a multiple of 2 * bucketSize
+  /// (lshPaddedSeq), of bucketSize with nBuckets given.
+  int64_t paddedSeq(int64_t seq) const;
   /// The buckets tokens hash into over `seq` tokens.
   int64_t bucketCount(int64_t seq) const;
   /// Rotation columns per round: n_buckets / 2, or (n1 + n2) / 2 when

@@ -81,12 +81,9 @@ namespace {
 
 using lcc::runtime::DType;
 
-/// Elements of `shape`.
+/// Elements of `shape`; lcc-import checked that the count fits.
 uint64_t elements(const std::vector<int64_t> &shape) {
-  uint64_t count = 1;
-  for (int64_t size : shape)
-    count *= static_cast<uint64_t>(size);
-  return count;
+  return *lcc::runtime::elementCount(shape);
 }
 
 /// Hugging Face's shape of `parameter`.
@@ -146,8 +143,8 @@ readHFTensor(const lcc::runtime::SafetensorsReader &reader,
   return values;
 }
 
-/// Fresh values of `parameter`: ParameterInit.h's Normal (seed XOR the
-/// name's FNV-1a, Box-Muller pairs) times its standard deviation.
+/// Fresh values of `parameter`: ParameterInit.h's Normal stream times its
+/// standard deviation.
 std::vector<float> freshTensor(const ReformerConfig &config,
                                const ReformerParameter &parameter,
                                uint64_t seed) {
@@ -157,23 +154,12 @@ std::vector<float> freshTensor(const ReformerConfig &config,
               parameter.init == Init::Ones ? 1.0f : 0.0f);
     return values;
   }
-  double deviation = parameter.init == Init::AxialNormal
-                         ? config.axialNormStd
-                         : config.initializerRange;
-  lcc::runtime::SplitMix64 generator(seed ^
-                                     lcc::runtime::fnv1a64(parameter.name));
-  const double twoPi = 6.283185307179586476925286766559;
-  double pending = 0;
-  for (size_t e = 0; e < values.size(); ++e) {
-    if (e % 2 == 0) {
-      double radius = std::sqrt(-2.0 * std::log(generator.nextUniform()));
-      double angle = twoPi * generator.nextUniform();
-      values[e] = static_cast<float>(deviation * radius * std::cos(angle));
-      pending = deviation * radius * std::sin(angle);
-    } else {
-      values[e] = static_cast<float>(pending);
-    }
-  }
+  lcc::runtime::NormalValues normal(parameter.name, seed,
+                                    parameter.init == Init::AxialNormal
+                                        ? config.axialNormStd
+                                        : config.initializerRange);
+  for (float &value : values)
+    value = static_cast<float>(normal.next());
   return values;
 }
 

@@ -138,9 +138,11 @@ AttentionCost lshCost(AttentionOp op, int64_t nHashes, int64_t bucketSize,
   auto v = cast<RankedTensorType>(op.getValue().getType());
   double b = q.getDimSize(0), h = q.getDimSize(1), d = q.getDimSize(3),
          dv = v.getDimSize(3);
+  // The op rewriteToLSH builds: one bucket per chunk.
   int64_t bucketCount = lshBucketCount(q.getDimSize(2), bucketSize);
   double buckets = bucketCount, rounds = nHashes;
-  double padded = buckets * bucketSize;
+  double padded =
+      double(lshChunkCount(q.getDimSize(2), bucketSize)) * double(bucketSize);
   double columns = buckets / 2;
   if (factorizedHash) {
     auto factors = lshHashFactors(bucketCount);

@@ -195,22 +195,17 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
   // only itself, in its chunk and again in the previous round's, has
   // L_r = -1e5 + ln 2, which f32 holds only to 2^-8, and the value's
   // gradient would be off by as much.
-  Value maxima = rowMax(t, scores);
-  Value sums = t.reduceLastDim(
-      {scores}, {maxima}, 0.0, [](OpBuilder &nb, Location l, ValueRange a) {
-        return add(nb, l, a[2], expShifted(nb, l, a[0], a[1]));
-      });
-  Value probabilities = t.map(
-      {bucket, 2 * bucket}, f32, {scores, maxima, sums},
-      {t.identityMap(2), t.dropLastMap(2), t.dropLastMap(2)},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value zero = floatConstant(nb, l, f32, 0.0);
-        Value seen =
-            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, a[2], zero);
-        Value p =
-            arith::DivFOp::create(nb, l, expShifted(nb, l, a[0], a[1]), a[2]);
-        return arith::SelectOp::create(nb, l, seen, p, zero);
-      });
+  RowExponentials e = rowExponentials(t, scores);
+  Value probabilities =
+      t.map({bucket, 2 * bucket}, f32, {e.exps, e.sums},
+            {t.identityMap(2), t.dropLastMap(2)},
+            [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+              Value zero = floatConstant(nb, l, f32, 0.0);
+              Value seen = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OGT, a[1], zero);
+              Value p = arith::DivFOp::create(nb, l, a[0], a[1]);
+              return arith::SelectOp::create(nb, l, seen, p, zero);
+            });
   Value delta = t.reduceLastDim(
       {outputGrad, outputs}, 0.0, [](OpBuilder &nb, Location l, ValueRange a) {
         return multiplyAccumulate(nb, l, a[0], a[1], a[2]);

@@ -68,11 +68,24 @@ uint64_t fnv1a64(const std::string &text) {
   return hash;
 }
 
+double NormalValues::next() {
+  if (hasPending) {
+    hasPending = false;
+    return pending;
+  }
+  const double twoPi = 6.283185307179586476925286766559;
+  double radius = std::sqrt(-2.0 * std::log(generator.nextUniform()));
+  double angle = twoPi * generator.nextUniform();
+  pending = scale * radius * std::sin(angle);
+  hasPending = true;
+  return scale * radius * std::cos(angle);
+}
+
 ParameterValues::ParameterValues(const lcm::Parameter &parameter, uint64_t seed)
     : name(runtime::getName(*parameter.signature())),
       dtype(parameter.signature()->dtype()), init(parameter.init()),
-      scale(parameter.init_scale()), constant(parameter.init_value()),
-      generator(seed ^ fnv1a64(name)),
+      constant(parameter.init_value()),
+      normal(name, seed, parameter.init_scale()),
       // The loader checked that the size is within bounds.
       count(*elementCount(getShape(*parameter.signature()))) {}
 
@@ -85,8 +98,7 @@ Status ParameterValues::check() const {
 }
 
 void ParameterValues::next(uint8_t *out, uint64_t elements) {
-  const double twoPi = 6.283185307179586476925286766559;
-  for (uint64_t e = 0; e < elements; ++e, ++produced) {
+  for (uint64_t e = 0; e < elements; ++e) {
     double value = 0;
     switch (init) {
     case lcm::ParameterInit::Zeros:
@@ -98,15 +110,7 @@ void ParameterValues::next(uint8_t *out, uint64_t elements) {
       value = constant;
       break;
     case lcm::ParameterInit::Normal:
-      // Box-Muller: each pair of draws gives two values, cos then sin.
-      if (produced % 2 == 0) {
-        double radius = std::sqrt(-2.0 * std::log(generator.nextUniform()));
-        double angle = twoPi * generator.nextUniform();
-        value = scale * radius * std::cos(angle);
-        pending = scale * radius * std::sin(angle);
-      } else {
-        value = pending;
-      }
+      value = normal.next();
       break;
     }
     storeElement(dtype, out, e, value);

@@ -39,6 +39,23 @@ private:
 /// FNV-1a, 64-bit: mixes a parameter's name into its seed.
 uint64_t fnv1a64(const std::string &text);
 
+/// The Normal values (times `scale`) of the parameter called `name` drawn
+/// from `seed`, in the order the formula above gives them (Box-Muller
+/// pairs, cosine first): the one stream behind Normal init, for whoever
+/// writes fresh weights.
+class NormalValues {
+public:
+  NormalValues(const std::string &name, uint64_t seed, double scale)
+      : generator(seed ^ fnv1a64(name)), scale(scale) {}
+  double next();
+
+private:
+  SplitMix64 generator;
+  double scale;
+  bool hasPending = false;
+  double pending = 0; // the sine of the last Box-Muller pair
+};
+
 /// The fresh values of one parameter, produced in order a chunk at a time.
 class ParameterValues {
 public:
@@ -55,12 +72,9 @@ private:
   std::string name;
   DType dtype;
   lcm::ParameterInit init;
-  double scale;
   double constant;
-  SplitMix64 generator;
+  NormalValues normal;
   uint64_t count;
-  uint64_t produced = 0;
-  double pending = 0; // the sine of the last Box-Muller pair
 };
 
 /// Whether a weights file holds `parameter`: the module does not embed it
