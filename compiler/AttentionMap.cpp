@@ -4,13 +4,16 @@
 #include "compiler/AttentionMap.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
+#include "passes/AttentionForms.h"
 #include "passes/LowerToLinalg/MaskTiles.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -209,6 +212,137 @@ std::optional<AttentionMap> mapOf(attn::AttentionOp op, AttentionTiling tiles,
   return map;
 }
 
+/// Cells a side of the map of an input's key selection, at most: one per
+/// token up to it, then a few tokens per cell.
+constexpr int64_t kSelectionCells = 128;
+/// Segments of the strips of groups beside that map, at most.
+constexpr int64_t kStripSegments = 512;
+
+/// A colour of its own for each of `count` groups.
+std::string groupColor(int32_t group) {
+  double hue = std::fmod(group * 137.508, 360.0);
+  return llvm::formatv("hsl({0:F0},65%,50%)", hue).str();
+}
+
+/// Rectangles of the groups of `groups` along `length` pixels, across
+/// (keys) or down (queries), `thickness` wide at `offset`: runs of one
+/// group are one rectangle; past kStripSegments tokens a segment shows its
+/// most common group.
+std::string groupStrip(ArrayRef<int32_t> groups, double length,
+                       double thickness, double offset, bool across) {
+  int64_t n = groups.size();
+  int64_t per = std::max<int64_t>(1, (n + kStripSegments - 1) / kStripSegments);
+  std::vector<int32_t> segment;
+  for (int64_t start = 0; start < n; start += per) {
+    llvm::DenseMap<int32_t, int64_t> votes;
+    int32_t best = groups[start];
+    for (int64_t i = start; i < std::min(n, start + per); ++i)
+      if (++votes[groups[i]] > votes[best])
+        best = groups[i];
+    segment.push_back(best);
+  }
+  double step = length / double(segment.size());
+  std::string svg;
+  for (size_t i = 0; i < segment.size();) {
+    size_t end = i;
+    while (end < segment.size() && segment[end] == segment[i])
+      ++end;
+    double from = i * step, size = (end - i) * step;
+    svg += llvm::formatv("<rect x=\"{0:F2}\" y=\"{1:F2}\" width=\"{2:F2}\" "
+                         "height=\"{3:F2}\" fill=\"{4}\"/>\n",
+                         across ? from : offset, across ? offset : from,
+                         across ? size : thickness, across ? thickness : size,
+                         groupColor(segment[i]));
+    i = end;
+  }
+  return svg;
+}
+
+/// The SVG of the keys `selection` gives each query: cells of a few
+/// queries by a few keys, shaded by the share of their pairs scored, with
+/// each query's group down the left and each key's across the top.
+std::string renderSelection(const KeySelection &selection,
+                            const std::string &title,
+                            const std::string &subtitle) {
+  int64_t rows = selection.queries, cols = selection.keys;
+  int64_t per = std::max<int64_t>(
+      1, (std::max(rows, cols) + kSelectionCells - 1) / kSelectionCells);
+  int64_t cellRows = (rows + per - 1) / per, cellCols = (cols + per - 1) / per;
+  std::vector<int64_t> scored(cellRows * cellCols, 0);
+  for (int64_t q = 0; q < rows; ++q)
+    for (int64_t i = selection.offsets[q]; i < selection.offsets[q + 1]; ++i)
+      ++scored[(q / per) * cellCols + selection.visibleKeys[i] / per];
+  double cell = double(kPlotPixels) / double(std::max(cellRows, cellCols));
+  double strip = 10, left = 20 + strip + 4, top = 60 + strip + 4;
+  std::string legend =
+      "queries down, keys across (batch 0, head 0); shade: the share of a "
+      "cell's query-key pairs scored; colours: each token's " +
+      selection.groupName;
+  double textWidth =
+      0.6 * std::max({14.0 * title.size(), 12.0 * subtitle.size(),
+                      12.0 * legend.size()});
+  std::string svg = llvm::formatv(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:F0}\" "
+      "height=\"{1:F0}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"20\" y=\"20\" font-size=\"14\">{2}</text>\n"
+      "<text x=\"20\" y=\"40\">{3}</text>\n",
+      std::max(left + cell * cellCols, 20 + textWidth) + 20,
+      top + cell * cellRows + 40, escaped(title), escaped(subtitle));
+  svg += llvm::formatv(
+      "<g class=\"groups\" transform=\"translate({0},{1})\">\n", left, top);
+  svg += groupStrip(selection.queryGroups, cell * cellRows, strip, -strip - 4,
+                    /*across=*/false);
+  if (!selection.keyGroups.empty())
+    svg += groupStrip(selection.keyGroups, cell * cellCols, strip, -strip - 4,
+                      /*across=*/true);
+  svg += "</g>\n";
+  svg += llvm::formatv("<g class=\"tiles\" transform=\"translate({0},{1})\">\n",
+                       left, top);
+  for (int64_t r = 0; r < cellRows; ++r)
+    for (int64_t c = 0; c < cellCols; ++c) {
+      int64_t count = scored[r * cellCols + c];
+      if (count == 0)
+        continue;
+      double pairs = double(std::min(rows, (r + 1) * per) - r * per) *
+                     double(std::min(cols, (c + 1) * per) - c * per);
+      svg += llvm::formatv(
+          "<rect x=\"{0:F1}\" y=\"{1:F1}\" width=\"{2:F1}\" height=\"{2:F1}\" "
+          "fill=\"#1f4e8c\" fill-opacity=\"{3:F2}\"/>\n",
+          c * cell, r * cell, cell, std::max(0.08, double(count) / pairs));
+    }
+  svg += llvm::formatv("<rect width=\"{0:F1}\" height=\"{1:F1}\" "
+                       "fill=\"none\" stroke=\"#999\"/>\n</g>\n",
+                       cell * cellCols, cell * cellRows);
+  svg += llvm::formatv("<text x=\"20\" y=\"{0:F1}\">{1}</text>\n</svg>\n",
+                       top + cell * cellRows + 24, escaped(legend));
+  return svg;
+}
+
+/// The map of `op`, whose keys depend on the input, for `selection`.
+AttentionMap mapOfSelection(Operation *op, const KeySelection &selection) {
+  std::string where = positionOf(op);
+  double dense = double(selection.queries) * double(selection.keys);
+  double share = 100.0 * selection.computedScores / dense;
+  double visible = double(selection.visibleKeys.size()) /
+                   double(std::max<int64_t>(1, selection.queries));
+  AttentionMap map;
+  map.summary = llvm::formatv("{0}: {1} for the input: {2:F1}% of dense "
+                              "work, {3:F1} keys seen per query",
+                              where, selection.description, share, visible)
+                    .str();
+  std::string title =
+      llvm::formatv("{0} at {1}", op->getName().getStringRef(), where).str();
+  std::string subtitle =
+      llvm::formatv("{0} queries x {1} keys, {2}: {3:F1}% of dense work, "
+                    "{4:F1} keys seen per query",
+                    selection.queries, selection.keys, selection.description,
+                    share, visible)
+          .str();
+  map.svg = renderSelection(selection, title, subtitle);
+  return map;
+}
+
 /// `text` with what is not a letter, digit, '.' or '-' made '-'.
 std::string fileSafe(const std::string &text) {
   std::string out = text;
@@ -220,30 +354,43 @@ std::string fileSafe(const std::string &text) {
 
 } // namespace
 
-std::vector<AttentionMap> lcc::drawAttentionMaps(ModuleOp module,
-                                                 AttentionTiling tiling) {
+std::string lcc::attentionMapKey(Operation *op) {
+  return positionOf(op) + " " + op->getName().getStringRef().str();
+}
+
+std::vector<AttentionMap>
+lcc::drawAttentionMaps(ModuleOp module, AttentionTiling tiling,
+                       const llvm::StringMap<KeySelection> &selections) {
   std::vector<AttentionMap> maps;
   llvm::StringSet<> drawn;
   module.walk([&](Operation *op) {
     if (!isa<attn::AttentionFormInterface>(op))
       return;
-    std::string where = positionOf(op);
-    if (!drawn.insert(where + op->getName().getStringRef().str()).second)
+    std::string key = attentionMapKey(op);
+    if (!drawn.insert(key).second)
       return; // a copy inlined into another function
-    auto dense = dyn_cast<attn::AttentionOp>(op);
-    if (!dense) {
+    std::optional<AttentionMap> map;
+    std::string why;
+    if (auto dense = dyn_cast<attn::AttentionOp>(op)) {
+      map = mapOf(dense, tiling, why);
+    } else if (auto selection = selections.find(key);
+               selection != selections.end()) {
+      map = mapOfSelection(op, selection->second);
+    } else {
       op->emitRemark() << "no attention map: the blocks '"
                        << op->getName().getStringRef()
                        << "' computes are decided at run time or by its "
-                          "form's own layout, not by a compile-time table";
+                          "form's own layout, not by a compile-time table"
+                       << (selections.empty() && lookupKeySelectionForm(op)
+                               ? " (--input=FILE.npy draws them for an input)"
+                               : "");
       return;
     }
-    std::string why;
-    std::optional<AttentionMap> map = mapOf(dense, tiling, why);
     if (!map) {
       op->emitRemark() << "no attention map: " << why;
       return;
     }
+    std::string where = positionOf(op);
     map->fileName = std::to_string(maps.size()) + "-" +
                     fileSafe(where.empty() ? "attention" : where) + ".svg";
     maps.push_back(std::move(*map));

@@ -41,6 +41,10 @@ enum class Stage {
 
 struct CompileOptions : AttentionFormOptions {
   Stage stopAfter = Stage::Artifact;
+  /// Whether the module is checked as a model first (ModelChecks.h); off
+  /// only for one lcc built from a checked model (the attention map's
+  /// probes, which hold lowering steps' ops).
+  bool checkModel = true;
   /// The devices to build code for; the artifact holds an executable for
   /// each (the CPU's shared object; PTX and, with ptxas, a cubin).
   bool targetCpu = true, targetCuda = false;

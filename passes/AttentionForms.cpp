@@ -77,6 +77,13 @@ bool lcc::registerAttentionForm(AttentionFormDefinition form,
             "op: --attention=auto needs both";
     return false;
   }
+  if (form.keySelectionOp.empty() !=
+      !static_cast<bool>(form.buildKeySelectionProbe)) {
+    error = "attention form '" + form.name +
+            "' gives only one of the op whose keys it draws for an input "
+            "and the probe that draws them: the attention map needs both";
+    return false;
+  }
   if (!form.flags.empty() && form.takesFormOptions) {
     error = "attention form '" + form.name +
             "' declares flags and takes --attention-options: a form takes "
@@ -116,6 +123,16 @@ const AttentionFormDefinition *lcc::lookupAttentionForm(StringRef name) {
   std::lock_guard<std::mutex> lock(registry.mutex);
   for (const AttentionFormDefinition &form : registry.forms)
     if (form.name == name)
+      return &form;
+  return nullptr;
+}
+
+const AttentionFormDefinition *lcc::lookupKeySelectionForm(Operation *op) {
+  FormRegistry &registry = formRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  for (const AttentionFormDefinition &form : registry.forms)
+    if (!form.keySelectionOp.empty() &&
+        form.keySelectionOp == op->getName().getStringRef())
       return &form;
   return nullptr;
 }
@@ -282,4 +299,12 @@ void lcc::registerAttentionFormOrDie(AttentionFormDefinition form) {
   std::string error;
   if (!registerAttentionForm(std::move(form), error))
     llvm::report_fatal_error(llvm::StringRef(error));
+}
+
+void KeySelection::addQuery(std::vector<int32_t> keysOfQuery) {
+  llvm::sort(keysOfQuery);
+  keysOfQuery.erase(std::unique(keysOfQuery.begin(), keysOfQuery.end()),
+                    keysOfQuery.end());
+  visibleKeys.insert(visibleKeys.end(), keysOfQuery.begin(), keysOfQuery.end());
+  offsets.push_back(static_cast<int64_t>(visibleKeys.size()));
 }

@@ -11,6 +11,7 @@
 #ifndef LCC_PASSES_ATTENTIONFORMS_H
 #define LCC_PASSES_ATTENTIONFORMS_H
 
+#include "passes/KeySelection.h"
 #include "passes/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -126,6 +127,15 @@ struct AttentionFormDefinition {
   std::function<std::string(mlir::RewriterBase &rewriter, attn::AttentionOp op,
                             const AttentionFormOptions &options, int64_t seed)>
       rewrite;
+  /// For `lcc --emit=attention-map --input` (empty: the form's blocks are
+  /// known when compiling, or not drawn): the op whose keys depend on the
+  /// input ("attn.lsh_attention"), and what builds at `b`'s insertion
+  /// point, after such an op, what decides the keys its queries score
+  /// (failure, and `whyNot`, where it cannot).
+  std::string keySelectionOp;
+  std::function<mlir::FailureOr<KeySelectionProbe>(
+      mlir::OpBuilder &b, mlir::Operation *op, std::string &whyNot)>
+      buildKeySelectionProbe;
 };
 
 /// Adds `form` to the registry; false (and `error` says why) for a bad
@@ -140,6 +150,10 @@ void registerAttentionFormOrDie(AttentionFormDefinition form);
 
 /// The form registered as `name`, or null.
 const AttentionFormDefinition *lookupAttentionForm(llvm::StringRef name);
+
+/// The form that draws the keys of `op` for an input (keySelectionOp), or
+/// null.
+const AttentionFormDefinition *lookupKeySelectionForm(mlir::Operation *op);
 
 /// Every registered form, in registration order.
 std::vector<const AttentionFormDefinition *> registeredAttentionForms();

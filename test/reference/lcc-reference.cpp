@@ -101,6 +101,11 @@ ops and their inputs (in operand order) and flags:
                          buckets (K, by default padded seq / B), sort,
                          chunks and rounds; factorized: n_buckets as a
                          pair n1 x n2)
+  lsh_buckets            qk  --n-hashes=N --bucket-size=B --seed=S
+                         [--n-buckets=K] [--factorized-hash]
+                         (the bucket of every token in every round,
+                         [batch, heads, n_hashes, padded seq]: what
+                         lsh_attention sorts by)
   relative_attention     q k v pos u w  [--clamp-len=N] [--same-length=N]
                          [--scale=F]  (Transformer-XL: the first k_seq -
                          q_seq keys are the memory)
@@ -128,6 +133,8 @@ const std::map<std::string, std::set<std::string>> kOpFlags = {
     {"lsh_attention",
      {"causal", "scale", "n-hashes", "bucket-size", "n-buckets",
       "factorized-hash"}},
+    {"lsh_buckets",
+     {"n-hashes", "bucket-size", "n-buckets", "factorized-hash"}},
     {"routed_attention", {"causal", "scale", "window"}},
     {"relative_attention", {"scale", "clamp-len", "same-length"}},
     {"adaptive_span_attention", {"causal", "scale", "max-span", "ramp"}},
@@ -218,8 +225,9 @@ Tensor runOp(const std::string &op, const Arguments &args,
     return sparseAttention(in[0], in[1], in[2], pattern, stride, summary,
                            causal, optionalScale(args));
   }
-  if (op == "lsh_attention") {
-    expectInputCount(op, in, 2, 2);
+  if (op == "lsh_attention" || op == "lsh_buckets") {
+    bool buckets = op == "lsh_buckets";
+    expectInputCount(op, in, buckets ? 1 : 2, buckets ? 1 : 2);
     LSHAttentionOptions options;
     options.nHashes = parseInt64(args.value("n-hashes"), "--n-hashes");
     options.bucketSize = parseInt64(args.value("bucket-size"), "--bucket-size");
@@ -229,6 +237,14 @@ Tensor runOp(const std::string &op, const Arguments &args,
     options.seed = parseUInt64(args.value("seed"), "--seed");
     options.scale = optionalScale(args);
     options.factorized = args.has("factorized-hash");
+    if (buckets) {
+      int64_t seq = in[0].dim(2);
+      return lshBuckets(in[0],
+                        lshRotations(in[0].dim(3), options.nHashes,
+                                     options.rotationColumns(seq),
+                                     options.seed),
+                        options);
+    }
     return lshAttention(in[0], in[1], options);
   }
   if (op == "relative_attention") {
@@ -634,7 +650,8 @@ int run(int argc, char **argv) {
                              " applies to --check-gradients and "
                              "--grad-output only");
   // --seed: the entries a gradient check samples, or LSH's rotations.
-  bool lsh = args.has("op") && args.value("op") == "lsh_attention";
+  bool lsh = args.has("op") && (args.value("op") == "lsh_attention" ||
+                                args.value("op") == "lsh_buckets");
   if (!gradients && !lsh && args.has("seed"))
     throw ReferenceError("--seed applies to --op=lsh_attention, "
                          "--check-gradients and --grad-output only");

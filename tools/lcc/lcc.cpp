@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "InputKeySelections.h"
+
 #include "compiler/AttentionMap.h"
 #include "compiler/CudaTarget.h"
 #include "compiler/Diagnostics.h"
@@ -325,9 +327,27 @@ cl::opt<std::string> cpuName(
              "AVX2 CPU, 'x86-64-v4' on any AVX-512 one, 'x86-64' on all)"),
     cl::value_desc("name"), cl::init("native"), cl::cat(lccCategory));
 
+cl::list<std::string> mapInputs(
+    "input",
+    cl::desc("With --emit=attention-map: an input of the model's first "
+             "function (.npy, repeated in argument order); LSH and routed "
+             "attention are drawn for it: each token's bucket or cluster and "
+             "the keys each query scores"),
+    cl::value_desc("FILE.npy"), cl::cat(lccCategory));
+
+cl::opt<std::string> mapParams(
+    "params",
+    cl::desc("With --emit=attention-map --input: the weights (.safetensors, "
+             "by name; default: drawn as lcc-run --init-params draws them, "
+             "seed 0)"),
+    cl::value_desc("FILE.safetensors"), cl::cat(lccCategory));
+
 /// --emit=attention-map: one SVG per attention op into the folder -o
-/// names (created where missing), and a line per map on stdout.
-int writeAttentionMaps(ModuleOp module, const lcc::CompileOptions &options) {
+/// names (created where missing), and a line per map on stdout; with
+/// --input, LSH and routed attention for that input (`probeSource`: the
+/// model as parsed).
+int writeAttentionMaps(ModuleOp module, const lcc::CompileOptions &options,
+                       ModuleOp probeSource) {
   if (outputFilename == "-") {
     lcc::reportError(kTool, "--emit=attention-map writes a folder of SVG "
                             "files: name it with -o DIR");
@@ -339,8 +359,18 @@ int writeAttentionMaps(ModuleOp module, const lcc::CompileOptions &options) {
                                 "': " + error.message());
     return 1;
   }
-  std::vector<lcc::AttentionMap> maps =
-      lcc::drawAttentionMaps(module, lcc::attentionTilingFor(options));
+  llvm::StringMap<lcc::KeySelection> selections;
+  if (probeSource) {
+    lcc::AttentionMapInputs given{{mapInputs.begin(), mapInputs.end()},
+                                  mapParams};
+    FailureOr<llvm::StringMap<lcc::KeySelection>> selected =
+        lcc::selectKeysForInput(probeSource, options, given, kTool);
+    if (failed(selected))
+      return 1;
+    selections = std::move(*selected);
+  }
+  std::vector<lcc::AttentionMap> maps = lcc::drawAttentionMaps(
+      module, lcc::attentionTilingFor(options), selections);
   for (const lcc::AttentionMap &map : maps) {
     llvm::SmallString<256> path(outputFilename);
     llvm::sys::path::append(path, map.fileName);
@@ -602,6 +632,16 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+  if (!mapInputs.empty() && *stage != lcc::Stage::AttentionMap) {
+    lcc::reportError(kTool, "--input is for --emit=attention-map (lcc-run "
+                            "runs a compiled model on inputs)");
+    return 1;
+  }
+  if (!mapParams.empty() && mapInputs.empty()) {
+    lcc::reportError(kTool, "--params is for --emit=attention-map with "
+                            "--input: the weights the input runs with");
+    return 1;
+  }
   if (*stage == lcc::Stage::Artifact && outputFilename == "-") {
     lcc::reportError(kTool, "an artifact is binary: name the output file "
                             "with -o (or pick another --emit)");
@@ -612,6 +652,10 @@ int main(int argc, char **argv) {
       {"the model", inputFilename}};
   for (const std::string &path : pluginPaths)
     reads.push_back({"--load-plugin", path});
+  for (const std::string &path : mapInputs)
+    reads.push_back({"--input", path});
+  if (!mapParams.empty())
+    reads.push_back({"--params", mapParams});
   for (const auto &[flag, path] : reads) {
     bool same = false;
     if (outputFilename != "-" &&
@@ -664,6 +708,10 @@ int main(int argc, char **argv) {
       llvm::errs() << llvm::formatv("{0}: {1} done in {2:F2} s\n", kTool, part,
                                     seconds);
     };
+  // The probes of --input start from the model as parsed.
+  OwningOpRef<ModuleOp> probeSource;
+  if (!mapInputs.empty())
+    probeSource = module->clone();
   FailureOr<std::string> result = lcc::compile(*module, options);
   if (failed(result)) {
     if (diagnostics.getNumErrors() == 0)
@@ -672,7 +720,8 @@ int main(int argc, char **argv) {
   }
 
   if (*stage == lcc::Stage::AttentionMap)
-    return writeAttentionMaps(*module, options);
+    return writeAttentionMaps(*module, options,
+                              probeSource ? *probeSource : ModuleOp());
 
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);

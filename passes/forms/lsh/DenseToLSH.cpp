@@ -226,6 +226,8 @@ void lcc::registerLSHAttentionForm() {
                          factorized ? ", factorized hash" : "")
         .str();
   };
+  form.keySelectionOp = attn::LSHAttentionOp::getOperationName();
+  form.buildKeySelectionProbe = buildLSHKeySelectionProbe;
   registerAttentionFormOrDie(std::move(form));
   registerLSHFormPasses();
 }

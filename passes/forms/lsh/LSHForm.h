@@ -9,6 +9,7 @@
 #ifndef LCC_PASSES_FORMS_LSH_LSHFORM_H
 #define LCC_PASSES_FORMS_LSH_LSHFORM_H
 
+#include "passes/KeySelection.h"
 #include "passes/Passes.h"
 
 namespace lcc {
@@ -52,6 +53,13 @@ attn::LSHAttentionOp rewriteToLSH(mlir::RewriterBase &rewriter,
                                   attn::AttentionOp op, int64_t nHashes,
                                   int64_t bucketSize, int64_t seed,
                                   bool factorizedHash = false);
+
+/// For lcc --emit=attention-map --input: the buckets and sorted orders of
+/// attn.lsh_attention `op`, built after it, and the keys they give each
+/// query (LSHKeySelection.cpp).
+mlir::FailureOr<KeySelectionProbe>
+buildLSHKeySelectionProbe(mlir::OpBuilder &b, mlir::Operation *op,
+                          std::string &whyNot);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/forms/lsh/Passes.h.inc"

@@ -57,10 +57,12 @@ inRowGroups(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
 
 /// What hashing and sorting leave: the padded [rows, padded, dim] inputs,
 /// 1/||q|| of every token ([rows, padded]; keys are the normalised
-/// queries) and each round's sort ([rows, rounds, padded] sorted positions
-/// and their inverse).
+/// queries), every token's bucket in every round ([rows, rounds, padded]
+/// i32; padding in bucket n_buckets) and each round's sort ([rows, rounds,
+/// padded] sorted positions and their inverse).
 struct LSHSorting {
   mlir::Value queryKey, value, invNorm;
+  mlir::Value buckets;
   SortedRows sorted;
 };
 

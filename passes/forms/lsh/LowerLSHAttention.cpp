@@ -296,8 +296,8 @@ LSHSorting lowering::hashAndSort(OpBuilder &b, Location loc, const LSHShape &s,
   auto rotationType = RankedTensorType::get({s.dim, s.rounds, s.half}, f32);
   Value rotations = arith::ConstantOp::create(b, loc, rotationType,
                                               lshRotations(rotationType, seed));
-  Value buckets = hashTokens(b, loc, s, sorting.queryKey, rotations);
-  sorting.sorted = sortRowsByKey(b, loc, buckets, s.buckets + 1);
+  sorting.buckets = hashTokens(b, loc, s, sorting.queryKey, rotations);
+  sorting.sorted = sortRowsByKey(b, loc, sorting.buckets, s.buckets + 1);
   return sorting;
 }
 

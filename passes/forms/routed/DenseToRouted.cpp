@@ -105,6 +105,8 @@ void lcc::registerRoutedAttentionForm() {
     populateRoutedAttentionBackwardLoweringPatterns(patterns);
     populateRoutedCentroidUpdateLoweringPatterns(patterns);
   };
+  form.keySelectionOp = attn::RoutedAttentionOp::getOperationName();
+  form.buildKeySelectionProbe = buildRoutedKeySelectionProbe;
   registerAttentionFormOrDie(std::move(form));
   registerRoutedFormPasses();
 }

@@ -9,6 +9,7 @@
 #ifndef LCC_PASSES_FORMS_ROUTED_ROUTEDFORM_H
 #define LCC_PASSES_FORMS_ROUTED_ROUTEDFORM_H
 
+#include "passes/KeySelection.h"
 #include "passes/Passes.h"
 
 namespace lcc {
@@ -31,6 +32,14 @@ void populateRoutedAttentionBackwardLoweringPatterns(
 /// (LowerRoutedCentroidUpdate.cpp).
 void populateRoutedCentroidUpdateLoweringPatterns(
     mlir::RewritePatternSet &patterns);
+
+/// For lcc --emit=attention-map --input: the routing of
+/// attn.routed_attention `op` (each query's cluster, each cluster's window
+/// of keys), built after it, and the keys it gives each query
+/// (RoutedKeySelection.cpp).
+mlir::FailureOr<KeySelectionProbe>
+buildRoutedKeySelectionProbe(mlir::OpBuilder &b, mlir::Operation *op,
+                             std::string &whyNot);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/forms/routed/Passes.h.inc"
