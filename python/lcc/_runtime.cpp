@@ -259,6 +259,7 @@ public:
                                   1e6 / double(calls)
                             : 0.0;
     report["arena_bytes"] = lccFunctionGetArenaBytes(function);
+    report["input_bytes_copied"] = lccFunctionGetCopiedInputBytes(function);
     report["peak_bytes"] = lccDeviceGetPeakBytes(device);
     py::list commands;
     for (size_t i = 0; i < lccFunctionGetCommandCount(function); ++i) {

@@ -119,6 +119,43 @@ def test_dlpack_inputs_and_carry():
     assert report["calls"] == 4 and report["peak_bytes"] > 0
 
 
+def _placed(shape, offset):
+    """A float32 array whose data starts `offset` bytes past a multiple of
+    64."""
+    count = int(np.prod(shape))
+    raw = np.empty(count * 4 + 64 + offset, np.uint8)
+    start = (-raw.ctypes.data) % 64 + offset
+    return raw[start:start + count * 4].view(np.float32).reshape(shape)
+
+
+def test_aligned_inputs_are_read_in_place():
+    module = lcc.load(lcc.compile(LINEAR))
+    forward = module["forward"]
+    w = rng.normal(0, 0.3, (16, 10)).astype(np.float32)
+    b = rng.normal(0, 0.3, (10,)).astype(np.float32)
+    module.params["proj.weight"], module.params["proj.bias"] = w, b
+    bytes_of_x = 2 * 8 * 16 * 4
+    # Aligned, unaligned, aligned again: each call reads its own input,
+    # wherever the one before was read from.
+    for offset, copied in [(0, 0), (4, bytes_of_x), (0, bytes_of_x)]:
+        x = _placed((2, 8, 16), offset)
+        x[...] = rng.uniform(-1, 1, x.shape)
+        np.testing.assert_allclose(forward(x), x @ w + b, rtol=1e-5,
+                                   atol=1e-6)
+        assert forward.report()["input_bytes_copied"] == copied
+    torch = pytest.importorskip("torch")
+    before = forward.report()["input_bytes_copied"]
+    t = torch.rand(2, 8, 16) * 2 - 1
+    np.testing.assert_allclose(forward(t), t.numpy() @ w + b, rtol=1e-5,
+                               atol=1e-6)
+    assert forward.report()["input_bytes_copied"] == before
+    # A strided view is made C-contiguous (a copy in Python), then read in
+    # place or copied as its new home's alignment allows.
+    wide = rng.uniform(-1, 1, (2, 8, 32)).astype(np.float32)
+    np.testing.assert_allclose(forward(wide[:, :, ::2]),
+                               wide[:, :, ::2] @ w + b, rtol=1e-5, atol=1e-6)
+
+
 def test_wrong_inputs_name_the_argument(trained):
     x = np.zeros((2, 8, 15), np.float32)
     with pytest.raises(ValueError, match="'x'"):

@@ -299,7 +299,11 @@ void lccFunctionGetOutput(LccFunction function, size_t index,
 /* Runs the function and returns when it has finished. Inputs must match the
  * signatures exactly (count, dtype, shape, size), in order; an input that
  * gives a `name` must be the input of that name (a mismatch is an error
- * naming both). They are copied to the device, so they need no alignment.
+ * naming both). They need no alignment: they are copied to the device,
+ * except on the cpu device an input whose data is 64-byte aligned, which
+ * the kernels read where it is during the call (zero-copy; a compiled
+ * module never writes its inputs, and no pointer to them is kept after
+ * the call returns).
  * An input that a carried result has filled (below) may have `data` NULL:
  * it keeps that value. Safe to call from several threads (see the threads
  * convention above). */
@@ -333,6 +337,9 @@ uint64_t lccFunctionGetCallCount(LccFunction function);
  * times are measured on the device: host clock on the cpu, CUDA events on a
  * GPU. */
 uint64_t lccFunctionGetTotalNanoseconds(LccFunction function);
+/* Bytes of inputs the calls copied to the device, summed; an input read in
+ * place (lccFunctionCall) counts nothing. */
+uint64_t lccFunctionGetCopiedInputBytes(LccFunction function);
 /* Bytes of the transient arena, allocated once when the function is made. */
 uint64_t lccFunctionGetArenaBytes(LccFunction function);
 size_t lccFunctionGetCommandCount(LccFunction function);

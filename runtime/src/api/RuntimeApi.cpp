@@ -683,6 +683,10 @@ uint64_t lccFunctionGetTotalNanoseconds(LccFunction function) {
   return unwrap(function)->getTotalNanoseconds();
 }
 
+uint64_t lccFunctionGetCopiedInputBytes(LccFunction function) {
+  return unwrap(function)->getCopiedInputBytes();
+}
+
 uint64_t lccFunctionGetArenaBytes(LccFunction function) {
   return unwrap(function)->getArenaBytes();
 }

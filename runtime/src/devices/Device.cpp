@@ -9,4 +9,10 @@ DeviceExecutable::~DeviceExecutable() = default;
 CommandList::~CommandList() = default;
 Device::~Device() = default;
 
+Status CommandList::rebind(size_t, size_t, void *) {
+  return Status::error(StatusCode::Internal,
+                       "this device's commands read inputs from device "
+                       "memory only");
+}
+
 } // namespace lcc::runtime

@@ -57,6 +57,10 @@ public:
   /// Runs every command in order and returns when all have finished,
   /// writing the time each took to `nanoseconds[i]`.
   virtual Status run(uint64_t *nanoseconds) = 0;
+  /// Points binding `binding` of command `command` at `address` from the
+  /// next run on: a function input read where its caller holds it. Only a
+  /// host-addressable device's lists are asked; the others refuse.
+  virtual Status rebind(size_t command, size_t binding, void *address);
 };
 
 class Device {

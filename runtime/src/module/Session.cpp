@@ -124,6 +124,8 @@ Status Function::prepare(size_t index) {
     return Status();
   };
   LCC_RETURN_IF_ERROR(makeArguments(definition.inputs(), inputs, "input"));
+  for (Argument &input : inputs)
+    input.boundTo = input.buffer.data();
   LCC_RETURN_IF_ERROR(makeArguments(definition.outputs(), outputs, "output"));
   StatusOr<DeviceBuffer> arenaBuffer = allocator.allocate(
       definition.arena_size(), "the arena of function " + quoted(name));
@@ -157,6 +159,14 @@ Status Function::prepare(size_t index) {
   auto resolve = [&](const lcm::Binding &binding) -> void * {
     return bufferBase[binding.buffer()] + binding.offset();
   };
+  // Which bindings read an input, to point them at the caller's data.
+  auto noteReader = [&](const lcm::Binding &binding, size_t command,
+                        size_t slot) {
+    const lcm::Buffer &buffer = *definition.buffers()->Get(binding.buffer());
+    if (buffer.kind() == lcm::BufferKind::Input)
+      inputs[buffer.index()].readers.push_back(
+          {command, slot, binding.offset()});
+  };
 
   const DeviceExecutable *executable = nullptr;
   std::vector<DeviceCommand> prepared;
@@ -182,11 +192,13 @@ Status Function::prepare(size_t index) {
         next.workgroupCount[i] = dispatch.workgroup_count()->Get(i);
       if (dispatch.bindings())
         for (const lcm::Binding *binding : *dispatch.bindings()) {
+          noteReader(*binding, c, next.bindings.size());
           next.bindings.push_back(resolve(*binding));
           next.bindingLengths.push_back(binding->length());
         }
     } else {
       const lcm::Copy &copy = *command.copy();
+      noteReader(*copy.source(), c, 1);
       next.bindings = {resolve(*copy.target()), resolve(*copy.source())};
       next.copyLength = copy.source()->length();
     }
@@ -239,10 +251,25 @@ Status Function::call(const TensorView *values, size_t count) {
 
   Device &device = session.getDevice();
   uint64_t callStart = nowNanoseconds();
-  for (size_t i = 0; i < count; ++i)
-    if (values[i].data || !inputs[i].holdsCarriedValue)
-      LCC_RETURN_IF_ERROR(device.copyToDevice(inputs[i].buffer.data(),
+  for (size_t i = 0; i < count; ++i) {
+    Argument &input = inputs[i];
+    if (!values[i].data && input.holdsCarriedValue) {
+      LCC_RETURN_IF_ERROR(bindInput(i, input.buffer.data()));
+      continue;
+    }
+    // Read in place where the commands could have read the buffer: a
+    // carried input's buffer is written after the call, so it stays.
+    bool inPlace =
+        device.isHostAddressable() && !input.carriedFrom &&
+        reinterpret_cast<uintptr_t>(values[i].data) % kBufferAlignment == 0;
+    if (!inPlace) {
+      LCC_RETURN_IF_ERROR(device.copyToDevice(input.buffer.data(),
                                               values[i].data, values[i].size));
+      copiedInputBytes += values[i].size;
+    }
+    LCC_RETURN_IF_ERROR(
+        bindInput(i, inPlace ? values[i].data : input.buffer.data()));
+  }
   LCC_RETURN_IF_ERROR(commands->run(lastNanoseconds.data()));
   for (Argument &input : inputs) {
     if (!input.carriedFrom)
@@ -262,6 +289,18 @@ Status Function::call(const TensorView *values, size_t count) {
   for (size_t c = 0; c < stats.size(); ++c)
     stats[c].totalNanoseconds += lastNanoseconds[c];
   ++callCount;
+  return Status();
+}
+
+Status Function::bindInput(size_t index, const void *data) {
+  Argument &input = inputs[index];
+  if (input.boundTo == data)
+    return Status();
+  for (const Argument::Reader &reader : input.readers)
+    LCC_RETURN_IF_ERROR(commands->rebind(
+        reader.command, reader.binding,
+        const_cast<char *>(static_cast<const char *>(data)) + reader.offset));
+  input.boundTo = data;
   return Status();
 }
 
@@ -336,6 +375,11 @@ uint64_t Function::getTotalNanoseconds() const {
   return totalNanoseconds;
 }
 
+uint64_t Function::getCopiedInputBytes() const {
+  std::lock_guard<std::mutex> lock(callMutex);
+  return copiedInputBytes;
+}
+
 std::vector<CommandStats> Function::getCommandStats() const {
   std::lock_guard<std::mutex> lock(callMutex);
   return stats;
@@ -350,6 +394,7 @@ void Function::resetStats() {
   std::lock_guard<std::mutex> lock(callMutex);
   callCount = 0;
   totalNanoseconds = 0;
+  copiedInputBytes = 0;
   for (CommandStats &command : stats)
     command.totalNanoseconds = 0;
 }

@@ -64,9 +64,13 @@ public:
   /// Input `index` as a view without data: dtype, shape and byte size.
   TensorView getInputType(size_t index) const;
 
-  /// Runs the function: checks and copies `inputs` (count, dtype, shape,
-  /// size, and the name when one is given), then runs every command in
-  /// order, then copies the results for the calling thread. Calls to one
+  /// Runs the function: checks `inputs` (count, dtype, shape, size, and
+  /// the name when one is given) and copies them to the device, then runs
+  /// every command in order, then copies the results for the calling
+  /// thread. On a host-addressable device (the CPU) an input whose data is
+  /// kBufferAlignment-aligned is not copied: the commands read it where the
+  /// caller holds it, during the call (a compiled module never writes its
+  /// inputs). Calls to one
   /// Function from any threads are serialised (they share its arena), and
   /// each thread reads the results of its own last call. An input that a
   /// carried result has filled (carryResult) may have no data: it keeps
@@ -92,6 +96,9 @@ public:
   uint64_t getCallCount() const;
   /// Time of whole calls (input copies, commands, result copies), summed.
   uint64_t getTotalNanoseconds() const;
+  /// Bytes of inputs the calls copied to the device (those read in place
+  /// count nothing), summed.
+  uint64_t getCopiedInputBytes() const;
   uint64_t getArenaBytes() const { return arena.size(); }
   size_t getCommandCount() const { return stats.size(); }
   /// Every command's name, location, kind and time so far.
@@ -122,7 +129,18 @@ private:
     // a call has filled it yet.
     std::optional<size_t> carriedFrom;
     bool holdsCarriedValue = false;
+    // Inputs: the command bindings that read it (command, binding, bytes
+    // from its start), and where they point now: its buffer, or the
+    // caller's data of the last call that read it in place.
+    struct Reader {
+      size_t command, binding;
+      uint64_t offset;
+    };
+    std::vector<Reader> readers;
+    const void *boundTo = nullptr;
   };
+  /// Points input `index`'s readers at `data` (its buffer or the caller's).
+  Status bindInput(size_t index, const void *data);
   /// One thread's results: those of its last call, each output's bytes.
   using ThreadResults = std::vector<std::vector<uint8_t>>;
   /// The calling thread's results, made (zero-filled) on its first use;
@@ -148,6 +166,7 @@ private:
   mutable std::map<std::thread::id, ThreadResults> resultsByThread;
   uint64_t callCount = 0;
   uint64_t totalNanoseconds = 0;
+  uint64_t copiedInputBytes = 0;
   std::vector<CommandStats> stats;
   std::vector<uint64_t> lastNanoseconds; // of each command, in the last call
 };

@@ -45,6 +45,11 @@ public:
     return Status();
   }
 
+  Status rebind(size_t command, size_t binding, void *address) override {
+    commands[command].bindings[binding] = address;
+    return Status();
+  }
+
 private:
   CpuDevice &device;
   std::vector<DeviceCommand> commands;
