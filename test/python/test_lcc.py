@@ -149,6 +149,11 @@ def test_aligned_inputs_are_read_in_place():
     np.testing.assert_allclose(forward(t), t.numpy() @ w + b, rtol=1e-5,
                                atol=1e-6)
     assert forward.report()["input_bytes_copied"] == before
+    # Results go to torch without a copy.
+    y = forward(t)
+    y_torch = torch.from_dlpack(y)
+    assert y_torch.data_ptr() == y.ctypes.data
+    np.testing.assert_array_equal(y_torch.numpy(), y)
     # A strided view is made C-contiguous (a copy in Python), then read in
     # place or copied as its new home's alignment allows.
     wide = rng.uniform(-1, 1, (2, 8, 32)).astype(np.float32)
