@@ -19,7 +19,7 @@ endforeach()
 install(TARGETS LCCAttnDialect LCCPasses LCCCompiler LCCPlugin
   EXPORT lccTargets
   LIBRARY DESTINATION lib)
-install(TARGETS lcc lcc-opt lcc-run lcc-train RUNTIME DESTINATION bin)
+install(TARGETS lcc lcc-opt lcc-run lcc-train lcc-generate RUNTIME DESTINATION bin)
 # lcc-testdata makes the random inputs of the README's quick start.
 if(TARGET lcc-testdata)
   install(TARGETS lcc-testdata RUNTIME DESTINATION bin)

@@ -131,6 +131,14 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       return failure();
     done("train step");
   }
+  if (options.decode) {
+    if (failed(runDumpedPipeline(
+            module, "decode-step", options.dump, [&](PassManager &pm) {
+              pm.addPass(createGenerateDecodeStep(*options.decode));
+            })))
+      return failure();
+    done("decode step");
+  }
   if (options.stopAfter == Stage::Attn ||
       options.stopAfter == Stage::AttentionMap)
     return printed(module);

@@ -68,6 +68,9 @@ struct CompileOptions : AttentionFormOptions {
   /// With a value, lcc --train: attn-generate-train-step runs after the
   /// attention forms and the two above.
   std::optional<GenerateTrainStepOptions> train;
+  /// With a value, lcc --decode: attn-generate-decode-step runs after the
+  /// train step.
+  std::optional<GenerateDecodeStepOptions> decode;
   /// Receives every stage's text when set.
   StageDumper dump;
   /// lcc --cache-dir / --no-cache: where compiled kernels are kept

@@ -250,6 +250,43 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
   ];
 }
 
+def GenerateDecodeStep : Pass<"attn-generate-decode-step", "mlir::ModuleOp"> {
+  let summary = "compile a causal model into prefill and a cached decode step";
+  let description = [{
+    Generation without recomputing the sequence (docs/generation.md, `lcc
+    --decode`). From `function` (default `forward`: tokens `[B, L]` i32 to
+    logits `[B, L, V]`), whose blocks are flattened as for the train step,
+    two functions beside it:
+
+    * `prefill(tokens [B, L]) -> logits [B, L, V]`: the forward, which
+      also writes every attention's keys and values, `[B, H, L, d]`, to
+      caches that are state of the module (`attn.param
+      "decode.cache.N.key" {state}`, `.value`; the loaded module keeps them
+      between calls);
+    * `decode_step(token [B, 1] i32, position [1, 1] i32) -> logits [B, 1,
+      V]`: the model at one position: each op runs on the one new token,
+      learned positions are read at `position`, and each attention writes
+      the new key and value to row `position` of its caches and attends
+      over rows `0..position` of them.
+
+    The cache holds the forward's L positions (`max-cache` 0, or L); a
+    prompt shorter than L is padded, its padding overwritten by the decode
+    steps that follow (causal attention never lets a position see a later
+    one). Dense causal attention (no mask or score region, not shared-QK)
+    has a cached form so far; any other attention, or an op that mixes
+    positions, is one error naming it.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"function", "function", "std::string", /*default=*/"\"forward\"",
+           "The causal model function: tokens [B, L] i32 -> logits [B, L, V]">,
+    Option<"maxCache", "max-cache", "int64_t", /*default=*/"0",
+           "Positions the caches hold; 0: the function's sequence length">,
+  ];
+}
+
 def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "lower attn ops to linalg, tensor, arith, math and scf";
   let description = [{

@@ -1,10 +1,11 @@
 //===- ModuleFormat.h - what the .lcm format fixes beside lcm.fbs -*- C++
 //-*-===//
 //
-// The two definitions of the artifact format that the schema cannot state,
+// The definitions of the artifact format that the schema cannot state,
 // header-only and dependency-free, so that the compiler's writer, the
 // runtime's loader and the test tools take them from one place: the
-// version a loader reads, and the checksum of embedded bytes.
+// version a loader reads, the checksum of embedded bytes, and the names
+// reserved for a decode step's caches.
 //
 // The checksum is CRC-64/XZ (the ECMA-182 polynomial, reflected, as xz
 // and Go's crc64.ECMA compute it; "123456789" gives 0x995DC9BBDF1939FA) of
@@ -28,6 +29,11 @@ namespace lcc::lcm {
 /// The version this format is (Module.version): a loader reads it and no
 /// other, a writer writes it. Bumped whenever a field changes meaning.
 constexpr uint32_t kModuleVersion = 6;
+
+/// State parameters named with this prefix are a decode step's key and
+/// value caches (lcc --decode): scratch that the runtime neither writes to
+/// a checkpoint nor asks of one.
+constexpr char kDecodeCachePrefix[] = "decode.cache.";
 
 namespace detail {
 

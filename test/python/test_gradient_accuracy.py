@@ -44,11 +44,13 @@ def draw_model(rng):
     }
 
 
-def model_source(c):
-    """The configuration as attn IR: @loss(tokens, labels)."""
+def model_source(c, forward=False):
+    """The configuration as attn IR: @loss(tokens, labels), or with
+    `forward` @forward(tokens) returning the logits."""
     L, D, H, FF, V = c["seq"], c["d_model"], c["heads"], c["d_ff"], c["vocab"]
-    T = f"tensor<1x{L}x{D}xf32>"
-    Q = f"tensor<1x{H}x{L}x{D // H}xf32>"
+    B = c.get("batch", 1)
+    T = f"tensor<{B}x{L}x{D}xf32>"
+    Q = f"tensor<{B}x{H}x{L}x{D // H}xf32>"
     vec, mat = f"tensor<{D}xf32>", f"tensor<{D}x{D}xf32>"
 
     def norm(p, arg):
@@ -85,10 +87,12 @@ def model_source(c):
                 f"^bb0(%a: {T}):\n{build(p, '%a')}attn.yield %{p} : {T}\n}}\n")
 
     body = (f'%table = attn.param "embed.tokens" : tensor<{V}x{D}xf32>\n'
-            f"%e = attn.embedding %tokens, %table : (tensor<1x{L}xi32>, "
-            f"tensor<{V}x{D}xf32>) -> {T}\n"
-            f'%pos = attn.param "embed.positions" : {T}\n'
-            f"%x = arith.addf %e, %pos : {T}\n")
+            f"%x = attn.embedding %tokens, %table : (tensor<{B}x{L}xi32>, "
+            f"tensor<{V}x{D}xf32>) -> {T}\n")
+    if B == 1:  # learned positions: [1, L, D], as the bundled models'
+        body = (body.replace("%x = ", "%e = ") +
+                f'%pos = attn.param "embed.positions" : {T}\n'
+                f"%x = arith.addf %e, %pos : {T}\n")
     last = "%x"
     for i in range(c["layers"]):
         a, f = f"l{i}_attn", f"l{i}_ff"
@@ -107,10 +111,14 @@ def model_source(c):
     body += (f'%w = attn.param "lm_head.weight" : tensor<{D}x{V}xf32>\n'
              f'%c = attn.param "lm_head.bias" : tensor<{V}xf32>\n'
              f"%logits = attn.linear %final_norm, %w, %c : ({T}, "
-             f"tensor<{D}x{V}xf32>, tensor<{V}xf32>) -> tensor<1x{L}x{V}xf32>\n"
-             f"%l = attn.softmax_cross_entropy %logits, %labels : "
+             f"tensor<{D}x{V}xf32>, tensor<{V}xf32>) -> tensor<{B}x{L}x{V}xf32>\n"
+             + (f"return %logits : tensor<{B}x{L}x{V}xf32>\n" if forward else
+                f"%l = attn.softmax_cross_entropy %logits, %labels : "
              f"(tensor<1x{L}x{V}xf32>, tensor<1x{L}xi32>) -> tensor<f32>\n"
-             f"return %l : tensor<f32>\n")
+                f"return %l : tensor<f32>\n"))
+    if forward:
+        return (f"func.func @forward(%tokens: tensor<{B}x{L}xi32>) -> "
+                f"tensor<{B}x{L}x{V}xf32> {{\n{body}}}\n")
     return (f"func.func @loss(%tokens: tensor<1x{L}xi32>, "
             f"%labels: tensor<1x{L}xi32>) -> tensor<f32> {{\n{body}}}\n")
 

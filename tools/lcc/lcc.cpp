@@ -236,6 +236,22 @@ cl::opt<std::string> trainFunction(
              "state held by the loaded module and returns the loss"),
     cl::value_desc("FUNC"), cl::cat(lccCategory));
 
+cl::opt<std::string> decodeFunction(
+    "decode", cl::ValueOptional,
+    cl::desc("Also compile generation: from the causal model FUNC (default "
+             "'forward': tokens [B, L] i32 -> logits [B, L, V]) add 'prefill' "
+             "(the prompt, filling key and value caches held by the loaded "
+             "module) and 'decode_step' (one new token at a position, the "
+             "caches updated on the device); lcc-generate runs them "
+             "(docs/generation.md)"),
+    cl::value_desc("FUNC"), cl::cat(lccCategory));
+
+cl::opt<int64_t> maxCache(
+    "max-cache",
+    cl::desc("With --decode: the positions the caches hold (default: the "
+             "model's sequence length, the only one supported yet)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
+
 cl::opt<std::string> optimizerName(
     "optimizer",
     cl::desc("The train step's optimizer: 'adam' (default; torch.optim.Adam, "
@@ -587,8 +603,25 @@ int main(int argc, char **argv) {
         return 1;
       }
   }
+  std::optional<lcc::GenerateDecodeStepOptions> decode;
+  if (decodeFunction.getNumOccurrences()) {
+    decode.emplace();
+    decode->function = decodeFunction.empty() ? std::string("forward")
+                                              : std::string(decodeFunction);
+    if (maxCache.getNumOccurrences() && maxCache < 1) {
+      lcc::reportError(kTool, "expected --max-cache >= 1, got " +
+                                  std::to_string(maxCache));
+      return 1;
+    }
+    decode->maxCache = maxCache;
+  } else if (maxCache.getNumOccurrences()) {
+    lcc::reportError(kTool, "--max-cache sizes the decode step's caches: add "
+                            "--decode");
+    return 1;
+  }
   lcc::CompileOptions options;
   static_cast<lcc::AttentionFormOptions &>(options) = forms;
+  options.decode = decode;
   options.stopAfter = *stage;
   options.cpu = cpuName;
   options.targetCpu = targetCpu;

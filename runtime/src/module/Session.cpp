@@ -14,6 +14,13 @@
 namespace lcc::runtime {
 namespace {
 
+/// A decode step's key or value cache (lcc --decode): scratch state that
+/// checkpoints neither hold nor need.
+bool isDecodeCache(const lcm::Parameter &parameter) {
+  return parameter.state() &&
+         getName(*parameter.signature()).rfind(lcm::kDecodeCachePrefix, 0) == 0;
+}
+
 uint64_t nowNanoseconds() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
@@ -516,7 +523,7 @@ Status Session::checkStateComplete(const SafetensorsReader &file,
   std::optional<size_t> missing;
   for (size_t i = 0; i < module->getParameterCount(); ++i) {
     const lcm::Parameter &parameter = module->getParameter(i);
-    if (!parameter.state())
+    if (!parameter.state() || isDecodeCache(parameter))
       continue;
     bool held = file.find(getName(*parameter.signature())).ok();
     checkpoint |= held;
@@ -618,7 +625,7 @@ Status Session::writeParameters(
   std::vector<size_t> written;
   for (size_t i = 0; i < module->getParameterCount(); ++i) {
     const lcm::Parameter &parameter = module->getParameter(i);
-    if (parameter.data())
+    if (parameter.data() || isDecodeCache(parameter))
       continue;
     LCC_RETURN_IF_ERROR(checkBound(i, "cannot write " + quoted(path) + ": "));
     const lcm::TensorSignature &signature = *parameter.signature();

@@ -1,0 +1,423 @@
+//===- GenerateDecodeStep.cpp - prefill and a cached decode step ----------===//
+//
+// Generation without recomputing the sequence (docs/generation.md): a
+// causal model function, its blocks flattened as for the train step,
+// becomes
+//   1. prefill: the function itself, each attention also writing its keys
+//      and values to caches that are state of the module;
+//   2. decode_step: the function at one position: every op that works
+//      position by position runs on the new token alone, learned positions
+//      are read at the step's position, and each attention writes the new
+//      key and value to that row of its caches and attends over the rows up
+//      to it.
+// The caches are `attn.param "decode.cache.N.key" {state}` (ModuleFormat.h
+// reserves the prefix: the runtime keeps them out of checkpoints).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/LowerToLinalg/ScalarOps.h"
+#include "passes/LowerToLinalg/TensorBuilder.h"
+#include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/Passes.h"
+#include "passes/Training/TrainStep.h"
+
+#include "dialects/Attn/IR/AttnOps.h"
+#include "runtime/schema/ModuleFormat.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_GENERATEDECODESTEP
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+using namespace lcc::lowering;
+
+namespace {
+
+/// The sequence axis of an activation: [B, L] and [B, L, X] on axis 1,
+/// attention's [B, H, L, d] on axis 2.
+std::optional<unsigned> sequenceAxis(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return std::nullopt;
+  if (tensor.getRank() == 2 || tensor.getRank() == 3)
+    return 1;
+  if (tensor.getRank() == 4)
+    return 2;
+  return std::nullopt;
+}
+
+/// `type` with `length` positions on its sequence axis.
+Type withPositions(Type type, int64_t length) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[*sequenceAxis(type)] = length;
+  return RankedTensorType::get(shape, tensor.getElementType());
+}
+
+/// Why `op`, an attention of the flattened model, has no cached form; ""
+/// when it has one.
+std::string uncachedBecause(AttentionOp op) {
+  if (!op.getCausal())
+    return "it is not causal (a decode step sees only earlier positions)";
+  if (op.getMaskRegion() || op.getScoreRegion())
+    return "its mask and score regions have no cached form yet";
+  if (op.getSharedQk())
+    return "shared-QK attention has no cached form yet";
+  if (op.getQuery().getType() != op.getKey().getType())
+    return "its keys are not its queries' positions";
+  return "";
+}
+
+/// The caches of one attention: state of the module.
+struct Caches {
+  std::string keyName, valueName;
+  Value key, value;
+};
+
+Caches cachesOf(OpBuilder &b, Location loc, unsigned index,
+                RankedTensorType keyType, RankedTensorType valueType) {
+  Caches c;
+  std::string prefix = lcm::kDecodeCachePrefix + std::to_string(index);
+  c.keyName = prefix + ".key";
+  c.valueName = prefix + ".value";
+  c.key =
+      ParamOp::create(b, loc, keyType, c.keyName, /*state=*/true, FloatAttr());
+  c.value = ParamOp::create(b, loc, valueType, c.valueName, /*state=*/true,
+                            FloatAttr());
+  return c;
+}
+
+/// `cache` ([B, H, C, d]) with rows [start, start + S) replaced by `rows`
+/// ([B, H, S, d]); `start` is a 0-d i32 tensor.
+Value writeRows(TensorBuilder &tb, Value cache, Value rows, Value start) {
+  auto rowType = cast<RankedTensorType>(rows.getType());
+  int64_t count = rowType.getDimSize(2);
+  OpBuilder &b = tb.builder();
+  AffineMap scalar = AffineMap::get(4, 0, b.getContext());
+  return tb.generic(
+      cache, {start}, {scalar, tb.identityMap(4)},
+      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value j = linalg::IndexOp::create(nb, l, 2);
+        Value first = castToIndex(nb, l, a[0]);
+        Value offset = arith::SubIOp::create(nb, l, j, first);
+        Value inside = arith::AndIOp::create(
+            nb, l,
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, offset,
+                                  indexConstant(nb, l, 0)),
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, offset,
+                                  indexConstant(nb, l, count)));
+        Value row = arith::SelectOp::create(nb, l, inside, offset,
+                                            indexConstant(nb, l, 0));
+        Value fresh = tensor::ExtractOp::create(
+            nb, l, rows,
+            ValueRange{linalg::IndexOp::create(nb, l, 0),
+                       linalg::IndexOp::create(nb, l, 1), row,
+                       linalg::IndexOp::create(nb, l, 3)});
+        return arith::SelectOp::create(nb, l, inside, fresh, a[1]);
+      });
+}
+
+/// The attention of the one query `q` ([B, H, 1, d]) at `position` (0-d
+/// i32) over rows 0..position of the caches ([B, H, C, d] and [B, H, C,
+/// dv]): [B, H, 1, dv].
+Value attendCache(TensorBuilder &tb, Value q, Value keys, Value values,
+                  Value position, double scale) {
+  OpBuilder &b = tb.builder();
+  Location loc = tb.location();
+  auto keyType = cast<RankedTensorType>(keys.getType());
+  auto valueType = cast<RankedTensorType>(values.getType());
+  int64_t batch = keyType.getDimSize(0), heads = keyType.getDimSize(1),
+          capacity = keyType.getDimSize(2), valueDim = valueType.getDimSize(3);
+  Type f32 = keyType.getElementType();
+  using utils::IteratorType;
+  MLIRContext *context = b.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
+  AffineExpr zero = getAffineConstantExpr(0, context);
+  // Loops (b, h, j, e): q·k of every cached row j.
+  Value dots =
+      tb.generic(tb.filled({batch, heads, capacity}, f32, 0.0), {q, keys},
+                 {AffineMap::get(4, 0, {d(0), d(1), zero, d(3)}, context),
+                  tb.identityMap(4), tb.dropLastMap(4)},
+                 {IteratorType::parallel, IteratorType::parallel,
+                  IteratorType::parallel, IteratorType::reduction},
+                 [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                   return add(nb, l, a[2], mul(nb, l, a[0], a[1]));
+                 });
+  Value scaleValue = tb.scalar(f32, scale);
+  Value scores = tb.map(
+      {batch, heads, capacity}, f32, {dots, position},
+      {tb.identityMap(3), AffineMap::get(3, 0, context)},
+      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value visible = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle,
+                                              linalg::IndexOp::create(nb, l, 2),
+                                              castToIndex(nb, l, a[1]));
+        return arith::SelectOp::create(
+            nb, l, visible, mul(nb, l, a[0], scaleValue),
+            arith::ConstantOp::create(nb, l,
+                                      nb.getFloatAttr(f32, kNegativeInfinity)));
+      });
+  RowExponentials softmax = rowExponentials(tb, scores);
+  // Loops (b, h, e, j): the exps times the cached values, over j.
+  Value weighted = tb.generic(
+      tb.filled({batch, heads, valueDim}, f32, 0.0), {softmax.exps, values},
+      {AffineMap::get(4, 0, {d(0), d(1), d(3)}, context),
+       AffineMap::get(4, 0, {d(0), d(1), d(3), d(2)}, context),
+       tb.dropLastMap(4)},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction},
+      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        return add(nb, l, a[2], mul(nb, l, a[0], a[1]));
+      });
+  Value normalised =
+      tb.map({batch, heads, valueDim}, f32, {weighted, softmax.sums},
+             {tb.identityMap(3), tb.dropLastMap(3)},
+             [](OpBuilder &nb, Location l, ValueRange a) -> Value {
+               return arith::DivFOp::create(nb, l, a[0], a[1]);
+             });
+  return tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({batch, heads, 1, valueDim}, f32),
+      normalised, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+}
+
+struct GenerateDecodeStepPass
+    : lcc::impl::GenerateDecodeStepBase<GenerateDecodeStepPass> {
+  using GenerateDecodeStepBase::GenerateDecodeStepBase;
+
+  void runOnOperation() override;
+
+private:
+  /// The model function checked: tokens [B, L] i32 in, logits first out.
+  LogicalResult checkModel(func::FuncOp model);
+  /// The model flattened, as `name`, after `model`.
+  func::FuncOp flattenedCopy(func::FuncOp model, StringRef name);
+  LogicalResult buildPrefill(func::FuncOp model);
+  LogicalResult buildDecodeStep(func::FuncOp model);
+  /// The decode step's copy of `op`, which works position by position, at
+  /// one position; `positionRows` reads a [1, L, X] operand (learned
+  /// positions) at the step's position.
+  LogicalResult decodeOneOp(OpBuilder &b, Operation &op, IRMapping &mapping,
+                            llvm::DenseSet<Value> &sequence, Value position);
+
+  int64_t length = 0;
+};
+
+LogicalResult GenerateDecodeStepPass::checkModel(func::FuncOp model) {
+  FunctionType type = model.getFunctionType();
+  auto tokens = type.getNumInputs() == 1
+                    ? dyn_cast<RankedTensorType>(type.getInput(0))
+                    : RankedTensorType();
+  if (!tokens || tokens.getRank() != 2 ||
+      !tokens.getElementType().isInteger(32))
+    return model.emitError()
+           << "--decode: '" << function
+           << "' must take token ids [batch, seq] i32 as its one input, as a "
+              "causal language model's forward does";
+  length = tokens.getDimSize(1);
+  auto logits = type.getNumResults() >= 1
+                    ? dyn_cast<RankedTensorType>(type.getResult(0))
+                    : RankedTensorType();
+  if (!logits || logits.getRank() != 3 ||
+      logits.getDimSize(0) != tokens.getDimSize(0) ||
+      logits.getDimSize(1) != length)
+    return model.emitError()
+           << "--decode: '" << function
+           << "' must return logits [batch, seq, vocab] first, for the "
+              "tokens it takes";
+  if (maxCache != 0 && maxCache != length)
+    return model.emitError()
+           << "--decode: --max-cache=" << maxCache << " differs from the "
+           << length << " positions '" << function
+           << "' runs: the caches hold the sequence the model is compiled "
+              "for (its learned positions and prefill are that long); "
+              "compile the model at seq "
+           << maxCache;
+  return success();
+}
+
+func::FuncOp GenerateDecodeStepPass::flattenedCopy(func::FuncOp model,
+                                                   StringRef name) {
+  auto copy = cast<func::FuncOp>(model->clone());
+  copy.setName(name);
+  SymbolTable(getOperation()).insert(copy);
+  training::flattenForDifferentiation(copy, /*keepReversible=*/false);
+  return copy;
+}
+
+LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
+  func::FuncOp prefill = flattenedCopy(model, "prefill");
+  unsigned index = 0;
+  WalkResult walked = prefill.walk([&](AttentionOp op) {
+    std::string why = uncachedBecause(op);
+    if (!why.empty()) {
+      op.emitError() << "--decode: this attention has no cached form: " << why;
+      return WalkResult::interrupt();
+    }
+    OpBuilder b(op);
+    b.setInsertionPointAfter(op);
+    TensorBuilder tb(b, op.getLoc());
+    Caches caches = cachesOf(b, op.getLoc(), index++, tensorType(op.getKey()),
+                             tensorType(op.getValue()));
+    Value start = arith::ConstantOp::create(
+        b, op.getLoc(),
+        b.getZeroAttr(RankedTensorType::get({}, b.getI32Type())));
+    AssignOp::create(b, op.getLoc(), caches.keyName,
+                     writeRows(tb, caches.key, op.getKey(), start));
+    AssignOp::create(b, op.getLoc(), caches.valueName,
+                     writeRows(tb, caches.value, op.getValue(), start));
+    return WalkResult::advance();
+  });
+  if (walked.wasInterrupted())
+    return failure();
+  if (index == 0)
+    return model.emitError() << "--decode: '" << function
+                             << "' has no attention: nothing to cache";
+  return success();
+}
+
+LogicalResult GenerateDecodeStepPass::decodeOneOp(
+    OpBuilder &b, Operation &op, IRMapping &mapping,
+    llvm::DenseSet<Value> &sequence, Value position) {
+  if (!llvm::any_of(op.getOperands(),
+                    [&](Value v) { return sequence.contains(v); })) {
+    b.clone(op, mapping); // weights and what they compute alone
+    return success();
+  }
+  if (op.getNumRegions() != 0)
+    return op.emitError() << "--decode: '" << op.getName()
+                          << "' has no one-position form";
+  for (Value operand : op.getOperands()) {
+    if (sequence.contains(operand))
+      continue;
+    // A weight ([in, out]: rank 2) is the same at every position.
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    std::optional<unsigned> axis = sequenceAxis(operand.getType());
+    if (!type || type.getRank() < 3 || type.getDimSize(*axis) != length)
+      continue;
+    // Learned positions, [1, L, X]: the step's row of them.
+    if (type.getRank() != 3 || type.getDimSize(0) != 1)
+      return op.emitError() << "--decode: '" << op.getName()
+                            << "' reads a tensor of every position that is "
+                               "not learned positions [1, seq, width]";
+    Value table = tensor::CollapseShapeOp::create(
+        b, op.getLoc(), mapping.lookup(operand),
+        ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+    mapping.map(operand,
+                EmbeddingOp::create(b, op.getLoc(), withPositions(type, 1),
+                                    position, table)
+                    .getResult());
+  }
+  Operation *copy = b.clone(op, mapping);
+  for (Value result : copy->getResults()) {
+    std::optional<unsigned> axis = sequenceAxis(result.getType());
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (axis && type.getDimSize(*axis) == length)
+      result.setType(withPositions(type, 1));
+  }
+  if (failed(verify(copy)))
+    return op.emitError() << "--decode: '" << op.getName()
+                          << "' does not work position by position";
+  for (Value result : op.getResults())
+    sequence.insert(result);
+  return success();
+}
+
+LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
+  func::FuncOp flat = flattenedCopy(model, "decode_step.flat");
+  auto tokens = cast<RankedTensorType>(flat.getArgumentTypes()[0]);
+  int64_t batch = tokens.getDimSize(0);
+  OpBuilder b(getOperation().getContext());
+  b.setInsertionPoint(flat);
+  Type i32 = b.getI32Type();
+  auto step = func::FuncOp::create(
+      b, model.getLoc(), "decode_step",
+      b.getFunctionType({RankedTensorType::get({batch, 1}, i32),
+                         RankedTensorType::get({1, 1}, i32)},
+                        {}));
+  step.setArgAttrs(0, b.getDictionaryAttr(b.getNamedAttr(
+                          "lcc.name", b.getStringAttr("token"))));
+  step.setArgAttrs(1, b.getDictionaryAttr(b.getNamedAttr(
+                          "lcc.name", b.getStringAttr("position"))));
+  Block *body = step.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  Value position = body->getArgument(1);
+  Value start = tensor::CollapseShapeOp::create(
+      b, model.getLoc(), position, ArrayRef<ReassociationIndices>{});
+  IRMapping mapping;
+  mapping.map(flat.getArgument(0), body->getArgument(0));
+  llvm::DenseSet<Value> sequence = {flat.getArgument(0)};
+  unsigned index = 0;
+  for (Operation &op : flat.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Value> results;
+      for (Value v : ret.getOperands())
+        results.push_back(mapping.lookup(v));
+      func::ReturnOp::create(b, ret.getLoc(), results);
+      step.setType(b.getFunctionType(step.getArgumentTypes(),
+                                     ValueRange(results).getTypes()));
+      break;
+    }
+    auto attention = dyn_cast<AttentionOp>(op);
+    if (!attention) {
+      if (failed(decodeOneOp(b, op, mapping, sequence, position)))
+        return failure();
+      continue;
+    }
+    if (attention.getLogsumexp() && !attention.getLogsumexp().use_empty())
+      return attention.emitError("--decode: the attention's logsumexp is "
+                                 "read; a decode step computes none");
+    TensorBuilder tb(b, attention.getLoc());
+    Value q = mapping.lookup(attention.getQuery());
+    Value k = mapping.lookup(attention.getKey());
+    Value v = mapping.lookup(attention.getValue());
+    auto cacheType = [&](Value rows) {
+      return cast<RankedTensorType>(withPositions(rows.getType(), length));
+    };
+    Caches caches =
+        cachesOf(b, attention.getLoc(), index++, cacheType(k), cacheType(v));
+    Value keys = writeRows(tb, caches.key, k, start);
+    Value values = writeRows(tb, caches.value, v, start);
+    AssignOp::create(b, attention.getLoc(), caches.keyName, keys);
+    AssignOp::create(b, attention.getLoc(), caches.valueName, values);
+    mapping.map(attention.getResult(),
+                attendCache(tb, q, keys, values, start,
+                            attentionScale(attention.getScale(),
+                                           attention.getQuery())));
+    sequence.insert(attention.getResult());
+  }
+  flat.erase();
+  return success();
+}
+
+void GenerateDecodeStepPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  auto model = module.lookupSymbol<func::FuncOp>(function);
+  if (!model || model.isExternal()) {
+    module.emitError() << "--decode: the model has no function '" << function
+                       << "'";
+    return signalPassFailure();
+  }
+  for (StringRef taken : {"prefill", "decode_step"})
+    if (module.lookupSymbol(taken)) {
+      module.emitError() << "--decode: the model already has a function '"
+                         << taken << "'";
+      return signalPassFailure();
+    }
+  if (failed(checkModel(model)) || failed(buildPrefill(model)) ||
+      failed(buildDecodeStep(model)))
+    return signalPassFailure();
+}
+
+} // namespace

@@ -1,0 +1,94 @@
+"""lcc --decode (docs/generation.md): prefill and every decode step equal
+the full forward at the same positions. Models: the bundled
+transformer-tiny (learned positions, residual blocks, 512 tokens) and
+random models of test_gradient_accuracy.py's family (residual or
+reversible blocks, batch 1 with learned positions or batch 2 without), with
+fresh weights and tokens; each step is fed the forward's own token at its
+position (teacher forcing), so that the logits compare position by
+position. A fresh seed per run, printed; LCC_DECODE_SEED replays one."""
+
+import os
+
+import numpy as np
+import pytest
+
+import lcc
+from test_gradient_accuracy import model_source
+
+SOURCE = os.environ.get("LCC_SOURCE_DIR", ".")
+
+
+def relative(a, b):
+    return float(np.abs(a - b).max() / np.abs(b).max())
+
+
+def check_decode(module, rng, prompt, steps):
+    """Prefill on `prompt` tokens, then `steps` decode steps, against the
+    forward on the whole sequence."""
+    batch, length = module["forward"].signature["inputs"][0]["shape"]
+    vocab = module["forward"].signature["outputs"][0]["shape"][2]
+    tokens = rng.integers(0, vocab, (batch, length)).astype(np.int32)
+    full = module["forward"](tokens)
+    padded = tokens.copy()
+    padded[:, prompt:] = 0  # what follows the prompt is not seen
+    before = module["prefill"](padded)
+    assert relative(before[:, :prompt], full[:, :prompt]) <= 1e-6
+    worst = 0.0
+    for position in range(prompt, min(length, prompt + steps)):
+        logits = module["decode_step"](tokens[:, position:position + 1],
+                                       np.array([[position]], np.int32))
+        assert logits.shape == (batch, 1, vocab)
+        worst = max(worst, relative(logits[:, 0], full[:, position]))
+    assert worst <= 1e-5, worst
+    return worst
+
+
+def test_transformer_tiny_decodes_as_its_forward():
+    seed = int(os.environ.get("LCC_DECODE_SEED",
+                              np.random.SeedSequence().entropy % 2**32))
+    print(f"LCC_DECODE_SEED={seed}")
+    rng = np.random.default_rng(seed)
+    module = lcc.load(lcc.compile(
+        os.path.join(SOURCE, "models", "transformer-tiny.mlir"), decode=True))
+    module.init_params(int(rng.integers(0, 2**31)))
+    prompt = int(rng.integers(1, 400))
+    print("prompt", prompt, "worst", check_decode(module, rng, prompt, 24))
+    # The last position too: the caches full.
+    print("end", check_decode(module, rng, 508, 4))
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_random_models_decode_as_their_forward(batch):
+    seed = int(os.environ.get("LCC_DECODE_SEED",
+                              np.random.SeedSequence().entropy % 2**32))
+    print(f"LCC_DECODE_SEED={seed}")
+    rng = np.random.default_rng(seed + batch)
+    config = {"seq": int(rng.choice([64, 128])), "d_model": 32,
+              "heads": int(rng.choice([2, 4])), "d_ff": 64, "vocab": 40,
+              "layers": int(rng.integers(1, 4)),
+              "reversible": bool(rng.integers(0, 2)), "causal": True,
+              "activation": str(rng.choice(["gelu", "relu"])),
+              "batch": batch}
+    print(config)
+    module = lcc.load(lcc.compile(model_source(config, forward=True),
+                                  decode=True))
+    module.init_params(int(rng.integers(0, 2**31)))
+    prompt = int(rng.integers(1, config["seq"] - 8))
+    print("worst", check_decode(module, rng, prompt, 8))
+
+
+def test_a_cache_is_no_checkpoint_state(tmp_path):
+    """Weights saved from a decode module hold no caches, and a checkpoint
+    of the train step (Adam state, no caches) binds to it."""
+    source = os.path.join(SOURCE, "models", "transformer-tiny.mlir")
+    trained = lcc.load(lcc.compile(source, train=True, optimizer="adam"))
+    trained.init_params(3)
+    trained.save_params(str(tmp_path / "checkpoint.safetensors"))
+    module = lcc.load(lcc.compile(source, decode=True))
+    module.load_params(str(tmp_path / "checkpoint.safetensors"))
+    module.save_params(str(tmp_path / "weights.safetensors"))
+    import json
+    with open(tmp_path / "weights.safetensors", "rb") as f:
+        header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
+    assert not [n for n in header if n.startswith("decode.cache.")]
+    assert "embed.tokens" in header

@@ -1,0 +1,379 @@
+//===- lcc-generate.cpp - text from a module compiled with lcc --decode ---===//
+//
+// lcc-generate MODEL.lcm --params=W.safetensors
+//     (--prompt-tokens=FILE.npy | --prompt=TEXT) --max-new-tokens=N
+//     [--temperature=T] [--top-k=K] [--top-p=P] [--seed=S] [--end-token=ID]
+//     [--output=TOKENS.npy] [--recompute] [--report=json]
+//     [--device=...] [--threads=N]
+//
+// Runs `prefill` on the prompt (padded to the model's length), then one
+// `decode_step` per new token, the caches staying on the device (docs/
+// generation.md). --recompute runs the whole sequence again for every
+// token instead: the cost generation without caches has, and a check.
+// Uses the runtime's C API only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TokenSampler.h"
+
+#include "common/RuntimeTool.h"
+
+#include "lcc/runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+using namespace lcc::tools;
+
+namespace {
+
+const char kUsage[] =
+    "usage: lcc-generate MODEL.lcm --params=W.safetensors\n"
+    "           (--prompt-tokens=FILE.npy | --prompt=TEXT) --max-new-tokens=N"
+    "\n"
+    "           [options]\n"
+    "\n"
+    "Generates tokens with a module compiled with lcc --decode: 'prefill' on\n"
+    "the prompt, then one 'decode_step' per new token, the key and value\n"
+    "caches kept on the device.\n"
+    "\n"
+    "  --params=FILE.safetensors   the weights (a checkpoint of lcc-train's\n"
+    "                              too)\n"
+    "  --prompt-tokens=FILE.npy    prompts, i32 [batch, length]: the model's\n"
+    "                              batch, 1 to its sequence length tokens\n"
+    "  --prompt=TEXT               a prompt of bytes, for a byte-level model\n"
+    "                              (vocab 256, batch 1); the text is printed\n"
+    "  --max-new-tokens=N          tokens to generate per sequence; fewer\n"
+    "                              where the caches fill (the model's length)\n"
+    "  --temperature=T             sample from softmax(logits / T); 0 greedy\n"
+    "  --top-k=K                   sample among the K most likely tokens\n"
+    "  --top-p=P                   sample among the most likely tokens whose\n"
+    "                              probability reaches P (nucleus)\n"
+    "  --seed=S                    seed of the sampling (default 0)\n"
+    "                              Greedy (the most likely token) unless one "
+    "of\n"
+    "                              the three above is given.\n"
+    "  --end-token=ID              a sequence ends at this token; generation\n"
+    "                              stops when every sequence has ended\n"
+    "  --output=TOKENS.npy         prompt and new tokens, i32 [batch, length]\n"
+    "                              (the ended sequences padded with the end\n"
+    "                              token)\n"
+    "  --recompute                 no caches: every token runs the whole\n"
+    "                              padded sequence through prefill again\n"
+    "  --report=json               print one JSON object of the timings\n"
+    "  --device=cpu|cuda           device to run on (default "
+    "cpu)\n" LCC_EMULATOR_USAGE
+    "  --threads=N                 threads of the cpu device (default: all)\n"
+    "  --help, --version\n";
+
+constexpr Flag kFlags[] = {kDeviceFlag,
+                           kThreadsFlag,
+                           kCheckFlag,
+                           kThreadOrderFlag,
+                           kReportFlag,
+                           {"--params", "FILE.safetensors", FlagValue::Text},
+                           {"--prompt-tokens", "FILE.npy", FlagValue::Text},
+                           {"--prompt", "TEXT", FlagValue::Text},
+                           {"--max-new-tokens", "N", FlagValue::PositiveCount},
+                           {"--temperature", "T", FlagValue::Real},
+                           {"--top-k", "K", FlagValue::PositiveCount},
+                           {"--top-p", "P", FlagValue::Real},
+                           {"--seed", "S", FlagValue::Count},
+                           {"--end-token", "ID", FlagValue::Count},
+                           {"--output", "TOKENS.npy", FlagValue::Text}};
+
+constexpr Tool kTool("lcc-generate", kUsage, kFlags);
+
+struct Options {
+  std::string model;
+  DeviceOptions device;
+  std::string params, promptTokens, promptText, output;
+  bool textPrompt = false;
+  uint64_t maxNewTokens = 0;
+  SamplingOptions sampling;
+  bool endTokenGiven = false;
+  int64_t endToken = 0;
+  bool recompute = false;
+  bool jsonReport = false;
+};
+
+std::string parseArguments(int argc, char **argv, Options &options,
+                           bool &exitNow) {
+  for (int i = 1; i < argc; ++i) {
+    std::string argument = argv[i];
+    if (kTool.printsInfo(argument)) {
+      exitNow = true;
+      return "";
+    }
+    if (argument == "--recompute") {
+      options.recompute = true;
+      continue;
+    }
+    if (!isOption(argument)) {
+      std::string error = readModel(argument, options.model);
+      if (!error.empty())
+        return error;
+      continue;
+    }
+    FlagArgument read;
+    if (std::string error = kTool.readFlag(argument, read); !error.empty())
+      return error;
+    if (options.device.read(read))
+      continue;
+    const std::string &flag = read.flag;
+    if (flag == "--params") {
+      options.params = read.value;
+    } else if (flag == "--prompt-tokens") {
+      options.promptTokens = read.value;
+    } else if (flag == "--prompt") {
+      options.promptText = read.value;
+      options.textPrompt = true;
+    } else if (flag == "--max-new-tokens") {
+      options.maxNewTokens = read.count;
+    } else if (flag == "--temperature") {
+      if (read.real < 0)
+        return "expected --temperature >= 0, got " + read.value;
+      options.sampling.temperature = read.real;
+      options.sampling.sample = true;
+    } else if (flag == "--top-k") {
+      options.sampling.topK = read.count;
+      options.sampling.sample = true;
+    } else if (flag == "--top-p") {
+      if (!(read.real > 0 && read.real <= 1))
+        return "expected --top-p in (0, 1], got " + read.value;
+      options.sampling.topP = read.real;
+      options.sampling.sample = true;
+    } else if (flag == "--seed") {
+      options.sampling.seed = read.count;
+    } else if (flag == "--end-token") {
+      options.endTokenGiven = true;
+      options.endToken = int64_t(read.count);
+    } else if (flag == "--output") {
+      options.output = read.value;
+    } else if (flag == "--report") {
+      options.jsonReport = true;
+    }
+  }
+  if (options.model.empty())
+    return "no model given; usage: lcc-generate MODEL.lcm --params=W "
+           "--prompt-tokens=FILE.npy --max-new-tokens=N (see --help)";
+  if (options.params.empty())
+    return "no --params: generation needs the model's weights (lcc-train "
+           "writes them; lcc-run --init-params writes fresh ones)";
+  if (options.promptTokens.empty() == !options.textPrompt)
+    return "give the prompt once: --prompt-tokens=FILE.npy or --prompt=TEXT";
+  if (options.textPrompt && options.promptText.empty())
+    return "--prompt is empty: give at least one byte";
+  if (options.maxNewTokens == 0)
+    return "no --max-new-tokens=N: how many tokens to generate";
+  return options.device.check();
+}
+
+/// The module's generation functions and their shapes.
+struct Generator {
+  LccFunction prefill = nullptr, step = nullptr;
+  int64_t batch = 0, length = 0, vocab = 0;
+};
+
+std::string findGenerator(Handles &handles, Generator &g) {
+  std::string error = handles.lookup("prefill", g.prefill);
+  if (!error.empty() ||
+      (error = handles.lookup("decode_step", g.step), !error.empty()))
+    return error + " (compile the model with lcc --decode)";
+  LccTensorView tokens, logits;
+  lccFunctionGetInput(g.prefill, 0, &tokens);
+  lccFunctionGetOutput(g.prefill, 0, &logits);
+  g.batch = tokens.shape[0];
+  g.length = tokens.shape[1];
+  g.vocab = logits.shape[2];
+  return "";
+}
+
+/// The prompts, [batch, prompt length] tokens, from the options.
+std::string readPrompts(const Options &options, const Generator &g,
+                        std::vector<int32_t> &prompts, int64_t &promptLength) {
+  if (options.textPrompt) {
+    if (g.vocab != 256 || g.batch != 1)
+      return "--prompt is for a byte-level model of batch 1 (vocab 256); "
+             "this one has batch " +
+             std::to_string(g.batch) + " and vocab " + std::to_string(g.vocab) +
+             ": give --prompt-tokens";
+    for (unsigned char c : options.promptText)
+      prompts.push_back(c);
+    promptLength = int64_t(prompts.size());
+  } else {
+    NpyFiles files;
+    if (std::string error = files.read(options.promptTokens); !error.empty())
+      return error;
+    const LccTensorView &view = files.views[0];
+    if (view.dtype != LCC_DTYPE_I32 || view.rank != 2 ||
+        view.shape[0] != g.batch)
+      return "--prompt-tokens '" + options.promptTokens + "': expected i32 [" +
+             std::to_string(g.batch) + ", length] (the model's batch)";
+    promptLength = view.shape[1];
+    const auto *data = static_cast<const int32_t *>(view.data);
+    prompts.assign(data, data + g.batch * promptLength);
+    for (int32_t token : prompts)
+      if (token < 0 || token >= g.vocab)
+        return "--prompt-tokens '" + options.promptTokens + "': token " +
+               std::to_string(token) + " is outside the vocabulary [0, " +
+               std::to_string(g.vocab) + ")";
+  }
+  if (promptLength < 1 || promptLength > g.length)
+    return "the prompt has " + std::to_string(promptLength) +
+           " tokens; the model takes 1 to " + std::to_string(g.length);
+  return "";
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+int run(const Options &options) {
+  Handles handles;
+  if (std::string error = handles.load(options.model); !error.empty())
+    return kTool.fail(kExitError, error);
+  if (std::string error = handles.open(options.device); !error.empty())
+    return kTool.fail(kExitError, error);
+  Generator g;
+  if (std::string error = findGenerator(handles, g); !error.empty())
+    return kTool.fail(kExitError, error);
+  if (options.endTokenGiven && options.endToken >= g.vocab)
+    return kTool.fail(kExitUsage,
+                      "--end-token=" + std::to_string(options.endToken) +
+                          " is outside the vocabulary [0, " +
+                          std::to_string(g.vocab) + ")");
+  if (LccStatus status =
+          lccSessionBindParametersFile(handles.session, options.params.c_str()))
+    return kTool.fail(kExitError, "--params: " + takeMessage(status));
+  std::vector<int32_t> prompts;
+  int64_t promptLength = 0;
+  if (std::string error = readPrompts(options, g, prompts, promptLength);
+      !error.empty())
+    return kTool.fail(kExitError, error);
+
+  // The sequences as they grow, padded to the model's length.
+  std::vector<int32_t> sequences(g.batch * g.length, 0);
+  for (int64_t b = 0; b < g.batch; ++b)
+    std::copy_n(&prompts[b * promptLength], promptLength,
+                &sequences[b * g.length]);
+  int64_t shape[2] = {g.batch, g.length};
+  LccTensorView padded = {
+      nullptr, LCC_DTYPE_I32,    2,
+      shape,   sequences.data(), uint64_t(sequences.size() * 4)};
+  auto start = std::chrono::steady_clock::now();
+  if (LccStatus status = lccFunctionCall(g.prefill, &padded, 1))
+    return kTool.fail(status);
+  double prefillMs = millisecondsSince(start);
+
+  TokenSampler sampler(options.sampling);
+  std::vector<bool> ended(g.batch, false);
+  std::vector<int32_t> next(g.batch);
+  int64_t newTokens = 0;
+  auto decodeStart = std::chrono::steady_clock::now();
+  for (int64_t position = promptLength;
+       newTokens < int64_t(options.maxNewTokens); ++position) {
+    // The logits that choose the token at `position`.
+    LccTensorView logits;
+    lccFunctionGetResult(
+        newTokens == 0 || options.recompute ? g.prefill : g.step, 0, &logits);
+    const float *rows = static_cast<const float *>(logits.data);
+    int64_t row = newTokens == 0 || options.recompute ? position - 1 : 0;
+    int64_t rowsPerSequence = logits.shape[1];
+    bool allEnded = true;
+    for (int64_t b = 0; b < g.batch; ++b) {
+      next[b] = ended[b]
+                    ? int32_t(options.endToken)
+                    : sampler.next(rows + (b * rowsPerSequence + row) * g.vocab,
+                                   g.vocab);
+      ended[b] =
+          ended[b] || (options.endTokenGiven && next[b] == options.endToken);
+      allEnded = allEnded && ended[b];
+    }
+    if (position >= g.length)
+      break; // the caches are full
+    for (int64_t b = 0; b < g.batch; ++b)
+      sequences[b * g.length + position] = next[b];
+    ++newTokens;
+    if (allEnded || newTokens == int64_t(options.maxNewTokens) ||
+        position + 1 >= g.length)
+      break;
+    LccStatus status;
+    if (options.recompute) {
+      status = lccFunctionCall(g.prefill, &padded, 1);
+    } else {
+      int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
+      int32_t at = int32_t(position);
+      LccTensorView inputs[2] = {
+          {nullptr, LCC_DTYPE_I32, 2, tokenShape, next.data(),
+           uint64_t(g.batch * 4)},
+          {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
+      status = lccFunctionCall(g.step, inputs, 2);
+    }
+    if (status)
+      return kTool.fail(status);
+  }
+  double decodeMs = millisecondsSince(decodeStart);
+  if (newTokens < int64_t(options.maxNewTokens) &&
+      promptLength + newTokens >= g.length)
+    kTool.note("the caches hold " + std::to_string(g.length) +
+               " positions: stopped after " + std::to_string(newTokens) +
+               " new tokens");
+
+  int64_t total = promptLength + newTokens;
+  std::vector<int32_t> generated;
+  for (int64_t b = 0; b < g.batch; ++b)
+    generated.insert(generated.end(), &sequences[b * g.length],
+                     &sequences[b * g.length] + total);
+  if (!options.output.empty()) {
+    int64_t outShape[2] = {g.batch, total};
+    LccTensorView out = {
+        nullptr,  LCC_DTYPE_I32,    2,
+        outShape, generated.data(), uint64_t(generated.size() * 4)};
+    if (LccStatus status = lccNpyWrite(options.output.c_str(), &out))
+      return kTool.fail(kExitError, "--output: " + takeMessage(status));
+  }
+  double tokensPerSecond =
+      decodeMs > 0 ? 1000.0 * double(newTokens * g.batch) / decodeMs : 0.0;
+  if (options.jsonReport) {
+    std::printf("{\"prompt_tokens\": %lld, \"new_tokens\": %lld, "
+                "\"batch\": %lld, \"prefill_ms\": %.3f, \"decode_ms\": %.3f, "
+                "\"ms_per_token\": %.4f, \"tokens_per_second\": %.2f, "
+                "\"peak_bytes\": %llu}\n",
+                (long long)promptLength, (long long)newTokens,
+                (long long)g.batch, prefillMs, decodeMs,
+                newTokens ? decodeMs / double(newTokens) : 0.0, tokensPerSecond,
+                (unsigned long long)lccDeviceGetPeakBytes(handles.device));
+    return 0;
+  }
+  if (options.textPrompt) {
+    std::string text(generated.begin(), generated.end());
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fputc('\n', stdout);
+  } else if (options.output.empty()) {
+    for (int64_t b = 0; b < g.batch; ++b) {
+      for (int64_t i = promptLength; i < total; ++i)
+        std::printf(i == promptLength ? "%d" : " %d", generated[b * total + i]);
+      std::printf("\n");
+    }
+  }
+  std::fprintf(stderr,
+               "lcc-generate: prefill %lld tokens in %.1f ms; %lld new "
+               "tokens in %.1f ms (%.1f tokens/s, %.2f ms per token%s)\n",
+               (long long)promptLength, prefillMs, (long long)newTokens,
+               decodeMs, tokensPerSecond,
+               newTokens ? decodeMs / double(newTokens) : 0.0,
+               options.recompute ? ", recomputing the sequence" : "");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  return kTool.run(argc, argv, parseArguments, run);
+}
