@@ -30,8 +30,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.environment["LCC_CACHE_DIR"] = os.path.join(config.lcc_obj_root, "kernel-cache")
 
 # `--param device=cuda-emulator` (ctest's emulator/ tests) runs the numeric
-# suites on the GPU path: lcc compiles for cuda, and lcc-run and lcc-train
-# run the GPU kernels on the CUDA emulator with memcheck and racecheck, the
+# suites on the GPU path: lcc compiles for cuda, and lcc-run, lcc-train and
+# lcc-generate run the GPU kernels on the CUDA emulator with memcheck and racecheck, the
 # threads of each block in `--param thread_order` (default shuffled:1;
 # ctest gives each test one of shuffled, reversed and forward in turn). A test that is about the CPU's
 # code says `UNSUPPORTED: cuda-emulator`.
@@ -46,7 +46,8 @@ if device == "cuda-emulator":
                 "--thread-order=" + lit_config.params.get("thread_order", "shuffled:1")]
     device_tools = [ToolSubst("lcc", extra_args=["--target=cuda"]),
                     ToolSubst("lcc-run", extra_args=emulator),
-                    ToolSubst("lcc-train", extra_args=emulator)]
+                    ToolSubst("lcc-train", extra_args=emulator),
+                    ToolSubst("lcc-generate", extra_args=emulator)]
     config.test_exec_root = os.path.join(config.lcc_obj_root, "test-emulator")
 # `%one_thread`: the cpu device on one worker (bit-for-bit repeatable runs);
 # the emulator runs on one thread anyway and takes no --threads.
@@ -54,7 +55,7 @@ config.substitutions.append(
     ("%one_thread", "" if device == "cuda-emulator" else "--threads=1"))
 tools = ["lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
          "lcm-testgen", "lcm-edit", "lcc-import"]
-tools += device_tools or ["lcc", "lcc-run", "lcc-train"]
+tools += device_tools or ["lcc", "lcc-run", "lcc-train", "lcc-generate"]
 llvm_config.add_tool_substitutions(tools, [config.lcc_tools_dir])
 
 # `%numpy_python`: Debian's python3, which has numpy (the tools/ scripts that

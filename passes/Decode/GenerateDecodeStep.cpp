@@ -238,12 +238,12 @@ LogicalResult GenerateDecodeStepPass::checkModel(func::FuncOp model) {
               "tokens it takes";
   if (maxCache != 0 && maxCache != length)
     return model.emitError()
-           << "--decode: --max-cache=" << maxCache << " differs from the "
-           << length << " positions '" << function
+           << "--decode: --max-cache=" << int64_t(maxCache)
+           << " differs from the " << length << " positions '" << function
            << "' runs: the caches hold the sequence the model is compiled "
               "for (its learned positions and prefill are that long); "
               "compile the model at seq "
-           << maxCache;
+           << int64_t(maxCache);
   return success();
 }
 
@@ -258,6 +258,18 @@ func::FuncOp GenerateDecodeStepPass::flattenedCopy(func::FuncOp model,
 
 LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
   func::FuncOp prefill = flattenedCopy(model, "prefill");
+  // Every attention form's op other than dense attention: none is cached
+  // yet.
+  WalkResult uncached = prefill.walk([&](AttentionFormInterface form) {
+    if (isa<AttentionOp>(form))
+      return WalkResult::advance();
+    form->emitError() << "--decode: '" << form->getName()
+                      << "' has no cached form yet (dense causal attention "
+                         "has one)";
+    return WalkResult::interrupt();
+  });
+  if (uncached.wasInterrupted())
+    return failure();
   unsigned index = 0;
   WalkResult walked = prefill.walk([&](AttentionOp op) {
     std::string why = uncachedBecause(op);
@@ -295,6 +307,10 @@ LogicalResult GenerateDecodeStepPass::decodeOneOp(
     b.clone(op, mapping); // weights and what they compute alone
     return success();
   }
+  if (isa<AttentionFormInterface>(op))
+    return op.emitError() << "--decode: '" << op.getName()
+                          << "' has no cached form yet (dense causal "
+                             "attention has one)";
   if (op.getNumRegions() != 0)
     return op.emitError() << "--decode: '" << op.getName()
                           << "' has no one-position form";

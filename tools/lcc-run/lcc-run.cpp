@@ -318,11 +318,20 @@ int listModule(LccModule module, const std::string &path) {
     }
   }
   size_t parameters = lccModuleGetParameterCount(module);
-  size_t state = 0;
-  for (size_t p = 0; p < parameters; ++p)
-    state += size_t(lccModuleIsStateParameter(module, p));
-  std::string stateCount =
-      state ? " (" + std::to_string(state) + " optimizer state)" : "";
+  size_t state = 0, caches = 0;
+  for (size_t p = 0; p < parameters; ++p) {
+    caches += size_t(lccModuleIsDecodeCache(module, p));
+    state += size_t(lccModuleIsStateParameter(module, p) &&
+                    !lccModuleIsDecodeCache(module, p));
+  }
+  std::string stateCount;
+  if (state)
+    stateCount += std::to_string(state) + " optimizer state";
+  if (caches)
+    stateCount +=
+        (state ? ", " : "") + std::to_string(caches) + " decode caches";
+  if (!stateCount.empty())
+    stateCount = " (" + stateCount + ")";
   std::printf("%zu parameters%s, %llu bytes to bind from --params\n",
               parameters, stateCount.c_str(),
               (unsigned long long)lccModuleGetParameterBytes(module));
@@ -331,10 +340,11 @@ int listModule(LccModule module, const std::string &path) {
     lccModuleGetParameter(module, p, &parameter);
     std::string init = lccModuleGetParameterInit(module, p);
     // A hyper-parameter (optimizer.lr) starts at its constant.
-    std::string kind = !lccModuleIsStateParameter(module, p) ? init
-                       : init.rfind("constant", 0) == 0
-                           ? "optimizer state, " + init
-                           : "optimizer state";
+    std::string kind =
+        !lccModuleIsStateParameter(module, p) ? init
+        : lccModuleIsDecodeCache(module, p) ? "decode cache (filled by prefill)"
+        : init.rfind("constant", 0) == 0    ? "optimizer state, " + init
+                                            : "optimizer state";
     std::printf("  %s, %s\n", describeSignature(parameter).c_str(),
                 parameter.data ? "embedded" : kind.c_str());
   }

@@ -143,6 +143,10 @@ uint64_t lccModuleGetParameterBytes(LccModule module);
  * and stays on the device across calls; a fresh weights file does not hold
  * it, a checkpoint does. */
 int lccModuleIsStateParameter(LccModule module, size_t index);
+/* 1 if parameter `index` is a decode step's key or value cache (lcc
+ * --decode, named "decode.cache.*"): state that checkpoints neither hold
+ * nor need, which prefill fills. */
+int lccModuleIsDecodeCache(LccModule module, size_t index);
 
 /* What a module holds, without a device: each function's input and result
  * signatures (name, dtype, shape; `data` NULL) and command count, each

@@ -357,6 +357,11 @@ int lccModuleIsStateParameter(LccModule module, size_t index) {
   return module->module->getParameter(index).state() ? 1 : 0;
 }
 
+int lccModuleIsDecodeCache(LccModule module, size_t index) {
+  return lcc::runtime::isDecodeCache(module->module->getParameter(index)) ? 1
+                                                                          : 0;
+}
+
 LccStatus lccModuleWriteInitialParameters(LccModule module, uint64_t seed,
                                           const char *path) {
   return guarded("lccModuleWriteInitialParameters", [&]() -> Status {

@@ -14,13 +14,6 @@
 namespace lcc::runtime {
 namespace {
 
-/// A decode step's key or value cache (lcc --decode): scratch state that
-/// checkpoints neither hold nor need.
-bool isDecodeCache(const lcm::Parameter &parameter) {
-  return parameter.state() &&
-         getName(*parameter.signature()).rfind(lcm::kDecodeCachePrefix, 0) == 0;
-}
-
 uint64_t nowNanoseconds() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
@@ -409,6 +402,11 @@ void Function::resetStats() {
 //===----------------------------------------------------------------------===//
 // Session
 //===----------------------------------------------------------------------===//
+
+bool isDecodeCache(const lcm::Parameter &parameter) {
+  return parameter.state() &&
+         getName(*parameter.signature()).rfind(lcm::kDecodeCachePrefix, 0) == 0;
+}
 
 Session::Session(std::shared_ptr<Device> device,
                  std::shared_ptr<const Module> module)

@@ -48,6 +48,11 @@ struct CommandStats {
 class Session;
 class SafetensorsReader;
 
+/// Whether `parameter` is a decode step's key or value cache (lcc
+/// --decode; ModuleFormat.h's kDecodeCachePrefix): scratch state that
+/// checkpoints neither hold nor need.
+bool isDecodeCache(const lcm::Parameter &parameter);
+
 /// The metadata key that marks a .safetensors file a checkpoint: it holds
 /// every parameter, the optimizer state included.
 constexpr const char *kCheckpointKey = "lcc.checkpoint";
