@@ -17,6 +17,9 @@
                       [--window=256] [--global=16] [--causal] [--repeat=3]
                       [--threads=N] [--dense-up-to=N]
   lcc-bench models    [--repeat=5] [--threads=N]
+  lcc-bench decode    [--seq=1024,4096,16384] [--layers=2] [--d-model=256]
+                      [--d-ff=1024] [--heads=4] [--new-tokens=64]
+                      [--recompute-tokens=2] [--repeat=3] [--threads=1]
   lcc-bench depth     [--layers=2,4,8,16] [--seq=4096] [--d-model=256]
                       [--d-ff=1024] [--form=lsh|dense] [--ff-chunks=N]
                       [--activation=gelu|relu] [--attention-chunks=N]
@@ -798,18 +801,34 @@ def reformer_variant(seq, d_model, d_ff):
 
 
 def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
-                         vocab=256):
+                         vocab=256, shared_qk=True, forward=False):
     """A pre-norm decoder of `layers` residual (attention, feed-forward)
-    pairs: shared-QK causal attention (what LSH hashes), a feed-forward of
-    `activation` (gelu or relu), a final norm and the vocabulary head, with
-    @loss the mean next-token cross-entropy. lcc --reversible makes it the
-    Reformer's reversible stack."""
+    pairs: shared-QK causal attention (what LSH hashes; with `shared_qk`
+    false, queries and keys of their own), a feed-forward of `activation`
+    (gelu or relu), a final norm and the vocabulary head, with @loss the
+    mean next-token cross-entropy (with `forward`, @forward returning the
+    logits). lcc --reversible makes it the Reformer's reversible stack."""
     d, f, s, h = d_model, d_ff, seq, d_model // heads
     x = "tensor<1x%dx%dxf32>" % (s, d)
     hx = "tensor<1x%dx%dx%dxf32>" % (heads, s, h)
+    logits = "tensor<1x%dx%dxf32>" % (s, vocab)
+    signature = ("@forward(%%tokens: tensor<1x%dxi32>) -> %s" % (s, logits)
+                 if forward else
+                 "@loss(%%tokens: tensor<1x%dxi32>, %%labels: "
+                 "tensor<1x%dxi32>) -> tensor<f32>" % (s, s))
+    projections = ["wqk", "wv", "wo"] if shared_qk else ["wq", "wk", "wv",
+                                                         "wo"]
+    operands = ("query %wqk, value %wv, output %wo" if shared_qk else
+                "query %wq, key %wk, value %wv, output %wo")
+    arguments = ("%%qk: %s, %%v: %s" % (hx, hx) if shared_qk else
+                 "%%q: %s, %%k: %s, %%v: %s" % (hx, hx, hx))
+    attend = ("%%o = attn.attention %%qk, %%qk, %%v {causal = true, "
+              "shared_qk} : (%s, %s, %s) -> %s" % (hx, hx, hx, hx)
+              if shared_qk else
+              "%%o = attn.attention %%q, %%k, %%v {causal = true} : "
+              "(%s, %s, %s) -> %s" % (hx, hx, hx, hx))
     lines = [
-        "func.func @loss(%%tokens: tensor<1x%dxi32>, %%labels: "
-        "tensor<1x%dxi32>) -> tensor<f32> {" % (s, s),
+        "func.func %s {" % signature,
         '  %%table = attn.param "embed.tokens" : tensor<%dx%dxf32>' % (vocab, d),
         "  %%x0 = attn.embedding %%tokens, %%table : (tensor<1x%dxi32>, "
         "tensor<%dx%dxf32>) -> %s" % (s, vocab, d, x)]
@@ -826,17 +845,15 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
         p = "layers.%d" % l
         lines += ["  %%a%d = attn.residual %s : %s {" % (l, value, x),
                   "  ^bb0(%%a: %s):" % x] + norm(p + ".attn_norm")
-        for w in ["wqk", "wv", "wo"]:
+        for w in projections:
             lines.append('    %%%s = attn.param "%s.attn.%s" : '
                          'tensor<%dx%dxf32>' % (w, p, w, d, d))
+        weights = ", ".join(["tensor<%dx%dxf32>" % (d, d)] * len(projections))
         lines += [
-            "    %%h = attn.multi_head_attention %%n, query %%wqk, value %%wv, "
-            "output %%wo {heads = %d : i64} : (%s, tensor<%dx%dxf32>, "
-            "tensor<%dx%dxf32>, tensor<%dx%dxf32>) -> %s {"
-            % (heads, x, d, d, d, d, d, d, x),
-            "    ^bb0(%%qk: %s, %%v: %s):" % (hx, hx),
-            "      %%o = attn.attention %%qk, %%qk, %%v {causal = true, "
-            "shared_qk} : (%s, %s, %s) -> %s" % (hx, hx, hx, hx),
+            "    %%h = attn.multi_head_attention %%n, %s {heads = %d : i64} : "
+            "(%s, %s) -> %s {" % (operands, heads, x, weights, x),
+            "    ^bb0(%s):" % arguments,
+            "      " + attend,
             "      attn.yield %%o : %s" % hx,
             "    }",
             "    attn.yield %%h : %s" % x,
@@ -853,7 +870,6 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
             "    attn.yield %%h : %s" % x,
             "  }"]
         value = "%%f%d" % l
-    logits = "tensor<1x%dx%dxf32>" % (s, vocab)
     lines += [
         '  %%g = attn.param "final_norm.gamma" : tensor<%dxf32>' % d,
         '  %%b = attn.param "final_norm.beta" : tensor<%dxf32>' % d,
@@ -861,11 +877,15 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
         "tensor<%dxf32>) -> %s" % (value, x, d, d, x),
         '  %%w = attn.param "lm_head.weight" : tensor<%dx%dxf32>' % (d, vocab),
         "  %%logits = attn.linear %%n, %%w : (%s, tensor<%dx%dxf32>) -> %s"
-        % (x, d, vocab, logits),
-        "  %%l = attn.softmax_cross_entropy %%logits, %%labels : (%s, "
-        "tensor<1x%dxi32>) -> tensor<f32>" % (logits, s),
-        "  return %l : tensor<f32>",
-        "}"]
+        % (x, d, vocab, logits)]
+    if forward:
+        lines += ["  return %%logits : %s" % logits, "}"]
+    else:
+        lines += [
+            "  %%l = attn.softmax_cross_entropy %%logits, %%labels : (%s, "
+            "tensor<1x%dxi32>) -> tensor<f32>" % (logits, s),
+            "  return %l : tensor<f32>",
+            "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -902,6 +922,57 @@ def train_step_report(source_text, seq, flags, repeat, threads, pin=False,
             args.append("--threads=%d" % threads)
         return seconds, json.loads(run_pinned(args, threads) if pin
                                    else run(args))
+
+
+def generate_report(lcm, params, prompt, new_tokens, threads, recompute):
+    """lcc-generate's JSON report for `new_tokens` greedy tokens after the
+    prompt file `prompt`, pinned to the first `threads` CPUs."""
+    args = [tool("lcc-generate"), lcm, "--params=" + params,
+            "--prompt-tokens=" + prompt, "--max-new-tokens=%d" % new_tokens,
+            "--report=json", "--threads=%d" % threads]
+    if recompute:
+        args.append("--recompute")
+    return json.loads(run_pinned(args, threads))
+
+
+def bench_decode(opts):
+    """Generation by cache length: prefill, then each new token through the
+    cached decode step, against recomputing the sequence per token; the
+    rounds interleaved, medians."""
+    print("| seq (cache) | prefill ms | ms/token cached | ms/token recomputed "
+          "| recomputed / cached | peak MiB cached |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for seq in opts.seq:
+        with tempfile.TemporaryDirectory() as work:
+            source = os.path.join(work, "model.mlir")
+            with open(source, "w") as f:
+                f.write(residual_stack_model(
+                    opts.layers, seq, opts.d_model, opts.d_ff, "gelu",
+                    heads=opts.heads, shared_qk=False, forward=True))
+            lcm = os.path.join(work, "model.lcm")
+            compile_model(source, lcm, ["--decode"])
+            params = os.path.join(work, "weights.safetensors")
+            run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
+            prompt = os.path.join(work, "prompt.npy")
+            length = seq - opts.new_tokens - 1
+            run([tool("lcc-testdata"), "--output=" + prompt,
+                 "--shape=1,%d" % length, "--dtype=i32", "--uniform=0,256",
+                 "--seed=2"])
+            cached, recomputed = [], []
+            for _ in range(opts.repeat):
+                cached.append(generate_report(lcm, params, prompt,
+                                              opts.new_tokens, opts.threads,
+                                              False))
+                recomputed.append(generate_report(
+                    lcm, params, prompt, opts.recompute_tokens, opts.threads,
+                    True))
+            prefill = median([r["prefill_ms"] for r in cached])
+            step = median([r["ms_per_token"] for r in cached])
+            again = median([r["ms_per_token"] for r in recomputed])
+            print("| %d | %.1f | %.3f | %.1f | %.0fx | %.1f |" %
+                  (seq, prefill, step, again, again / step,
+                   mib(max(r["peak_bytes"] for r in cached))))
+            sys.stdout.flush()
 
 
 def form_flags(form, opts):
@@ -1121,6 +1192,21 @@ def main():
     k.add_argument("--threads", type=int, default=0)
     k.add_argument("--dense-up-to", type=int, default=0,
                    help="longest seq dense and ALiBi run at (0: all)")
+    g = sub.add_parser("decode", help="generation: prefill and the cached "
+                       "decode step by cache length, against recomputing")
+    g.add_argument("--seq", default="1024,4096,16384",
+                   type=lambda s: [int(x) for x in s.split(",")])
+    g.add_argument("--layers", type=int, default=2)
+    g.add_argument("--d-model", type=int, default=256)
+    g.add_argument("--d-ff", type=int, default=1024)
+    g.add_argument("--heads", type=int, default=4)
+    g.add_argument("--new-tokens", type=int, default=64,
+                   help="tokens generated after a prompt that leaves room "
+                        "for them")
+    g.add_argument("--recompute-tokens", type=int, default=2,
+                   help="tokens generated recomputing the sequence")
+    g.add_argument("--repeat", type=int, default=3)
+    g.add_argument("--threads", type=int, default=1)
     m = sub.add_parser("models", help="the bundled models")
     m.add_argument("--repeat", type=int, default=5)
     m.add_argument("--threads", type=int, default=0)
@@ -1208,6 +1294,8 @@ def main():
         bench_train(opts)
     elif opts.workload == "depth":
         bench_depth(opts)
+    elif opts.workload == "decode":
+        bench_decode(opts)
     elif opts.workload == "ff-chunks":
         bench_ff_chunks(opts)
     elif opts.workload == "profile":

@@ -45,6 +45,7 @@ const char kUsage[] =
     "                              batch, 1 to its sequence length tokens\n"
     "  --prompt=TEXT               a prompt of bytes, for a byte-level model\n"
     "                              (vocab 256, batch 1); the text is printed\n"
+    "                              (bytes that are no UTF-8 as \\xNN)\n"
     "  --max-new-tokens=N          tokens to generate per sequence; fewer\n"
     "                              where the caches fill (the model's length)\n"
     "  --temperature=T             sample from softmax(logits / T); 0 greedy\n"
@@ -226,6 +227,37 @@ std::string readPrompts(const Options &options, const Generator &g,
   return "";
 }
 
+/// `bytes` as text for a terminal: valid UTF-8 as it is, a control
+/// character other than a line break or tab and a byte that begins no
+/// valid UTF-8 sequence as \xNN.
+std::string printableText(const std::vector<int32_t> &bytes) {
+  std::string text;
+  char escaped[8];
+  for (size_t i = 0; i < bytes.size();) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    size_t length = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xe  ? 3
+                    : (c >> 3) == 0x1e ? 4
+                                       : 0;
+    bool valid = length > 0 && i + length <= bytes.size();
+    for (size_t k = 1; valid && k < length; ++k)
+      valid = (static_cast<unsigned char>(bytes[i + k]) >> 6) == 0x2;
+    bool control =
+        length == 1 && (c < 0x20 || c == 0x7f) && c != '\n' && c != '\t';
+    if (!valid || control) {
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      text += escaped;
+      ++i;
+      continue;
+    }
+    for (size_t k = 0; k < length; ++k)
+      text += static_cast<char>(bytes[i + k]);
+    i += length;
+  }
+  return text;
+}
+
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
@@ -350,7 +382,7 @@ int run(const Options &options) {
     return 0;
   }
   if (options.textPrompt) {
-    std::string text(generated.begin(), generated.end());
+    std::string text = printableText(generated);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fputc('\n', stdout);
   } else if (options.output.empty()) {
