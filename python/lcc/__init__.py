@@ -312,6 +312,32 @@ class Module:
                                      [_as_array(x) for x in batch])
         return float(results[0])
 
+    def generate(self, prompt, max_new_tokens, *, temperature=None,
+                 top_k=None, top_p=None, seed=0, end_token=None,
+                 recompute=False):
+        """Tokens after `prompt` (int32 [batch, length], the model's batch)
+        from a module compiled with `decode=True`: prefill, then one cached
+        decode step per token, as lcc-generate runs them (docs/generation.md).
+        Greedy unless `temperature`, `top_k` or `top_p` asks for sampling
+        (from `seed`); `end_token` ends a sequence. Returns prompt and new
+        tokens, int32 [batch, length + new]; `last_generation` holds the
+        timings."""
+        if "decode_step" not in self.functions:
+            raise LccError("the module has no decode_step: compile it with "
+                           "decode=True")
+        if top_p is not None and not 0 < top_p <= 1:
+            raise ValueError("top_p must be in (0, 1], got %r" % (top_p,))
+        if temperature is not None and temperature < 0:
+            raise ValueError("temperature must be >= 0, got %r" %
+                             (temperature,))
+        tokens, self.last_generation = self._session.generate(
+            np.asarray(_as_array(prompt), dtype=np.int32), int(max_new_tokens),
+            -1.0 if temperature is None else float(temperature),
+            int(top_k or 0), 1.0 if top_p is None else float(top_p),
+            int(seed), -1 if end_token is None else int(end_token),
+            bool(recompute))
+        return tokens
+
     def __repr__(self):
         return "<lcc.Module on %s: %s>" % (self.device,
                                            ", ".join(self.functions))

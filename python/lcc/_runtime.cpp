@@ -11,6 +11,8 @@
 
 #include "lcc/runtime.h"
 
+#include "Generation.h"
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -279,6 +281,56 @@ public:
 
   std::string deviceName() const { return lccDeviceGetName(device); }
 
+  /// Generation by prefill and decode_step (tools/lcc-generate's loop):
+  /// prompt and new tokens, [batch, length + new], and the timings.
+  std::pair<py::array, py::dict> generate(py::array prompts,
+                                          uint64_t maxNewTokens,
+                                          double temperature, uint64_t topK,
+                                          double topP, uint64_t seed,
+                                          int64_t endToken, bool recompute) {
+    lcc::tools::Generator generator;
+    std::string error = lcc::tools::Generator::find(session, generator);
+    if (!error.empty()) {
+      PyErr_SetString(errorType.ptr(), error.c_str());
+      throw py::error_already_set();
+    }
+    auto tokens = py::array_t<int32_t, py::array::c_style>::ensure(prompts);
+    if (!tokens || tokens.ndim() != 2 || tokens.shape(0) != generator.batch)
+      throw py::value_error("prompt: expected int32 tokens [" +
+                            std::to_string(generator.batch) +
+                            ", length] (the model's batch)");
+    lcc::tools::GenerationOptions options;
+    options.maxNewTokens = maxNewTokens;
+    options.sampling.sample = temperature >= 0 || topK > 0 || topP < 1;
+    options.sampling.temperature = temperature >= 0 ? temperature : 1.0;
+    options.sampling.topK = topK;
+    options.sampling.topP = topP;
+    options.sampling.seed = seed;
+    options.endTokenGiven = endToken >= 0;
+    options.endToken = endToken;
+    options.recompute = recompute;
+    std::vector<int32_t> given(tokens.data(), tokens.data() + tokens.size());
+    lcc::tools::Generated out;
+    {
+      py::gil_scoped_release unlocked;
+      error =
+          lcc::tools::generate(generator, given, tokens.shape(1), options, out);
+    }
+    if (!error.empty())
+      throw py::value_error(error);
+    py::array_t<int32_t> result(
+        {py::ssize_t(generator.batch),
+         py::ssize_t(out.promptLength + out.newTokens)});
+    std::copy(out.tokens.begin(), out.tokens.end(), result.mutable_data());
+    py::dict report;
+    report["prompt_tokens"] = out.promptLength;
+    report["new_tokens"] = out.newTokens;
+    report["prefill_ms"] = out.prefillMs;
+    report["decode_ms"] = out.decodeMs;
+    report["caches_full"] = out.cachesFull;
+    return {result, report};
+  }
+
 private:
   LccFunction lookup(const std::string &name) {
     LccFunction function = nullptr;
@@ -317,5 +369,6 @@ PYBIND11_MODULE(_runtime, m) {
       .def("save_parameters", &Session::saveParameters)
       .def("initialize_parameters", &Session::initializeParameters)
       .def("report", &Session::report)
-      .def("device_name", &Session::deviceName);
+      .def("device_name", &Session::deviceName)
+      .def("generate", &Session::generate);
 }

@@ -92,3 +92,40 @@ def test_a_cache_is_no_checkpoint_state(tmp_path):
         header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
     assert not [n for n in header if n.startswith("decode.cache.")]
     assert "embed.tokens" in header
+
+
+def test_generate_runs_lcc_generates_loop(tmp_path):
+    """Module.generate: greedy with caches equals recomputing; top_k=1 is
+    greedy; a seed repeats its samples; the end token stops; the caches
+    filling stops; the errors."""
+    source = os.path.join(SOURCE, "models", "transformer-tiny.mlir")
+    module = lcc.load(lcc.compile(source, decode=True))
+    module.init_params(5)
+    rng = np.random.default_rng(6)  # fixed: argmax ties would differ
+    prompt = rng.integers(0, 256, (1, 21)).astype(np.int32)
+    greedy = module.generate(prompt, 24)
+    assert greedy.shape == (1, 45) and greedy.dtype == np.int32
+    assert (greedy[:, :21] == prompt).all()
+    assert module.last_generation["new_tokens"] == 24
+    np.testing.assert_array_equal(module.generate(prompt, 24,
+                                                  recompute=True), greedy)
+    np.testing.assert_array_equal(module.generate(prompt, 24, top_k=1,
+                                                  seed=9), greedy)
+    a = module.generate(prompt, 24, temperature=1.0, top_p=0.9, seed=1)
+    b = module.generate(prompt, 24, temperature=1.0, top_p=0.9, seed=1)
+    np.testing.assert_array_equal(a, b)
+    end = int(greedy[0, 23])
+    first = int(np.argmax(greedy[0, 21:] == end))
+    ended = module.generate(prompt, 24, end_token=end)
+    np.testing.assert_array_equal(ended, greedy[:, :21 + first + 1])
+    full = module.generate(rng.integers(0, 256, (1, 510)).astype(np.int32), 9)
+    assert full.shape == (1, 512) and module.last_generation["caches_full"]
+    with pytest.raises(ValueError, match="the model takes 1 to 512"):
+        module.generate(np.zeros((1, 513), np.int32), 4)
+    with pytest.raises(ValueError, match=r"expected int32 tokens \[1, length\]"):
+        module.generate(np.zeros((2, 5), np.int32), 4)
+    with pytest.raises(ValueError, match="top_p"):
+        module.generate(prompt, 4, top_p=0)
+    plain = lcc.load(lcc.compile(source))
+    with pytest.raises(lcc.LccError, match="decode=True"):
+        plain.generate(prompt, 4)

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TokenSampler.h"
+#include "Generation.h"
 
 #include "common/RuntimeTool.h"
 
@@ -171,26 +171,6 @@ std::string parseArguments(int argc, char **argv, Options &options,
   return options.device.check();
 }
 
-/// The module's generation functions and their shapes.
-struct Generator {
-  LccFunction prefill = nullptr, step = nullptr;
-  int64_t batch = 0, length = 0, vocab = 0;
-};
-
-std::string findGenerator(Handles &handles, Generator &g) {
-  std::string error = handles.lookup("prefill", g.prefill);
-  if (!error.empty() ||
-      (error = handles.lookup("decode_step", g.step), !error.empty()))
-    return error + " (compile the model with lcc --decode)";
-  LccTensorView tokens, logits;
-  lccFunctionGetInput(g.prefill, 0, &tokens);
-  lccFunctionGetOutput(g.prefill, 0, &logits);
-  g.batch = tokens.shape[0];
-  g.length = tokens.shape[1];
-  g.vocab = logits.shape[2];
-  return "";
-}
-
 /// The prompts, [batch, prompt length] tokens, from the options.
 std::string readPrompts(const Options &options, const Generator &g,
                         std::vector<int32_t> &prompts, int64_t &promptLength) {
@@ -215,15 +195,12 @@ std::string readPrompts(const Options &options, const Generator &g,
     promptLength = view.shape[1];
     const auto *data = static_cast<const int32_t *>(view.data);
     prompts.assign(data, data + g.batch * promptLength);
-    for (int32_t token : prompts)
-      if (token < 0 || token >= g.vocab)
-        return "--prompt-tokens '" + options.promptTokens + "': token " +
-               std::to_string(token) + " is outside the vocabulary [0, " +
-               std::to_string(g.vocab) + ")";
   }
-  if (promptLength < 1 || promptLength > g.length)
-    return "the prompt has " + std::to_string(promptLength) +
-           " tokens; the model takes 1 to " + std::to_string(g.length);
+  if (std::string error = checkPrompts(g, prompts, promptLength);
+      !error.empty())
+    return options.textPrompt
+               ? error
+               : "--prompt-tokens '" + options.promptTokens + "': " + error;
   return "";
 }
 
@@ -258,12 +235,6 @@ std::string printableText(const std::vector<int32_t> &bytes) {
   return text;
 }
 
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(
-             std::chrono::steady_clock::now() - start)
-      .count();
-}
-
 int run(const Options &options) {
   Handles handles;
   if (std::string error = handles.load(options.model); !error.empty())
@@ -271,8 +242,8 @@ int run(const Options &options) {
   if (std::string error = handles.open(options.device); !error.empty())
     return kTool.fail(kExitError, error);
   Generator g;
-  if (std::string error = findGenerator(handles, g); !error.empty())
-    return kTool.fail(kExitError, error);
+  if (std::string error = Generator::find(handles.session, g); !error.empty())
+    return kTool.fail(kExitError, options.model + ": " + error);
   if (options.endTokenGiven && options.endToken >= g.vocab)
     return kTool.fail(kExitUsage,
                       "--end-token=" + std::to_string(options.endToken) +
@@ -286,80 +257,25 @@ int run(const Options &options) {
   if (std::string error = readPrompts(options, g, prompts, promptLength);
       !error.empty())
     return kTool.fail(kExitError, error);
-
-  // The sequences as they grow, padded to the model's length.
-  std::vector<int32_t> sequences(g.batch * g.length, 0);
-  for (int64_t b = 0; b < g.batch; ++b)
-    std::copy_n(&prompts[b * promptLength], promptLength,
-                &sequences[b * g.length]);
-  int64_t shape[2] = {g.batch, g.length};
-  LccTensorView padded = {
-      nullptr, LCC_DTYPE_I32,    2,
-      shape,   sequences.data(), uint64_t(sequences.size() * 4)};
-  auto start = std::chrono::steady_clock::now();
-  if (LccStatus status = lccFunctionCall(g.prefill, &padded, 1))
-    return kTool.fail(status);
-  double prefillMs = millisecondsSince(start);
-
-  TokenSampler sampler(options.sampling);
-  std::vector<bool> ended(g.batch, false);
-  std::vector<int32_t> next(g.batch);
-  int64_t newTokens = 0;
-  auto decodeStart = std::chrono::steady_clock::now();
-  for (int64_t position = promptLength;
-       newTokens < int64_t(options.maxNewTokens); ++position) {
-    // The logits that choose the token at `position`.
-    LccTensorView logits;
-    lccFunctionGetResult(
-        newTokens == 0 || options.recompute ? g.prefill : g.step, 0, &logits);
-    const float *rows = static_cast<const float *>(logits.data);
-    int64_t row = newTokens == 0 || options.recompute ? position - 1 : 0;
-    int64_t rowsPerSequence = logits.shape[1];
-    bool allEnded = true;
-    for (int64_t b = 0; b < g.batch; ++b) {
-      next[b] = ended[b]
-                    ? int32_t(options.endToken)
-                    : sampler.next(rows + (b * rowsPerSequence + row) * g.vocab,
-                                   g.vocab);
-      ended[b] =
-          ended[b] || (options.endTokenGiven && next[b] == options.endToken);
-      allEnded = allEnded && ended[b];
-    }
-    if (position >= g.length)
-      break; // the caches are full
-    for (int64_t b = 0; b < g.batch; ++b)
-      sequences[b * g.length + position] = next[b];
-    ++newTokens;
-    if (allEnded || newTokens == int64_t(options.maxNewTokens) ||
-        position + 1 >= g.length)
-      break;
-    LccStatus status;
-    if (options.recompute) {
-      status = lccFunctionCall(g.prefill, &padded, 1);
-    } else {
-      int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
-      int32_t at = int32_t(position);
-      LccTensorView inputs[2] = {
-          {nullptr, LCC_DTYPE_I32, 2, tokenShape, next.data(),
-           uint64_t(g.batch * 4)},
-          {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
-      status = lccFunctionCall(g.step, inputs, 2);
-    }
-    if (status)
-      return kTool.fail(status);
-  }
-  double decodeMs = millisecondsSince(decodeStart);
-  if (newTokens < int64_t(options.maxNewTokens) &&
-      promptLength + newTokens >= g.length)
+  GenerationOptions generation;
+  generation.sampling = options.sampling;
+  generation.maxNewTokens = options.maxNewTokens;
+  generation.endTokenGiven = options.endTokenGiven;
+  generation.endToken = options.endToken;
+  generation.recompute = options.recompute;
+  Generated result;
+  if (std::string error =
+          generate(g, prompts, promptLength, generation, result);
+      !error.empty())
+    return kTool.fail(kExitError, error);
+  int64_t newTokens = result.newTokens;
+  double prefillMs = result.prefillMs, decodeMs = result.decodeMs;
+  if (result.cachesFull)
     kTool.note("the caches hold " + std::to_string(g.length) +
                " positions: stopped after " + std::to_string(newTokens) +
                " new tokens");
-
+  const std::vector<int32_t> &generated = result.tokens;
   int64_t total = promptLength + newTokens;
-  std::vector<int32_t> generated;
-  for (int64_t b = 0; b < g.batch; ++b)
-    generated.insert(generated.end(), &sequences[b * g.length],
-                     &sequences[b * g.length] + total);
   if (!options.output.empty()) {
     int64_t outShape[2] = {g.batch, total};
     LccTensorView out = {

@@ -1,0 +1,144 @@
+//===- Generation.cpp - prefill, then a cached step per token -------------===//
+
+#include "Generation.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace lcc::tools;
+
+namespace {
+
+/// The message of `status`, which is freed.
+std::string messageOf(LccStatus status) {
+  std::string message = lccStatusGetMessage(status);
+  lccStatusDestroy(status);
+  return message;
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
+
+std::string Generator::find(LccSession session, Generator &g) {
+  for (auto [name, function] :
+       {std::pair<const char *, LccFunction *>{"prefill", &g.prefill},
+        {"decode_step", &g.step}})
+    if (LccStatus status = lccSessionLookupFunction(session, name, function))
+      return messageOf(status) + " (compile the model with lcc --decode)";
+  LccTensorView tokens, logits;
+  lccFunctionGetInput(g.prefill, 0, &tokens);
+  lccFunctionGetOutput(g.prefill, 0, &logits);
+  g.batch = tokens.shape[0];
+  g.length = tokens.shape[1];
+  g.vocab = logits.shape[2];
+  return "";
+}
+
+std::string lcc::tools::checkPrompts(const Generator &g,
+                                     const std::vector<int32_t> &prompts,
+                                     int64_t promptLength) {
+  if (promptLength < 1 || promptLength > g.length)
+    return "the prompt has " + std::to_string(promptLength) +
+           " tokens; the model takes 1 to " + std::to_string(g.length);
+  if (int64_t(prompts.size()) != g.batch * promptLength)
+    return "expected " + std::to_string(g.batch) +
+           " prompts (the model's batch)";
+  for (int32_t token : prompts)
+    if (token < 0 || token >= g.vocab)
+      return "token " + std::to_string(token) +
+             " is outside the vocabulary [0, " + std::to_string(g.vocab) + ")";
+  return "";
+}
+
+std::string lcc::tools::generate(const Generator &g,
+                                 const std::vector<int32_t> &prompts,
+                                 int64_t promptLength,
+                                 const GenerationOptions &options,
+                                 Generated &out) {
+  if (std::string error = checkPrompts(g, prompts, promptLength);
+      !error.empty())
+    return error;
+  if (options.endTokenGiven &&
+      (options.endToken < 0 || options.endToken >= g.vocab))
+    return "the end token " + std::to_string(options.endToken) +
+           " is outside the vocabulary [0, " + std::to_string(g.vocab) + ")";
+  // The sequences as they grow, padded to the model's length.
+  std::vector<int32_t> sequences(g.batch * g.length, 0);
+  for (int64_t b = 0; b < g.batch; ++b)
+    std::copy_n(&prompts[b * promptLength], promptLength,
+                &sequences[b * g.length]);
+  int64_t shape[2] = {g.batch, g.length};
+  LccTensorView padded = {
+      nullptr, LCC_DTYPE_I32,    2,
+      shape,   sequences.data(), uint64_t(sequences.size() * 4)};
+  auto start = std::chrono::steady_clock::now();
+  if (LccStatus status = lccFunctionCall(g.prefill, &padded, 1))
+    return messageOf(status);
+  out.prefillMs = millisecondsSince(start);
+
+  TokenSampler sampler(options.sampling);
+  std::vector<bool> ended(g.batch, false);
+  std::vector<int32_t> next(g.batch);
+  out.newTokens = 0;
+  auto decodeStart = std::chrono::steady_clock::now();
+  for (int64_t position = promptLength;
+       out.newTokens < int64_t(options.maxNewTokens); ++position) {
+    if (position >= g.length) {
+      out.cachesFull = true;
+      break;
+    }
+    // The logits that choose the token at `position`: prefill's at the
+    // position before it, or the last step's one row.
+    bool fromPrefill = out.newTokens == 0 || options.recompute;
+    LccTensorView logits;
+    lccFunctionGetResult(fromPrefill ? g.prefill : g.step, 0, &logits);
+    const float *rows = static_cast<const float *>(logits.data);
+    int64_t row = fromPrefill ? position - 1 : 0;
+    bool allEnded = true;
+    for (int64_t b = 0; b < g.batch; ++b) {
+      next[b] = ended[b]
+                    ? int32_t(options.endToken)
+                    : sampler.next(rows + (b * logits.shape[1] + row) * g.vocab,
+                                   g.vocab);
+      ended[b] =
+          ended[b] || (options.endTokenGiven && next[b] == options.endToken);
+      allEnded = allEnded && ended[b];
+    }
+    for (int64_t b = 0; b < g.batch; ++b)
+      sequences[b * g.length + position] = next[b];
+    ++out.newTokens;
+    if (allEnded || out.newTokens == int64_t(options.maxNewTokens))
+      break;
+    if (position + 1 >= g.length) {
+      out.cachesFull = true;
+      break;
+    }
+    LccStatus status;
+    if (options.recompute) {
+      status = lccFunctionCall(g.prefill, &padded, 1);
+    } else {
+      int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
+      int32_t at = int32_t(position);
+      LccTensorView inputs[2] = {
+          {nullptr, LCC_DTYPE_I32, 2, tokenShape, next.data(),
+           uint64_t(g.batch * 4)},
+          {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
+      status = lccFunctionCall(g.step, inputs, 2);
+    }
+    if (status)
+      return messageOf(status);
+  }
+  out.decodeMs = millisecondsSince(decodeStart);
+  out.promptLength = promptLength;
+  int64_t total = promptLength + out.newTokens;
+  out.tokens.clear();
+  for (int64_t b = 0; b < g.batch; ++b)
+    out.tokens.insert(out.tokens.end(), &sequences[b * g.length],
+                      &sequences[b * g.length] + total);
+  return "";
+}
