@@ -174,6 +174,31 @@ private:
       return std::nullopt;
     return range;
   }
+  /// The parameter's buffer, where a dispatch may update `init`, the
+  /// parameter's old value, into `result`, its new one (attn.assign of a
+  /// decode cache's new row): the old value has no reader but `call`, the
+  /// new one is what the function assigns to that same parameter, and
+  /// `call` reads no other byte of the buffer. Then neither the copy in nor
+  /// the copy back happens.
+  std::optional<BufferRange>
+  parameterUpdatedInPlace(Value init, Value result,
+                          const PlannedCommand &call) {
+    auto arg = dyn_cast<BlockArgument>(init);
+    auto assigned = assignedTo.find(result);
+    if (!arg || arg.getOwner()->getParentOp() != host || !init.hasOneUse() ||
+        assigned == assignedTo.end())
+      return std::nullopt;
+    auto name = host.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  "attn.param");
+    if (!name || name.getValue() != assigned->second)
+      return std::nullopt;
+    BufferRange range = where.lookup(init);
+    if (llvm::any_of(call.bindings, [&](const BufferRange &bound) {
+          return overlaps(bound, range);
+        }))
+      return std::nullopt;
+    return range;
+  }
   void copy(StringRef name, BufferRange from, BufferRange to,
             StringRef location = "") {
     PlannedCommand command;
@@ -197,6 +222,8 @@ private:
   /// The buffer of each parameter the function reads, by name: where a
   /// result that assigns it is copied.
   llvm::StringMap<unsigned> parameterBuffers;
+  /// The returned values that assign a parameter, and its name.
+  DenseMap<Value, StringRef> assignedTo;
 
   /// Dispatch results returned by the function: written straight into the
   /// result buffer instead of a transient one.
@@ -349,6 +376,10 @@ LogicalResult Planner::planCall(func::CallOp call) {
       range = whole(outputBuffers[returned->second]);
     bool updatesInit = false;
     if (!range) {
+      range = parameterUpdatedInPlace(init, result, command);
+      updatesInit = range.has_value();
+    }
+    if (!range) {
       std::optional<BufferRange> last = lastUseOfInitBuffer(init, command);
       updatesInit = last.has_value();
       range = last ? *last : whole(addBuffer(BufferKind::Transient, 0, type));
@@ -465,7 +496,9 @@ FailureOr<HostProgram> Planner::run() {
     if (auto assigned =
             host.getResultAttrOfType<StringAttr>(i, "attn.assigns")) {
       // A new parameter value: copied into the parameter when the function
-      // returns, after every command that reads the old one.
+      // returns, after every command that reads the old one (unless a
+      // dispatch updated the parameter in place).
+      assignedTo[value] = assigned.getValue();
       auto buffer = parameterBuffers.find(assigned.getValue());
       if (buffer == parameterBuffers.end())
         return host.emitOpError() << "writes parameter '" << assigned.getValue()

@@ -131,3 +131,54 @@ func.func private @add(%a: tensor<8xf32>, %b: tensor<8xf32>, %out: tensor<8xf32>
     attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
   return %out : tensor<8xf32>
 }
+
+// -----
+
+// A dispatch that computes a parameter's new value from its old one, which
+// nothing else reads, assigned back to it (a decode step's cache row):
+// updated where the parameter lives, neither copied in nor copied back.
+// CHECK-LABEL: host plan of @cache_row
+// CHECK: buffer 1: parameter 0 'decode.cache.0.key', 64 bytes
+// CHECK: command 0: dispatch write_row [1, 1, 1] reads b0[0, 16) writes b1[0, 64)
+// CHECK-NEXT: command 1: dispatch read_cache [1, 1, 1] reads b1[0, 64) writes b2[0, 16)
+// CHECK-NOT: command 2
+func.func @cache_row(%row: tensor<4xf32>, %cache: tensor<16xf32> {attn.param = "decode.cache.0.key", attn.param_state})
+    -> (tensor<4xf32>, tensor<16xf32> {attn.assigns = "decode.cache.0.key"}) {
+  %new = call @write_row(%row, %cache) : (tensor<4xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %out = call @read_cache(%new, %e) : (tensor<16xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %out, %new : tensor<4xf32>, tensor<16xf32>
+}
+func.func private @write_row(%row: tensor<4xf32>, %out: tensor<16xf32>) -> tensor<16xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<16xf32>
+}
+func.func private @read_cache(%cache: tensor<16xf32>, %out: tensor<4xf32>) -> tensor<4xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<4xf32>
+}
+
+// -----
+
+// The old value read again after the update: the update goes to a copy,
+// and the new value is copied into the parameter when the function returns.
+// CHECK-LABEL: host plan of @cache_row_read_twice
+// CHECK: command 0: copy write_row.init0 b1[0, 64) to b[[COPY:[0-9]+]][0, 64)
+// CHECK: command 1: dispatch write_row [1, 1, 1] reads b0[0, 16) writes b[[COPY]][0, 64)
+// CHECK: command 2: dispatch read_cache [1, 1, 1] reads b1[0, 64) writes b2[0, 16)
+// CHECK: command 3: copy result1 b[[COPY]][0, 64) to b1[0, 64)
+func.func @cache_row_read_twice(%row: tensor<4xf32>, %cache: tensor<16xf32> {attn.param = "decode.cache.0.key", attn.param_state})
+    -> (tensor<4xf32>, tensor<16xf32> {attn.assigns = "decode.cache.0.key"}) {
+  %new = call @write_row(%row, %cache) : (tensor<4xf32>, tensor<16xf32>) -> tensor<16xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %out = call @read_cache(%cache, %e) : (tensor<16xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %out, %new : tensor<4xf32>, tensor<16xf32>
+}
+func.func private @write_row(%row: tensor<4xf32>, %out: tensor<16xf32>) -> tensor<16xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<16xf32>
+}
+func.func private @read_cache(%cache: tensor<16xf32>, %out: tensor<4xf32>) -> tensor<4xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<4xf32>
+}
