@@ -73,8 +73,6 @@ std::string uncachedBecause(AttentionOp op) {
     return "it is not causal (a decode step sees only earlier positions)";
   if (op.getMaskRegion() || op.getScoreRegion())
     return "its mask and score regions have no cached form yet";
-  if (op.getSharedQk())
-    return "shared-QK attention has no cached form yet";
   if (op.getQuery().getType() != op.getKey().getType())
     return "its keys are not its queries' positions";
   return "";
@@ -130,11 +128,18 @@ Value writeRows(TensorBuilder &tb, Value cache, Value rows, Value start) {
       });
 }
 
+/// The rows a cache holds of `op`'s keys `k`: shared-QK attention's keys
+/// are its unit queries.
+Value cachedKeys(TensorBuilder &tb, AttentionOp op, Value k) {
+  return op.getSharedQk() ? normalizeRows(tb, k) : k;
+}
+
 /// The attention of the one query `q` ([B, H, 1, d]) at `position` (0-d
 /// i32) over rows 0..position of the caches ([B, H, C, d] and [B, H, C,
-/// dv]): [B, H, 1, dv].
+/// dv]): [B, H, 1, dv]. With `sharedQk`, the token's score with itself is
+/// -1e5, as shared-QK attention's is.
 Value attendCache(TensorBuilder &tb, Value q, Value keys, Value values,
-                  Value position, double scale) {
+                  Value position, double scale, bool sharedQk) {
   OpBuilder &b = tb.builder();
   Location loc = tb.location();
   auto keyType = cast<RankedTensorType>(keys.getType());
@@ -161,11 +166,20 @@ Value attendCache(TensorBuilder &tb, Value q, Value keys, Value values,
       {batch, heads, capacity}, f32, {dots, position},
       {tb.identityMap(3), AffineMap::get(3, 0, context)},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value visible = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle,
-                                              linalg::IndexOp::create(nb, l, 2),
-                                              castToIndex(nb, l, a[1]));
+        Value j = linalg::IndexOp::create(nb, l, 2);
+        Value at = castToIndex(nb, l, a[1]);
+        Value score = mul(nb, l, a[0], scaleValue);
+        if (sharedQk)
+          score = arith::SelectOp::create(
+              nb, l,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, j, at),
+              arith::ConstantOp::create(
+                  nb, l, nb.getFloatAttr(f32, kSelfAttentionScore)),
+              score);
+        Value visible =
+            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j, at);
         return arith::SelectOp::create(
-            nb, l, visible, mul(nb, l, a[0], scaleValue),
+            nb, l, visible, score,
             arith::ConstantOp::create(nb, l,
                                       nb.getFloatAttr(f32, kNegativeInfinity)));
       });
@@ -285,8 +299,9 @@ LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
     Value start = arith::ConstantOp::create(
         b, op.getLoc(),
         b.getZeroAttr(RankedTensorType::get({}, b.getI32Type())));
-    AssignOp::create(b, op.getLoc(), caches.keyName,
-                     writeRows(tb, caches.key, op.getKey(), start));
+    AssignOp::create(
+        b, op.getLoc(), caches.keyName,
+        writeRows(tb, caches.key, cachedKeys(tb, op, op.getKey()), start));
     AssignOp::create(b, op.getLoc(), caches.valueName,
                      writeRows(tb, caches.value, op.getValue(), start));
     return WalkResult::advance();
@@ -403,14 +418,15 @@ LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
     };
     Caches caches =
         cachesOf(b, attention.getLoc(), index++, cacheType(k), cacheType(v));
-    Value keys = writeRows(tb, caches.key, k, start);
+    Value keys = writeRows(tb, caches.key, cachedKeys(tb, attention, k), start);
     Value values = writeRows(tb, caches.value, v, start);
     AssignOp::create(b, attention.getLoc(), caches.keyName, keys);
     AssignOp::create(b, attention.getLoc(), caches.valueName, values);
-    mapping.map(attention.getResult(),
-                attendCache(tb, q, keys, values, start,
-                            attentionScale(attention.getScale(),
-                                           attention.getQuery())));
+    mapping.map(
+        attention.getResult(),
+        attendCache(tb, q, keys, values, start,
+                    attentionScale(attention.getScale(), attention.getQuery()),
+                    attention.getSharedQk()));
     sequence.insert(attention.getResult());
   }
   flat.erase();

@@ -1,6 +1,8 @@
 """lcc --decode (docs/generation.md): prefill and every decode step equal
 the full forward at the same positions. Models: the bundled
-transformer-tiny (learned positions, residual blocks, 512 tokens) and
+transformer-tiny (learned positions, residual blocks, 512 tokens), the
+bundled Reformer with dense shared-QK attention (reversible blocks, 1024
+tokens) and
 random models of test_gradient_accuracy.py's family (residual or
 reversible blocks, batch 1 with learned positions or batch 2 without), with
 fresh weights and tokens; each step is fed the forward's own token at its
@@ -55,6 +57,22 @@ def test_transformer_tiny_decodes_as_its_forward():
     print("prompt", prompt, "worst", check_decode(module, rng, prompt, 24))
     # The last position too: the caches full.
     print("end", check_decode(module, rng, 508, 4))
+
+
+def test_reformer_tiny_decodes_as_its_forward():
+    """Shared-QK attention (keys the unit queries, a token's score with
+    itself -1e5) in reversible blocks, 1024 positions; the first position
+    too, where a token sees only itself."""
+    seed = int(os.environ.get("LCC_DECODE_SEED",
+                              np.random.SeedSequence().entropy % 2**32))
+    print(f"LCC_DECODE_SEED={seed}")
+    rng = np.random.default_rng(seed)
+    module = lcc.load(lcc.compile(
+        os.path.join(SOURCE, "models", "reformer-tiny.mlir"), decode=True))
+    module.init_params(int(rng.integers(0, 2**31)))
+    print("start", check_decode(module, rng, 1, 3))
+    prompt = int(rng.integers(2, 1000))
+    print("prompt", prompt, "worst", check_decode(module, rng, prompt, 8))
 
 
 @pytest.mark.parametrize("batch", [1, 2])
