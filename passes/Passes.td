@@ -272,8 +272,10 @@ def GenerateDecodeStep : Pass<"attn-generate-decode-step", "mlir::ModuleOp"> {
     The cache holds the forward's L positions (`max-cache` 0, or L); a
     prompt shorter than L is padded, its padding overwritten by the decode
     steps that follow (causal attention never lets a position see a later
-    one). Dense causal attention (no mask or score region; shared-QK
-    caches the unit queries as keys) has a cached form so far; any other attention, or an op that mixes
+    one). Causal attn.attention has a cached form (shared-QK caching the
+    unit queries as keys, mask and score regions evaluated at the step's
+    position; sparse attention is flattened into the masked attention it
+    equals); any other attention, or an op that mixes
     positions, is one error naming it.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",

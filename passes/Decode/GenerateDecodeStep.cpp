@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/LowerToLinalg/RegionArithmetic.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorBuilder.h"
 #include "passes/LowerToLinalg/TensorOps.h"
@@ -71,8 +72,6 @@ Type withPositions(Type type, int64_t length) {
 std::string uncachedBecause(AttentionOp op) {
   if (!op.getCausal())
     return "it is not causal (a decode step sees only earlier positions)";
-  if (op.getMaskRegion() || op.getScoreRegion())
-    return "its mask and score regions have no cached form yet";
   if (op.getQuery().getType() != op.getKey().getType())
     return "its keys are not its queries' positions";
   return "";
@@ -134,12 +133,14 @@ Value cachedKeys(TensorBuilder &tb, AttentionOp op, Value k) {
   return op.getSharedQk() ? normalizeRows(tb, k) : k;
 }
 
-/// The attention of the one query `q` ([B, H, 1, d]) at `position` (0-d
-/// i32) over rows 0..position of the caches ([B, H, C, d] and [B, H, C,
-/// dv]): [B, H, 1, dv]. With `sharedQk`, the token's score with itself is
-/// -1e5, as shared-QK attention's is.
-Value attendCache(TensorBuilder &tb, Value q, Value keys, Value values,
-                  Value position, double scale, bool sharedQk) {
+/// The attention `op` of the one query `q` ([B, H, 1, d]) at `position`
+/// (0-d i32) over rows 0..position of the caches ([B, H, C, d] and [B, H,
+/// C, dv]): [B, H, 1, dv]. Its score with each key is the forward's:
+/// scaled, a shared-QK token's with itself -1e5, then its score region;
+/// causality and its mask region hide keys; a query that sees none (or
+/// scores them all -inf) gets zeros, as in the forward.
+Value attendCache(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
+                  Value values, Value position) {
   OpBuilder &b = tb.builder();
   Location loc = tb.location();
   auto keyType = cast<RankedTensorType>(keys.getType());
@@ -161,29 +162,47 @@ Value attendCache(TensorBuilder &tb, Value q, Value keys, Value values,
                  [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                    return add(nb, l, a[2], mul(nb, l, a[0], a[1]));
                  });
-  Value scaleValue = tb.scalar(f32, scale);
+  Value scaleValue =
+      tb.scalar(f32, attentionScale(op.getScale(), op.getQuery()));
   Value scores = tb.map(
       {batch, heads, capacity}, f32, {dots, position},
       {tb.identityMap(3), AffineMap::get(3, 0, context)},
       [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+        Value bi = linalg::IndexOp::create(nb, l, 0);
+        Value hi = linalg::IndexOp::create(nb, l, 1);
         Value j = linalg::IndexOp::create(nb, l, 2);
         Value at = castToIndex(nb, l, a[1]);
         Value score = mul(nb, l, a[0], scaleValue);
-        if (sharedQk)
+        if (op.getSharedQk())
           score = arith::SelectOp::create(
               nb, l,
               arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, j, at),
-              arith::ConstantOp::create(
-                  nb, l, nb.getFloatAttr(f32, kSelfAttentionScore)),
-              score);
+              floatConstant(nb, l, f32, kSelfAttentionScore), score);
+        if (Region *region = op.getScoreRegion())
+          score = inlineScalarRegion(nb, *region, {score, bi, hi, at, j});
         Value visible =
             arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j, at);
+        if (Region *region = op.getMaskRegion())
+          visible = arith::AndIOp::create(
+              nb, l, visible, inlineScalarRegion(nb, *region, {bi, hi, at, j}));
         return arith::SelectOp::create(
             nb, l, visible, score,
-            arith::ConstantOp::create(nb, l,
-                                      nb.getFloatAttr(f32, kNegativeInfinity)));
+            floatConstant(nb, l, f32, kNegativeInfinity));
       });
-  RowExponentials softmax = rowExponentials(tb, scores);
+  // The softmax's numerators, 0 for a row that is all -inf.
+  Value maxima = rowMax(tb, scores);
+  RowExponentials softmax;
+  softmax.exps = tb.map({batch, heads, capacity}, f32, {scores, maxima},
+                        {tb.identityMap(3), tb.dropLastMap(3)},
+                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                          Value empty = arith::CmpFOp::create(
+                              nb, l, arith::CmpFPredicate::OEQ, a[1],
+                              floatConstant(nb, l, f32, kNegativeInfinity));
+                          return arith::SelectOp::create(
+                              nb, l, empty, floatConstant(nb, l, f32, 0.0),
+                              expShifted(nb, l, a[0], a[1]));
+                        });
+  softmax.sums = rowSum(tb, softmax.exps);
   // Loops (b, h, e, j): the exps times the cached values, over j.
   Value weighted = tb.generic(
       tb.filled({batch, heads, valueDim}, f32, 0.0), {softmax.exps, values},
@@ -198,8 +217,13 @@ Value attendCache(TensorBuilder &tb, Value q, Value keys, Value values,
   Value normalised =
       tb.map({batch, heads, valueDim}, f32, {weighted, softmax.sums},
              {tb.identityMap(3), tb.dropLastMap(3)},
-             [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-               return arith::DivFOp::create(nb, l, a[0], a[1]);
+             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+               Value none =
+                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1],
+                                         floatConstant(nb, l, f32, 0.0));
+               return arith::SelectOp::create(
+                   nb, l, none, floatConstant(nb, l, f32, 0.0),
+                   arith::DivFOp::create(nb, l, a[0], a[1]));
              });
   return tensor::ExpandShapeOp::create(
       b, loc, RankedTensorType::get({batch, heads, 1, valueDim}, f32),
@@ -267,6 +291,13 @@ func::FuncOp GenerateDecodeStepPass::flattenedCopy(func::FuncOp model,
   copy.setName(name);
   SymbolTable(getOperation()).insert(copy);
   training::flattenForDifferentiation(copy, /*keepReversible=*/false);
+  // The regions are inlined into the decode step's kernels: their
+  // arithmetic defined for every input first, as attn-lower-to-linalg
+  // defines the forward's (RegionArithmetic.h).
+  copy.walk([](AttentionOp op) {
+    for (Region &region : op->getRegions())
+      defineRegionArithmetic(region);
+  });
   return copy;
 }
 
@@ -422,11 +453,8 @@ LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
     Value values = writeRows(tb, caches.value, v, start);
     AssignOp::create(b, attention.getLoc(), caches.keyName, keys);
     AssignOp::create(b, attention.getLoc(), caches.valueName, values);
-    mapping.map(
-        attention.getResult(),
-        attendCache(tb, q, keys, values, start,
-                    attentionScale(attention.getScale(), attention.getQuery()),
-                    attention.getSharedQk()));
+    mapping.map(attention.getResult(),
+                attendCache(tb, attention, q, keys, values, start));
     sequence.insert(attention.getResult());
   }
   flat.erase();

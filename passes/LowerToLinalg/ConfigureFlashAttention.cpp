@@ -44,18 +44,6 @@ Value selfScoreOfSharedQK(OpBuilder &b, Location loc, Value score,
       score);
 }
 
-/// The value a mask or score region yields for `arguments`, its ops cloned
-/// at the builder's insertion point.
-Value inlineScalarRegion(OpBuilder &b, Region &region, ValueRange arguments) {
-  IRMapping mapping;
-  mapping.map(region.getArguments(), arguments);
-  for (Operation &op : region.front().without_terminator())
-    b.clone(op, mapping);
-  auto yield = cast<YieldOp>(region.front().getTerminator());
-  // Folding may have hoisted a region's constants out of it.
-  return mapping.lookupOrDefault(yield.getValues()[0]);
-}
-
 /// The block table of a mask as a constant of the kernel ([query tiles,
 /// key tiles] of TileClass, or [batch * heads, ...] when the mask reads b
 /// or h), and lookups of one tile's class.

@@ -379,4 +379,14 @@ SmallVector<Value> inlineRegion(PatternRewriter &rewriter, Operation *op,
   return results;
 }
 
+Value inlineScalarRegion(OpBuilder &b, Region &region, ValueRange arguments) {
+  IRMapping mapping;
+  mapping.map(region.getArguments(), arguments);
+  for (Operation &op : region.front().without_terminator())
+    b.clone(op, mapping);
+  auto yield = cast<attn::YieldOp>(region.front().getTerminator());
+  // Folding may have hoisted a region's constants out of it.
+  return mapping.lookupOrDefault(yield.getValues()[0]);
+}
+
 } // namespace lcc::lowering

@@ -154,6 +154,12 @@ void insertIntoShared(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tile,
                       llvm::ArrayRef<mlir::OpFoldResult> offsets,
                       llvm::ArrayRef<mlir::OpFoldResult> sizes);
 
+/// The value a mask or score region (an attention's, of scalar arith and
+/// math ops ending in attn.yield) yields for `arguments`, its ops cloned at
+/// the builder's insertion point.
+mlir::Value inlineScalarRegion(mlir::OpBuilder &b, mlir::Region &region,
+                               mlir::ValueRange arguments);
+
 /// Replaces `op` (with a single-block region `region`) by the region's
 /// body, its arguments bound to `arguments`, and returns what it yielded.
 llvm::SmallVector<mlir::Value> inlineRegion(mlir::PatternRewriter &rewriter,

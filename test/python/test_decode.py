@@ -2,7 +2,7 @@
 the full forward at the same positions. Models: the bundled
 transformer-tiny (learned positions, residual blocks, 512 tokens), the
 bundled Reformer with dense shared-QK attention (reversible blocks, 1024
-tokens) and
+tokens), mask and score regions, sparse attention (fixed and strided) and
 random models of test_gradient_accuracy.py's family (residual or
 reversible blocks, batch 1 with learned positions or batch 2 without), with
 fresh weights and tokens; each step is fed the forward's own token at its
@@ -73,6 +73,28 @@ def test_reformer_tiny_decodes_as_its_forward():
     print("start", check_decode(module, rng, 1, 3))
     prompt = int(rng.integers(2, 1000))
     print("prompt", prompt, "worst", check_decode(module, rng, prompt, 8))
+
+
+@pytest.mark.parametrize("model,options", [
+    ("test/tools/Inputs/decode/masked.mlir", {}),
+    ("models/transformer-tiny.mlir",
+     {"attention": "sparse", "sparse_pattern": "strided"}),
+    ("models/transformer-tiny.mlir",
+     {"attention": "sparse", "sparse_pattern": "fixed"})])
+def test_masked_and_sparse_attention_decode_as_their_forward(model, options):
+    """A mask region (a window of keys) and a score region (ALiBi) evaluated
+    at the step's position, and sparse attention as the masked attention it
+    equals."""
+    seed = int(os.environ.get("LCC_DECODE_SEED",
+                              np.random.SeedSequence().entropy % 2**32))
+    print(f"LCC_DECODE_SEED={seed}")
+    rng = np.random.default_rng(seed)
+    module = lcc.load(lcc.compile(os.path.join(SOURCE, model), decode=True,
+                                  **options))
+    module.init_params(int(rng.integers(0, 2**31)))
+    length = module["forward"].signature["inputs"][0]["shape"][1]
+    prompt = int(rng.integers(1, length - 12))
+    print("prompt", prompt, "worst", check_decode(module, rng, prompt, 12))
 
 
 @pytest.mark.parametrize("batch", [1, 2])
