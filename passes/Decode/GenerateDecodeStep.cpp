@@ -203,14 +203,15 @@ Value attendCache(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
                               expShifted(nb, l, a[0], a[1]));
                         });
   softmax.sums = rowSum(tb, softmax.exps);
-  // Loops (b, h, e, j): the exps times the cached values, over j.
+  // Loops (b, h, j, e): the exps times the cached values, summed over j,
+  // each cached row read whole (e innermost) rather than a column at a
+  // time.
   Value weighted = tb.generic(
       tb.filled({batch, heads, valueDim}, f32, 0.0), {softmax.exps, values},
-      {AffineMap::get(4, 0, {d(0), d(1), d(3)}, context),
-       AffineMap::get(4, 0, {d(0), d(1), d(3), d(2)}, context),
-       tb.dropLastMap(4)},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
+      {tb.dropLastMap(4), tb.identityMap(4),
+       AffineMap::get(4, 0, {d(0), d(1), d(3)}, context)},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
+       IteratorType::parallel},
       [](OpBuilder &nb, Location l, ValueRange a) -> Value {
         return add(nb, l, a[2], mul(nb, l, a[0], a[1]));
       });

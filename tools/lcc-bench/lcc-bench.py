@@ -20,6 +20,7 @@
   lcc-bench decode    [--seq=1024,4096,16384] [--layers=2] [--d-model=256]
                       [--d-ff=1024] [--heads=4] [--new-tokens=64]
                       [--recompute-tokens=2] [--repeat=3] [--threads=1]
+                      [--no-peer]
   lcc-bench depth     [--layers=2,4,8,16] [--seq=4096] [--d-model=256]
                       [--d-ff=1024] [--form=lsh|dense] [--ff-chunks=N]
                       [--activation=gelu|relu] [--attention-chunks=N]
@@ -127,6 +128,7 @@ BIN = os.path.dirname(os.path.realpath(__file__))
 SOURCE = "@LCC_SOURCE_DIR@"
 sys.path.insert(0, BIN)
 from lcc_bench_peers import (numpy_attention_ms, numpy_python,  # noqa: E402
+                             torch_decode_ms, torch_python,
                              numpy_relative_ms, pinned, run_pinned,
                              sgemm_ceiling)
 
@@ -939,9 +941,11 @@ def bench_decode(opts):
     """Generation by cache length: prefill, then each new token through the
     cached decode step, against recomputing the sequence per token; the
     rounds interleaved, medians."""
+    torch = None if opts.no_peer else torch_python()
     print("| seq (cache) | prefill ms | ms/token cached | ms/token recomputed "
-          "| recomputed / cached | peak MiB cached |")
-    print("|---:|---:|---:|---:|---:|---:|")
+          "| recomputed / cached | peak MiB cached | torch prefill ms | "
+          "torch ms/token | lcc / torch per token |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for seq in opts.seq:
         with tempfile.TemporaryDirectory() as work:
             source = os.path.join(work, "model.mlir")
@@ -958,7 +962,7 @@ def bench_decode(opts):
             run([tool("lcc-testdata"), "--output=" + prompt,
                  "--shape=1,%d" % length, "--dtype=i32", "--uniform=0,256",
                  "--seed=2"])
-            cached, recomputed = [], []
+            cached, recomputed, peer = [], [], []
             for _ in range(opts.repeat):
                 cached.append(generate_report(lcm, params, prompt,
                                               opts.new_tokens, opts.threads,
@@ -966,12 +970,22 @@ def bench_decode(opts):
                 recomputed.append(generate_report(
                     lcm, params, prompt, opts.recompute_tokens, opts.threads,
                     True))
+                if torch:
+                    peer.append(torch_decode_ms(torch, opts, seq, length))
             prefill = median([r["prefill_ms"] for r in cached])
             step = median([r["ms_per_token"] for r in cached])
             again = median([r["ms_per_token"] for r in recomputed])
-            print("| %d | %.1f | %.3f | %.1f | %.0fx | %.1f |" %
-                  (seq, prefill, step, again, again / step,
-                   mib(max(r["peak_bytes"] for r in cached))))
+            row = "| %d | %.1f | %.3f | %.1f | %.0fx | %.1f |" % (
+                seq, prefill, step, again, again / step,
+                mib(max(r["peak_bytes"] for r in cached)))
+            if peer:
+                peer_prefill = median([p[0] for p in peer])
+                peer_step = median([p[1] for p in peer])
+                row += " %.1f | %.3f | %.2f |" % (peer_prefill, peer_step,
+                                                  step / peer_step)
+            else:
+                row += " - | - | - |"
+            print(row)
             sys.stdout.flush()
 
 
@@ -1207,6 +1221,8 @@ def main():
                    help="tokens generated recomputing the sequence")
     g.add_argument("--repeat", type=int, default=3)
     g.add_argument("--threads", type=int, default=1)
+    g.add_argument("--no-peer", action="store_true",
+                   help="skip the torch transcription's cached generation")
     m = sub.add_parser("models", help="the bundled models")
     m.add_argument("--repeat", type=int, default=5)
     m.add_argument("--threads", type=int, default=0)

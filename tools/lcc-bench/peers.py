@@ -106,6 +106,83 @@ def attention():
 """ + TIMED_ATTENTION
 
 
+# The decode benchmark's model in torch, generating with a static key and
+# value cache per layer as Hugging Face's StaticCache does (written at the
+# position, read up to it): prefill on the prompt, then one token at a
+# time, greedy. Prints the prefill ms and the median ms per token.
+TORCH_DECODE = """
+import sys, time, torch
+F = torch.nn.functional
+layers, seq, d, ff, heads, vocab, prompt, new, threads = map(int, sys.argv[1:10])
+torch.set_num_threads(threads)
+torch.manual_seed(0)
+hd = d // heads
+def w(*shape): return torch.randn(*shape) * shape[0] ** -0.5
+P = [dict(n1=(torch.ones(d), torch.zeros(d)), wq=w(d, d), wk=w(d, d),
+          wv=w(d, d), wo=w(d, d), n2=(torch.ones(d), torch.zeros(d)),
+          w1=w(d, ff), b1=torch.zeros(ff), w2=w(ff, d), b2=torch.zeros(d))
+     for _ in range(layers)]
+embed, head = torch.randn(vocab, d), w(d, vocab)
+final = (torch.ones(d), torch.zeros(d))
+cache = [(torch.zeros(1, heads, seq, hd), torch.zeros(1, heads, seq, hd))
+         for _ in range(layers)]
+def split(x): return x.view(1, -1, heads, hd).transpose(1, 2)
+def forward(tokens, start):
+    x = embed[tokens]
+    n = x.shape[1]
+    for p, (kc, vc) in zip(P, cache):
+        h = F.layer_norm(x, (d,), *p["n1"])
+        q, k, v = split(h @ p["wq"]), split(h @ p["wk"]), split(h @ p["wv"])
+        kc[:, :, start:start + n] = k
+        vc[:, :, start:start + n] = v
+        keys, values = kc[:, :, :start + n], vc[:, :, :start + n]
+        s = q @ keys.transpose(-1, -2) * hd ** -0.5
+        if n > 1:  # prefill: each query sees the keys up to its own
+            s = s.masked_fill(torch.ones(n, start + n, dtype=torch.bool)
+                              .triu(start + 1), float("-inf"))
+        o = torch.softmax(s, -1) @ values
+        x = x + o.transpose(1, 2).reshape(1, n, d) @ p["wo"]
+        h = F.layer_norm(x, (d,), *p["n2"])
+        x = x + F.gelu(h @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
+    return F.layer_norm(x, (d,), *final) @ head
+with torch.inference_mode():
+    tokens = torch.randint(0, vocab, (1, prompt))
+    t = time.perf_counter()
+    logits = forward(tokens, 0)
+    prefill = (time.perf_counter() - t) * 1e3
+    token = logits[:, -1:].argmax(-1)
+    times = []
+    for i in range(new):
+        t = time.perf_counter()
+        logits = forward(token, prompt + i)
+        token = logits[:, -1:].argmax(-1)
+        times.append(time.perf_counter() - t)
+times.sort()
+print(prefill, times[len(times) // 2] * 1e3)
+"""
+
+
+def torch_python():
+    """A python3 with torch, or None."""
+    for python in ("/usr/bin/python3", sys.executable):
+        if python and subprocess.run(
+                [python, "-c", "import torch"],
+                capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+def torch_decode_ms(python, opts, seq, prompt):
+    """The torch transcription's (prefill ms, median ms per token)."""
+    out = run_pinned([python, "-c", TORCH_DECODE, str(opts.layers), str(seq),
+                      str(opts.d_model), str(opts.d_ff), str(opts.heads),
+                      "256", str(prompt), str(opts.new_tokens),
+                      str(opts.threads)],
+                     opts.threads, numpy_env(opts.threads))
+    prefill, step = map(float, out.split())
+    return prefill, step
+
+
 def numpy_python():
     """A python3 with numpy, or None."""
     for python in ("/usr/bin/python3", sys.executable):
