@@ -133,20 +133,17 @@ Value cachedKeys(TensorBuilder &tb, AttentionOp op, Value k) {
   return op.getSharedQk() ? normalizeRows(tb, k) : k;
 }
 
-/// The attention `op` of the one query `q` ([B, H, 1, d]) at `position`
-/// (0-d i32) over rows 0..position of the caches ([B, H, C, d] and [B, H,
-/// C, dv]): [B, H, 1, dv]. Its score with each key is the forward's:
-/// scaled, a shared-QK token's with itself -1e5, then its score region;
-/// causality and its mask region hide keys; a query that sees none (or
-/// scores them all -inf) gets zeros, as in the forward.
-Value attendCache(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
-                  Value values, Value position) {
+/// The scores of the one query `q` ([B, H, 1, d]) of attention `op` at
+/// `position` (0-d i32) with every row of the key cache `keys` ([B, H, C,
+/// d]): [B, H, C], as the forward scores them: scaled, a shared-QK token's
+/// with itself -1e5, then its score region; -inf where causality (rows
+/// past the position) or its mask region hide the key.
+Value scoreCachedKeys(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
+                      Value position) {
   OpBuilder &b = tb.builder();
-  Location loc = tb.location();
   auto keyType = cast<RankedTensorType>(keys.getType());
-  auto valueType = cast<RankedTensorType>(values.getType());
   int64_t batch = keyType.getDimSize(0), heads = keyType.getDimSize(1),
-          capacity = keyType.getDimSize(2), valueDim = valueType.getDimSize(3);
+          capacity = keyType.getDimSize(2);
   Type f32 = keyType.getElementType();
   using utils::IteratorType;
   MLIRContext *context = b.getContext();
@@ -189,6 +186,22 @@ Value attendCache(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
             nb, l, visible, score,
             floatConstant(nb, l, f32, kNegativeInfinity));
       });
+  return scores;
+}
+
+/// softmax(`scores`) ([B, H, C]) times the value cache `values` ([B, H, C,
+/// dv]): [B, H, 1, dv]; zeros for a row that is all -inf (a query that
+/// sees no key), as the forward gives it.
+Value weightValues(TensorBuilder &tb, Value scores, Value values) {
+  OpBuilder &b = tb.builder();
+  auto valueType = cast<RankedTensorType>(values.getType());
+  int64_t batch = valueType.getDimSize(0), heads = valueType.getDimSize(1),
+          capacity = valueType.getDimSize(2),
+          valueDim = valueType.getDimSize(3);
+  Type f32 = valueType.getElementType();
+  using utils::IteratorType;
+  MLIRContext *context = b.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
   // The softmax's numerators, 0 for a row that is all -inf.
   Value maxima = rowMax(tb, scores);
   RowExponentials softmax;
@@ -227,8 +240,16 @@ Value attendCache(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
                    arith::DivFOp::create(nb, l, a[0], a[1]));
              });
   return tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({batch, heads, 1, valueDim}, f32),
+      b, tb.location(), RankedTensorType::get({batch, heads, 1, valueDim}, f32),
       normalised, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+}
+
+/// The attention `op` of the one query `q` ([B, H, 1, d]) at `position`
+/// over rows 0..position of the caches ([B, H, C, d] and [B, H, C, dv]):
+/// [B, H, 1, dv], as the forward computes it for that position.
+Value attendCache(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
+                  Value values, Value position) {
+  return weightValues(tb, scoreCachedKeys(tb, op, q, keys, position), values);
 }
 
 struct GenerateDecodeStepPass

@@ -235,6 +235,47 @@ std::string printableText(const std::vector<int32_t> &bytes) {
   return text;
 }
 
+/// What a run prints: the JSON report, or the text (--prompt) or the new
+/// tokens (without --output) on stdout and the timings on stderr.
+void report(const Options &options, const Generator &g, const Generated &result,
+            uint64_t peakBytes) {
+  int64_t newTokens = result.newTokens, promptLength = result.promptLength;
+  int64_t total = promptLength + newTokens;
+  double perToken = newTokens ? result.decodeMs / double(newTokens) : 0.0;
+  double tokensPerSecond =
+      result.decodeMs > 0
+          ? 1000.0 * double(newTokens * g.batch) / result.decodeMs
+          : 0.0;
+  if (options.jsonReport) {
+    std::printf("{\"prompt_tokens\": %lld, \"new_tokens\": %lld, "
+                "\"batch\": %lld, \"prefill_ms\": %.3f, \"decode_ms\": %.3f, "
+                "\"ms_per_token\": %.4f, \"tokens_per_second\": %.2f, "
+                "\"peak_bytes\": %llu}\n",
+                (long long)promptLength, (long long)newTokens,
+                (long long)g.batch, result.prefillMs, result.decodeMs, perToken,
+                tokensPerSecond, (unsigned long long)peakBytes);
+    return;
+  }
+  if (options.textPrompt) {
+    std::string text = printableText(result.tokens);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fputc('\n', stdout);
+  } else if (options.output.empty()) {
+    for (int64_t b = 0; b < g.batch; ++b) {
+      for (int64_t i = promptLength; i < total; ++i)
+        std::printf(i == promptLength ? "%d" : " %d",
+                    result.tokens[b * total + i]);
+      std::printf("\n");
+    }
+  }
+  std::fprintf(stderr,
+               "lcc-generate: prefill %lld tokens in %.1f ms; %lld new "
+               "tokens in %.1f ms (%.1f tokens/s, %.2f ms per token%s)\n",
+               (long long)promptLength, result.prefillMs, (long long)newTokens,
+               result.decodeMs, tokensPerSecond, perToken,
+               options.recompute ? ", recomputing the sequence" : "");
+}
+
 int run(const Options &options) {
   Handles handles;
   if (std::string error = handles.load(options.model); !error.empty())
@@ -268,53 +309,19 @@ int run(const Options &options) {
           generate(g, prompts, promptLength, generation, result);
       !error.empty())
     return kTool.fail(kExitError, error);
-  int64_t newTokens = result.newTokens;
-  double prefillMs = result.prefillMs, decodeMs = result.decodeMs;
   if (result.cachesFull)
     kTool.note("the caches hold " + std::to_string(g.length) +
-               " positions: stopped after " + std::to_string(newTokens) +
+               " positions: stopped after " + std::to_string(result.newTokens) +
                " new tokens");
-  const std::vector<int32_t> &generated = result.tokens;
-  int64_t total = promptLength + newTokens;
   if (!options.output.empty()) {
-    int64_t outShape[2] = {g.batch, total};
+    int64_t shape[2] = {g.batch, result.promptLength + result.newTokens};
     LccTensorView out = {
-        nullptr,  LCC_DTYPE_I32,    2,
-        outShape, generated.data(), uint64_t(generated.size() * 4)};
+        nullptr, LCC_DTYPE_I32,        2,
+        shape,   result.tokens.data(), uint64_t(result.tokens.size() * 4)};
     if (LccStatus status = lccNpyWrite(options.output.c_str(), &out))
       return kTool.fail(kExitError, "--output: " + takeMessage(status));
   }
-  double tokensPerSecond =
-      decodeMs > 0 ? 1000.0 * double(newTokens * g.batch) / decodeMs : 0.0;
-  if (options.jsonReport) {
-    std::printf("{\"prompt_tokens\": %lld, \"new_tokens\": %lld, "
-                "\"batch\": %lld, \"prefill_ms\": %.3f, \"decode_ms\": %.3f, "
-                "\"ms_per_token\": %.4f, \"tokens_per_second\": %.2f, "
-                "\"peak_bytes\": %llu}\n",
-                (long long)promptLength, (long long)newTokens,
-                (long long)g.batch, prefillMs, decodeMs,
-                newTokens ? decodeMs / double(newTokens) : 0.0, tokensPerSecond,
-                (unsigned long long)lccDeviceGetPeakBytes(handles.device));
-    return 0;
-  }
-  if (options.textPrompt) {
-    std::string text = printableText(generated);
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fputc('\n', stdout);
-  } else if (options.output.empty()) {
-    for (int64_t b = 0; b < g.batch; ++b) {
-      for (int64_t i = promptLength; i < total; ++i)
-        std::printf(i == promptLength ? "%d" : " %d", generated[b * total + i]);
-      std::printf("\n");
-    }
-  }
-  std::fprintf(stderr,
-               "lcc-generate: prefill %lld tokens in %.1f ms; %lld new "
-               "tokens in %.1f ms (%.1f tokens/s, %.2f ms per token%s)\n",
-               (long long)promptLength, prefillMs, (long long)newTokens,
-               decodeMs, tokensPerSecond,
-               newTokens ? decodeMs / double(newTokens) : 0.0,
-               options.recompute ? ", recomputing the sequence" : "");
+  report(options, g, result, lccDeviceGetPeakBytes(handles.device));
   return 0;
 }
 
