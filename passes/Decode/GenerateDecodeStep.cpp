@@ -77,6 +77,20 @@ std::string uncachedBecause(AttentionOp op) {
   return "";
 }
 
+/// Whether `op` computes each position from that position alone, so that
+/// it runs on one: the model ops that do (by op, as the dialect defines
+/// them) and elementwise ops. Anything else (a slice, a concat, a user's
+/// linalg op) might read other positions and is refused rather than run on
+/// one position wrongly.
+bool worksPositionByPosition(Operation *op) {
+  if (isa<EmbeddingOp, LayerNormOp, LinearOp, FeedForwardOp, SplitHeadsOp,
+          MergeHeadsOp, StopGradientOp>(op))
+    return true;
+  if (op->getNumRegions() != 0)
+    return false;
+  return op->hasTrait<OpTrait::Elementwise>();
+}
+
 /// The caches of one attention: state of the module.
 struct Caches {
   std::string keyName, valueName;
@@ -266,8 +280,8 @@ private:
   LogicalResult buildPrefill(func::FuncOp model);
   LogicalResult buildDecodeStep(func::FuncOp model);
   /// The decode step's copy of `op`, which works position by position, at
-  /// one position; `positionRows` reads a [1, L, X] operand (learned
-  /// positions) at the step's position.
+  /// one position; a [1, L, X] operand of no position (learned positions)
+  /// read at the step's position.
   LogicalResult decodeOneOp(OpBuilder &b, Operation &op, IRMapping &mapping,
                             llvm::DenseSet<Value> &sequence, Value position);
 
@@ -379,9 +393,11 @@ LogicalResult GenerateDecodeStepPass::decodeOneOp(
     return op.emitError() << "--decode: '" << op.getName()
                           << "' has no cached form yet (dense causal "
                              "attention has one)";
-  if (op.getNumRegions() != 0)
+  if (!worksPositionByPosition(&op))
     return op.emitError() << "--decode: '" << op.getName()
-                          << "' has no one-position form";
+                          << "' may mix positions: a decode step runs the "
+                             "ops that work position by position (attn's "
+                             "model ops, elementwise ops)";
   for (Value operand : op.getOperands()) {
     if (sequence.contains(operand))
       continue;
