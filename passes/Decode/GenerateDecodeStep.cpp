@@ -28,6 +28,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
@@ -111,34 +112,43 @@ Caches cachesOf(OpBuilder &b, Location loc, unsigned index,
 }
 
 /// `cache` ([B, H, C, d]) with rows [start, start + S) replaced by `rows`
-/// ([B, H, S, d]); `start` is a 0-d i32 tensor.
+/// ([B, H, S, d]); `start` is a 0-d i32 tensor. Only those rows are
+/// written: per (batch, head), the rows inserted at `start` (clamped so
+/// that they fit: a position out of range writes nothing outside the
+/// cache), the cache updated where it is.
 Value writeRows(TensorBuilder &tb, Value cache, Value rows, Value start) {
-  auto rowType = cast<RankedTensorType>(rows.getType());
-  int64_t count = rowType.getDimSize(2);
   OpBuilder &b = tb.builder();
-  AffineMap scalar = AffineMap::get(4, 0, b.getContext());
-  return tb.generic(
-      cache, {start}, {scalar, tb.identityMap(4)},
-      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value j = linalg::IndexOp::create(nb, l, 2);
-        Value first = castToIndex(nb, l, a[0]);
-        Value offset = arith::SubIOp::create(nb, l, j, first);
-        Value inside = arith::AndIOp::create(
-            nb, l,
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sge, offset,
-                                  indexConstant(nb, l, 0)),
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, offset,
-                                  indexConstant(nb, l, count)));
-        Value row = arith::SelectOp::create(nb, l, inside, offset,
-                                            indexConstant(nb, l, 0));
-        Value fresh = tensor::ExtractOp::create(
-            nb, l, rows,
-            ValueRange{linalg::IndexOp::create(nb, l, 0),
-                       linalg::IndexOp::create(nb, l, 1), row,
-                       linalg::IndexOp::create(nb, l, 3)});
-        return arith::SelectOp::create(nb, l, inside, fresh, a[1]);
-      });
+  Location loc = tb.location();
+  auto cacheType = cast<RankedTensorType>(cache.getType());
+  auto rowType = cast<RankedTensorType>(rows.getType());
+  int64_t batch = rowType.getDimSize(0), heads = rowType.getDimSize(1),
+          count = rowType.getDimSize(2), width = rowType.getDimSize(3);
+  auto forall = scf::ForallOp::create(
+      b, loc,
+      ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads)},
+      ValueRange{cache}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  Value bi = forall.getInductionVars()[0], hi = forall.getInductionVars()[1];
+  Value at = castToIndex(b, loc, tensor::ExtractOp::create(b, loc, start));
+  at = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, at, indexConstant(b, loc, 0)),
+      indexConstant(b, loc, cacheType.getDimSize(2) - count));
+  SmallVector<OpFoldResult> one(4, b.getIndexAttr(1));
+  Value row = tensor::ExtractSliceOp::create(
+      b, loc,
+      RankedTensorType::get({1, 1, count, width}, rowType.getElementType()),
+      rows,
+      ArrayRef<OpFoldResult>{bi, hi, b.getIndexAttr(0), b.getIndexAttr(0)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
+                             b.getIndexAttr(count), b.getIndexAttr(width)},
+      one);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  insertIntoShared(b, loc, row, forall.getRegionIterArgs()[0],
+                   {bi, hi, at, b.getIndexAttr(0)},
+                   {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(count),
+                    b.getIndexAttr(width)});
+  return forall.getResult(0);
 }
 
 /// The rows a cache holds of `op`'s keys `k`: shared-QK attention's keys
