@@ -360,7 +360,8 @@ std::string lcc::attentionMapKey(Operation *op) {
 
 std::vector<AttentionMap>
 lcc::drawAttentionMaps(ModuleOp module, AttentionTiling tiling,
-                       const llvm::StringMap<KeySelection> &selections) {
+                       const llvm::StringMap<KeySelection> &selections,
+                       bool inputGiven) {
   std::vector<AttentionMap> maps;
   llvm::StringSet<> drawn;
   module.walk([&](Operation *op) {
@@ -381,9 +382,11 @@ lcc::drawAttentionMaps(ModuleOp module, AttentionTiling tiling,
                        << op->getName().getStringRef()
                        << "' computes are decided at run time or by its "
                           "form's own layout, not by a compile-time table"
-                       << (selections.empty() && lookupKeySelectionForm(op)
-                               ? " (--input=FILE.npy draws them for an input)"
-                               : "");
+                       << (!lookupKeySelectionForm(op) ? ""
+                           : inputGiven
+                               ? " (and it is not in the function --input "
+                                 "feeds, the model's first)"
+                               : " (--input=FILE.npy draws them for an input)");
       return;
     }
     if (!map) {

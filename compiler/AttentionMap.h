@@ -37,11 +37,12 @@ std::string attentionMapKey(mlir::Operation *op);
 /// The map of every attention op of `module` (after the attention forms),
 /// once per model op, at `tiling`'s tiles. An op whose blocks depend on its
 /// input (LSH, routed) is drawn from its entry in `selections` (by
-/// attentionMapKey; AttentionMapProbe.h computes them for an input) and
-/// gets a remark where it has none.
+/// attentionMapKey; AttentionMapProbe.h computes them for an input, when
+/// `inputGiven`) and gets a remark where it has none.
 std::vector<AttentionMap>
 drawAttentionMaps(mlir::ModuleOp module, AttentionTiling tiling,
-                  const llvm::StringMap<KeySelection> &selections = {});
+                  const llvm::StringMap<KeySelection> &selections = {},
+                  bool inputGiven = false);
 
 } // namespace lcc
 

@@ -385,8 +385,9 @@ int writeAttentionMaps(ModuleOp module, const lcc::CompileOptions &options,
       return 1;
     selections = std::move(*selected);
   }
-  std::vector<lcc::AttentionMap> maps = lcc::drawAttentionMaps(
-      module, lcc::attentionTilingFor(options), selections);
+  std::vector<lcc::AttentionMap> maps =
+      lcc::drawAttentionMaps(module, lcc::attentionTilingFor(options),
+                             selections, static_cast<bool>(probeSource));
   for (const lcc::AttentionMap &map : maps) {
     llvm::SmallString<256> path(outputFilename);
     llvm::sys::path::append(path, map.fileName);
