@@ -220,6 +220,15 @@ std::string Handles::load(const std::string &path) {
   return "";
 }
 
+std::string Handles::loadMemory(const std::string &bytes,
+                                const std::string &name) {
+  model = name;
+  if (LccStatus status =
+          lccModuleLoadMemory(bytes.data(), bytes.size(), &module))
+    return name + ": " + takeMessage(status);
+  return "";
+}
+
 std::string Handles::open(const DeviceOptions &options) {
   if (LccStatus status =
           lccDeviceCreate(options.kind.c_str(), options.threads, &device))

@@ -215,6 +215,8 @@ struct Handles {
 
   /// Loads the module at `path`.
   std::string load(const std::string &path);
+  /// Loads the module whose bytes are `bytes`, called `name` in errors.
+  std::string loadMemory(const std::string &bytes, const std::string &name);
   /// Creates the device and the module's session on it.
   std::string open(const DeviceOptions &options);
   /// Looks up the function `name` ("": the module's first).

@@ -2,19 +2,14 @@
 
 #include "Generation.h"
 
+#include "common/RuntimeTool.h"
+
 #include <algorithm>
 #include <chrono>
 
 using namespace lcc::tools;
 
 namespace {
-
-/// The message of `status`, which is freed.
-std::string messageOf(LccStatus status) {
-  std::string message = lccStatusGetMessage(status);
-  lccStatusDestroy(status);
-  return message;
-}
 
 double millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
@@ -29,7 +24,7 @@ std::string Generator::find(LccSession session, Generator &g) {
        {std::pair<const char *, LccFunction *>{"prefill", &g.prefill},
         {"decode_step", &g.step}})
     if (LccStatus status = lccSessionLookupFunction(session, name, function))
-      return messageOf(status) + " (compile the model with lcc --decode)";
+      return takeMessage(status) + " (compile the model with lcc --decode)";
   LccTensorView tokens, logits;
   lccFunctionGetInput(g.prefill, 0, &tokens);
   lccFunctionGetOutput(g.prefill, 0, &logits);
@@ -78,7 +73,7 @@ std::string lcc::tools::generate(const Generator &g,
       shape,   sequences.data(), uint64_t(sequences.size() * 4)};
   auto start = std::chrono::steady_clock::now();
   if (LccStatus status = lccFunctionCall(g.prefill, &padded, 1))
-    return messageOf(status);
+    return takeMessage(status);
   out.prefillMs = millisecondsSince(start);
 
   TokenSampler sampler(options.sampling);
@@ -131,7 +126,7 @@ std::string lcc::tools::generate(const Generator &g,
       status = lccFunctionCall(g.step, inputs, 2);
     }
     if (status)
-      return messageOf(status);
+      return takeMessage(status);
   }
   out.decodeMs = millisecondsSince(decodeStart);
   out.promptLength = promptLength;

@@ -5,35 +5,16 @@
 #include "compiler/AttentionMapProbe.h"
 #include "compiler/Diagnostics.h"
 
+#include "common/RuntimeTool.h"
 #include "lcc/runtime.h"
 
 #include "llvm/Support/raw_ostream.h"
 
-#include <memory>
-
 using namespace mlir;
 using namespace lcc;
+using namespace lcc::tools;
 
 namespace {
-
-/// The runtime's handles, destroyed in the order they depend on.
-struct ProbeRun {
-  std::vector<LccHostTensor> inputs;
-  LccModule module = nullptr;
-  LccDevice device = nullptr;
-  LccSession session = nullptr;
-
-  ~ProbeRun() {
-    if (session)
-      lccSessionDestroy(session);
-    if (device)
-      lccDeviceDestroy(device);
-    if (module)
-      lccModuleDestroy(module);
-    for (LccHostTensor tensor : inputs)
-      lccHostTensorDestroy(tensor);
-  }
-};
 
 /// Reports `status` (freed) as `tool: error: WHAT: message`; true when it
 /// was an error.
@@ -41,8 +22,7 @@ bool failedWith(LccStatus status, llvm::StringRef tool,
                 const std::string &what) {
   if (!status)
     return false;
-  reportError(tool, what + ": " + lccStatusGetMessage(status));
-  lccStatusDestroy(status);
+  reportError(tool, what + ": " + takeMessage(status));
   return true;
 }
 
@@ -90,23 +70,17 @@ lcc::selectKeysForInput(ModuleOp source, const CompileOptions &options,
   if (failed(artifact))
     return failure();
 
-  ProbeRun run;
-  for (const std::string &path : given.inputs) {
-    LccHostTensor tensor = nullptr;
-    if (failedWith(lccNpyRead(path.c_str(), &tensor), tool, "--input"))
-      return failure();
-    run.inputs.push_back(tensor);
-  }
-  std::vector<LccTensorView> views(run.inputs.size());
-  for (size_t i = 0; i < run.inputs.size(); ++i)
-    lccHostTensorGetView(run.inputs[i], &views[i]);
-  if (failedWith(
-          lccModuleLoadMemory(artifact->data(), artifact->size(), &run.module),
-          tool, "the attention map's probes") ||
-      failedWith(lccDeviceCreate("cpu", 0, &run.device), tool, "cpu device") ||
-      failedWith(lccSessionCreate(run.device, run.module, &run.session), tool,
-                 "the attention map's probes"))
-    return failure();
+  NpyFiles inputs;
+  for (const std::string &path : given.inputs)
+    if (std::string error = inputs.read(path); !error.empty())
+      return reportError(tool, "--input: " + error), failure();
+  Handles run;
+  if (std::string error =
+          run.loadMemory(*artifact, "the attention map's probes");
+      !error.empty())
+    return reportError(tool, error), failure();
+  if (std::string error = run.open(DeviceOptions()); !error.empty())
+    return reportError(tool, "cpu device: " + error), failure();
   if (!given.params.empty()) {
     if (failedWith(
             lccSessionBindParametersFile(run.session, given.params.c_str()),
@@ -122,11 +96,12 @@ lcc::selectKeysForInput(ModuleOp source, const CompileOptions &options,
   }
   for (const AttentionMapProbes::Probe &probe : probes->probes) {
     LccFunction function = nullptr;
-    if (failedWith(lccSessionLookupFunction(run.session, probe.function.c_str(),
-                                            &function),
-                   tool, "the attention map's probes") ||
-        failedWith(lccFunctionCall(function, views.data(), views.size()), tool,
-                   "--input (for @" + probes->modelFunction + ")"))
+    if (std::string error = run.lookup(probe.function, function);
+        !error.empty())
+      return reportError(tool, error), failure();
+    if (failedWith(
+            lccFunctionCall(function, inputs.views.data(), inputs.views.size()),
+            tool, "--input (for @" + probes->modelFunction + ")"))
       return failure();
     std::vector<const int32_t *> contents;
     for (size_t i = 0; i < lccFunctionGetOutputCount(function); ++i) {
