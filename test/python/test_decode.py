@@ -24,6 +24,14 @@ def relative(a, b):
     return float(np.abs(a - b).max() / np.abs(b).max())
 
 
+def fresh_rng(offset=0):
+    """A generator from a fresh seed (LCC_DECODE_SEED replays one), printed."""
+    seed = int(os.environ.get("LCC_DECODE_SEED",
+                              np.random.SeedSequence().entropy % 2**32))
+    print(f"LCC_DECODE_SEED={seed}")
+    return np.random.default_rng(seed + offset)
+
+
 def check_decode(module, rng, prompt, steps):
     """Prefill on `prompt` tokens, then `steps` decode steps, against the
     forward on the whole sequence."""
@@ -46,10 +54,7 @@ def check_decode(module, rng, prompt, steps):
 
 
 def test_transformer_tiny_decodes_as_its_forward():
-    seed = int(os.environ.get("LCC_DECODE_SEED",
-                              np.random.SeedSequence().entropy % 2**32))
-    print(f"LCC_DECODE_SEED={seed}")
-    rng = np.random.default_rng(seed)
+    rng = fresh_rng()
     module = lcc.load(lcc.compile(
         os.path.join(SOURCE, "models", "transformer-tiny.mlir"), decode=True))
     module.init_params(int(rng.integers(0, 2**31)))
@@ -63,10 +68,7 @@ def test_reformer_tiny_decodes_as_its_forward():
     """Shared-QK attention (keys the unit queries, a token's score with
     itself -1e5) in reversible blocks, 1024 positions; the first position
     too, where a token sees only itself."""
-    seed = int(os.environ.get("LCC_DECODE_SEED",
-                              np.random.SeedSequence().entropy % 2**32))
-    print(f"LCC_DECODE_SEED={seed}")
-    rng = np.random.default_rng(seed)
+    rng = fresh_rng()
     module = lcc.load(lcc.compile(
         os.path.join(SOURCE, "models", "reformer-tiny.mlir"), decode=True))
     module.init_params(int(rng.integers(0, 2**31)))
@@ -85,10 +87,7 @@ def test_masked_and_sparse_attention_decode_as_their_forward(model, options):
     """A mask region (a window of keys) and a score region (ALiBi) evaluated
     at the step's position, and sparse attention as the masked attention it
     equals."""
-    seed = int(os.environ.get("LCC_DECODE_SEED",
-                              np.random.SeedSequence().entropy % 2**32))
-    print(f"LCC_DECODE_SEED={seed}")
-    rng = np.random.default_rng(seed)
+    rng = fresh_rng()
     module = lcc.load(lcc.compile(os.path.join(SOURCE, model), decode=True,
                                   **options))
     module.init_params(int(rng.integers(0, 2**31)))
@@ -99,10 +98,7 @@ def test_masked_and_sparse_attention_decode_as_their_forward(model, options):
 
 @pytest.mark.parametrize("batch", [1, 2])
 def test_random_models_decode_as_their_forward(batch):
-    seed = int(os.environ.get("LCC_DECODE_SEED",
-                              np.random.SeedSequence().entropy % 2**32))
-    print(f"LCC_DECODE_SEED={seed}")
-    rng = np.random.default_rng(seed + batch)
+    rng = fresh_rng(batch)
     config = {"seq": int(rng.choice([64, 128])), "d_model": 32,
               "heads": int(rng.choice([2, 4])), "d_ff": 64, "vocab": 40,
               "layers": int(rng.integers(1, 4)),

@@ -164,12 +164,7 @@ print(prefill, times[len(times) // 2] * 1e3)
 
 def torch_python():
     """A python3 with torch, or None."""
-    for python in ("/usr/bin/python3", sys.executable):
-        if python and subprocess.run(
-                [python, "-c", "import torch"],
-                capture_output=True).returncode == 0:
-            return python
-    return None
+    return python_with("torch")
 
 
 def torch_decode_ms(python, opts, seq, prompt):
@@ -183,14 +178,19 @@ def torch_decode_ms(python, opts, seq, prompt):
     return prefill, step
 
 
-def numpy_python():
-    """A python3 with numpy, or None."""
+def python_with(module):
+    """A python3 that can import `module` (Debian's first), or None."""
     for python in ("/usr/bin/python3", sys.executable):
         if python and subprocess.run(
-                [python, "-c", "import numpy"],
+                [python, "-c", "import " + module],
                 capture_output=True).returncode == 0:
             return python
     return None
+
+
+def numpy_python():
+    """A python3 with numpy, or None."""
+    return python_with("numpy")
 
 
 def pinned(threads):
