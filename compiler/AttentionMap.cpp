@@ -93,6 +93,36 @@ int64_t causalVisited(const MaskTiling &t) {
   return visited;
 }
 
+/// The start of a map's SVG, `height` pixels tall: a white page as wide as
+/// its plot (which ends `plotRight` pixels from the left) and its longest
+/// line of text, the title and the subtitle.
+std::string svgPage(double plotRight, double height, const std::string &title,
+                    const std::string &subtitle, const std::string &legend) {
+  // A sans-serif character is at most about 0.6 em on average (the
+  // headless Chromium test renders it).
+  double textWidth =
+      0.6 * std::max({14.0 * title.size(), 12.0 * subtitle.size(),
+                      12.0 * legend.size()});
+  return llvm::formatv(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:F0}\" "
+      "height=\"{1:F0}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      "<text x=\"20\" y=\"20\" font-size=\"14\">{2}</text>\n"
+      "<text x=\"20\" y=\"40\">{3}</text>\n",
+      std::max(plotRight, 20 + textWidth) + 20, height, escaped(title),
+      escaped(subtitle));
+}
+
+/// The end of a map's SVG: the frame of its plot (`width` x `height`, in
+/// the plot's group, which it closes) and the legend at `legendY`.
+std::string svgPlotEnd(double width, double height, double legendY,
+                       const std::string &legend) {
+  return llvm::formatv("<rect width=\"{0:F1}\" height=\"{1:F1}\" "
+                       "fill=\"none\" stroke=\"#999\"/>\n</g>\n"
+                       "<text x=\"20\" y=\"{2:F1}\">{3}</text>\n</svg>\n",
+                       width, height, legendY, escaped(legend));
+}
+
 /// The SVG of `table` (the first batch and head's, when per batch-head).
 std::string renderMap(const MaskTileTable &table, const std::string &title,
                       const std::string &subtitle) {
@@ -103,23 +133,12 @@ std::string renderMap(const MaskTileTable &table, const std::string &title,
           groupCols = (cols + group - 1) / group;
   double cell = double(kPlotPixels) / double(std::max(groupRows, groupCols));
   double left = 20, top = 60;
-  const char *legend = "query tiles down, key tiles across; dark: every "
+  std::string legend = "query tiles down, key tiles across; dark: every "
                        "score computed, light: masked within the tile, "
                        "white: never read";
-  // Wide enough for the longest line of text as well as the grid: a
-  // sans-serif character is at most about 0.6 em on average (the headless
-  // Chromium test renders it).
-  double textWidth =
-      0.6 * std::max({14.0 * title.size(), 12.0 * subtitle.size(),
-                      12.0 * std::strlen(legend)});
-  std::string svg = llvm::formatv(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:F0}\" "
-      "height=\"{1:F0}\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"{2}\" y=\"20\" font-size=\"14\">{3}</text>\n"
-      "<text x=\"{2}\" y=\"40\">{4}</text>\n",
-      left * 2 + std::max(cell * groupCols, textWidth),
-      top + cell * groupRows + 40, left, escaped(title), escaped(subtitle));
+  std::string svg =
+      svgPage(left + cell * groupCols, top + cell * groupRows + 40, title,
+              subtitle, legend);
   svg += llvm::formatv("<g class=\"tiles\" transform=\"translate({0},{1})\">\n",
                        left, top);
   for (int64_t gr = 0; gr < groupRows; ++gr)
@@ -142,11 +161,8 @@ std::string renderMap(const MaskTileTable &table, const std::string &title,
           "fill=\"{3}\" fill-opacity=\"{4:F2}\"/>\n",
           gc * cell, gr * cell, cell, color, double(visited) / double(count));
     }
-  svg += llvm::formatv("<rect width=\"{0:F1}\" height=\"{1:F1}\" "
-                       "fill=\"none\" stroke=\"#999\"/>\n</g>\n",
-                       cell * groupCols, cell * groupRows);
-  svg += llvm::formatv("<text x=\"{0}\" y=\"{1:F1}\">{2}</text>\n</svg>\n",
-                       left, top + cell * groupRows + 24, legend);
+  svg += svgPlotEnd(cell * groupCols, cell * groupRows,
+                    top + cell * groupRows + 24, legend);
   return svg;
 }
 
@@ -278,17 +294,8 @@ std::string renderSelection(const KeySelection &selection,
       "queries down, keys across (batch 0, head 0); shade: the share of a "
       "cell's query-key pairs scored; colours: each token's " +
       selection.groupName;
-  double textWidth =
-      0.6 * std::max({14.0 * title.size(), 12.0 * subtitle.size(),
-                      12.0 * legend.size()});
-  std::string svg = llvm::formatv(
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0:F0}\" "
-      "height=\"{1:F0}\" font-family=\"sans-serif\" font-size=\"12\">\n"
-      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
-      "<text x=\"20\" y=\"20\" font-size=\"14\">{2}</text>\n"
-      "<text x=\"20\" y=\"40\">{3}</text>\n",
-      std::max(left + cell * cellCols, 20 + textWidth) + 20,
-      top + cell * cellRows + 40, escaped(title), escaped(subtitle));
+  std::string svg = svgPage(left + cell * cellCols, top + cell * cellRows + 40,
+                            title, subtitle, legend);
   svg += llvm::formatv(
       "<g class=\"groups\" transform=\"translate({0},{1})\">\n", left, top);
   svg += groupStrip(selection.queryGroups, cell * cellRows, strip, -strip - 4,
@@ -311,11 +318,8 @@ std::string renderSelection(const KeySelection &selection,
           "fill=\"#1f4e8c\" fill-opacity=\"{3:F2}\"/>\n",
           c * cell, r * cell, cell, std::max(0.08, double(count) / pairs));
     }
-  svg += llvm::formatv("<rect width=\"{0:F1}\" height=\"{1:F1}\" "
-                       "fill=\"none\" stroke=\"#999\"/>\n</g>\n",
-                       cell * cellCols, cell * cellRows);
-  svg += llvm::formatv("<text x=\"20\" y=\"{0:F1}\">{1}</text>\n</svg>\n",
-                       top + cell * cellRows + 24, escaped(legend));
+  svg += svgPlotEnd(cell * cellCols, cell * cellRows,
+                    top + cell * cellRows + 24, legend);
   return svg;
 }
 
