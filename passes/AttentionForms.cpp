@@ -300,11 +300,3 @@ void lcc::registerAttentionFormOrDie(AttentionFormDefinition form) {
   if (!registerAttentionForm(std::move(form), error))
     llvm::report_fatal_error(llvm::StringRef(error));
 }
-
-void KeySelection::addQuery(std::vector<int32_t> keysOfQuery) {
-  llvm::sort(keysOfQuery);
-  keysOfQuery.erase(std::unique(keysOfQuery.begin(), keysOfQuery.end()),
-                    keysOfQuery.end());
-  visibleKeys.insert(visibleKeys.end(), keysOfQuery.begin(), keysOfQuery.end());
-  offsets.push_back(static_cast<int64_t>(visibleKeys.size()));
-}

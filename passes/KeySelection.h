@@ -17,6 +17,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -46,7 +47,14 @@ struct KeySelection {
   std::string description;
 
   /// Appends the keys of the next query (any order, repeats allowed).
-  void addQuery(std::vector<int32_t> keysOfQuery);
+  void addQuery(std::vector<int32_t> keysOfQuery) {
+    std::sort(keysOfQuery.begin(), keysOfQuery.end());
+    keysOfQuery.erase(std::unique(keysOfQuery.begin(), keysOfQuery.end()),
+                      keysOfQuery.end());
+    visibleKeys.insert(visibleKeys.end(), keysOfQuery.begin(),
+                       keysOfQuery.end());
+    offsets.push_back(static_cast<int64_t>(visibleKeys.size()));
+  }
 };
 
 /// What a form builds after one of its ops for `lcc --emit=attention-map
