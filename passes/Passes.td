@@ -267,10 +267,12 @@ def GenerateDecodeStep : Pass<"attn-generate-decode-step", "mlir::ModuleOp"> {
       V]`: the model at one position: each op runs on the one new token,
       learned positions are read at `position`, and each attention writes
       the new key and value to row `position` of its caches and attends
-      over rows `0..position` of them.
+      over rows `0..position` of them (flash attention from the query's
+      position: only the key tiles up to it are read).
 
-    The cache holds the forward's L positions (`max-cache` 0, or L); a
-    prompt shorter than L is padded, its padding overwritten by the decode
+    The caches hold `max-cache` positions (0: L; more than L only for a
+    model without learned positions), in whole key tiles; the position's
+    valid range is theirs. A prompt shorter than L is padded, its padding overwritten by the decode
     steps that follow (causal attention never lets a position see a later
     one). Causal attn.attention has a cached form (shared-QK caching the
     unit queries as keys, mask and score regions evaluated at the step's

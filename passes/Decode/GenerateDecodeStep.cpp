@@ -9,12 +9,15 @@
 //      position by position runs on the new token alone, learned positions
 //      are read at the step's position, and each attention writes the new
 //      key and value to that row of its caches and attends over the rows up
-//      to it.
+//      to it, reading no key tile after it.
+// The caches may hold more positions than the function runs (--max-cache)
+// when nothing in it reads positions by number.
 // The caches are `attn.param "decode.cache.N.key" {state}` (ModuleFormat.h
 // reserves the prefix: the runtime keeps them out of checkpoints).
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/RegionArithmetic.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorBuilder.h"
@@ -34,6 +37,7 @@
 #include "mlir/IR/Verifier.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_GENERATEDECODESTEP
@@ -157,123 +161,21 @@ Value cachedKeys(TensorBuilder &tb, AttentionOp op, Value k) {
   return op.getSharedQk() ? normalizeRows(tb, k) : k;
 }
 
-/// The scores of the one query `q` ([B, H, 1, d]) of attention `op` at
-/// `position` (0-d i32) with every row of the key cache `keys` ([B, H, C,
-/// d]): [B, H, C], as the forward scores them: scaled, a shared-QK token's
-/// with itself -1e5, then its score region; -inf where causality (rows
-/// past the position) or its mask region hide the key.
-Value scoreCachedKeys(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
-                      Value position) {
-  OpBuilder &b = tb.builder();
-  auto keyType = cast<RankedTensorType>(keys.getType());
-  int64_t batch = keyType.getDimSize(0), heads = keyType.getDimSize(1),
-          capacity = keyType.getDimSize(2);
-  Type f32 = keyType.getElementType();
-  using utils::IteratorType;
-  MLIRContext *context = b.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
-  AffineExpr zero = getAffineConstantExpr(0, context);
-  // Loops (b, h, j, e): q·k of every cached row j.
-  Value dots =
-      tb.generic(tb.filled({batch, heads, capacity}, f32, 0.0), {q, keys},
-                 {AffineMap::get(4, 0, {d(0), d(1), zero, d(3)}, context),
-                  tb.identityMap(4), tb.dropLastMap(4)},
-                 {IteratorType::parallel, IteratorType::parallel,
-                  IteratorType::parallel, IteratorType::reduction},
-                 [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                   return add(nb, l, a[2], mul(nb, l, a[0], a[1]));
-                 });
-  Value scaleValue =
-      tb.scalar(f32, attentionScale(op.getScale(), op.getQuery()));
-  Value scores = tb.map(
-      {batch, heads, capacity}, f32, {dots, position},
-      {tb.identityMap(3), AffineMap::get(3, 0, context)},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value bi = linalg::IndexOp::create(nb, l, 0);
-        Value hi = linalg::IndexOp::create(nb, l, 1);
-        Value j = linalg::IndexOp::create(nb, l, 2);
-        Value at = castToIndex(nb, l, a[1]);
-        Value score = mul(nb, l, a[0], scaleValue);
-        if (op.getSharedQk())
-          score = arith::SelectOp::create(
-              nb, l,
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, j, at),
-              floatConstant(nb, l, f32, kSelfAttentionScore), score);
-        if (Region *region = op.getScoreRegion())
-          score = inlineScalarRegion(nb, *region, {score, bi, hi, at, j});
-        Value visible =
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sle, j, at);
-        if (Region *region = op.getMaskRegion())
-          visible = arith::AndIOp::create(
-              nb, l, visible, inlineScalarRegion(nb, *region, {bi, hi, at, j}));
-        return arith::SelectOp::create(
-            nb, l, visible, score,
-            floatConstant(nb, l, f32, kNegativeInfinity));
-      });
-  return scores;
-}
-
-/// softmax(`scores`) ([B, H, C]) times the value cache `values` ([B, H, C,
-/// dv]): [B, H, 1, dv]; zeros for a row that is all -inf (a query that
-/// sees no key), as the forward gives it.
-Value weightValues(TensorBuilder &tb, Value scores, Value values) {
-  OpBuilder &b = tb.builder();
-  auto valueType = cast<RankedTensorType>(values.getType());
-  int64_t batch = valueType.getDimSize(0), heads = valueType.getDimSize(1),
-          capacity = valueType.getDimSize(2),
-          valueDim = valueType.getDimSize(3);
-  Type f32 = valueType.getElementType();
-  using utils::IteratorType;
-  MLIRContext *context = b.getContext();
-  auto d = [&](unsigned i) { return getAffineDimExpr(i, context); };
-  // The softmax's numerators, 0 for a row that is all -inf.
-  Value maxima = rowMax(tb, scores);
-  RowExponentials softmax;
-  softmax.exps = tb.map({batch, heads, capacity}, f32, {scores, maxima},
-                        {tb.identityMap(3), tb.dropLastMap(3)},
-                        [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-                          Value empty = arith::CmpFOp::create(
-                              nb, l, arith::CmpFPredicate::OEQ, a[1],
-                              floatConstant(nb, l, f32, kNegativeInfinity));
-                          return arith::SelectOp::create(
-                              nb, l, empty, floatConstant(nb, l, f32, 0.0),
-                              expShifted(nb, l, a[0], a[1]));
-                        });
-  softmax.sums = rowSum(tb, softmax.exps);
-  // Loops (b, h, j, e): the exps times the cached values, summed over j,
-  // each cached row read whole (e innermost) rather than a column at a
-  // time.
-  Value weighted = tb.generic(
-      tb.filled({batch, heads, valueDim}, f32, 0.0), {softmax.exps, values},
-      {tb.dropLastMap(4), tb.identityMap(4),
-       AffineMap::get(4, 0, {d(0), d(1), d(3)}, context)},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::parallel},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return add(nb, l, a[2], mul(nb, l, a[0], a[1]));
-      });
-  Value normalised =
-      tb.map({batch, heads, valueDim}, f32, {weighted, softmax.sums},
-             {tb.identityMap(3), tb.dropLastMap(3)},
-             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-               Value none =
-                   arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1],
-                                         floatConstant(nb, l, f32, 0.0));
-               return arith::SelectOp::create(
-                   nb, l, none, floatConstant(nb, l, f32, 0.0),
-                   arith::DivFOp::create(nb, l, a[0], a[1]));
-             });
-  return tensor::ExpandShapeOp::create(
-      b, tb.location(), RankedTensorType::get({batch, heads, 1, valueDim}, f32),
-      normalised, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-}
-
 /// The attention `op` of the one query `q` ([B, H, 1, d]) at `position`
-/// over rows 0..position of the caches ([B, H, C, d] and [B, H, C, dv]):
-/// [B, H, 1, dv], as the forward computes it for that position.
-Value attendCache(TensorBuilder &tb, AttentionOp op, Value q, Value keys,
+/// (0-d i32) over the caches ([B, H, C, d] and [B, H, C, dv]): [B, H, 1,
+/// dv], as the forward computes it for that position. Flash attention from
+/// the query's position: its causality, regions and shared-QK self score
+/// see it there, and only the key tiles up to it are read, so a step costs
+/// what its position asks, not the caches' capacity.
+Value attendCache(OpBuilder &b, AttentionOp op, Value q, Value keys,
                   Value values, Value position) {
-  return weightValues(tb, scoreCachedKeys(tb, op, q, keys, position), values);
+  AttentionSpec spec = AttentionSpec::of(op, /*remarks=*/false);
+  spec.query = q;
+  spec.key = keys;
+  spec.value = values;
+  spec.queryPosition = position;
+  return configureFlashAttention(b, spec, AttentionTiling())
+      .build(b, op.getLoc());
 }
 
 struct GenerateDecodeStepPass
@@ -295,7 +197,9 @@ private:
   LogicalResult decodeOneOp(OpBuilder &b, Operation &op, IRMapping &mapping,
                             llvm::DenseSet<Value> &sequence, Value position);
 
-  int64_t length = 0;
+  /// The positions the model runs (L), those the caches hold (--max-cache,
+  /// at least L) and the caches' rows (that in whole key tiles).
+  int64_t length = 0, positions = 0, cacheRows = 0;
 };
 
 LogicalResult GenerateDecodeStepPass::checkModel(func::FuncOp model) {
@@ -320,14 +224,18 @@ LogicalResult GenerateDecodeStepPass::checkModel(func::FuncOp model) {
            << "--decode: '" << function
            << "' must return logits [batch, seq, vocab] first, for the "
               "tokens it takes";
-  if (maxCache != 0 && maxCache != length)
+  positions = maxCache != 0 ? int64_t(maxCache) : length;
+  if (positions < length)
     return model.emitError()
-           << "--decode: --max-cache=" << int64_t(maxCache)
-           << " differs from the " << length << " positions '" << function
-           << "' runs: the caches hold the sequence the model is compiled "
-              "for (its learned positions and prefill are that long); "
+           << "--decode: --max-cache=" << positions << " is less than the "
+           << length << " positions '" << function
+           << "' runs: prefill fills the caches with its whole sequence; "
               "compile the model at seq "
-           << int64_t(maxCache);
+           << positions << " or give --max-cache of at least " << length;
+  // Whole key tiles, so that a step never pads the caches to read them.
+  int64_t keyTile = AttentionTiling().keyTile;
+  cacheRows =
+      positions <= keyTile ? positions : llvm::alignTo(positions, keyTile);
   return success();
 }
 
@@ -371,8 +279,11 @@ LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
     OpBuilder b(op);
     b.setInsertionPointAfter(op);
     TensorBuilder tb(b, op.getLoc());
-    Caches caches = cachesOf(b, op.getLoc(), index++, tensorType(op.getKey()),
-                             tensorType(op.getValue()));
+    auto cacheType = [&](Value rows) {
+      return cast<RankedTensorType>(withPositions(rows.getType(), cacheRows));
+    };
+    Caches caches = cachesOf(b, op.getLoc(), index++, cacheType(op.getKey()),
+                             cacheType(op.getValue()));
     Value start = arith::ConstantOp::create(
         b, op.getLoc(),
         b.getZeroAttr(RankedTensorType::get({}, b.getI32Type())));
@@ -421,6 +332,11 @@ LogicalResult GenerateDecodeStepPass::decodeOneOp(
       return op.emitError() << "--decode: '" << op.getName()
                             << "' reads a tensor of every position that is "
                                "not learned positions [1, seq, width]";
+    if (positions > length)
+      return op.emitError()
+             << "--decode: '" << op.getName() << "' reads learned positions "
+             << "of " << length << " positions: a cache of --max-cache="
+             << positions << " has none to read beyond them";
     Value table = tensor::CollapseShapeOp::create(
         b, op.getLoc(), mapping.lookup(operand),
         ArrayRef<ReassociationIndices>{{0, 1}, {2}});
@@ -458,8 +374,12 @@ LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
                         {}));
   step.setArgAttrs(0, b.getDictionaryAttr(b.getNamedAttr(
                           "lcc.name", b.getStringAttr("token"))));
-  step.setArgAttrs(1, b.getDictionaryAttr(b.getNamedAttr(
-                          "lcc.name", b.getStringAttr("position"))));
+  // The runtime refuses a position the caches do not hold.
+  step.setArgAttrs(
+      1, b.getDictionaryAttr(
+             {b.getNamedAttr("lcc.name", b.getStringAttr("position")),
+              b.getNamedAttr("attn.valid_range",
+                             b.getDenseI64ArrayAttr({0, positions - 1}))}));
   Block *body = step.addEntryBlock();
   b.setInsertionPointToStart(body);
   Value position = body->getArgument(1);
@@ -493,7 +413,7 @@ LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
     Value k = mapping.lookup(attention.getKey());
     Value v = mapping.lookup(attention.getValue());
     auto cacheType = [&](Value rows) {
-      return cast<RankedTensorType>(withPositions(rows.getType(), length));
+      return cast<RankedTensorType>(withPositions(rows.getType(), cacheRows));
     };
     Caches caches =
         cachesOf(b, attention.getLoc(), index++, cacheType(k), cacheType(v));
@@ -501,8 +421,8 @@ LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
     Value values = writeRows(tb, caches.value, v, start);
     AssignOp::create(b, attention.getLoc(), caches.keyName, keys);
     AssignOp::create(b, attention.getLoc(), caches.valueName, values);
-    mapping.map(attention.getResult(),
-                attendCache(tb, attention, q, keys, values, start));
+      mapping.map(attention.getResult(),
+                attendCache(b, attention, q, keys, values, start));
     sequence.insert(attention.getResult());
   }
   flat.erase();

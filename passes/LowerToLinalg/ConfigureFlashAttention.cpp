@@ -93,13 +93,16 @@ private:
 
 /// Makes `flash` honour the op's mask: inlined as the visibility, and its
 /// block table as the tile skipping (or every tile visited, with a remark
-/// saying why, when the table cannot be computed).
+/// saying why, when the table cannot be computed; or, at a run-time query
+/// position, with none).
 void useMaskRegion(OpBuilder &builder, const AttentionSpec &op,
                    FlashAttention &flash) {
   Region *mask = op.mask;
   flash.visible = [mask](OpBuilder &b, Location, const ScorePosition &at) {
     return inlineScalarRegion(b, *mask, {at.batch, at.head, at.query, at.key});
   };
+  if (op.queryPosition)
+    return;
   MaskTiling tiling = MaskTiling::of(op.query, op.key, flash.queryTile,
                                      flash.keyTile, op.causal);
   std::string why;
@@ -150,7 +153,9 @@ FlashAttention lcc::configureFlashAttention(OpBuilder &builder,
   TensorBuilder tb(builder, op.op->getLoc());
   FlashAttention flash;
   flash.query = op.query;
-  flash.key = op.sharedQK ? normalizeRows(tb, op.query) : op.key;
+  flash.key =
+      op.sharedQK && !op.queryPosition ? normalizeRows(tb, op.query) : op.key;
+  flash.queryPosition = op.queryPosition;
   flash.value = op.value;
   flash.scale = attentionScale(op.scale, op.query);
   flash.causal = op.causal;

@@ -465,9 +465,18 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
                           return mul(b, loc, a[0],
                                      floatConstant(b, loc, elt, scale));
                         });
+  // Where the tile's queries sit among the keys.
+  TilePosition scored = where;
+  if (queryPosition) {
+    assert(causalOffset == 0 && "a run-time query position replaces it");
+    scored.queryStart = arith::AddIOp::create(
+        builder, loc, where.queryStart,
+        castToIndex(builder, loc,
+                    tensor::ExtractOp::create(builder, loc, queryPosition)));
+  }
   SmallVector<Value> final =
       attendKeyTiles(builder, loc, paddedKey, paddedValue, scaledQueriesT,
-                     where, keySeq, keyTiles);
+                     scored, keySeq, keyTiles);
   Value normalized = body.map(
       {queryTile, valueDim}, elt, {final[2], final[1]},
       {paired ? body.map(2, {1, 0}) : body.identityMap(2), body.dropLastMap(2)},

@@ -96,6 +96,13 @@ struct FlashAttention {
   /// of earlier segments (Transformer-XL) puts query i at key position
   /// i + causalOffset.
   int64_t causalOffset = 0;
+  /// A 0-d i32 tensor: the position among the keys of the first query when
+  /// it is known only at run time (a decode step's query against its
+  /// caches). Query i is then at that position + i: causality, the
+  /// visibility and the score modifier see it there, and key tiles after
+  /// it are not visited, so the work follows the position. causalOffset
+  /// must be 0. Null: query i is at i.
+  mlir::Value queryPosition;
   int64_t queryTile, keyTile;
   /// Which keys a query sees (besides causality). Null: every key.
   VisibilityPredicate visible;

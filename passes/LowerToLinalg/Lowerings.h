@@ -35,6 +35,11 @@ struct AttentionSpec {
   /// Whether to remark on the mask's tile skipping (the forward does; its
   /// backward visits the same tiles and says nothing new).
   bool remarks = true;
+  /// A decode step's query against its caches (FlashAttention's
+  /// queryPosition, a 0-d i32 tensor): the keys are then the cache as
+  /// given (shared QK's already unit), and a mask is evaluated per score
+  /// only, its tile table needing the query positions at compile time.
+  mlir::Value queryPosition = nullptr;
 
   /// The attention `op` computes (an attn.attention), or whose backward it
   /// is (an attn.attention_backward: no remarks, the forward made them).

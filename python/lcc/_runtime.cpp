@@ -289,7 +289,7 @@ public:
                                           double topP, uint64_t seed,
                                           int64_t endToken, bool recompute) {
     lcc::tools::Generator generator;
-    std::string error = lcc::tools::Generator::find(session, generator);
+    std::string error = lcc::tools::Generator::find(module, session, generator);
     if (!error.empty()) {
       PyErr_SetString(errorType.ptr(), error.c_str());
       throw py::error_already_set();

@@ -113,6 +113,49 @@ def test_random_models_decode_as_their_forward(batch):
     print("worst", check_decode(module, rng, prompt, 8))
 
 
+def test_a_longer_cache_decodes_past_the_forwards_length(tmp_path):
+    """--max-cache beyond the forward's 48 positions (a model without
+    learned positions): prefill fills 48 rows, the steps go on to the
+    caches' end, each equal to the same model's forward compiled at that
+    length; greedy generation past 48 makes the tokens that recomputing
+    with the longer forward makes."""
+    rng = fresh_rng()
+    path = os.path.join(SOURCE, "test/tools/Inputs/decode/batch2.mlir")
+    capacity = int(rng.integers(65, 140))
+    module = lcc.load(lcc.compile(path, decode=True, max_cache=capacity))
+    longer = tmp_path / "longer.mlir"
+    with open(path) as f:
+        longer.write_text(f.read().replace("x48x", "x%dx" % capacity)
+                          .replace("x48xi32", "x%dxi32" % capacity))
+    whole = lcc.load(lcc.compile(str(longer), decode=True))
+    module.init_params(int(rng.integers(0, 2**31)))
+    module.save_params(str(tmp_path / "w.safetensors"))
+    whole.load_params(str(tmp_path / "w.safetensors"))
+    tokens = rng.integers(0, 32, (2, capacity)).astype(np.int32)
+    full = whole["forward"](tokens)
+    prompt = int(rng.integers(1, 48))
+    padded = tokens[:, :48].copy()
+    padded[:, prompt:] = 0
+    before = module["prefill"](padded)
+    assert relative(before[:, :prompt], full[:, :prompt]) <= 1e-6
+    worst = 0.0
+    for position in range(prompt, capacity):
+        logits = module["decode_step"](tokens[:, position:position + 1],
+                                       np.array([[position]], np.int32))
+        worst = max(worst, relative(logits[:, 0], full[:, position]))
+    print("capacity", capacity, "prompt", prompt, "worst", worst)
+    assert worst <= 1e-5, worst
+    with pytest.raises(ValueError, match="outside the valid range"):
+        module["decode_step"](tokens[:, :1],
+                              np.array([[capacity]], np.int32))
+    new = capacity - prompt
+    cached = module.generate(tokens[:, :prompt], new)
+    assert cached.shape == (2, capacity)
+    assert module.last_generation["new_tokens"] == new
+    np.testing.assert_array_equal(
+        whole.generate(tokens[:, :prompt], new, recompute=True), cached)
+
+
 def test_a_cache_is_no_checkpoint_state(tmp_path):
     """Weights saved from a decode module hold no caches, and a checkpoint
     of the train step (Adam state, no caches) binds to it."""

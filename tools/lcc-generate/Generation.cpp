@@ -19,7 +19,8 @@ double millisecondsSince(std::chrono::steady_clock::time_point start) {
 
 } // namespace
 
-std::string Generator::find(LccSession session, Generator &g) {
+std::string Generator::find(LccModule module, LccSession session,
+                            Generator &g) {
   for (auto [name, function] :
        {std::pair<const char *, LccFunction *>{"prefill", &g.prefill},
         {"decode_step", &g.step}})
@@ -31,6 +32,13 @@ std::string Generator::find(LccSession session, Generator &g) {
   g.batch = tokens.shape[0];
   g.length = tokens.shape[1];
   g.vocab = logits.shape[2];
+  g.capacity = g.length;
+  for (size_t f = 0; f < lccModuleGetFunctionCount(module); ++f) {
+    int64_t low, high;
+    if (std::string(lccModuleGetFunctionName(module, f)) == "decode_step" &&
+        lccModuleGetFunctionInputRange(module, f, 1, &low, &high))
+      g.capacity = high + 1;
+  }
   return "";
 }
 
@@ -62,15 +70,21 @@ std::string lcc::tools::generate(const Generator &g,
       (options.endToken < 0 || options.endToken >= g.vocab))
     return "the end token " + std::to_string(options.endToken) +
            " is outside the vocabulary [0, " + std::to_string(g.vocab) + ")";
-  // The sequences as they grow, padded to the model's length.
-  std::vector<int32_t> sequences(g.batch * g.length, 0);
+  // The sequences as they grow, and prefill's input: their first
+  // `length` positions, the prompts padded.
+  int64_t limit = options.recompute ? g.length : g.capacity;
+  std::vector<int32_t> sequences(g.batch * limit, 0), window(g.batch * g.length);
   for (int64_t b = 0; b < g.batch; ++b)
     std::copy_n(&prompts[b * promptLength], promptLength,
-                &sequences[b * g.length]);
+                &sequences[b * limit]);
+  auto fillWindow = [&] {
+    for (int64_t b = 0; b < g.batch; ++b)
+      std::copy_n(&sequences[b * limit], g.length, &window[b * g.length]);
+  };
+  fillWindow();
   int64_t shape[2] = {g.batch, g.length};
-  LccTensorView padded = {
-      nullptr, LCC_DTYPE_I32,    2,
-      shape,   sequences.data(), uint64_t(sequences.size() * 4)};
+  LccTensorView padded = {nullptr, LCC_DTYPE_I32, 2,
+                          shape,   window.data(), uint64_t(window.size() * 4)};
   auto start = std::chrono::steady_clock::now();
   if (LccStatus status = lccFunctionCall(g.prefill, &padded, 1))
     return takeMessage(status);
@@ -83,7 +97,7 @@ std::string lcc::tools::generate(const Generator &g,
   auto decodeStart = std::chrono::steady_clock::now();
   for (int64_t position = promptLength;
        out.newTokens < int64_t(options.maxNewTokens); ++position) {
-    if (position >= g.length) {
+    if (position >= limit) {
       out.cachesFull = true;
       break;
     }
@@ -105,16 +119,17 @@ std::string lcc::tools::generate(const Generator &g,
       allEnded = allEnded && ended[b];
     }
     for (int64_t b = 0; b < g.batch; ++b)
-      sequences[b * g.length + position] = next[b];
+      sequences[b * limit + position] = next[b];
     ++out.newTokens;
     if (allEnded || out.newTokens == int64_t(options.maxNewTokens))
       break;
-    if (position + 1 >= g.length) {
+    if (position + 1 >= limit) {
       out.cachesFull = true;
       break;
     }
     LccStatus status;
     if (options.recompute) {
+      fillWindow();
       status = lccFunctionCall(g.prefill, &padded, 1);
     } else {
       int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
@@ -133,7 +148,7 @@ std::string lcc::tools::generate(const Generator &g,
   int64_t total = promptLength + out.newTokens;
   out.tokens.clear();
   for (int64_t b = 0; b < g.batch; ++b)
-    out.tokens.insert(out.tokens.end(), &sequences[b * g.length],
-                      &sequences[b * g.length] + total);
+    out.tokens.insert(out.tokens.end(), &sequences[b * limit],
+                      &sequences[b * limit] + total);
   return "";
 }

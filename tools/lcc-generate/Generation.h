@@ -22,13 +22,18 @@
 
 namespace lcc::tools {
 
-/// A session's generation functions and their shapes.
+/// A session's generation functions and their shapes: prefill takes
+/// `length` tokens, the caches hold `capacity` positions (the valid range
+/// of decode_step's position; more than `length` when compiled with a
+/// longer --max-cache).
 struct Generator {
   LccFunction prefill = nullptr, step = nullptr;
-  int64_t batch = 0, length = 0, vocab = 0;
+  int64_t batch = 0, length = 0, capacity = 0, vocab = 0;
 
-  /// The functions of `session`, or an error message.
-  static std::string find(LccSession session, Generator &generator);
+  /// The functions of `session`, a session of `module`, or an error
+  /// message.
+  static std::string find(LccModule module, LccSession session,
+                          Generator &generator);
 };
 
 struct GenerationOptions {

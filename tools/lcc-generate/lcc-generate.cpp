@@ -283,7 +283,7 @@ int run(const Options &options) {
   if (std::string error = handles.open(options.device); !error.empty())
     return kTool.fail(kExitError, error);
   Generator g;
-  if (std::string error = Generator::find(handles.session, g); !error.empty())
+  if (std::string error = Generator::find(handles.module, handles.session, g); !error.empty())
     return kTool.fail(kExitError, options.model + ": " + error);
   if (options.endTokenGiven && options.endToken >= g.vocab)
     return kTool.fail(kExitUsage,
@@ -310,9 +310,13 @@ int run(const Options &options) {
       !error.empty())
     return kTool.fail(kExitError, error);
   if (result.cachesFull)
-    kTool.note("the caches hold " + std::to_string(g.length) +
-               " positions: stopped after " + std::to_string(result.newTokens) +
-               " new tokens");
+    kTool.note(options.recompute
+                   ? "the model runs " + std::to_string(g.length) +
+                         " positions: stopped after " +
+                         std::to_string(result.newTokens) + " new tokens"
+                   : "the caches hold " + std::to_string(g.capacity) +
+                         " positions: stopped after " +
+                         std::to_string(result.newTokens) + " new tokens");
   if (!options.output.empty()) {
     int64_t shape[2] = {g.batch, result.promptLength + result.newTokens};
     LccTensorView out = {

@@ -248,8 +248,9 @@ cl::opt<std::string> decodeFunction(
 
 cl::opt<int64_t> maxCache(
     "max-cache",
-    cl::desc("With --decode: the positions the caches hold (default: the "
-             "model's sequence length, the only one supported yet)"),
+    cl::desc("With --decode: the positions the caches hold, at least the "
+             "model's sequence length (the default); more only for a model "
+             "without learned positions"),
     cl::value_desc("N"), cl::init(0), cl::cat(lccCategory));
 
 cl::opt<std::string> optimizerName(
