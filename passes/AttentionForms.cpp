@@ -77,11 +77,18 @@ bool lcc::registerAttentionForm(AttentionFormDefinition form,
             "op: --attention=auto needs both";
     return false;
   }
-  if (form.keySelectionOp.empty() !=
-      !static_cast<bool>(form.buildKeySelectionProbe)) {
+  if (form.opName.empty() && (form.buildKeySelectionProbe ||
+                              form.fillDecodeCaches || form.buildDecodeStep)) {
     error = "attention form '" + form.name +
-            "' gives only one of the op whose keys it draws for an input "
-            "and the probe that draws them: the attention map needs both";
+            "' gives the probe of its keys or its decode step but not its "
+            "op's name, which they take";
+    return false;
+  }
+  if (static_cast<bool>(form.fillDecodeCaches) !=
+      static_cast<bool>(form.buildDecodeStep)) {
+    error = "attention form '" + form.name +
+            "' gives only one of what fills its decode caches and its "
+            "decode step: --decode needs both";
     return false;
   }
   if (!form.flags.empty() && form.takesFormOptions) {
@@ -127,14 +134,24 @@ const AttentionFormDefinition *lcc::lookupAttentionForm(StringRef name) {
   return nullptr;
 }
 
-const AttentionFormDefinition *lcc::lookupKeySelectionForm(Operation *op) {
+/// The form named after `op`'s op that has `hook`, or null.
+template <typename Hook>
+static const AttentionFormDefinition *lookupFormWith(Operation *op,
+                                                     Hook hook) {
   FormRegistry &registry = formRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
   for (const AttentionFormDefinition &form : registry.forms)
-    if (!form.keySelectionOp.empty() &&
-        form.keySelectionOp == op->getName().getStringRef())
+    if (form.*hook && form.opName == op->getName().getStringRef())
       return &form;
   return nullptr;
+}
+
+const AttentionFormDefinition *lcc::lookupKeySelectionForm(Operation *op) {
+  return lookupFormWith(op, &AttentionFormDefinition::buildKeySelectionProbe);
+}
+
+const AttentionFormDefinition *lcc::lookupDecodeForm(Operation *op) {
+  return lookupFormWith(op, &AttentionFormDefinition::buildDecodeStep);
 }
 
 std::vector<const AttentionFormDefinition *> lcc::registeredAttentionForms() {

@@ -11,6 +11,7 @@
 #ifndef LCC_PASSES_ATTENTIONFORMS_H
 #define LCC_PASSES_ATTENTIONFORMS_H
 
+#include "passes/DecodeStep.h"
 #include "passes/KeySelection.h"
 #include "passes/Passes.h"
 
@@ -127,15 +128,34 @@ struct AttentionFormDefinition {
   std::function<std::string(mlir::RewriterBase &rewriter, attn::AttentionOp op,
                             const AttentionFormOptions &options, int64_t seed)>
       rewrite;
-  /// For `lcc --emit=attention-map --input` (empty: the form's blocks are
-  /// known when compiling, or not drawn): the op whose keys depend on the
-  /// input ("attn.lsh_attention"), and what builds at `b`'s insertion
-  /// point, after such an op, what decides the keys its queries score
-  /// (failure, and `whyNot`, where it cannot).
-  std::string keySelectionOp;
+  /// The form's op ("attn.lsh_attention"), which the hooks below take;
+  /// needed when one of them is given.
+  std::string opName;
+  /// For `lcc --emit=attention-map --input` (null: the form's blocks are
+  /// known when compiling, or not drawn): what builds at `b`'s insertion
+  /// point, after `op`, what decides the keys its queries score, which
+  /// depend on the input (failure, and `whyNot`, where it cannot).
   std::function<mlir::FailureOr<KeySelectionProbe>(
       mlir::OpBuilder &b, mlir::Operation *op, std::string &whyNot)>
       buildKeySelectionProbe;
+  /// For `lcc --decode` (null: the form has no cached form; both or
+  /// neither): in prefill, after `op` (at `b`'s insertion point), what
+  /// writes its caches from its operands, the whole sequence; ...
+  std::function<mlir::LogicalResult(mlir::OpBuilder &b, mlir::Operation *op,
+                                    const AttentionCaches &caches,
+                                    std::string &whyNot)>
+      fillDecodeCaches;
+  /// ... and in the decode step, `op` at one position: from its operands
+  /// at that position (`operands`, [batch, heads, 1, *] in `op`'s order)
+  /// and `position` (a 0-d i32 tensor), its caches updated with the
+  /// position's rows and its result at the position returned, as the
+  /// form's forward gives that position (failure, and `whyNot`, where it
+  /// cannot).
+  std::function<mlir::FailureOr<mlir::Value>(
+      mlir::OpBuilder &b, mlir::Operation *op, mlir::ValueRange operands,
+      mlir::Value position, const AttentionCaches &caches,
+      std::string &whyNot)>
+      buildDecodeStep;
 };
 
 /// Adds `form` to the registry; false (and `error` says why) for a bad
@@ -151,9 +171,12 @@ void registerAttentionFormOrDie(AttentionFormDefinition form);
 /// The form registered as `name`, or null.
 const AttentionFormDefinition *lookupAttentionForm(llvm::StringRef name);
 
-/// The form that draws the keys of `op` for an input (keySelectionOp), or
-/// null.
+/// The form that draws the keys of `op` for an input (its
+/// buildKeySelectionProbe), or null.
 const AttentionFormDefinition *lookupKeySelectionForm(mlir::Operation *op);
+
+/// The form whose cached form decodes `op` (its buildDecodeStep), or null.
+const AttentionFormDefinition *lookupDecodeForm(mlir::Operation *op);
 
 /// Every registered form, in registration order.
 std::vector<const AttentionFormDefinition *> registeredAttentionForms();

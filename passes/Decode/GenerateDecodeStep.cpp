@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/AttentionForms.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/RegionArithmetic.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
@@ -72,16 +73,6 @@ Type withPositions(Type type, int64_t length) {
   return RankedTensorType::get(shape, tensor.getElementType());
 }
 
-/// Why `op`, an attention of the flattened model, has no cached form; ""
-/// when it has one.
-std::string uncachedBecause(AttentionOp op) {
-  if (!op.getCausal())
-    return "it is not causal (a decode step sees only earlier positions)";
-  if (op.getQuery().getType() != op.getKey().getType())
-    return "its keys are not its queries' positions";
-  return "";
-}
-
 /// Whether `op` computes each position from that position alone, so that
 /// it runs on one: the model ops that do (by op, as the dialect defines
 /// them) and elementwise ops. Anything else (a slice, a concat, a user's
@@ -94,88 +85,6 @@ bool worksPositionByPosition(Operation *op) {
   if (op->getNumRegions() != 0)
     return false;
   return op->hasTrait<OpTrait::Elementwise>();
-}
-
-/// The caches of one attention: state of the module.
-struct Caches {
-  std::string keyName, valueName;
-  Value key, value;
-};
-
-Caches cachesOf(OpBuilder &b, Location loc, unsigned index,
-                RankedTensorType keyType, RankedTensorType valueType) {
-  Caches c;
-  std::string prefix = lcm::kDecodeCachePrefix + std::to_string(index);
-  c.keyName = prefix + ".key";
-  c.valueName = prefix + ".value";
-  c.key =
-      ParamOp::create(b, loc, keyType, c.keyName, /*state=*/true, FloatAttr());
-  c.value = ParamOp::create(b, loc, valueType, c.valueName, /*state=*/true,
-                            FloatAttr());
-  return c;
-}
-
-/// `cache` ([B, H, C, d]) with rows [start, start + S) replaced by `rows`
-/// ([B, H, S, d]); `start` is a 0-d i32 tensor. Only those rows are
-/// written: per (batch, head), the rows inserted at `start` (clamped so
-/// that they fit: a position out of range writes nothing outside the
-/// cache), the cache updated where it is.
-Value writeRows(TensorBuilder &tb, Value cache, Value rows, Value start) {
-  OpBuilder &b = tb.builder();
-  Location loc = tb.location();
-  auto cacheType = cast<RankedTensorType>(cache.getType());
-  auto rowType = cast<RankedTensorType>(rows.getType());
-  int64_t batch = rowType.getDimSize(0), heads = rowType.getDimSize(1),
-          count = rowType.getDimSize(2), width = rowType.getDimSize(3);
-  auto forall = scf::ForallOp::create(
-      b, loc,
-      ArrayRef<OpFoldResult>{b.getIndexAttr(batch), b.getIndexAttr(heads)},
-      ValueRange{cache}, std::nullopt);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(forall.getBody());
-  Value bi = forall.getInductionVars()[0], hi = forall.getInductionVars()[1];
-  Value at = castToIndex(b, loc, tensor::ExtractOp::create(b, loc, start));
-  at = arith::MinSIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, at, indexConstant(b, loc, 0)),
-      indexConstant(b, loc, cacheType.getDimSize(2) - count));
-  SmallVector<OpFoldResult> one(4, b.getIndexAttr(1));
-  Value row = tensor::ExtractSliceOp::create(
-      b, loc,
-      RankedTensorType::get({1, 1, count, width}, rowType.getElementType()),
-      rows,
-      ArrayRef<OpFoldResult>{bi, hi, b.getIndexAttr(0), b.getIndexAttr(0)},
-      ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1),
-                             b.getIndexAttr(count), b.getIndexAttr(width)},
-      one);
-  b.setInsertionPointToStart(forall.getTerminator().getBody());
-  insertIntoShared(b, loc, row, forall.getRegionIterArgs()[0],
-                   {bi, hi, at, b.getIndexAttr(0)},
-                   {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(count),
-                    b.getIndexAttr(width)});
-  return forall.getResult(0);
-}
-
-/// The rows a cache holds of `op`'s keys `k`: shared-QK attention's keys
-/// are its unit queries.
-Value cachedKeys(TensorBuilder &tb, AttentionOp op, Value k) {
-  return op.getSharedQk() ? normalizeRows(tb, k) : k;
-}
-
-/// The attention `op` of the one query `q` ([B, H, 1, d]) at `position`
-/// (0-d i32) over the caches ([B, H, C, d] and [B, H, C, dv]): [B, H, 1,
-/// dv], as the forward computes it for that position. Flash attention from
-/// the query's position: its causality, regions and shared-QK self score
-/// see it there, and only the key tiles up to it are read, so a step costs
-/// what its position asks, not the caches' capacity.
-Value attendCache(OpBuilder &b, AttentionOp op, Value q, Value keys,
-                  Value values, Value position) {
-  AttentionSpec spec = AttentionSpec::of(op, /*remarks=*/false);
-  spec.query = q;
-  spec.key = keys;
-  spec.value = values;
-  spec.queryPosition = position;
-  return configureFlashAttention(b, spec, AttentionTiling())
-      .build(b, op.getLoc());
 }
 
 struct GenerateDecodeStepPass
@@ -255,43 +164,35 @@ func::FuncOp GenerateDecodeStepPass::flattenedCopy(func::FuncOp model,
   return copy;
 }
 
+/// The form that caches `op`, or an error on it naming why none does.
+static const AttentionFormDefinition *decodeFormOf(Operation *op) {
+  if (const AttentionFormDefinition *form = lookupDecodeForm(op))
+    return form;
+  std::string cached;
+  for (const AttentionFormDefinition *form : registeredAttentionForms())
+    if (form->buildDecodeStep)
+      cached += (cached.empty() ? "" : ", ") + form->opName;
+  op->emitError() << "--decode: '" << op->getName()
+                  << "' has no cached form yet (cached: " << cached << ")";
+  return nullptr;
+}
+
 LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
   func::FuncOp prefill = flattenedCopy(model, "prefill");
-  // Every attention form's op other than dense attention: none is cached
-  // yet.
-  WalkResult uncached = prefill.walk([&](AttentionFormInterface form) {
-    if (isa<AttentionOp>(form))
-      return WalkResult::advance();
-    form->emitError() << "--decode: '" << form->getName()
-                      << "' has no cached form yet (dense causal attention "
-                         "has one)";
-    return WalkResult::interrupt();
-  });
-  if (uncached.wasInterrupted())
-    return failure();
   unsigned index = 0;
-  WalkResult walked = prefill.walk([&](AttentionOp op) {
-    std::string why = uncachedBecause(op);
-    if (!why.empty()) {
-      op.emitError() << "--decode: this attention has no cached form: " << why;
+  WalkResult walked = prefill.walk([&](AttentionFormInterface op) {
+    const AttentionFormDefinition *form = decodeFormOf(op);
+    if (!form)
       return WalkResult::interrupt();
-    }
     OpBuilder b(op);
     b.setInsertionPointAfter(op);
-    TensorBuilder tb(b, op.getLoc());
-    auto cacheType = [&](Value rows) {
-      return cast<RankedTensorType>(withPositions(rows.getType(), cacheRows));
-    };
-    Caches caches = cachesOf(b, op.getLoc(), index++, cacheType(op.getKey()),
-                             cacheType(op.getValue()));
-    Value start = arith::ConstantOp::create(
-        b, op.getLoc(),
-        b.getZeroAttr(RankedTensorType::get({}, b.getI32Type())));
-    AssignOp::create(
-        b, op.getLoc(), caches.keyName,
-        writeRows(tb, caches.key, cachedKeys(tb, op, op.getKey()), start));
-    AssignOp::create(b, op.getLoc(), caches.valueName,
-                     writeRows(tb, caches.value, op.getValue(), start));
+    std::string whyNot;
+    if (failed(form->fillDecodeCaches(
+            b, op, AttentionCaches(index++, cacheRows), whyNot))) {
+      op->emitError() << "--decode: this attention has no cached form: "
+                      << whyNot;
+      return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   if (walked.wasInterrupted())
@@ -310,10 +211,6 @@ LogicalResult GenerateDecodeStepPass::decodeOneOp(
     b.clone(op, mapping); // weights and what they compute alone
     return success();
   }
-  if (isa<AttentionFormInterface>(op))
-    return op.emitError() << "--decode: '" << op.getName()
-                          << "' has no cached form yet (dense causal "
-                             "attention has one)";
   if (!worksPositionByPosition(&op))
     return op.emitError() << "--decode: '" << op.getName()
                           << "' may mix positions: a decode step runs the "
@@ -335,8 +232,9 @@ LogicalResult GenerateDecodeStepPass::decodeOneOp(
     if (positions > length)
       return op.emitError()
              << "--decode: '" << op.getName() << "' reads learned positions "
-             << "of " << length << " positions: a cache of --max-cache="
-             << positions << " has none to read beyond them";
+             << "of " << length
+             << " positions: a cache of --max-cache=" << positions
+             << " has none to read beyond them";
     Value table = tensor::CollapseShapeOp::create(
         b, op.getLoc(), mapping.lookup(operand),
         ArrayRef<ReassociationIndices>{{0, 1}, {2}});
@@ -399,31 +297,25 @@ LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
                                      ValueRange(results).getTypes()));
       break;
     }
-    auto attention = dyn_cast<AttentionOp>(op);
-    if (!attention) {
+    if (!isa<AttentionFormInterface>(op)) {
       if (failed(decodeOneOp(b, op, mapping, sequence, position)))
         return failure();
       continue;
     }
-    if (attention.getLogsumexp() && !attention.getLogsumexp().use_empty())
-      return attention.emitError("--decode: the attention's logsumexp is "
-                                 "read; a decode step computes none");
-    TensorBuilder tb(b, attention.getLoc());
-    Value q = mapping.lookup(attention.getQuery());
-    Value k = mapping.lookup(attention.getKey());
-    Value v = mapping.lookup(attention.getValue());
-    auto cacheType = [&](Value rows) {
-      return cast<RankedTensorType>(withPositions(rows.getType(), cacheRows));
-    };
-    Caches caches =
-        cachesOf(b, attention.getLoc(), index++, cacheType(k), cacheType(v));
-    Value keys = writeRows(tb, caches.key, cachedKeys(tb, attention, k), start);
-    Value values = writeRows(tb, caches.value, v, start);
-    AssignOp::create(b, attention.getLoc(), caches.keyName, keys);
-    AssignOp::create(b, attention.getLoc(), caches.valueName, values);
-      mapping.map(attention.getResult(),
-                attendCache(b, attention, q, keys, values, start));
-    sequence.insert(attention.getResult());
+    const AttentionFormDefinition *form = decodeFormOf(&op);
+    if (!form)
+      return failure();
+    SmallVector<Value> operands;
+    for (Value operand : op.getOperands())
+      operands.push_back(mapping.lookup(operand));
+    std::string whyNot;
+    FailureOr<Value> result = form->buildDecodeStep(
+        b, &op, operands, start, AttentionCaches(index++, cacheRows), whyNot);
+    if (failed(result))
+      return op.emitError()
+             << "--decode: this attention has no cached form: " << whyNot;
+    mapping.map(op.getResult(0), *result);
+    sequence.insert(op.getResult(0));
   }
   flat.erase();
   return success();

@@ -9,6 +9,7 @@
 #ifndef LCC_PASSES_FORMS_DENSE_DENSEFORM_H
 #define LCC_PASSES_FORMS_DENSE_DENSEFORM_H
 
+#include "passes/DecodeStep.h"
 #include "passes/Passes.h"
 
 namespace lcc {
@@ -32,6 +33,18 @@ void populateAttentionBackwardLoweringPatterns(
 /// derivative the attention backward builds; an error on the first that
 /// has none (LowerAttentionBackward.cpp).
 mlir::LogicalResult checkScoreRegionDifferentiable(mlir::Region &region);
+
+/// For lcc --decode: causal attn.attention's key and value caches,
+/// written by prefill, and its step from a run-time position
+/// (DenseDecodeStep.cpp; AttentionFormDefinition's hooks).
+mlir::LogicalResult fillDenseDecodeCaches(mlir::OpBuilder &b,
+                                          mlir::Operation *op,
+                                          const AttentionCaches &caches,
+                                          std::string &whyNot);
+mlir::FailureOr<mlir::Value>
+buildDenseDecodeStep(mlir::OpBuilder &b, mlir::Operation *op,
+                     mlir::ValueRange operands, mlir::Value position,
+                     const AttentionCaches &caches, std::string &whyNot);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/forms/dense/Passes.h.inc"

@@ -77,6 +77,9 @@ void lcc::registerDenseAttentionForm() {
     });
     return failure(undifferentiable.wasInterrupted());
   };
+  form.opName = AttentionOp::getOperationName();
+  form.fillDecodeCaches = fillDenseDecodeCaches;
+  form.buildDecodeStep = buildDenseDecodeStep;
   registerAttentionFormOrDie(std::move(form));
   registerDenseFormPasses();
 }

@@ -226,7 +226,7 @@ void lcc::registerLSHAttentionForm() {
                          factorized ? ", factorized hash" : "")
         .str();
   };
-  form.keySelectionOp = attn::LSHAttentionOp::getOperationName();
+  form.opName = attn::LSHAttentionOp::getOperationName();
   form.buildKeySelectionProbe = buildLSHKeySelectionProbe;
   registerAttentionFormOrDie(std::move(form));
   registerLSHFormPasses();

@@ -105,7 +105,7 @@ void lcc::registerRoutedAttentionForm() {
     populateRoutedAttentionBackwardLoweringPatterns(patterns);
     populateRoutedCentroidUpdateLoweringPatterns(patterns);
   };
-  form.keySelectionOp = attn::RoutedAttentionOp::getOperationName();
+  form.opName = attn::RoutedAttentionOp::getOperationName();
   form.buildKeySelectionProbe = buildRoutedKeySelectionProbe;
   registerAttentionFormOrDie(std::move(form));
   registerRoutedFormPasses();

@@ -1,0 +1,62 @@
+//===- DecodeStep.h - an attention form's caches for lcc --decode -*- C++
+//-*-===//
+//
+// `lcc --decode` (passes/Decode/GenerateDecodeStep.cpp) compiles a causal
+// model into prefill and a one-token decode step. Each attention form with
+// a cached form (AttentionFormDefinition::fillDecodeCaches and
+// buildDecodeStep) keeps what later tokens need in caches: state
+// parameters `decode.cache.<attention>.<role>` of the module, sized for the
+// positions the caches hold, filled by prefill and updated in place by each
+// step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_DECODESTEP_H
+#define LCC_PASSES_DECODESTEP_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+
+#include <string>
+
+namespace lcc {
+
+/// The caches of one attention: [batch, heads, rows, width] tensors, a row
+/// per position.
+class AttentionCaches {
+public:
+  /// The caches of attention `index` of the model, `rows` positions each.
+  AttentionCaches(unsigned index, int64_t rows) : index(index), rows(rows) {}
+
+  /// The positions each cache holds (the caches' rows).
+  int64_t positions() const { return rows; }
+
+  /// Cache `role` ("key", "value", "buckets"): its current contents,
+  /// [batch, heads, rows, width] of `element`, at `b`'s insertion point.
+  mlir::Value read(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef role,
+                   int64_t batch, int64_t heads, int64_t width,
+                   mlir::Type element) const;
+
+  /// Cache `role` with rows [start, start + S) replaced by `update` ([batch,
+  /// heads, S, width]), written back; `start` is a 0-d i32 tensor (clamped
+  /// so that the rows fit: nothing is written outside the cache). Returns
+  /// the cache as written, for reading after the update.
+  mlir::Value writeRows(mlir::OpBuilder &b, mlir::Location loc,
+                        llvm::StringRef role, mlir::Value update,
+                        mlir::Value start) const;
+
+  /// writeRows from row 0: prefill's rows.
+  mlir::Value fill(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef role,
+                   mlir::Value update) const;
+
+private:
+  std::string name(llvm::StringRef role) const;
+
+  unsigned index;
+  int64_t rows;
+};
+
+} // namespace lcc
+
+#endif // LCC_PASSES_DECODESTEP_H
