@@ -85,14 +85,35 @@ std::string lcc::tools::generate(const Generator &g,
   int64_t shape[2] = {g.batch, g.length};
   LccTensorView padded = {nullptr, LCC_DTYPE_I32, 2,
                           shape,   window.data(), uint64_t(window.size() * 4)};
+  // A decode step at `position` on each sequence's token there.
+  std::vector<int32_t> next(g.batch);
+  auto step = [&](int64_t position) {
+    int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
+    int32_t at = int32_t(position);
+    LccTensorView inputs[2] = {
+        {nullptr, LCC_DTYPE_I32, 2, tokenShape, next.data(),
+         uint64_t(g.batch * 4)},
+        {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
+    return lccFunctionCall(g.step, inputs, 2);
+  };
+  // Prefill fills the caches; the prompt's last token goes through a step,
+  // so that every new token comes from a step's logits: the attention of
+  // the tokens so far (prefill's are those of the padded sequence, the
+  // same for exact attention but not for LSH, whose sort sees the
+  // padding).
   auto start = std::chrono::steady_clock::now();
-  if (LccStatus status = lccFunctionCall(g.prefill, &padded, 1))
-    return takeMessage(status);
+  LccStatus prefilled = lccFunctionCall(g.prefill, &padded, 1);
+  if (!prefilled && !options.recompute) {
+    for (int64_t b = 0; b < g.batch; ++b)
+      next[b] = sequences[b * limit + promptLength - 1];
+    prefilled = step(promptLength - 1);
+  }
+  if (prefilled)
+    return takeMessage(prefilled);
   out.prefillMs = millisecondsSince(start);
 
   TokenSampler sampler(options.sampling);
   std::vector<bool> ended(g.batch, false);
-  std::vector<int32_t> next(g.batch);
   out.newTokens = 0;
   auto decodeStart = std::chrono::steady_clock::now();
   for (int64_t position = promptLength;
@@ -101,9 +122,9 @@ std::string lcc::tools::generate(const Generator &g,
       out.cachesFull = true;
       break;
     }
-    // The logits that choose the token at `position`: prefill's at the
-    // position before it, or the last step's one row.
-    bool fromPrefill = out.newTokens == 0 || options.recompute;
+    // The logits that choose the token at `position`: the last step's one
+    // row, or recomputing, prefill's at the position before it.
+    bool fromPrefill = options.recompute;
     LccTensorView logits;
     lccFunctionGetResult(fromPrefill ? g.prefill : g.step, 0, &logits);
     const float *rows = static_cast<const float *>(logits.data);
@@ -132,13 +153,7 @@ std::string lcc::tools::generate(const Generator &g,
       fillWindow();
       status = lccFunctionCall(g.prefill, &padded, 1);
     } else {
-      int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
-      int32_t at = int32_t(position);
-      LccTensorView inputs[2] = {
-          {nullptr, LCC_DTYPE_I32, 2, tokenShape, next.data(),
-           uint64_t(g.batch * 4)},
-          {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
-      status = lccFunctionCall(g.step, inputs, 2);
+      status = step(position);
     }
     if (status)
       return takeMessage(status);

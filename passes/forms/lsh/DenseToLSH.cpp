@@ -227,6 +227,8 @@ void lcc::registerLSHAttentionForm() {
         .str();
   };
   form.opName = attn::LSHAttentionOp::getOperationName();
+  form.fillDecodeCaches = fillLSHDecodeCaches;
+  form.buildDecodeStep = buildLSHDecodeStep;
   form.buildKeySelectionProbe = buildLSHKeySelectionProbe;
   registerAttentionFormOrDie(std::move(form));
   registerLSHFormPasses();

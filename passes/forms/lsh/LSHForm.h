@@ -9,6 +9,7 @@
 #ifndef LCC_PASSES_FORMS_LSH_LSHFORM_H
 #define LCC_PASSES_FORMS_LSH_LSHFORM_H
 
+#include "passes/DecodeStep.h"
 #include "passes/KeySelection.h"
 #include "passes/Passes.h"
 
@@ -60,6 +61,18 @@ attn::LSHAttentionOp rewriteToLSH(mlir::RewriterBase &rewriter,
 mlir::FailureOr<KeySelectionProbe>
 buildLSHKeySelectionProbe(mlir::OpBuilder &b, mlir::Operation *op,
                           std::string &whyNot);
+
+/// For lcc --decode: causal attn.lsh_attention's caches (unit keys,
+/// values, every round's buckets), written by prefill, and its step, as
+/// the op attends the last token of the tokens so far (LSHDecodeStep.cpp;
+/// AttentionFormDefinition's hooks).
+mlir::LogicalResult fillLSHDecodeCaches(mlir::OpBuilder &b, mlir::Operation *op,
+                                        const AttentionCaches &caches,
+                                        std::string &whyNot);
+mlir::FailureOr<mlir::Value>
+buildLSHDecodeStep(mlir::OpBuilder &b, mlir::Operation *op,
+                   mlir::ValueRange operands, mlir::Value position,
+                   const AttentionCaches &caches, std::string &whyNot);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/forms/lsh/Passes.h.inc"

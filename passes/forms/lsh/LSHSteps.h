@@ -55,6 +55,20 @@ inRowGroups(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange operands,
             llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::ValueRange)>
                 attend);
 
+/// The N(0, 1) rotations of LSH hashing, [dim, rounds, half], drawn at
+/// compile time from `seed`: a compiled model hashes the same way on every
+/// call and every device.
+mlir::Value lshRotationsOf(mlir::OpBuilder &b, mlir::Location loc,
+                           const LSHShape &s, uint64_t seed);
+
+/// Step 1: the bucket of every token of `qk` ([rows, padded, dim]) in
+/// every round, [rows, rounds, padded] i32 (argmax over [xR; -xR], or
+/// factorized), hashed `s.bucket` tokens at a time; tokens from `s.seq` on
+/// are padding, in bucket n_buckets.
+mlir::Value hashTokens(mlir::OpBuilder &b, mlir::Location loc,
+                       const LSHShape &s, mlir::Value qk,
+                       mlir::Value rotations);
+
 /// What hashing and sorting leave: the padded [rows, padded, dim] inputs,
 /// 1/||q|| of every token ([rows, padded]; keys are the normalised
 /// queries), every token's bucket in every round ([rows, rounds, padded]

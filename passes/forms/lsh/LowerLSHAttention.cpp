@@ -133,10 +133,18 @@ Value factorizedArgmax(TensorBuilder &t, Value projected, int64_t tile,
       });
 }
 
-/// Step 1: the bucket of every token in every round, [rows, rounds,
-/// padded] i32, hashed a bucket-sized tile of tokens at a time.
-Value hashTokens(OpBuilder &b, Location loc, const LSHShape &s, Value qk,
-                 Value rotations) {
+} // namespace
+
+Value lowering::lshRotationsOf(OpBuilder &b, Location loc, const LSHShape &s,
+                               uint64_t seed) {
+  auto type =
+      RankedTensorType::get({s.dim, s.rounds, s.half}, b.getF32Type());
+  return arith::ConstantOp::create(b, loc, type, lshRotations(type, seed));
+}
+
+/// Step 1, a bucket-sized tile of tokens at a time.
+Value lowering::hashTokens(OpBuilder &b, Location loc, const LSHShape &s,
+                           Value qk, Value rotations) {
   TensorBuilder tb(b, loc);
   Type f32 = tensorType(qk).getElementType(), i32 = b.getI32Type();
   int64_t tile = s.bucket;
@@ -181,8 +189,6 @@ Value hashTokens(OpBuilder &b, Location loc, const LSHShape &s, Value qk,
                    {row, round, start}, {unit, unit, b.getIndexAttr(tile)});
   return hash.getResult(0);
 }
-
-} // namespace
 
 SmallVector<Value>
 lowering::inRowGroups(OpBuilder &b, Location loc, ValueRange operands,
@@ -293,10 +299,8 @@ LSHSorting lowering::hashAndSort(OpBuilder &b, Location loc, const LSHShape &s,
              {tb.identityMap(2)}, [](OpBuilder &b, Location l, ValueRange a) {
                return inverseNorm(b, l, a[0]);
              });
-  auto rotationType = RankedTensorType::get({s.dim, s.rounds, s.half}, f32);
-  Value rotations = arith::ConstantOp::create(b, loc, rotationType,
-                                              lshRotations(rotationType, seed));
-  sorting.buckets = hashTokens(b, loc, s, sorting.queryKey, rotations);
+  sorting.buckets = hashTokens(b, loc, s, sorting.queryKey,
+                               lshRotationsOf(b, loc, s, seed));
   sorting.sorted = sortRowsByKey(b, loc, sorting.buckets, s.buckets + 1);
   return sorting;
 }
