@@ -17,9 +17,10 @@
                       [--window=256] [--global=16] [--causal] [--repeat=3]
                       [--threads=N] [--dense-up-to=N]
   lcc-bench models    [--repeat=5] [--threads=N]
-  lcc-bench decode    [--seq=1024,4096,16384] [--layers=2] [--d-model=256]
-                      [--d-ff=1024] [--heads=4] [--new-tokens=64]
-                      [--recompute-tokens=2] [--repeat=3] [--threads=1]
+  lcc-bench decode    [--seq=1024,4096,16384] [--forms=dense,sparse,lsh]
+                      [--layers=2] [--d-model=256] [--d-ff=1024] [--heads=4]
+                      [--new-tokens=64] [--recompute-tokens=2] [--repeat=3]
+                      [--threads=1] [--recompute-up-to=N] [--peer-up-to=N]
                       [--no-peer]
   lcc-bench depth     [--layers=2,4,8,16] [--seq=4096] [--d-model=256]
                       [--d-ff=1024] [--form=lsh|dense] [--ff-chunks=N]
@@ -937,56 +938,78 @@ def generate_report(lcm, params, prompt, new_tokens, threads, recompute):
     return json.loads(run_pinned(args, threads))
 
 
+DECODE_FORMS = {"dense": [], "sparse": ["--attention=sparse"],
+                "lsh": ["--attention=lsh"]}
+
+
 def bench_decode(opts):
-    """Generation by cache length: prefill, then each new token through the
-    cached decode step, against recomputing the sequence per token; the
-    rounds interleaved, medians."""
+    """Generation by form and cache length: prefill, then each new token
+    through the cached decode step, against recomputing the sequence per
+    token (up to --recompute-up-to) and, for dense attention, a torch
+    transcription's cached generation (up to --peer-up-to); the rounds
+    interleaved, medians."""
     torch = None if opts.no_peer else torch_python()
-    print("| seq (cache) | prefill ms | ms/token cached | ms/token recomputed "
-          "| recomputed / cached | peak MiB cached | torch prefill ms | "
-          "torch ms/token | lcc / torch per token |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for seq in opts.seq:
-        with tempfile.TemporaryDirectory() as work:
-            source = os.path.join(work, "model.mlir")
-            with open(source, "w") as f:
-                f.write(residual_stack_model(
-                    opts.layers, seq, opts.d_model, opts.d_ff, "gelu",
-                    heads=opts.heads, shared_qk=False, forward=True))
-            lcm = os.path.join(work, "model.lcm")
-            compile_model(source, lcm, ["--decode"])
-            params = os.path.join(work, "weights.safetensors")
-            run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
-            prompt = os.path.join(work, "prompt.npy")
-            length = seq - opts.new_tokens - 1
-            run([tool("lcc-testdata"), "--output=" + prompt,
-                 "--shape=1,%d" % length, "--dtype=i32", "--uniform=0,256",
-                 "--seed=2"])
-            cached, recomputed, peer = [], [], []
-            for _ in range(opts.repeat):
-                cached.append(generate_report(lcm, params, prompt,
-                                              opts.new_tokens, opts.threads,
-                                              False))
+    print("| form | seq (cache) | prefill ms | ms/token cached | tokens/s | "
+          "ms/token recomputed | recomputed / cached | peak MiB cached | "
+          "torch prefill ms | torch ms/token | lcc / torch per token |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for form in opts.forms:
+        if form not in DECODE_FORMS:
+            sys.exit("lcc-bench: error: unknown decode form '%s'; expected "
+                     "one of %s" % (form, ", ".join(DECODE_FORMS)))
+        for seq in opts.seq:
+            bench_decode_row(opts, form, seq, torch)
+
+
+def bench_decode_row(opts, form, seq, torch):
+    """One row of bench_decode: `form`'s model at `seq` positions."""
+    with tempfile.TemporaryDirectory() as work:
+        source = os.path.join(work, "model.mlir")
+        with open(source, "w") as f:
+            f.write(residual_stack_model(
+                opts.layers, seq, opts.d_model, opts.d_ff, "gelu",
+                heads=opts.heads, shared_qk=form == "lsh", forward=True))
+        lcm = os.path.join(work, "model.lcm")
+        compile_model(source, lcm, ["--decode"] + DECODE_FORMS[form])
+        params = os.path.join(work, "weights.safetensors")
+        run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
+        prompt = os.path.join(work, "prompt.npy")
+        length = seq - opts.new_tokens - 1
+        run([tool("lcc-testdata"), "--output=" + prompt,
+             "--shape=1,%d" % length, "--dtype=i32", "--uniform=0,256",
+             "--seed=2"])
+        recompute = seq <= opts.recompute_up_to
+        peer_runs = torch and form == "dense" and seq <= opts.peer_up_to
+        cached, recomputed, peer = [], [], []
+        for _ in range(opts.repeat):
+            cached.append(generate_report(lcm, params, prompt,
+                                          opts.new_tokens, opts.threads,
+                                          False))
+            if recompute:
                 recomputed.append(generate_report(
                     lcm, params, prompt, opts.recompute_tokens, opts.threads,
                     True))
-                if torch:
-                    peer.append(torch_decode_ms(torch, opts, seq, length))
-            prefill = median([r["prefill_ms"] for r in cached])
-            step = median([r["ms_per_token"] for r in cached])
+            if peer_runs:
+                peer.append(torch_decode_ms(torch, opts, seq, length))
+        prefill = median([r["prefill_ms"] for r in cached])
+        step = median([r["ms_per_token"] for r in cached])
+        row = "| %s | %d | %.1f | %.3f | %.0f |" % (form, seq, prefill, step,
+                                                  1e3 / step)
+        if recomputed:
             again = median([r["ms_per_token"] for r in recomputed])
-            row = "| %d | %.1f | %.3f | %.1f | %.0fx | %.1f |" % (
-                seq, prefill, step, again, again / step,
-                mib(max(r["peak_bytes"] for r in cached)))
-            if peer:
-                peer_prefill = median([p[0] for p in peer])
-                peer_step = median([p[1] for p in peer])
-                row += " %.1f | %.3f | %.2f |" % (peer_prefill, peer_step,
-                                                  step / peer_step)
-            else:
-                row += " - | - | - |"
-            print(row)
-            sys.stdout.flush()
+            row += " %.1f | %.0fx |" % (again, again / step)
+        else:
+            row += " - | - |"
+        row += " %.1f |" % mib(max(r["peak_bytes"] for r in cached))
+        if peer:
+            peer_prefill = median([p[0] for p in peer])
+            peer_step = median([p[1] for p in peer])
+            row += " %.1f | %.3f | %.2f |" % (peer_prefill, peer_step,
+                                              step / peer_step)
+        else:
+            row += " - | - | - |"
+        print(row)
+        sys.stdout.flush()
 
 
 def form_flags(form, opts):
@@ -1223,6 +1246,15 @@ def main():
     g.add_argument("--threads", type=int, default=1)
     g.add_argument("--no-peer", action="store_true",
                    help="skip the torch transcription's cached generation")
+    g.add_argument("--forms", default="dense,sparse,lsh",
+                   type=lambda s: s.split(","),
+                   help="attention forms: dense, sparse (fixed), lsh "
+                        "(shared QK, 4 hashes, buckets of 64)")
+    g.add_argument("--recompute-up-to", type=int, default=16384,
+                   help="longest seq generation is also recomputed at")
+    g.add_argument("--peer-up-to", type=int, default=16384,
+                   help="longest seq the torch transcription runs at (its "
+                        "prefill builds the seq x seq scores)")
     m = sub.add_parser("models", help="the bundled models")
     m.add_argument("--repeat", type=int, default=5)
     m.add_argument("--threads", type=int, default=0)
