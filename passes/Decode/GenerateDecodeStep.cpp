@@ -153,7 +153,8 @@ func::FuncOp GenerateDecodeStepPass::flattenedCopy(func::FuncOp model,
   auto copy = cast<func::FuncOp>(model->clone());
   copy.setName(name);
   SymbolTable(getOperation()).insert(copy);
-  training::flattenForDifferentiation(copy, /*keepReversible=*/false);
+  training::flattenForDifferentiation(copy, /*keepReversible=*/false,
+                                      /*keepAttentionForms=*/true);
   // The regions are inlined into the decode step's kernels: their
   // arithmetic defined for every input first, as attn-lower-to-linalg
   // defines the forward's (RegionArithmetic.h).

@@ -21,11 +21,12 @@ namespace {
 
 /// Expands the first expandable op of `block`; false when none is left.
 /// With `keepReversible`, reversible blocks stay (their regions are
-/// flattened on their own).
-bool flattenOne(Block &block, bool keepReversible) {
+/// flattened on their own); with `keepForms`, attention ops.
+bool flattenOne(Block &block, bool keepReversible, bool keepForms) {
   for (Operation &op : block) {
     auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
-    if (!differentiable || (keepReversible && isa<ReversibleOp>(op)))
+    if (!differentiable || (keepReversible && isa<ReversibleOp>(op)) ||
+        (keepForms && isa<AttentionFormInterface>(op)))
       continue;
     OpBuilder b(&op);
     SmallVector<Value> expanded = differentiable.expandForDifferentiation(b);
@@ -41,14 +42,16 @@ bool flattenOne(Block &block, bool keepReversible) {
 } // namespace
 
 void lcc::training::flattenForDifferentiation(func::FuncOp func,
-                                              bool keepReversible) {
+                                              bool keepReversible,
+                                              bool keepAttentionForms) {
   Block &body = func.getBody().front();
-  while (flattenOne(body, keepReversible)) {
+  while (flattenOne(body, keepReversible, keepAttentionForms)) {
   }
   if (!keepReversible)
     return;
   for (ReversibleOp rev : body.getOps<ReversibleOp>())
     for (Region *region : {&rev.getF(), &rev.getG()})
-      while (flattenOne(region->front(), /*keepReversible=*/false)) {
+      while (flattenOne(region->front(), /*keepReversible=*/false,
+                        keepAttentionForms)) {
       }
 }

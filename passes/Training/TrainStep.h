@@ -32,8 +32,11 @@ namespace lcc::training {
 /// attention, attn.merge_heads and the output projection; sparse attention
 /// becomes the masked attention it equals; every attn.attention gets its
 /// logsumexp result. Other ops (LSH and routed attention among them) have
-/// rules of their own and stay as they are.
-void flattenForDifferentiation(mlir::func::FuncOp func, bool keepReversible);
+/// rules of their own and stay as they are. With `keepAttentionForms`,
+/// every attention stays as it is too (the decode step's prefill runs each
+/// form's own forward).
+void flattenForDifferentiation(mlir::func::FuncOp func, bool keepReversible,
+                               bool keepAttentionForms = false);
 
 /// The gradient of the loss for each parameter the loss depends on, in the
 /// order of the parameters' first use.

@@ -133,6 +133,9 @@ void lcc::registerSparseAttentionForm() {
                                      AttentionTiling) {
     populateSparseAttentionLoweringPatterns(patterns);
   };
+  form.opName = SparseAttentionOp::getOperationName();
+  form.fillDecodeCaches = fillSparseDecodeCaches;
+  form.buildDecodeStep = buildSparseDecodeStep;
   registerAttentionFormOrDie(std::move(form));
   registerSparseFormPasses();
 }

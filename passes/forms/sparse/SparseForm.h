@@ -9,6 +9,7 @@
 #ifndef LCC_PASSES_FORMS_SPARSE_SPARSEFORM_H
 #define LCC_PASSES_FORMS_SPARSE_SPARSEFORM_H
 
+#include "passes/DecodeStep.h"
 #include "passes/Passes.h"
 
 namespace lcc {
@@ -30,6 +31,18 @@ struct SparseAttentionOptions {
   int64_t stride;
   int64_t summary;
 };
+
+/// For lcc --decode: causal attn.sparse_attention as the masked attention
+/// it equals, with dense attention's caches and step
+/// (SparseDecodeStep.cpp; AttentionFormDefinition's hooks).
+mlir::LogicalResult fillSparseDecodeCaches(mlir::OpBuilder &b,
+                                           mlir::Operation *op,
+                                           const AttentionCaches &caches,
+                                           std::string &whyNot);
+mlir::FailureOr<mlir::Value>
+buildSparseDecodeStep(mlir::OpBuilder &b, mlir::Operation *op,
+                      mlir::ValueRange operands, mlir::Value position,
+                      const AttentionCaches &caches, std::string &whyNot);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/forms/sparse/Passes.h.inc"
