@@ -316,15 +316,19 @@ class Module:
                  top_k=None, top_p=None, seed=0, end_token=None,
                  recompute=False):
         """Tokens after `prompt` (int32 [batch, length], the model's batch)
-        from a module compiled with `decode=True`: prefill, then one cached
-        decode step per token, as lcc-generate runs them (docs/generation.md).
+        from a module compiled with `decode=True` (prefill, then one cached
+        decode step per token) or from a model whose `forward` carries
+        memories (Transformer-XL, adaptive span, compressive: segment by
+        segment, the memories carried), as lcc-generate runs them
+        (docs/generation.md).
         Greedy unless `temperature`, `top_k` or `top_p` asks for sampling
         (from `seed`); `end_token` ends a sequence. Returns prompt and new
         tokens, int32 [batch, length + new]; `last_generation` holds the
         timings."""
-        if "decode_step" not in self.functions:
+        if "decode_step" not in self.functions and not self._carries():
             raise LccError("the module has no decode_step: compile it with "
-                           "decode=True")
+                           "decode=True (a model whose forward carries "
+                           "memories generates without it)")
         if top_p is not None and not 0 < top_p <= 1:
             raise ValueError("top_p must be in (0, 1], got %r" % (top_p,))
         if temperature is not None and temperature < 0:
@@ -337,6 +341,17 @@ class Module:
             int(seed), -1 if end_token is None else int(end_token),
             bool(recompute))
         return tokens
+
+    def _carries(self):
+        """Whether `forward` carries memories: input i > 0 has the shape
+        of result i, as lcc-generate finds them."""
+        if "forward" not in self.functions:
+            return False
+        signature = self["forward"].signature
+        inputs, outputs = signature["inputs"], signature["outputs"]
+        return len(inputs) > 1 and len(outputs) >= len(inputs) and all(
+            inputs[i]["shape"] == outputs[i]["shape"]
+            for i in range(1, len(inputs)))
 
     def __repr__(self):
         return "<lcc.Module on %s: %s>" % (self.device,

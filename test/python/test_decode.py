@@ -254,6 +254,40 @@ def test_stacked_lsh_steps_read_only_the_tokens_so_far():
     assert np.isfinite(runs[0][-1]).all()
 
 
+@pytest.mark.parametrize("model", ["transformer-xl-tiny", "adaptive-span-tiny",
+                                   "compressive-tiny"])
+def test_memory_models_generate_segment_by_segment(model):
+    """A model whose forward carries memories generates without --decode:
+    each token from its segment's forward with the memories the segments
+    before it left. Greedy across several 64-token segments: the tokens
+    equal recomputing every segment from the first for each token, and
+    each is the argmax of the forward run segment by segment over the
+    whole text, the memories carried in Python (teacher forcing)."""
+    rng = fresh_rng()
+    module = lcc.load(lcc.compile(os.path.join(SOURCE, "models",
+                                               model + ".mlir")))
+    module.init_params(int(rng.integers(0, 2**31)))
+    prompt = rng.integers(0, 256, (1, int(rng.integers(1, 100))))
+    prompt = prompt.astype(np.int32)
+    tokens = module.generate(prompt, 150)
+    assert tokens.shape == (1, prompt.shape[1] + 150)
+    np.testing.assert_array_equal(
+        module.generate(prompt, 150, recompute=True), tokens)
+    signature = module["forward"].signature
+    memories = [np.zeros(i["shape"], np.float32)
+                for i in signature["inputs"][1:]]
+    text = np.zeros((1, -(-tokens.shape[1] // 64) * 64), np.int32)
+    text[:, :tokens.shape[1]] = tokens
+    logits = []
+    for start in range(0, text.shape[1], 64):
+        results = module["forward"](text[:, start:start + 64], *memories)
+        logits.append(results[0])
+        memories = list(results[1:1 + len(memories)])
+    logits = np.concatenate(logits, axis=1)
+    chosen = logits[0, prompt.shape[1] - 1:tokens.shape[1] - 1].argmax(-1)
+    np.testing.assert_array_equal(chosen, tokens[0, prompt.shape[1]:])
+
+
 def test_a_cache_is_no_checkpoint_state(tmp_path):
     """Weights saved from a decode module hold no caches, and a checkpoint
     of the train step (Adam state, no caches) binds to it."""

@@ -9,23 +9,75 @@
 
 using namespace lcc::tools;
 
-namespace {
-
-double millisecondsSince(std::chrono::steady_clock::time_point start) {
+double lcc::tools::millisecondsSince(
+    std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
       .count();
+}
+
+namespace {
+
+/// Whether `forward` carries memories: tokens [B, S] i32 and memories in,
+/// logits [B, S, V] f32 and each memory's next value (result i for input
+/// i) out. Their count, or 0.
+size_t carriedMemories(LccFunction forward) {
+  size_t inputs = lccFunctionGetInputCount(forward);
+  if (inputs < 2 || lccFunctionGetOutputCount(forward) < inputs)
+    return 0;
+  LccTensorView tokens, logits;
+  lccFunctionGetInput(forward, 0, &tokens);
+  lccFunctionGetOutput(forward, 0, &logits);
+  if (tokens.dtype != LCC_DTYPE_I32 || tokens.rank != 2 ||
+      logits.dtype != LCC_DTYPE_F32 || logits.rank != 3 ||
+      logits.shape[0] != tokens.shape[0] || logits.shape[1] != tokens.shape[1])
+    return 0;
+  for (size_t i = 1; i < inputs; ++i) {
+    LccTensorView in, out;
+    lccFunctionGetInput(forward, i, &in);
+    lccFunctionGetOutput(forward, i, &out);
+    if (in.dtype != LCC_DTYPE_F32 || out.dtype != LCC_DTYPE_F32 ||
+        !std::equal(in.shape, in.shape + in.rank, out.shape,
+                    out.shape + out.rank))
+      return 0;
+  }
+  return inputs - 1;
+}
+
+/// `name` of `session`, or null (the runtime's message dropped).
+LccFunction lookup(LccSession session, const char *name) {
+  LccFunction function = nullptr;
+  if (LccStatus status = lccSessionLookupFunction(session, name, &function)) {
+    takeMessage(status);
+    return nullptr;
+  }
+  return function;
 }
 
 } // namespace
 
 std::string Generator::find(LccModule module, LccSession session,
                             Generator &g) {
-  for (auto [name, function] :
-       {std::pair<const char *, LccFunction *>{"prefill", &g.prefill},
-        {"decode_step", &g.step}})
-    if (LccStatus status = lccSessionLookupFunction(session, name, function))
-      return takeMessage(status) + " (compile the model with lcc --decode)";
+  g.prefill = lookup(session, "prefill");
+  g.step = lookup(session, "decode_step");
+  if (!g.prefill || !g.step) {
+    LccFunction forward = lookup(session, "forward");
+    if (!forward || !(g.memories = carriedMemories(forward)))
+      return "the module has no 'prefill' and 'decode_step' (compile the "
+             "model with lcc --decode), and no 'forward' that carries "
+             "memories (a Transformer-XL-like model generates without "
+             "--decode)";
+    g.prefill = g.step = nullptr;
+    g.forward = forward;
+    LccTensorView tokens, logits;
+    lccFunctionGetInput(forward, 0, &tokens);
+    lccFunctionGetOutput(forward, 0, &logits);
+    g.batch = tokens.shape[0];
+    g.length = tokens.shape[1];
+    g.vocab = logits.shape[2];
+    g.capacity = INT64_MAX;
+    return "";
+  }
   LccTensorView tokens, logits;
   lccFunctionGetInput(g.prefill, 0, &tokens);
   lccFunctionGetOutput(g.prefill, 0, &logits);
@@ -45,7 +97,7 @@ std::string Generator::find(LccModule module, LccSession session,
 std::string lcc::tools::checkPrompts(const Generator &g,
                                      const std::vector<int32_t> &prompts,
                                      int64_t promptLength) {
-  if (promptLength < 1 || promptLength > g.length)
+  if (promptLength < 1 || (!g.bySegments() && promptLength > g.length))
     return "the prompt has " + std::to_string(promptLength) +
            " tokens; the model takes 1 to " + std::to_string(g.length);
   if (int64_t(prompts.size()) != g.batch * promptLength)
@@ -70,6 +122,8 @@ std::string lcc::tools::generate(const Generator &g,
       (options.endToken < 0 || options.endToken >= g.vocab))
     return "the end token " + std::to_string(options.endToken) +
            " is outside the vocabulary [0, " + std::to_string(g.vocab) + ")";
+  if (g.bySegments())
+    return generateBySegments(g, prompts, promptLength, options, out);
   // The sequences as they grow, and prefill's input: their first
   // `length` positions, the prompts padded.
   int64_t limit = options.recompute ? g.length : g.capacity;
@@ -127,18 +181,11 @@ std::string lcc::tools::generate(const Generator &g,
     bool fromPrefill = options.recompute;
     LccTensorView logits;
     lccFunctionGetResult(fromPrefill ? g.prefill : g.step, 0, &logits);
-    const float *rows = static_cast<const float *>(logits.data);
     int64_t row = fromPrefill ? position - 1 : 0;
-    bool allEnded = true;
-    for (int64_t b = 0; b < g.batch; ++b) {
-      next[b] = ended[b]
-                    ? int32_t(options.endToken)
-                    : sampler.next(rows + (b * logits.shape[1] + row) * g.vocab,
-                                   g.vocab);
-      ended[b] =
-          ended[b] || (options.endTokenGiven && next[b] == options.endToken);
-      allEnded = allEnded && ended[b];
-    }
+    bool allEnded =
+        chooseTokens(g, sampler, options,
+                     static_cast<const float *>(logits.data) + row * g.vocab,
+                     logits.shape[1] * g.vocab, ended, next);
     for (int64_t b = 0; b < g.batch; ++b)
       sequences[b * limit + position] = next[b];
     ++out.newTokens;
@@ -166,4 +213,20 @@ std::string lcc::tools::generate(const Generator &g,
     out.tokens.insert(out.tokens.end(), &sequences[b * limit],
                       &sequences[b * limit] + total);
   return "";
+}
+
+bool lcc::tools::chooseTokens(const Generator &g, TokenSampler &sampler,
+                              const GenerationOptions &options,
+                              const float *rows, int64_t stride,
+                              std::vector<bool> &ended,
+                              std::vector<int32_t> &next) {
+  bool allEnded = true;
+  for (int64_t b = 0; b < g.batch; ++b) {
+    next[b] = ended[b] ? int32_t(options.endToken)
+                       : sampler.next(rows + b * stride, g.vocab);
+    ended[b] =
+        ended[b] || (options.endTokenGiven && next[b] == options.endToken);
+    allEnded = allEnded && ended[b];
+  }
+  return allEnded;
 }

@@ -1,11 +1,13 @@
 //===- Generation.h - prefill, then a cached step per token -----*- C++ -*-===//
 //
-// The generation loop of a module compiled with `lcc --decode`, over the
-// runtime's C API: the prompts padded to the model's length through
-// `prefill`, then one `decode_step` per new token (or, recomputing, the
-// whole sequence through `prefill` again), each next token chosen by a
-// TokenSampler. lcc-generate and the Python package's Module.generate run
-// this one loop.
+// The generation loops over the runtime's C API, each next token chosen by
+// a TokenSampler. A module compiled with `lcc --decode`: the prompts padded
+// to the model's length through `prefill`, then one `decode_step` per new
+// token (or, recomputing, the whole sequence through `prefill` again). A
+// model with memories (Transformer-XL, adaptive span, compressive:
+// `forward(tokens, memories...) -> (logits, memories..., ...)`), segment by
+// segment (SegmentGeneration.cpp). lcc-generate and the Python package's
+// Module.generate run these loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 
 #include "lcc/runtime.h"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,10 +28,16 @@ namespace lcc::tools {
 /// A session's generation functions and their shapes: prefill takes
 /// `length` tokens, the caches hold `capacity` positions (the valid range
 /// of decode_step's position; more than `length` when compiled with a
-/// longer --max-cache).
+/// longer --max-cache). A model with memories has no prefill or step: its
+/// `forward` takes segments of `length` tokens and `memories` carried
+/// inputs, result i the next segment's input i.
 struct Generator {
   LccFunction prefill = nullptr, step = nullptr;
+  LccFunction forward = nullptr;
+  size_t memories = 0;
   int64_t batch = 0, length = 0, capacity = 0, vocab = 0;
+
+  bool bySegments() const { return forward != nullptr; }
 
   /// The functions of `session`, a session of `module`, or an error
   /// message.
@@ -59,6 +68,26 @@ struct Generated {
 std::string generate(const Generator &generator,
                      const std::vector<int32_t> &prompts, int64_t promptLength,
                      const GenerationOptions &options, Generated &out);
+
+/// generate for a model with memories: each new token from the forward of
+/// its segment (the tokens so far in it, padded) with the memories the
+/// segments before it left (SegmentGeneration.cpp).
+std::string generateBySegments(const Generator &generator,
+                               const std::vector<int32_t> &prompts,
+                               int64_t promptLength,
+                               const GenerationOptions &options,
+                               Generated &out);
+
+/// The next token of each sequence from its row of logits (`rows` + b *
+/// `stride` floats, vocab of them), or the end token for one that ended;
+/// marks those that end now. Whether every sequence has ended.
+bool chooseTokens(const Generator &generator, TokenSampler &sampler,
+                  const GenerationOptions &options, const float *rows,
+                  int64_t stride, std::vector<bool> &ended,
+                  std::vector<int32_t> &next);
+
+/// Milliseconds since `start`.
+double millisecondsSince(std::chrono::steady_clock::time_point start);
 
 /// Why `prompts` cannot be generated from, or "".
 std::string checkPrompts(const Generator &generator,
