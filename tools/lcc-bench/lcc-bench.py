@@ -939,7 +939,10 @@ def generate_report(lcm, params, prompt, new_tokens, threads, recompute):
 
 
 DECODE_FORMS = {"dense": [], "sparse": ["--attention=sparse"],
-                "lsh": ["--attention=lsh"]}
+                "lsh": ["--attention=lsh"],
+                # The bundled model, generated segment by segment through
+                # its memories (no --decode).
+                "transformer-xl": None}
 
 
 def bench_decode(opts):
@@ -965,12 +968,16 @@ def bench_decode_row(opts, form, seq, torch):
     """One row of bench_decode: `form`'s model at `seq` positions."""
     with tempfile.TemporaryDirectory() as work:
         source = os.path.join(work, "model.mlir")
-        with open(source, "w") as f:
-            f.write(residual_stack_model(
-                opts.layers, seq, opts.d_model, opts.d_ff, "gelu",
-                heads=opts.heads, shared_qk=form == "lsh", forward=True))
         lcm = os.path.join(work, "model.lcm")
-        compile_model(source, lcm, ["--decode"] + DECODE_FORMS[form])
+        if DECODE_FORMS[form] is None:
+            compile_model(os.path.join(SOURCE, "models", form + "-tiny.mlir"),
+                          lcm)
+        else:
+            with open(source, "w") as f:
+                f.write(residual_stack_model(
+                    opts.layers, seq, opts.d_model, opts.d_ff, "gelu",
+                    heads=opts.heads, shared_qk=form == "lsh", forward=True))
+            compile_model(source, lcm, ["--decode"] + DECODE_FORMS[form])
         params = os.path.join(work, "weights.safetensors")
         run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
         prompt = os.path.join(work, "prompt.npy")
@@ -1249,7 +1256,9 @@ def main():
     g.add_argument("--forms", default="dense,sparse,lsh",
                    type=lambda s: s.split(","),
                    help="attention forms: dense, sparse (fixed), lsh "
-                        "(shared QK, 4 hashes, buckets of 64)")
+                        "(shared QK, 4 hashes, buckets of 64), "
+                        "transformer-xl (the bundled tiny model, segment by "
+                        "segment; seq is then the text's length)")
     g.add_argument("--recompute-up-to", type=int, default=16384,
                    help="longest seq generation is also recomputed at")
     g.add_argument("--peer-up-to", type=int, default=16384,
