@@ -33,10 +33,16 @@ public:
   int64_t positions() const { return rows; }
 
   /// Cache `role` ("key", "value", "buckets"): its current contents,
-  /// [batch, heads, rows, width] of `element`, at `b`'s insertion point.
+  /// [batch, heads, rows, width] of `element`, at `b`'s insertion point;
+  /// `rows` the positions unless given (a cache of something else than
+  /// positions: per bucket, say).
   mlir::Value read(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef role,
                    int64_t batch, int64_t heads, int64_t width,
-                   mlir::Type element) const;
+                   mlir::Type element, int64_t rows = 0) const;
+
+  /// Cache `role` becomes `contents` (as read returns it, whole).
+  void write(mlir::OpBuilder &b, mlir::Location loc, llvm::StringRef role,
+             mlir::Value contents) const;
 
   /// Cache `role` with rows [start, start + S) replaced by `update` ([batch,
   /// heads, S, width]), written back; `start` is a 0-d i32 tensor (clamped

@@ -21,10 +21,17 @@ std::string AttentionCaches::name(StringRef role) const {
 
 Value AttentionCaches::read(OpBuilder &b, Location loc, StringRef role,
                             int64_t batch, int64_t heads, int64_t width,
-                            Type element) const {
+                            Type element, int64_t cacheRows) const {
   return attn::ParamOp::create(
-      b, loc, RankedTensorType::get({batch, heads, rows, width}, element),
+      b, loc,
+      RankedTensorType::get(
+          {batch, heads, cacheRows ? cacheRows : rows, width}, element),
       name(role), /*state=*/true, FloatAttr());
+}
+
+void AttentionCaches::write(OpBuilder &b, Location loc, StringRef role,
+                            Value contents) const {
+  attn::AssignOp::create(b, loc, name(role), contents);
 }
 
 Value AttentionCaches::fill(OpBuilder &b, Location loc, StringRef role,
