@@ -139,23 +139,11 @@ struct AttentionFormDefinition {
       mlir::OpBuilder &b, mlir::Operation *op, std::string &whyNot)>
       buildKeySelectionProbe;
   /// For `lcc --decode` (null: the form has no cached form; both or
-  /// neither): in prefill, after `op` (at `b`'s insertion point), what
-  /// writes its caches from its operands, the whole sequence; ...
-  std::function<mlir::LogicalResult(mlir::OpBuilder &b, mlir::Operation *op,
-                                    const AttentionCaches &caches,
-                                    std::string &whyNot)>
-      fillDecodeCaches;
-  /// ... and in the decode step, `op` at one position: from its operands
-  /// at that position (`operands`, [batch, heads, 1, *] in `op`'s order)
-  /// and `position` (a 0-d i32 tensor), its caches updated with the
-  /// position's rows and its result at the position returned, as the
-  /// form's forward gives that position (failure, and `whyNot`, where it
-  /// cannot).
-  std::function<mlir::FailureOr<mlir::Value>(
-      mlir::OpBuilder &b, mlir::Operation *op, mlir::ValueRange operands,
-      mlir::Value position, const AttentionCaches &caches,
-      std::string &whyNot)>
-      buildDecodeStep;
+  /// neither, DecodeStep.h): what writes `op`'s caches in prefill, and `op`
+  /// at one position of the decode step, as the form's forward gives that
+  /// position.
+  std::function<DecodeCacheFill> fillDecodeCaches;
+  std::function<DecodeStepBuild> buildDecodeStep;
 };
 
 /// Adds `form` to the registry; false (and `error` says why) for a bad

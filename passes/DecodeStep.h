@@ -17,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
 
 #include <string>
 
@@ -62,6 +63,20 @@ private:
   unsigned index;
   int64_t rows;
 };
+
+/// What a form gives for `lcc --decode` (AttentionFormDefinition's
+/// fillDecodeCaches and buildDecodeStep): in prefill, after `op` (at `b`'s
+/// insertion point), what writes its caches from its operands; in the
+/// decode step, `op` at one position from its operands there (`operands`,
+/// [batch, heads, 1, *] in `op`'s order) and `position` (0-d i32), its
+/// caches updated and its result returned. Failure sets `whyNot`.
+using DecodeCacheFill = mlir::LogicalResult(mlir::OpBuilder &b,
+                                            mlir::Operation *op,
+                                            const AttentionCaches &caches,
+                                            std::string &whyNot);
+using DecodeStepBuild = mlir::FailureOr<mlir::Value>(
+    mlir::OpBuilder &b, mlir::Operation *op, mlir::ValueRange operands,
+    mlir::Value position, const AttentionCaches &caches, std::string &whyNot);
 
 } // namespace lcc
 

@@ -37,14 +37,8 @@ mlir::LogicalResult checkScoreRegionDifferentiable(mlir::Region &region);
 /// For lcc --decode: causal attn.attention's key and value caches,
 /// written by prefill, and its step from a run-time position
 /// (DenseDecodeStep.cpp; AttentionFormDefinition's hooks).
-mlir::LogicalResult fillDenseDecodeCaches(mlir::OpBuilder &b,
-                                          mlir::Operation *op,
-                                          const AttentionCaches &caches,
-                                          std::string &whyNot);
-mlir::FailureOr<mlir::Value>
-buildDenseDecodeStep(mlir::OpBuilder &b, mlir::Operation *op,
-                     mlir::ValueRange operands, mlir::Value position,
-                     const AttentionCaches &caches, std::string &whyNot);
+DecodeCacheFill fillDenseDecodeCaches;
+DecodeStepBuild buildDenseDecodeStep;
 
 #define GEN_PASS_REGISTRATION
 #include "passes/forms/dense/Passes.h.inc"

@@ -66,13 +66,8 @@ buildLSHKeySelectionProbe(mlir::OpBuilder &b, mlir::Operation *op,
 /// values, every round's buckets), written by prefill, and its step, as
 /// the op attends the last token of the tokens so far (LSHDecodeStep.cpp;
 /// AttentionFormDefinition's hooks).
-mlir::LogicalResult fillLSHDecodeCaches(mlir::OpBuilder &b, mlir::Operation *op,
-                                        const AttentionCaches &caches,
-                                        std::string &whyNot);
-mlir::FailureOr<mlir::Value>
-buildLSHDecodeStep(mlir::OpBuilder &b, mlir::Operation *op,
-                   mlir::ValueRange operands, mlir::Value position,
-                   const AttentionCaches &caches, std::string &whyNot);
+DecodeCacheFill fillLSHDecodeCaches;
+DecodeStepBuild buildLSHDecodeStep;
 
 #define GEN_PASS_REGISTRATION
 #include "passes/forms/lsh/Passes.h.inc"

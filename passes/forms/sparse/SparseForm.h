@@ -35,14 +35,8 @@ struct SparseAttentionOptions {
 /// For lcc --decode: causal attn.sparse_attention as the masked attention
 /// it equals, with dense attention's caches and step
 /// (SparseDecodeStep.cpp; AttentionFormDefinition's hooks).
-mlir::LogicalResult fillSparseDecodeCaches(mlir::OpBuilder &b,
-                                           mlir::Operation *op,
-                                           const AttentionCaches &caches,
-                                           std::string &whyNot);
-mlir::FailureOr<mlir::Value>
-buildSparseDecodeStep(mlir::OpBuilder &b, mlir::Operation *op,
-                      mlir::ValueRange operands, mlir::Value position,
-                      const AttentionCaches &caches, std::string &whyNot);
+DecodeCacheFill fillSparseDecodeCaches;
+DecodeStepBuild buildSparseDecodeStep;
 
 #define GEN_PASS_REGISTRATION
 #include "passes/forms/sparse/Passes.h.inc"
