@@ -113,6 +113,21 @@ private:
 
 LogicalResult GenerateDecodeStepPass::checkModel(func::FuncOp model) {
   FunctionType type = model.getFunctionType();
+  // Memories: f32 inputs after the tokens, each result i input i's type.
+  bool carriesMemories =
+      type.getNumInputs() > 1 && type.getNumResults() >= type.getNumInputs();
+  for (unsigned i = 1; carriesMemories && i < type.getNumInputs(); ++i) {
+    auto input = dyn_cast<RankedTensorType>(type.getInput(i));
+    carriesMemories = input && input.getElementType().isF32() &&
+                      input == type.getResult(i);
+  }
+  if (carriesMemories)
+    return model.emitError()
+           << "--decode: '" << function
+           << "' takes inputs after its tokens (memories, as Transformer-XL "
+              "carries): a model whose forward carries its memories "
+              "generates without --decode, segment by segment (lcc-generate "
+              "runs its forward with the memories carried)";
   auto tokens = type.getNumInputs() == 1
                     ? dyn_cast<RankedTensorType>(type.getInput(0))
                     : RankedTensorType();

@@ -201,6 +201,50 @@ def test_lsh_decodes_as_its_forward_over_the_tokens_so_far(tmp_path):
     assert worst <= 1e-5, worst
 
 
+def test_routed_decodes_as_its_forward_over_the_tokens_so_far(tmp_path):
+    """Routed attention with trained centroids (4 clusters, windows of 8,
+    two sequences): the step at t equals the model's forward compiled at
+    t + 1 tokens, at its last position (the window chosen among the tokens
+    so far), at random positions from the prompt on; below a window of
+    tokens every token is in it, and the step equals dense attention."""
+    rng = fresh_rng()
+    path = os.path.join(SOURCE, "test/tools/Inputs/decode/routed.mlir")
+    with open(path) as f:
+        text = f.read()
+    module = lcc.load(lcc.compile(path, decode=True))
+    module.init_params(int(rng.integers(0, 2**31)))
+    weights = str(tmp_path / "w.safetensors")
+    module.save_params(weights)
+    tokens = rng.integers(0, 32, (2, 64)).astype(np.int32)
+    prompt = int(rng.integers(1, 12))
+    checked = set(rng.choice(np.arange(max(prompt, 8), 63), 5, replace=False))
+    checked.add(63)
+    dense = lcc.load(lcc.compile(path, attention="dense"))
+    dense.load_params(weights)
+    whole = dense["forward"](tokens)
+    padded = tokens.copy()
+    padded[:, prompt:] = 0
+    module["prefill"](padded)
+    worst = 0.0
+    for t in range(prompt - 1, 64):
+        logits = module["decode_step"](tokens[:, t:t + 1],
+                                       np.array([[t]], np.int32))[:, 0]
+        if t < 8:
+            expected = whole[:, t]
+        elif t in checked:
+            prefix = tmp_path / ("prefix%d.mlir" % (t + 1))
+            prefix.write_text(text.replace("x64x", "x%dx" % (t + 1))
+                              .replace("x64xi32", "x%dxi32" % (t + 1)))
+            forward = lcc.load(lcc.compile(str(prefix)))
+            forward.load_params(weights)
+            expected = forward["forward"](tokens[:, :t + 1])[:, t]
+        else:
+            continue
+        worst = max(worst, relative(logits, expected))
+    print("prompt", prompt, "checked", sorted(checked), "worst", worst)
+    assert worst <= 1e-5, worst
+
+
 def test_lsh_with_buckets_from_the_length_decodes_its_last_position(
         tmp_path):
     """Without n_buckets (the count follows from the model's length), the

@@ -107,6 +107,8 @@ void lcc::registerRoutedAttentionForm() {
   };
   form.opName = attn::RoutedAttentionOp::getOperationName();
   form.buildKeySelectionProbe = buildRoutedKeySelectionProbe;
+  form.fillDecodeCaches = fillRoutedDecodeCaches;
+  form.buildDecodeStep = buildRoutedDecodeStep;
   registerAttentionFormOrDie(std::move(form));
   registerRoutedFormPasses();
 }

@@ -9,6 +9,7 @@
 #ifndef LCC_PASSES_FORMS_ROUTED_ROUTEDFORM_H
 #define LCC_PASSES_FORMS_ROUTED_ROUTEDFORM_H
 
+#include "passes/DecodeStep.h"
 #include "passes/KeySelection.h"
 #include "passes/Passes.h"
 
@@ -19,6 +20,12 @@ namespace lcc {
 
 /// Registers the form with lcc (AttentionForms.h) and its rewrite pass.
 void registerRoutedAttentionForm();
+
+/// For lcc --decode: causal attn.routed_attention with trained centroids:
+/// key, value and key-centroid cosine caches, and its step as the op
+/// attends the last of the tokens so far (RoutedDecodeStep.cpp).
+DecodeCacheFill fillRoutedDecodeCaches;
+DecodeStepBuild buildRoutedDecodeStep;
 
 /// attn.routed_attention (LowerRoutedAttention.cpp).
 void populateRoutedAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);

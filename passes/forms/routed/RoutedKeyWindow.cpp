@@ -166,13 +166,16 @@ Value collectWindow(OpBuilder &b, Location loc, const ScoreLoop &loop,
 
 Value lcc::lowering::selectWindow(OpBuilder &b, Location loc, Value scores,
                                   int64_t n, int64_t window) {
-  auto index = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
+  return selectWindow(b, loc, scores, arith::ConstantIndexOp::create(b, loc, n),
+                      window);
+}
+
+Value lcc::lowering::selectWindow(OpBuilder &b, Location loc, Value scores,
+                                  Value n, int64_t window) {
   ScoreLoop loop;
-  loop.c0 = index(0);
-  loop.c1 = index(1);
-  loop.cn = index(n);
+  loop.c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  loop.c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  loop.cn = n;
   Value threshold = windowThreshold(b, loc, loop, scores, window);
   return collectWindow(b, loc, loop, scores, window, threshold);
 }

@@ -101,6 +101,11 @@ mlir::Value kMeansStepOverBatch(mlir::OpBuilder &b, mlir::Location loc,
 /// Inf), exactly `window` distinct positions are returned.
 mlir::Value selectWindow(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value scores, int64_t n, int64_t window);
+/// As above over the first `n` (an index known at run time) of `scores`;
+/// fewer than `window` of them fill the first n places, the rest holding
+/// position 0.
+mlir::Value selectWindow(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value scores, mlir::Value n, int64_t window);
 
 /// The queries of one tile of the sorted order.
 struct SortedQueryTile {
