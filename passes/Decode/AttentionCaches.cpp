@@ -77,6 +77,6 @@ Value AttentionCaches::writeRows(OpBuilder &b, Location loc, StringRef role,
                      {b.getIndexAttr(1), b.getIndexAttr(1),
                       b.getIndexAttr(count), b.getIndexAttr(width)});
   }
-  attn::AssignOp::create(b, loc, name(role), forall.getResult(0));
+  write(b, loc, role, forall.getResult(0));
   return forall.getResult(0);
 }
