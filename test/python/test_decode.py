@@ -7,7 +7,10 @@ random models of test_gradient_accuracy.py's family (residual or
 reversible blocks, batch 1 with learned positions or batch 2 without), with
 fresh weights and tokens; each step is fed the forward's own token at its
 position (teacher forcing), so that the logits compare position by
-position. A fresh seed per run, printed; LCC_DECODE_SEED replays one."""
+position. LSH and routed attention (trained centroids) against the
+forward compiled at the length of the tokens so far; models with memories
+generating segment by segment. A fresh seed per run, printed;
+LCC_DECODE_SEED replays one."""
 
 import os
 
@@ -156,33 +159,34 @@ def test_a_longer_cache_decodes_past_the_forwards_length(tmp_path):
         whole.generate(tokens[:, :prompt], new, recompute=True), cached)
 
 
-def test_lsh_decodes_as_its_forward_over_the_tokens_so_far(tmp_path):
-    """LSH attention (3 rounds, buckets of 8, n_buckets 8 given, two
-    sequences): the step at t equals the same model's forward compiled at
-    t + 1 tokens, at its last position (the sort sees the tokens so far
-    only), at random positions from the prompt on; below one bucket, where
-    the forward cannot be compiled, every round's two chunks hold all the
-    tokens so far, so it equals dense attention."""
+def check_steps_against_prefix_forwards(model, tmp_path, capacity=64):
+    """`model` (test/tools/Inputs/decode/, 64 positions, two sequences, a
+    vocabulary of 32), compiled with --decode and --max-cache=`capacity`:
+    from a random prompt, the step at t equals the model's forward compiled
+    at t + 1 tokens at its last position, at random positions; below 8
+    tokens, where those forwards cannot be compiled, its dense form's
+    forward (`attention="dense"`)."""
     rng = fresh_rng()
-    path = os.path.join(SOURCE, "test/tools/Inputs/decode/lsh.mlir")
+    path = os.path.join(SOURCE, "test/tools/Inputs/decode", model)
     with open(path) as f:
         text = f.read()
-    module = lcc.load(lcc.compile(path, decode=True))
+    module = lcc.load(lcc.compile(path, decode=True, max_cache=capacity))
     module.init_params(int(rng.integers(0, 2**31)))
     weights = str(tmp_path / "w.safetensors")
     module.save_params(weights)
-    tokens = rng.integers(0, 32, (2, 64)).astype(np.int32)
+    tokens = rng.integers(0, 32, (2, capacity)).astype(np.int32)
     prompt = int(rng.integers(1, 12))
-    checked = set(rng.choice(np.arange(max(prompt, 8), 63), 5, replace=False))
-    checked.add(63)
+    checked = set(rng.choice(np.arange(max(prompt, 8), capacity - 1), 5,
+                             replace=False))
+    checked.add(capacity - 1)
     dense = lcc.load(lcc.compile(path, attention="dense"))
     dense.load_params(weights)
-    whole = dense["forward"](tokens)
-    padded = tokens.copy()
+    whole = dense["forward"](tokens[:, :64])
+    padded = tokens[:, :64].copy()
     padded[:, prompt:] = 0
     module["prefill"](padded)
     worst = 0.0
-    for t in range(prompt, 64):
+    for t in range(prompt - 1, capacity):
         logits = module["decode_step"](tokens[:, t:t + 1],
                                        np.array([[t]], np.int32))[:, 0]
         if t < 8:
@@ -199,50 +203,23 @@ def test_lsh_decodes_as_its_forward_over_the_tokens_so_far(tmp_path):
         worst = max(worst, relative(logits, expected))
     print("prompt", prompt, "checked", sorted(checked), "worst", worst)
     assert worst <= 1e-5, worst
+
+
+@pytest.mark.parametrize("capacity", [64, 100])
+def test_lsh_decodes_as_its_forward_over_the_tokens_so_far(tmp_path,
+                                                           capacity):
+    """LSH attention (3 rounds, buckets of 8, n_buckets 8 given): the sort
+    sees the tokens so far only; below one bucket every round's two chunks
+    hold all of them, so the step equals dense attention. With
+    --max-cache=100, past the 64 positions prefill runs too."""
+    check_steps_against_prefix_forwards("lsh.mlir", tmp_path, capacity)
 
 
 def test_routed_decodes_as_its_forward_over_the_tokens_so_far(tmp_path):
-    """Routed attention with trained centroids (4 clusters, windows of 8,
-    two sequences): the step at t equals the model's forward compiled at
-    t + 1 tokens, at its last position (the window chosen among the tokens
-    so far), at random positions from the prompt on; below a window of
-    tokens every token is in it, and the step equals dense attention."""
-    rng = fresh_rng()
-    path = os.path.join(SOURCE, "test/tools/Inputs/decode/routed.mlir")
-    with open(path) as f:
-        text = f.read()
-    module = lcc.load(lcc.compile(path, decode=True))
-    module.init_params(int(rng.integers(0, 2**31)))
-    weights = str(tmp_path / "w.safetensors")
-    module.save_params(weights)
-    tokens = rng.integers(0, 32, (2, 64)).astype(np.int32)
-    prompt = int(rng.integers(1, 12))
-    checked = set(rng.choice(np.arange(max(prompt, 8), 63), 5, replace=False))
-    checked.add(63)
-    dense = lcc.load(lcc.compile(path, attention="dense"))
-    dense.load_params(weights)
-    whole = dense["forward"](tokens)
-    padded = tokens.copy()
-    padded[:, prompt:] = 0
-    module["prefill"](padded)
-    worst = 0.0
-    for t in range(prompt - 1, 64):
-        logits = module["decode_step"](tokens[:, t:t + 1],
-                                       np.array([[t]], np.int32))[:, 0]
-        if t < 8:
-            expected = whole[:, t]
-        elif t in checked:
-            prefix = tmp_path / ("prefix%d.mlir" % (t + 1))
-            prefix.write_text(text.replace("x64x", "x%dx" % (t + 1))
-                              .replace("x64xi32", "x%dxi32" % (t + 1)))
-            forward = lcc.load(lcc.compile(str(prefix)))
-            forward.load_params(weights)
-            expected = forward["forward"](tokens[:, :t + 1])[:, t]
-        else:
-            continue
-        worst = max(worst, relative(logits, expected))
-    print("prompt", prompt, "checked", sorted(checked), "worst", worst)
-    assert worst <= 1e-5, worst
+    """Routed attention with trained centroids (4 clusters, windows of 8):
+    the window chosen among the tokens so far; below a window of tokens
+    every token is in it, and the step equals dense attention."""
+    check_steps_against_prefix_forwards("routed.mlir", tmp_path)
 
 
 def test_lsh_with_buckets_from_the_length_decodes_its_last_position(
