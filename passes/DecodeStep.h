@@ -69,7 +69,9 @@ private:
 /// insertion point), what writes its caches from its operands; in the
 /// decode step, `op` at one position from its operands there (`operands`,
 /// [batch, heads, 1, *] in `op`'s order) and `position` (0-d i32), its
-/// caches updated and its result returned. Failure sets `whyNot`.
+/// caches updated and its result returned. Failure sets `whyNot`. The
+/// pass builds prefill first, so a step is built only for an op whose
+/// caches were filled: what refuses an op is checked in the fill.
 using DecodeCacheFill = mlir::LogicalResult(mlir::OpBuilder &b,
                                             mlir::Operation *op,
                                             const AttentionCaches &caches,

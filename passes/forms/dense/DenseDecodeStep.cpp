@@ -63,9 +63,6 @@ FailureOr<Value> lcc::buildDenseDecodeStep(OpBuilder &b, Operation *op,
                                            const AttentionCaches &caches,
                                            std::string &whyNot) {
   auto attention = cast<AttentionOp>(op);
-  whyNot = denseUncachedBecause(attention);
-  if (!whyNot.empty())
-    return failure();
   Location loc = op->getLoc();
   AttentionSpec spec = AttentionSpec::of(attention, /*remarks=*/false);
   spec.query = operands[0];

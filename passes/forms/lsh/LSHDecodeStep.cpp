@@ -631,9 +631,6 @@ FailureOr<Value> lcc::buildLSHDecodeStep(OpBuilder &b, Operation *op,
                                          const AttentionCaches &caches,
                                          std::string &whyNot) {
   auto lsh = cast<LSHAttentionOp>(op);
-  whyNot = lshUncachedBecause(lsh);
-  if (!whyNot.empty())
-    return failure();
   Location loc = op->getLoc();
   TensorBuilder tb(b, loc);
   LSHShape s = lshShapeOf(lsh);

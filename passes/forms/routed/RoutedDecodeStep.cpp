@@ -208,9 +208,6 @@ FailureOr<Value> lcc::buildRoutedDecodeStep(OpBuilder &b, Operation *op,
                                             const AttentionCaches &caches,
                                             std::string &whyNot) {
   auto routed = cast<RoutedAttentionOp>(op);
-  whyNot = routedUncachedBecause(routed);
-  if (!whyNot.empty())
-    return failure();
   Location loc = op->getLoc();
   TensorBuilder tb(b, loc);
   Value query = operands[0], key = operands[1], value = operands[2],
