@@ -1,21 +1,23 @@
 //===- LSHDecodeStep.cpp - LSH attention's cached decode step -------------===//
 //
 // For `lcc --decode` (docs/generation.md): causal attn.lsh_attention caches
-// every token's unit key, value and bucket in every round. A step at
+// every token's unit key, value and bucket in every round, and each
+// round's stable sort by (bucket, position) as lists per bucket. A step at
 // position t attends as the op attends the last token of the sequence
 // 0..t, with the model's n_buckets and rotations:
 //   1. hash the new token and write its rows;
-//   2. per (row, round), from the cached buckets of tokens 0..t: where the
-//      stable sort by (bucket, position) puts t (last of its bucket), so
-//      its chunk, and which tokens sit in that chunk and the one before it,
-//      and in the round's last chunk (the chunk before the next round's
-//      first: the rounds' sorted orders run end to end);
+//   2. per (row, round): append t to its bucket's list (t is the last of
+//      its bucket in the sort), find its place, so its chunk, and walk the
+//      lists to the tokens of that chunk and the one before it, and of the
+//      round's last chunk (the chunk before the next round's first: the
+//      rounds' sorted orders run end to end);
 //   3. per (row, round), attend to those two chunks' tokens (t's own score
 //      -1e5, empty places of the last chunk padding), keeping the
 //      logsumexp;
 //   4. combine the rounds by their logsumexps.
-// Step 2 scans the tokens so far: a step's cost grows with them, like
-// dense attention's, and reads the keys of two chunks per round only.
+// Step 2 costs a few chunks' walk and a pass over the buckets; the lists
+// are rebuilt from the cached buckets (linear in t) when they do not hold
+// tokens 0..t-1: after prefill, which cannot know where the prompt ends.
 //
 //===----------------------------------------------------------------------===//
 
