@@ -7,32 +7,25 @@
 //      and values to caches that are state of the module;
 //   2. decode_step: the function at one position: every op that works
 //      position by position runs on the new token alone, learned positions
-//      are read at the step's position, and each attention writes the new
-//      key and value to that row of its caches and attends over the rows up
-//      to it, reading no key tile after it.
+//      are read at the step's position, and each attention is its form's
+//      cached step (AttentionFormDefinition::buildDecodeStep), writing the
+//      position's rows of its caches and attending over the rows up to it.
 // The caches may hold more positions than the function runs (--max-cache)
 // when nothing in it reads positions by number.
-// The caches are `attn.param "decode.cache.N.key" {state}` (ModuleFormat.h
-// reserves the prefix: the runtime keeps them out of checkpoints).
+// The caches are `attn.param "decode.cache.N.<role>" {state}`
+// (passes/DecodeStep.h; ModuleFormat.h reserves the prefix: the runtime
+// keeps them out of checkpoints).
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionForms.h"
-#include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/RegionArithmetic.h"
-#include "passes/LowerToLinalg/ScalarOps.h"
-#include "passes/LowerToLinalg/TensorBuilder.h"
-#include "passes/LowerToLinalg/TensorOps.h"
 #include "passes/Passes.h"
 #include "passes/Training/TrainStep.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
-#include "runtime/schema/ModuleFormat.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
