@@ -948,9 +948,10 @@ DECODE_FORMS = {"dense": [], "sparse": ["--attention=sparse"],
 def bench_decode(opts):
     """Generation by form and cache length: prefill, then each new token
     through the cached decode step, against recomputing the sequence per
-    token (up to --recompute-up-to) and, for dense attention, a torch
-    transcription's cached generation (up to --peer-up-to); the rounds
-    interleaved, medians."""
+    token (up to --recompute-up-to) and a torch transcription's cached
+    generation (dense up to --peer-up-to; LSH as Hugging Face's cached
+    Reformer steps; Transformer-XL one token over key and value caches;
+    none for sparse); the rounds interleaved, medians."""
     torch = None if opts.no_peer else torch_python()
     print("| form | seq (cache) | prefill ms | ms/token cached | tokens/s | "
           "ms/token recomputed | recomputed / cached | peak MiB cached | "
@@ -986,7 +987,10 @@ def bench_decode_row(opts, form, seq, torch):
              "--shape=1,%d" % length, "--dtype=i32", "--uniform=0,256",
              "--seed=2"])
         recompute = seq <= opts.recompute_up_to
-        peer_runs = torch and form == "dense" and seq <= opts.peer_up_to
+        # The dense peer's prefill builds the seq x seq scores; the LSH and
+        # Transformer-XL peers' run at any length; sparse has none.
+        peer_runs = torch and form != "sparse" and (
+            form != "dense" or seq <= opts.peer_up_to)
         cached, recomputed, peer = [], [], []
         for _ in range(opts.repeat):
             cached.append(generate_report(lcm, params, prompt,
@@ -997,7 +1001,7 @@ def bench_decode_row(opts, form, seq, torch):
                     lcm, params, prompt, opts.recompute_tokens, opts.threads,
                     True))
             if peer_runs:
-                peer.append(torch_decode_ms(torch, opts, seq, length))
+                peer.append(torch_decode_ms(torch, opts, seq, length, form))
         prefill = median([r["prefill_ms"] for r in cached])
         step = median([r["ms_per_token"] for r in cached])
         row = "| %s | %d | %.1f | %.3f | %.0f |" % (form, seq, prefill, step,
@@ -1262,8 +1266,8 @@ def main():
     g.add_argument("--recompute-up-to", type=int, default=16384,
                    help="longest seq generation is also recomputed at")
     g.add_argument("--peer-up-to", type=int, default=16384,
-                   help="longest seq the torch transcription runs at (its "
-                        "prefill builds the seq x seq scores)")
+                   help="longest seq the dense torch transcription runs at "
+                        "(its prefill builds the seq x seq scores)")
     m = sub.add_parser("models", help="the bundled models")
     m.add_argument("--repeat", type=int, default=5)
     m.add_argument("--threads", type=int, default=0)

@@ -162,18 +162,169 @@ print(prefill, times[len(times) // 2] * 1e3)
 """
 
 
+# The LSH model of the decode benchmark (shared-QK, 4 rounds, buckets of
+# 64) generating in torch as Hugging Face's cached Reformer does: each step
+# hashes its token, stable-sorts the cached buckets with it per round,
+# takes its chunk and the one before it (wrapping within the round) from
+# the cached keys and values, attends there and combines the rounds by
+# their logsumexps. Random weights and rotations: a timing peer, not the
+# same numbers. Prints the prefill ms (the prompt's keys, values and
+# buckets) and the median ms per token.
+TORCH_LSH_DECODE = """
+import sys, time, torch
+F = torch.nn.functional
+layers, seq, d, ff, heads, vocab, prompt, new, threads = map(int, sys.argv[1:10])
+torch.set_num_threads(threads)
+torch.manual_seed(0)
+hd, rounds, bucket = d // heads, 4, 64
+nb = max(2, 2 * ((seq + 2 * bucket - 1) // (2 * bucket)))
+def w(*shape): return torch.randn(*shape) * shape[0] ** -0.5
+P = [dict(n1=(torch.ones(d), torch.zeros(d)), wqk=w(d, d), wv=w(d, d),
+          wo=w(d, d), n2=(torch.ones(d), torch.zeros(d)), w1=w(d, ff),
+          b1=torch.zeros(ff), w2=w(ff, d), b2=torch.zeros(d),
+          rot=torch.randn(hd, rounds, nb // 2)) for _ in range(layers)]
+embed, head = torch.randn(vocab, d), w(d, vocab)
+final = (torch.ones(d), torch.zeros(d))
+cache = [dict(k=torch.zeros(heads, seq, hd), v=torch.zeros(heads, seq, hd),
+              b=torch.zeros(heads, rounds, seq, dtype=torch.long))
+         for _ in range(layers)]
+def split(x): return x.view(-1, heads, hd).transpose(0, 1)
+def buckets(x, rot):  # x [heads, n, hd] -> [heads, rounds, n]
+    r = torch.einsum("hnd,drb->hrnb", x, rot)
+    return torch.cat([r, -r], -1).argmax(-1)
+def attend(c, q, t):
+    n = t + 1
+    order = torch.sort(c["b"][:, :, :n] * n + torch.arange(n), -1).indices
+    place = (order == t).int().argmax(-1)  # [heads, rounds]
+    start = (place // bucket - 1) * bucket
+    idx = (start.unsqueeze(-1) + torch.arange(2 * bucket)) % n
+    tok = torch.gather(order, 2, idx)  # [heads, rounds, 2 bucket]
+    k = F.normalize(c["k"][torch.arange(heads)[:, None, None], tok], dim=-1)
+    v = c["v"][torch.arange(heads)[:, None, None], tok]
+    s = torch.einsum("hd,hrkd->hrk", q[:, 0], k) * hd ** -0.5
+    s = s.masked_fill(tok == t, -1e5)
+    lse = torch.logsumexp(s, -1, keepdim=True)
+    o = torch.einsum("hrk,hrkd->hrd", torch.exp(s - lse), v)
+    share = torch.softmax(lse, 1)
+    return (o * share).sum(1)  # [heads, hd]
+def step(token, t):
+    x = embed[token]
+    for p, c in zip(P, cache):
+        h = F.layer_norm(x, (d,), *p["n1"])
+        qk, v = split(h @ p["wqk"]), split(h @ p["wv"])
+        c["k"][:, t] = qk[:, 0]
+        c["v"][:, t] = v[:, 0]
+        c["b"][:, :, t] = buckets(qk, p["rot"])[:, :, 0]
+        o = attend(c, qk, t)
+        x = x + o.reshape(1, d) @ p["wo"]
+        h = F.layer_norm(x, (d,), *p["n2"])
+        x = x + F.gelu(h @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
+    return F.layer_norm(x, (d,), *final) @ head
+with torch.inference_mode():
+    tokens = torch.randint(0, vocab, (prompt,))
+    t0 = time.perf_counter()
+    x = embed[tokens]  # the prompt's caches: one pass, no attention kept
+    for p, c in zip(P, cache):
+        h = F.layer_norm(x, (d,), *p["n1"])
+        qk, v = split(h @ p["wqk"]), split(h @ p["wv"])
+        c["k"][:, :prompt], c["v"][:, :prompt] = qk, v
+        c["b"][:, :, :prompt] = buckets(qk, p["rot"])
+    prefill = (time.perf_counter() - t0) * 1e3
+    token = tokens[-1:]
+    times = []
+    for i in range(new):
+        t0 = time.perf_counter()
+        token = step(token, prompt + i).argmax(-1)
+        times.append(time.perf_counter() - t0)
+times.sort()
+print(prefill, times[len(times) // 2] * 1e3)
+"""
+
+
+# Transformer-XL tiny (2 layers, d_model 64, 4 heads, d_ff 256, segments of
+# 64 after memories of 64) generating in torch one token at a time over
+# per-layer key and value caches: each step attends to the memory and the
+# segment so far (the previous segment's positions, then its own) with the
+# relative position term, as Hugging Face's TransfoXL steps with its mems
+# (here the keys and values of the earlier positions kept rather than
+# recomputed from hidden states). Random weights: a timing peer. Prints
+# the prefill ms and the median ms per token.
+TORCH_TXL_DECODE = """
+import sys, time, torch, math
+F = torch.nn.functional
+seq, prompt, new, threads = map(int, sys.argv[1:5])
+torch.set_num_threads(threads)
+torch.manual_seed(0)
+layers, d, heads, ff, vocab, S = 2, 64, 4, 256, 256, 64
+hd = d // heads
+total = prompt + new
+def w(*shape): return torch.randn(*shape) * shape[0] ** -0.5
+P = [dict(wq=w(d, d), wk=w(d, d), wv=w(d, d), wr=w(d, d), wo=w(d, d),
+          u=torch.randn(heads, hd) * 0.1, v=torch.randn(heads, hd) * 0.1,
+          n1=(torch.ones(d), torch.zeros(d)), w1=w(d, ff), b1=torch.zeros(ff),
+          w2=w(ff, d), b2=torch.zeros(d), n2=(torch.ones(d), torch.zeros(d)))
+     for _ in range(layers)]
+embed, head = torch.randn(vocab, d), w(d, vocab)
+pos = torch.arange(2 * S).float()
+inv = 1 / (10000 ** (torch.arange(0, d, 2).float() / d))
+enc = torch.cat([torch.sin(pos[:, None] * inv), torch.cos(pos[:, None] * inv)], -1)
+R = [(enc @ p["wr"]).view(2 * S, heads, hd).transpose(0, 1) for p in P]
+# Keys and values from position -S (the first segment's zero memory) on.
+K = [torch.zeros(heads, total + S, hd) for _ in P]
+V = [torch.zeros(heads, total + S, hd) for _ in P]
+def step(token, t):
+    x = embed[token]  # [1, d]
+    first = (t // S - 1) * S  # the memory's first position
+    for p, r, k, v in zip(P, R, K, V):
+        q = (x @ p["wq"]).view(heads, hd)
+        k[:, t + S] = (x @ p["wk"]).view(heads, hd)
+        v[:, t + S] = (x @ p["wv"]).view(heads, hd)
+        keys, values = k[:, first + S:t + S + 1], v[:, first + S:t + S + 1]
+        dist = torch.arange(t - first, -1, -1)
+        s = (torch.einsum("hd,hkd->hk", q + p["u"], keys) +
+             torch.einsum("hd,hkd->hk", q + p["v"], r[:, dist])) / math.sqrt(hd)
+        o = torch.einsum("hk,hkd->hd", torch.softmax(s, -1), values)
+        x = F.layer_norm(x + o.reshape(1, d) @ p["wo"], (d,), *p["n1"])
+        x = F.layer_norm(x + F.relu(x @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"],
+                         (d,), *p["n2"])
+    return x @ head
+with torch.inference_mode():
+    tokens = torch.randint(0, vocab, (prompt,))
+    t0 = time.perf_counter()
+    for t in range(prompt - 1):  # the prompt through the steps
+        step(tokens[t:t + 1], t)
+    prefill = (time.perf_counter() - t0) * 1e3
+    token = tokens[-1:]
+    times = []
+    for i in range(new):
+        t0 = time.perf_counter()
+        token = step(token, prompt - 1 + i).argmax(-1)
+        times.append(time.perf_counter() - t0)
+times.sort()
+print(prefill, times[len(times) // 2] * 1e3)
+"""
+
+
 def torch_python():
     """A python3 with torch, or None."""
     return python_with("torch")
 
 
-def torch_decode_ms(python, opts, seq, prompt):
-    """The torch transcription's (prefill ms, median ms per token)."""
-    out = run_pinned([python, "-c", TORCH_DECODE, str(opts.layers), str(seq),
-                      str(opts.d_model), str(opts.d_ff), str(opts.heads),
-                      "256", str(prompt), str(opts.new_tokens),
-                      str(opts.threads)],
-                     opts.threads, numpy_env(opts.threads))
+def torch_decode_ms(python, opts, seq, prompt, form="dense"):
+    """The torch transcription's (prefill ms, median ms per token) for
+    `form`: dense (a static cache), lsh (Hugging Face's cached Reformer
+    step) or transformer-xl (one token over per-layer key and value
+    caches)."""
+    if form == "transformer-xl":
+        args = [TORCH_TXL_DECODE, str(seq), str(prompt), str(opts.new_tokens),
+                str(opts.threads)]
+    else:
+        args = [TORCH_LSH_DECODE if form == "lsh" else TORCH_DECODE,
+                str(opts.layers), str(seq), str(opts.d_model), str(opts.d_ff),
+                str(opts.heads), "256", str(prompt), str(opts.new_tokens),
+                str(opts.threads)]
+    out = run_pinned([python, "-c"] + args, opts.threads,
+                     numpy_env(opts.threads))
     prefill, step = map(float, out.split())
     return prefill, step
 
