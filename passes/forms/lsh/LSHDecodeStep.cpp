@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/LowerToLinalg/GatheredAttention.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 #include "passes/forms/lsh/LSHForm.h"
@@ -505,78 +506,6 @@ Value keyTokens(TensorBuilder &tb, const LSHShape &s, const ChunkTokens &c) {
       });
 }
 
-/// Step 3: per (row, round) the query `qk` ([rows, dim]) against the keys
-/// of `tokens` ([rows, rounds, 2 * bucket]) in the caches `keys` and
-/// `values` ([rows, positions, w]): the round's output [rows, rounds,
-/// v_dim] and logsumexp [rows, rounds].
-std::pair<Value, Value> attendChunkTokens(TensorBuilder &tb, const LSHShape &s,
-                                          Value qk, Value tokens, Value keys,
-                                          Value values, Value position) {
-  using utils::IteratorType;
-  OpBuilder &b = tb.builder();
-  Type f32 = b.getF32Type();
-  int64_t width = 2 * s.bucket;
-  auto cached = [&](OpBuilder &nb, Location l, Value source, Value token,
-                    Value column) -> Value {
-    Value at = castToIndex(
-        nb, l, arith::MaxSIOp::create(nb, l, token, i32Constant(nb, l, 0)));
-    return tensor::ExtractOp::create(
-        nb, l, source,
-        ValueRange{linalg::IndexOp::create(nb, l, 0), at, column});
-  };
-  // Loops (row, round, i, e): q · k of each token, the dimension innermost.
-  Value dots = tb.generic(
-      tb.filled({s.rows, s.rounds, width}, f32, 0.0), {qk, tokens},
-      {tb.map(4, {0, 3}), tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 2})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value k = cached(nb, l, keys, a[1], linalg::IndexOp::create(nb, l, 3));
-        return add(nb, l, a[2], mul(nb, l, a[0], k));
-      });
-  // Scaled; the query's own token -1e5, an empty place -inf.
-  Value scores = tb.map(
-      {s.rows, s.rounds, width}, f32, {dots, tokens, position},
-      {tb.identityMap(3), tb.identityMap(3),
-       AffineMap::get(3, 0, b.getContext())},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value score = mul(nb, l, a[0], floatConstant(nb, l, f32, s.scale));
-        Value self =
-            arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq, a[1], a[2]);
-        score = arith::SelectOp::create(
-            nb, l, self, floatConstant(nb, l, f32, kSelfAttentionScore), score);
-        Value empty = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt,
-                                            a[1], i32Constant(nb, l, 0));
-        return arith::SelectOp::create(
-            nb, l, empty, floatConstant(nb, l, f32, kNegativeInfinity), score);
-      });
-  // Every query sees its own token: no row is all -inf.
-  RowExponentials softmax = rowExponentials(tb, scores);
-  Value weighted = tb.generic(
-      tb.filled({s.rows, s.rounds, s.valueDim}, f32, 0.0),
-      {softmax.exps, tokens},
-      {tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 3})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value v =
-            cached(nb, l, values, a[1], linalg::IndexOp::create(nb, l, 3));
-        return add(nb, l, a[2], mul(nb, l, a[0], v));
-      });
-  Value outputs =
-      tb.map({s.rows, s.rounds, s.valueDim}, f32, {weighted, softmax.sums},
-             {tb.identityMap(3), tb.dropLastMap(3)},
-             [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-               return arith::DivFOp::create(nb, l, a[0], a[1]);
-             });
-  Value logSumExp = tb.mapSameShape(
-      {softmax.maxima, softmax.sums},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        return add(nb, l, a[0], math::LogOp::create(nb, l, a[1]));
-      });
-  return {outputs, logSumExp};
-}
-
 /// Step 4: the rounds' outputs weighted by exp(lse - max lse) / sum:
 /// [rows, v_dim].
 Value combineRounds(TensorBuilder &tb, const LSHShape &s, Value outputs,
@@ -653,10 +582,12 @@ FailureOr<Value> lcc::buildLSHDecodeStep(OpBuilder &b, Operation *op,
   Value tokens = keyTokens(tb, s, chunks);
   Value query = tensor::CollapseShapeOp::create(
       b, loc, qk, ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}});
-  auto [outputs, logSumExp] =
-      attendChunkTokens(tb, s, query, tokens, headsAsRows(b, loc, keys),
-                        headsAsRows(b, loc, values), position);
-  Value combined = combineRounds(tb, s, outputs, logSumExp);
+  // Step 3: each round's two chunks, t's own token -1e5 (every round sees
+  // t, so no round is empty).
+  GatheredAttention rounds =
+      attendGathered(tb, query, tokens, headsAsRows(b, loc, keys),
+                     headsAsRows(b, loc, values), s.scale, position);
+  Value combined = combineRounds(tb, s, rounds.outputs, rounds.logSumExp);
   return tensor::ExpandShapeOp::create(
              b, loc, tensorType(value), combined,
              ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}})

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/LowerToLinalg/GatheredAttention.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 #include "passes/forms/routed/RoutedForm.h"
@@ -115,74 +116,42 @@ Value clusterWindows(OpBuilder &b, Location loc, Value cosines, Value clusters,
 
 /// The query (`query` [B, H, 1, d]) attending to its window's cached keys
 /// and values ([B, H, C, *]), scaled dense scores; places past the tokens
-/// so far (fewer than the window) are -inf, and a query that sees nothing
+/// so far (fewer than the window) are empty, and a query that sees nothing
 /// gets zeros: [B, H, 1, dv].
 Value attendWindow(TensorBuilder &tb, Value query, Value keys, Value values,
                    Value windows, Value position, double scale) {
-  using utils::IteratorType;
   OpBuilder &b = tb.builder();
+  Location loc = tb.location();
   RankedTensorType windowType = tensorType(windows);
   int64_t batch = windowType.getDimSize(0), heads = windowType.getDimSize(1),
           window = windowType.getDimSize(2);
-  int64_t valueDim = tensorType(values).getDimSize(3);
-  Type f32 = b.getF32Type();
-  auto cached = [&](OpBuilder &nb, Location l, Value source, Value token,
-                    Value column) -> Value {
-    return tensor::ExtractOp::create(
-        nb, l, source,
-        ValueRange{linalg::IndexOp::create(nb, l, 0),
-                   linalg::IndexOp::create(nb, l, 1), castToIndex(nb, l, token),
-                   column});
-  };
-  Value queries = tensor::CollapseShapeOp::create(
-      b, tb.location(), query,
-      ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
-  // Loops (b, h, i, e).
-  Value dots = tb.generic(
-      tb.filled({batch, heads, window}, f32, 0.0), {queries, windows},
-      {tb.map(4, {0, 1, 3}), tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 2})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value k = cached(nb, l, keys, a[1], linalg::IndexOp::create(nb, l, 3));
-        return add(nb, l, a[2], mul(nb, l, a[0], k));
-      });
-  Value scores =
-      tb.map({batch, heads, window}, f32, {dots, position},
+  Value tokens =
+      tb.map({batch, heads, window}, b.getI32Type(), {windows, position},
              {tb.identityMap(3), AffineMap::get(3, 0, b.getContext())},
              [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-               Value place = linalg::IndexOp::create(nb, l, 2);
-               Value past =
-                   arith::CmpIOp::create(nb, l, arith::CmpIPredicate::sgt,
-                                         place, castToIndex(nb, l, a[1]));
-               return arith::SelectOp::create(
-                   nb, l, past, floatConstant(nb, l, f32, kNegativeInfinity),
-                   mul(nb, l, a[0], floatConstant(nb, l, f32, scale)));
+               Value past = arith::CmpIOp::create(
+                   nb, l, arith::CmpIPredicate::sgt,
+                   linalg::IndexOp::create(nb, l, 2), castToIndex(nb, l, a[1]));
+               return arith::SelectOp::create(nb, l, past,
+                                              i32Constant(nb, l, -1), a[0]);
              });
-  RowExponentials softmax = rowExponentials(tb, scores);
-  Value weighted = tb.generic(
-      tb.filled({batch, heads, valueDim}, f32, 0.0), {softmax.exps, windows},
-      {tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 2}), tb.map(4, {0, 1, 3})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::parallel},
-      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Value v =
-            cached(nb, l, values, a[1], linalg::IndexOp::create(nb, l, 3));
-        return add(nb, l, a[2], mul(nb, l, a[0], v));
-      });
-  Value outputs =
-      tb.map({batch, heads, valueDim}, f32, {weighted, softmax.sums},
-             {tb.identityMap(3), tb.dropLastMap(3)},
-             [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
-               Value zero = floatConstant(nb, l, f32, 0.0);
-               Value none = arith::CmpFOp::create(
-                   nb, l, arith::CmpFPredicate::OEQ, a[1], zero);
-               return arith::SelectOp::create(
-                   nb, l, none, zero, arith::DivFOp::create(nb, l, a[0], a[1]));
-             });
+  auto rows = [&](Value x, ArrayRef<ReassociationIndices> groups) {
+    return tensor::CollapseShapeOp::create(b, loc, x, groups).getResult();
+  };
+  GatheredAttention attended = attendGathered(
+      tb, rows(query, {{0, 1}, {2, 3}}),
+      tensor::ExpandShapeOp::create(
+          b, loc,
+          RankedTensorType::get({batch * heads, 1, window}, b.getI32Type()),
+          rows(tokens, {{0, 1}, {2}}),
+          ArrayRef<ReassociationIndices>{{0}, {1, 2}}),
+      rows(keys, {{0, 1}, {2}, {3}}), rows(values, {{0, 1}, {2}, {3}}), scale);
+  RankedTensorType valueType = tensorType(values);
   return tensor::ExpandShapeOp::create(
-      b, tb.location(), RankedTensorType::get({batch, heads, 1, valueDim}, f32),
-      outputs, ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+      b, loc,
+      RankedTensorType::get({batch, heads, 1, valueType.getDimSize(3)},
+                            valueType.getElementType()),
+      attended.outputs, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
 } // namespace
