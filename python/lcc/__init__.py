@@ -361,5 +361,5 @@ class Module:
 def load(artifact, device="cpu", threads=0):
     """A module on `device` ("cpu", "cuda", "cuda-emulator") from an
     Artifact or the path of an .lcm file; `threads` of the cpu device (0:
-    all)."""
+    the CPUs the process may run on)."""
     return Module(artifact, device, threads)

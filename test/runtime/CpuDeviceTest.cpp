@@ -10,6 +10,9 @@
 
 #include <cstdlib>
 #include <dirent.h>
+#ifdef __linux__
+#include <sched.h>
+#endif
 #include <set>
 #include <thread>
 
@@ -325,3 +328,24 @@ TEST(CpuFeatures, TestsTheIsaExtensionsAndNotTuningFlags) {
 }
 
 } // namespace
+
+#ifdef __linux__
+TEST(ThreadPool, DefaultsToTheCpusThisProcessMayRunOn) {
+  cpu_set_t cpus;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(cpus), &cpus), 0);
+  ThreadPool pool;
+  EXPECT_EQ(pool.getThreadCount(), unsigned(CPU_COUNT(&cpus)));
+  // Pinned to one CPU, as `taskset -c 0` runs a benchmark: one thread.
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+    if (CPU_ISSET(cpu, &cpus)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  unsigned pinned = ThreadPool().getThreadCount();
+  ASSERT_EQ(sched_setaffinity(0, sizeof(cpus), &cpus), 0);
+  EXPECT_EQ(pinned, 1u);
+}
+#endif

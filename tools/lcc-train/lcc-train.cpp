@@ -150,7 +150,8 @@ const char kUsage[] =
     "                              \"peak_bytes\" (device peak)} to stdout\n"
     "  --device=cpu|cuda           device to train on (default cpu)\n"
     LCC_EMULATOR_USAGE
-    "  --threads=N                 threads of the cpu device (default: all)\n"
+    "  --threads=N                 threads of the cpu device (default: the CPUs\n"
+    "                              the process may run on)\n"
     "  --help, --version\n"
     "\n"
     "Progress goes to stderr after the first step, each evaluation, the\n"

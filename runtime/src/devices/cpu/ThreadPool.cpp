@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -40,9 +43,19 @@ template <typename Done> bool spinUntil(Done done) {
 
 } // namespace
 
+/// The CPUs this process may run on.
+static unsigned availableCpus() {
+#ifdef __linux__
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) > 0)
+    return unsigned(CPU_COUNT(&cpus));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 ThreadPool::ThreadPool(unsigned threadCount) {
   if (threadCount == 0)
-    threadCount = std::max(1u, std::thread::hardware_concurrency());
+    threadCount = availableCpus();
   workers.reserve(threadCount - 1);
   try {
     for (unsigned i = 1; i < threadCount; ++i)

@@ -22,9 +22,11 @@ namespace lcc::runtime {
 class ThreadPool {
 public:
   /// A pool of `threadCount` threads in all: the caller of parallelFor is
-  /// one of them, so `threadCount - 1` workers are started. 0 means
-  /// std::thread::hardware_concurrency(). Throws std::system_error when
-  /// the system cannot start that many threads.
+  /// one of them, so `threadCount - 1` workers are started. 0 means the
+  /// CPUs this process may run on (its affinity: `taskset -c 0` gives one
+  /// thread, not one per CPU spinning on that one), or
+  /// std::thread::hardware_concurrency() where that is not known. Throws
+  /// std::system_error when the system cannot start that many threads.
   explicit ThreadPool(unsigned threadCount = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
