@@ -64,6 +64,11 @@ private:
   int64_t rows;
 };
 
+/// Why an attention that is not causal has no cached form (each form's
+/// fill says it the same way).
+inline constexpr const char *kNotCausalForDecode =
+    "it is not causal (a decode step sees only earlier positions)";
+
 /// What a form gives for `lcc --decode` (AttentionFormDefinition's
 /// fillDecodeCaches and buildDecodeStep): in prefill, after `op` (at `b`'s
 /// insertion point), what writes its caches from its operands; in the

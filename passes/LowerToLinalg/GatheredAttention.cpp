@@ -95,3 +95,22 @@ GatheredAttention lcc::lowering::attendGathered(TensorBuilder &tb, Value query,
       });
   return result;
 }
+
+Value lcc::lowering::attendGatheredByHead(TensorBuilder &tb, Value query,
+                                          Value tokens, Value keys,
+                                          Value values, double scale) {
+  OpBuilder &b = tb.builder();
+  Location loc = tb.location();
+  RankedTensorType queryType = tensorType(query),
+                   valueType = tensorType(values);
+  Value rows = tensor::CollapseShapeOp::create(
+      b, loc, query, ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}});
+  GatheredAttention attended =
+      attendGathered(tb, rows, tokens, attentionRows(b, loc, keys),
+                     attentionRows(b, loc, values), scale);
+  return fromAttentionRows(
+      b, loc, attended.outputs,
+      RankedTensorType::get({queryType.getDimSize(0), queryType.getDimSize(1),
+                             1, valueType.getDimSize(3)},
+                            valueType.getElementType()));
+}

@@ -32,6 +32,13 @@ GatheredAttention attendGathered(TensorBuilder &tb, mlir::Value query,
                                  mlir::Value values, double scale,
                                  mlir::Value self = nullptr);
 
+/// attendGathered for one query per (batch, head): `query` [batch, heads,
+/// 1, dim], `tokens` [batch * heads, 1, n], caches [batch, heads,
+/// positions, *]; the outputs [batch, heads, 1, v_dim].
+mlir::Value attendGatheredByHead(TensorBuilder &tb, mlir::Value query,
+                                 mlir::Value tokens, mlir::Value keys,
+                                 mlir::Value values, double scale);
+
 } // namespace lcc::lowering
 
 #endif // LCC_PASSES_LOWERTOLINALG_GATHEREDATTENTION_H

@@ -282,6 +282,18 @@ Value fromRows(OpBuilder &b, Location loc, Value rows, RankedTensorType type) {
                                        rowsReassociation(rank));
 }
 
+Value attentionRows(OpBuilder &b, Location loc, Value x) {
+  return tensor::CollapseShapeOp::create(
+      b, loc, x, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
+Value fromAttentionRows(OpBuilder &b, Location loc, Value rows,
+                        RankedTensorType attentionType) {
+  return tensor::ExpandShapeOp::create(
+      b, loc, attentionType, rows,
+      ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+}
+
 Value normalizeRows(TensorBuilder &tb, Value x) {
   Value sumSquares = rowSumOfSquares(tb, x);
   RankedTensorType type = tensorType(x);

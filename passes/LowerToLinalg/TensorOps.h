@@ -108,6 +108,14 @@ mlir::Value asRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
 mlir::Value fromRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value rows,
                      mlir::RankedTensorType type);
 
+/// [batch, heads, seq, dim] viewed as [batch*heads, seq, dim], and back to
+/// `attentionType`.
+mlir::Value attentionRows(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value x);
+mlir::Value fromAttentionRows(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value rows,
+                              mlir::RankedTensorType attentionType);
+
 /// Index of the largest element of each row (last dimension) of `x`, as
 /// i32; of equal maxima the first wins.
 mlir::Value argmaxLastDim(mlir::OpBuilder &b, mlir::Location loc,

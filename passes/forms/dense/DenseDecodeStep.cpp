@@ -26,7 +26,7 @@ namespace {
 /// Why `op` has no cached form; "" when it has one.
 std::string denseUncachedBecause(AttentionOp op) {
   if (!op.getCausal())
-    return "it is not causal (a decode step sees only earlier positions)";
+    return kNotCausalForDecode;
   if (op.getQuery().getType() != op.getKey().getType())
     return "its keys are not its queries' positions";
   if (op.getLogsumexp() && !op.getLogsumexp().use_empty())

@@ -53,21 +53,6 @@ LSHShape lshShapeOf(LSHAttentionOp op) {
                       op.getFactorizedHash(), op.getNBuckets());
 }
 
-/// [batch, heads, seq, w] as [batch * heads, seq, w], and back.
-Value headsAsRows(OpBuilder &b, Location loc, Value x) {
-  return tensor::CollapseShapeOp::create(
-      b, loc, x, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-}
-Value rowsAsHeads(OpBuilder &b, Location loc, Value x, int64_t batch) {
-  RankedTensorType type = tensorType(x);
-  return tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({batch, type.getDimSize(0) / batch,
-                             type.getDimSize(1), type.getDimSize(2)},
-                            type.getElementType()),
-      x, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
-}
-
 /// The bucket of each token of `qk` ([batch, heads, seq, dim]) in every
 /// round, as the cache holds them: [batch, heads, seq, rounds] f32 (cached
 /// state is f32; bucket numbers are exact in it).
@@ -82,7 +67,7 @@ Value cachedBuckets(OpBuilder &b, Location loc, const LSHShape &model, Value qk,
   s.seq = seq;
   s.bucket = seq % model.bucket == 0 ? model.bucket : 1;
   s.padded = seq;
-  Value buckets = hashTokens(b, loc, s, headsAsRows(b, loc, qk),
+  Value buckets = hashTokens(b, loc, s, attentionRows(b, loc, qk),
                              lshRotationsOf(b, loc, model, seed));
   Value asFloat =
       tb.map({s.rows, seq, s.rounds}, b.getF32Type(), {buckets},
@@ -90,13 +75,16 @@ Value cachedBuckets(OpBuilder &b, Location loc, const LSHShape &model, Value qk,
              [](OpBuilder &nb, Location l, ValueRange a) -> Value {
                return arith::SIToFPOp::create(nb, l, nb.getF32Type(), a[0]);
              });
-  return rowsAsHeads(b, loc, asFloat, batch);
+  return fromAttentionRows(
+      b, loc, asFloat,
+      RankedTensorType::get({batch, s.rows / batch, seq, s.rounds},
+                            b.getF32Type()));
 }
 
 /// Why `op` has no cached form; "" when it has one.
 std::string lshUncachedBecause(LSHAttentionOp op) {
   if (!op.getCausal())
-    return "it is not causal (a decode step sees only earlier positions)";
+    return kNotCausalForDecode;
   return "";
 }
 
@@ -577,7 +565,7 @@ FailureOr<Value> lcc::buildLSHDecodeStep(OpBuilder &b, Operation *op,
   int64_t batch = tensorType(qk).getDimSize(0);
   BucketLists lists = readLists(b, loc, s, caches, batch);
   ChunkTokens chunks = chunkTokensOfRounds(
-      b, loc, s, headsAsRows(b, loc, buckets), position, lists);
+      b, loc, s, attentionRows(b, loc, buckets), position, lists);
   writeLists(b, loc, caches, lists);
   Value tokens = keyTokens(tb, s, chunks);
   Value query = tensor::CollapseShapeOp::create(
@@ -585,8 +573,8 @@ FailureOr<Value> lcc::buildLSHDecodeStep(OpBuilder &b, Operation *op,
   // Step 3: each round's two chunks, t's own token -1e5 (every round sees
   // t, so no round is empty).
   GatheredAttention rounds =
-      attendGathered(tb, query, tokens, headsAsRows(b, loc, keys),
-                     headsAsRows(b, loc, values), s.scale, position);
+      attendGathered(tb, query, tokens, attentionRows(b, loc, keys),
+                     attentionRows(b, loc, values), s.scale, position);
   Value combined = combineRounds(tb, s, rounds.outputs, rounds.logSumExp);
   return tensor::ExpandShapeOp::create(
              b, loc, tensorType(value), combined,

@@ -38,7 +38,7 @@ namespace {
 /// Why `op` has no cached form; "" when it has one.
 std::string routedUncachedBecause(RoutedAttentionOp op) {
   if (!op.getCausal())
-    return "it is not causal (a decode step sees only earlier positions)";
+    return kNotCausalForDecode;
   if (!op.getCentroids())
     return "its centroids come from k-means over the whole sequence, "
            "started from tokens its length picks, so no forward of the "
@@ -49,25 +49,21 @@ std::string routedUncachedBecause(RoutedAttentionOp op) {
 }
 
 /// The cosine of each unit key of `keys` ([B, H, S, d]) with each unit
-/// centroid of `centroids` ([H, clusters, d]): [B, H, S, clusters].
+/// centroid of `centroids` ([H, clusters, d]): [B, H, S, clusters], the
+/// forward's routing arithmetic (RoutedSteps.h's cosines).
 Value keyCosines(TensorBuilder &tb, Value keys, Value centroids) {
-  using utils::IteratorType;
+  OpBuilder &b = tb.builder();
+  Location loc = tb.location();
   RankedTensorType type = tensorType(keys);
+  int64_t batch = type.getDimSize(0), heads = type.getDimSize(1),
+          seq = type.getDimSize(2);
   int64_t clusters = tensorType(centroids).getDimSize(1);
-  Value unitKeys = normalizeRows(tb, keys);
-  Value unitCentroids = normalizeRows(tb, centroids);
-  // Loops (b, h, j, c, e).
-  return tb.generic(
-      tb.filled({type.getDimSize(0), type.getDimSize(1), type.getDimSize(2),
-                 clusters},
-                type.getElementType(), 0.0),
-      {unitKeys, unitCentroids},
-      {tb.map(5, {0, 1, 2, 4}), tb.map(5, {1, 3, 4}), tb.map(5, {0, 1, 2, 3})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::parallel, IteratorType::reduction},
-      [](OpBuilder &b, Location l, ValueRange a) -> Value {
-        return add(b, l, a[2], mul(b, l, a[0], a[1]));
-      });
+  Value unitKeys = attentionRows(b, loc, normalizeRows(tb, keys));
+  Value scores = cosines(tb, unitKeys, givenUnitCentroids(tb, centroids, batch),
+                         batch * heads, seq, clusters);
+  return fromAttentionRows(b, loc, scores,
+                           RankedTensorType::get({batch, heads, seq, clusters},
+                                                 type.getElementType()));
 }
 
 /// Each query's cluster ([B, H] i32): the nearest unit centroid to its
@@ -121,13 +117,14 @@ Value clusterWindows(OpBuilder &b, Location loc, Value cosines, Value clusters,
 Value attendWindow(TensorBuilder &tb, Value query, Value keys, Value values,
                    Value windows, Value position, double scale) {
   OpBuilder &b = tb.builder();
-  Location loc = tb.location();
   RankedTensorType windowType = tensorType(windows);
-  int64_t batch = windowType.getDimSize(0), heads = windowType.getDimSize(1),
+  int64_t rows = windowType.getDimSize(0) * windowType.getDimSize(1),
           window = windowType.getDimSize(2);
+  Value flat = tensor::CollapseShapeOp::create(
+      b, tb.location(), windows, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
   Value tokens =
-      tb.map({batch, heads, window}, b.getI32Type(), {windows, position},
-             {tb.identityMap(3), AffineMap::get(3, 0, b.getContext())},
+      tb.map({rows, 1, window}, b.getI32Type(), {flat, position},
+             {tb.map(3, {0, 2}), AffineMap::get(3, 0, b.getContext())},
              [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
                Value past = arith::CmpIOp::create(
                    nb, l, arith::CmpIPredicate::sgt,
@@ -135,23 +132,7 @@ Value attendWindow(TensorBuilder &tb, Value query, Value keys, Value values,
                return arith::SelectOp::create(nb, l, past,
                                               i32Constant(nb, l, -1), a[0]);
              });
-  auto rows = [&](Value x, ArrayRef<ReassociationIndices> groups) {
-    return tensor::CollapseShapeOp::create(b, loc, x, groups).getResult();
-  };
-  GatheredAttention attended = attendGathered(
-      tb, rows(query, {{0, 1}, {2, 3}}),
-      tensor::ExpandShapeOp::create(
-          b, loc,
-          RankedTensorType::get({batch * heads, 1, window}, b.getI32Type()),
-          rows(tokens, {{0, 1}, {2}}),
-          ArrayRef<ReassociationIndices>{{0}, {1, 2}}),
-      rows(keys, {{0, 1}, {2}, {3}}), rows(values, {{0, 1}, {2}, {3}}), scale);
-  RankedTensorType valueType = tensorType(values);
-  return tensor::ExpandShapeOp::create(
-      b, loc,
-      RankedTensorType::get({batch, heads, 1, valueType.getDimSize(3)},
-                            valueType.getElementType()),
-      attended.outputs, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+  return attendGatheredByHead(tb, query, tokens, keys, values, scale);
 }
 
 } // namespace

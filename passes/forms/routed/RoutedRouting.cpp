@@ -14,9 +14,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/LowerToLinalg/CountingSort.h"
-#include "passes/forms/routed/RoutedSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/SplitMix64.h"
+#include "passes/forms/routed/RoutedSteps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -47,13 +47,8 @@ Value routedCentroids(OpBuilder &b, Location loc, const RoutedShape &s,
                       Value given, int64_t seed, Value qUnit, Value kUnit) {
   TensorBuilder tb(b, loc);
   Type f32 = tensorType(qUnit).getElementType(), i32 = b.getI32Type();
-  if (given) {
-    Value perRow =
-        tb.map({s.batch, s.heads, s.clusters, s.dim}, f32, {given},
-               {tb.map(4, {1, 2, 3})},
-               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-    return attentionRows(b, loc, normalizeRows(tb, perRow));
-  }
+  if (given)
+    return givenUnitCentroids(tb, given, s.batch);
   SmallVector<int32_t> picks =
       seededPositions(s.keySeq, s.clusters, static_cast<uint64_t>(seed));
   Value pickConst = arith::ConstantOp::create(
@@ -71,22 +66,6 @@ Value routedCentroids(OpBuilder &b, Location loc, const RoutedShape &s,
         return tensor::ExtractOp::create(nb, l, kUnit, ValueRange{r, p, d});
       });
   return kMeans(b, loc, initial, qUnit, kUnit, s);
-}
-
-/// The cosine of every token of `a` ([rows, m, dim], unit) with every one
-/// of `b` ([rows, n, dim], unit), [rows, m, n].
-Value cosines(TensorBuilder &tb, Value a, Value b, int64_t rows, int64_t m,
-              int64_t n) {
-  using utils::IteratorType;
-  Type f32 = tensorType(a).getElementType();
-  return tb.generic(
-      tb.filled({rows, m, n}, f32, 0.0), {a, b},
-      {tb.map(4, {0, 1, 3}), tb.map(4, {0, 2, 3}), tb.map(4, {0, 1, 2})},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
-       IteratorType::reduction},
-      [](OpBuilder &nb, Location l, ValueRange x) {
-        return multiplyAccumulate(nb, l, x[0], x[1], x[2]);
-      });
 }
 
 /// Step 3: the `window` keys of each cluster, [rows, clusters, window] i32
@@ -119,16 +98,32 @@ Value selectKeyWindows(OpBuilder &b, Location loc, const RoutedShape &s,
 
 } // namespace
 
-Value lcc::lowering::attentionRows(OpBuilder &b, Location loc, Value x) {
-  SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
-  return tensor::CollapseShapeOp::create(b, loc, x, merge);
+/// The cosine of every token of `a` ([rows, m, dim], unit) with every one
+/// of `b` ([rows, n, dim], unit), [rows, m, n].
+Value lcc::lowering::cosines(TensorBuilder &tb, Value a, Value b, int64_t rows,
+                             int64_t m, int64_t n) {
+  using utils::IteratorType;
+  Type f32 = tensorType(a).getElementType();
+  return tb.generic(
+      tb.filled({rows, m, n}, f32, 0.0), {a, b},
+      {tb.map(4, {0, 1, 3}), tb.map(4, {0, 2, 3}), tb.map(4, {0, 1, 2})},
+      {IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+       IteratorType::reduction},
+      [](OpBuilder &nb, Location l, ValueRange x) {
+        return multiplyAccumulate(nb, l, x[0], x[1], x[2]);
+      });
 }
 
-Value lcc::lowering::fromAttentionRows(OpBuilder &b, Location loc, Value rows,
-                                       RankedTensorType attentionType) {
-  return tensor::ExpandShapeOp::create(
-      b, loc, attentionType, rows,
-      ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
+Value lcc::lowering::givenUnitCentroids(TensorBuilder &tb, Value given,
+                                        int64_t batch) {
+  RankedTensorType type = tensorType(given);
+  int64_t heads = type.getDimSize(0), clusters = type.getDimSize(1),
+          dim = type.getDimSize(2);
+  Value perRow =
+      tb.map({batch, heads, clusters, dim}, type.getElementType(), {given},
+             {tb.map(4, {1, 2, 3})},
+             [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+  return attentionRows(tb.builder(), tb.location(), normalizeRows(tb, perRow));
 }
 
 Routing lcc::lowering::routeTokens(OpBuilder &b, Location loc,

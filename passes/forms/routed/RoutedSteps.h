@@ -51,12 +51,16 @@ template <typename RoutedOp> RoutedShape routedShapeOf(RoutedOp op) {
   return s;
 }
 
-/// [batch, heads, seq, dim] viewed as [batch*heads, seq, dim], and back.
-mlir::Value attentionRows(mlir::OpBuilder &b, mlir::Location loc,
-                          mlir::Value x);
-mlir::Value fromAttentionRows(mlir::OpBuilder &b, mlir::Location loc,
-                              mlir::Value rows,
-                              mlir::RankedTensorType attentionType);
+/// The cosine of every token of `a` ([rows, m, dim], unit) with every one
+/// of `b` ([rows, n, dim], unit), [rows, m, n]: the routing's similarity,
+/// the same arithmetic wherever it is taken.
+mlir::Value cosines(TensorBuilder &tb, mlir::Value a, mlir::Value b,
+                    int64_t rows, int64_t m, int64_t n);
+
+/// Trained centroids `given` ([heads, clusters, dim]) unit-normalised for
+/// each of `batch` * heads rows: [rows, clusters, dim].
+mlir::Value givenUnitCentroids(TensorBuilder &tb, mlir::Value given,
+                               int64_t batch);
 
 /// Where the routing put every token ([rows, ...] each, i32).
 struct Routing {

@@ -121,18 +121,7 @@ FailureOr<Value> lcc::buildSparseDecodeStep(OpBuilder &b, Operation *op,
         return arith::SelectOp::create(nb, l, seen, castToI32(nb, l, key),
                                        i32Constant(nb, l, -1));
       });
-  auto rows = [&](Value x, ArrayRef<ReassociationIndices> groups) {
-    return tensor::CollapseShapeOp::create(b, loc, x, groups).getResult();
-  };
-  GatheredAttention attended = attendGathered(
-      tb, rows(query, {{0, 1}, {2, 3}}), tokens, rows(keys, {{0, 1}, {2}, {3}}),
-      rows(values, {{0, 1}, {2}, {3}}),
+  return attendGatheredByHead(
+      tb, query, tokens, keys, values,
       attentionScale(sparse.getScale(), sparse.getQuery()));
-  RankedTensorType valueType = tensorType(operands[2]);
-  return tensor::ExpandShapeOp::create(
-             b, loc,
-             RankedTensorType::get({batch, heads, 1, valueType.getDimSize(3)},
-                                   valueType.getElementType()),
-             attended.outputs, ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}})
-      .getResult();
 }
