@@ -33,6 +33,12 @@ public:
   /// The positions each cache holds (the caches' rows).
   int64_t positions() const { return rows; }
 
+  /// These caches with `memoryRows` more rows before the positions: an
+  /// attention over a memory and the segment (Transformer-XL) caches both.
+  AttentionCaches withMemoryRows(int64_t memoryRows) const {
+    return AttentionCaches(index, rows + memoryRows);
+  }
+
   /// Cache `role` ("key", "value", "buckets"): its current contents,
   /// [batch, heads, rows, width] of `element`, at `b`'s insertion point;
   /// `rows` the positions unless given (a cache of something else than

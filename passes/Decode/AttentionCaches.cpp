@@ -24,8 +24,8 @@ Value AttentionCaches::read(OpBuilder &b, Location loc, StringRef role,
                             Type element, int64_t cacheRows) const {
   return attn::ParamOp::create(
       b, loc,
-      RankedTensorType::get(
-          {batch, heads, cacheRows ? cacheRows : rows, width}, element),
+      RankedTensorType::get({batch, heads, cacheRows ? cacheRows : rows, width},
+                            element),
       name(role), /*state=*/true, FloatAttr());
 }
 

@@ -11,7 +11,14 @@
 //      cached step (AttentionFormDefinition::buildDecodeStep), writing the
 //      position's rows of its caches and attending over the rows up to it.
 // The caches may hold more positions than the function runs (--max-cache)
-// when nothing in it reads positions by number.
+// when nothing in it reads positions by number. A model that carries
+// memories (forward(tokens, memories...) -> (logits, next memories...),
+// Transformer-XL) keeps them: prefill takes them, and its attentions cache
+// the memories' keys and values before the segment's; the step returns
+// its position's row of each memory that is per position (the generator
+// assembles the next segment's memories from them), and only what the
+// logits and those rows need (SequencePositions.h says which values run
+// at one position).
 // The caches are `attn.param "decode.cache.N.<role>" {state}`
 // (passes/DecodeStep.h; ModuleFormat.h reserves the prefix: the runtime
 // keeps them out of checkpoints).
@@ -19,6 +26,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/AttentionForms.h"
+#include "passes/Decode/MemoryAttentionSteps.h"
+#include "passes/Decode/SequencePositions.h"
 #include "passes/LowerToLinalg/RegionArithmetic.h"
 #include "passes/Passes.h"
 #include "passes/Training/TrainStep.h"
@@ -45,39 +54,36 @@ using namespace lcc::lowering;
 
 namespace {
 
-/// The sequence axis of an activation: [B, L] and [B, L, X] on axis 1,
-/// attention's [B, H, L, d] on axis 2.
-std::optional<unsigned> sequenceAxis(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return std::nullopt;
-  if (tensor.getRank() == 2 || tensor.getRank() == 3)
-    return 1;
-  if (tensor.getRank() == 4)
-    return 2;
+/// What fills an attention's caches and builds its step: its form's (the
+/// registry's) or, for an attention over a memory, the dialect's own.
+std::optional<CachedAttention> cachedAttentionOf(Operation *op) {
+  if (const AttentionFormDefinition *form = lookupDecodeForm(op))
+    return CachedAttention{form->fillDecodeCaches, form->buildDecodeStep};
+  if (std::optional<CachedAttention> memory = lookupMemoryAttentionStep(op))
+    return memory;
+  std::string cached;
+  for (const AttentionFormDefinition *form : registeredAttentionForms())
+    if (form->buildDecodeStep)
+      cached += (cached.empty() ? "" : ", ") + form->opName;
+  op->emitError() << "--decode: '" << op->getName()
+                  << "' has no cached form yet (cached: " << cached
+                  << ", attn.relative_attention, "
+                     "attn.adaptive_span_attention)";
   return std::nullopt;
 }
 
-/// `type` with `length` positions on its sequence axis.
-Type withPositions(Type type, int64_t length) {
-  auto tensor = cast<RankedTensorType>(type);
-  SmallVector<int64_t> shape(tensor.getShape());
-  shape[*sequenceAxis(type)] = length;
-  return RankedTensorType::get(shape, tensor.getElementType());
+/// The attentions of `function` in order (the caches' numbering).
+SmallVector<Operation *> attentionsOf(func::FuncOp function) {
+  SmallVector<Operation *> attentions;
+  function.walk([&](AttentionFormInterface op) { attentions.push_back(op); });
+  return attentions;
 }
 
-/// Whether `op` computes each position from that position alone, so that
-/// it runs on one: the model ops that do (by op, as the dialect defines
-/// them) and elementwise ops. Anything else (a slice, a concat, a user's
-/// linalg op) might read other positions and is refused rather than run on
-/// one position wrongly.
-bool worksPositionByPosition(Operation *op) {
-  if (isa<EmbeddingOp, LayerNormOp, LinearOp, FeedForwardOp, SplitHeadsOp,
-          MergeHeadsOp, StopGradientOp>(op))
-    return true;
-  if (op->getNumRegions() != 0)
-    return false;
-  return op->hasTrait<OpTrait::Elementwise>();
+/// The step's name of the row of the memory the model takes as argument
+/// `index`: "<its name>.row".
+std::string memoryRowName(func::FuncOp model, unsigned index) {
+  auto name = model.getArgAttrOfType<StringAttr>(index, "lcc.name");
+  return (name ? name.str() : "arg" + std::to_string(index)) + ".row";
 }
 
 struct GenerateDecodeStepPass
@@ -87,50 +93,74 @@ struct GenerateDecodeStepPass
   void runOnOperation() override;
 
 private:
-  /// The model function checked: tokens [B, L] i32 in, logits first out.
+  /// The model function checked: tokens [B, L] i32 in (and memories), logits
+  /// first out.
   LogicalResult checkModel(func::FuncOp model);
+  LogicalResult checkMemories(func::FuncOp model);
   /// The model flattened, as `name`, after `model`.
   func::FuncOp flattenedCopy(func::FuncOp model, StringRef name);
+  /// What the step computes: the results it returns (logits, and each
+  /// memory that is per position) and the ops they need.
+  LogicalResult planStep(func::FuncOp flat, const SequencePositions &seq);
+  LogicalResult checkStepAttention(Operation *op, const SequencePositions &seq);
   LogicalResult buildPrefill(func::FuncOp model);
-  LogicalResult buildDecodeStep(func::FuncOp model);
-  /// The decode step's copy of `op`, which works position by position, at
-  /// one position; a [1, L, X] operand of no position (learned positions)
-  /// read at the step's position.
-  LogicalResult decodeOneOp(OpBuilder &b, Operation &op, IRMapping &mapping,
-                            llvm::DenseSet<Value> &sequence, Value position);
+  LogicalResult buildDecodeStep(func::FuncOp model, func::FuncOp flat,
+                                const SequencePositions &seq);
 
   /// The positions the model runs (L), those the caches hold (--max-cache,
   /// at least L) and the caches' rows (that in whole key tiles).
   int64_t length = 0, positions = 0, cacheRows = 0;
+  /// The memories the model carries: inputs 1..memories, result i input
+  /// i's next value (Transformer-XL).
+  unsigned memories = 0;
+  /// The results of the model the step returns (at its position), the ops
+  /// of the flat model they need and the attentions among them (by their
+  /// place among the model's: the caches' numbers).
+  SmallVector<unsigned> stepResults;
+  llvm::DenseSet<Operation *> stepOps;
+  llvm::DenseSet<unsigned> cachedAttentions;
 };
+
+LogicalResult GenerateDecodeStepPass::checkMemories(func::FuncOp model) {
+  // Memories: f32 inputs after the tokens, each result i input i's type.
+  FunctionType type = model.getFunctionType();
+  if (type.getNumInputs() <= 1)
+    return success();
+  bool carriesMemories = type.getNumResults() >= type.getNumInputs();
+  for (unsigned i = 1; carriesMemories && i < type.getNumInputs(); ++i) {
+    auto input = dyn_cast<RankedTensorType>(type.getInput(i));
+    carriesMemories =
+        input && input.getElementType().isF32() && input == type.getResult(i);
+  }
+  if (!carriesMemories)
+    return model.emitError()
+           << "--decode: '" << function
+           << "' must take token ids [batch, seq] i32 and, after them, only "
+              "memories it carries (input i, result i of the same type, as "
+              "Transformer-XL's)";
+  memories = type.getNumInputs() - 1;
+  if (maxCache != 0 && int64_t(maxCache) != length)
+    return model.emitError()
+           << "--decode: '" << function << "' carries memories: its caches "
+           << "hold one segment of " << length
+           << " positions after them; leave out --max-cache or give " << length;
+  return success();
+}
 
 LogicalResult GenerateDecodeStepPass::checkModel(func::FuncOp model) {
   FunctionType type = model.getFunctionType();
-  // Memories: f32 inputs after the tokens, each result i input i's type.
-  bool carriesMemories =
-      type.getNumInputs() > 1 && type.getNumResults() >= type.getNumInputs();
-  for (unsigned i = 1; carriesMemories && i < type.getNumInputs(); ++i) {
-    auto input = dyn_cast<RankedTensorType>(type.getInput(i));
-    carriesMemories = input && input.getElementType().isF32() &&
-                      input == type.getResult(i);
-  }
-  if (carriesMemories)
-    return model.emitError()
-           << "--decode: '" << function
-           << "' takes inputs after its tokens (memories, as Transformer-XL "
-              "carries): a model whose forward carries its memories "
-              "generates without --decode, segment by segment (lcc-generate "
-              "runs its forward with the memories carried)";
-  auto tokens = type.getNumInputs() == 1
+  auto tokens = type.getNumInputs() >= 1
                     ? dyn_cast<RankedTensorType>(type.getInput(0))
                     : RankedTensorType();
   if (!tokens || tokens.getRank() != 2 ||
       !tokens.getElementType().isInteger(32))
     return model.emitError()
            << "--decode: '" << function
-           << "' must take token ids [batch, seq] i32 as its one input, as a "
-              "causal language model's forward does";
+           << "' must take token ids [batch, seq] i32 first, as a causal "
+              "language model's forward does";
   length = tokens.getDimSize(1);
+  if (failed(checkMemories(model)))
+    return failure();
   auto logits = type.getNumResults() >= 1
                     ? dyn_cast<RankedTensorType>(type.getResult(0))
                     : RankedTensorType();
@@ -173,106 +203,108 @@ func::FuncOp GenerateDecodeStepPass::flattenedCopy(func::FuncOp model,
   return copy;
 }
 
-/// The form that caches `op`, or an error on it naming why none does.
-static const AttentionFormDefinition *decodeFormOf(Operation *op) {
-  if (const AttentionFormDefinition *form = lookupDecodeForm(op))
-    return form;
-  std::string cached;
-  for (const AttentionFormDefinition *form : registeredAttentionForms())
-    if (form->buildDecodeStep)
-      cached += (cached.empty() ? "" : ", ") + form->opName;
-  op->emitError() << "--decode: '" << op->getName()
-                  << "' has no cached form yet (cached: " << cached << ")";
-  return nullptr;
+LogicalResult
+GenerateDecodeStepPass::checkStepAttention(Operation *op,
+                                           const SequencePositions &seq) {
+  // Its keys and values ([batch, heads, seq, *] as its queries): a row per
+  // position so far, after the memories' rows its queries come after.
+  auto query = cast<RankedTensorType>(op->getOperand(0).getType());
+  for (Value operand : op->getOperands().drop_front()) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type || type.getRank() != 4 ||
+        type.getShape().take_front(2) != query.getShape().take_front(2))
+      continue; // its weights, centroids or encodings
+    std::optional<PositionAxis> axis = seq.lookup(operand);
+    if (!axis || axis->axis != 2 ||
+        axis->memoryRows != type.getDimSize(2) - query.getDimSize(2))
+      return op->emitError()
+             << "--decode: this attention's keys or values are not one per "
+                "position of the tokens so far (after memories): a decode "
+                "step caches them position by position";
+  }
+  return success();
+}
+
+LogicalResult GenerateDecodeStepPass::planStep(func::FuncOp flat,
+                                               const SequencePositions &seq) {
+  auto ret = cast<func::ReturnOp>(flat.getBody().front().getTerminator());
+  // The logits, and the memories that are per position (a memory computed
+  // from memories alone, as the compressive memory's, is prefill's).
+  for (unsigned i = 0; i <= memories; ++i) {
+    Value result = ret.getOperand(i);
+    if (Operation *refused = seq.refusedBefore(result))
+      return refused->emitError()
+             << "--decode: " << seq.whyNotAtOnePosition(refused);
+    std::optional<PositionAxis> axis = seq.lookup(result);
+    if (axis && axis->memoryRows == 0 && axis->axis == 1)
+      stepResults.push_back(i);
+    else if (i == 0 || axis)
+      return flat.emitError() << "--decode: result " << i << " of '" << function
+                              << "' is not one row per position of its tokens";
+  }
+  // The ops they need.
+  SmallVector<Operation *> worklist;
+  auto need = [&](Value v) {
+    if (Operation *def = v.getDefiningOp(); def && stepOps.insert(def).second)
+      worklist.push_back(def);
+  };
+  for (unsigned i : stepResults)
+    need(ret.getOperand(i));
+  while (!worklist.empty())
+    for (Value operand : worklist.pop_back_val()->getOperands())
+      need(operand);
+  for (auto [index, op] : llvm::enumerate(attentionsOf(flat))) {
+    if (!stepOps.contains(op))
+      continue;
+    if (failed(checkStepAttention(op, seq)))
+      return failure();
+    cachedAttentions.insert(index);
+  }
+  for (Operation *op : stepOps) {
+    if (isa<AttentionFormInterface>(op))
+      continue;
+    std::string why = seq.whyNotAtOnePosition(op);
+    if (!why.empty())
+      return op->emitError() << "--decode: " << why;
+    for (Value operand : op->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getArgNumber() > 0 && !isa<tensor::ConcatOp>(op))
+        return op->emitError()
+               << "--decode: a decode step reads the memories only through "
+                  "the keys and values its attentions cache, joined before "
+                  "the positions (tensor.concat)";
+  }
+  if (cachedAttentions.empty())
+    return flat.emitError() << "--decode: '" << function
+                            << "' has no attention: nothing to cache";
+  return success();
 }
 
 LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
   func::FuncOp prefill = flattenedCopy(model, "prefill");
-  unsigned index = 0;
-  WalkResult walked = prefill.walk([&](AttentionFormInterface op) {
-    const AttentionFormDefinition *form = decodeFormOf(op);
-    if (!form)
-      return WalkResult::interrupt();
+  for (auto [index, op] : llvm::enumerate(attentionsOf(prefill))) {
+    if (!cachedAttentions.contains(index))
+      continue;
+    std::optional<CachedAttention> cached = cachedAttentionOf(op);
+    if (!cached)
+      return failure();
     OpBuilder b(op);
     b.setInsertionPointAfter(op);
     std::string whyNot;
-    if (failed(form->fillDecodeCaches(
-            b, op, AttentionCaches(index++, cacheRows), whyNot))) {
-      op->emitError() << "--decode: this attention has no cached form: "
-                      << whyNot;
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  if (walked.wasInterrupted())
-    return failure();
-  if (index == 0)
-    return model.emitError() << "--decode: '" << function
-                             << "' has no attention: nothing to cache";
+    if (failed(cached->fill(b, op, AttentionCaches(index, cacheRows), whyNot)))
+      return op->emitError()
+             << "--decode: this attention has no cached form: " << whyNot;
+  }
   return success();
 }
 
-LogicalResult GenerateDecodeStepPass::decodeOneOp(
-    OpBuilder &b, Operation &op, IRMapping &mapping,
-    llvm::DenseSet<Value> &sequence, Value position) {
-  if (!llvm::any_of(op.getOperands(),
-                    [&](Value v) { return sequence.contains(v); })) {
-    b.clone(op, mapping); // weights and what they compute alone
-    return success();
-  }
-  if (!worksPositionByPosition(&op))
-    return op.emitError() << "--decode: '" << op.getName()
-                          << "' may mix positions: a decode step runs the "
-                             "ops that work position by position (attn's "
-                             "model ops, elementwise ops)";
-  for (Value operand : op.getOperands()) {
-    if (sequence.contains(operand))
-      continue;
-    // A weight ([in, out]: rank 2) is the same at every position.
-    auto type = dyn_cast<RankedTensorType>(operand.getType());
-    std::optional<unsigned> axis = sequenceAxis(operand.getType());
-    if (!type || type.getRank() < 3 || type.getDimSize(*axis) != length)
-      continue;
-    // Learned positions, [1, L, X]: the step's row of them.
-    if (type.getRank() != 3 || type.getDimSize(0) != 1)
-      return op.emitError() << "--decode: '" << op.getName()
-                            << "' reads a tensor of every position that is "
-                               "not learned positions [1, seq, width]";
-    if (positions > length)
-      return op.emitError()
-             << "--decode: '" << op.getName() << "' reads learned positions "
-             << "of " << length
-             << " positions: a cache of --max-cache=" << positions
-             << " has none to read beyond them";
-    Value table = tensor::CollapseShapeOp::create(
-        b, op.getLoc(), mapping.lookup(operand),
-        ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-    mapping.map(operand,
-                EmbeddingOp::create(b, op.getLoc(), withPositions(type, 1),
-                                    position, table)
-                    .getResult());
-  }
-  Operation *copy = b.clone(op, mapping);
-  for (Value result : copy->getResults()) {
-    std::optional<unsigned> axis = sequenceAxis(result.getType());
-    auto type = dyn_cast<RankedTensorType>(result.getType());
-    if (axis && type.getDimSize(*axis) == length)
-      result.setType(withPositions(type, 1));
-  }
-  if (failed(verify(copy)))
-    return op.emitError() << "--decode: '" << op.getName()
-                          << "' does not work position by position";
-  for (Value result : op.getResults())
-    sequence.insert(result);
-  return success();
-}
-
-LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
-  func::FuncOp flat = flattenedCopy(model, "decode_step.flat");
+LogicalResult
+GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model, func::FuncOp flat,
+                                        const SequencePositions &seq) {
   auto tokens = cast<RankedTensorType>(flat.getArgumentTypes()[0]);
   int64_t batch = tokens.getDimSize(0);
   OpBuilder b(getOperation().getContext());
-  b.setInsertionPoint(flat);
+  b.setInsertionPointAfter(getOperation().lookupSymbol("prefill"));
   Type i32 = b.getI32Type();
   auto step = func::FuncOp::create(
       b, model.getLoc(), "decode_step",
@@ -294,39 +326,47 @@ LogicalResult GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model) {
       b, model.getLoc(), position, ArrayRef<ReassociationIndices>{});
   IRMapping mapping;
   mapping.map(flat.getArgument(0), body->getArgument(0));
-  llvm::DenseSet<Value> sequence = {flat.getArgument(0)};
-  unsigned index = 0;
+  SmallVector<Operation *> attentions = attentionsOf(flat);
   for (Operation &op : flat.getBody().front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      SmallVector<Value> results;
-      for (Value v : ret.getOperands())
-        results.push_back(mapping.lookup(v));
-      func::ReturnOp::create(b, ret.getLoc(), results);
-      step.setType(b.getFunctionType(step.getArgumentTypes(),
-                                     ValueRange(results).getTypes()));
-      break;
-    }
+    if (!stepOps.contains(&op))
+      continue;
     if (!isa<AttentionFormInterface>(op)) {
-      if (failed(decodeOneOp(b, op, mapping, sequence, position)))
-        return failure();
+      if (seq.lookup(op.getResult(0)))
+        seq.buildAtOnePosition(b, op, mapping, position);
+      else
+        b.clone(op, mapping); // weights and what they compute alone
       continue;
     }
-    const AttentionFormDefinition *form = decodeFormOf(&op);
-    if (!form)
+    unsigned index = llvm::find(attentions, &op) - attentions.begin();
+    std::optional<CachedAttention> cached = cachedAttentionOf(&op);
+    if (!cached)
       return failure();
     SmallVector<Value> operands;
     for (Value operand : op.getOperands())
       operands.push_back(mapping.lookup(operand));
     std::string whyNot;
-    FailureOr<Value> result = form->buildDecodeStep(
-        b, &op, operands, start, AttentionCaches(index++, cacheRows), whyNot);
+    FailureOr<Value> result = cached->step(
+        b, &op, operands, start, AttentionCaches(index, cacheRows), whyNot);
     if (failed(result))
       return op.emitError()
              << "--decode: this attention has no cached form: " << whyNot;
     mapping.map(op.getResult(0), *result);
-    sequence.insert(op.getResult(0));
   }
+  auto ret = cast<func::ReturnOp>(flat.getBody().front().getTerminator());
+  SmallVector<Value> results;
+  for (unsigned i : stepResults)
+    results.push_back(mapping.lookup(ret.getOperand(i)));
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  step.setType(b.getFunctionType(step.getArgumentTypes(),
+                                 ValueRange(results).getTypes()));
+  for (auto [j, i] : llvm::enumerate(stepResults))
+    step.setResultAttr(
+        j, "lcc.name",
+        b.getStringAttr(i == 0 ? "logits" : memoryRowName(model, i)));
   flat.erase();
+  if (failed(verify(step)))
+    return step.emitError() << "--decode: the decode step is malformed (a "
+                               "bug in lcc: please report it)";
   return success();
 }
 
@@ -344,8 +384,12 @@ void GenerateDecodeStepPass::runOnOperation() {
                          << taken << "'";
       return signalPassFailure();
     }
-  if (failed(checkModel(model)) || failed(buildPrefill(model)) ||
-      failed(buildDecodeStep(model)))
+  if (failed(checkModel(model)))
+    return signalPassFailure();
+  func::FuncOp flat = flattenedCopy(model, "decode_step.flat");
+  SequencePositions seq(flat, length, positions);
+  if (failed(planStep(flat, seq)) || failed(buildPrefill(model)) ||
+      failed(buildDecodeStep(model, flat, seq)))
     return signalPassFailure();
 }
 

@@ -116,10 +116,12 @@ Value AdaptiveSpanMask::onRamp(TensorBuilder &t, ArrayRef<int64_t> shape,
 
 std::pair<FlashAttention, AdaptiveSpanMask>
 lcc::lowering::planAdaptiveSpanAttention(const AdaptiveSpanOperands &op,
-                                         AttentionTiling tiling) {
+                                         AttentionTiling tiling,
+                                         Value queryPosition) {
   int64_t querySeq = tensorType(op.query).getDimSize(2);
   int64_t keySeq = tensorType(op.key).getDimSize(2);
-  AdaptiveSpanMask mask{op.z, op.maxSpan, op.ramp, keySeq - querySeq};
+  AdaptiveSpanMask mask{op.z, op.maxSpan, op.ramp,
+                        queryPosition ? 0 : keySeq - querySeq};
   FlashAttention flash;
   flash.query = op.query;
   flash.key = op.key;
@@ -127,6 +129,7 @@ lcc::lowering::planAdaptiveSpanAttention(const AdaptiveSpanOperands &op,
   flash.scale = attentionScale(op.scale, op.query);
   flash.causal = op.causal;
   flash.causalOffset = mask.memory;
+  flash.queryPosition = queryPosition;
   flash.queryTile = std::min(tiling.queryTile, querySeq);
   flash.keyTile = std::min(tiling.keyTile, keySeq);
   int64_t keyTile = flash.keyTile;

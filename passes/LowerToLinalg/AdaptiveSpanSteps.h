@@ -76,10 +76,13 @@ struct AdaptiveSpanOperands {
 /// The attention as FlashAttention: causal with the queries M keys late
 /// (if causal), keys beyond the reach hidden and their tiles skipped, the
 /// probabilities weighed by m and renormalised with the floor. Also
-/// returns the mask it uses, for the backward.
+/// returns the mask it uses, for the backward. With `queryPosition` (a
+/// 0-d i32): a decode step's one query at that run-time position among
+/// the keys, its distances counted from there.
 std::pair<FlashAttention, AdaptiveSpanMask>
 planAdaptiveSpanAttention(const AdaptiveSpanOperands &op,
-                          AttentionTiling tiling);
+                          AttentionTiling tiling,
+                          mlir::Value queryPosition = {});
 
 } // namespace lcc::lowering
 

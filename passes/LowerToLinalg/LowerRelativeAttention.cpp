@@ -28,43 +28,6 @@ using namespace lcc::lowering;
 
 namespace {
 
-/// [batch, heads, seq, dim] as [batch, heads, dim, seq].
-Value transposedRows(TensorBuilder &t, Value x) {
-  RankedTensorType type = tensorType(x);
-  ArrayRef<int64_t> s = type.getShape();
-  return t.map({s[0], s[1], s[3], s[2]}, type.getElementType(), {x},
-               {t.map(4, {0, 1, 3, 2})},
-               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
-}
-
-/// The position term of every block: the band of encodings times the query
-/// tile's (q + w) · scale, transposed once up front (`positionQueriesT`,
-/// [batch, heads, head_dim, padded q_seq]) so that the product is a plain
-/// contraction, added to the block's dots ([key tile, query tile]) along
-/// its diagonals.
-BlockScoreTerm positionTerm(const RelativeAttentionPlan &plan,
-                            Value positionQueriesT) {
-  return [=](TensorBuilder &t, Value dots, const TilePosition &tile) -> Value {
-    OpBuilder &b = t.builder();
-    Location loc = t.location();
-    Value band = plan.band(b, loc, tile);
-    RankedTensorType bandType = tensorType(band);
-    Type elt = bandType.getElementType();
-    int64_t headDim = bandType.getDimSize(1);
-    int64_t queryTile = plan.bands.queryTile;
-    Value queries =
-        sliceOf(b, loc, RankedTensorType::get({headDim, queryTile}, elt),
-                positionQueriesT,
-                {tile.batch, tile.head, b.getIndexAttr(0), tile.queryStart},
-                {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(headDim),
-                 b.getIndexAttr(queryTile)});
-    Value bandProducts = t.matmul(
-        band, queries, t.filled({bandType.getDimSize(0), queryTile}, elt, 0.0));
-    return addPositionTerm(t, dots, bandProducts,
-                           ScoreBlockLayout::scaledKeysByQueries);
-  };
-}
-
 struct LowerRelativeAttention : OpRewritePattern<RelativeAttentionOp> {
   LowerRelativeAttention(MLIRContext *context, AttentionTiling tiling)
       : OpRewritePattern(context), tiling(tiling) {}
@@ -81,8 +44,7 @@ struct LowerRelativeAttention : OpRewritePattern<RelativeAttentionOp> {
          op.getW(), op.getScale(), op.getClampLen(), op.getSameLength()},
         tiling);
     FlashAttention flash = plan.flash;
-    flash.addToScores =
-        positionTerm(plan, transposedRows(tb, plan.positionQueries));
+    flash.addToScores = plan.positionTerm(tb);
     if (op.getLogsumexp()) {
       auto [result, logSumExp] = flash.buildWithLogSumExp(rewriter, loc);
       rewriter.replaceOp(op, {result, logSumExp});

@@ -129,13 +129,14 @@ Value RelativeAttentionPlan::band(OpBuilder &b, Location loc,
       {b.getIndexAttr(1), b.getIndexAttr(rows), b.getIndexAttr(headDim)});
 }
 
-RelativeAttentionPlan
-lcc::lowering::planRelativeAttention(TensorBuilder &tb,
-                                     const RelativeAttentionOperands &op,
-                                     AttentionTiling tiling) {
+RelativeAttentionPlan lcc::lowering::planRelativeAttention(
+    TensorBuilder &tb, const RelativeAttentionOperands &op,
+    AttentionTiling tiling, Value queryPosition) {
   int64_t querySeq = tensorType(op.query).getDimSize(2);
   int64_t keySeq = tensorType(op.key).getDimSize(2);
-  int64_t memory = keySeq - querySeq;
+  // A query at a run-time key position is counted from there, as if every
+  // key position were a query's.
+  int64_t memory = queryPosition ? 0 : keySeq - querySeq;
 
   FlashAttention flash;
   flash.query = withHeadBias(tb, op.query, op.u, std::nullopt);
@@ -144,6 +145,7 @@ lcc::lowering::planRelativeAttention(TensorBuilder &tb,
   flash.scale = attentionScale(op.scale, op.query);
   flash.causal = true;
   flash.causalOffset = memory;
+  flash.queryPosition = queryPosition;
   flash.queryTile = std::min(tiling.queryTile, querySeq);
   flash.keyTile = std::min(tiling.keyTile, keySeq);
   if (op.sameLength)
@@ -153,17 +155,67 @@ lcc::lowering::planRelativeAttention(TensorBuilder &tb,
       llvm::divideCeil(querySeq, flash.queryTile) * flash.queryTile;
   int64_t paddedKeySeq =
       llvm::divideCeil(keySeq, flash.keyTile) * flash.keyTile;
-  DistanceBands bands(memory, flash.queryTile, flash.keyTile, paddedQuerySeq,
+  DistanceBands bands(memory, flash.queryTile, flash.keyTile,
+                      queryPosition ? paddedKeySeq : paddedQuerySeq,
                       paddedKeySeq);
-  int64_t lastDistance = keySeq - 1;
+  // The encodings there are (a decode step's caches may hold more rows).
+  int64_t lastDistance = std::min(keySeq, tensorType(op.pos).getDimSize(1)) - 1;
   if (op.clampLen)
     lastDistance = std::min(lastDistance, *op.clampLen);
   Value table = distanceTable(tb, op.pos, bands, lastDistance);
   Value positionQueries =
       withHeadBias(tb, padSeq(tb, op.query, paddedQuerySeq), op.w, flash.scale);
-  return RelativeAttentionPlan{flash,  bands,          querySeq,
-                               keySeq, paddedQuerySeq, lastDistance,
-                               table,  positionQueries};
+  return RelativeAttentionPlan{flash,  bands,           querySeq,
+                               keySeq, paddedQuerySeq,  lastDistance,
+                               table,  positionQueries, queryPosition};
+}
+
+namespace {
+
+/// [batch, heads, seq, dim] as [batch, heads, dim, seq].
+Value transposedRows(TensorBuilder &t, Value x) {
+  RankedTensorType type = tensorType(x);
+  ArrayRef<int64_t> s = type.getShape();
+  return t.map({s[0], s[1], s[3], s[2]}, type.getElementType(), {x},
+               {t.map(4, {0, 1, 3, 2})},
+               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
+} // namespace
+
+BlockScoreTerm RelativeAttentionPlan::positionTerm(TensorBuilder &tb) const {
+  // Transposed once up front, so that each block's product is a plain
+  // contraction.
+  Value positionQueriesT = transposedRows(tb, positionQueries);
+  RelativeAttentionPlan plan = *this;
+  return [plan, positionQueriesT](TensorBuilder &t, Value dots,
+                                  const TilePosition &tile) -> Value {
+    OpBuilder &b = t.builder();
+    Location loc = t.location();
+    Value band = plan.band(b, loc, tile);
+    RankedTensorType bandType = tensorType(band);
+    Type elt = bandType.getElementType();
+    int64_t headDim = bandType.getDimSize(1);
+    int64_t queryTile = plan.bands.queryTile;
+    // At a run-time position the tile's queries sit there among the keys
+    // but are the first of their own.
+    Value queryStart = tile.queryStart;
+    if (plan.queryPosition)
+      queryStart = arith::SubIOp::create(
+          b, loc, queryStart,
+          castToIndex(b, loc,
+                      tensor::ExtractOp::create(b, loc, plan.queryPosition)));
+    Value queries =
+        sliceOf(b, loc, RankedTensorType::get({headDim, queryTile}, elt),
+                positionQueriesT,
+                {tile.batch, tile.head, b.getIndexAttr(0), queryStart},
+                {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(headDim),
+                 b.getIndexAttr(queryTile)});
+    Value bandProducts = t.matmul(
+        band, queries, t.filled({bandType.getDimSize(0), queryTile}, elt, 0.0));
+    return addPositionTerm(t, dots, bandProducts,
+                           ScoreBlockLayout::scaledKeysByQueries);
+  };
 }
 
 Value lcc::lowering::addPositionTerm(TensorBuilder &t, Value dots,

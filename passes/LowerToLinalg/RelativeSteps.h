@@ -70,14 +70,25 @@ struct RelativeAttentionPlan {
   /// q_seq, head_dim].
   mlir::Value positionQueries;
 
+  /// A decode step's run-time position of its one query among the keys
+  /// (a 0-d i32; FlashAttention::queryPosition), or null.
+  mlir::Value queryPosition;
+
   /// The band of encodings the tile pair meets, [band rows, head_dim].
   mlir::Value band(mlir::OpBuilder &b, mlir::Location loc,
                    const TilePosition &tile) const;
+  /// The forward's position term of every block: the band times the query
+  /// tile's (q + w) · scale, added along the block's diagonals.
+  BlockScoreTerm positionTerm(TensorBuilder &tb) const;
 };
 
+/// The plan of `op`; with `queryPosition` (a 0-d i32), of a decode step's
+/// one query at that run-time position among the keys, the distances and
+/// causality counted from there.
 RelativeAttentionPlan planRelativeAttention(TensorBuilder &tb,
                                             const RelativeAttentionOperands &op,
-                                            AttentionTiling tiling);
+                                            AttentionTiling tiling,
+                                            mlir::Value queryPosition = {});
 
 /// `dots` (a block laid out as `layout`, scaled) plus the position term,
 /// read from `bandProducts` ([band rows, query tile]: the band times the

@@ -9,7 +9,8 @@ fresh weights and tokens; each step is fed the forward's own token at its
 position (teacher forcing), so that the logits compare position by
 position. LSH and routed attention (trained centroids) against the
 forward compiled at the length of the tokens so far; models with memories
-generating segment by segment. A fresh seed per run, printed;
+step by step through their segments, and generating segment by segment
+without --decode. A fresh seed per run, printed;
 LCC_DECODE_SEED replays one."""
 
 import os
@@ -307,6 +308,57 @@ def test_memory_models_generate_segment_by_segment(model):
     logits = np.concatenate(logits, axis=1)
     chosen = logits[0, prompt.shape[1] - 1:tokens.shape[1] - 1].argmax(-1)
     np.testing.assert_array_equal(chosen, tokens[0, prompt.shape[1]:])
+
+
+@pytest.mark.parametrize("model", ["transformer-xl-tiny", "adaptive-span-tiny",
+                                   "compressive-tiny"])
+def test_memory_models_decode_as_their_forward(model):
+    """--decode on a model that carries memories: each segment's prefill
+    takes the memories the one before left and caches their keys and
+    values; a step at each place in the segment equals the forward's logits
+    there and returns its rows of the per-position memories, which with
+    prefill's memories computed from memories alone (the compressive
+    memory's) equal the forward's next memories. Three segments, teacher
+    forced, the first from a random prompt; then greedy generation with
+    the steps equals recomputing every segment."""
+    rng = fresh_rng()
+    module = lcc.load(lcc.compile(os.path.join(SOURCE, "models",
+                                               model + ".mlir"), decode=True))
+    module.init_params(int(rng.integers(0, 2**31)))
+    signature = module["prefill"].signature
+    step_outputs = [o["name"] for o in module["decode_step"].signature[
+        "outputs"]]
+    names = [i["name"] for i in signature["inputs"][1:]]
+    assert step_outputs == ["logits"] + [n + ".row" for n in names
+                                         if n.startswith("mem")]
+    memories = [np.zeros(i["shape"], np.float32)
+                for i in signature["inputs"][1:]]
+    text = rng.integers(0, 256, (1, 192)).astype(np.int32)
+    prompt = int(rng.integers(1, 64))
+    worst = 0.0
+    for start in range(0, 192, 64):
+        segment = text[:, start:start + 64]
+        full = module["forward"](segment, *memories)
+        known = prompt if start == 0 else 0
+        padded = segment.copy()
+        padded[:, known:] = 0
+        before = module["prefill"](padded, *memories)
+        nexts = [np.array(m) for m in before[1:1 + len(memories)]]
+        for row in range(known, 64):
+            results = module["decode_step"](segment[:, row:row + 1],
+                                            np.array([[row]], np.int32))
+            worst = max(worst, relative(results[0][:, 0], full[0][:, row]))
+            for name, rows in zip(step_outputs[1:], results[1:]):
+                nexts[names.index(name[:-4])][:, row] = rows[:, 0]
+        for ours, theirs in zip(nexts, full[1:1 + len(memories)]):
+            assert relative(ours, theirs) <= 1e-5
+        memories = list(full[1:1 + len(memories)])
+    assert worst <= 1e-5, worst
+    print("prompt", prompt, "worst", worst)
+    prompt_tokens = text[:, :int(rng.integers(1, 100))]
+    tokens = module.generate(prompt_tokens, 150)
+    np.testing.assert_array_equal(
+        module.generate(prompt_tokens, 150, recompute=True), tokens)
 
 
 def test_a_cache_is_no_checkpoint_state(tmp_path):

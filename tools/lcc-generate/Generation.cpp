@@ -9,8 +9,8 @@
 
 using namespace lcc::tools;
 
-double lcc::tools::millisecondsSince(
-    std::chrono::steady_clock::time_point start) {
+double
+lcc::tools::millisecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now() - start)
       .count();
@@ -54,12 +54,50 @@ LccFunction lookup(LccSession session, const char *name) {
   return function;
 }
 
+/// A model with memories compiled with --decode: prefill runs its
+/// segments; the step's results after the logits are memory rows, each
+/// named "<memory's input name>.row".
+std::string findMemorySteps(Generator &g) {
+  g.forward = g.prefill;
+  LccTensorView tokens, logits;
+  lccFunctionGetInput(g.prefill, 0, &tokens);
+  lccFunctionGetOutput(g.prefill, 0, &logits);
+  g.batch = tokens.shape[0];
+  g.length = g.capacity = tokens.shape[1];
+  g.vocab = logits.shape[2];
+  g.memoryRowResults.assign(g.memories, 0);
+  for (size_t j = 1; j < lccFunctionGetOutputCount(g.step); ++j) {
+    LccTensorView row;
+    lccFunctionGetOutput(g.step, j, &row);
+    bool found = false;
+    for (size_t i = 0; i < g.memories; ++i) {
+      LccTensorView memory;
+      lccFunctionGetInput(g.prefill, i + 1, &memory);
+      if (std::string(memory.name) + ".row" != row.name)
+        continue;
+      if (memory.rank != 3 || row.rank != 3 || memory.shape[1] != g.length ||
+          row.shape[0] != g.batch || row.shape[1] != 1 ||
+          row.shape[2] != memory.shape[2])
+        return std::string("decode_step's result '") + row.name +
+               "' is not one row of memory '" + memory.name + "'";
+      g.memoryRowResults[i] = j;
+      found = true;
+    }
+    if (!found)
+      return std::string("decode_step's result '") + row.name +
+             "' is the row of no memory prefill takes";
+  }
+  return "";
+}
+
 } // namespace
 
 std::string Generator::find(LccModule module, LccSession session,
                             Generator &g) {
   g.prefill = lookup(session, "prefill");
   g.step = lookup(session, "decode_step");
+  if (g.prefill && g.step && (g.memories = carriedMemories(g.prefill)))
+    return findMemorySteps(g);
   if (!g.prefill || !g.step) {
     LccFunction forward = lookup(session, "forward");
     if (!forward || !(g.memories = carriedMemories(forward)))
@@ -127,7 +165,8 @@ std::string lcc::tools::generate(const Generator &g,
   // The sequences as they grow, and prefill's input: their first
   // `length` positions, the prompts padded.
   int64_t limit = options.recompute ? g.length : g.capacity;
-  std::vector<int32_t> sequences(g.batch * limit, 0), window(g.batch * g.length);
+  std::vector<int32_t> sequences(g.batch * limit, 0),
+      window(g.batch * g.length);
   for (int64_t b = 0; b < g.batch; ++b)
     std::copy_n(&prompts[b * promptLength], promptLength,
                 &sequences[b * limit]);

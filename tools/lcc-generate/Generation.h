@@ -6,8 +6,9 @@
 // token (or, recomputing, the whole sequence through `prefill` again). A
 // model with memories (Transformer-XL, adaptive span, compressive:
 // `forward(tokens, memories...) -> (logits, memories..., ...)`), segment by
-// segment (SegmentGeneration.cpp). lcc-generate and the Python package's
-// Module.generate run these loops.
+// segment (SegmentGeneration.cpp): compiled with --decode, a step per
+// token within a segment; without, its segment's forward per token.
+// lcc-generate and the Python package's Module.generate run these loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,16 +29,21 @@ namespace lcc::tools {
 /// A session's generation functions and their shapes: prefill takes
 /// `length` tokens, the caches hold `capacity` positions (the valid range
 /// of decode_step's position; more than `length` when compiled with a
-/// longer --max-cache). A model with memories has no prefill or step: its
-/// `forward` takes segments of `length` tokens and `memories` carried
-/// inputs, result i the next segment's input i.
+/// longer --max-cache). A model with memories runs segments of `length`
+/// tokens through `forward` (its forward, or prefill when compiled with
+/// --decode), which takes `memories` carried inputs, result i the next
+/// segment's input i; its step returns, after the logits, the row at its
+/// position of each memory that is per position.
 struct Generator {
   LccFunction prefill = nullptr, step = nullptr;
   LccFunction forward = nullptr;
   size_t memories = 0;
+  /// Per memory (input i + 1), the step's result with its row, or 0 when
+  /// the segment's prefill gives it whole (computed from memories alone).
+  std::vector<size_t> memoryRowResults;
   int64_t batch = 0, length = 0, capacity = 0, vocab = 0;
 
-  bool bySegments() const { return forward != nullptr; }
+  bool bySegments() const { return memories != 0; }
 
   /// The functions of `session`, a session of `module`, or an error
   /// message.
@@ -69,8 +75,9 @@ std::string generate(const Generator &generator,
                      const std::vector<int32_t> &prompts, int64_t promptLength,
                      const GenerationOptions &options, Generated &out);
 
-/// generate for a model with memories: each new token from the forward of
-/// its segment (the tokens so far in it, padded) with the memories the
+/// generate for a model with memories: each new token from a decode step
+/// at its place in its segment (or, without one, from its segment's
+/// forward on the tokens so far in it, padded) with the memories the
 /// segments before it left (SegmentGeneration.cpp).
 std::string generateBySegments(const Generator &generator,
                                const std::vector<int32_t> &prompts,

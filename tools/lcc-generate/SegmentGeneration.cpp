@@ -10,6 +10,14 @@
 // costs one segment's forward however long the text; recomputing (the
 // baseline) runs every segment from the first again.
 //
+// Compiled with --decode, a segment starts with its prefill (the memories
+// the segments before it left, the tokens known in it), which fills the
+// attentions' caches with the memories' keys and values, and each token in
+// it is a decode step at its place, whose rows of the per-position
+// memories make up the next segment's (those computed from memories alone
+// come whole from the prefill). A token then costs a step, and a segment
+// one prefill more.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Generation.h"
@@ -69,13 +77,49 @@ public:
 
   /// The last run's memories become the next segment's.
   void advance() {
+    keepNext();
+    memories.swap(next);
+  }
+
+  /// The last run's memories, kept as the next segment's while its steps
+  /// replace the per-position rows.
+  void keepNext() {
+    next.resize(memories.size());
     for (size_t i = 0; i < memories.size(); ++i) {
       LccTensorView result;
       lccFunctionGetResult(g.forward, i + 1, &result);
       const float *data = static_cast<const float *>(result.data);
-      std::copy(data, data + memories[i].size(), memories[i].begin());
+      next[i].assign(data, data + memories[i].size());
     }
   }
+
+  /// The step at `row` of its segment on `tokens`; its memory rows into
+  /// the next segment's memories.
+  LccStatus step(int64_t row, std::vector<int32_t> &tokens) {
+    int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
+    int32_t at = int32_t(row);
+    LccTensorView inputs[2] = {
+        {nullptr, LCC_DTYPE_I32, 2, tokenShape, tokens.data(),
+         uint64_t(g.batch * 4)},
+        {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
+    if (LccStatus status = lccFunctionCall(g.step, inputs, 2))
+      return status;
+    for (size_t i = 0; i < memories.size(); ++i) {
+      if (!g.memoryRowResults[i])
+        continue;
+      LccTensorView result;
+      lccFunctionGetResult(g.step, g.memoryRowResults[i], &result);
+      const float *data = static_cast<const float *>(result.data);
+      int64_t width = shapes[i][2];
+      for (int64_t b = 0; b < g.batch; ++b)
+        std::copy_n(data + b * width, width,
+                    &next[i][(b * g.length + row) * width]);
+    }
+    return nullptr;
+  }
+
+  /// The memories the last segment's steps completed become the current.
+  void beginNext() { memories.swap(next); }
 
   /// Runs segments 0 .. k - 1, each complete, from zero memories.
   LccStatus runBefore(int64_t k) {
@@ -94,8 +138,63 @@ private:
   int64_t stride;
   std::vector<int32_t> segment;
   std::vector<std::vector<int64_t>> shapes;
-  std::vector<std::vector<float>> memories;
+  std::vector<std::vector<float>> memories, next;
 };
+
+/// generateBySegments with a decode step per token.
+std::string generateBySteps(const Generator &g, std::vector<int32_t> &sequences,
+                            int64_t total, int64_t promptLength,
+                            const GenerationOptions &options, Generated &out) {
+  SegmentRunner runner(g, sequences, total);
+  // The prompt's whole segments, then the prefill of the segment of its
+  // last token, which goes through a step.
+  auto start = std::chrono::steady_clock::now();
+  int64_t last = promptLength - 1, segment = last / g.length;
+  std::vector<int32_t> next(g.batch);
+  for (int64_t b = 0; b < g.batch; ++b)
+    next[b] = sequences[b * total + last];
+  LccStatus status = runner.runBefore(segment);
+  if (!status)
+    status = runner.run(segment, last);
+  if (!status) {
+    runner.keepNext();
+    status = runner.step(last % g.length, next);
+  }
+  if (status)
+    return takeMessage(status);
+  out.prefillMs = millisecondsSince(start);
+
+  TokenSampler sampler(options.sampling);
+  std::vector<bool> ended(g.batch, false);
+  out.newTokens = 0;
+  auto decodeStart = std::chrono::steady_clock::now();
+  for (int64_t position = promptLength;
+       out.newTokens < int64_t(options.maxNewTokens); ++position) {
+    LccTensorView logits;
+    lccFunctionGetResult(g.step, 0, &logits);
+    bool allEnded = chooseTokens(g, sampler, options,
+                                 static_cast<const float *>(logits.data),
+                                 g.vocab, ended, next);
+    for (int64_t b = 0; b < g.batch; ++b)
+      sequences[b * total + position] = next[b];
+    ++out.newTokens;
+    if (allEnded || out.newTokens == int64_t(options.maxNewTokens))
+      break;
+    // A new segment: its prefill with the memories the last one left.
+    if (position % g.length == 0) {
+      runner.beginNext();
+      status = runner.run(position / g.length, position);
+      if (!status)
+        runner.keepNext();
+    }
+    if (!status)
+      status = runner.step(position % g.length, next);
+    if (status)
+      return takeMessage(status);
+  }
+  out.decodeMs = millisecondsSince(decodeStart);
+  return "";
+}
 
 } // namespace
 
@@ -109,6 +208,21 @@ std::string lcc::tools::generateBySegments(const Generator &g,
   for (int64_t b = 0; b < g.batch; ++b)
     std::copy_n(&prompts[b * promptLength], promptLength,
                 &sequences[b * total]);
+  auto finish = [&] {
+    out.promptLength = promptLength;
+    out.tokens.clear();
+    for (int64_t b = 0; b < g.batch; ++b)
+      out.tokens.insert(out.tokens.end(), &sequences[b * total],
+                        &sequences[b * total] + promptLength + out.newTokens);
+    return "";
+  };
+  if (g.step && !options.recompute) {
+    if (std::string error =
+            generateBySteps(g, sequences, total, promptLength, options, out);
+        !error.empty())
+      return error;
+    return finish();
+  }
   SegmentRunner runner(g, sequences, total);
   // The prompt's whole segments before the one its last token is in.
   auto start = std::chrono::steady_clock::now();
@@ -150,10 +264,5 @@ std::string lcc::tools::generateBySegments(const Generator &g,
       break;
   }
   out.decodeMs = millisecondsSince(decodeStart);
-  out.promptLength = promptLength;
-  out.tokens.clear();
-  for (int64_t b = 0; b < g.batch; ++b)
-    out.tokens.insert(out.tokens.end(), &sequences[b * total],
-                      &sequences[b * total] + promptLength + out.newTokens);
-  return "";
+  return finish();
 }

@@ -39,8 +39,10 @@ const char kUsage[] =
     "the prompt, then one 'decode_step' per new token, the key and value\n"
     "caches kept on the device. A model whose 'forward' carries memories\n"
     "(Transformer-XL, adaptive span, compressive: forward(tokens, memories)\n"
-    "-> (logits, memories, ...)) needs no --decode: each token comes from\n"
-    "its segment's forward with the memories of the segments before.\n"
+    "-> (logits, memories, ...)) runs segment by segment: compiled with\n"
+    "--decode, a prefill per segment (the memories of the segments before)\n"
+    "and a decode step per token; without, each token comes from its\n"
+    "segment's forward.\n"
     "\n"
     "  --params=FILE.safetensors   the weights (a checkpoint of lcc-train's\n"
     "                              too)\n"
@@ -69,8 +71,8 @@ const char kUsage[] =
     "                              (with memories: every segment again)\n"
     "  --report=json               print one JSON object of the timings\n"
     "  --device=cpu|cuda           device to run on (default "
-    "cpu)\n" LCC_EMULATOR_USAGE
-    "  --threads=N                 threads of the cpu device (default: the CPUs\n"
+    "cpu)\n" LCC_EMULATOR_USAGE "  --threads=N                 threads of the "
+                                "cpu device (default: the CPUs\n"
     "                              the process may run on)\n"
     "  --help, --version\n";
 
@@ -289,7 +291,8 @@ int run(const Options &options) {
   if (std::string error = handles.open(options.device); !error.empty())
     return kTool.fail(kExitError, error);
   Generator g;
-  if (std::string error = Generator::find(handles.module, handles.session, g); !error.empty())
+  if (std::string error = Generator::find(handles.module, handles.session, g);
+      !error.empty())
     return kTool.fail(kExitError, options.model + ": " + error);
   if (options.endTokenGiven && options.endToken >= g.vocab)
     return kTool.fail(kExitUsage,
