@@ -272,13 +272,21 @@ def GenerateDecodeStep : Pass<"attn-generate-decode-step", "mlir::ModuleOp"> {
 
     The caches hold `max-cache` positions (0: L; more than L only for a
     model without learned positions), in whole key tiles; the position's
-    valid range is theirs. A prompt shorter than L is padded, its padding overwritten by the decode
-    steps that follow (causal attention never lets a position see a later
-    one). Causal attn.attention has a cached form (shared-QK caching the
-    unit queries as keys, mask and score regions evaluated at the step's
-    position; sparse attention is flattened into the masked attention it
-    equals); any other attention, or an op that mixes
-    positions, is one error naming it.
+    valid range is theirs. A prompt shorter than L is padded, its padding
+    overwritten by the decode steps that follow (causal attention never
+    lets a position see a later one). Each attention is cached as its form
+    says (the registry's fillDecodeCaches / buildDecodeStep: dense, sparse,
+    LSH, routed with trained centroids); relative and adaptive-span
+    attention over [memory; segment] cache the memory's keys and values
+    before the segment's.
+
+    A function that carries memories (`forward(tokens, memories...) ->
+    (logits, next memories...)`, Transformer-XL) keeps them as prefill's
+    inputs; the step returns the logits and its row of each next memory
+    that is per position (`<memory>.row`), computing only what those need.
+    What the step reads that weights alone compute is computed by prefill
+    and cached (`decode.cache.invariant.N`). An attention without a cached
+    form, or an op that mixes positions, is one error naming it.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::linalg::LinalgDialect",

@@ -34,6 +34,9 @@
 
 #include "dialects/Attn/IR/AttnOps.h"
 
+#include "runtime/schema/ModuleFormat.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -119,7 +122,24 @@ private:
   SmallVector<unsigned> stepResults;
   llvm::DenseSet<Operation *> stepOps;
   llvm::DenseSet<unsigned> cachedAttentions;
+  /// What the step reads that no token changes but weights compute
+  /// (Transformer-XL's projected position encodings): computed by prefill
+  /// and cached, each by the place of its op in the flat model and its
+  /// result's number.
+  SmallVector<std::pair<unsigned, unsigned>> stepInvariants;
 };
+
+/// The ops a step copies rather than reads from a cache: what costs no
+/// computation.
+bool isFree(Operation *op) {
+  return isa<ParamOp, arith::ConstantOp, tensor::EmptyOp>(op);
+}
+
+/// The cache of step invariant `k`.
+std::string invariantName(unsigned k) {
+  return std::string(lcm::kDecodeCachePrefix) + "invariant." +
+         std::to_string(k);
+}
 
 LogicalResult GenerateDecodeStepPass::checkMemories(func::FuncOp model) {
   // Memories: f32 inputs after the tokens, each result i input i's type.
@@ -277,11 +297,33 @@ LogicalResult GenerateDecodeStepPass::planStep(func::FuncOp flat,
   if (cachedAttentions.empty())
     return flat.emitError() << "--decode: '" << function
                             << "' has no attention: nothing to cache";
+  // Values of weights alone that the step's per-position ops read.
+  for (auto [index, op] : llvm::enumerate(flat.getBody().front())) {
+    if (!stepOps.contains(&op) || isFree(&op) ||
+        isa<AttentionFormInterface>(op) || seq.lookup(op.getResult(0)))
+      continue;
+    for (OpResult result : op.getResults())
+      if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+            return stepOps.contains(user) &&
+                   (isa<AttentionFormInterface>(user) ||
+                    seq.lookup(user->getResult(0)));
+          }))
+        stepInvariants.push_back({unsigned(index), result.getResultNumber()});
+  }
   return success();
 }
 
 LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
   func::FuncOp prefill = flattenedCopy(model, "prefill");
+  SmallVector<Operation *> ops = llvm::map_to_vector(
+      prefill.getBody().front(), [](Operation &op) { return &op; });
+  for (auto [k, place] : llvm::enumerate(stepInvariants)) {
+    Operation *op = ops[place.first];
+    OpBuilder b = OpBuilder::atBlockEnd(op->getBlock());
+    b.setInsertionPointAfter(op);
+    AssignOp::create(b, op->getLoc(), invariantName(k),
+                     op->getResult(place.second));
+  }
   for (auto [index, op] : llvm::enumerate(attentionsOf(prefill))) {
     if (!cachedAttentions.contains(index))
       continue;
@@ -327,14 +369,22 @@ GenerateDecodeStepPass::buildDecodeStep(func::FuncOp model, func::FuncOp flat,
   IRMapping mapping;
   mapping.map(flat.getArgument(0), body->getArgument(0));
   SmallVector<Operation *> attentions = attentionsOf(flat);
-  for (Operation &op : flat.getBody().front()) {
+  for (auto [place, op] : llvm::enumerate(flat.getBody().front())) {
     if (!stepOps.contains(&op))
       continue;
     if (!isa<AttentionFormInterface>(op)) {
       if (seq.lookup(op.getResult(0)))
         seq.buildAtOnePosition(b, op, mapping, position);
-      else
-        b.clone(op, mapping); // weights and what they compute alone
+      else if (isFree(&op))
+        b.clone(op, mapping); // weights
+      // What weights compute: prefill's, read from its cache.
+      for (auto [k, invariant] : llvm::enumerate(stepInvariants))
+        if (invariant.first == place) {
+          Value result = op.getResult(invariant.second);
+          mapping.map(result, ParamOp::create(b, op.getLoc(), result.getType(),
+                                              invariantName(k),
+                                              /*state=*/true, FloatAttr()));
+        }
       continue;
     }
     unsigned index = llvm::find(attentions, &op) - attentions.begin();

@@ -138,7 +138,8 @@ LogicalResult assignsToResults(func::FuncOp func) {
     return success();
   if (!func.getBody().hasOneBlock())
     return func.emitOpError("writes parameters but has more than one block");
-  llvm::StringSet<> written;
+  llvm::StringSet<> written, read;
+  func.walk([&](ParamOp op) { read.insert(op.getName()); });
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   SmallVector<Value> results(ret.getOperands());
   unsigned first = results.size();
@@ -149,6 +150,13 @@ LogicalResult assignsToResults(func::FuncOp func) {
     if (!written.insert(assign.getName()).second)
       return assign.emitOpError() << "writes parameter '" << assign.getName()
                                   << "' a second time in one function";
+    // State the function only writes (what a decode step will read) is
+    // still an argument: its buffer is the one written.
+    if (!read.contains(assign.getName())) {
+      OpBuilder entry = OpBuilder::atBlockBegin(&func.getBody().front());
+      ParamOp::create(entry, assign.getLoc(), assign.getValue().getType(),
+                      assign.getName(), /*state=*/true, FloatAttr());
+    }
     results.push_back(assign.getValue());
   }
   OpBuilder b(ret);

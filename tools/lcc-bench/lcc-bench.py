@@ -941,7 +941,7 @@ def generate_report(lcm, params, prompt, new_tokens, threads, recompute):
 DECODE_FORMS = {"dense": [], "sparse": ["--attention=sparse"],
                 "lsh": ["--attention=lsh"],
                 # The bundled model, generated segment by segment through
-                # its memories (no --decode).
+                # its memories: a prefill per segment, a step per token.
                 "transformer-xl": None}
 
 
@@ -972,7 +972,7 @@ def bench_decode_row(opts, form, seq, torch):
         lcm = os.path.join(work, "model.lcm")
         if DECODE_FORMS[form] is None:
             compile_model(os.path.join(SOURCE, "models", form + "-tiny.mlir"),
-                          lcm)
+                          lcm, ["--decode"])
         else:
             with open(source, "w") as f:
                 f.write(residual_stack_model(
