@@ -182,10 +182,17 @@ std::string SequencePositions::placeModelOp(Operation &op) {
     in = axis;
   }
   PositionAxis out = *in;
-  if (isa<SplitHeadsOp>(op))
-    out.axis = 2;
-  else if (isa<MergeHeadsOp>(op))
-    out.axis = 1;
+  // The ops that work along their operand's last axis (a product, a
+  // norm) mix positions there; splitting and merging heads move them.
+  if (isa<LinearOp, FeedForwardOp, LayerNormOp>(op) &&
+      in->axis + 1 == tensorRank(op.getOperand(0)))
+    return "works along the positions' axis";
+  if (isa<SplitHeadsOp>(op) || isa<MergeHeadsOp>(op)) {
+    unsigned from = isa<SplitHeadsOp>(op) ? 1 : 2;
+    if (in->axis != from)
+      return "moves an axis other than the positions'";
+    out.axis = 3 - from;
+  }
   for (Value operand : op.getOperands()) {
     if (lookup(operand))
       continue;

@@ -949,9 +949,9 @@ def bench_decode(opts):
     """Generation by form and cache length: prefill, then each new token
     through the cached decode step, against recomputing the sequence per
     token (up to --recompute-up-to) and a torch transcription's cached
-    generation (dense up to --peer-up-to; LSH as Hugging Face's cached
-    Reformer steps; Transformer-XL one token over key and value caches;
-    none for sparse); the rounds interleaved, medians."""
+    generation (dense and strided sparse up to --peer-up-to; LSH as
+    Hugging Face's cached Reformer steps; Transformer-XL one token over key
+    and value caches); the rounds interleaved, medians."""
     torch = None if opts.no_peer else torch_python()
     print("| form | seq (cache) | prefill ms | ms/token cached | tokens/s | "
           "ms/token recomputed | recomputed / cached | peak MiB cached | "
@@ -963,6 +963,15 @@ def bench_decode(opts):
                      "one of %s" % (form, ", ".join(DECODE_FORMS)))
         for seq in opts.seq:
             bench_decode_row(opts, form, seq, torch)
+
+
+def sparse_stride(seq):
+    """lcc's default sparse stride: the power of two nearest sqrt(seq)."""
+    root = round(seq ** 0.5)
+    power = 1
+    while power * 2 <= root:
+        power *= 2
+    return power if root - power <= power * 2 - root else power * 2
 
 
 def bench_decode_row(opts, form, seq, torch):
@@ -978,7 +987,11 @@ def bench_decode_row(opts, form, seq, torch):
                 f.write(residual_stack_model(
                     opts.layers, seq, opts.d_model, opts.d_ff, "gelu",
                     heads=opts.heads, shared_qk=form == "lsh", forward=True))
-            compile_model(source, lcm, ["--decode"] + DECODE_FORMS[form])
+            flags = DECODE_FORMS[form]
+            if form == "sparse":  # strided, the stride the peer takes too
+                flags = flags + ["--sparse-pattern=strided",
+                                 "--sparse-stride=%d" % sparse_stride(seq)]
+            compile_model(source, lcm, ["--decode"] + flags)
         params = os.path.join(work, "weights.safetensors")
         run([tool("lcc-run"), lcm, "--init-params=" + params, "--seed=1"])
         prompt = os.path.join(work, "prompt.npy")
@@ -987,10 +1000,10 @@ def bench_decode_row(opts, form, seq, torch):
              "--shape=1,%d" % length, "--dtype=i32", "--uniform=0,256",
              "--seed=2"])
         recompute = seq <= opts.recompute_up_to
-        # The dense peer's prefill builds the seq x seq scores; the LSH and
-        # Transformer-XL peers' run at any length; sparse has none.
-        peer_runs = torch and form != "sparse" and (
-            form != "dense" or seq <= opts.peer_up_to)
+        # The dense and sparse peers' prefill builds the seq x seq scores;
+        # the LSH and Transformer-XL peers' run at any length.
+        peer_runs = torch and (form not in ("dense", "sparse") or
+                               seq <= opts.peer_up_to)
         cached, recomputed, peer = [], [], []
         for _ in range(opts.repeat):
             cached.append(generate_report(lcm, params, prompt,
@@ -1001,7 +1014,9 @@ def bench_decode_row(opts, form, seq, torch):
                     lcm, params, prompt, opts.recompute_tokens, opts.threads,
                     True))
             if peer_runs:
-                peer.append(torch_decode_ms(torch, opts, seq, length, form))
+                peer.append(torch_decode_ms(
+                    torch, opts, seq, length, form,
+                    sparse_stride(seq) if form == "sparse" else 0))
         prefill = median([r["prefill_ms"] for r in cached])
         step = median([r["ms_per_token"] for r in cached])
         row = "| %s | %d | %.1f | %.3f | %.0f |" % (form, seq, prefill, step,
@@ -1259,15 +1274,16 @@ def main():
                    help="skip the torch transcription's cached generation")
     g.add_argument("--forms", default="dense,sparse,lsh",
                    type=lambda s: s.split(","),
-                   help="attention forms: dense, sparse (fixed), lsh "
+                   help="attention forms: dense, sparse (strided), lsh "
                         "(shared QK, 4 hashes, buckets of 64), "
                         "transformer-xl (the bundled tiny model, segment by "
                         "segment; seq is then the text's length)")
     g.add_argument("--recompute-up-to", type=int, default=16384,
                    help="longest seq generation is also recomputed at")
     g.add_argument("--peer-up-to", type=int, default=16384,
-                   help="longest seq the dense torch transcription runs at "
-                        "(its prefill builds the seq x seq scores)")
+                   help="longest seq the dense and sparse torch "
+                        "transcriptions run at (their prefill builds the seq "
+                        "x seq scores)")
     m = sub.add_parser("models", help="the bundled models")
     m.add_argument("--repeat", type=int, default=5)
     m.add_argument("--threads", type=int, default=0)

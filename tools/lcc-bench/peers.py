@@ -109,11 +109,16 @@ def attention():
 # The decode benchmark's model in torch, generating with a static key and
 # value cache per layer as Hugging Face's StaticCache does (written at the
 # position, read up to it): prefill on the prompt, then one token at a
-# time, greedy. Prints the prefill ms and the median ms per token.
+# time, greedy. With a stride, strided sparse attention (Sparse
+# Transformer: key j visible to query i <= j iff i - j < stride or
+# stride divides i - j): prefill masks the scores a block of queries at a
+# time, and a step gathers the band and one key per earlier stride from
+# the caches. Prints the prefill ms and the median ms per token.
 TORCH_DECODE = """
 import sys, time, torch
 F = torch.nn.functional
-layers, seq, d, ff, heads, vocab, prompt, new, threads = map(int, sys.argv[1:10])
+layers, seq, d, ff, heads, vocab, prompt, new, threads, stride = map(
+    int, sys.argv[1:11])
 torch.set_num_threads(threads)
 torch.manual_seed(0)
 hd = d // heads
@@ -127,6 +132,19 @@ final = (torch.ones(d), torch.zeros(d))
 cache = [(torch.zeros(1, heads, seq, hd), torch.zeros(1, heads, seq, hd))
          for _ in range(layers)]
 def split(x): return x.view(1, -1, heads, hd).transpose(1, 2)
+def attend_pattern(q, kc, vc, t):
+    keys = torch.cat([torch.arange(t % stride, max(t - stride + 1, 0), stride),
+                      torch.arange(max(t - stride + 1, 0), t + 1)])
+    s = q @ kc[:, :, keys].transpose(-1, -2) * hd ** -0.5
+    return torch.softmax(s, -1) @ vc[:, :, keys]
+def attend_masked(q, kc, vc, first):
+    n = q.shape[2]
+    gap = (torch.arange(first, first + n)[:, None] -
+           torch.arange(first + n)[None, :])
+    hidden = (gap < 0) | ((gap >= stride) & (gap % stride != 0))
+    s = q @ kc[:, :, :first + n].transpose(-1, -2) * hd ** -0.5
+    return torch.softmax(s.masked_fill(hidden, float("-inf")), -1) @ \
+        vc[:, :, :first + n]
 def forward(tokens, start):
     x = embed[tokens]
     n = x.shape[1]
@@ -135,12 +153,19 @@ def forward(tokens, start):
         q, k, v = split(h @ p["wq"]), split(h @ p["wk"]), split(h @ p["wv"])
         kc[:, :, start:start + n] = k
         vc[:, :, start:start + n] = v
-        keys, values = kc[:, :, :start + n], vc[:, :, :start + n]
-        s = q @ keys.transpose(-1, -2) * hd ** -0.5
-        if n > 1:  # prefill: each query sees the keys up to its own
-            s = s.masked_fill(torch.ones(n, start + n, dtype=torch.bool)
-                              .triu(start + 1), float("-inf"))
-        o = torch.softmax(s, -1) @ values
+        if stride and n == 1:
+            o = attend_pattern(q, kc, vc, start)
+        elif stride:
+            o = torch.cat([attend_masked(q[:, :, i:i + 1024], kc, vc,
+                                         start + i) for i in range(0, n, 1024)],
+                          2)
+        else:
+            keys, values = kc[:, :, :start + n], vc[:, :, :start + n]
+            s = q @ keys.transpose(-1, -2) * hd ** -0.5
+            if n > 1:  # prefill: each query sees the keys up to its own
+                s = s.masked_fill(torch.ones(n, start + n, dtype=torch.bool)
+                                  .triu(start + 1), float("-inf"))
+            o = torch.softmax(s, -1) @ values
         x = x + o.transpose(1, 2).reshape(1, n, d) @ p["wo"]
         h = F.layer_norm(x, (d,), *p["n2"])
         x = x + F.gelu(h @ p["w1"] + p["b1"]) @ p["w2"] + p["b2"]
@@ -310,9 +335,10 @@ def torch_python():
     return python_with("torch")
 
 
-def torch_decode_ms(python, opts, seq, prompt, form="dense"):
+def torch_decode_ms(python, opts, seq, prompt, form="dense", stride=0):
     """The torch transcription's (prefill ms, median ms per token) for
-    `form`: dense (a static cache), lsh (Hugging Face's cached Reformer
+    `form`: dense (a static cache), sparse (strided, `stride`: the static
+    cache's pattern keys gathered), lsh (Hugging Face's cached Reformer
     step) or transformer-xl (one token over per-layer key and value
     caches)."""
     if form == "transformer-xl":
@@ -323,6 +349,8 @@ def torch_decode_ms(python, opts, seq, prompt, form="dense"):
                 str(opts.layers), str(seq), str(opts.d_model), str(opts.d_ff),
                 str(opts.heads), "256", str(prompt), str(opts.new_tokens),
                 str(opts.threads)]
+        if form != "lsh":
+            args.append(str(stride))
     out = run_pinned([python, "-c"] + args, opts.threads,
                      numpy_env(opts.threads))
     prefill, step = map(float, out.split())
