@@ -14,6 +14,7 @@ without --decode. A fresh seed per run, printed;
 LCC_DECODE_SEED replays one."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -311,8 +312,8 @@ def test_memory_models_generate_segment_by_segment(model):
 
 
 @pytest.mark.parametrize("model", ["transformer-xl-tiny", "adaptive-span-tiny",
-                                   "compressive-tiny"])
-def test_memory_models_decode_as_their_forward(model):
+                                   "compressive-tiny", "transformer-xl-clamped"])
+def test_memory_models_decode_as_their_forward(model, tmp_path):
     """--decode on a model that carries memories: each segment's prefill
     takes the memories the one before left and caches their keys and
     values; a step at each place in the segment equals the forward's logits
@@ -322,8 +323,20 @@ def test_memory_models_decode_as_their_forward(model):
     forced, the first from a random prompt; then greedy generation with
     the steps equals recomputing every segment."""
     rng = fresh_rng()
-    module = lcc.load(lcc.compile(os.path.join(SOURCE, "models",
-                                               model + ".mlir"), decode=True))
+    source = os.path.join(SOURCE, "models", model + ".mlir")
+    if model == "transformer-xl-clamped":
+        # Transformer-XL with clamp_len and same_length: distances past 40
+        # share an encoding, and no key is 80 or more positions back.
+        with open(os.path.join(SOURCE, "models", "transformer-xl-tiny.mlir")) as f:
+            text = f.read()
+        text = re.sub(r"(attn\.relative_attention [^\n]*)\n",
+                      r"\1 {clamp_len = 40 : i64, same_length = 80 : i64}\n",
+                      text)
+        assert text.count("same_length") == 2
+        source = str(tmp_path / "clamped.mlir")
+        with open(source, "w") as f:
+            f.write(text)
+    module = lcc.load(lcc.compile(source, decode=True))
     module.init_params(int(rng.integers(0, 2**31)))
     signature = module["prefill"].signature
     step_outputs = [o["name"] for o in module["decode_step"].signature[
