@@ -109,7 +109,9 @@ std::string SequencePositions::placeResults(Operation &op) {
     PositionAxis in = *lookup(expand.getSrc());
     int64_t rows = dimOf(expand.getSrc(), in.axis);
     std::optional<unsigned> out;
-    for (int64_t dim : expand.getReassociationIndices()[in.axis])
+    // Kept: the groups are built anew by each call.
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    for (int64_t dim : groups[in.axis])
       if (dimOf(expand.getResult(), dim) != 1) {
         if (out || dimOf(expand.getResult(), dim) != rows)
           return "splits the positions' axis";
@@ -122,8 +124,9 @@ std::string SequencePositions::placeResults(Operation &op) {
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
     PositionAxis in = *lookup(collapse.getSrc());
-    for (auto [group, dims] :
-         llvm::enumerate(collapse.getReassociationIndices())) {
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    for (auto [group, dims] : llvm::enumerate(groups)) {
       if (!llvm::is_contained(dims, int64_t(in.axis)))
         continue;
       for (int64_t dim : dims)
