@@ -180,15 +180,7 @@ std::string lcc::tools::generate(const Generator &g,
                           shape,   window.data(), uint64_t(window.size() * 4)};
   // A decode step at `position` on each sequence's token there.
   std::vector<int32_t> next(g.batch);
-  auto step = [&](int64_t position) {
-    int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
-    int32_t at = int32_t(position);
-    LccTensorView inputs[2] = {
-        {nullptr, LCC_DTYPE_I32, 2, tokenShape, next.data(),
-         uint64_t(g.batch * 4)},
-        {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
-    return lccFunctionCall(g.step, inputs, 2);
-  };
+  auto step = [&](int64_t position) { return callStep(g, next, position); };
   // Prefill fills the caches; the prompt's last token goes through a step,
   // so that every new token comes from a step's logits: the attention of
   // the tokens so far (prefill's are those of the padded sequence, the
@@ -252,6 +244,18 @@ std::string lcc::tools::generate(const Generator &g,
     out.tokens.insert(out.tokens.end(), &sequences[b * limit],
                       &sequences[b * limit] + total);
   return "";
+}
+
+LccStatus lcc::tools::callStep(const Generator &g,
+                               const std::vector<int32_t> &tokens,
+                               int64_t position) {
+  int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
+  int32_t at = int32_t(position);
+  LccTensorView inputs[2] = {
+      {nullptr, LCC_DTYPE_I32, 2, tokenShape, tokens.data(),
+       uint64_t(g.batch * 4)},
+      {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
+  return lccFunctionCall(g.step, inputs, 2);
 }
 
 bool lcc::tools::chooseTokens(const Generator &g, TokenSampler &sampler,

@@ -85,6 +85,10 @@ std::string generateBySegments(const Generator &generator,
                                const GenerationOptions &options,
                                Generated &out);
 
+/// The decode step on `tokens` ([batch, 1]) at `position`.
+LccStatus callStep(const Generator &g, const std::vector<int32_t> &tokens,
+                   int64_t position);
+
 /// The next token of each sequence from its row of logits (`rows` + b *
 /// `stride` floats, vocab of them), or the end token for one that ended;
 /// marks those that end now. Whether every sequence has ended.

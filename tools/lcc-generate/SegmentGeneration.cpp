@@ -95,14 +95,8 @@ public:
 
   /// The step at `row` of its segment on `tokens`; its memory rows into
   /// the next segment's memories.
-  LccStatus step(int64_t row, std::vector<int32_t> &tokens) {
-    int64_t tokenShape[2] = {g.batch, 1}, positionShape[2] = {1, 1};
-    int32_t at = int32_t(row);
-    LccTensorView inputs[2] = {
-        {nullptr, LCC_DTYPE_I32, 2, tokenShape, tokens.data(),
-         uint64_t(g.batch * 4)},
-        {nullptr, LCC_DTYPE_I32, 2, positionShape, &at, 4}};
-    if (LccStatus status = lccFunctionCall(g.step, inputs, 2))
+  LccStatus step(int64_t row, const std::vector<int32_t> &tokens) {
+    if (LccStatus status = callStep(g, tokens, row))
       return status;
     for (size_t i = 0; i < memories.size(); ++i) {
       if (!g.memoryRowResults[i])

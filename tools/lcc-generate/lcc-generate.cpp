@@ -72,7 +72,7 @@ const char kUsage[] =
     "  --report=json               print one JSON object of the timings\n"
     "  --device=cpu|cuda           device to run on (default "
     "cpu)\n" LCC_EMULATOR_USAGE "  --threads=N                 threads of the "
-                                "cpu device (default: the CPUs\n"
+    "cpu device (default: the CPUs\n"
     "                              the process may run on)\n"
     "  --help, --version\n";
 
