@@ -8,10 +8,6 @@
 namespace lcc::runtime {
 namespace {
 
-template <typename... Parts> Status invalid(const Parts &...parts) {
-  return Status::error(StatusCode::InvalidModule, parts...);
-}
-
 /// [offset, offset + length) inside [0, size), without wrapping.
 bool inside(uint64_t offset, uint64_t length, size_t size) {
   return offset <= size && length <= size - offset;
@@ -32,33 +28,33 @@ Status checkSharedObjectImage(const uint8_t *bytes, size_t size,
   std::string prefix = what + ": the shared object";
   Elf64_Ehdr header;
   if (size < sizeof(header))
-    return invalid(prefix, " is ", size, " bytes, shorter than an ELF header");
+    return invalidModule(prefix, " is ", size, " bytes, shorter than an ELF header");
   std::memcpy(&header, bytes, sizeof(header));
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
-    return invalid(prefix, " is not an ELF file");
+    return invalidModule(prefix, " is not an ELF file");
   if (header.e_ident[EI_CLASS] != ELFCLASS64 ||
       header.e_ident[EI_DATA] != ELFDATA2LSB)
-    return invalid(prefix, " is not a 64-bit little-endian ELF file");
+    return invalidModule(prefix, " is not a 64-bit little-endian ELF file");
   if (header.e_type != ET_DYN)
-    return invalid(prefix, " has ELF type ", header.e_type,
+    return invalidModule(prefix, " has ELF type ", header.e_type,
                    ", not a shared object");
   if (header.e_machine != kMachine)
-    return invalid(prefix, " is for ELF machine ", header.e_machine,
+    return invalidModule(prefix, " is for ELF machine ", header.e_machine,
                    ", this machine is ", kMachine);
   if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 ||
       !inside(header.e_phoff, uint64_t(header.e_phnum) * sizeof(Elf64_Phdr),
               size))
-    return invalid(prefix, " has program headers outside its ", size,
+    return invalidModule(prefix, " has program headers outside its ", size,
                    " bytes (truncated?)");
   for (uint16_t i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr segment;
     std::memcpy(&segment, bytes + header.e_phoff + i * sizeof(Elf64_Phdr),
                 sizeof(segment));
     if (segment.p_filesz > segment.p_memsz && segment.p_type == PT_LOAD)
-      return invalid(prefix, " has segment ", i,
+      return invalidModule(prefix, " has segment ", i,
                      " with more file bytes than memory bytes");
     if (!inside(segment.p_offset, segment.p_filesz, size))
-      return invalid(prefix, " has segment ", i, " at bytes [",
+      return invalidModule(prefix, " has segment ", i, " at bytes [",
                      segment.p_offset, ", ",
                      segment.p_offset + segment.p_filesz,
                      ") outside its ", size, " bytes (truncated?)");
@@ -67,7 +63,7 @@ Status checkSharedObjectImage(const uint8_t *bytes, size_t size,
     if (header.e_shentsize != sizeof(Elf64_Shdr) ||
         !inside(header.e_shoff, uint64_t(header.e_shnum) * sizeof(Elf64_Shdr),
                 size))
-      return invalid(prefix, " has section headers outside its ", size,
+      return invalidModule(prefix, " has section headers outside its ", size,
                      " bytes (truncated?)");
     for (uint16_t i = 0; i < header.e_shnum; ++i) {
       Elf64_Shdr section;
@@ -75,7 +71,7 @@ Status checkSharedObjectImage(const uint8_t *bytes, size_t size,
                   sizeof(section));
       if (section.sh_type != SHT_NOBITS &&
           !inside(section.sh_offset, section.sh_size, size))
-        return invalid(prefix, " has section ", i, " at bytes [",
+        return invalidModule(prefix, " has section ", i, " at bytes [",
                        section.sh_offset, ", ",
                        section.sh_offset + section.sh_size, ") outside its ",
                        size, " bytes (truncated?)");

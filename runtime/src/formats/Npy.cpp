@@ -25,10 +25,6 @@ constexpr size_t kMagicSize = 6;
 /// length could claim 4 GiB.
 constexpr uint64_t kMaxHeaderBytes = uint64_t(1) << 20;
 
-template <typename... Parts> Status invalidData(const Parts &...parts) {
-  return Status::error(StatusCode::InvalidData, parts...);
-}
-
 struct NpyHeader {
   std::string descr;
   bool fortranOrder = false;

@@ -18,10 +18,6 @@ namespace {
 constexpr uint64_t kMaxHeaderBytes = 100'000'000;
 constexpr int kMaxJsonDepth = 64;
 
-template <typename... Parts> Status invalidData(const Parts &...parts) {
-  return Status::error(StatusCode::InvalidData, parts...);
-}
-
 /// A parsed JSON value; numbers keep their text, since the header holds
 /// 64-bit integers that a double cannot represent.
 struct JsonValue {

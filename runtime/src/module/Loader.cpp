@@ -23,10 +23,6 @@ std::string quote(const flatbuffers::String *name) {
   return quoted(name ? name->str() : "");
 }
 
-template <typename... Parts> Status invalid(const Parts &...parts) {
-  return Status::error(StatusCode::InvalidModule, parts...);
-}
-
 /// The semantic checks that follow the FlatBuffers verifier. Each check
 /// names the item by its path in the schema ("functions[0].commands[3]").
 class ModuleChecker {
@@ -35,7 +31,7 @@ public:
 
   Status check() {
     if (module.version() != kModuleVersion)
-      return invalid("unsupported module version ", module.version(),
+      return invalidModule("unsupported module version ", module.version(),
                      "; this runtime reads version ", kModuleVersion);
     for (size_t i = 0; i < sizeOf(module.parameters()); ++i)
       LCC_RETURN_IF_ERROR(checkParameter(i));
@@ -49,10 +45,10 @@ public:
       const lcm::Function &function = *module.functions()->Get(i);
       std::string path = "functions[" + std::to_string(i) + "]";
       if (!function.name() || function.name()->size() == 0)
-        return invalid(path, " has no name");
+        return invalidModule(path, " has no name");
       auto [it, inserted] = functionNames.emplace(function.name()->str(), i);
       if (!inserted)
-        return invalid(path, " and functions[", it->second, "] are both named ",
+        return invalidModule(path, " and functions[", it->second, "] are both named ",
                        quote(function.name()));
       LCC_RETURN_IF_ERROR(checkFunction(function, path));
     }
@@ -64,24 +60,24 @@ private:
   StatusOr<uint64_t> checkSignature(const lcm::TensorSignature *signature,
                                     const std::string &path) {
     if (!signature)
-      return invalid(path, " has no signature");
+      return invalidModule(path, " has no signature");
     if (!isValidDType(signature->dtype()))
-      return invalid(path, " has unknown dtype ", int(signature->dtype()));
+      return invalidModule(path, " has unknown dtype ", int(signature->dtype()));
     std::vector<int64_t> shape = getShape(*signature);
     for (int64_t dim : shape)
       if (dim < 0)
-        return invalid(path, " has negative dimension ", dim, " in shape ",
+        return invalidModule(path, " has negative dimension ", dim, " in shape ",
                        formatShape(shape));
     std::optional<uint64_t> bytes = byteSize(signature->dtype(), shape);
     if (!bytes)
-      return invalid(path, " of type ", formatType(shape, signature->dtype()),
+      return invalidModule(path, " of type ", formatType(shape, signature->dtype()),
                      " is larger than the ", kMaxTensorBytes, "-byte limit");
     if (const flatbuffers::Vector<int64_t> *range = signature->valid_range()) {
       bool integer = signature->dtype() == lcm::DType::I32 ||
                      signature->dtype() == lcm::DType::I64;
       if (range->size() != 2 || !integer ||
           readUnaligned(*range, 0) > readUnaligned(*range, 1))
-        return invalid(path, " has a valid_range of ", range->size(),
+        return invalidModule(path, " has a valid_range of ", range->size(),
                        " values; expected [min, max] with min <= max, on an "
                        "integer tensor");
     }
@@ -96,33 +92,33 @@ private:
       return bytes.getStatus();
     const lcm::TensorSignature &signature = *parameter.signature();
     if (!signature.name() || signature.name()->size() == 0)
-      return invalid(path, " has no name");
+      return invalidModule(path, " has no name");
     auto [it, inserted] =
         parameterNames.emplace(signature.name()->str(), index);
     if (!inserted)
-      return invalid(path, " and parameters[", it->second, "] are both named ",
+      return invalidModule(path, " and parameters[", it->second, "] are both named ",
                      quote(signature.name()));
     path += " " + quote(signature.name());
     if (parameter.init() < lcm::ParameterInit::MIN ||
         parameter.init() > lcm::ParameterInit::MAX)
-      return invalid(path, " has unknown init ", int(parameter.init()));
+      return invalidModule(path, " has unknown init ", int(parameter.init()));
     if (parameter.init() == lcm::ParameterInit::Normal &&
         !(std::isfinite(parameter.init_scale()) && parameter.init_scale() >= 0))
-      return invalid(path, " has init_scale ", parameter.init_scale(),
+      return invalidModule(path, " has init_scale ", parameter.init_scale(),
                      ", expected a finite value >= 0");
     if (parameter.init() == lcm::ParameterInit::Constant &&
         !std::isfinite(parameter.init_value()))
-      return invalid(path, " has init_value ", parameter.init_value(),
+      return invalidModule(path, " has init_value ", parameter.init_value(),
                      ", expected a finite value");
     // State starts as its init says on the device and changes with every
     // training step: embedded bytes would be a constant training overwrites.
     if (parameter.state() && parameter.data())
-      return invalid(path, " is optimizer state but embeds ",
+      return invalidModule(path, " is optimizer state but embeds ",
                      parameter.data()->size(),
                      " bytes; state starts as its init says and is never "
                      "embedded");
     if (parameter.data() && parameter.data()->size() != *bytes)
-      return invalid(path, " embeds ", parameter.data()->size(),
+      return invalidModule(path, " embeds ", parameter.data()->size(),
                      " bytes, its type ",
                      formatType(getShape(signature), signature.dtype()),
                      " needs ", *bytes);
@@ -136,13 +132,13 @@ private:
                        flatbuffers::Optional<uint64_t> recorded,
                        const std::string &path) {
     if (!data)
-      return recorded ? invalid(path, " has a data_checksum but no data")
+      return recorded ? invalidModule(path, " has a data_checksum but no data")
                       : Status();
     if (!recorded)
-      return invalid(path, " has no data_checksum for its ", data->size(),
+      return invalidModule(path, " has no data_checksum for its ", data->size(),
                      " bytes of data");
     if (lcm::checksum(data->data(), data->size()) != *recorded)
-      return invalid(path, " is corrupted: its ", data->size(),
+      return invalidModule(path, " is corrupted: its ", data->size(),
                      " bytes of data do not match their checksum");
     return Status();
   }
@@ -152,9 +148,9 @@ private:
     std::string path = "executables[" + std::to_string(index) + "]";
     if (executable.format() < lcm::ExecutableFormat::MIN ||
         executable.format() > lcm::ExecutableFormat::MAX)
-      return invalid(path, " has unknown format ", int(executable.format()));
+      return invalidModule(path, " has unknown format ", int(executable.format()));
     if (sizeOf(executable.data()) == 0)
-      return invalid(path, " has no data");
+      return invalidModule(path, " has no data");
     LCC_RETURN_IF_ERROR(
         checkChecksum(executable.data(), executable.data_checksum(), path));
     bool gpu = isGpuFormat(executable.format());
@@ -162,9 +158,9 @@ private:
       // Devices pick their executable by this name.
       const char *format = lcm::EnumNameExecutableFormat(executable.format());
       if (!executable.target() || executable.target()->size() == 0)
-        return invalid(path, " is ", format, " but has no target");
+        return invalidModule(path, " is ", format, " but has no target");
       if (!parseCudaArchitecture(executable.target()->str()))
-        return invalid(path, " is ", format, " for target ",
+        return invalidModule(path, " is ", format, " for target ",
                        quote(executable.target()),
                        ", expected an NVIDIA architecture such as 'sm_90'");
     }
@@ -172,7 +168,7 @@ private:
       const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
       std::string entryPath = path + ".entry_points[" + std::to_string(i) + "]";
       if (!entryPoint.name() || entryPoint.name()->size() == 0)
-        return invalid(entryPath, " has no name");
+        return invalidModule(entryPath, " has no name");
       entryPath += " " + quote(entryPoint.name());
       LCC_RETURN_IF_ERROR(checkRequirements(entryPoint, entryPath));
       if (gpu)
@@ -187,26 +183,26 @@ private:
                            const std::string &path) {
     size_t countSize = sizeOf(entryPoint.workgroup_count());
     if (countSize != 3)
-      return invalid(path, " has ", countSize,
+      return invalidModule(path, " has ", countSize,
                      " workgroup_count values, expected 3");
     uint64_t total = 1;
     for (size_t i = 0; i < 3; ++i) {
       uint32_t count = entryPoint.workgroup_count()->Get(i);
       if (count == 0)
-        return invalid(path, " has workgroup_count[", i,
+        return invalidModule(path, " has workgroup_count[", i,
                        "] = 0, expected >= 1");
       // Both factors are below 2^32 before the bound check: no wrap.
       total *= count;
       if (total > kMaxWorkgroups)
-        return invalid(path, " runs more than ", kMaxWorkgroups, " workgroups");
+        return invalidModule(path, " runs more than ", kMaxWorkgroups, " workgroups");
     }
     size_t byteCount = sizeOf(entryPoint.binding_bytes());
     if (byteCount != entryPoint.binding_count())
-      return invalid(path, " has ", byteCount, " binding_bytes values for ",
+      return invalidModule(path, " has ", byteCount, " binding_bytes values for ",
                      entryPoint.binding_count(), " bindings");
     for (size_t i = 0; i < byteCount; ++i)
       if (readUnaligned(*entryPoint.binding_bytes(), i) > kMaxTensorBytes)
-        return invalid(path, " binds ",
+        return invalidModule(path, " binds ",
                        readUnaligned(*entryPoint.binding_bytes(), i),
                        " bytes at binding ", i, ", more than the ",
                        kMaxTensorBytes, "-byte limit");
@@ -219,19 +215,19 @@ private:
                         const std::string &path) {
     size_t size = sizeOf(entryPoint.block_size());
     if (size != 3)
-      return invalid(path, " has ", size, " block_size values, expected 3");
+      return invalidModule(path, " has ", size, " block_size values, expected 3");
     uint64_t threads = 1;
     std::vector<int64_t> block;
     for (size_t i = 0; i < 3; ++i) {
       uint32_t value = entryPoint.block_size()->Get(i);
       if (value == 0)
-        return invalid(path, " has block_size[", i, "] = 0, expected >= 1");
+        return invalidModule(path, " has block_size[", i, "] = 0, expected >= 1");
       // Each factor is below 2^32 and the product so far <= 2^32: no wrap.
       threads = std::min<uint64_t>(threads * value, uint64_t(1) << 32);
       block.push_back(value);
     }
     if (threads > kMaxThreadsPerBlock)
-      return invalid(path, " has block_size ", formatShape(block), " of ",
+      return invalidModule(path, " has block_size ", formatShape(block), " of ",
                      threads >= (uint64_t(1) << 32) ? "over 4294967295"
                                                     : std::to_string(threads),
                      " threads, more than ", kMaxThreadsPerBlock);
@@ -247,7 +243,7 @@ private:
     size_t count = sizeOf(executable.entry_points());
     size_t expected = sizeOf(first.entry_points());
     if (count != expected)
-      return invalid(path, " has ", count, " entry points, executables[0] has ",
+      return invalidModule(path, " has ", count, " entry points, executables[0] has ",
                      expected, "; every executable must list the same ones");
     for (size_t i = 0; i < count; ++i) {
       const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
@@ -255,14 +251,14 @@ private:
       if (entryPoint.name()->str() == reference.name()->str() &&
           entryPoint.binding_count() == reference.binding_count()) {
         if (!sameRequirements(entryPoint, reference))
-          return invalid(path, ".entry_points[", i, "] ",
+          return invalidModule(path, ".entry_points[", i, "] ",
                          quote(entryPoint.name()),
                          " was compiled for other workgroups or binding "
                          "sizes than executables[0]'s");
         continue;
       }
       std::string index = "entry_points[" + std::to_string(i) + "]";
-      return invalid(
+      return invalidModule(
           path, ".", index, " is ", quote(entryPoint.name()), " with ",
           entryPoint.binding_count(), " bindings, executables[0].", index,
           " is ", quote(reference.name()), " with ", reference.binding_count(),
@@ -289,16 +285,16 @@ private:
   Status checkBinding(const lcm::Binding *binding,
                       const lcm::Function &function, const std::string &path) {
     if (!binding)
-      return invalid(path, " is missing");
+      return invalidModule(path, " is missing");
     size_t bufferCount = sizeOf(function.buffers());
     if (binding->buffer() >= bufferCount)
-      return invalid(path, " binds buffer ", binding->buffer(), ", only ",
+      return invalidModule(path, " binds buffer ", binding->buffer(), ", only ",
                      bufferCount, " exist");
     uint64_t size = function.buffers()->Get(binding->buffer())->size();
     // Written so that it cannot wrap: offset <= size, length <= size - offset.
     if (binding->offset() > size ||
         binding->length() > size - binding->offset())
-      return invalid(path, " binds ", binding->length(), " bytes at offset ",
+      return invalidModule(path, " binds ", binding->length(), " bytes at offset ",
                      binding->offset(), " of buffer ", binding->buffer(),
                      ", which has ", size);
     return Status();
@@ -310,7 +306,7 @@ private:
     auto checkSized = [&](size_t count, const char *kind,
                           const char *plural) -> Status {
       if (buffer.index() >= count)
-        return invalid(path, " is ", kind, " ", buffer.index(), ", only ",
+        return invalidModule(path, " is ", kind, " ", buffer.index(), ", only ",
                        count, " ", plural, " exist");
       const lcm::TensorSignature *signature =
           buffer.kind() == lcm::BufferKind::Input
@@ -322,7 +318,7 @@ private:
       std::vector<int64_t> shape = getShape(*signature);
       uint64_t bytes = *byteSize(signature->dtype(), shape);
       if (buffer.size() != bytes)
-        return invalid(path, " has size ", buffer.size(), ", ", kind, " ",
+        return invalidModule(path, " has size ", buffer.size(), ", ", kind, " ",
                        buffer.index(), " ", quote(signature->name()), " (",
                        formatType(shape, signature->dtype()), ") needs ",
                        bytes);
@@ -337,21 +333,21 @@ private:
       return checkSized(sizeOf(module.parameters()), "parameter", "parameters");
     case lcm::BufferKind::Transient: {
       if (buffer.size() > kMaxTensorBytes)
-        return invalid(path, " has size ", buffer.size(), ", more than the ",
+        return invalidModule(path, " has size ", buffer.size(), ", more than the ",
                        kMaxTensorBytes, "-byte limit");
       if (buffer.arena_offset() % kArenaAlignment != 0)
-        return invalid(path, " has arena_offset ", buffer.arena_offset(),
+        return invalidModule(path, " has arena_offset ", buffer.arena_offset(),
                        ", not a multiple of ", kArenaAlignment);
       uint64_t arenaSize = function.arena_size();
       if (buffer.arena_offset() > arenaSize ||
           buffer.size() > arenaSize - buffer.arena_offset())
-        return invalid(path, " holds ", buffer.size(),
+        return invalidModule(path, " holds ", buffer.size(),
                        " bytes at arena_offset ", buffer.arena_offset(),
                        ", beyond arena_size ", arenaSize);
       return Status();
     }
     }
-    return invalid(path, " has unknown kind ", int(buffer.kind()));
+    return invalidModule(path, " has unknown kind ", int(buffer.kind()));
   }
 
   Status checkDispatch(const lcm::Dispatch &dispatch,
@@ -360,12 +356,12 @@ private:
     // first one's entry point stands for all.
     size_t executableCount = sizeOf(module.executables());
     if (executableCount == 0)
-      return invalid(path, " dispatches entry point ", dispatch.entry_point(),
+      return invalidModule(path, " dispatches entry point ", dispatch.entry_point(),
                      ", but the module has no executables");
     const lcm::Executable &executable = *module.executables()->Get(0);
     size_t entryPointCount = sizeOf(executable.entry_points());
     if (dispatch.entry_point() >= entryPointCount)
-      return invalid(path, " dispatches entry point ", dispatch.entry_point(),
+      return invalidModule(path, " dispatches entry point ", dispatch.entry_point(),
                      ", only ", entryPointCount, " exist");
     const lcm::EntryPoint &entryPoint =
         *executable.entry_points()->Get(dispatch.entry_point());
@@ -375,20 +371,20 @@ private:
     // write outside what the dispatch binds.
     size_t countSize = sizeOf(dispatch.workgroup_count());
     if (countSize != 3)
-      return invalid(path, " has ", countSize,
+      return invalidModule(path, " has ", countSize,
                      " workgroup_count values, expected 3");
     for (size_t i = 0; i < 3; ++i) {
       uint32_t count = dispatch.workgroup_count()->Get(i);
       uint32_t compiled = entryPoint.workgroup_count()->Get(i);
       if (count != compiled)
-        return invalid(path, " runs workgroup_count[", i, "] = ", count,
+        return invalidModule(path, " runs workgroup_count[", i, "] = ", count,
                        ", entry point ", quote(entryPoint.name()),
                        " was compiled for ", compiled);
     }
 
     size_t bindingCount = sizeOf(dispatch.bindings());
     if (bindingCount != entryPoint.binding_count())
-      return invalid(path, " has ", bindingCount, " bindings, entry point ",
+      return invalidModule(path, " has ", bindingCount, " bindings, entry point ",
                      quote(entryPoint.name()), " takes ",
                      entryPoint.binding_count());
     for (size_t i = 0; i < bindingCount; ++i) {
@@ -397,7 +393,7 @@ private:
       LCC_RETURN_IF_ERROR(checkBinding(binding, function, bindingPath));
       uint64_t needed = readUnaligned(*entryPoint.binding_bytes(), i);
       if (binding->length() != needed)
-        return invalid(bindingPath, " binds ", binding->length(),
+        return invalidModule(bindingPath, " binds ", binding->length(),
                        " bytes, entry point ", quote(entryPoint.name()),
                        " was compiled for ", needed);
     }
@@ -409,27 +405,27 @@ private:
     switch (command.kind()) {
     case lcm::CommandKind::Dispatch:
       if (!command.dispatch())
-        return invalid(path, " is a dispatch without a dispatch table");
+        return invalidModule(path, " is a dispatch without a dispatch table");
       if (command.copy())
-        return invalid(path, " is a dispatch but also has a copy table");
+        return invalidModule(path, " is a dispatch but also has a copy table");
       return checkDispatch(*command.dispatch(), function, path);
     case lcm::CommandKind::Copy: {
       const lcm::Copy *copy = command.copy();
       if (!copy)
-        return invalid(path, " is a copy without a copy table");
+        return invalidModule(path, " is a copy without a copy table");
       if (command.dispatch())
-        return invalid(path, " is a copy but also has a dispatch table");
+        return invalidModule(path, " is a copy but also has a dispatch table");
       LCC_RETURN_IF_ERROR(
           checkBinding(copy->source(), function, path + ".copy.source"));
       LCC_RETURN_IF_ERROR(
           checkBinding(copy->target(), function, path + ".copy.target"));
       if (copy->source()->length() != copy->target()->length())
-        return invalid(path, " copies ", copy->source()->length(),
+        return invalidModule(path, " copies ", copy->source()->length(),
                        " bytes into a target of ", copy->target()->length());
       return Status();
     }
     }
-    return invalid(path, " has unknown kind ", int(command.kind()));
+    return invalidModule(path, " has unknown kind ", int(command.kind()));
   }
 
   Status checkFunction(const lcm::Function &function, const std::string &path) {
@@ -448,10 +444,10 @@ private:
         return bytes.getStatus();
     }
     if (function.arena_size() % kArenaAlignment != 0)
-      return invalid(path, " has arena_size ", function.arena_size(),
+      return invalidModule(path, " has arena_size ", function.arena_size(),
                      ", not a multiple of ", kArenaAlignment);
     if (function.arena_size() > kMaxTensorBytes)
-      return invalid(path, " has arena_size ", function.arena_size(),
+      return invalidModule(path, " has arena_size ", function.arena_size(),
                      ", more than the ", kMaxTensorBytes, "-byte limit");
     for (size_t i = 0; i < sizeOf(function.buffers()); ++i)
       LCC_RETURN_IF_ERROR(
@@ -509,16 +505,16 @@ StatusOr<size_t> Module::findFunction(const std::string &name) const {
 StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
                                                              size_t size) {
   if (size == 0)
-    return invalid("empty file, not an lcc module");
+    return invalidModule("empty file, not an lcc module");
   // The root offset and the file identifier take 8 bytes.
   if (size < 8)
-    return invalid("file of ", size, " bytes is too small to be an lcc module");
+    return invalidModule("file of ", size, " bytes is too small to be an lcc module");
   if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
-    return invalid("module of ", size,
+    return invalidModule("module of ", size,
                    " bytes is larger than FlatBuffers' 2 GiB limit");
   const uint8_t *input = static_cast<const uint8_t *>(data);
   if (!lcm::ModuleBufferHasIdentifier(input))
-    return invalid("not an lcc module: file identifier ",
+    return invalidModule("not an lcc module: file identifier ",
                    quoted(std::string(reinterpret_cast<const char *>(input) + 4,
                                       4)),
                    ", expected ", quoted(lcm::ModuleIdentifier()));
@@ -539,7 +535,7 @@ StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
   options.max_tables = 1u << 24;
   flatbuffers::Verifier verifier(module->bytes, size, options);
   if (!lcm::VerifyModuleBuffer(verifier))
-    return invalid("corrupted or truncated module (FlatBuffers verification "
+    return invalidModule("corrupted or truncated module (FlatBuffers verification "
                    "failed)");
   module->root = lcm::GetModule(module->bytes);
   LCC_RETURN_IF_ERROR(ModuleChecker(*module->root).check());

@@ -94,6 +94,16 @@ private:
   std::optional<T> value;
 };
 
+/// An error of a malformed module (the loader's and the ELF checker's).
+template <typename... Parts> Status invalidModule(const Parts &...parts) {
+  return Status::error(StatusCode::InvalidModule, parts...);
+}
+
+/// An error of a malformed .npy or .safetensors file.
+template <typename... Parts> Status invalidData(const Parts &...parts) {
+  return Status::error(StatusCode::InvalidData, parts...);
+}
+
 /// `text` in single quotes for a message: names and paths come from files a
 /// user did not write, so quotes, backslashes and control or non-ASCII
 /// bytes are escaped (\n, \x00, \') and a name longer than 200 bytes is
