@@ -54,7 +54,7 @@ if device == "cuda-emulator":
 config.substitutions.append(
     ("%one_thread", "" if device == "cuda-emulator" else "--threads=1"))
 tools = ["lcc-opt", "lcc-reference", "lcc-testdata", "lcc-compare",
-         "lcm-testgen", "lcm-edit", "lcc-import"]
+         "lcm-testgen", "lcm-edit", "lcc-import", "lcc-ranks-check"]
 tools += device_tools or ["lcc", "lcc-run", "lcc-train", "lcc-generate"]
 llvm_config.add_tool_substitutions(tools, [config.lcc_tools_dir])
 
@@ -90,3 +90,16 @@ if "avx512_bf16" in flags:
     config.available_features.add("avx512-bf16")
 if "amx_bf16" in flags and "amx_tile" in flags:
     config.available_features.add("amx-bf16")
+
+# `mpirun` where Open MPI is installed (tools/setup.sh installs it): the
+# tests of several ranks. `%mpirun` runs as root (CI does) and
+# oversubscribed (four ranks on two cores), in a container without the
+# cross-memory attach Open MPI tries first.
+if shutil.which("mpirun"):
+    config.available_features.add("mpirun")
+    for variable, value in [("OMPI_ALLOW_RUN_AS_ROOT", "1"),
+                            ("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1"),
+                            ("OMPI_MCA_btl_vader_single_copy_mechanism", "none"),
+                            ("OMPI_MCA_rmaps_base_oversubscribe", "1")]:
+        config.environment[variable] = value
+config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))

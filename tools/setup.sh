@@ -15,6 +15,8 @@ packages=(
   pybind11-dev python3-dev python3-pytest python3-torch
   # the test that renders lcc's pictures (attention maps, training plots)
   chromium
+  # several ranks: Open MPI, which the runtime loads at run time, and mpirun
+  openmpi-bin libopenmpi3
 )
 
 missing=()

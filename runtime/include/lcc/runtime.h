@@ -357,6 +357,32 @@ double lccFunctionGetCommandFlops(LccFunction function, size_t index);
 void lccFunctionResetStats(LccFunction function);
 
 /*===----------------------------------------------------------------------===*
+ * Ranks: the processes of one job
+ *===----------------------------------------------------------------------===*/
+
+/* A job beyond one process (docs/runtime.md, "Ranks"). Launched by mpirun
+ * (Open MPI's environment), the communicator is MPI's world, Open MPI's
+ * libmpi.so.40 loaded at run time (LCC_MPI_LIBRARY names another); its
+ * absence is an error naming it. Otherwise it is one process alone: rank
+ * 0 of 1, whose collectives copy. Create one per process, from the thread
+ * that calls its collectives; destroying it finalises MPI. */
+typedef struct LccCommunicatorImpl *LccCommunicator;
+LccStatus lccCommunicatorCreate(LccCommunicator *communicator);
+void lccCommunicatorDestroy(LccCommunicator communicator);
+int lccCommunicatorGetRank(LccCommunicator communicator);
+int lccCommunicatorGetSize(LccCommunicator communicator);
+/* "one process", "MPI (libmpi.so.40)". */
+const char *lccCommunicatorDescribe(LccCommunicator communicator);
+/* Sums `count` floats over the ranks, in place on every rank. */
+LccStatus lccCommunicatorAllReduceSum(LccCommunicator communicator,
+                                      float *data, size_t count);
+/* Every rank's `bytes` bytes in rank order into `out` (size * bytes). */
+LccStatus lccCommunicatorAllGather(LccCommunicator communicator,
+                                   const void *data, size_t bytes, void *out);
+/* Ends every rank of the job with `code` (a rank that failed). */
+void lccCommunicatorAbort(LccCommunicator communicator, int code);
+
+/*===----------------------------------------------------------------------===*
  * Tensor files: .npy and .safetensors
  *===----------------------------------------------------------------------===*/
 

@@ -7,13 +7,14 @@
 
 #include "lcc/runtime.h"
 
+#include "comm/Communicator.h"
 #include "devices/cpu/CpuDevice.h"
 #include "devices/cpu/CpuFeatures.h"
 #include "devices/cuda/CudaDevice.h"
-#include "support/File.h"
 #include "formats/Npy.h"
 #include "module/ParameterInit.h"
 #include "module/Session.h"
+#include "support/File.h"
 
 #include <cmath>
 #include <cstring>
@@ -81,6 +82,11 @@ struct LccHostTensorImpl {
 
 struct LccMetadataImpl {
   std::vector<std::pair<std::string, std::string>> entries;
+};
+
+struct LccCommunicatorImpl {
+  std::unique_ptr<Communicator> communicator;
+  std::string description;
 };
 
 namespace {
@@ -759,6 +765,62 @@ LccStatus lccNpyWrite(const char *path, const LccTensorView *tensor) {
                                                           "dtype");
     return writeNpy(path, view.dtype, shape, view.data);
   });
+}
+
+LccStatus lccCommunicatorCreate(LccCommunicator *communicator) {
+  return guarded("lccCommunicatorCreate", [&]() -> Status {
+    if (!communicator)
+      return nullArgument("lccCommunicatorCreate", "communicator");
+    StatusOr<std::unique_ptr<Communicator>> created = createCommunicator();
+    if (!created.ok())
+      return created.getStatus();
+    std::string description = (*created)->describe();
+    *communicator =
+        new LccCommunicatorImpl{created.take(), std::move(description)};
+    return Status();
+  });
+}
+
+void lccCommunicatorDestroy(LccCommunicator communicator) {
+  delete communicator;
+}
+
+int lccCommunicatorGetRank(LccCommunicator communicator) {
+  return communicator->communicator->rank();
+}
+
+int lccCommunicatorGetSize(LccCommunicator communicator) {
+  return communicator->communicator->size();
+}
+
+const char *lccCommunicatorDescribe(LccCommunicator communicator) {
+  return communicator->description.c_str();
+}
+
+LccStatus lccCommunicatorAllReduceSum(LccCommunicator communicator, float *data,
+                                      size_t count) {
+  return guarded("lccCommunicatorAllReduceSum", [&]() -> Status {
+    if (!communicator || (!data && count))
+      return nullArgument("lccCommunicatorAllReduceSum",
+                          !communicator ? "communicator" : "data");
+    return communicator->communicator->allReduceSum(data, count);
+  });
+}
+
+LccStatus lccCommunicatorAllGather(LccCommunicator communicator,
+                                   const void *data, size_t bytes, void *out) {
+  return guarded("lccCommunicatorAllGather", [&]() -> Status {
+    if (!communicator || (bytes && (!data || !out)))
+      return nullArgument("lccCommunicatorAllGather", !communicator
+                                                          ? "communicator"
+                                                      : !data ? "data"
+                                                              : "out");
+    return communicator->communicator->allGather(data, bytes, out);
+  });
+}
+
+void lccCommunicatorAbort(LccCommunicator communicator, int code) {
+  communicator->communicator->abort(code);
 }
 
 LccStatus lccFileCheckWritable(const char *path) {

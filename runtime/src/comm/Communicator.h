@@ -1,0 +1,50 @@
+//===- Communicator.h - the processes of one job -----------------*- C++
+//-*-===//
+//
+// Beyond one process (docs/runtime.md, "Ranks"): the ranks of a job and
+// the collectives among them, on an existing engine. One process alone is
+// a job of one rank, whose collectives copy; a job launched by mpirun runs
+// on MPI (MpiCommunicator.h), loaded at run time like the CUDA driver.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_RUNTIME_COMM_COMMUNICATOR_H
+#define LCC_RUNTIME_COMM_COMMUNICATOR_H
+
+#include "support/Status.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+namespace lcc::runtime {
+
+class Communicator {
+public:
+  virtual ~Communicator();
+
+  /// This process's rank, in [0, size()).
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// What carries the collectives ("one process", "MPI (libmpi.so.40)").
+  virtual std::string describe() const = 0;
+
+  /// `count` floats summed element by element over the ranks, in place on
+  /// every rank.
+  virtual Status allReduceSum(float *data, size_t count) = 0;
+  /// Every rank's `bytes` bytes at `data`, in rank order, into `out`
+  /// (size() * bytes), on every rank.
+  virtual Status allGather(const void *data, size_t bytes, void *out) = 0;
+  /// Ends every rank of the job with `code`: a rank that fails ends the
+  /// job rather than leave the others waiting in a collective.
+  [[noreturn]] virtual void abort(int code) = 0;
+};
+
+/// The communicator of this process: MPI's world when mpirun launched it
+/// (its environment says so), else one process alone. An error when
+/// mpirun launched it but MPI cannot be loaded.
+StatusOr<std::unique_ptr<Communicator>> createCommunicator();
+
+} // namespace lcc::runtime
+
+#endif // LCC_RUNTIME_COMM_COMMUNICATOR_H

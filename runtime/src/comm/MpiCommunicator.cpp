@@ -1,0 +1,197 @@
+//===- MpiCommunicator.cpp - the ranks of an mpirun job -------------------===//
+//
+// The few MPI calls lcc makes, resolved from Open MPI's library at run
+// time. Open MPI's handles are the addresses of its predefined objects
+// (MPI_COMM_WORLD is &ompi_mpi_comm_world), so they are resolved as
+// symbols too. Errors return (MPI_ERRORS_RETURN) and become a Status
+// naming the call and MPI's message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/MpiCommunicator.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <dlfcn.h>
+#include <type_traits>
+
+namespace lcc::runtime {
+namespace {
+
+constexpr const char *kDefaultLibrary = "libmpi.so.40";
+// Open MPI's values (mpi.h).
+constexpr int kSuccess = 0;
+constexpr int kThreadFunneled = 1;
+void *const kInPlace = reinterpret_cast<void *>(1);
+
+using Handle = void *;
+
+struct MpiLibrary {
+  std::string path;
+  int (*initialized)(int *);
+  int (*finalized)(int *);
+  int (*initThread)(int *, char ***, int, int *);
+  int (*finalize)();
+  int (*commRank)(Handle, int *);
+  int (*commSize)(Handle, int *);
+  int (*commSetErrhandler)(Handle, Handle);
+  int (*allreduce)(const void *, void *, int, Handle, Handle, Handle);
+  int (*allgather)(const void *, int, Handle, void *, int, Handle, Handle);
+  int (*abort)(Handle, int);
+  int (*errorString)(int, char *, int *);
+  Handle world, floatType, byteType, sum, errorsReturn;
+};
+
+template <typename... Parts> Status mpiUnavailable(const Parts &...parts) {
+  return Status::error(StatusCode::Unavailable, "mpi unavailable: ", parts...);
+}
+
+StatusOr<MpiLibrary> loadLibrary() {
+  const char *chosen = std::getenv("LCC_MPI_LIBRARY");
+  bool overridden = chosen && *chosen;
+  MpiLibrary mpi{};
+  mpi.path = overridden ? chosen : kDefaultLibrary;
+  ::dlerror();
+  // Global: Open MPI's own plugins, which it loads later, resolve its
+  // symbols from it.
+  void *library = ::dlopen(mpi.path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+  if (!library) {
+    const char *reason = ::dlerror();
+    std::string why = reason ? reason : "unknown dlopen error";
+    if (overridden)
+      return mpiUnavailable("cannot load ", mpi.path,
+                         ", named by LCC_MPI_LIBRARY (", why, ")");
+    return mpiUnavailable("launched by mpirun, but cannot load ", kDefaultLibrary,
+                       " (", why, "): is Open MPI (libopenmpi3) installed?");
+  }
+  // The library stays loaded for the life of the process.
+  const char *missing = nullptr;
+  auto resolve = [&](auto &slot, const char *symbol) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+        ::dlsym(library, symbol));
+    if (!slot && !missing)
+      missing = symbol;
+  };
+  resolve(mpi.initialized, "MPI_Initialized");
+  resolve(mpi.finalized, "MPI_Finalized");
+  resolve(mpi.initThread, "MPI_Init_thread");
+  resolve(mpi.finalize, "MPI_Finalize");
+  resolve(mpi.commRank, "MPI_Comm_rank");
+  resolve(mpi.commSize, "MPI_Comm_size");
+  resolve(mpi.commSetErrhandler, "MPI_Comm_set_errhandler");
+  resolve(mpi.allreduce, "MPI_Allreduce");
+  resolve(mpi.allgather, "MPI_Allgather");
+  resolve(mpi.abort, "MPI_Abort");
+  resolve(mpi.errorString, "MPI_Error_string");
+  resolve(mpi.world, "ompi_mpi_comm_world");
+  resolve(mpi.floatType, "ompi_mpi_float");
+  resolve(mpi.byteType, "ompi_mpi_byte");
+  resolve(mpi.sum, "ompi_mpi_op_sum");
+  resolve(mpi.errorsReturn, "ompi_mpi_errors_return");
+  if (missing)
+    return mpiUnavailable(mpi.path, " has no ", missing,
+                       ": not Open MPI's library, or of another ABI");
+  return mpi;
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  static StatusOr<std::unique_ptr<Communicator>> create() {
+    StatusOr<MpiLibrary> loaded = loadLibrary();
+    if (!loaded.ok())
+      return loaded.getStatus();
+    std::unique_ptr<MpiCommunicator> comm(new MpiCommunicator(loaded.take()));
+    LCC_RETURN_IF_ERROR(comm->start());
+    return std::unique_ptr<Communicator>(std::move(comm));
+  }
+
+  ~MpiCommunicator() override {
+    int done = 1;
+    if (initializedHere && mpi.finalized(&done) == kSuccess && !done)
+      mpi.finalize();
+  }
+
+  int rank() const override { return rankOfThis; }
+  int size() const override { return sizeOfJob; }
+  std::string describe() const override { return "MPI (" + mpi.path + ")"; }
+
+  Status allReduceSum(float *data, size_t count) override {
+    // MPI counts are ints: large reductions go in pieces.
+    for (size_t done = 0; done < count;) {
+      int piece = int(std::min<size_t>(count - done, INT_MAX));
+      LCC_RETURN_IF_ERROR(check(
+          "MPI_Allreduce", mpi.allreduce(kInPlace, data + done, piece,
+                                         mpi.floatType, mpi.sum, mpi.world)));
+      done += size_t(piece);
+    }
+    return Status();
+  }
+
+  Status allGather(const void *data, size_t bytes, void *out) override {
+    if (bytes > size_t(INT_MAX))
+      return Status::error(StatusCode::InvalidArgument, "all-gather of ", bytes,
+                           " bytes per rank: at most ", INT_MAX);
+    return check("MPI_Allgather",
+                 mpi.allgather(data, int(bytes), mpi.byteType, out, int(bytes),
+                               mpi.byteType, mpi.world));
+  }
+
+  [[noreturn]] void abort(int code) override {
+    mpi.abort(mpi.world, code);
+    std::_Exit(code);
+  }
+
+private:
+  explicit MpiCommunicator(MpiLibrary mpi) : mpi(std::move(mpi)) {}
+
+  Status start() {
+    int initialized = 0;
+    LCC_RETURN_IF_ERROR(
+        check("MPI_Initialized", mpi.initialized(&initialized)));
+    if (!initialized) {
+      int provided = 0;
+      LCC_RETURN_IF_ERROR(
+          check("MPI_Init_thread",
+                mpi.initThread(nullptr, nullptr, kThreadFunneled, &provided)));
+      initializedHere = true;
+    }
+    LCC_RETURN_IF_ERROR(
+        check("MPI_Comm_set_errhandler",
+              mpi.commSetErrhandler(mpi.world, mpi.errorsReturn)));
+    LCC_RETURN_IF_ERROR(
+        check("MPI_Comm_rank", mpi.commRank(mpi.world, &rankOfThis)));
+    return check("MPI_Comm_size", mpi.commSize(mpi.world, &sizeOfJob));
+  }
+
+  Status check(const char *call, int result) const {
+    if (result == kSuccess)
+      return Status();
+    char text[512] = {};
+    int length = 0;
+    if (mpi.errorString(result, text, &length) != kSuccess)
+      return Status::error(StatusCode::Internal, call, " failed (MPI error ",
+                           result, ")");
+    return Status::error(StatusCode::Internal, call, " failed: ",
+                         std::string(text, size_t(std::max(length, 0))));
+  }
+
+  MpiLibrary mpi;
+  bool initializedHere = false;
+  int rankOfThis = 0, sizeOfJob = 1;
+};
+
+} // namespace
+
+bool launchedByMpirun() {
+  for (const char *variable : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
+    if (const char *value = std::getenv(variable); value && *value)
+      return true;
+  return false;
+}
+
+StatusOr<std::unique_ptr<Communicator>> createMpiCommunicator() {
+  return MpiCommunicator::create();
+}
+
+} // namespace lcc::runtime
