@@ -70,6 +70,9 @@ config.substitutions.append(
 # first CI stage runs it; its compiled code is not instrumented anyway).
 if getattr(config, "lcc_sanitize", ""):
     config.available_features.add("sanitizers")
+    # Open MPI's own allocations, kept to exit (test/lsan-openmpi.supp).
+    config.environment["LSAN_OPTIONS"] = "suppressions=" + os.path.join(
+        config.lcc_src_root, "test", "lsan-openmpi.supp")
 
 # `ptxas` where a CUDA toolkit is installed: the cubin tests need it; CI
 # machines have none and run the PTX-only tests instead.
@@ -102,4 +105,11 @@ if shutil.which("mpirun"):
                             ("OMPI_MCA_btl_vader_single_copy_mechanism", "none"),
                             ("OMPI_MCA_rmaps_base_oversubscribe", "1")]:
         config.environment[variable] = value
-config.substitutions.append(("%mpirun", "mpirun --oversubscribe"))
+mpirun = "mpirun --oversubscribe"
+if getattr(config, "lcc_sanitize", ""):
+    # The ranks' leak reports unwind fully, through Open MPI's frames, so
+    # that test/lsan-openmpi.supp recognises its allocations (slow: only
+    # here).
+    mpirun = "env ASAN_OPTIONS=%s:fast_unwind_on_malloc=0 %s" % (
+        os.environ.get("ASAN_OPTIONS", ""), mpirun)
+config.substitutions.append(("%mpirun", mpirun))
