@@ -60,9 +60,9 @@ struct StepCaches {
   Value key, value, position;
 };
 
-StepCaches writeStepRows(OpBuilder &b, Location loc, Operation *op,
-                         Value queryOfOp, Value keyOfOp, ValueRange operands,
-                         Value position, const AttentionCaches &caches) {
+StepCaches writeStepRows(OpBuilder &b, Location loc, Value queryOfOp,
+                         Value keyOfOp, ValueRange operands, Value position,
+                         const AttentionCaches &caches) {
   int64_t memoryRows = memoryRowsOf(queryOfOp, keyOfOp);
   AttentionCaches all = caches.withMemoryRows(memoryRows);
   Value at = keyPosition(b, loc, position, memoryRows);
@@ -87,8 +87,8 @@ FailureOr<Value> stepRelative(OpBuilder &b, Operation *op, ValueRange operands,
   auto attention = cast<RelativeAttentionOp>(op);
   Location loc = op->getLoc();
   StepCaches rows =
-      writeStepRows(b, loc, op, attention.getQuery(), attention.getKey(),
-                    operands, position, caches);
+      writeStepRows(b, loc, attention.getQuery(), attention.getKey(), operands,
+                    position, caches);
   TensorBuilder tb(b, loc);
   RelativeAttentionPlan plan = planRelativeAttention(
       tb,
@@ -125,8 +125,8 @@ FailureOr<Value> stepAdaptiveSpan(OpBuilder &b, Operation *op,
   auto attention = cast<AdaptiveSpanAttentionOp>(op);
   Location loc = op->getLoc();
   StepCaches rows =
-      writeStepRows(b, loc, op, attention.getQuery(), attention.getKey(),
-                    operands, position, caches);
+      writeStepRows(b, loc, attention.getQuery(), attention.getKey(), operands,
+                    position, caches);
   auto [flash, mask] = planAdaptiveSpanAttention(
       {operands[0], rows.key, rows.value, operands[3],
        int64_t(attention.getMaxSpan()), int64_t(attention.getRamp()),

@@ -54,17 +54,24 @@ LccFunction lookup(LccSession session, const char *name) {
   return function;
 }
 
+/// The batch, length and vocabulary of `g` from `function`'s tokens
+/// [B, L] and logits [B, L, V].
+void readShapes(Generator &g, LccFunction function) {
+  LccTensorView tokens, logits;
+  lccFunctionGetInput(function, 0, &tokens);
+  lccFunctionGetOutput(function, 0, &logits);
+  g.batch = tokens.shape[0];
+  g.length = tokens.shape[1];
+  g.vocab = logits.shape[2];
+}
+
 /// A model with memories compiled with --decode: prefill runs its
 /// segments; the step's results after the logits are memory rows, each
 /// named "<memory's input name>.row".
 std::string findMemorySteps(Generator &g) {
   g.forward = g.prefill;
-  LccTensorView tokens, logits;
-  lccFunctionGetInput(g.prefill, 0, &tokens);
-  lccFunctionGetOutput(g.prefill, 0, &logits);
-  g.batch = tokens.shape[0];
-  g.length = g.capacity = tokens.shape[1];
-  g.vocab = logits.shape[2];
+  readShapes(g, g.prefill);
+  g.capacity = g.length;
   g.memoryRowResults.assign(g.memories, 0);
   for (size_t j = 1; j < lccFunctionGetOutputCount(g.step); ++j) {
     LccTensorView row;
@@ -107,21 +114,11 @@ std::string Generator::find(LccModule module, LccSession session,
              "--decode)";
     g.prefill = g.step = nullptr;
     g.forward = forward;
-    LccTensorView tokens, logits;
-    lccFunctionGetInput(forward, 0, &tokens);
-    lccFunctionGetOutput(forward, 0, &logits);
-    g.batch = tokens.shape[0];
-    g.length = tokens.shape[1];
-    g.vocab = logits.shape[2];
+    readShapes(g, forward);
     g.capacity = INT64_MAX;
     return "";
   }
-  LccTensorView tokens, logits;
-  lccFunctionGetInput(g.prefill, 0, &tokens);
-  lccFunctionGetOutput(g.prefill, 0, &logits);
-  g.batch = tokens.shape[0];
-  g.length = tokens.shape[1];
-  g.vocab = logits.shape[2];
+  readShapes(g, g.prefill);
   g.capacity = g.length;
   for (size_t f = 0; f < lccModuleGetFunctionCount(module); ++f) {
     int64_t low, high;
