@@ -195,6 +195,21 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
             c.location.empty() ? nullptr : c.location.c_str()));
         continue;
       }
+      if (c.kind == PlannedCommand::Kind::AllReduce) {
+        std::vector<flatbuffers::Offset<lcm::Binding>> ranges;
+        for (const BufferRange &r : c.bindings)
+          ranges.push_back(binding(r));
+        auto allReduce = lcm::CreateAllReduceDirect(
+            fbb,
+            c.reduction == PlannedCommand::Reduction::Mean
+                ? lcm::Reduction::Mean
+                : lcm::Reduction::Sum,
+            &ranges);
+        commands.push_back(lcm::CreateCommandDirect(
+            fbb, lcm::CommandKind::AllReduce, c.name.c_str(), 0, 0,
+            c.location.empty() ? nullptr : c.location.c_str(), 0, allReduce));
+        continue;
+      }
       auto entry = entryIndex.find(c.entryPoint);
       if (entry == entryIndex.end()) {
         error = "dispatch '" + c.entryPoint + "' has no compiled entry point";

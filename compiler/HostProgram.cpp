@@ -4,6 +4,7 @@
 
 #include "compiler/KernelReport.h"
 #include "compiler/SourceNames.h"
+#include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
@@ -127,6 +128,7 @@ private:
   LogicalResult planArguments();
   LogicalResult planAssemblies();
   LogicalResult planCall(func::CallOp call);
+  LogicalResult planAllReduce(attn::AllReduceOp op);
   LogicalResult planInsertSlice(tensor::InsertSliceOp insert);
   LogicalResult planReturn(func::ReturnOp ret);
   unsigned assemblyBuffer(unsigned assembly);
@@ -188,8 +190,8 @@ private:
     if (!arg || arg.getOwner()->getParentOp() != host || !init.hasOneUse() ||
         assigned == assignedTo.end())
       return std::nullopt;
-    auto name = host.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  "attn.param");
+    auto name =
+        host.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "attn.param");
     if (!name || name.getValue() != assigned->second)
       return std::nullopt;
     BufferRange range = where.lookup(init);
@@ -409,6 +411,39 @@ LogicalResult Planner::planCall(func::CallOp call) {
   return success();
 }
 
+LogicalResult Planner::planAllReduce(attn::AllReduceOp op) {
+  PlannedCommand command;
+  command.kind = PlannedCommand::Kind::AllReduce;
+  command.reduction = op.getReduction() == attn::ReductionKind::Mean
+                          ? PlannedCommand::Reduction::Mean
+                          : PlannedCommand::Reduction::Sum;
+  command.name = sourceNameOf(op.getLoc()).value_or("all_reduce");
+  command.location = sourcePositionOf(op.getLoc()).value_or("");
+  for (auto [i, value] : llvm::enumerate(op.getValues())) {
+    FailureOr<BufferRange> from = read(op, value);
+    if (failed(from))
+      return failure();
+    // Reduced where it lies when nothing else reads it; else in a copy.
+    std::optional<BufferRange> last = lastUseOfInitBuffer(value, command);
+    if (last) {
+      tensors[tensorOf.lookup(value)].updatedBy = nextCommand();
+    } else {
+      last = whole(addBuffer(BufferKind::Transient, 0,
+                             cast<RankedTensorType>(value.getType())));
+      copy(command.name + ".in" + std::to_string(i), *from, *last,
+           command.location);
+    }
+    command.bindings.push_back(*last);
+  }
+  command.outputCount = command.bindings.size();
+  int64_t index = nextCommand();
+  for (auto [i, result] : llvm::enumerate(op.getReduced()))
+    define(result, command.bindings[i], {command.bindings[i]}, index,
+           "result " + std::to_string(i) + " of '" + command.name + "'");
+  program.commands.push_back(std::move(command));
+  return success();
+}
+
 LogicalResult Planner::planInsertSlice(tensor::InsertSliceOp insert) {
   unsigned index = assemblyOf.lookup(insert.getResult());
   Assembly &assembly = assemblies[index];
@@ -557,14 +592,19 @@ FailureOr<HostProgram> Planner::run() {
         return failure();
       continue;
     }
+    if (auto allReduce = dyn_cast<attn::AllReduceOp>(op)) {
+      if (failed(planAllReduce(allReduce)))
+        return failure();
+      continue;
+    }
     if (auto returnOp = dyn_cast<func::ReturnOp>(op)) {
       if (failed(planReturn(returnOp)))
         return failure();
       break;
     }
     return op.emitOpError("cannot run on the host: only dispatch calls, "
-                          "reshapes, contiguous insert_slices and "
-                          "tensor.empty can");
+                          "collectives, reshapes, contiguous insert_slices "
+                          "and tensor.empty can");
   }
   computeLiveRanges();
   planArena(program);

@@ -64,15 +64,19 @@ struct BufferRange {
 };
 
 struct PlannedCommand {
-  enum class Kind { Dispatch, Copy } kind = Kind::Dispatch;
-  std::string name;     // for reports: "forward_12_layers.1.ff"
-  std::string location; // of the model op: "model.mlir:12:8", or ""
+  enum class Kind { Dispatch, Copy, AllReduce } kind = Kind::Dispatch;
+  /// AllReduce: how the ranks' values combine.
+  enum class Reduction { Sum, Mean } reduction = Reduction::Sum;
+  std::string name;       // for reports: "forward_12_layers.1.ff"
+  std::string location;   // of the model op: "model.mlir:12:8", or ""
   std::string entryPoint; // Dispatch: the dispatch function's name
   double flops = 0;       // Dispatch: its floating-point operations
   std::array<int64_t, 3> workgroupCount = {1, 1, 1};
-  llvm::SmallVector<BufferRange> bindings; // Dispatch: inputs, then outputs
-  unsigned outputCount = 0;                // Dispatch: bindings it writes
-  BufferRange source, target;              // Copy
+  /// Dispatch: inputs, then outputs; AllReduce: the ranges it reduces in
+  /// place (every one an output).
+  llvm::SmallVector<BufferRange> bindings;
+  unsigned outputCount = 0;   // bindings it writes
+  BufferRange source, target; // Copy
 };
 
 /// A tensor of the host program where the planner put it: what the hazard
@@ -101,7 +105,8 @@ struct HostProgram {
   uint64_t arenaSize = 0;
 };
 
-/// Plans `host` (a function of dispatch calls, reshapes and tensor.empty),
+/// Plans `host` (a function of dispatch calls, collectives, reshapes and
+/// tensor.empty),
 /// adding the parameters it uses to `parameters`.
 mlir::FailureOr<HostProgram> planHostProgram(mlir::func::FuncOp host,
                                              ParameterTable &parameters);

@@ -76,7 +76,8 @@ lcc::verifyHostProgram(const HostProgram &program,
     llvm::erase_if(live, [&](unsigned t) { return tensors[t].lastRead < at; });
     // A kernel's outputs are noalias pointers (DispatchBuffers.cpp): no byte
     // it writes may be reachable through another of its bindings.
-    if (command.kind == PlannedCommand::Kind::Dispatch) {
+    // A collective's ranges are reduced in place, each on its own bytes.
+    if (command.kind != PlannedCommand::Kind::Copy) {
       size_t firstOutput = command.bindings.size() - command.outputCount;
       for (size_t o = firstOutput; o < command.bindings.size(); ++o)
         for (size_t other = 0; other < command.bindings.size(); ++other) {

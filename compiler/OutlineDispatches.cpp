@@ -10,6 +10,7 @@
 #include "compiler/HostProgram.h"
 #include "compiler/Passes.h"
 #include "compiler/SourceNames.h"
+#include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,7 +51,7 @@ bool isClonedIntoDispatch(Operation *op) {
 /// Ops the host program keeps: they order dispatches or only name buffers.
 bool staysOnHost(Operation &op) {
   if (isa<func::CallOp, func::ReturnOp, tensor::EmptyOp, tensor::ExpandShapeOp,
-          tensor::CollapseShapeOp>(op))
+          tensor::CollapseShapeOp, lcc::attn::AllReduceOp>(op))
     return true;
   // The planner writes a contiguous slice in place; any other becomes a
   // dispatch.
@@ -108,9 +109,9 @@ public:
   void finish(ValueRange results, ArrayRef<int64_t> workgroupCount) {
     func::ReturnOp::create(builder, dispatch.getLoc(), results);
     Block &entry = dispatch.getBody().front();
-    dispatch.setFunctionType(FunctionType::get(
-        dispatch.getContext(), entry.getArgumentTypes(),
-        TypeRange(ValueRange(results))));
+    dispatch.setFunctionType(FunctionType::get(dispatch.getContext(),
+                                               entry.getArgumentTypes(),
+                                               TypeRange(ValueRange(results))));
     dispatch->setAttr("lcc.workgroup_count",
                       builder.getDenseI64ArrayAttr(workgroupCount));
   }
@@ -147,9 +148,9 @@ private:
     std::string display =
         source ? (func.getName() + "_" + Twine(index) + "_" + *source).str()
                : (func.getName() + "_dispatch_" + Twine(index)).str();
-    auto dispatch = func::FuncOp::create(
-        b, loc, lcc::symbolSafe(display),
-        FunctionType::get(module.getContext(), {}, {}));
+    auto dispatch =
+        func::FuncOp::create(b, loc, lcc::symbolSafe(display),
+                             FunctionType::get(module.getContext(), {}, {}));
     dispatch.setPrivate();
     dispatch->setAttr("lcc.dispatch", b.getUnitAttr());
     if (source)
@@ -294,8 +295,8 @@ LogicalResult Outliner::outline(Operation *op) {
       return op->emitOpError()
              << "has a result of type " << type
              << ", which a dispatch cannot return to the host program";
-    db.addArgument(tensor::EmptyOp::create(host, loc, ArrayRef<int64_t>{},
-                                           carrier(type)));
+    db.addArgument(
+        tensor::EmptyOp::create(host, loc, ArrayRef<int64_t>{}, carrier(type)));
   }
   Operation *clone = b.clone(*op, db.getMapping());
   SmallVector<Value> results;
@@ -319,7 +320,8 @@ LogicalResult Outliner::outline(Operation *op) {
     if (!isa<RankedTensorType>(original.getType())) {
       value = tensor::ExtractOp::create(host, loc, carried, ValueRange{});
       if (original.getType().isIndex())
-        value = arith::IndexCastOp::create(host, loc, original.getType(), value);
+        value =
+            arith::IndexCastOp::create(host, loc, original.getType(), value);
     }
     original.replaceAllUsesWith(value);
   }

@@ -87,9 +87,21 @@ void printPlan(llvm::raw_ostream &os, const HostProgram &program,
       os << "\n";
       continue;
     }
+    if (command.kind == PlannedCommand::Kind::AllReduce) {
+      os << "all_reduce "
+         << (command.reduction == PlannedCommand::Reduction::Mean ? "mean"
+                                                                  : "sum")
+         << " " << command.name;
+      for (auto [b, binding] : llvm::enumerate(command.bindings)) {
+        os << (b == 0 ? " in place " : ", ");
+        printRange(os, binding);
+      }
+      os << "\n";
+      continue;
+    }
     os << "dispatch " << command.name << " [" << command.workgroupCount[0]
-       << ", " << command.workgroupCount[1] << ", "
-       << command.workgroupCount[2] << "]";
+       << ", " << command.workgroupCount[1] << ", " << command.workgroupCount[2]
+       << "]";
     size_t inputs = command.bindings.size() - command.outputCount;
     for (auto [b, binding] : llvm::enumerate(command.bindings)) {
       os << (b == 0 && inputs > 0 ? " reads "

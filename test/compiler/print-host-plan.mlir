@@ -182,3 +182,32 @@ func.func private @read_cache(%cache: tensor<16xf32>, %out: tensor<4xf32>) -> te
     attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
   return %out : tensor<4xf32>
 }
+
+// -----
+
+// An all-reduce runs on the host between the dispatches: in place on a
+// dispatch result nothing else reads; a value read again afterwards (or an
+// input, which a module never writes) is reduced in a copy.
+// CHECK-LABEL: host plan of @all_reduce
+// CHECK: command 0: dispatch zeros [1, 1, 1] writes b[[G:[0-9]+]][0, 32)
+// CHECK-NEXT: command 1: dispatch zeros [1, 1, 1] writes b[[H:[0-9]+]][0, 32)
+// CHECK-NEXT: command 2: copy all_reduce.in1 b[[H]][0, 32) to b[[HC:[0-9]+]][0, 32)
+// CHECK-NEXT: command 3: copy all_reduce.in2 b0[0, 32) to b[[XC:[0-9]+]][0, 32)
+// CHECK-NEXT: command 4: all_reduce mean all_reduce in place b[[G]][0, 32), b[[HC]][0, 32), b[[XC]][0, 32)
+// CHECK-NEXT: command 5: dispatch add [1, 1, 1] reads b[[G]][0, 32), b[[H]][0, 32) writes b1[0, 32)
+func.func @all_reduce(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %g = call @zeros(%e) : (tensor<8xf32>) -> tensor<8xf32>
+  %h = call @zeros(%e) : (tensor<8xf32>) -> tensor<8xf32>
+  %r:3 = attn.all_reduce mean %g, %h, %x : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+  %sum = call @add(%r#0, %h, %e) : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %sum, %r#1, %r#2 : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+func.func private @zeros(%out: tensor<8xf32>) -> tensor<8xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<8xf32>
+}
+func.func private @add(%a: tensor<8xf32>, %b: tensor<8xf32>, %out: tensor<8xf32>) -> tensor<8xf32>
+    attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
+  return %out : tensor<8xf32>
+}

@@ -37,9 +37,16 @@ Offset<lcm::Command> buildCommand(FlatBufferBuilder &builder,
   if (spec.writeCopy.value_or(spec.kind == lcm::CommandKind::Copy))
     copy = lcm::CreateCopy(builder, buildBinding(builder, spec.source),
                            buildBinding(builder, spec.target));
+  Offset<lcm::AllReduce> allReduce;
+  if (spec.writeAllReduce.value_or(spec.kind == lcm::CommandKind::AllReduce)) {
+    std::vector<Offset<lcm::Binding>> ranges;
+    for (const BindingSpec &range : spec.ranges)
+      ranges.push_back(buildBinding(builder, range));
+    allReduce = lcm::CreateAllReduceDirect(builder, spec.reduction, &ranges);
+  }
   return lcm::CreateCommandDirect(
       builder, spec.kind, spec.name.empty() ? nullptr : spec.name.c_str(),
-      dispatch, copy);
+      dispatch, copy, nullptr, 0.0, allReduce);
 }
 
 Offset<lcm::Function> buildFunction(FlatBufferBuilder &builder,
@@ -231,8 +238,15 @@ ModuleSpec describeModule(const lcm::Module &module) {
             c.source = describeBinding(copy->source());
             c.target = describeBinding(copy->target());
           }
+          if (const lcm::AllReduce *allReduce = command->all_reduce()) {
+            c.reduction = allReduce->reduction();
+            if (allReduce->ranges())
+              for (const lcm::Binding *range : *allReduce->ranges())
+                c.ranges.push_back(describeBinding(range));
+          }
           c.writeDispatch = command->dispatch() != nullptr;
           c.writeCopy = command->copy() != nullptr;
+          c.writeAllReduce = command->all_reduce() != nullptr;
           f.commands.push_back(std::move(c));
         }
       spec.functions.push_back(std::move(f));

@@ -63,9 +63,13 @@ struct CommandSpec {
   // Copy
   BindingSpec source;
   BindingSpec target;
+  // AllReduce
+  lcm::Reduction reduction = lcm::Reduction::Mean;
+  std::vector<BindingSpec> ranges;
   // Which tables to write; by default the one `kind` names.
   std::optional<bool> writeDispatch;
   std::optional<bool> writeCopy;
+  std::optional<bool> writeAllReduce;
 };
 
 struct FunctionSpec {

@@ -21,6 +21,7 @@
 #include "TestModules.h"
 #include "TestUtil.h"
 
+#include "comm/Communicator.h"
 #include "devices/cpu/CpuDevice.h"
 #include "devices/cuda/CudaDevice.h"
 #include "module/Loader.h"
@@ -167,6 +168,70 @@ TEST_P(DeviceConformance, RunsCommandsInOrder) {
   ASSERT_EQ(messageOf((*copy)->call(&input, 1)), "<ok>");
   EXPECT_EQ(resultOf(**copy, 0), x);
   EXPECT_EQ(resultOf(**copy, 1), std::vector<float>(x.begin() + 48, x.end()));
+}
+
+/// A job of four ranks as rank 0 sees it: the other three hold this rank's
+/// values plus one.
+class FourRanks final : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 4; }
+  std::string describe() const override { return "four test ranks"; }
+  [[noreturn]] void abort(int code) override { std::_Exit(code); }
+
+protected:
+  Status reduceSum(float *data, size_t count) override {
+    for (size_t i = 0; i < count; ++i)
+      data[i] = data[i] + 3.0f * (data[i] + 1.0f);
+    return Status();
+  }
+  Status gather(const void *, size_t, void *) override { return Status(); }
+};
+
+// An all-reduce runs between the commands around it, on the bytes they
+// write and read, through the session's communicator.
+TEST_P(DeviceConformance, ReducesOverRanksBetweenCommands) {
+  ModuleSpec spec = copyModule();
+  CommandSpec mean, sum;
+  mean.kind = sum.kind = lcm::CommandKind::AllReduce;
+  mean.name = "mean";
+  mean.ranges = {{1, 0, 128}};
+  sum.name = "sum";
+  sum.reduction = lcm::Reduction::Sum;
+  sum.ranges = {{1, 128, 64}, {1, 192, 64}};
+  auto &commands = spec.functions[0].commands;
+  commands.insert(commands.begin() + 1, {mean, sum});
+  StatusOr<std::unique_ptr<Session>> session = open(spec);
+  ASSERT_EQ(messageOf(session), "<ok>");
+  StatusOr<Function *> copy = (*session)->lookupFunction("copy");
+  ASSERT_EQ(messageOf(copy), "<ok>");
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i)
+    x[i] = float(i) - 20.5f;
+  std::vector<int64_t> shape = {4, 16};
+  TensorView input = viewOf(x, shape);
+  // One process alone: the identity.
+  ASSERT_EQ(messageOf((*copy)->call(&input, 1)), "<ok>");
+  EXPECT_EQ(resultOf(**copy, 0), x);
+
+  FourRanks job;
+  (*session)->setCommunicator(&job);
+  ASSERT_EQ(messageOf((*copy)->call(&input, 1)), "<ok>");
+  std::vector<float> expected = x;
+  for (int i = 0; i < 64; ++i)
+    expected[i] = i < 32 ? x[i] + 0.75f : 4.0f * x[i] + 3.0f;
+  EXPECT_EQ(resultOf(**copy, 0), expected);
+  // last_row reads the input, which no collective writes.
+  EXPECT_EQ(resultOf(**copy, 1), std::vector<float>(x.begin() + 48, x.end()));
+  EXPECT_EQ(job.getSentBytes(), 256u);
+
+  // Launched by mpirun without the job's communicator, each rank would
+  // reduce over itself alone.
+  (*session)->setCommunicator(nullptr);
+  ScopedEnvironment mpirun("OMPI_COMM_WORLD_SIZE", "2");
+  EXPECT_EQ(messageOf((*copy)->call(&input, 1)),
+            "'mean' reduces over the ranks of the job that mpirun launched, "
+            "but the session has no communicator (lccSessionSetCommunicator)");
 }
 
 // The planner may overlap a copy's ranges, as memmove allows.

@@ -72,14 +72,15 @@ TEST(Loader, RejectsOtherVersions) {
   // Version 1 dispatched an executable of its choice; version 2 lets the
   // device choose; version 3 states what each kernel was compiled for;
   // version 4 marks optimizer state; version 5 checksums embedded bytes;
-  // version 6 gives hyper-parameters their starting value (Constant init).
+  // version 6 gives hyper-parameters their starting value (Constant init);
+  // version 7 adds collectives among ranks (all-reduce commands).
   ModuleSpec spec = vectorAddModule();
-  spec.version = 5;
+  spec.version = 6;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 5; this runtime reads version 6");
-  spec.version = 7;
+            "unsupported module version 6; this runtime reads version 7");
+  spec.version = 8;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 7; this runtime reads version 6");
+            "unsupported module version 8; this runtime reads version 7");
 }
 
 // Every bit of an executable's code and of an embedded parameter is
@@ -192,7 +193,7 @@ TEST(Loader, RejectsEveryTruncation) {
 
 /// Whether `code` is the code of one of `executables`.
 bool isCodeOf(const std::vector<ExecutableSpec> &executables,
-                       const std::vector<uint8_t> &code) {
+              const std::vector<uint8_t> &code) {
   for (const ExecutableSpec &executable : executables)
     if (executable.data == code)
       return true;
@@ -348,8 +349,7 @@ TEST(Loader, RejectsZeroWorkgroupCount) {
 
 TEST(Loader, RejectsTooManyWorkgroups) {
   ModuleSpec spec = affineModule();
-  spec.executables[0].entryPoints[kScale2].workgroupCount = {65536, 65536,
-                                                          2};
+  spec.executables[0].entryPoints[kScale2].workgroupCount = {65536, 65536, 2};
   EXPECT_EQ(loadError(spec), "executables[0].entry_points[2] 'scale2' runs "
                              "more than 4294967296 workgroups");
 }
@@ -604,8 +604,45 @@ TEST(Loader, RejectsCommandWithoutItsTable) {
 TEST(Loader, RejectsCommandWithBothTables) {
   ModuleSpec spec = copyModule();
   spec.functions[0].commands[0].writeDispatch = true;
-  EXPECT_EQ(loadError(spec), "functions[0].commands[0] is a copy but also "
-                             "has a dispatch table");
+  EXPECT_EQ(loadError(spec), "functions[0].commands[0] has 2 command tables; "
+                             "a command has the one its kind names");
+}
+
+/// copyModule with an all-reduce of `ranges` after its first copy.
+ModuleSpec allReduceModule(std::vector<BindingSpec> ranges) {
+  ModuleSpec spec = copyModule();
+  CommandSpec reduce;
+  reduce.kind = lcm::CommandKind::AllReduce;
+  reduce.name = "gradients";
+  reduce.ranges = std::move(ranges);
+  auto &commands = spec.functions[0].commands;
+  commands.insert(commands.begin() + 1, reduce);
+  return spec;
+}
+
+TEST(Loader, ChecksAllReduces) {
+  EXPECT_EQ(loadError(allReduceModule({{1, 0, 128}, {1, 128, 128}})), "<ok>");
+  EXPECT_EQ(loadError(allReduceModule({})),
+            "functions[0].commands[1] is an all-reduce of no range");
+  EXPECT_EQ(loadError(allReduceModule({{1, 0, 130}})),
+            "functions[0].commands[1].ranges[0] is 130 bytes, not whole f32 "
+            "elements");
+  EXPECT_EQ(loadError(allReduceModule({{1, 0, 128}, {1, 64, 128}})),
+            "functions[0].commands[1].ranges[1] overlaps range 0");
+  EXPECT_EQ(loadError(allReduceModule({{0, 0, 64}})),
+            "functions[0].commands[1].ranges[0] reduces in place into input "
+            "buffer 0");
+  EXPECT_EQ(loadError(allReduceModule({{1, 0, 512}})),
+            "functions[0].commands[1].ranges[0] binds 512 bytes at offset 0 of "
+            "buffer 1, which has 256");
+  ModuleSpec spec = allReduceModule({{1, 0, 64}});
+  spec.functions[0].commands[1].reduction = lcm::Reduction(7);
+  EXPECT_EQ(loadError(spec),
+            "functions[0].commands[1] has unknown reduction 7");
+  spec = allReduceModule({{1, 0, 64}});
+  spec.functions[0].commands[1].writeAllReduce = false;
+  EXPECT_EQ(loadError(spec), "functions[0].commands[1] is an all-reduce "
+                             "without an all_reduce table");
 }
 
 TEST(Loader, RejectsUnknownCommandKind) {

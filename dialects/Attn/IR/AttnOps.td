@@ -12,6 +12,7 @@
 include "dialects/Attn/IR/AttnBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "dialects/Attn/IR/AttnInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -761,5 +762,6 @@ def Attn_YieldOp : Attn_Op<"yield", [Pure, ReturnLike, Terminator,
 }
 
 include "dialects/Attn/IR/AttnTrainingOps.td"
+include "dialects/Attn/IR/AttnCollectiveOps.td"
 
 #endif // LCC_DIALECT_ATTN_IR_ATTNOPS

@@ -353,7 +353,9 @@ def Attn_RoutedCentroidUpdateOp : Attn_Op<"routed_centroid_update", [Pure]> {
     query and unit key joins its nearest (unit) centroid, as the routing
     does; a cluster's target is the normalised sum of its members over the
     batch (norm floored at 1e-12), or the centroid itself when it has none.
-    The result is `decay · centroid + (1 - decay) · target`.
+    The result is `decay · centroid + (1 - decay) · target`. In a job of
+    several ranks (data parallelism) the batch is every rank's: the
+    members' sums and counts add up over the ranks before the target.
   }];
   let arguments = (ins Attn_FloatTensor:$centroids, Attn_FloatTensor:$query,
       Attn_FloatTensor:$key, F32Attr:$decay);

@@ -132,6 +132,8 @@ void lccModuleDestroy(LccModule module);
 size_t lccModuleGetFunctionCount(LccModule module);
 const char *lccModuleGetFunctionName(LccModule module, size_t index);
 size_t lccModuleGetParameterCount(LccModule module);
+/* CRC-64/XZ of the module's bytes: ranks of one job compare theirs. */
+uint64_t lccModuleGetChecksum(LccModule module);
 /* Bytes of the module's weights, the parameters it neither embeds nor
  * keeps as optimizer state: what a weights file for it holds. */
 uint64_t lccModuleGetParameterBytes(LccModule module);
@@ -332,7 +334,7 @@ void lccFunctionGetResult(LccFunction function, size_t index,
 typedef struct LccCommandStats {
   const char *name;          /* the command's name in the module */
   const char *location;      /* the model op's "file:line:col", or "" */
-  const char *kind;          /* "dispatch" or "copy" */
+  const char *kind;          /* "dispatch", "copy" or "all_reduce" */
   uint64_t totalNanoseconds; /* summed over calls */
 } LccCommandStats;
 
@@ -374,13 +376,22 @@ int lccCommunicatorGetSize(LccCommunicator communicator);
 /* "one process", "MPI (libmpi.so.40)". */
 const char *lccCommunicatorDescribe(LccCommunicator communicator);
 /* Sums `count` floats over the ranks, in place on every rank. */
-LccStatus lccCommunicatorAllReduceSum(LccCommunicator communicator,
-                                      float *data, size_t count);
+LccStatus lccCommunicatorAllReduceSum(LccCommunicator communicator, float *data,
+                                      size_t count);
 /* Every rank's `bytes` bytes in rank order into `out` (size * bytes). */
 LccStatus lccCommunicatorAllGather(LccCommunicator communicator,
                                    const void *data, size_t bytes, void *out);
+/* Bytes this rank has given to collectives so far: each all-reduce's
+ * tensor (a train step's gradients), each all-gather's share. */
+uint64_t lccCommunicatorGetSentBytes(LccCommunicator communicator);
 /* Ends every rank of the job with `code` (a rank that failed). */
 void lccCommunicatorAbort(LccCommunicator communicator, int code);
+/* The ranks the session's collectives run among (a train step averages its
+ * loss and gradients over them: data parallelism). `communicator` must
+ * outlive the session's calls; NULL is one process alone. In a job mpirun
+ * launched, a function with a collective refuses to run without one. */
+LccStatus lccSessionSetCommunicator(LccSession session,
+                                    LccCommunicator communicator);
 
 /*===----------------------------------------------------------------------===*
  * Tensor files: .npy and .safetensors

@@ -344,6 +344,10 @@ const char *lccModuleGetExecutableDescription(LccModule module, size_t index) {
   return module->keep(text.str());
 }
 
+uint64_t lccModuleGetChecksum(LccModule module) {
+  return module->module->getChecksum();
+}
+
 uint64_t lccModuleGetParameterBytes(LccModule module) {
   uint64_t total = 0;
   const Module &loaded = *module->module;
@@ -711,9 +715,17 @@ void lccFunctionGetCommandStats(LccFunction function, size_t index,
   Function *fn = unwrap(function);
   stats->name = fn->getCommandName(index).c_str();
   stats->location = fn->getCommandLocation(index).c_str();
-  stats->kind = fn->getCommandKind(index) == lcm::CommandKind::Dispatch
-                    ? "dispatch"
-                    : "copy";
+  switch (fn->getCommandKind(index)) {
+  case lcm::CommandKind::Dispatch:
+    stats->kind = "dispatch";
+    break;
+  case lcm::CommandKind::AllReduce:
+    stats->kind = "all_reduce";
+    break;
+  default:
+    stats->kind = "copy";
+    break;
+  }
   stats->totalNanoseconds = fn->getCommandNanoseconds(index);
 }
 
@@ -816,6 +828,21 @@ LccStatus lccCommunicatorAllGather(LccCommunicator communicator,
                                                       : !data ? "data"
                                                               : "out");
     return communicator->communicator->allGather(data, bytes, out);
+  });
+}
+
+uint64_t lccCommunicatorGetSentBytes(LccCommunicator communicator) {
+  return communicator ? communicator->communicator->getSentBytes() : 0;
+}
+
+LccStatus lccSessionSetCommunicator(LccSession session,
+                                    LccCommunicator communicator) {
+  return guarded("lccSessionSetCommunicator", [&]() -> Status {
+    if (!session)
+      return nullArgument("lccSessionSetCommunicator", "session");
+    session->session->setCommunicator(
+        communicator ? communicator->communicator.get() : nullptr);
+    return Status();
   });
 }
 

@@ -18,8 +18,8 @@ public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string describe() const override { return "one process"; }
-  Status allReduceSum(float *, size_t) override { return Status(); }
-  Status allGather(const void *data, size_t bytes, void *out) override {
+  Status reduceSum(float *, size_t) override { return Status(); }
+  Status gather(const void *data, size_t bytes, void *out) override {
     if (bytes)
       std::memmove(out, data, bytes);
     return Status();

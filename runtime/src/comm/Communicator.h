@@ -14,6 +14,7 @@
 #include "support/Status.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -31,13 +32,29 @@ public:
 
   /// `count` floats summed element by element over the ranks, in place on
   /// every rank.
-  virtual Status allReduceSum(float *data, size_t count) = 0;
+  Status allReduceSum(float *data, size_t count) {
+    sentBytes += count * sizeof(float);
+    return reduceSum(data, count);
+  }
   /// Every rank's `bytes` bytes at `data`, in rank order, into `out`
   /// (size() * bytes), on every rank.
-  virtual Status allGather(const void *data, size_t bytes, void *out) = 0;
+  Status allGather(const void *data, size_t bytes, void *out) {
+    sentBytes += bytes;
+    return gather(data, bytes, out);
+  }
+  /// Bytes this rank has given to collectives so far (each all-reduce's
+  /// tensor, each all-gather's share): what reports call communicated.
+  uint64_t getSentBytes() const { return sentBytes; }
   /// Ends every rank of the job with `code`: a rank that fails ends the
   /// job rather than leave the others waiting in a collective.
   [[noreturn]] virtual void abort(int code) = 0;
+
+protected:
+  virtual Status reduceSum(float *data, size_t count) = 0;
+  virtual Status gather(const void *data, size_t bytes, void *out) = 0;
+
+private:
+  uint64_t sentBytes = 0;
 };
 
 /// The communicator of this process: MPI's world when mpirun launched it

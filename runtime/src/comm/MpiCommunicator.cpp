@@ -61,9 +61,10 @@ StatusOr<MpiLibrary> loadLibrary() {
     std::string why = reason ? reason : "unknown dlopen error";
     if (overridden)
       return mpiUnavailable("cannot load ", mpi.path,
-                         ", named by LCC_MPI_LIBRARY (", why, ")");
-    return mpiUnavailable("launched by mpirun, but cannot load ", kDefaultLibrary,
-                       " (", why, "): is Open MPI (libopenmpi3) installed?");
+                            ", named by LCC_MPI_LIBRARY (", why, ")");
+    return mpiUnavailable("launched by mpirun, but cannot load ",
+                          kDefaultLibrary, " (", why,
+                          "): is Open MPI (libopenmpi3) installed?");
   }
   // The library stays loaded for the life of the process.
   const char *missing = nullptr;
@@ -91,7 +92,7 @@ StatusOr<MpiLibrary> loadLibrary() {
   resolve(mpi.errorsReturn, "ompi_mpi_errors_return");
   if (missing)
     return mpiUnavailable(mpi.path, " has no ", missing,
-                       ": not Open MPI's library, or of another ABI");
+                          ": not Open MPI's library, or of another ABI");
   return mpi;
 }
 
@@ -116,7 +117,7 @@ public:
   int size() const override { return sizeOfJob; }
   std::string describe() const override { return "MPI (" + mpi.path + ")"; }
 
-  Status allReduceSum(float *data, size_t count) override {
+  Status reduceSum(float *data, size_t count) override {
     // MPI counts are ints: large reductions go in pieces.
     for (size_t done = 0; done < count;) {
       int piece = int(std::min<size_t>(count - done, INT_MAX));
@@ -128,7 +129,7 @@ public:
     return Status();
   }
 
-  Status allGather(const void *data, size_t bytes, void *out) override {
+  Status gather(const void *data, size_t bytes, void *out) override {
     if (bytes > size_t(INT_MAX))
       return Status::error(StatusCode::InvalidArgument, "all-gather of ", bytes,
                            " bytes per rank: at most ", INT_MAX);

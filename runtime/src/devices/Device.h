@@ -23,6 +23,7 @@
 #include "lcc/lcm_generated.h"
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,6 +49,10 @@ struct DeviceCommand {
   // Dispatch: the bytes of each binding.
   std::vector<uint64_t> bindingLengths;
   uint64_t copyLength = 0;
+  // AllReduce: run on the host once every command before it has finished
+  // (a collective among the ranks, through the communicator); the
+  // commands after it start when it returns.
+  std::function<Status()> hostStep;
 };
 
 /// A function's commands made ready for a device, once, for every call.

@@ -32,7 +32,7 @@ public:
   Status check() {
     if (module.version() != kModuleVersion)
       return invalidModule("unsupported module version ", module.version(),
-                     "; this runtime reads version ", kModuleVersion);
+                           "; this runtime reads version ", kModuleVersion);
     for (size_t i = 0; i < sizeOf(module.parameters()); ++i)
       LCC_RETURN_IF_ERROR(checkParameter(i));
     for (size_t i = 0; i < sizeOf(module.executables()); ++i) {
@@ -48,8 +48,8 @@ public:
         return invalidModule(path, " has no name");
       auto [it, inserted] = functionNames.emplace(function.name()->str(), i);
       if (!inserted)
-        return invalidModule(path, " and functions[", it->second, "] are both named ",
-                       quote(function.name()));
+        return invalidModule(path, " and functions[", it->second,
+                             "] are both named ", quote(function.name()));
       LCC_RETURN_IF_ERROR(checkFunction(function, path));
     }
     return Status();
@@ -62,24 +62,27 @@ private:
     if (!signature)
       return invalidModule(path, " has no signature");
     if (!isValidDType(signature->dtype()))
-      return invalidModule(path, " has unknown dtype ", int(signature->dtype()));
+      return invalidModule(path, " has unknown dtype ",
+                           int(signature->dtype()));
     std::vector<int64_t> shape = getShape(*signature);
     for (int64_t dim : shape)
       if (dim < 0)
-        return invalidModule(path, " has negative dimension ", dim, " in shape ",
-                       formatShape(shape));
+        return invalidModule(path, " has negative dimension ", dim,
+                             " in shape ", formatShape(shape));
     std::optional<uint64_t> bytes = byteSize(signature->dtype(), shape);
     if (!bytes)
-      return invalidModule(path, " of type ", formatType(shape, signature->dtype()),
-                     " is larger than the ", kMaxTensorBytes, "-byte limit");
+      return invalidModule(
+          path, " of type ", formatType(shape, signature->dtype()),
+          " is larger than the ", kMaxTensorBytes, "-byte limit");
     if (const flatbuffers::Vector<int64_t> *range = signature->valid_range()) {
       bool integer = signature->dtype() == lcm::DType::I32 ||
                      signature->dtype() == lcm::DType::I64;
       if (range->size() != 2 || !integer ||
           readUnaligned(*range, 0) > readUnaligned(*range, 1))
-        return invalidModule(path, " has a valid_range of ", range->size(),
-                       " values; expected [min, max] with min <= max, on an "
-                       "integer tensor");
+        return invalidModule(
+            path, " has a valid_range of ", range->size(),
+            " values; expected [min, max] with min <= max, on an "
+            "integer tensor");
     }
     return *bytes;
   }
@@ -96,8 +99,8 @@ private:
     auto [it, inserted] =
         parameterNames.emplace(signature.name()->str(), index);
     if (!inserted)
-      return invalidModule(path, " and parameters[", it->second, "] are both named ",
-                     quote(signature.name()));
+      return invalidModule(path, " and parameters[", it->second,
+                           "] are both named ", quote(signature.name()));
     path += " " + quote(signature.name());
     if (parameter.init() < lcm::ParameterInit::MIN ||
         parameter.init() > lcm::ParameterInit::MAX)
@@ -105,23 +108,23 @@ private:
     if (parameter.init() == lcm::ParameterInit::Normal &&
         !(std::isfinite(parameter.init_scale()) && parameter.init_scale() >= 0))
       return invalidModule(path, " has init_scale ", parameter.init_scale(),
-                     ", expected a finite value >= 0");
+                           ", expected a finite value >= 0");
     if (parameter.init() == lcm::ParameterInit::Constant &&
         !std::isfinite(parameter.init_value()))
       return invalidModule(path, " has init_value ", parameter.init_value(),
-                     ", expected a finite value");
+                           ", expected a finite value");
     // State starts as its init says on the device and changes with every
     // training step: embedded bytes would be a constant training overwrites.
     if (parameter.state() && parameter.data())
       return invalidModule(path, " is optimizer state but embeds ",
-                     parameter.data()->size(),
-                     " bytes; state starts as its init says and is never "
-                     "embedded");
+                           parameter.data()->size(),
+                           " bytes; state starts as its init says and is never "
+                           "embedded");
     if (parameter.data() && parameter.data()->size() != *bytes)
       return invalidModule(path, " embeds ", parameter.data()->size(),
-                     " bytes, its type ",
-                     formatType(getShape(signature), signature.dtype()),
-                     " needs ", *bytes);
+                           " bytes, its type ",
+                           formatType(getShape(signature), signature.dtype()),
+                           " needs ", *bytes);
     return checkChecksum(parameter.data(), parameter.data_checksum(), path);
   }
 
@@ -136,10 +139,10 @@ private:
                       : Status();
     if (!recorded)
       return invalidModule(path, " has no data_checksum for its ", data->size(),
-                     " bytes of data");
+                           " bytes of data");
     if (lcm::checksum(data->data(), data->size()) != *recorded)
       return invalidModule(path, " is corrupted: its ", data->size(),
-                     " bytes of data do not match their checksum");
+                           " bytes of data do not match their checksum");
     return Status();
   }
 
@@ -148,7 +151,8 @@ private:
     std::string path = "executables[" + std::to_string(index) + "]";
     if (executable.format() < lcm::ExecutableFormat::MIN ||
         executable.format() > lcm::ExecutableFormat::MAX)
-      return invalidModule(path, " has unknown format ", int(executable.format()));
+      return invalidModule(path, " has unknown format ",
+                           int(executable.format()));
     if (sizeOf(executable.data()) == 0)
       return invalidModule(path, " has no data");
     LCC_RETURN_IF_ERROR(
@@ -160,9 +164,9 @@ private:
       if (!executable.target() || executable.target()->size() == 0)
         return invalidModule(path, " is ", format, " but has no target");
       if (!parseCudaArchitecture(executable.target()->str()))
-        return invalidModule(path, " is ", format, " for target ",
-                       quote(executable.target()),
-                       ", expected an NVIDIA architecture such as 'sm_90'");
+        return invalidModule(
+            path, " is ", format, " for target ", quote(executable.target()),
+            ", expected an NVIDIA architecture such as 'sm_90'");
     }
     for (size_t i = 0; i < sizeOf(executable.entry_points()); ++i) {
       const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
@@ -184,28 +188,30 @@ private:
     size_t countSize = sizeOf(entryPoint.workgroup_count());
     if (countSize != 3)
       return invalidModule(path, " has ", countSize,
-                     " workgroup_count values, expected 3");
+                           " workgroup_count values, expected 3");
     uint64_t total = 1;
     for (size_t i = 0; i < 3; ++i) {
       uint32_t count = entryPoint.workgroup_count()->Get(i);
       if (count == 0)
         return invalidModule(path, " has workgroup_count[", i,
-                       "] = 0, expected >= 1");
+                             "] = 0, expected >= 1");
       // Both factors are below 2^32 before the bound check: no wrap.
       total *= count;
       if (total > kMaxWorkgroups)
-        return invalidModule(path, " runs more than ", kMaxWorkgroups, " workgroups");
+        return invalidModule(path, " runs more than ", kMaxWorkgroups,
+                             " workgroups");
     }
     size_t byteCount = sizeOf(entryPoint.binding_bytes());
     if (byteCount != entryPoint.binding_count())
-      return invalidModule(path, " has ", byteCount, " binding_bytes values for ",
-                     entryPoint.binding_count(), " bindings");
+      return invalidModule(path, " has ", byteCount,
+                           " binding_bytes values for ",
+                           entryPoint.binding_count(), " bindings");
     for (size_t i = 0; i < byteCount; ++i)
       if (readUnaligned(*entryPoint.binding_bytes(), i) > kMaxTensorBytes)
         return invalidModule(path, " binds ",
-                       readUnaligned(*entryPoint.binding_bytes(), i),
-                       " bytes at binding ", i, ", more than the ",
-                       kMaxTensorBytes, "-byte limit");
+                             readUnaligned(*entryPoint.binding_bytes(), i),
+                             " bytes at binding ", i, ", more than the ",
+                             kMaxTensorBytes, "-byte limit");
     return Status();
   }
 
@@ -215,22 +221,25 @@ private:
                         const std::string &path) {
     size_t size = sizeOf(entryPoint.block_size());
     if (size != 3)
-      return invalidModule(path, " has ", size, " block_size values, expected 3");
+      return invalidModule(path, " has ", size,
+                           " block_size values, expected 3");
     uint64_t threads = 1;
     std::vector<int64_t> block;
     for (size_t i = 0; i < 3; ++i) {
       uint32_t value = entryPoint.block_size()->Get(i);
       if (value == 0)
-        return invalidModule(path, " has block_size[", i, "] = 0, expected >= 1");
+        return invalidModule(path, " has block_size[", i,
+                             "] = 0, expected >= 1");
       // Each factor is below 2^32 and the product so far <= 2^32: no wrap.
       threads = std::min<uint64_t>(threads * value, uint64_t(1) << 32);
       block.push_back(value);
     }
     if (threads > kMaxThreadsPerBlock)
       return invalidModule(path, " has block_size ", formatShape(block), " of ",
-                     threads >= (uint64_t(1) << 32) ? "over 4294967295"
-                                                    : std::to_string(threads),
-                     " threads, more than ", kMaxThreadsPerBlock);
+                           threads >= (uint64_t(1) << 32)
+                               ? "over 4294967295"
+                               : std::to_string(threads),
+                           " threads, more than ", kMaxThreadsPerBlock);
     return Status();
   }
 
@@ -243,8 +252,9 @@ private:
     size_t count = sizeOf(executable.entry_points());
     size_t expected = sizeOf(first.entry_points());
     if (count != expected)
-      return invalidModule(path, " has ", count, " entry points, executables[0] has ",
-                     expected, "; every executable must list the same ones");
+      return invalidModule(path, " has ", count,
+                           " entry points, executables[0] has ", expected,
+                           "; every executable must list the same ones");
     for (size_t i = 0; i < count; ++i) {
       const lcm::EntryPoint &entryPoint = *executable.entry_points()->Get(i);
       const lcm::EntryPoint &reference = *first.entry_points()->Get(i);
@@ -252,9 +262,9 @@ private:
           entryPoint.binding_count() == reference.binding_count()) {
         if (!sameRequirements(entryPoint, reference))
           return invalidModule(path, ".entry_points[", i, "] ",
-                         quote(entryPoint.name()),
-                         " was compiled for other workgroups or binding "
-                         "sizes than executables[0]'s");
+                               quote(entryPoint.name()),
+                               " was compiled for other workgroups or binding "
+                               "sizes than executables[0]'s");
         continue;
       }
       std::string index = "entry_points[" + std::to_string(i) + "]";
@@ -289,14 +299,15 @@ private:
     size_t bufferCount = sizeOf(function.buffers());
     if (binding->buffer() >= bufferCount)
       return invalidModule(path, " binds buffer ", binding->buffer(), ", only ",
-                     bufferCount, " exist");
+                           bufferCount, " exist");
     uint64_t size = function.buffers()->Get(binding->buffer())->size();
     // Written so that it cannot wrap: offset <= size, length <= size - offset.
     if (binding->offset() > size ||
         binding->length() > size - binding->offset())
-      return invalidModule(path, " binds ", binding->length(), " bytes at offset ",
-                     binding->offset(), " of buffer ", binding->buffer(),
-                     ", which has ", size);
+      return invalidModule(path, " binds ", binding->length(),
+                           " bytes at offset ", binding->offset(),
+                           " of buffer ", binding->buffer(), ", which has ",
+                           size);
     return Status();
   }
 
@@ -307,7 +318,7 @@ private:
                           const char *plural) -> Status {
       if (buffer.index() >= count)
         return invalidModule(path, " is ", kind, " ", buffer.index(), ", only ",
-                       count, " ", plural, " exist");
+                             count, " ", plural, " exist");
       const lcm::TensorSignature *signature =
           buffer.kind() == lcm::BufferKind::Input
               ? function.inputs()->Get(buffer.index())
@@ -319,9 +330,9 @@ private:
       uint64_t bytes = *byteSize(signature->dtype(), shape);
       if (buffer.size() != bytes)
         return invalidModule(path, " has size ", buffer.size(), ", ", kind, " ",
-                       buffer.index(), " ", quote(signature->name()), " (",
-                       formatType(shape, signature->dtype()), ") needs ",
-                       bytes);
+                             buffer.index(), " ", quote(signature->name()),
+                             " (", formatType(shape, signature->dtype()),
+                             ") needs ", bytes);
       return Status();
     };
     switch (buffer.kind()) {
@@ -333,17 +344,18 @@ private:
       return checkSized(sizeOf(module.parameters()), "parameter", "parameters");
     case lcm::BufferKind::Transient: {
       if (buffer.size() > kMaxTensorBytes)
-        return invalidModule(path, " has size ", buffer.size(), ", more than the ",
-                       kMaxTensorBytes, "-byte limit");
+        return invalidModule(path, " has size ", buffer.size(),
+                             ", more than the ", kMaxTensorBytes,
+                             "-byte limit");
       if (buffer.arena_offset() % kArenaAlignment != 0)
         return invalidModule(path, " has arena_offset ", buffer.arena_offset(),
-                       ", not a multiple of ", kArenaAlignment);
+                             ", not a multiple of ", kArenaAlignment);
       uint64_t arenaSize = function.arena_size();
       if (buffer.arena_offset() > arenaSize ||
           buffer.size() > arenaSize - buffer.arena_offset())
         return invalidModule(path, " holds ", buffer.size(),
-                       " bytes at arena_offset ", buffer.arena_offset(),
-                       ", beyond arena_size ", arenaSize);
+                             " bytes at arena_offset ", buffer.arena_offset(),
+                             ", beyond arena_size ", arenaSize);
       return Status();
     }
     }
@@ -356,13 +368,15 @@ private:
     // first one's entry point stands for all.
     size_t executableCount = sizeOf(module.executables());
     if (executableCount == 0)
-      return invalidModule(path, " dispatches entry point ", dispatch.entry_point(),
-                     ", but the module has no executables");
+      return invalidModule(path, " dispatches entry point ",
+                           dispatch.entry_point(),
+                           ", but the module has no executables");
     const lcm::Executable &executable = *module.executables()->Get(0);
     size_t entryPointCount = sizeOf(executable.entry_points());
     if (dispatch.entry_point() >= entryPointCount)
-      return invalidModule(path, " dispatches entry point ", dispatch.entry_point(),
-                     ", only ", entryPointCount, " exist");
+      return invalidModule(path, " dispatches entry point ",
+                           dispatch.entry_point(), ", only ", entryPointCount,
+                           " exist");
     const lcm::EntryPoint &entryPoint =
         *executable.entry_points()->Get(dispatch.entry_point());
 
@@ -372,21 +386,21 @@ private:
     size_t countSize = sizeOf(dispatch.workgroup_count());
     if (countSize != 3)
       return invalidModule(path, " has ", countSize,
-                     " workgroup_count values, expected 3");
+                           " workgroup_count values, expected 3");
     for (size_t i = 0; i < 3; ++i) {
       uint32_t count = dispatch.workgroup_count()->Get(i);
       uint32_t compiled = entryPoint.workgroup_count()->Get(i);
       if (count != compiled)
         return invalidModule(path, " runs workgroup_count[", i, "] = ", count,
-                       ", entry point ", quote(entryPoint.name()),
-                       " was compiled for ", compiled);
+                             ", entry point ", quote(entryPoint.name()),
+                             " was compiled for ", compiled);
     }
 
     size_t bindingCount = sizeOf(dispatch.bindings());
     if (bindingCount != entryPoint.binding_count())
-      return invalidModule(path, " has ", bindingCount, " bindings, entry point ",
-                     quote(entryPoint.name()), " takes ",
-                     entryPoint.binding_count());
+      return invalidModule(path, " has ", bindingCount,
+                           " bindings, entry point ", quote(entryPoint.name()),
+                           " takes ", entryPoint.binding_count());
     for (size_t i = 0; i < bindingCount; ++i) {
       std::string bindingPath = path + ".bindings[" + std::to_string(i) + "]";
       const lcm::Binding *binding = dispatch.bindings()->Get(i);
@@ -394,34 +408,93 @@ private:
       uint64_t needed = readUnaligned(*entryPoint.binding_bytes(), i);
       if (binding->length() != needed)
         return invalidModule(bindingPath, " binds ", binding->length(),
-                       " bytes, entry point ", quote(entryPoint.name()),
-                       " was compiled for ", needed);
+                             " bytes, entry point ", quote(entryPoint.name()),
+                             " was compiled for ", needed);
+    }
+    return Status();
+  }
+
+  /// Where a binding's bytes lie: transient buffers share the arena, so
+  /// two of them are compared at their arena offsets.
+  struct Extent {
+    int64_t space; // -1: the arena; else the buffer's index
+    uint64_t begin, end;
+  };
+  static Extent extentOf(const lcm::Binding &binding,
+                         const lcm::Function &function) {
+    const lcm::Buffer &buffer = *function.buffers()->Get(binding.buffer());
+    if (buffer.kind() == lcm::BufferKind::Transient) {
+      uint64_t begin = buffer.arena_offset() + binding.offset();
+      return {-1, begin, begin + binding.length()};
+    }
+    return {int64_t(binding.buffer()), binding.offset(),
+            binding.offset() + binding.length()};
+  }
+
+  Status checkAllReduce(const lcm::AllReduce &allReduce,
+                        const lcm::Function &function,
+                        const std::string &path) {
+    if (allReduce.reduction() != lcm::Reduction::Sum &&
+        allReduce.reduction() != lcm::Reduction::Mean)
+      return invalidModule(path, " has unknown reduction ",
+                           int(allReduce.reduction()));
+    size_t count = sizeOf(allReduce.ranges());
+    if (count == 0)
+      return invalidModule(path, " is an all-reduce of no range");
+    std::vector<Extent> extents;
+    for (size_t i = 0; i < count; ++i) {
+      std::string rangePath = path + ".ranges[" + std::to_string(i) + "]";
+      const lcm::Binding *range = allReduce.ranges()->Get(i);
+      LCC_RETURN_IF_ERROR(checkBinding(range, function, rangePath));
+      if (range->length() % sizeof(float) != 0)
+        return invalidModule(rangePath, " is ", range->length(),
+                             " bytes, not whole f32 elements");
+      // A module never writes its inputs: the caller's data may be read
+      // where it lies.
+      if (function.buffers()->Get(range->buffer())->kind() ==
+          lcm::BufferKind::Input)
+        return invalidModule(rangePath, " reduces in place into input buffer ",
+                             range->buffer());
+      Extent extent = extentOf(*range, function);
+      for (size_t j = 0; j < extents.size(); ++j)
+        if (extent.space == extents[j].space && extent.begin < extents[j].end &&
+            extents[j].begin < extent.end && range->length() > 0)
+          return invalidModule(rangePath, " overlaps range ", j);
+      extents.push_back(extent);
     }
     return Status();
   }
 
   Status checkCommand(const lcm::Command &command,
                       const lcm::Function &function, const std::string &path) {
+    int tables = bool(command.dispatch()) + bool(command.copy()) +
+                 bool(command.all_reduce());
+    if (tables > 1)
+      return invalidModule(path, " has ", tables,
+                           " command tables; a command has the one its kind "
+                           "names");
     switch (command.kind()) {
     case lcm::CommandKind::Dispatch:
       if (!command.dispatch())
         return invalidModule(path, " is a dispatch without a dispatch table");
-      if (command.copy())
-        return invalidModule(path, " is a dispatch but also has a copy table");
       return checkDispatch(*command.dispatch(), function, path);
+    case lcm::CommandKind::AllReduce:
+      if (!command.all_reduce())
+        return invalidModule(path,
+                             " is an all-reduce without an all_reduce table");
+      return checkAllReduce(*command.all_reduce(), function, path);
     case lcm::CommandKind::Copy: {
       const lcm::Copy *copy = command.copy();
       if (!copy)
         return invalidModule(path, " is a copy without a copy table");
-      if (command.dispatch())
-        return invalidModule(path, " is a copy but also has a dispatch table");
       LCC_RETURN_IF_ERROR(
           checkBinding(copy->source(), function, path + ".copy.source"));
       LCC_RETURN_IF_ERROR(
           checkBinding(copy->target(), function, path + ".copy.target"));
       if (copy->source()->length() != copy->target()->length())
         return invalidModule(path, " copies ", copy->source()->length(),
-                       " bytes into a target of ", copy->target()->length());
+                             " bytes into a target of ",
+                             copy->target()->length());
       return Status();
     }
     }
@@ -445,10 +518,10 @@ private:
     }
     if (function.arena_size() % kArenaAlignment != 0)
       return invalidModule(path, " has arena_size ", function.arena_size(),
-                     ", not a multiple of ", kArenaAlignment);
+                           ", not a multiple of ", kArenaAlignment);
     if (function.arena_size() > kMaxTensorBytes)
       return invalidModule(path, " has arena_size ", function.arena_size(),
-                     ", more than the ", kMaxTensorBytes, "-byte limit");
+                           ", more than the ", kMaxTensorBytes, "-byte limit");
     for (size_t i = 0; i < sizeOf(function.buffers()); ++i)
       LCC_RETURN_IF_ERROR(
           checkBuffer(*function.buffers()->Get(i), function,
@@ -508,16 +581,17 @@ StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
     return invalidModule("empty file, not an lcc module");
   // The root offset and the file identifier take 8 bytes.
   if (size < 8)
-    return invalidModule("file of ", size, " bytes is too small to be an lcc module");
+    return invalidModule("file of ", size,
+                         " bytes is too small to be an lcc module");
   if (size >= FLATBUFFERS_MAX_BUFFER_SIZE)
     return invalidModule("module of ", size,
-                   " bytes is larger than FlatBuffers' 2 GiB limit");
+                         " bytes is larger than FlatBuffers' 2 GiB limit");
   const uint8_t *input = static_cast<const uint8_t *>(data);
   if (!lcm::ModuleBufferHasIdentifier(input))
-    return invalidModule("not an lcc module: file identifier ",
-                   quoted(std::string(reinterpret_cast<const char *>(input) + 4,
-                                      4)),
-                   ", expected ", quoted(lcm::ModuleIdentifier()));
+    return invalidModule(
+        "not an lcc module: file identifier ",
+        quoted(std::string(reinterpret_cast<const char *>(input) + 4, 4)),
+        ", expected ", quoted(lcm::ModuleIdentifier()));
 
   // The verifier checks alignment against real addresses, and embedded
   // data is aligned to 64 relative to the start of the file.
@@ -535,8 +609,9 @@ StatusOr<std::shared_ptr<const Module>> loadModuleFromMemory(const void *data,
   options.max_tables = 1u << 24;
   flatbuffers::Verifier verifier(module->bytes, size, options);
   if (!lcm::VerifyModuleBuffer(verifier))
-    return invalidModule("corrupted or truncated module (FlatBuffers verification "
-                   "failed)");
+    return invalidModule(
+        "corrupted or truncated module (FlatBuffers verification "
+        "failed)");
   module->root = lcm::GetModule(module->bytes);
   LCC_RETURN_IF_ERROR(ModuleChecker(*module->root).check());
   return std::shared_ptr<const Module>(std::move(module));

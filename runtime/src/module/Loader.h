@@ -17,9 +17,9 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace lcc::runtime {
@@ -42,6 +42,9 @@ public:
   size_t getParameterCount() const;
   const lcm::Parameter &getParameter(size_t index) const;
   const lcm::Executable &getExecutable(size_t index) const;
+
+  /// CRC-64/XZ of the whole file: ranks of one job compare theirs.
+  uint64_t getChecksum() const { return lcm::checksum(bytes, size); }
 
   /// The index of the function named `name`, or an error listing the names.
   StatusOr<size_t> findFunction(const std::string &name) const;

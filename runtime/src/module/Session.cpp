@@ -2,13 +2,14 @@
 
 #include "module/Session.h"
 
+#include "formats/Safetensors.h"
+#include "module/Collectives.h"
 #include "module/ExecutableSelection.h"
 #include "module/ParameterInit.h"
-#include "formats/Safetensors.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 namespace lcc::runtime {
@@ -196,6 +197,14 @@ Status Function::prepare(size_t index) {
           next.bindings.push_back(resolve(*binding));
           next.bindingLengths.push_back(binding->length());
         }
+    } else if (command.kind() == lcm::CommandKind::AllReduce) {
+      const lcm::AllReduce &allReduce = *command.all_reduce();
+      std::vector<ReducedRange> ranges;
+      for (const lcm::Binding *range : *allReduce.ranges())
+        ranges.push_back({resolve(*range), range->length()});
+      next.hostStep = makeAllReduceStep(
+          session.getDevice(), &session.communicator, std::move(ranges),
+          allReduce.reduction() == lcm::Reduction::Mean, next.name);
     } else {
       const lcm::Copy &copy = *command.copy();
       noteReader(*copy.source(), c, 1);
@@ -500,8 +509,8 @@ Status Session::fillConstant(const lcm::Parameter &parameter,
   LCC_RETURN_IF_ERROR(values.check());
   // A chunk at a time: a module's parameter may be as large as the device.
   uint64_t elementBytes = buffer.size() / std::max<uint64_t>(1, values.size());
-  uint64_t chunk = std::max<uint64_t>(1, (1u << 20) / std::max<uint64_t>(
-                                                          1, elementBytes));
+  uint64_t chunk =
+      std::max<uint64_t>(1, (1u << 20) / std::max<uint64_t>(1, elementBytes));
   std::vector<uint8_t> host(chunk * elementBytes);
   for (uint64_t done = 0; done < values.size(); done += chunk) {
     uint64_t count = std::min(chunk, values.size() - done);

@@ -12,6 +12,7 @@
 #ifndef LCC_RUNTIME_SESSION_H
 #define LCC_RUNTIME_SESSION_H
 
+#include "comm/Communicator.h"
 #include "devices/Device.h"
 #include "module/Loader.h"
 
@@ -219,6 +220,14 @@ public:
   /// on first use: the executable is loaded and its buffers allocated.
   StatusOr<Function *> lookupFunction(const std::string &name);
 
+  /// The ranks the functions' collectives (a train step's gradient
+  /// average) run among: `communicator`, which must outlive the session's
+  /// calls; null (the default) for one process alone.
+  void setCommunicator(Communicator *communicator) {
+    this->communicator = communicator;
+  }
+  Communicator *getCommunicator() const { return communicator; }
+
   Device &getDevice() { return *device; }
   const Module &getModule() const { return *module; }
 
@@ -244,6 +253,7 @@ private:
   std::vector<DeviceBuffer> parameters;
   std::vector<bool> parameterBound;
   std::map<std::string, size_t> parameterIndex;
+  Communicator *communicator = nullptr;
   std::mutex mutex; // guards lookups and binding
   // Functions hold pointers into `parameters` and `executable`: declared
   // last, they are destroyed first.

@@ -205,3 +205,27 @@ func.func @feed_forward_output_of_another_type(%x: tensor<1x8x4xf32>, %w1: tenso
       -> (tensor<1x8x4xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16x4xf32>, tensor<4xf32>, tensor<1x4x4xf32>)
   return
 }
+
+// -----
+
+func.func @all_reduce_of_nothing() {
+  // expected-error@+1 {{'attn.all_reduce' op expected at least one tensor to reduce}}
+  "attn.all_reduce"() {reduction = 0 : i32} : () -> ()
+  return
+}
+
+// -----
+
+func.func @all_reduce_of_integers(%x: tensor<4xi32>) {
+  // expected-error@+1 {{operand #0 must be variadic of ranked tensor of 32-bit float values}}
+  %r = attn.all_reduce sum %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_unknown_reduction(%x: tensor<4xf32>) {
+  // expected-error@+1 {{enum values for attribute 'reduction' [sum, mean]}}
+  %r = attn.all_reduce max %x : tensor<4xf32>
+  return
+}

@@ -120,3 +120,12 @@ func.func @relative_attention_backward(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x1
           tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   return
 }
+
+// CHECK-LABEL: func.func @all_reduce
+func.func @all_reduce(%loss: tensor<f32>, %g: tensor<4x4xf32>) -> (tensor<f32>, tensor<4x4xf32>) {
+  // CHECK: attn.all_reduce mean %{{.+}}, %{{.+}} : tensor<f32>, tensor<4x4xf32>
+  %r:2 = attn.all_reduce mean %loss, %g : tensor<f32>, tensor<4x4xf32>
+  // CHECK: attn.all_reduce sum %{{.+}} : tensor<4x4xf32>
+  %s = attn.all_reduce sum %r#1 : tensor<4x4xf32>
+  return %r#0, %s : tensor<f32>, tensor<4x4xf32>
+}

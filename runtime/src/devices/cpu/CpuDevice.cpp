@@ -3,8 +3,8 @@
 #include "devices/cpu/CpuDevice.h"
 #include "devices/cpu/CpuFeatures.h"
 
-#include "support/File.h"
 #include "module/KernelTemporaries.h"
+#include "support/File.h"
 
 #include <chrono>
 #include <cstring>
@@ -34,6 +34,8 @@ public:
       if (command.kind == lcm::CommandKind::Dispatch) {
         device.dispatch(kernels[c], command.workgroupCount,
                         command.bindings.data());
+      } else if (command.hostStep) {
+        LCC_RETURN_IF_ERROR(command.hostStep());
       } else {
         // memmove: the planner may place a copy's source and target in
         // overlapping arena bytes.

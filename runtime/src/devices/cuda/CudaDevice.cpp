@@ -149,6 +149,8 @@ struct CudaCommand {
   // Copy; `bounce` is set when source and target overlap.
   CUdeviceptr target = 0, source = 0, bounce = 0;
   uint64_t length = 0;
+  // AllReduce: run on the host after the stream has drained.
+  std::function<Status()> hostStep;
 };
 
 /// Commands issued in order on the device's stream, with an event before
@@ -186,6 +188,10 @@ public:
         // Messages are built on failure only: this is the hot path.
         if (result != CUDA_SUCCESS)
           return launchFailure(result, command);
+      } else if (command.hostStep) {
+        LCC_RETURN_IF_ERROR(driver->check(driver->cuStreamSynchronize(stream),
+                                          "running the commands of " + path));
+        LCC_RETURN_IF_ERROR(command.hostStep());
       } else if (command.bounce) {
         // Overlapping ranges: a plain device copy would be undefined.
         LCC_RETURN_IF_ERROR(copy(command.bounce, command.source, command));
@@ -546,6 +552,8 @@ CudaDevice::createCommandList(const DeviceExecutable *executable,
       next.bindingLengths = command.bindingLengths;
       for (CUdeviceptr &argument : next.arguments)
         next.parameters.push_back(&argument);
+    } else if (command.hostStep) {
+      next.hostStep = command.hostStep;
     } else {
       next.target = toDevice(command.bindings[0]);
       next.source = toDevice(command.bindings[1]);

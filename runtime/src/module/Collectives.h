@@ -1,0 +1,39 @@
+//===- Collectives.h - a function's commands among the ranks ----*- C++ -*-===//
+//
+// The host steps of a module's collective commands (lcm.fbs AllReduce):
+// run between the device's commands, through the session's communicator,
+// on the bytes the planner placed them in.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_RUNTIME_MODULE_COLLECTIVES_H
+#define LCC_RUNTIME_MODULE_COLLECTIVES_H
+
+#include "comm/Communicator.h"
+#include "devices/Device.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lcc::runtime {
+
+/// One range of device memory that an all-reduce replaces in place.
+struct ReducedRange {
+  void *data;
+  uint64_t bytes; // whole f32 elements
+};
+
+/// The step that replaces every range by its sum (or, with `mean`, mean)
+/// over the ranks of `*communicator`, staged through host memory where the
+/// device's memory is not the host's. `*communicator` is read when the step
+/// runs: the session's communicator then, null for one process alone,
+/// whose ranges stay as they are (an error in a job mpirun launched).
+std::function<Status()> makeAllReduceStep(Device &device,
+                                          Communicator *const *communicator,
+                                          std::vector<ReducedRange> ranges,
+                                          bool mean, std::string name);
+
+} // namespace lcc::runtime
+
+#endif // LCC_RUNTIME_MODULE_COLLECTIVES_H
