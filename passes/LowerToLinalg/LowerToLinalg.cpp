@@ -274,8 +274,10 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
     // half-lowered IR.
     WalkResult remaining = module.walk([&](Operation *op) {
       StringRef dialect = op->getName().getDialectNamespace();
-      if (dialect != AttnDialect::getDialectNamespace() &&
-          !isAttentionFormDialect(dialect))
+      // Collectives run on the host, between dispatches: they stay.
+      if ((dialect != AttnDialect::getDialectNamespace() &&
+           !isAttentionFormDialect(dialect)) ||
+          isa<AllReduceOp>(op))
         return WalkResult::advance();
       op->emitOpError("has no lowering to linalg yet");
       return WalkResult::interrupt();

@@ -244,6 +244,17 @@ void addAccumulatedGradients(OpBuilder &b, Location loc,
   }
 }
 
+/// `loss` and `gradients` replaced by their means over the ranks of the
+/// job (attn.all_reduce), in one collective.
+void averageOverRanks(OpBuilder &b, Location loc, Value &loss,
+                      MutableArrayRef<Value> gradients) {
+  SmallVector<Value> values = {loss};
+  llvm::append_range(values, gradients);
+  auto reduced = AllReduceOp::create(b, loc, ReductionKind::Mean, values);
+  loss = reduced.getResult(0);
+  llvm::copy(reduced.getResults().drop_front(), gradients.begin());
+}
+
 struct GenerateTrainStepPass
     : lcc::impl::GenerateTrainStepBase<GenerateTrainStepPass> {
   using GenerateTrainStepBase::GenerateTrainStepBase;
@@ -405,6 +416,10 @@ struct GenerateTrainStepPass
       addAccumulatedGradients(b, where, params.names, gradients);
       scale = hyperParameter(b, where, "gradient_scale", 1.0);
     }
+    // Data parallelism: each rank's loss and gradients are of its share of
+    // the batch; their mean over the ranks is the whole batch's (the loss
+    // is a mean over rows). One rank computes the identity.
+    averageOverRanks(b, where, results.front(), gradients);
     // Always there, so that clipping can be turned on at run time; off
     // (max_norm 0) it costs one read of the gradients for their norm.
     auto clip =

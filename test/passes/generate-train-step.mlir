@@ -21,18 +21,21 @@
 // CHECK: %[[DQKM:.+]] = attn.merge_heads %[[DQK]]
 // CHECK: %{{.+}}, %[[DWQ:.+]] = attn.linear_backward %[[X]], %[[WQ]], %[[DQKM]]
 // The hyper-parameters are state the loaded module keeps, starting at
-// the pass's values; clipping is there, off (max_norm 0) unless set.
+// the pass's values; clipping is there, off (max_norm 0) unless set. The
+// loss and gradients are averaged over the ranks of the job first (data
+// parallelism; the identity in one process).
 // CHECK: %[[LR:.+]] = attn.param "optimizer.lr" {initial = 5.000000e-01 : f32, state} : tensor<f32>
 // CHECK: %[[WD:.+]] = attn.param "optimizer.weight_decay" {initial = 0.000000e+00 : f32, state} : tensor<f32>
 // CHECK: %[[CLIP:.+]] = attn.param "optimizer.grad_clip" {initial = 0.000000e+00 : f32, state} : tensor<f32>
 // CHECK-NOT: optimizer.beta1
-// CHECK: %[[G:.+]]:4 = attn.clip_by_global_norm %[[DWQ]], {{.+}} max_norm %[[CLIP]]
+// CHECK: %[[AVG:.+]]:5 = attn.all_reduce mean %[[LOSS]], %[[DWQ]], {{.+}} : tensor<f32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x3xf32>
+// CHECK: %[[G:.+]]:4 = attn.clip_by_global_norm %[[AVG]]#1, %[[AVG]]#2, %[[AVG]]#3, %[[AVG]]#4 max_norm %[[CLIP]]
 // CHECK: %[[NEW:.+]] = attn.sgd_update %[[WQ]], %[[G]]#0 lr %[[LR]] weight_decay %[[WD]] : tensor<4x4xf32>, tensor<f32>
 // CHECK: attn.assign "wq", %[[NEW]] : tensor<4x4xf32>
 // CHECK: attn.assign "wv"
 // CHECK: attn.assign "wo"
 // CHECK: attn.assign "head"
-// CHECK: return %[[LOSS]] : tensor<f32>
+// CHECK: return %[[AVG]]#0 : tensor<f32>
 // CHECK-NOT: loss_gradients
 
 // Adam keeps its moments and step count as state parameters; the

@@ -18,14 +18,30 @@ constexpr uint64_t kMaxThreads = 4096;
 
 } // namespace
 
+namespace {
+/// The job a tool's process joined (Handles::joinJob) when it has several
+/// ranks: a failing rank names itself and ends the job.
+LccCommunicator jobOfSeveralRanks = nullptr;
+} // namespace
+
 int Tool::fail(int status, const std::string &message) const {
+  std::string rank =
+      jobOfSeveralRanks
+          ? "rank " +
+                std::to_string(lccCommunicatorGetRank(jobOfSeveralRanks)) + ": "
+          : "";
   size_t start = 0;
   do {
     size_t end = message.find('\n', start);
     std::string line = message.substr(start, end - start);
-    std::fprintf(stderr, "%s: error: %s\n", name, line.c_str());
+    std::fprintf(stderr, "%s: error: %s%s\n", name, rank.c_str(), line.c_str());
     start = end == std::string::npos ? end : end + 1;
   } while (start != std::string::npos);
+  // The other ranks would wait for this one in their next collective.
+  if (jobOfSeveralRanks) {
+    std::fflush(stderr);
+    lccCommunicatorAbort(jobOfSeveralRanks, status);
+  }
   return status;
 }
 
@@ -211,6 +227,55 @@ Handles::~Handles() {
   lccSessionDestroy(session);
   lccDeviceDestroy(device);
   lccModuleDestroy(module);
+  if (jobOfSeveralRanks == communicator)
+    jobOfSeveralRanks = nullptr;
+  lccCommunicatorDestroy(communicator);
+}
+
+std::string Handles::gatherRankUsage(std::vector<uint64_t> &peakBytes,
+                                     std::vector<uint64_t> &sentBytes) {
+  peakBytes = {lccDeviceGetPeakBytes(device)};
+  sentBytes = {lccCommunicatorGetSentBytes(communicator)};
+  if (ranks == 1)
+    return "";
+  for (std::vector<uint64_t> *perRank : {&peakBytes, &sentBytes}) {
+    uint64_t mine = perRank->front();
+    perRank->resize(static_cast<size_t>(ranks));
+    if (LccStatus status = lccCommunicatorAllGather(
+            communicator, &mine, sizeof(mine), perRank->data()))
+      return takeMessage(status);
+  }
+  return "";
+}
+
+std::string jsonCounts(const std::vector<uint64_t> &values,
+                       const char *separator) {
+  std::string json = "[";
+  for (size_t i = 0; i < values.size(); ++i)
+    json += (i ? separator : "") + std::to_string(values[i]);
+  return json + "]";
+}
+
+std::string Handles::joinJob() {
+  if (LccStatus status = lccCommunicatorCreate(&communicator))
+    return takeMessage(status);
+  rank = lccCommunicatorGetRank(communicator);
+  ranks = lccCommunicatorGetSize(communicator);
+  if (ranks > 1)
+    jobOfSeveralRanks = communicator;
+  if (LccStatus status = lccSessionSetCommunicator(session, communicator))
+    return takeMessage(status);
+  // Ranks running different artifacts would reduce unrelated tensors.
+  uint64_t mine = lccModuleGetChecksum(module);
+  std::vector<uint64_t> every(static_cast<size_t>(ranks));
+  if (LccStatus status = lccCommunicatorAllGather(communicator, &mine,
+                                                  sizeof(mine), every.data()))
+    return takeMessage(status);
+  for (int r = 0; r < ranks; ++r)
+    if (every[size_t(r)] != mine)
+      return model + " is not the module rank " + std::to_string(r) +
+             " loaded: every rank of the job must run the same artifact";
+  return "";
 }
 
 std::string Handles::load(const std::string &path) {

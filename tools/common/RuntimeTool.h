@@ -49,7 +49,7 @@ struct Flag {
 /// The flags of the device (DeviceOptions) and of the report, which both
 /// tools take alike.
 constexpr Flag kDeviceFlag = {"--device", "cpu|cuda|cuda-emulator",
-                               FlagValue::Device};
+                              FlagValue::Device};
 constexpr Flag kThreadsFlag = {"--threads", "N", FlagValue::Threads};
 constexpr Flag kCheckFlag = {"--check", "memcheck,racecheck", FlagValue::Text};
 constexpr Flag kThreadOrderFlag = {
@@ -61,15 +61,15 @@ constexpr Flag kReportFlag = {"--report", "json", FlagValue::Report};
 #define LCC_EMULATOR_USAGE                                                     \
   "  --device=cuda-emulator      the module's GPU kernels (compiled with\n"    \
   "                              --target=cuda) run on this CPU by the CUDA\n" \
-  "                              emulator, block by block, every thread\n"    \
-  "                              of a block with CUDA's barriers\n"           \
-  "  --check=memcheck,racecheck  with cuda-emulator: check every global\n"    \
-  "                              and shared access against its buffer\n"     \
-  "                              (memcheck) and shared accesses of two\n"    \
-  "                              threads with no barrier between\n"          \
-  "                              (racecheck); a finding is an error line\n"  \
-  "  --thread-order=forward|reversed|shuffled[:SEED]\n"                       \
-  "                              with cuda-emulator: the order a block's\n"  \
+  "                              emulator, block by block, every thread\n"     \
+  "                              of a block with CUDA's barriers\n"            \
+  "  --check=memcheck,racecheck  with cuda-emulator: check every global\n"     \
+  "                              and shared access against its buffer\n"       \
+  "                              (memcheck) and shared accesses of two\n"      \
+  "                              threads with no barrier between\n"            \
+  "                              (racecheck); a finding is an error line\n"    \
+  "  --thread-order=forward|reversed|shuffled[:SEED]\n"                        \
+  "                              with cuda-emulator: the order a block's\n"    \
   "                              threads run in between barriers\n"
 
 /// One "--flag=value" argument as read, its value checked.
@@ -165,6 +165,10 @@ struct ReadFile {
 std::string checkNotAnInput(const char *flag, const std::string &output,
                             const std::vector<ReadFile> &inputs);
 
+/// `values` as a JSON list, elements apart by `separator` (", " or ",").
+std::string jsonCounts(const std::vector<uint64_t> &values,
+                       const char *separator);
+
 /// The message of `status`, which is freed.
 std::string takeMessage(LccStatus status);
 
@@ -221,6 +225,24 @@ struct Handles {
   std::string open(const DeviceOptions &options);
   /// Looks up the function `name` ("": the module's first).
   std::string lookup(const std::string &name, LccFunction &function);
+
+  /// Joins the job this process is a rank of (mpirun; one process alone
+  /// otherwise) and gives the session its communicator, after open(). From
+  /// then on, in a job of several ranks, the tool's error lines name the
+  /// rank and end the whole job. Checks that every rank loaded the same
+  /// module.
+  std::string joinJob();
+  /// Every rank's device peak bytes and bytes given to collectives, in
+  /// rank order (one entry alone in a job of one rank). Every rank must
+  /// call it: a collective. An error message or "".
+  std::string gatherRankUsage(std::vector<uint64_t> &peakBytes,
+                              std::vector<uint64_t> &sentBytes);
+  int getRank() const { return rank; }
+  int getRanks() const { return ranks; }
+  LccCommunicator communicator = nullptr;
+
+private:
+  int rank = 0, ranks = 1;
 };
 
 } // namespace lcc::tools

@@ -41,8 +41,8 @@ const char kUsage[] =
     "                              on GPU 0 through the NVIDIA driver,\n"
     "                              libcuda.so.1 (or $LCC_CUDA_DRIVER),\n"
     "                              with the module's cubin for the GPU's\n"
-    "                              architecture, else its PTX\n"
-    LCC_EMULATOR_USAGE
+    "                              architecture, else its "
+    "PTX\n" LCC_EMULATOR_USAGE
     "  --function=NAME             function to run (default: the first)\n"
     "  --input=FILE.npy            next input, in argument order (repeat)\n"
     "  --params=FILE.safetensors   weights, bound to parameters by name\n"
@@ -69,7 +69,8 @@ const char kUsage[] =
     "  --repeat=N                  timed runs (default 1)\n"
     "  --warmup=N                  untimed runs before them (default 0)\n"
     "  --report=json               print one JSON object instead of text\n"
-    "  --threads=N                 threads of the cpu device (default: the CPUs\n"
+    "  --threads=N                 threads of the cpu device (default: the "
+    "CPUs\n"
     "                              the process may run on)\n"
     "  --max-memory=BYTES          most memory the device may hold, with an\n"
     "                              optional K, M or G suffix (default: the\n"
@@ -84,7 +85,13 @@ const char kUsage[] =
     "                              module's parameters (no optimizer state,\n"
     "                              which starts at zero), then exit\n"
     "  --seed=N                    seed for --init-params (default 0)\n"
-    "  --help, --version\n";
+    "  --help, --version\n"
+    "\n"
+    "Under `mpirun -np P lcc-run MODEL.lcm ...` (the same arguments on every\n"
+    "rank) every rank runs the function, its collectives among the ranks;\n"
+    "rank 0 writes the results and the report, whose JSON adds \"ranks\",\n"
+    "\"peak_bytes_per_rank\" and \"sent_bytes_per_rank\". A rank that fails\n"
+    "ends the job with its error line.\n";
 
 // Each option, what its value looks like (for the error when it is missing)
 // and how it is checked.
@@ -547,8 +554,12 @@ int run(const Options &options) {
   }
 
   error = handles.open(options.device);
+  if (error.empty())
+    error = handles.joinJob();
   if (!error.empty())
     return kTool.fail(kExitError, error);
+  // In a job of several ranks (mpirun), every rank runs; rank 0 writes.
+  bool leader = handles.getRank() == 0;
   if (!options.params.empty())
     if (LccStatus status = lccSessionBindParametersFile(handles.session,
                                                         options.params.c_str()))
@@ -580,7 +591,7 @@ int run(const Options &options) {
   }
   if (error.empty() && !options.resultsFile.empty())
     error = checkNotAnInput("--results-file", options.resultsFile, read);
-  if (error.empty() && outputCount > 0)
+  if (error.empty() && outputCount > 0 && leader)
     error = createOutputDirectory(options.outputDir);
   if (!error.empty())
     return kTool.fail(kExitError, error);
@@ -640,6 +651,13 @@ int run(const Options &options) {
           ? callMs[callMs.size() / 2]
           : (callMs[callMs.size() / 2 - 1] + callMs[callMs.size() / 2]) / 2;
 
+  // Every rank's memory and traffic, for the leader's report.
+  std::vector<uint64_t> peakBytes, sentBytes;
+  error = handles.gatherRankUsage(peakBytes, sentBytes);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
+  if (!leader)
+    return 0;
   std::vector<double> sums;
   for (size_t i = 0; i < outputCount; ++i) {
     LccTensorView result = resultView(i);
@@ -700,8 +718,12 @@ int run(const Options &options) {
   json += ",\"mean_ms\":" + jsonNumber(mean);
   json += ",\"median_ms\":" + jsonNumber(medianMs);
   json += ",\"min_ms\":" + jsonNumber(callMs.front());
-  json += ",\"peak_bytes\":" +
-          std::to_string(lccDeviceGetPeakBytes(handles.device));
+  json += ",\"peak_bytes\":" + std::to_string(peakBytes.front());
+  if (handles.getRanks() > 1) {
+    json += ",\"ranks\":" + std::to_string(handles.getRanks());
+    json += ",\"peak_bytes_per_rank\":" + jsonCounts(peakBytes, ",");
+    json += ",\"sent_bytes_per_rank\":" + jsonCounts(sentBytes, ",");
+  }
   json +=
       ",\"arena_bytes\":" + std::to_string(lccFunctionGetArenaBytes(function));
   json += ",\"commands\":[";

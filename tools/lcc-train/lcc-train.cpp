@@ -148,9 +148,9 @@ const char kUsage[] =
     "                              (each evaluation and the step after\n"
     "                              which it ran), \"ms_per_step\" (median),\n"
     "                              \"peak_bytes\" (device peak)} to stdout\n"
-    "  --device=cpu|cuda           device to train on (default cpu)\n"
-    LCC_EMULATOR_USAGE
-    "  --threads=N                 threads of the cpu device (default: the CPUs\n"
+    "  --device=cpu|cuda           device to train on (default "
+    "cpu)\n" LCC_EMULATOR_USAGE "  --threads=N                 threads of the "
+                                "cpu device (default: the CPUs\n"
     "                              the process may run on)\n"
     "  --help, --version\n"
     "\n"
@@ -159,7 +159,16 @@ const char kUsage[] =
     "  step 12/100  loss 2.3141  eval 2.4012  lr 3.00e-04  1234 tokens/s"
     "  ETA 0:42\n"
     "(tokens: the elements of train_step's first argument per step). A loss\n"
-    "that is not finite stops training with an error.\n";
+    "that is not finite stops training with an error.\n"
+    "\n"
+    "Data parallel: `mpirun -np P lcc-train MODEL.lcm ...` with the same\n"
+    "arguments on every rank trains as one process would at batch P*B:\n"
+    "each batch is P*B rows of the data and rank r takes the r-th B;\n"
+    "train_step averages the loss and gradients over the ranks, so every\n"
+    "rank's parameters stay equal. Rank 0 prints, plots and checkpoints (a\n"
+    "checkpoint resumes with another P at the same P*B); --report=json adds\n"
+    "\"ranks\", \"peak_bytes_per_rank\" and \"sent_bytes_per_rank\". A rank\n"
+    "that fails ends the job with its error line.\n";
 
 // Each option, what its value looks like (for the error when it is missing)
 // and how it is checked.
@@ -492,17 +501,40 @@ struct StepFunctions {
   uint64_t batches = 1; ///< K
 };
 
+/// This rank's share of each batch of the job (data parallelism, mpirun):
+/// of every P * B rows the order gives, rank r takes the r-th B.
+struct RankShare {
+  LccCommunicator communicator = nullptr;
+  uint64_t rank = 0, ranks = 1, rows = 0; ///< r, P, B
+
+  std::vector<uint64_t> of(const std::vector<uint64_t> &jobRows) const {
+    auto first = jobRows.begin() + std::ptrdiff_t(rank * rows);
+    return std::vector<uint64_t>(first, first + std::ptrdiff_t(rows));
+  }
+  /// The mean over the ranks of `value`, this rank's; an error message or
+  /// "".
+  std::string average(double &value) const {
+    if (ranks == 1)
+      return "";
+    float sum = float(value);
+    if (LccStatus status = lccCommunicatorAllReduceSum(communicator, &sum, 1))
+      return takeMessage(status);
+    value = double(sum) / double(ranks);
+    return "";
+  }
+};
+
 /// Runs optimizer step `s`; `loss` is the mean loss of its batches, `ms`
 /// the time of its calls. Returns an error message or "".
 std::string runStep(uint64_t s, bool fresh, const StepFunctions &functions,
-                    DataOrder &order, Batcher &batches, CarriedInputs &carried,
-                    double &loss, double &ms) {
-  double sum = 0;
+                    const RankShare &share, DataOrder &order, Batcher &batches,
+                    CarriedInputs &carried, double &loss, double &ms) {
+  double accumulated = 0;
   ms = 0;
   for (uint64_t k = 1; k <= functions.batches; ++k) {
     LccFunction function =
         k < functions.batches ? functions.accumulate : functions.train;
-    const std::vector<uint64_t> &rows = order.next();
+    std::vector<uint64_t> rows = share.of(order.next());
     const LccTensorView *inputs =
         carried.callInputs(batches.of(rows), fresh && k == 1);
     uint64_t before = lccFunctionGetTotalNanoseconds(function);
@@ -512,10 +544,15 @@ std::string runStep(uint64_t s, bool fresh, const StepFunctions &functions,
              (functions.batches > 1 ? ", batch " + std::to_string(k) : "") +
              " (" + describeRows(rows, "--data") + "): " + takeMessage(status);
     ms += double(lccFunctionGetTotalNanoseconds(function) - before) / 1e6;
-    sum += lossOf(function);
+    if (k < functions.batches)
+      accumulated += lossOf(function);
+    else
+      loss = lossOf(function); // train_step's: averaged over the ranks
   }
-  loss = sum / double(functions.batches);
-  return "";
+  // accumulate_step's losses are this rank's own.
+  std::string failure = share.average(accumulated);
+  loss = (accumulated + loss) / double(functions.batches);
+  return failure;
 }
 
 int train(const Options &options) {
@@ -601,6 +638,8 @@ int train(const Options &options) {
   const Dataset &evaluated = options.evalData.empty() ? trainData : evalData;
 
   error = handles.open(options.device);
+  if (error.empty())
+    error = handles.joinJob();
   HyperParameters hyper;
   if (error.empty())
     error = hyper.find(handles.module, handles.session, options.model);
@@ -633,8 +672,22 @@ int train(const Options &options) {
       return kTool.fail(status);
 
   Batcher batches(trainData, fed);
-  uint64_t batch = batches.getBatchRows();
-  // A step takes K batches: one pass is ceil(N / (B K)) steps.
+  RankShare share{handles.communicator, uint64_t(handles.getRank()),
+                  uint64_t(handles.getRanks()), batches.getBatchRows()};
+  bool leader = share.rank == 0; // prints, plots and checkpoints
+  // The job's batch: P ranks' B rows each.
+  uint64_t batch = share.rows * share.ranks;
+  for (const Dataset *data :
+       {static_cast<const Dataset *>(&trainData), &evaluated})
+    if (data->rows < batch)
+      return kTool.fail(
+          kExitError,
+          std::string(data == &trainData ? "--data" : "--eval-data") + " has " +
+              std::to_string(data->rows) + " rows; " +
+              std::to_string(share.ranks) + " ranks take " +
+              std::to_string(batch) + " a batch (" +
+              std::to_string(share.rows) + " each)");
+  // A step takes K batches: one pass is ceil(N / (B P K)) steps.
   uint64_t stepRows = batch * functions.batches;
   uint64_t steps = options.stepsGiven
                        ? options.steps
@@ -655,7 +708,7 @@ int train(const Options &options) {
       optimizer.schedule, hyper.getPeakLearningRate(),
       optimizer.minLr.value_or(0.0), optimizer.warmup,
       optimizer.totalSteps.value_or(place.stepsBefore + steps));
-  uint64_t tokensPerStep = functions.batches;
+  uint64_t tokensPerStep = functions.batches * share.ranks;
   for (int64_t dim : fed.inputs[0].shape)
     tokensPerStep *= uint64_t(dim);
 
@@ -669,7 +722,7 @@ int train(const Options &options) {
       // Each evaluation runs the text from its start, in order, memories
       // from zeros.
       std::vector<uint64_t> rows =
-          consecutiveRows(b * batch, batch, evaluated.rows);
+          share.of(consecutiveRows(b * batch, batch, evaluated.rows));
       const LccTensorView *inputs =
           carried.callInputs(evalBatches.of(rows), b == 0);
       if (LccStatus status =
@@ -680,12 +733,17 @@ int train(const Options &options) {
                "): " + takeMessage(status);
       sum += lossOf(evalFunction);
     }
+    std::string failure = share.average(sum);
+    if (!failure.empty())
+      return failure;
     double mean = sum / double(count);
     if (!std::isfinite(mean))
       return std::string("eval loss is ") + describeNonFinite(mean) +
              " at step " + std::to_string(after);
     evalLosses.push_back(mean);
     evalSteps.push_back(after);
+    if (!leader)
+      return "";
     if (!options.checkpoint.empty())
       if (LccStatus status =
               writeCheckpoint(handles.session, options.checkpoint, place, order,
@@ -722,7 +780,7 @@ int train(const Options &options) {
     // Memories start from zeros, again when the data starts over, and at
     // a resumed run's first step.
     std::string failure = runStep(s, s == 1 || order.startsPass(), functions,
-                                  order, batches, carried, loss, ms);
+                                  share, order, batches, carried, loss, ms);
     if (!failure.empty())
       return kTool.fail(kExitError, failure);
     stepMs.push_back(ms);
@@ -741,6 +799,8 @@ int train(const Options &options) {
         return kTool.fail(kExitError, failure);
     }
     auto now = std::chrono::steady_clock::now();
+    if (!leader)
+      continue;
     if (s == 1 || evaluates ||
         std::chrono::duration<double>(now - lastPrint).count() >= 1.0) {
       lastPrint = now;
@@ -769,7 +829,12 @@ int train(const Options &options) {
     }
   }
 
-  if (options.jsonReport) {
+  // Every rank's memory and traffic, for the leader's report.
+  std::vector<uint64_t> peakBytes, sentBytes;
+  error = handles.gatherRankUsage(peakBytes, sentBytes);
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
+  if (options.jsonReport && leader) {
     std::string json = "{\"steps\": " + std::to_string(steps);
     // A mean over several batches is not an f32.
     json += ", \"loss\": " + jsonList(losses, functions.batches == 1);
@@ -783,8 +848,13 @@ int train(const Options &options) {
     // of two may add a half).
     json += "], \"ms_per_step\": " +
             jsonNumber(std::round(median(stepMs) * 1e6) / 1e6, false);
-    json += ", \"peak_bytes\": " +
-            std::to_string(lccDeviceGetPeakBytes(handles.device)) + "}";
+    json += ", \"peak_bytes\": " + std::to_string(peakBytes.front());
+    if (share.ranks > 1) {
+      json += ", \"ranks\": " + std::to_string(share.ranks);
+      json += ", \"peak_bytes_per_rank\": " + jsonCounts(peakBytes, ", ");
+      json += ", \"sent_bytes_per_rank\": " + jsonCounts(sentBytes, ", ");
+    }
+    json += "}";
     std::printf("%s\n", json.c_str());
   }
   return 0;

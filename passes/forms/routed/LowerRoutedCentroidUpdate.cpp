@@ -3,15 +3,17 @@
 // attn.routed_centroid_update: the Routing Transformer trains its centroids
 // by an exponential moving average of one k-means step, not by gradients.
 // The step is the routing's own (RoutedKMeans.cpp) over the whole batch,
-// per head; the average is `decay · centroid + (1 - decay) · target`.
+// per head, every rank's in a job of several (an attn.all_reduce of the
+// members' sums and counts); the average is `decay · centroid + (1 -
+// decay) · target`.
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/forms/routed/RoutedForm.h"
 #include "passes/LowerToLinalg/Lowerings.h"
-#include "passes/forms/routed/RoutedSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/forms/routed/RoutedForm.h"
+#include "passes/forms/routed/RoutedSteps.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 

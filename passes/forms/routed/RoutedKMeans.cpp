@@ -8,9 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/forms/routed/RoutedSteps.h"
+#include "dialects/Attn/IR/AttnOps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/forms/routed/RoutedSteps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -136,16 +137,22 @@ Value lcc::lowering::kMeans(OpBuilder &b, Location loc, Value initial,
   return forall.getResult(0);
 }
 
-Value lcc::lowering::kMeansStepOverBatch(OpBuilder &b, Location loc,
-                                         Value centroids, Value stay,
-                                         Value qUnit, Value kUnit,
-                                         const RoutedShape &s) {
+namespace {
+
+/// Per head, the sums of the unit queries and keys that join each of the
+/// unit `centroids` ([heads, clusters, dim]) and their counts ([heads,
+/// clusters]), over the whole batch.
+std::pair<Value, Value> membersOverBatch(OpBuilder &b, Location loc,
+                                         Value centroids, Value qUnit,
+                                         Value kUnit, const RoutedShape &s) {
   TensorBuilder tb(b, loc);
   Type f32 = tensorType(centroids).getElementType();
   int64_t clusters = s.clusters, dim = s.dim;
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(s.heads)},
-      ValueRange{tb.empty({s.heads, clusters, dim}, f32)}, std::nullopt);
+      ValueRange{tb.empty({s.heads, clusters, dim}, f32),
+                 tb.empty({s.heads, clusters}, f32)},
+      std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(forall.getBody());
   TensorBuilder t(b, loc);
@@ -154,11 +161,9 @@ Value lcc::lowering::kMeansStepOverBatch(OpBuilder &b, Location loc,
   SmallVector<OpFoldResult> offsets = {h, zero, zero};
   SmallVector<OpFoldResult> sizes = {one, b.getIndexAttr(clusters),
                                      b.getIndexAttr(dim)};
-  auto headSlice = [&](Value x) {
-    return sliceOf(b, loc, RankedTensorType::get({clusters, dim}, f32), x,
-                   offsets, sizes);
-  };
-  Value unitCentroids = headSlice(centroids);
+  Value unitCentroids =
+      sliceOf(b, loc, RankedTensorType::get({clusters, dim}, f32), centroids,
+              offsets, sizes);
   auto members = scf::ForOp::create(
       b, loc, indexConstant(b, loc, 0), indexConstant(b, loc, s.batch),
       indexConstant(b, loc, 1),
@@ -178,8 +183,50 @@ Value lcc::lowering::kMeansStepOverBatch(OpBuilder &b, Location loc,
         }
         scf::YieldOp::create(nb, nl, ValueRange{sums, counts});
       });
-  Value moved = movedCentroids(t, members.getResult(0), members.getResult(1),
-                               headSlice(stay), clusters, dim);
+  b.setInsertionPointToStart(forall.getTerminator().getBody());
+  insertIntoShared(b, loc, members.getResult(0), forall.getRegionIterArgs()[0],
+                   offsets, sizes);
+  insertIntoShared(b, loc, members.getResult(1), forall.getRegionIterArgs()[1],
+                   {h, zero}, {one, b.getIndexAttr(clusters)});
+  return {forall.getResult(0), forall.getResult(1)};
+}
+
+} // namespace
+
+Value lcc::lowering::kMeansStepOverBatch(OpBuilder &b, Location loc,
+                                         Value centroids, Value stay,
+                                         Value qUnit, Value kUnit,
+                                         const RoutedShape &s) {
+  auto [sums, counts] = membersOverBatch(b, loc, centroids, qUnit, kUnit, s);
+  // The whole batch is every rank's share of it (data parallelism): the
+  // members' sums and counts add up over the ranks before the means.
+  auto job = attn::AllReduceOp::create(b, loc, attn::ReductionKind::Sum,
+                                       ValueRange{sums, counts});
+  sums = job.getResult(0);
+  counts = job.getResult(1);
+  TensorBuilder tb(b, loc);
+  Type f32 = tensorType(centroids).getElementType();
+  int64_t clusters = s.clusters, dim = s.dim;
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(s.heads)},
+      ValueRange{tb.empty({s.heads, clusters, dim}, f32)}, std::nullopt);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(forall.getBody());
+  TensorBuilder t(b, loc);
+  Value h = forall.getInductionVars()[0];
+  auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> offsets = {h, zero, zero};
+  SmallVector<OpFoldResult> sizes = {one, b.getIndexAttr(clusters),
+                                     b.getIndexAttr(dim)};
+  auto headSlice = [&](Value x) {
+    return sliceOf(b, loc, RankedTensorType::get({clusters, dim}, f32), x,
+                   offsets, sizes);
+  };
+  Value headCounts =
+      sliceOf(b, loc, RankedTensorType::get({clusters}, f32), counts, {h, zero},
+              {one, b.getIndexAttr(clusters)});
+  Value moved = movedCentroids(t, headSlice(sums), headCounts, headSlice(stay),
+                               clusters, dim);
   b.setInsertionPointToStart(forall.getTerminator().getBody());
   insertIntoShared(b, loc, moved, forall.getRegionIterArgs()[0], offsets,
                    sizes);

@@ -2,10 +2,11 @@
 """Checks what lcc-train writes, for the lit tests beside this folder.
 
   train-check.py report REPORT.json --steps=N [--evals=K] [--decreasing]
-      [--eval-decreasing]
+      [--eval-decreasing] [--ranks=P]
       the --report=json object has exactly the documented fields, N losses,
       K eval losses; with --decreasing the last loss is below the first,
-      with --eval-decreasing the last eval loss below the first
+      with --eval-decreasing the last eval loss below the first; with
+      --ranks=P (P > 1) also the fields of a job of P ranks
   train-check.py dump FILE.safetensors
       one line per tensor: name, dtype, shape and its values (%.9g)
   train-check.py same-loss REPORT.json RESULT.npy
@@ -125,9 +126,24 @@ def report(args):
         result = json.load(f)
     fields = {"steps", "loss", "eval_loss", "eval_steps", "ms_per_step",
               "peak_bytes"}
-    # A module whose train_step reads optimizer.lr also reports each step's.
+    # A module whose train_step reads optimizer.lr also reports each step's;
+    # a job of several ranks (mpirun) its ranks' memory and traffic.
+    ranks = {"ranks", "peak_bytes_per_rank", "sent_bytes_per_rank"}
+    if args.ranks > 1:
+        fields = fields | ranks
     if set(result) != fields and set(result) != fields | {"lr"}:
         fail("report fields %s, expected %s" % (sorted(result), sorted(fields)))
+    if args.ranks > 1:
+        if result["ranks"] != args.ranks:
+            fail("report of %r ranks, expected %d" % (result["ranks"],
+                                                      args.ranks))
+        for key in ("peak_bytes_per_rank", "sent_bytes_per_rank"):
+            values = result[key]
+            if len(values) != args.ranks or not all(
+                    isinstance(v, int) and v > 0 for v in values):
+                fail("%s %r" % (key, values))
+        if result["peak_bytes_per_rank"][0] != result["peak_bytes"]:
+            fail("peak_bytes is not rank 0's")
     if result["steps"] != args.steps or len(result["loss"]) != args.steps:
         fail("report of %d steps with %d losses, expected %d" %
              (result["steps"], len(result["loss"]), args.steps))
@@ -483,6 +499,7 @@ def main():
     p.add_argument("--evals", type=int)
     p.add_argument("--decreasing", action="store_true")
     p.add_argument("--eval-decreasing", action="store_true")
+    p.add_argument("--ranks", type=int, default=1)
     p = commands.add_parser("dump")
     p.add_argument("file")
     p = commands.add_parser("at-most")
