@@ -37,6 +37,9 @@
   lcc-bench train     [--seq=1024,4096,16384] [--forms=dense,lsh]
                       [--d-model=128] [--d-ff=512] [--lsh-hashes=4]
                       [--lsh-bucket-size=64] [--repeat=3] [--threads=N]
+  lcc-bench data-parallel [--ranks=1,2,4] [--batch=4] [--seq=4096]
+                      [--layers=2] [--d-model=128] [--d-ff=512] [--form=lsh]
+                      [--steps=3]
   lcc-bench relative  [--segment=512] [--memory=0,512,2048] [--heads=8]
                       [--head-dim=64] [--batch=1] [--clamp-len=N]
                       [--repeat=3] [--threads=N] [--no-peer] [--backward]
@@ -119,6 +122,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -804,21 +808,24 @@ def reformer_variant(seq, d_model, d_ff):
 
 
 def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
-                         vocab=256, shared_qk=True, forward=False):
+                         vocab=256, shared_qk=True, forward=False, batch=1):
     """A pre-norm decoder of `layers` residual (attention, feed-forward)
     pairs: shared-QK causal attention (what LSH hashes; with `shared_qk`
     false, queries and keys of their own), a feed-forward of `activation`
     (gelu or relu), a final norm and the vocabulary head, with @loss the
     mean next-token cross-entropy (with `forward`, @forward returning the
-    logits). lcc --reversible makes it the Reformer's reversible stack."""
+    logits). lcc --reversible makes it the Reformer's reversible stack.
+    Each call takes `batch` rows."""
     d, f, s, h = d_model, d_ff, seq, d_model // heads
-    x = "tensor<1x%dx%dxf32>" % (s, d)
-    hx = "tensor<1x%dx%dx%dxf32>" % (heads, s, h)
-    logits = "tensor<1x%dx%dxf32>" % (s, vocab)
-    signature = ("@forward(%%tokens: tensor<1x%dxi32>) -> %s" % (s, logits)
+    b = batch
+    x = "tensor<%dx%dx%dxf32>" % (b, s, d)
+    hx = "tensor<%dx%dx%dx%dxf32>" % (b, heads, s, h)
+    logits = "tensor<%dx%dx%dxf32>" % (b, s, vocab)
+    tokens = "tensor<%dx%dxi32>" % (b, s)
+    signature = ("@forward(%%tokens: %s) -> %s" % (tokens, logits)
                  if forward else
-                 "@loss(%%tokens: tensor<1x%dxi32>, %%labels: "
-                 "tensor<1x%dxi32>) -> tensor<f32>" % (s, s))
+                 "@loss(%%tokens: %s, %%labels: %s) -> tensor<f32>"
+                 % (tokens, tokens))
     projections = ["wqk", "wv", "wo"] if shared_qk else ["wq", "wk", "wv",
                                                          "wo"]
     operands = ("query %wqk, value %wv, output %wo" if shared_qk else
@@ -833,8 +840,8 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
     lines = [
         "func.func %s {" % signature,
         '  %%table = attn.param "embed.tokens" : tensor<%dx%dxf32>' % (vocab, d),
-        "  %%x0 = attn.embedding %%tokens, %%table : (tensor<1x%dxi32>, "
-        "tensor<%dx%dxf32>) -> %s" % (s, vocab, d, x)]
+        "  %%x0 = attn.embedding %%tokens, %%table : (%s, "
+        "tensor<%dx%dxf32>) -> %s" % (tokens, vocab, d, x)]
 
     def norm(prefix):
         return [
@@ -886,7 +893,7 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
     else:
         lines += [
             "  %%l = attn.softmax_cross_entropy %%logits, %%labels : (%s, "
-            "tensor<1x%dxi32>) -> tensor<f32>" % (logits, s),
+            "%s) -> tensor<f32>" % (logits, tokens),
             "  return %l : tensor<f32>",
             "}"]
     return "\n".join(lines) + "\n"
@@ -1182,6 +1189,63 @@ def bench_train(opts):
             sys.stdout.flush()
 
 
+def bench_data_parallel(opts):
+    """`mpirun -np P lcc-train` of one job batch over P ranks, each rank's
+    model compiled at batch / P rows: memory and traffic per rank."""
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        sys.exit("lcc-bench: error: data-parallel needs mpirun (tools/setup.sh "
+                 "installs Open MPI)")
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    print("| ranks | rows/rank | peak MiB/rank | bytes sent/step/rank | "
+          "ring all-reduce bytes/step/rank | ms/step |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as work:
+        data = []
+        for i, name in enumerate(["tokens", "labels"]):
+            data.append(os.path.join(work, name + ".npy"))
+            run([tool("lcc-testdata"), "--output=" + data[-1],
+                 "--shape=%d,%d" % (opts.batch * opts.steps, opts.seq),
+                 "--dtype=i32", "--uniform=0,256", "--seed=%d" % (2 + i)])
+        params = os.path.join(work, "weights.safetensors")
+        for ranks in opts.ranks:
+            if opts.batch % ranks:
+                sys.exit("lcc-bench: error: --batch=%d is not a multiple of "
+                         "%d ranks" % (opts.batch, ranks))
+            rows = opts.batch // ranks
+            source = os.path.join(work, "model-%d.mlir" % ranks)
+            with open(source, "w") as f:
+                f.write(residual_stack_model(
+                    opts.layers, opts.seq, opts.d_model, opts.d_ff, "gelu",
+                    batch=rows))
+            lcm = os.path.join(work, "model-%d.lcm" % ranks)
+            compile_model(source, lcm, ["--train", "--optimizer=adam"] +
+                          form_flags(opts.form, opts))
+            if not os.path.exists(params):
+                run([tool("lcc-run"), lcm, "--init-params=" + params])
+            args = [mpirun, "--oversubscribe", "-np", str(ranks),
+                    tool("lcc-train"), lcm, "--data=" + ",".join(data),
+                    "--params=" + params, "--steps=%d" % opts.steps,
+                    "--threads=1", "--report=json"]
+            r = json.loads(subprocess.run(
+                args, env=env, check=True, capture_output=True,
+                text=True).stdout)
+            peaks = r.get("peak_bytes_per_rank", [r["peak_bytes"]])
+            sent = r.get("sent_bytes_per_rank", [0])[0] / opts.steps
+            # A ring all-reduce sends 2 (P - 1) / P of the tensor per rank.
+            ring = 2 * (ranks - 1) / ranks * sent
+            print("| %d | %d | %.1f | %.0f | %.0f | %.0f |" %
+                  (ranks, rows, mib(max(peaks)), sent, ring, r["ms_per_step"]))
+            sys.stdout.flush()
+        print("\n(weights file %.2f MiB. Bytes sent per step: the loss and "
+              "the gradients a rank gives to the all-reduce, plus its share "
+              "of the start-up checks and evaluation spread over the steps; "
+              "a ring all-reduce moves 2 (P - 1) / P of that per rank.)" %
+              mib(os.path.getsize(params)))
+
+
 def add_stack_arguments(parser):
     """The options of residual_stack_model's workloads besides its sizes,
     chunks and threads."""
@@ -1297,6 +1361,20 @@ def main():
     t.add_argument("--lsh-bucket-size", type=int, default=64)
     t.add_argument("--repeat", type=int, default=3)
     t.add_argument("--threads", type=int, default=0)
+    dp = sub.add_parser("data-parallel", help="memory and traffic per rank "
+                        "of mpirun -np P lcc-train")
+    dp.add_argument("--ranks", default="1,2,4",
+                    type=lambda s: [int(x) for x in s.split(",")])
+    dp.add_argument("--batch", type=int, default=4,
+                    help="rows of the job's batch, split over the ranks")
+    dp.add_argument("--seq", type=int, default=4096)
+    dp.add_argument("--layers", type=int, default=2)
+    dp.add_argument("--d-model", type=int, default=128)
+    dp.add_argument("--d-ff", type=int, default=512)
+    dp.add_argument("--form", default="lsh")
+    dp.add_argument("--lsh-hashes", type=int, default=4)
+    dp.add_argument("--lsh-bucket-size", type=int, default=64)
+    dp.add_argument("--steps", type=int, default=3)
     r = sub.add_parser("depth", help="train step by depth, plain and "
                        "reversible")
     r.add_argument("--layers", default="2,4,8,16",
@@ -1381,6 +1459,8 @@ def main():
         bench_relative(opts)
     elif opts.workload == "span":
         bench_span(opts)
+    elif opts.workload == "data-parallel":
+        bench_data_parallel(opts)
     else:
         bench_models(opts)
 
