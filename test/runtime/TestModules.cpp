@@ -194,6 +194,20 @@ ModuleSpec copyModule() {
   return module;
 }
 
+ModuleSpec reduceOverRanksModule() {
+  ModuleSpec spec = copyModule();
+  CommandSpec mean, sum;
+  mean.kind = sum.kind = CommandKind::AllReduce;
+  mean.name = "mean";
+  mean.ranges = {{1, 0, 128}};
+  sum.name = "sum";
+  sum.reduction = lcm::Reduction::Sum;
+  sum.ranges = {{1, 128, 64}, {1, 192, 64}};
+  auto &commands = spec.functions[0].commands;
+  commands.insert(commands.begin() + 1, {mean, sum});
+  return spec;
+}
+
 ModuleSpec gridModule() {
   FunctionSpec grid;
   grid.name = "grid";

@@ -56,6 +56,10 @@ ModuleSpec affineModule(const std::vector<float> *embeddedBias = nullptr);
 /// "copy": input x [4, 16] f32; outputs "y" (x copied through the arena)
 /// and "row3" (the last row of x), all by Copy commands.
 ModuleSpec copyModule();
+/// copyModule with two all-reduces after its first copy, on the arena: the
+/// mean over the ranks of x's rows 0-1, the sum of rows 2-3 (two ranges):
+/// in a job of P ranks holding one x, y = [x[0:2], P * x[2:4]].
+ModuleSpec reduceOverRanksModule();
 /// "grid": ids [2, 3, 4] i32 from grid_ids; "visits": [1000] i32 from
 /// count_visits over 1000 workgroups. Neither takes inputs.
 ModuleSpec gridModule();

@@ -67,6 +67,7 @@ int main(int argc, char **argv) {
   ok &= writeOut("matmul.lcm", buildModule(matmulModule()));
   ok &= writeOut("affine.lcm", buildModule(affineModule()));
   ok &= writeOut("copy.lcm", buildModule(copyModule()));
+  ok &= writeOut("reduce.lcm", buildModule(reduceOverRanksModule()));
   ok &= writeOut("grid.lcm", buildModule(gridModule()));
   ok &= writeOut("widen.lcm", buildModule(widenModule()));
   ok &= writeOut("params.lcm", buildModule(parameterInitModule()));

@@ -45,6 +45,8 @@ public:
   /// Bytes this rank has given to collectives so far (each all-reduce's
   /// tensor, each all-gather's share): what reports call communicated.
   uint64_t getSentBytes() const { return sentBytes; }
+  /// Counts `bytes` that another engine of this job's ranks (NCCL) sent.
+  void noteSent(uint64_t bytes) { sentBytes += bytes; }
   /// Ends every rank of the job with `code`: a rank that fails ends the
   /// job rather than leave the others waiting in a collective.
   [[noreturn]] virtual void abort(int code) = 0;

@@ -16,6 +16,7 @@
 #ifndef LCC_RUNTIME_DEVICE_H
 #define LCC_RUNTIME_DEVICE_H
 
+#include "comm/Communicator.h"
 #include "devices/Allocator.h"
 #include "module/ExecutableSelection.h"
 #include "support/Status.h"
@@ -101,6 +102,16 @@ public:
   /// returns when the bytes are in place.
   virtual Status copyOnDevice(void *target, const void *source,
                               uint64_t size) = 0;
+
+  /// Replaces the `count` floats at device address `data` by their sum, or
+  /// with `mean` their mean, over the ranks of `job`, after every command
+  /// before it, on an engine of the device's own (NCCL on CUDA); returns
+  /// false, having done nothing, when the device has none and the runtime
+  /// stages them through host memory and `job` instead.
+  virtual StatusOr<bool> allReduceOnDevice(Communicator &job, void *data,
+                                           size_t count, bool mean) {
+    return false;
+  }
 
   /// Loads `executable` (executables[`index`] of a module, which
   /// selectExecutable chose for this device) and resolves its entry points.

@@ -29,6 +29,12 @@ std::function<Status()> makeAllReduceStep(Device &device,
     float scale = 1.0f / float(comm->size());
     for (const ReducedRange &range : ranges) {
       size_t count = range.bytes / sizeof(float);
+      StatusOr<bool> onDevice =
+          device.allReduceOnDevice(*comm, range.data, count, mean);
+      if (!onDevice.ok())
+        return onDevice.getStatus().withContext(quoted(name));
+      if (*onDevice)
+        continue;
       float *values = static_cast<float *>(range.data);
       if (!device.isHostAddressable()) {
         staging->resize(count);

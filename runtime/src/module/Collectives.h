@@ -25,8 +25,9 @@ struct ReducedRange {
 };
 
 /// The step that replaces every range by its sum (or, with `mean`, mean)
-/// over the ranks of `*communicator`, staged through host memory where the
-/// device's memory is not the host's. `*communicator` is read when the step
+/// over the ranks of `*communicator`: on the device's own engine where it
+/// has one (NCCL), else staged through host memory where the device's
+/// memory is not the host's. `*communicator` is read when the step
 /// runs: the session's communicator then, null for one process alone,
 /// whose ranges stay as they are (an error in a job mpirun launched).
 std::function<Status()> makeAllReduceStep(Device &device,

@@ -377,6 +377,7 @@ CudaDevice::CudaDevice(std::shared_ptr<const CudaDriver> driver,
 CudaDevice::~CudaDevice() {
   {
     CurrentContext current(*driver, context);
+    nccl.reset();
     driver->cuStreamDestroy(stream);
   }
   driver->cuDevicePrimaryCtxRelease(device);
@@ -413,6 +414,27 @@ Status CudaDevice::copyToHost(void *target, const void *source, uint64_t size) {
     return Status();
   return driver->check(result, "copying " + std::to_string(size) +
                                    " bytes from the device");
+}
+
+StatusOr<bool> CudaDevice::allReduceOnDevice(Communicator &job, void *data,
+                                             size_t count, bool mean) {
+  // The emulator's memory is the host's: staged like the CPU's.
+  if (isEmulator())
+    return false;
+  CurrentContext current(*driver, context);
+  LCC_RETURN_IF_ERROR(current.check());
+  if (!nccl) {
+    StatusOr<std::unique_ptr<NcclCommunicator>> made =
+        NcclCommunicator::create(job);
+    if (!made.ok())
+      return made.getStatus();
+    nccl = made.take();
+  }
+  LCC_RETURN_IF_ERROR(nccl->allReduce(toDevice(data), count, mean, stream));
+  job.noteSent(count * sizeof(float));
+  LCC_RETURN_IF_ERROR(driver->check(driver->cuStreamSynchronize(stream),
+                                    "an all-reduce on " + describe()));
+  return true;
 }
 
 Status CudaDevice::copyOnDevice(void *target, const void *source,

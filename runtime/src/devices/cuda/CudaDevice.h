@@ -21,9 +21,10 @@
 #ifndef LCC_RUNTIME_CUDADEVICE_H
 #define LCC_RUNTIME_CUDADEVICE_H
 
+#include "comm/NcclCommunicator.h"
+#include "devices/Device.h"
 #include "devices/cuda/CudaDriver.h"
 #include "devices/cuda/CudaEmulator.h"
-#include "devices/Device.h"
 
 #include <array>
 #include <memory>
@@ -64,6 +65,11 @@ public:
   Status copyToHost(void *target, const void *source, uint64_t size) override;
   Status copyOnDevice(void *target, const void *source, uint64_t size) override;
 
+  /// On a GPU (not the emulator): NCCL on the device's stream, its
+  /// communicator made from `job` the first time.
+  StatusOr<bool> allReduceOnDevice(Communicator &job, void *data, size_t count,
+                                   bool mean) override;
+
   /// Loads a Cubin or Ptx executable with the driver (PTX is JIT-compiled;
   /// its compiler's errors are in the message) and looks up each entry
   /// point's kernel, allowing it the dynamic shared memory it asks for.
@@ -102,6 +108,7 @@ private:
   Limits limits;
   std::shared_ptr<cuda::EmulatorOptions> emulatorOptions =
       std::make_shared<cuda::EmulatorOptions>();
+  std::unique_ptr<NcclCommunicator> nccl; // made by the first all-reduce
 };
 
 } // namespace lcc::runtime

@@ -1,0 +1,128 @@
+//===- NcclCommunicator.cpp - a job's collectives on CUDA memory ----------===//
+//
+// The few NCCL calls lcc makes, resolved at run time. NCCL's values
+// (nccl.h): ncclSuccess 0, ncclFloat32 7, ncclSum 0, ncclAvg 4 (NCCL 2.10
+// and later); ncclUniqueId is 128 bytes passed by value.
+//
+//===----------------------------------------------------------------------===//
+
+#include "comm/NcclCommunicator.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <type_traits>
+#include <vector>
+
+namespace lcc::runtime {
+namespace {
+
+constexpr const char *kDefaultNcclLibrary = "libnccl.so.2";
+constexpr int kNcclSuccess = 0;
+constexpr int kNcclFloat32 = 7;
+constexpr int kNcclSum = 0;
+constexpr int kNcclAvg = 4;
+
+struct NcclUniqueId {
+  char bytes[128];
+};
+
+template <typename... Parts> Status ncclUnavailable(const Parts &...parts) {
+  return Status::error(StatusCode::Unavailable, "nccl unavailable: ", parts...);
+}
+
+} // namespace
+
+struct NcclCommunicator::Library {
+  std::string path;
+  int (*getUniqueId)(NcclUniqueId *);
+  int (*commInitRank)(void **, int, NcclUniqueId, int);
+  int (*allReduce)(const void *, void *, size_t, int, int, void *, void *);
+  int (*commDestroy)(void *);
+  const char *(*errorString)(int);
+
+  Status check(const char *call, int result) const {
+    if (result == kNcclSuccess)
+      return Status();
+    const char *text = errorString ? errorString(result) : nullptr;
+    return Status::error(StatusCode::Internal, call, " failed: ",
+                         text ? text : "NCCL error " + std::to_string(result));
+  }
+};
+
+namespace {
+
+StatusOr<std::unique_ptr<NcclCommunicator::Library>> loadNcclLibrary() {
+  const char *chosen = std::getenv("LCC_NCCL_LIBRARY");
+  bool overridden = chosen && *chosen;
+  auto nccl = std::make_unique<NcclCommunicator::Library>();
+  nccl->path = overridden ? chosen : kDefaultNcclLibrary;
+  ::dlerror();
+  void *library = ::dlopen(nccl->path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!library) {
+    const char *reason = ::dlerror();
+    std::string why = reason ? reason : "unknown dlopen error";
+    if (overridden)
+      return ncclUnavailable("cannot load ", nccl->path,
+                             ", named by LCC_NCCL_LIBRARY (", why, ")");
+    return ncclUnavailable("the ranks of this job reduce CUDA memory, but "
+                           "cannot load ",
+                           kDefaultNcclLibrary, " (", why,
+                           "): is NCCL (libnccl2) installed?");
+  }
+  // The library stays loaded for the life of the process.
+  const char *missing = nullptr;
+  auto resolve = [&](auto &slot, const char *symbol) {
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
+        ::dlsym(library, symbol));
+    if (!slot && !missing)
+      missing = symbol;
+  };
+  resolve(nccl->getUniqueId, "ncclGetUniqueId");
+  resolve(nccl->commInitRank, "ncclCommInitRank");
+  resolve(nccl->allReduce, "ncclAllReduce");
+  resolve(nccl->commDestroy, "ncclCommDestroy");
+  resolve(nccl->errorString, "ncclGetErrorString");
+  if (missing)
+    return ncclUnavailable(nccl->path, " has no ", missing,
+                           ": not NCCL's library");
+  return nccl;
+}
+
+} // namespace
+
+StatusOr<std::unique_ptr<NcclCommunicator>>
+NcclCommunicator::create(Communicator &job) {
+  StatusOr<std::unique_ptr<Library>> loaded = loadNcclLibrary();
+  if (!loaded.ok())
+    return loaded.getStatus();
+  std::unique_ptr<Library> nccl = loaded.take();
+  NcclUniqueId mine{};
+  if (job.rank() == 0)
+    LCC_RETURN_IF_ERROR(
+        nccl->check("ncclGetUniqueId", nccl->getUniqueId(&mine)));
+  std::vector<NcclUniqueId> every(static_cast<size_t>(job.size()));
+  LCC_RETURN_IF_ERROR(job.allGather(&mine, sizeof(mine), every.data()));
+  void *comm = nullptr;
+  LCC_RETURN_IF_ERROR(nccl->check(
+      "ncclCommInitRank",
+      nccl->commInitRank(&comm, job.size(), every.front(), job.rank())));
+  return std::unique_ptr<NcclCommunicator>(
+      new NcclCommunicator(std::move(nccl), comm));
+}
+
+NcclCommunicator::NcclCommunicator(std::unique_ptr<Library> library, void *comm)
+    : library(std::move(library)), comm(comm) {}
+
+NcclCommunicator::~NcclCommunicator() { library->commDestroy(comm); }
+
+Status NcclCommunicator::allReduce(uint64_t data, size_t count, bool mean,
+                                   void *stream) {
+  void *address = reinterpret_cast<void *>(static_cast<uintptr_t>(data));
+  return library->check(
+      "ncclAllReduce",
+      library->allReduce(address, address, count, kNcclFloat32,
+                         mean ? kNcclAvg : kNcclSum, comm, stream));
+}
+
+} // namespace lcc::runtime
