@@ -32,6 +32,7 @@ using namespace lcc::tools;
 
 namespace {
 
+// clang-format off: the usage text as it prints.
 const char kUsage[] =
     "usage: lcc-run MODEL.lcm [options]\n"
     "\n"
@@ -41,8 +42,8 @@ const char kUsage[] =
     "                              on GPU 0 through the NVIDIA driver,\n"
     "                              libcuda.so.1 (or $LCC_CUDA_DRIVER),\n"
     "                              with the module's cubin for the GPU's\n"
-    "                              architecture, else its "
-    "PTX\n" LCC_EMULATOR_USAGE
+    "                              architecture, else its PTX\n"
+    LCC_EMULATOR_USAGE
     "  --function=NAME             function to run (default: the first)\n"
     "  --input=FILE.npy            next input, in argument order (repeat)\n"
     "  --params=FILE.safetensors   weights, bound to parameters by name\n"
@@ -69,8 +70,7 @@ const char kUsage[] =
     "  --repeat=N                  timed runs (default 1)\n"
     "  --warmup=N                  untimed runs before them (default 0)\n"
     "  --report=json               print one JSON object instead of text\n"
-    "  --threads=N                 threads of the cpu device (default: the "
-    "CPUs\n"
+    "  --threads=N                 threads of the cpu device (default: the CPUs\n"
     "                              the process may run on)\n"
     "  --max-memory=BYTES          most memory the device may hold, with an\n"
     "                              optional K, M or G suffix (default: the\n"
@@ -92,6 +92,7 @@ const char kUsage[] =
     "rank 0 writes the results and the report, whose JSON adds \"ranks\",\n"
     "\"peak_bytes_per_rank\" and \"sent_bytes_per_rank\". A rank that fails\n"
     "ends the job with its error line.\n";
+// clang-format on
 
 // Each option, what its value looks like (for the error when it is missing)
 // and how it is checked.

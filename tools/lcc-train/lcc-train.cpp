@@ -47,6 +47,7 @@ using namespace lcc::train;
 
 namespace {
 
+// clang-format off: the usage text as it prints.
 const char kUsage[] =
     "usage: lcc-train MODEL.lcm --data=FILE.npy... [options]\n"
     "\n"
@@ -148,9 +149,9 @@ const char kUsage[] =
     "                              (each evaluation and the step after\n"
     "                              which it ran), \"ms_per_step\" (median),\n"
     "                              \"peak_bytes\" (device peak)} to stdout\n"
-    "  --device=cpu|cuda           device to train on (default "
-    "cpu)\n" LCC_EMULATOR_USAGE "  --threads=N                 threads of the "
-                                "cpu device (default: the CPUs\n"
+    "  --device=cpu|cuda           device to train on (default cpu)\n"
+    LCC_EMULATOR_USAGE
+    "  --threads=N                 threads of the cpu device (default: the CPUs\n"
     "                              the process may run on)\n"
     "  --help, --version\n"
     "\n"
@@ -169,6 +170,7 @@ const char kUsage[] =
     "checkpoint resumes with another P at the same P*B); --report=json adds\n"
     "\"ranks\", \"peak_bytes_per_rank\" and \"sent_bytes_per_rank\". A rank\n"
     "that fails ends the job with its error line.\n";
+// clang-format on
 
 // Each option, what its value looks like (for the error when it is missing)
 // and how it is checked.
