@@ -14,6 +14,7 @@ the runtime runs in this process. Inputs are numpy arrays or anything with
 has the whole API.
 """
 
+import atexit
 import os
 import re
 import shutil
@@ -25,8 +26,8 @@ import numpy as np
 
 from . import _runtime
 
-__all__ = ["compile", "load", "import_hf_reformer", "Artifact", "Module",
-           "Diagnostic", "CompileError", "LccError"]
+__all__ = ["compile", "load", "import_hf_reformer", "rank", "ranks",
+           "Artifact", "Module", "Diagnostic", "CompileError", "LccError"]
 
 
 class LccError(RuntimeError):
@@ -35,6 +36,22 @@ class LccError(RuntimeError):
 
 
 _runtime.set_error_type(LccError)
+# MPI, where mpirun launched this process, is finalised at exit.
+atexit.register(_runtime.leave_job)
+
+
+def rank():
+    """This process's rank in the job mpirun launched (0 alone). Under
+    `mpirun -np P python3 script.py`, every module's train_step averages
+    its loss and gradients over the P ranks: give rank r the r-th share of
+    each batch (docs/python.md, "Ranks")."""
+    return _runtime.rank()
+
+
+def ranks():
+    """The ranks of the job mpirun launched; 1 for one process alone."""
+    return _runtime.ranks()
+
 
 
 class Diagnostic:

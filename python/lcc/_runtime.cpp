@@ -118,6 +118,17 @@ py::dict describe(const LccTensorView &signature) {
   return entry;
 }
 
+/// The job this process is a rank of: MPI's world when mpirun launched it,
+/// else one process alone. Made by the first module loaded, ended by
+/// lcc's atexit hook (leave_job) so that MPI is finalised.
+LccCommunicator job = nullptr;
+
+LccCommunicator joinJob() {
+  if (!job)
+    check(lccCommunicatorCreate(&job));
+  return job;
+}
+
 /// A module loaded on a device: the session every function of it shares.
 class Session {
 public:
@@ -129,6 +140,8 @@ public:
               : lccModuleLoadFile(path.c_str(), &module));
     check(lccDeviceCreate(device.c_str(), threads, &this->device));
     check(lccSessionCreate(this->device, module, &session));
+    // A train step's collectives run among the job's ranks.
+    check(lccSessionSetCommunicator(session, joinJob()));
   }
   ~Session() {
     lccSessionDestroy(session);
@@ -353,6 +366,19 @@ PYBIND11_MODULE(_runtime, m) {
       "The exception type runtime errors raise (lcc.LccError)");
   m.def("module_version", &lccGetModuleVersion,
         "The .lcm version this runtime reads");
+  m.def(
+      "rank", [] { return lccCommunicatorGetRank(joinJob()); },
+      "This process's rank in its job (mpirun), 0 alone");
+  m.def(
+      "ranks", [] { return lccCommunicatorGetSize(joinJob()); },
+      "The ranks of this process's job (mpirun), 1 alone");
+  m.def(
+      "leave_job",
+      [] {
+        lccCommunicatorDestroy(job);
+        job = nullptr;
+      },
+      "Ends this process's part in its job (finalises MPI); at exit");
   py::class_<Session>(m, "Session")
       .def(py::init<const std::string &, py::bytes, const std::string &,
                     unsigned>(),
