@@ -261,10 +261,11 @@ std::string Handles::joinJob() {
     return takeMessage(status);
   rank = lccCommunicatorGetRank(communicator);
   ranks = lccCommunicatorGetSize(communicator);
-  if (ranks > 1)
-    jobOfSeveralRanks = communicator;
   if (LccStatus status = lccSessionSetCommunicator(session, communicator))
     return takeMessage(status);
+  if (ranks == 1)
+    return "";
+  jobOfSeveralRanks = communicator;
   // Ranks running different artifacts would reduce unrelated tensors.
   uint64_t mine = lccModuleGetChecksum(module);
   std::vector<uint64_t> every(static_cast<size_t>(ranks));
