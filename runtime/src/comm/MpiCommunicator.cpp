@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/MpiCommunicator.h"
+#include "support/RuntimeLibrary.h"
 
 #include <algorithm>
 #include <climits>
@@ -48,32 +49,17 @@ template <typename... Parts> Status mpiUnavailable(const Parts &...parts) {
 }
 
 StatusOr<MpiLibrary> loadLibrary() {
-  const char *chosen = std::getenv("LCC_MPI_LIBRARY");
-  bool overridden = chosen && *chosen;
-  MpiLibrary mpi{};
-  mpi.path = overridden ? chosen : kDefaultLibrary;
-  ::dlerror();
   // Global: Open MPI's own plugins, which it loads later, resolve its
   // symbols from it.
-  void *library = ::dlopen(mpi.path.c_str(), RTLD_NOW | RTLD_GLOBAL);
-  if (!library) {
-    const char *reason = ::dlerror();
-    std::string why = reason ? reason : "unknown dlopen error";
-    if (overridden)
-      return mpiUnavailable("cannot load ", mpi.path,
-                            ", named by LCC_MPI_LIBRARY (", why, ")");
-    return mpiUnavailable("launched by mpirun, but cannot load ",
-                          kDefaultLibrary, " (", why,
-                          "): is Open MPI (libopenmpi3) installed?");
-  }
-  // The library stays loaded for the life of the process.
-  const char *missing = nullptr;
-  auto resolve = [&](auto &slot, const char *symbol) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
-        ::dlsym(library, symbol));
-    if (!slot && !missing)
-      missing = symbol;
-  };
+  StatusOr<RuntimeLibrary> library = openRuntimeLibrary(
+      "LCC_MPI_LIBRARY", kDefaultLibrary, RTLD_NOW | RTLD_GLOBAL,
+      "mpi unavailable: ", "launched by mpirun, but ",
+      "is Open MPI (libopenmpi3) installed?");
+  if (!library.ok())
+    return library.getStatus();
+  MpiLibrary mpi{};
+  mpi.path = library->path;
+  SymbolResolver resolve(*library);
   resolve(mpi.initialized, "MPI_Initialized");
   resolve(mpi.finalized, "MPI_Finalized");
   resolve(mpi.initThread, "MPI_Init_thread");
@@ -90,7 +76,7 @@ StatusOr<MpiLibrary> loadLibrary() {
   resolve(mpi.byteType, "ompi_mpi_byte");
   resolve(mpi.sum, "ompi_mpi_op_sum");
   resolve(mpi.errorsReturn, "ompi_mpi_errors_return");
-  if (missing)
+  if (const char *missing = resolve.firstMissing())
     return mpiUnavailable(mpi.path, " has no ", missing,
                           ": not Open MPI's library, or of another ABI");
   return mpi;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/NcclCommunicator.h"
+#include "support/RuntimeLibrary.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -53,37 +54,21 @@ struct NcclCommunicator::Library {
 namespace {
 
 StatusOr<std::unique_ptr<NcclCommunicator::Library>> loadNcclLibrary() {
-  const char *chosen = std::getenv("LCC_NCCL_LIBRARY");
-  bool overridden = chosen && *chosen;
+  StatusOr<RuntimeLibrary> library = openRuntimeLibrary(
+      "LCC_NCCL_LIBRARY", kDefaultNcclLibrary, RTLD_NOW | RTLD_LOCAL,
+      "nccl unavailable: ", "the ranks of this job reduce CUDA memory, but ",
+      "is NCCL (libnccl2) installed?");
+  if (!library.ok())
+    return library.getStatus();
   auto nccl = std::make_unique<NcclCommunicator::Library>();
-  nccl->path = overridden ? chosen : kDefaultNcclLibrary;
-  ::dlerror();
-  void *library = ::dlopen(nccl->path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!library) {
-    const char *reason = ::dlerror();
-    std::string why = reason ? reason : "unknown dlopen error";
-    if (overridden)
-      return ncclUnavailable("cannot load ", nccl->path,
-                             ", named by LCC_NCCL_LIBRARY (", why, ")");
-    return ncclUnavailable("the ranks of this job reduce CUDA memory, but "
-                           "cannot load ",
-                           kDefaultNcclLibrary, " (", why,
-                           "): is NCCL (libnccl2) installed?");
-  }
-  // The library stays loaded for the life of the process.
-  const char *missing = nullptr;
-  auto resolve = [&](auto &slot, const char *symbol) {
-    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(
-        ::dlsym(library, symbol));
-    if (!slot && !missing)
-      missing = symbol;
-  };
+  nccl->path = library->path;
+  SymbolResolver resolve(*library);
   resolve(nccl->getUniqueId, "ncclGetUniqueId");
   resolve(nccl->commInitRank, "ncclCommInitRank");
   resolve(nccl->allReduce, "ncclAllReduce");
   resolve(nccl->commDestroy, "ncclCommDestroy");
   resolve(nccl->errorString, "ncclGetErrorString");
-  if (missing)
+  if (const char *missing = resolve.firstMissing())
     return ncclUnavailable(nccl->path, " has no ", missing,
                            ": not NCCL's library");
   return nccl;
