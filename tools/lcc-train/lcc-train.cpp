@@ -551,8 +551,9 @@ std::string runStep(uint64_t s, bool fresh, const StepFunctions &functions,
     else
       loss = lossOf(function); // train_step's: averaged over the ranks
   }
-  // accumulate_step's losses are this rank's own.
-  std::string failure = share.average(accumulated);
+  // accumulate_step's losses are this rank's own (none without K > 1).
+  std::string failure =
+      functions.batches > 1 ? share.average(accumulated) : std::string();
   loss = (accumulated + loss) / double(functions.batches);
   return failure;
 }
