@@ -210,6 +210,20 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
             c.location.empty() ? nullptr : c.location.c_str(), 0, allReduce));
         continue;
       }
+      if (c.kind == PlannedCommand::Kind::Exchange) {
+        auto exchange = lcm::CreateExchange(
+            fbb,
+            c.exchange == PlannedCommand::Exchange::AllToAll
+                ? lcm::ExchangePattern::AllToAll
+                : lcm::ExchangePattern::Ring,
+            uint64_t(c.blocks), c.ringOffset, binding(c.bindings[0]),
+            binding(c.bindings[1]));
+        commands.push_back(lcm::CreateCommandDirect(
+            fbb, lcm::CommandKind::Exchange, c.name.c_str(), 0, 0,
+            c.location.empty() ? nullptr : c.location.c_str(), 0, 0,
+            exchange));
+        continue;
+      }
       auto entry = entryIndex.find(c.entryPoint);
       if (entry == entryIndex.end()) {
         error = "dispatch '" + c.entryPoint + "' has no compiled entry point";

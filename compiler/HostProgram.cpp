@@ -129,6 +129,7 @@ private:
   LogicalResult planAssemblies();
   LogicalResult planCall(func::CallOp call);
   LogicalResult planAllReduce(attn::AllReduceOp op);
+  LogicalResult planExchange(Operation *op, PlannedCommand command);
   LogicalResult planInsertSlice(tensor::InsertSliceOp insert);
   LogicalResult planReturn(func::ReturnOp ret);
   unsigned assemblyBuffer(unsigned assembly);
@@ -444,6 +445,33 @@ LogicalResult Planner::planAllReduce(attn::AllReduceOp op) {
   return success();
 }
 
+LogicalResult Planner::planExchange(Operation *op, PlannedCommand command) {
+  command.kind = PlannedCommand::Kind::Exchange;
+  command.name = sourceNameOf(op->getLoc()).value_or(
+      op->getName().stripDialect().str());
+  command.location = sourcePositionOf(op->getLoc()).value_or("");
+  Value value = op->getOperand(0);
+  FailureOr<BufferRange> from = read(op, value);
+  if (failed(from))
+    return failure();
+  auto type = cast<RankedTensorType>(value.getType());
+  // The runtime sends from device memory it owns: an argument, which may
+  // lie in the caller's memory, is copied first.
+  if (program.buffers[from->buffer].kind == BufferKind::Input) {
+    BufferRange staged = whole(addBuffer(BufferKind::Transient, 0, type));
+    copy(command.name + ".in", *from, staged, command.location);
+    from = staged;
+  }
+  BufferRange to = whole(addBuffer(BufferKind::Transient, 0, type));
+  command.bindings = {*from, to};
+  command.outputCount = 1;
+  int64_t index = nextCommand();
+  define(op->getResult(0), to, {to}, index,
+         "result 0 of '" + command.name + "'");
+  program.commands.push_back(std::move(command));
+  return success();
+}
+
 LogicalResult Planner::planInsertSlice(tensor::InsertSliceOp insert) {
   unsigned index = assemblyOf.lookup(insert.getResult());
   Assembly &assembly = assemblies[index];
@@ -594,6 +622,22 @@ FailureOr<HostProgram> Planner::run() {
     }
     if (auto allReduce = dyn_cast<attn::AllReduceOp>(op)) {
       if (failed(planAllReduce(allReduce)))
+        return failure();
+      continue;
+    }
+    if (auto allToAll = dyn_cast<attn::AllToAllOp>(op)) {
+      PlannedCommand command;
+      command.exchange = PlannedCommand::Exchange::AllToAll;
+      command.blocks = allToAll.getType().getDimSize(0);
+      if (failed(planExchange(&op, std::move(command))))
+        return failure();
+      continue;
+    }
+    if (auto shift = dyn_cast<attn::RingShiftOp>(op)) {
+      PlannedCommand command;
+      command.exchange = PlannedCommand::Exchange::Ring;
+      command.ringOffset = shift.getOffset();
+      if (failed(planExchange(&op, std::move(command))))
         return failure();
       continue;
     }

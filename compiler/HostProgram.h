@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <array>
+#include <vector>
 #include <string>
 
 namespace lcc {
@@ -64,16 +65,21 @@ struct BufferRange {
 };
 
 struct PlannedCommand {
-  enum class Kind { Dispatch, Copy, AllReduce } kind = Kind::Dispatch;
+  enum class Kind { Dispatch, Copy, AllReduce, Exchange } kind = Kind::Dispatch;
   /// AllReduce: how the ranks' values combine.
   enum class Reduction { Sum, Mean } reduction = Reduction::Sum;
+  /// Exchange: which rank gets what (attn.all_to_all: a block of the
+  /// source's `blocks` to each rank; attn.ring_shift: the whole source to
+  /// the rank `ringOffset` on).
+  enum class Exchange { AllToAll, Ring } exchange = Exchange::AllToAll;
+  int64_t blocks = 1, ringOffset = 0;
   std::string name;       // for reports: "forward_12_layers.1.ff"
   std::string location;   // of the model op: "model.mlir:12:8", or ""
   std::string entryPoint; // Dispatch: the dispatch function's name
   double flops = 0;       // Dispatch: its floating-point operations
   std::array<int64_t, 3> workgroupCount = {1, 1, 1};
   /// Dispatch: inputs, then outputs; AllReduce: the ranges it reduces in
-  /// place (every one an output).
+  /// place (every one an output); Exchange: its source, then its target.
   llvm::SmallVector<BufferRange> bindings;
   unsigned outputCount = 0;   // bindings it writes
   BufferRange source, target; // Copy
@@ -101,7 +107,7 @@ struct HostProgram {
   std::string name;
   llvm::SmallVector<TensorSignature> inputs, outputs;
   llvm::SmallVector<PlannedBuffer> buffers;
-  llvm::SmallVector<PlannedCommand> commands;
+  std::vector<PlannedCommand> commands;
   uint64_t arenaSize = 0;
 };
 

@@ -51,7 +51,8 @@ bool isClonedIntoDispatch(Operation *op) {
 /// Ops the host program keeps: they order dispatches or only name buffers.
 bool staysOnHost(Operation &op) {
   if (isa<func::CallOp, func::ReturnOp, tensor::EmptyOp, tensor::ExpandShapeOp,
-          tensor::CollapseShapeOp, lcc::attn::AllReduceOp>(op))
+          tensor::CollapseShapeOp>(op) ||
+      op.hasTrait<lcc::attn::Collective>())
     return true;
   // The planner writes a contiguous slice in place; any other becomes a
   // dispatch.

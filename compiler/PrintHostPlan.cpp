@@ -99,6 +99,19 @@ void printPlan(llvm::raw_ostream &os, const HostProgram &program,
       os << "\n";
       continue;
     }
+    if (command.kind == PlannedCommand::Kind::Exchange) {
+      if (command.exchange == PlannedCommand::Exchange::AllToAll)
+        os << "all_to_all " << command.name << " of " << command.blocks
+           << " blocks";
+      else
+        os << "ring_shift " << command.name << " by " << command.ringOffset;
+      os << " from ";
+      printRange(os, command.bindings[0]);
+      os << " to ";
+      printRange(os, command.bindings[1]);
+      os << "\n";
+      continue;
+    }
     os << "dispatch " << command.name << " [" << command.workgroupCount[0]
        << ", " << command.workgroupCount[1] << ", " << command.workgroupCount[2]
        << "]";

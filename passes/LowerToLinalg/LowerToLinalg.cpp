@@ -277,7 +277,7 @@ struct LowerToLinalgPass : lcc::impl::LowerToLinalgBase<LowerToLinalgPass> {
       // Collectives run on the host, between dispatches: they stay.
       if ((dialect != AttnDialect::getDialectNamespace() &&
            !isAttentionFormDialect(dialect)) ||
-          isa<AllReduceOp>(op))
+          op->hasTrait<Collective>())
         return WalkResult::advance();
       op->emitOpError("has no lowering to linalg yet");
       return WalkResult::interrupt();

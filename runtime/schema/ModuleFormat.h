@@ -28,7 +28,7 @@ namespace lcc::lcm {
 
 /// The version this format is (Module.version): a loader reads it and no
 /// other, a writer writes it. Bumped whenever a field changes meaning.
-constexpr uint32_t kModuleVersion = 7;
+constexpr uint32_t kModuleVersion = 8;
 
 /// State parameters named with this prefix are a decode step's key and
 /// value caches (lcc --decode): scratch that the runtime neither writes to

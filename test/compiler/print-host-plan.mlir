@@ -211,3 +211,18 @@ func.func private @add(%a: tensor<8xf32>, %b: tensor<8xf32>, %out: tensor<8xf32>
     attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>} {
   return %out : tensor<8xf32>
 }
+
+// -----
+
+// An exchange sends from device memory the session owns, so an argument is
+// copied first, and receives into a buffer of its own.
+// CHECK-LABEL: host plan of @exchanges
+// CHECK: command 0: copy all_to_all.in b0[0, 32) to b[[X:[0-9]+]][0, 32)
+// CHECK-NEXT: command 1: all_to_all all_to_all of 2 blocks from b[[X]][0, 32) to b[[A:[0-9]+]][0, 32)
+// CHECK-NEXT: command 2: ring_shift ring_shift by -1 from b[[A]][0, 32) to b[[S:[0-9]+]][0, 32)
+// CHECK-NEXT: command 3: copy result0 b[[S]][0, 32) to b1[0, 32)
+func.func @exchanges(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %a = attn.all_to_all %x : tensor<2x4xf32>
+  %s = attn.ring_shift %a by -1 : tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}

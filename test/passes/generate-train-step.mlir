@@ -371,3 +371,22 @@ func.func @loss(%x: tensor<1x8x4xf32>, %labels: tensor<1x8xi32>) -> tensor<f32> 
   %l = attn.softmax_cross_entropy %m, %labels : (tensor<1x8x4xf32>, tensor<1x8xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Exchanges among ranks are differentiated by their transposes: the
+// all-to-all by itself, the ring shift by the shift the other way.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[A:.+]] = attn.all_to_all %{{.+}} : tensor<2x3x4xf32>
+// CHECK: attn.ring_shift %[[A]] by 1 : tensor<2x3x4xf32>
+// CHECK: %[[BACK:.+]] = attn.ring_shift %{{.+}} by -1 : tensor<2x3x4xf32>
+// CHECK: attn.all_to_all %[[BACK]] : tensor<2x3x4xf32>
+// CHECK: attn.sgd_update
+func.func @loss(%x: tensor<2x3x4xf32>, %labels: tensor<2x3xi32>) -> tensor<f32> {
+  %w = attn.param "w" : tensor<2x3x4xf32>
+  %h = arith.mulf %x, %w : tensor<2x3x4xf32>
+  %a = attn.all_to_all %h : tensor<2x3x4xf32>
+  %s = attn.ring_shift %a by 1 : tensor<2x3x4xf32>
+  %l = attn.softmax_cross_entropy %s, %labels : (tensor<2x3x4xf32>, tensor<2x3xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

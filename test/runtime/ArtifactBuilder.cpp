@@ -44,9 +44,15 @@ Offset<lcm::Command> buildCommand(FlatBufferBuilder &builder,
       ranges.push_back(buildBinding(builder, range));
     allReduce = lcm::CreateAllReduceDirect(builder, spec.reduction, &ranges);
   }
+  Offset<lcm::Exchange> exchange;
+  if (spec.writeExchange.value_or(spec.kind == lcm::CommandKind::Exchange))
+    exchange = lcm::CreateExchange(builder, spec.pattern, spec.blocks,
+                                   spec.ringOffset,
+                                   buildBinding(builder, spec.source),
+                                   buildBinding(builder, spec.target));
   return lcm::CreateCommandDirect(
       builder, spec.kind, spec.name.empty() ? nullptr : spec.name.c_str(),
-      dispatch, copy, nullptr, 0.0, allReduce);
+      dispatch, copy, nullptr, 0.0, allReduce, exchange);
 }
 
 Offset<lcm::Function> buildFunction(FlatBufferBuilder &builder,

@@ -60,16 +60,21 @@ struct CommandSpec {
   uint32_t entryPoint = 0;
   std::vector<uint32_t> workgroupCount = {1, 1, 1};
   std::vector<BindingSpec> bindings;
-  // Copy
+  // Copy, Exchange
   BindingSpec source;
   BindingSpec target;
   // AllReduce
   lcm::Reduction reduction = lcm::Reduction::Mean;
   std::vector<BindingSpec> ranges;
+  // Exchange
+  lcm::ExchangePattern pattern = lcm::ExchangePattern::AllToAll;
+  uint64_t blocks = 1;
+  int64_t ringOffset = 0;
   // Which tables to write; by default the one `kind` names.
   std::optional<bool> writeDispatch;
   std::optional<bool> writeCopy;
   std::optional<bool> writeAllReduce;
+  std::optional<bool> writeExchange;
 };
 
 struct FunctionSpec {

@@ -186,6 +186,30 @@ protected:
     return Status();
   }
   Status gather(const void *, size_t, void *) override { return Status(); }
+  Status exchangeBlocks(const void *data, size_t blockBytes,
+                        void *out) override {
+    // Rank j's block 0 is this rank's plus one.
+    const float *block = static_cast<const float *>(data);
+    float *received = static_cast<float *>(out);
+    size_t count = blockBytes / sizeof(float);
+    for (size_t j = 0; j < 4; ++j)
+      for (size_t i = 0; i < count; ++i)
+        received[j * count + i] = block[i] + (j == 0 ? 0.0f : 1.0f);
+    return Status();
+  }
+  Status sendAroundRing(const void *data, size_t bytes, int to, int from,
+                        void *out) override {
+    sentTo = to;
+    receivedFrom = from;
+    const float *values = static_cast<const float *>(data);
+    float *received = static_cast<float *>(out);
+    for (size_t i = 0; i < bytes / sizeof(float); ++i)
+      received[i] = values[i] + 1.0f;
+    return Status();
+  }
+
+public:
+  int sentTo = -1, receivedFrom = -1;
 };
 
 // An all-reduce runs between the commands around it, on the bytes they
@@ -234,6 +258,59 @@ TEST_P(DeviceConformance, ReducesOverRanksBetweenCommands) {
   EXPECT_EQ(messageOf((*copy)->call(&input, 1)),
             "'mean' reduces over the ranks of the job that mpirun launched, "
             "but the session has no communicator (lccSessionSetCommunicator)");
+}
+
+// Exchanges run between the commands around them, from and into the bytes
+// they name, through the session's communicator (on a GPU, NCCL).
+TEST_P(DeviceConformance, ExchangesAmongRanksBetweenCommands) {
+  StatusOr<std::unique_ptr<Session>> session = open(exchangeModule(4));
+  ASSERT_EQ(messageOf(session), "<ok>");
+  StatusOr<Function *> exchange = (*session)->lookupFunction("exchange");
+  ASSERT_EQ(messageOf(exchange), "<ok>");
+  std::vector<float> x(64);
+  for (int i = 0; i < 64; ++i)
+    x[i] = float(i) * 0.5f - 7.0f;
+  std::vector<int64_t> shape = {4, 16};
+  TensorView input = viewOf(x, shape);
+  // Four blocks, one process: not the job it was compiled for.
+  EXPECT_EQ(messageOf((*exchange)->call(&input, 1)),
+            "'blocks' sends one of its 4 blocks to each rank, but the job has "
+            "1 rank: run it under mpirun -np 4, or compile it for this job");
+
+  FourRanks job;
+  (*session)->setCommunicator(&job);
+  if (std::string(device->getKind()) == "cuda") {
+    // A GPU exchanges its own memory with NCCL (ranks-fake-nccl.sh runs it
+    // over MPI): without NCCL, an error.
+    ScopedEnvironment nccl("LCC_NCCL_LIBRARY", "/nonexistent/libnccl.so.2");
+    EXPECT_EQ(messageOf((*exchange)->call(&input, 1)),
+              "'blocks': nccl unavailable: cannot load "
+              "/nonexistent/libnccl.so.2, named by LCC_NCCL_LIBRARY "
+              "(/nonexistent/libnccl.so.2: cannot open shared object file: "
+              "No such file or directory)");
+    return;
+  }
+  ASSERT_EQ(messageOf((*exchange)->call(&input, 1)), "<ok>");
+  // Block j came from rank j, whose block 0 is this rank's plus one.
+  std::vector<float> blocks(64);
+  for (int i = 0; i < 64; ++i)
+    blocks[i] = x[i % 16] + (i < 16 ? 0.0f : 1.0f);
+  EXPECT_EQ(resultOf(**exchange, 0), blocks);
+  std::vector<float> shifted = x;
+  for (float &value : shifted)
+    value += 1.0f;
+  EXPECT_EQ(resultOf(**exchange, 1), shifted);
+  // Offset -1: to rank 3, from rank 1.
+  EXPECT_EQ(job.sentTo, 3);
+  EXPECT_EQ(job.receivedFrom, 1);
+  EXPECT_EQ(job.getSentBytes(), 3u * 64u + 256u);
+
+  (*session)->setCommunicator(nullptr);
+  ScopedEnvironment mpirun("OMPI_COMM_WORLD_SIZE", "2");
+  EXPECT_EQ(messageOf((*exchange)->call(&input, 1)),
+            "'blocks' exchanges among the ranks of the job that mpirun "
+            "launched, but the session has no communicator "
+            "(lccSessionSetCommunicator)");
 }
 
 // The planner may overlap a copy's ranges, as memmove allows.

@@ -73,14 +73,15 @@ TEST(Loader, RejectsOtherVersions) {
   // device choose; version 3 states what each kernel was compiled for;
   // version 4 marks optimizer state; version 5 checksums embedded bytes;
   // version 6 gives hyper-parameters their starting value (Constant init);
-  // version 7 adds collectives among ranks (all-reduce commands).
+  // version 7 adds collectives among ranks (all-reduce commands), 8
+  // exchanges (all-to-all, ring shift).
   ModuleSpec spec = vectorAddModule();
-  spec.version = 6;
+  spec.version = 7;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 6; this runtime reads version 7");
-  spec.version = 8;
+            "unsupported module version 7; this runtime reads version 8");
+  spec.version = 9;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 8; this runtime reads version 7");
+            "unsupported module version 9; this runtime reads version 8");
 }
 
 // Every bit of an executable's code and of an embedded parameter is
@@ -643,6 +644,43 @@ TEST(Loader, ChecksAllReduces) {
   spec.functions[0].commands[1].writeAllReduce = false;
   EXPECT_EQ(loadError(spec), "functions[0].commands[1] is an all-reduce "
                              "without an all_reduce table");
+}
+
+TEST(Loader, ChecksExchanges) {
+  EXPECT_EQ(loadError(exchangeModule(4)), "<ok>");
+  auto withBlocks = [](auto change) {
+    ModuleSpec spec = exchangeModule(4);
+    change(spec.functions[0].commands[1]);
+    return loadError(spec);
+  };
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.blocks = 3; }),
+            "functions[0].commands[1] divides 256 bytes into 3 blocks, not "
+            "equal whole ones");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.blocks = 0; }),
+            "functions[0].commands[1] divides 256 bytes into 0 blocks, not "
+            "equal whole ones");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.target = {3, 0, 128}; }),
+            "functions[0].commands[1] exchanges 256 bytes into a target of "
+            "128");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.source = {0, 0, 256}; }),
+            "functions[0].commands[1] exchanges from input buffer 0");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.target = {0, 0, 256}; }),
+            "functions[0].commands[1] exchanges into input buffer 0");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.target = {1, 0, 256}; }),
+            "functions[0].commands[1] exchanges between overlapping ranges");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.target = {2, 64, 256}; }),
+            "functions[0].commands[1].exchange.target binds 256 bytes at "
+            "offset 64 of buffer 2, which has 256");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) {
+              c.pattern = lcm::ExchangePattern(5);
+            }),
+            "functions[0].commands[1] has unknown exchange pattern 5");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.writeExchange = false; }),
+            "functions[0].commands[1] is an exchange without an exchange "
+            "table");
+  EXPECT_EQ(withBlocks([](CommandSpec &c) { c.writeCopy = true; }),
+            "functions[0].commands[1] has 2 command tables; a command has the "
+            "one its kind names");
 }
 
 TEST(Loader, RejectsUnknownCommandKind) {

@@ -208,6 +208,39 @@ ModuleSpec reduceOverRanksModule() {
   return spec;
 }
 
+ModuleSpec exchangeModule(uint64_t ranks) {
+  FunctionSpec function;
+  function.name = "exchange";
+  function.inputs = {{"x", DType::F32, {4, 16}}};
+  function.outputs = {{"blocks", DType::F32, {4, 16}},
+                      {"shifted", DType::F32, {4, 16}}};
+  function.arenaSize = 256;
+  function.buffers = {{BufferKind::Input, 0, 256, 0},
+                      {BufferKind::Transient, 0, 256, 0},
+                      {BufferKind::Output, 0, 256, 0},
+                      {BufferKind::Output, 1, 256, 0}};
+  CommandSpec toArena;
+  toArena.kind = CommandKind::Copy;
+  toArena.name = "to_arena";
+  toArena.source = {0, 0, 256};
+  toArena.target = {1, 0, 256};
+  CommandSpec blocks;
+  blocks.kind = CommandKind::Exchange;
+  blocks.name = "blocks";
+  blocks.blocks = ranks;
+  blocks.source = {1, 0, 256};
+  blocks.target = {2, 0, 256};
+  CommandSpec shifted = blocks;
+  shifted.name = "shifted";
+  shifted.pattern = lcm::ExchangePattern::Ring;
+  shifted.ringOffset = -1;
+  shifted.target = {3, 0, 256};
+  function.commands = {toArena, blocks, shifted};
+  ModuleSpec module;
+  module.functions = {function};
+  return module;
+}
+
 ModuleSpec gridModule() {
   FunctionSpec grid;
   grid.name = "grid";

@@ -68,6 +68,7 @@ int main(int argc, char **argv) {
   ok &= writeOut("affine.lcm", buildModule(affineModule()));
   ok &= writeOut("copy.lcm", buildModule(copyModule()));
   ok &= writeOut("reduce.lcm", buildModule(reduceOverRanksModule()));
+  ok &= writeOut("exchange.lcm", buildModule(exchangeModule(2)));
   ok &= writeOut("grid.lcm", buildModule(gridModule()));
   ok &= writeOut("widen.lcm", buildModule(widenModule()));
   ok &= writeOut("params.lcm", buildModule(parameterInitModule()));

@@ -5,7 +5,8 @@
 # the fake driver (FakeCudaDriver.c) and the fake NCCL (FakeNccl.c, which
 # carries the reduction over MPI and logs each call): lcm-testgen's
 # reduce.lcm (TestModules.h) gives the same results as on the CPU's ranks,
-# and every range went through ncclAllReduce, not the host. NCCL missing is
+# and every range went through ncclAllReduce, not the host; exchange.lcm's
+# all-to-all and ring shift, through ncclSend and ncclRecv. NCCL missing is
 # the failing rank's error line naming the library; one process never
 # loads it. Exits 77 (skipped) without mpirun.
 set -u
@@ -63,6 +64,30 @@ LCC_CUDA_DRIVER="$fake" LCC_NCCL_LIBRARY="$dir/no-such-nccl.so" "$run" \
   "$dir/reduce.lcm" --device=cuda --input="$dir/x4x16.npy" \
   --output-dir="$dir/alone" > "$dir/alone.txt" 2>&1 ||
   { echo "FAIL alone:"; cat "$dir/alone.txt"; status=1; }
+
+# Exchanges (exchange.lcm: an all-to-all of 2 blocks and a ring shift) are
+# NCCL's grouped sends and receives, as the CPU's ranks compute them with
+# MPI: block 1 of the all-to-all is rank 1's block 0, here rank 0's too.
+mpirun -np 2 "$run" "$dir/exchange.lcm" --input="$dir/x4x16.npy" \
+  --output-dir="$dir/cpu-exchange" > "$dir/cpu-exchange.txt" 2>&1 ||
+  { cat "$dir/cpu-exchange.txt"; exit 1; }
+mpirun -np 2 env LCC_CUDA_DRIVER="$fake" LCC_NCCL_LIBRARY="$nccl" \
+  LCC_FAKE_NCCL_LOG="$dir/exchange.log" "$run" "$dir/exchange.lcm" \
+  --device=cuda --input="$dir/x4x16.npy" --output-dir="$dir/cuda-exchange" \
+  > "$dir/cuda-exchange.txt" 2>&1 ||
+  { echo "FAIL exchange: the job failed:"; cat "$dir/cuda-exchange.txt"; exit 1; }
+for result in result0 result1; do
+  "$compare" "$dir/cuda-exchange/$result.npy" "$dir/cpu-exchange/$result.npy" \
+    --rtol=0 || { echo "FAIL exchange: $result differs from the CPU's"; status=1; }
+done
+"$compare" "$dir/cuda-exchange/result0.npy" "$dir/x4x16.npy" --rows=0:2 \
+  --rtol=0 || { echo "FAIL exchange: block 0 is not rank 0's own"; status=1; }
+"$compare" "$dir/cuda-exchange/result1.npy" "$dir/x4x16.npy" --rtol=0 ||
+  { echo "FAIL exchange: the ring gave back another tensor"; status=1; }
+for rank in 0 1; do
+  expect exchange-a2a "rank $rank of 2: ncclSend 128 bytes" "$dir/exchange.log"
+  expect exchange-ring "rank $rank of 2: ncclRecv 256 bytes" "$dir/exchange.log"
+done
 
 [ "$status" -eq 0 ] && echo "ranks-fake-nccl: ok"
 exit "$status"

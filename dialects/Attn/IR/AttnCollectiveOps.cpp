@@ -23,3 +23,22 @@ LogicalResult AllReduceOp::verify() {
              << operand.getType();
   return success();
 }
+
+/// A tensor a collective can carry: its bytes known when compiling.
+static LogicalResult verifyStaticShape(Operation *op, Type type) {
+  if (!cast<RankedTensorType>(type).hasStaticShape())
+    return op->emitOpError("expected a statically shaped tensor, got ")
+           << type;
+  return success();
+}
+
+LogicalResult AllToAllOp::verify() {
+  if (cast<RankedTensorType>(getValue().getType()).getRank() == 0)
+    return emitOpError("expected a leading dimension of one block per rank, "
+                       "got a scalar");
+  return verifyStaticShape(*this, getValue().getType());
+}
+
+LogicalResult RingShiftOp::verify() {
+  return verifyStaticShape(*this, getValue().getType());
+}

@@ -11,6 +11,12 @@
 #ifndef ATTN_COLLECTIVE_OPS
 #define ATTN_COLLECTIVE_OPS
 
+// The host program runs an op with this trait through the communicator,
+// between the dispatches around it; lowering passes leave it whole.
+def Attn_Collective : NativeOpTrait<"Collective"> {
+  let cppNamespace = "::lcc::attn";
+}
+
 def Attn_ReductionKind : I32EnumAttr<"ReductionKind",
     "How a collective combines the ranks' values", [
       I32EnumAttrCase<"Sum", 0, "sum">,
@@ -19,7 +25,7 @@ def Attn_ReductionKind : I32EnumAttr<"ReductionKind",
   let cppNamespace = "::lcc::attn";
 }
 
-def Attn_AllReduceOp : Attn_Op<"all_reduce", [Pure,
+def Attn_AllReduceOp : Attn_Op<"all_reduce", [Pure, Attn_Collective,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "tensors combined element by element over the ranks of a job";
   let description = [{
@@ -39,6 +45,54 @@ def Attn_AllReduceOp : Attn_Op<"all_reduce", [Pure,
   let results = (outs Variadic<RankedTensorOf<[F32]>>:$reduced);
   let assemblyFormat = [{
     $reduction $values attr-dict `:` type($values)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_AllToAllOp : Attn_Op<"all_to_all", [Pure, Attn_Collective,
+    SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
+  let summary = "one block of a tensor to each rank of a job, one from each";
+  let description = [{
+    The operand's leading dimension has one block per rank of the job (P
+    blocks in a job of P ranks; the runtime refuses any other count). Rank
+    r's block j becomes block r of rank j's result: the exchange that moves
+    attention from a share of the sequence for every head to the whole
+    sequence for a share of the heads and back (DeepSpeed-Ulysses). The
+    exchange is its own transpose, so its gradient is the same exchange of
+    the result's gradient. On one rank (one block) it is the identity.
+
+    ```mlir
+    %heads = attn.all_to_all %q : tensor<2x1x4x256x32xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$value);
+  let results = (outs RankedTensorOf<[F32]>:$exchanged);
+  let assemblyFormat = [{ $value attr-dict `:` type($value) }];
+  let hasVerifier = 1;
+}
+
+def Attn_RingShiftOp : Attn_Op<"ring_shift", [Pure, Attn_Collective,
+    SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
+  let summary = "a tensor passed `offset` ranks on around the ring of a job";
+  let description = [{
+    Rank r's result is the operand of rank (r - offset) mod P in a job of P
+    ranks: each rank sends its tensor to rank (r + offset) mod P and
+    receives one of the same shape, as ring attention passes blocks of keys
+    and values. Its gradient passes the result's gradient back the other
+    way (offset negated). On one rank it is the identity.
+
+    ```mlir
+    %kv = attn.ring_shift %k by 1 : tensor<1x4x256x32xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$value, I64Attr:$offset);
+  let results = (outs RankedTensorOf<[F32]>:$shifted);
+  let assemblyFormat = [{
+    $value `by` $offset attr-dict `:` type($value)
   }];
   let hasVerifier = 1;
 }

@@ -26,6 +26,13 @@ struct SelfTrainedOperand {
   llvm::StringRef name, rule;
 };
 
+/// The trait of the ops the host program runs through the communicator
+/// among the ranks of a job (AttnCollectiveOps.td): lowering leaves them
+/// whole and outlining keeps them on the host.
+template <typename ConcreteType>
+class Collective : public mlir::OpTrait::TraitBase<ConcreteType, Collective> {
+};
+
 } // namespace lcc::attn
 
 #include "dialects/Attn/IR/AttnInterfaces.h.inc"

@@ -341,3 +341,26 @@ StopGradientOp::buildVectorJacobianProduct(OpBuilder &, ArrayRef<Value>,
                                            SmallVectorImpl<Value> &) {
   return success(); // Nothing passes it.
 }
+
+//===----------------------------------------------------------------------===//
+// Collectives.
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+AllToAllOp::buildVectorJacobianProduct(OpBuilder &b,
+                                       ArrayRef<Value> resultGradients,
+                                       SmallVectorImpl<Value> &operandGradients) {
+  // Block j of rank r went to block r of rank j: the same exchange brings
+  // each gradient block back.
+  operandGradients[0] = AllToAllOp::create(b, getLoc(), resultGradients[0]);
+  return success();
+}
+
+LogicalResult
+RingShiftOp::buildVectorJacobianProduct(OpBuilder &b,
+                                        ArrayRef<Value> resultGradients,
+                                        SmallVectorImpl<Value> &operandGradients) {
+  operandGradients[0] =
+      RingShiftOp::create(b, getLoc(), resultGradients[0], -getOffset());
+  return success();
+}

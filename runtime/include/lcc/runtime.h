@@ -334,7 +334,7 @@ void lccFunctionGetResult(LccFunction function, size_t index,
 typedef struct LccCommandStats {
   const char *name;          /* the command's name in the module */
   const char *location;      /* the model op's "file:line:col", or "" */
-  const char *kind;          /* "dispatch", "copy" or "all_reduce" */
+  const char *kind;          /* "dispatch", "copy", "all_reduce", "exchange" */
   uint64_t totalNanoseconds; /* summed over calls */
 } LccCommandStats;
 

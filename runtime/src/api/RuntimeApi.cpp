@@ -722,6 +722,9 @@ void lccFunctionGetCommandStats(LccFunction function, size_t index,
   case lcm::CommandKind::AllReduce:
     stats->kind = "all_reduce";
     break;
+  case lcm::CommandKind::Exchange:
+    stats->kind = "exchange";
+    break;
   default:
     stats->kind = "copy";
     break;

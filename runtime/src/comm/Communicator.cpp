@@ -24,6 +24,14 @@ public:
       std::memmove(out, data, bytes);
     return Status();
   }
+  Status exchangeBlocks(const void *data, size_t blockBytes,
+                        void *out) override {
+    return gather(data, blockBytes, out);
+  }
+  Status sendAroundRing(const void *data, size_t bytes, int, int,
+                        void *out) override {
+    return gather(data, bytes, out);
+  }
   [[noreturn]] void abort(int code) override { std::_Exit(code); }
 };
 

@@ -42,8 +42,27 @@ public:
     sentBytes += bytes;
     return gather(data, bytes, out);
   }
+  /// Block j of the size() blocks of `blockBytes` at `data` to rank j,
+  /// whose block r of `out` it becomes (r: this rank), on every rank.
+  Status allToAll(const void *data, size_t blockBytes, void *out) {
+    sentBytes += blockBytes * size_t(size() - 1);
+    return exchangeBlocks(data, blockBytes, out);
+  }
+  /// `bytes` at `data` to rank (rank() + offset) mod size(), and into `out`
+  /// those of rank (rank() - offset) mod size(), on every rank.
+  Status shiftRing(const void *data, size_t bytes, int64_t offset, void *out) {
+    int to = ringNeighbour(offset);
+    if (to != rank())
+      sentBytes += bytes;
+    return sendAroundRing(data, bytes, to, ringNeighbour(-offset), out);
+  }
+  /// The rank `offset` ranks on from this one around the ring.
+  int ringNeighbour(int64_t offset) const {
+    int64_t p = size();
+    return int(((int64_t(rank()) + offset % p) % p + p) % p);
+  }
   /// Bytes this rank has given to collectives so far (each all-reduce's
-  /// tensor, each all-gather's share): what reports call communicated.
+  /// tensor, each all-gather's share, what an exchange sends to others): what reports call communicated.
   uint64_t getSentBytes() const { return sentBytes; }
   /// Counts `bytes` that another engine of this job's ranks (NCCL) sent.
   void noteSent(uint64_t bytes) { sentBytes += bytes; }
@@ -54,6 +73,11 @@ public:
 protected:
   virtual Status reduceSum(float *data, size_t count) = 0;
   virtual Status gather(const void *data, size_t bytes, void *out) = 0;
+  virtual Status exchangeBlocks(const void *data, size_t blockBytes,
+                                void *out) = 0;
+  /// Sends to rank `to` and receives from rank `from` at once.
+  virtual Status sendAroundRing(const void *data, size_t bytes, int to,
+                                int from, void *out) = 0;
 
 private:
   uint64_t sentBytes = 0;

@@ -25,6 +25,7 @@ constexpr const char *kDefaultLibrary = "libmpi.so.40";
 constexpr int kSuccess = 0;
 constexpr int kThreadFunneled = 1;
 void *const kInPlace = reinterpret_cast<void *>(1);
+void *const kStatusIgnore = nullptr;
 
 using Handle = void *;
 
@@ -39,6 +40,9 @@ struct MpiLibrary {
   int (*commSetErrhandler)(Handle, Handle);
   int (*allreduce)(const void *, void *, int, Handle, Handle, Handle);
   int (*allgather)(const void *, int, Handle, void *, int, Handle, Handle);
+  int (*alltoall)(const void *, int, Handle, void *, int, Handle, Handle);
+  int (*sendrecv)(const void *, int, Handle, int, int, void *, int, Handle,
+                  int, int, Handle, void *);
   int (*abort)(Handle, int);
   int (*errorString)(int, char *, int *);
   Handle world, floatType, byteType, sum, errorsReturn;
@@ -69,6 +73,8 @@ StatusOr<MpiLibrary> loadLibrary() {
   resolve(mpi.commSetErrhandler, "MPI_Comm_set_errhandler");
   resolve(mpi.allreduce, "MPI_Allreduce");
   resolve(mpi.allgather, "MPI_Allgather");
+  resolve(mpi.alltoall, "MPI_Alltoall");
+  resolve(mpi.sendrecv, "MPI_Sendrecv");
   resolve(mpi.abort, "MPI_Abort");
   resolve(mpi.errorString, "MPI_Error_string");
   resolve(mpi.world, "ompi_mpi_comm_world");
@@ -122,6 +128,34 @@ public:
     return check("MPI_Allgather",
                  mpi.allgather(data, int(bytes), mpi.byteType, out, int(bytes),
                                mpi.byteType, mpi.world));
+  }
+
+  Status exchangeBlocks(const void *data, size_t blockBytes,
+                        void *out) override {
+    if (blockBytes > size_t(INT_MAX))
+      return Status::error(StatusCode::InvalidArgument, "all-to-all of ",
+                           blockBytes, " bytes per rank: at most ", INT_MAX);
+    return check("MPI_Alltoall",
+                 mpi.alltoall(data, int(blockBytes), mpi.byteType, out,
+                              int(blockBytes), mpi.byteType, mpi.world));
+  }
+
+  Status sendAroundRing(const void *data, size_t bytes, int to, int from,
+                        void *out) override {
+    constexpr int kRingTag = 1;
+    const char *sent = static_cast<const char *>(data);
+    char *received = static_cast<char *>(out);
+    // MPI counts are ints: large blocks go in pieces.
+    for (size_t done = 0; done < bytes;) {
+      int piece = int(std::min<size_t>(bytes - done, INT_MAX));
+      LCC_RETURN_IF_ERROR(
+          check("MPI_Sendrecv",
+                mpi.sendrecv(sent + done, piece, mpi.byteType, to, kRingTag,
+                             received + done, piece, mpi.byteType, from,
+                             kRingTag, mpi.world, kStatusIgnore)));
+      done += size_t(piece);
+    }
+    return Status();
   }
 
   [[noreturn]] void abort(int code) override {

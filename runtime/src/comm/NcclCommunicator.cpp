@@ -1,8 +1,10 @@
 //===- NcclCommunicator.cpp - a job's collectives on CUDA memory ----------===//
 //
 // The few NCCL calls lcc makes, resolved at run time. NCCL's values
-// (nccl.h): ncclSuccess 0, ncclFloat32 7, ncclSum 0, ncclAvg 4 (NCCL 2.10
-// and later); ncclUniqueId is 128 bytes passed by value.
+// (nccl.h): ncclSuccess 0, ncclInt8 0, ncclFloat32 7, ncclSum 0, ncclAvg 4
+// (NCCL 2.10 and later); ncclUniqueId is 128 bytes passed by value. Sends
+// and receives (NCCL 2.7 and later) that must progress together are
+// grouped.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@ namespace {
 
 constexpr const char *kDefaultNcclLibrary = "libnccl.so.2";
 constexpr int kNcclSuccess = 0;
+constexpr int kNcclInt8 = 0;
 constexpr int kNcclFloat32 = 7;
 constexpr int kNcclSum = 0;
 constexpr int kNcclAvg = 4;
@@ -39,6 +42,10 @@ struct NcclCommunicator::Library {
   int (*getUniqueId)(NcclUniqueId *);
   int (*commInitRank)(void **, int, NcclUniqueId, int);
   int (*allReduce)(const void *, void *, size_t, int, int, void *, void *);
+  int (*send)(const void *, size_t, int, int, void *, void *);
+  int (*recv)(void *, size_t, int, int, void *, void *);
+  int (*groupStart)();
+  int (*groupEnd)();
   int (*commDestroy)(void *);
   const char *(*errorString)(int);
 
@@ -66,6 +73,10 @@ StatusOr<std::unique_ptr<NcclCommunicator::Library>> loadNcclLibrary() {
   resolve(nccl->getUniqueId, "ncclGetUniqueId");
   resolve(nccl->commInitRank, "ncclCommInitRank");
   resolve(nccl->allReduce, "ncclAllReduce");
+  resolve(nccl->send, "ncclSend");
+  resolve(nccl->recv, "ncclRecv");
+  resolve(nccl->groupStart, "ncclGroupStart");
+  resolve(nccl->groupEnd, "ncclGroupEnd");
   resolve(nccl->commDestroy, "ncclCommDestroy");
   resolve(nccl->errorString, "ncclGetErrorString");
   if (const char *missing = resolve.firstMissing())
@@ -108,6 +119,50 @@ Status NcclCommunicator::allReduce(uint64_t data, size_t count, bool mean,
       "ncclAllReduce",
       library->allReduce(address, address, count, kNcclFloat32,
                          mean ? kNcclAvg : kNcclSum, comm, stream));
+}
+
+namespace {
+
+void *addressOf(uint64_t device) {
+  return reinterpret_cast<void *>(static_cast<uintptr_t>(device));
+}
+
+} // namespace
+
+Status NcclCommunicator::allToAll(uint64_t source, size_t blockBytes,
+                                  int ranks, uint64_t target, void *stream) {
+  LCC_RETURN_IF_ERROR(library->check("ncclGroupStart", library->groupStart()));
+  Status enqueued;
+  for (int peer = 0; peer < ranks && enqueued.ok(); ++peer) {
+    uint64_t offset = uint64_t(peer) * blockBytes;
+    enqueued = library->check("ncclSend",
+                              library->send(addressOf(source + offset),
+                                            blockBytes, kNcclInt8, peer, comm,
+                                            stream));
+    if (enqueued.ok())
+      enqueued = library->check("ncclRecv",
+                                library->recv(addressOf(target + offset),
+                                              blockBytes, kNcclInt8, peer,
+                                              comm, stream));
+  }
+  // The group ends even after an error, so NCCL is not left inside it.
+  Status ended = library->check("ncclGroupEnd", library->groupEnd());
+  return enqueued.ok() ? ended : enqueued;
+}
+
+Status NcclCommunicator::sendAroundRing(uint64_t source, size_t bytes, int to,
+                                        int from, uint64_t target,
+                                        void *stream) {
+  LCC_RETURN_IF_ERROR(library->check("ncclGroupStart", library->groupStart()));
+  Status enqueued = library->check(
+      "ncclSend",
+      library->send(addressOf(source), bytes, kNcclInt8, to, comm, stream));
+  if (enqueued.ok())
+    enqueued = library->check("ncclRecv",
+                              library->recv(addressOf(target), bytes,
+                                            kNcclInt8, from, comm, stream));
+  Status ended = library->check("ncclGroupEnd", library->groupEnd());
+  return enqueued.ok() ? ended : enqueued;
 }
 
 } // namespace lcc::runtime

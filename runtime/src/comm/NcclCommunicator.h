@@ -4,8 +4,9 @@
 // time a job of several ranks reduces CUDA device memory, as the CUDA
 // driver is: nothing links against it. Bootstrapped over the job's own
 // communicator (MPI): every rank takes rank 0's NCCL id from an
-// all-gather. Its all-reduces are enqueued on the device's stream, on the
-// device's memory, without passing through the host.
+// all-gather. Its all-reduces and exchanges (grouped sends and receives)
+// are enqueued on the device's stream, on the device's memory, without
+// passing through the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,16 @@ public:
   /// Enqueues on `stream` the sum, or with `mean` the mean, over the ranks
   /// of the `count` floats at device address `data`, in place.
   Status allReduce(uint64_t data, size_t count, bool mean, void *stream);
+
+  /// Enqueues on `stream` the exchange of `blockBytes`-byte blocks at
+  /// `source` (one per rank of the job's `ranks`) into `target`, as
+  /// Communicator::allToAll.
+  Status allToAll(uint64_t source, size_t blockBytes, int ranks,
+                  uint64_t target, void *stream);
+  /// Enqueues on `stream` the send of `bytes` at `source` to rank `to`
+  /// and the receive into `target` of rank `from`'s.
+  Status sendAroundRing(uint64_t source, size_t bytes, int to, int from,
+                        uint64_t target, void *stream);
 
   struct Library;
 

@@ -37,6 +37,17 @@ public:
   virtual ~DeviceExecutable();
 };
 
+/// What an exchange command sends where (lcm.fbs Exchange), at device
+/// addresses.
+struct ExchangeSpec {
+  bool allToAll;      // else a ring shift
+  uint64_t blocks;    // all-to-all: one per rank of the job compiled for
+  int64_t ringOffset; // ring shift
+  const void *source;
+  void *target;
+  uint64_t bytes;
+};
+
 /// One command of a function, its bindings resolved to device addresses.
 struct DeviceCommand {
   lcm::CommandKind kind = lcm::CommandKind::Dispatch;
@@ -102,6 +113,15 @@ public:
   /// returns when the bytes are in place.
   virtual Status copyOnDevice(void *target, const void *source,
                               uint64_t size) = 0;
+
+  /// Fills `exchange.target` with what the ranks of `job` send this one
+  /// (an all-to-all or a ring shift), after every command before it, on an
+  /// engine of the device's own; returns false, having done nothing, when
+  /// the device has none (as allReduceOnDevice).
+  virtual StatusOr<bool> exchangeOnDevice(Communicator &job,
+                                          const ExchangeSpec &exchange) {
+    return false;
+  }
 
   /// Replaces the `count` floats at device address `data` by their sum, or
   /// with `mean` their mean, over the ranks of `job`, after every command

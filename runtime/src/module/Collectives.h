@@ -1,6 +1,7 @@
 //===- Collectives.h - a function's commands among the ranks ----*- C++ -*-===//
 //
-// The host steps of a module's collective commands (lcm.fbs AllReduce):
+// The host steps of a module's collective commands (lcm.fbs AllReduce,
+// Exchange):
 // run between the device's commands, through the session's communicator,
 // on the bytes the planner placed them in.
 //
@@ -34,6 +35,15 @@ std::function<Status()> makeAllReduceStep(Device &device,
                                           Communicator *const *communicator,
                                           std::vector<ReducedRange> ranges,
                                           bool mean, std::string name);
+
+/// The step that fills the target with what the other ranks of
+/// `*communicator` send it: on the device's own engine where it has one
+/// (NCCL), else staged through host memory. One process alone copies; an
+/// all-to-all is refused unless the job has one rank per block.
+std::function<Status()> makeExchangeStep(Device &device,
+                                         Communicator *const *communicator,
+                                         ExchangeSpec exchange,
+                                         std::string name);
 
 } // namespace lcc::runtime
 

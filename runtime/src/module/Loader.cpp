@@ -465,10 +465,53 @@ private:
     return Status();
   }
 
+  Status checkExchange(const lcm::Exchange &exchange,
+                       const lcm::Function &function,
+                       const std::string &path) {
+    LCC_RETURN_IF_ERROR(checkBinding(exchange.source(), function,
+                                     path + ".exchange.source"));
+    LCC_RETURN_IF_ERROR(checkBinding(exchange.target(), function,
+                                     path + ".exchange.target"));
+    const lcm::Binding &source = *exchange.source(),
+                       &target = *exchange.target();
+    if (source.length() != target.length())
+      return invalidModule(path, " exchanges ", source.length(),
+                           " bytes into a target of ", target.length());
+    switch (exchange.pattern()) {
+    case lcm::ExchangePattern::AllToAll:
+      if (exchange.blocks() == 0 || source.length() % exchange.blocks() != 0)
+        return invalidModule(path, " divides ", source.length(),
+                             " bytes into ", exchange.blocks(),
+                             " blocks, not equal whole ones");
+      break;
+    case lcm::ExchangePattern::Ring:
+      break;
+    default:
+      return invalidModule(path, " has unknown exchange pattern ",
+                           int(exchange.pattern()));
+    }
+    // The caller's inputs may be read where they lie, and never written;
+    // the exchange runs on memory the session owns.
+    lcm::BufferKind from = function.buffers()->Get(source.buffer())->kind(),
+                    to = function.buffers()->Get(target.buffer())->kind();
+    if (from == lcm::BufferKind::Input)
+      return invalidModule(path, " exchanges from input buffer ",
+                           source.buffer());
+    if (to == lcm::BufferKind::Input || to == lcm::BufferKind::Parameter)
+      return invalidModule(path, " exchanges into ",
+                           to == lcm::BufferKind::Input ? "input" : "parameter",
+                           " buffer ", target.buffer());
+    Extent a = extentOf(source, function), b = extentOf(target, function);
+    if (a.space == b.space && a.begin < b.end && b.begin < a.end &&
+        source.length() > 0)
+      return invalidModule(path, " exchanges between overlapping ranges");
+    return Status();
+  }
+
   Status checkCommand(const lcm::Command &command,
                       const lcm::Function &function, const std::string &path) {
     int tables = bool(command.dispatch()) + bool(command.copy()) +
-                 bool(command.all_reduce());
+                 bool(command.all_reduce()) + bool(command.exchange());
     if (tables > 1)
       return invalidModule(path, " has ", tables,
                            " command tables; a command has the one its kind "
@@ -483,6 +526,10 @@ private:
         return invalidModule(path,
                              " is an all-reduce without an all_reduce table");
       return checkAllReduce(*command.all_reduce(), function, path);
+    case lcm::CommandKind::Exchange:
+      if (!command.exchange())
+        return invalidModule(path, " is an exchange without an exchange table");
+      return checkExchange(*command.exchange(), function, path);
     case lcm::CommandKind::Copy: {
       const lcm::Copy *copy = command.copy();
       if (!copy)

@@ -205,6 +205,16 @@ Status Function::prepare(size_t index) {
       next.hostStep = makeAllReduceStep(
           session.getDevice(), &session.communicator, std::move(ranges),
           allReduce.reduction() == lcm::Reduction::Mean, next.name);
+    } else if (command.kind() == lcm::CommandKind::Exchange) {
+      const lcm::Exchange &exchange = *command.exchange();
+      ExchangeSpec spec{exchange.pattern() == lcm::ExchangePattern::AllToAll,
+                        exchange.blocks(),
+                        exchange.ring_offset(),
+                        resolve(*exchange.source()),
+                        resolve(*exchange.target()),
+                        exchange.source()->length()};
+      next.hostStep = makeExchangeStep(
+          session.getDevice(), &session.communicator, spec, next.name);
     } else {
       const lcm::Copy &copy = *command.copy();
       noteReader(*copy.source(), c, 1);

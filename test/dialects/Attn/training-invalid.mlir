@@ -229,3 +229,35 @@ func.func @all_reduce_unknown_reduction(%x: tensor<4xf32>) {
   %r = attn.all_reduce max %x : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @all_to_all_of_a_scalar(%x: tensor<f32>) {
+  // expected-error@+1 {{'attn.all_to_all' op expected a leading dimension of one block per rank, got a scalar}}
+  %r = attn.all_to_all %x : tensor<f32>
+  return
+}
+
+// -----
+
+func.func @all_to_all_dynamic(%x: tensor<?x4xf32>) {
+  // expected-error@+1 {{'attn.all_to_all' op expected a statically shaped tensor, got 'tensor<?x4xf32>'}}
+  %r = attn.all_to_all %x : tensor<?x4xf32>
+  return
+}
+
+// -----
+
+func.func @ring_shift_changes_type(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.ring_shift' op requires the same type for all operands and results}}
+  %r = "attn.ring_shift"(%x) {offset = 1 : i64} : (tensor<4xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @ring_shift_without_offset(%x: tensor<4xf32>) {
+  // expected-error@+1 {{custom op 'attn.ring_shift' expected 'by'}}
+  %r = attn.ring_shift %x : tensor<4xf32>
+  return
+}

@@ -129,3 +129,12 @@ func.func @all_reduce(%loss: tensor<f32>, %g: tensor<4x4xf32>) -> (tensor<f32>, 
   %s = attn.all_reduce sum %r#1 : tensor<4x4xf32>
   return %r#0, %s : tensor<f32>, tensor<4x4xf32>
 }
+
+// CHECK-LABEL: func.func @exchanges
+func.func @exchanges(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // CHECK: attn.all_to_all %{{.+}} : tensor<2x3x4xf32>
+  %a = attn.all_to_all %x : tensor<2x3x4xf32>
+  // CHECK: attn.ring_shift %{{.+}} by -2 : tensor<2x3x4xf32>
+  %s = attn.ring_shift %a by -2 : tensor<2x3x4xf32>
+  return %s : tensor<2x3x4xf32>
+}

@@ -416,6 +416,17 @@ Status CudaDevice::copyToHost(void *target, const void *source, uint64_t size) {
                                    " bytes from the device");
 }
 
+Status CudaDevice::startNccl(Communicator &job) {
+  if (nccl)
+    return Status();
+  StatusOr<std::unique_ptr<NcclCommunicator>> made =
+      NcclCommunicator::create(job);
+  if (!made.ok())
+    return made.getStatus();
+  nccl = made.take();
+  return Status();
+}
+
 StatusOr<bool> CudaDevice::allReduceOnDevice(Communicator &job, void *data,
                                              size_t count, bool mean) {
   // The emulator's memory is the host's: staged like the CPU's.
@@ -423,17 +434,36 @@ StatusOr<bool> CudaDevice::allReduceOnDevice(Communicator &job, void *data,
     return false;
   CurrentContext current(*driver, context);
   LCC_RETURN_IF_ERROR(current.check());
-  if (!nccl) {
-    StatusOr<std::unique_ptr<NcclCommunicator>> made =
-        NcclCommunicator::create(job);
-    if (!made.ok())
-      return made.getStatus();
-    nccl = made.take();
-  }
+  LCC_RETURN_IF_ERROR(startNccl(job));
   LCC_RETURN_IF_ERROR(nccl->allReduce(toDevice(data), count, mean, stream));
   job.noteSent(count * sizeof(float));
   LCC_RETURN_IF_ERROR(driver->check(driver->cuStreamSynchronize(stream),
                                     "an all-reduce on " + describe()));
+  return true;
+}
+
+StatusOr<bool> CudaDevice::exchangeOnDevice(Communicator &job,
+                                            const ExchangeSpec &exchange) {
+  if (isEmulator())
+    return false;
+  CurrentContext current(*driver, context);
+  LCC_RETURN_IF_ERROR(current.check());
+  LCC_RETURN_IF_ERROR(startNccl(job));
+  uint64_t source = toDevice(exchange.source),
+           target = toDevice(exchange.target);
+  if (exchange.allToAll) {
+    uint64_t block = exchange.bytes / exchange.blocks;
+    LCC_RETURN_IF_ERROR(
+        nccl->allToAll(source, block, job.size(), target, stream));
+    job.noteSent(block * uint64_t(job.size() - 1));
+  } else {
+    LCC_RETURN_IF_ERROR(nccl->sendAroundRing(
+        source, exchange.bytes, job.ringNeighbour(exchange.ringOffset),
+        job.ringNeighbour(-exchange.ringOffset), target, stream));
+    job.noteSent(exchange.bytes);
+  }
+  LCC_RETURN_IF_ERROR(driver->check(driver->cuStreamSynchronize(stream),
+                                    "an exchange on " + describe()));
   return true;
 }
 

@@ -69,6 +69,9 @@ public:
   /// communicator made from `job` the first time.
   StatusOr<bool> allReduceOnDevice(Communicator &job, void *data, size_t count,
                                    bool mean) override;
+  /// On a GPU (not the emulator): NCCL's grouped sends and receives.
+  StatusOr<bool> exchangeOnDevice(Communicator &job,
+                                  const ExchangeSpec &exchange) override;
 
   /// Loads a Cubin or Ptx executable with the driver (PTX is JIT-compiled;
   /// its compiler's errors are in the message) and looks up each entry
@@ -98,6 +101,8 @@ private:
              const Limits &limits);
   /// "the cuda device sm_90", as messages name it.
   std::string describe() const;
+  /// Makes NCCL's communicator of `job`'s ranks, the first time.
+  Status startNccl(Communicator &job);
 
   std::shared_ptr<const cuda::CudaDriver> driver;
   cuda::CUdevice device;

@@ -1,0 +1,151 @@
+"""Exchanges among ranks (docs/attn-dialect.md, attn.all_to_all and
+attn.ring_shift): under mpirun each rank gets what the others send it, and
+the train step's gradients flow back through the transposed exchanges, as
+one process simulating every rank with torch computes them. Run by ctest
+as python/pytest; the jobs skip without mpirun."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import lcc
+
+EXCHANGES = """
+func.func @forward(%x: tensor<<P>x3x4xf32>) -> (tensor<<P>x3x4xf32>, tensor<<P>x3x4xf32>, tensor<<P>x3x4xf32>) {
+  %a = attn.all_to_all %x : tensor<<P>x3x4xf32>
+  %s = attn.ring_shift %x by 1 : tensor<<P>x3x4xf32>
+  %t = attn.ring_shift %a by -3 : tensor<<P>x3x4xf32>
+  return %a, %s, %t : tensor<<P>x3x4xf32>, tensor<<P>x3x4xf32>, tensor<<P>x3x4xf32>
+}
+"""
+
+# Rank r's x is r * 100 + 0, 1, 2, ...: every element says where it began.
+FORWARD = """
+import sys
+import numpy as np
+import lcc
+p, r = lcc.ranks(), lcc.rank()
+module = lcc.load(lcc.compile(open(sys.argv[1]).read()))
+xs = [np.arange(p * 12, dtype=np.float32).reshape(p, 3, 4) + 100 * q
+      for q in range(p)]
+a, s, t = module["forward"](xs[r])
+exchanged = [np.stack([xs[j][q] for j in range(p)]) for q in range(p)]
+np.testing.assert_array_equal(a, exchanged[r])
+np.testing.assert_array_equal(s, xs[(r - 1) % p])
+np.testing.assert_array_equal(t, exchanged[(r + 3) % p])
+print("rank", r, "of", p, "exchanged")
+"""
+
+# Logits that cross ranks twice: rank r's loss reads every rank's weights.
+LOSS = """
+func.func @loss(%x: tensor<2x3x4xf32>, %labels: tensor<2x3xi32>) -> tensor<f32> {
+  %w = attn.param "w" : tensor<2x3x4xf32>
+  %h = arith.mulf %x, %w : tensor<2x3x4xf32>
+  %a = attn.all_to_all %h : tensor<2x3x4xf32>
+  %s = attn.ring_shift %a by 1 : tensor<2x3x4xf32>
+  %y = arith.mulf %s, %x : tensor<2x3x4xf32>
+  %l = attn.softmax_cross_entropy %y, %labels
+      : (tensor<2x3x4xf32>, tensor<2x3xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+"""
+
+TRAIN = """
+import sys
+import numpy as np
+import lcc
+source, data, out = sys.argv[1:4]
+module = lcc.load(lcc.compile(open(source).read(), train=True,
+                              optimizer="sgd", lr=0.5))
+module.init_params(seed=3)
+r = lcc.rank()
+x, labels = np.load(data + "/x.npy"), np.load(data + "/labels.npy")
+start = np.array(module.params["w"])
+losses = [float(module.train_step(x[r], labels[r])) for step in range(3)]
+if r == 0:
+    np.savez(out, start=start, w=np.array(module.params["w"]),
+             losses=np.array(losses))
+"""
+
+MPI_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_btl_vader_single_copy_mechanism="none")
+
+
+def run_job(ranks, *arguments):
+    subprocess.run(["mpirun", "--oversubscribe", "-np", str(ranks),
+                    sys.executable, *map(str, arguments)],
+                   env=MPI_ENV, check=True)
+
+
+def test_one_rank_exchanges_with_itself():
+    module = lcc.load(lcc.compile(EXCHANGES.replace("<P>", "1")))
+    x = np.arange(12, dtype=np.float32).reshape(1, 3, 4)
+    for result in module["forward"](x):
+        np.testing.assert_array_equal(result, x)
+
+
+def test_all_to_all_needs_one_rank_per_block():
+    module = lcc.load(lcc.compile(EXCHANGES.replace("<P>", "2")))
+    with pytest.raises(ValueError, match="sends one of its 2 blocks to each "
+                       "rank, but the job has 1 rank: run it under mpirun "
+                       "-np 2"):
+        module["forward"](np.zeros((2, 3, 4), np.float32))
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun")
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_ranks_exchange_blocks_and_pass_around_the_ring(tmp_path, ranks):
+    source = tmp_path / "exchanges.mlir"
+    source.write_text(EXCHANGES.replace("<P>", str(ranks)))
+    script = tmp_path / "forward.py"
+    script.write_text(FORWARD)
+    run_job(ranks, script, source)
+
+
+def reference_train(x, labels, start, steps, lr):
+    """Both ranks in one process: rank r's loss, the mean over ranks
+    (data parallelism averages), SGD on the one weight they share."""
+    torch = pytest.importorskip("torch")
+    w = torch.tensor(start, requires_grad=True)
+    xs = [torch.tensor(x[r]) for r in range(2)]
+    losses = []
+    for _ in range(steps):
+        h = [xs[r] * w for r in range(2)]
+        a = [torch.stack([h[j][q] for j in range(2)]) for q in range(2)]
+        s = [a[(q - 1) % 2] for q in range(2)]
+        rank_losses = [
+            torch.nn.functional.cross_entropy(
+                (s[r] * xs[r]).reshape(-1, 4),
+                torch.tensor(labels[r], dtype=torch.long).reshape(-1))
+            for r in range(2)]
+        loss = sum(rank_losses) / 2
+        losses.append(float(loss))
+        w.grad = None
+        loss.backward()
+        with torch.no_grad():
+            w -= lr * w.grad
+    return w.detach().numpy(), np.array(losses)
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun")
+def test_gradients_flow_back_through_the_exchanges(tmp_path):
+    rng = np.random.default_rng(11)
+    np.save(tmp_path / "x.npy", rng.uniform(-2, 2, (2, 2, 3, 4)).astype(np.float32))
+    np.save(tmp_path / "labels.npy", rng.integers(0, 4, (2, 2, 3)).astype(np.int32))
+    (tmp_path / "loss.mlir").write_text(LOSS)
+    script = tmp_path / "train.py"
+    script.write_text(TRAIN)
+    run_job(2, script, tmp_path / "loss.mlir", tmp_path, tmp_path / "two.npz")
+    two = np.load(tmp_path / "two.npz")
+    w, losses = reference_train(np.load(tmp_path / "x.npy"),
+                                np.load(tmp_path / "labels.npy"),
+                                two["start"], steps=3, lr=0.5)
+    np.testing.assert_allclose(two["w"], w, rtol=1e-5, atol=1e-6)
+    # The train step reports the mean of the ranks' losses.
+    np.testing.assert_allclose(two["losses"], losses, rtol=1e-5)
+    assert not np.allclose(two["w"], two["start"])
