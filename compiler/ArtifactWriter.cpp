@@ -211,11 +211,22 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
         continue;
       }
       if (c.kind == PlannedCommand::Kind::Exchange) {
+        lcm::ExchangePattern pattern = lcm::ExchangePattern::AllToAll;
+        switch (c.exchange) {
+        case PlannedCommand::Exchange::AllToAll:
+          break;
+        case PlannedCommand::Exchange::Ring:
+          pattern = lcm::ExchangePattern::Ring;
+          break;
+        case PlannedCommand::Exchange::RankSlice:
+          pattern = lcm::ExchangePattern::RankSlice;
+          break;
+        case PlannedCommand::Exchange::RankPad:
+          pattern = lcm::ExchangePattern::RankPad;
+          break;
+        }
         auto exchange = lcm::CreateExchange(
-            fbb,
-            c.exchange == PlannedCommand::Exchange::AllToAll
-                ? lcm::ExchangePattern::AllToAll
-                : lcm::ExchangePattern::Ring,
+            fbb, pattern,
             uint64_t(c.blocks), c.ringOffset, binding(c.bindings[0]),
             binding(c.bindings[1]));
         commands.push_back(lcm::CreateCommandDirect(

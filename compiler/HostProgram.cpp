@@ -462,7 +462,9 @@ LogicalResult Planner::planExchange(Operation *op, PlannedCommand command) {
     copy(command.name + ".in", *from, staged, command.location);
     from = staged;
   }
-  BufferRange to = whole(addBuffer(BufferKind::Transient, 0, type));
+  BufferRange to = whole(addBuffer(
+      BufferKind::Transient, 0,
+      cast<RankedTensorType>(op->getResult(0).getType())));
   command.bindings = {*from, to};
   command.outputCount = 1;
   int64_t index = nextCommand();
@@ -629,6 +631,19 @@ FailureOr<HostProgram> Planner::run() {
       PlannedCommand command;
       command.exchange = PlannedCommand::Exchange::AllToAll;
       command.blocks = allToAll.getType().getDimSize(0);
+      if (failed(planExchange(&op, std::move(command))))
+        return failure();
+      continue;
+    }
+    if (isa<attn::RankSliceOp, attn::RankPadOp>(op)) {
+      PlannedCommand command;
+      bool slice = isa<attn::RankSliceOp>(op);
+      command.exchange = slice ? PlannedCommand::Exchange::RankSlice
+                               : PlannedCommand::Exchange::RankPad;
+      command.blocks = cast<RankedTensorType>(
+                           (slice ? op.getOperand(0) : op.getResult(0))
+                               .getType())
+                           .getDimSize(0);
       if (failed(planExchange(&op, std::move(command))))
         return failure();
       continue;

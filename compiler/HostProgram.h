@@ -70,8 +70,14 @@ struct PlannedCommand {
   enum class Reduction { Sum, Mean } reduction = Reduction::Sum;
   /// Exchange: which rank gets what (attn.all_to_all: a block of the
   /// source's `blocks` to each rank; attn.ring_shift: the whole source to
-  /// the rank `ringOffset` on).
-  enum class Exchange { AllToAll, Ring } exchange = Exchange::AllToAll;
+  /// the rank `ringOffset` on; attn.rank_slice: this rank's block of the
+  /// source; attn.rank_pad: the source at this rank's block of the target).
+  enum class Exchange {
+    AllToAll,
+    Ring,
+    RankSlice,
+    RankPad
+  } exchange = Exchange::AllToAll;
   int64_t blocks = 1, ringOffset = 0;
   std::string name;       // for reports: "forward_12_layers.1.ff"
   std::string location;   // of the model op: "model.mlir:12:8", or ""

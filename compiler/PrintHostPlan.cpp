@@ -100,11 +100,23 @@ void printPlan(llvm::raw_ostream &os, const HostProgram &program,
       continue;
     }
     if (command.kind == PlannedCommand::Kind::Exchange) {
-      if (command.exchange == PlannedCommand::Exchange::AllToAll)
+      switch (command.exchange) {
+      case PlannedCommand::Exchange::AllToAll:
         os << "all_to_all " << command.name << " of " << command.blocks
            << " blocks";
-      else
+        break;
+      case PlannedCommand::Exchange::Ring:
         os << "ring_shift " << command.name << " by " << command.ringOffset;
+        break;
+      case PlannedCommand::Exchange::RankSlice:
+        os << "rank_slice " << command.name << " of " << command.blocks
+           << " blocks";
+        break;
+      case PlannedCommand::Exchange::RankPad:
+        os << "rank_pad " << command.name << " to " << command.blocks
+           << " blocks";
+        break;
+      }
       os << " from ";
       printRange(os, command.bindings[0]);
       os << " to ";

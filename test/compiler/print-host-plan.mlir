@@ -220,9 +220,13 @@ func.func private @add(%a: tensor<8xf32>, %b: tensor<8xf32>, %out: tensor<8xf32>
 // CHECK: command 0: copy all_to_all.in b0[0, 32) to b[[X:[0-9]+]][0, 32)
 // CHECK-NEXT: command 1: all_to_all all_to_all of 2 blocks from b[[X]][0, 32) to b[[A:[0-9]+]][0, 32)
 // CHECK-NEXT: command 2: ring_shift ring_shift by -1 from b[[A]][0, 32) to b[[S:[0-9]+]][0, 32)
-// CHECK-NEXT: command 3: copy result0 b[[S]][0, 32) to b1[0, 32)
+// CHECK-NEXT: command 3: rank_slice rank_slice of 2 blocks from b[[S]][0, 32) to b[[M:[0-9]+]][0, 16)
+// CHECK-NEXT: command 4: rank_pad rank_pad to 2 blocks from b[[M]][0, 16) to b[[P:[0-9]+]][0, 32)
+// CHECK-NEXT: command 5: copy result0 b[[P]][0, 32) to b1[0, 32)
 func.func @exchanges(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %a = attn.all_to_all %x : tensor<2x4xf32>
   %s = attn.ring_shift %a by -1 : tensor<2x4xf32>
-  return %s : tensor<2x4xf32>
+  %m = attn.rank_slice %s : tensor<2x4xf32> -> tensor<1x4xf32>
+  %p = attn.rank_pad %m : tensor<1x4xf32> -> tensor<2x4xf32>
+  return %p : tensor<2x4xf32>
 }

@@ -374,11 +374,15 @@ func.func @loss(%x: tensor<1x8x4xf32>, %labels: tensor<1x8xi32>) -> tensor<f32> 
 
 // -----
 
-// Exchanges among ranks are differentiated by their transposes: the
-// all-to-all by itself, the ring shift by the shift the other way.
+// Collectives are differentiated by their transposes: the all-to-all by
+// itself, the ring shift by the shift the other way, a rank slice by the
+// rank pad, an all-reduce by the same all-reduce of its result's gradient.
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %[[A:.+]] = attn.all_to_all %{{.+}} : tensor<2x3x4xf32>
 // CHECK: attn.ring_shift %[[A]] by 1 : tensor<2x3x4xf32>
+// CHECK: %[[L:.+]] = attn.all_reduce mean %{{.+}} : tensor<f32>
+// CHECK: attn.all_reduce mean %{{.+}} : tensor<f32>
+// CHECK: attn.rank_pad %{{.+}} : tensor<1x3x4xf32> -> tensor<2x3x4xf32>
 // CHECK: %[[BACK:.+]] = attn.ring_shift %{{.+}} by -1 : tensor<2x3x4xf32>
 // CHECK: attn.all_to_all %[[BACK]] : tensor<2x3x4xf32>
 // CHECK: attn.sgd_update
@@ -387,6 +391,13 @@ func.func @loss(%x: tensor<2x3x4xf32>, %labels: tensor<2x3xi32>) -> tensor<f32> 
   %h = arith.mulf %x, %w : tensor<2x3x4xf32>
   %a = attn.all_to_all %h : tensor<2x3x4xf32>
   %s = attn.ring_shift %a by 1 : tensor<2x3x4xf32>
-  %l = attn.softmax_cross_entropy %s, %labels : (tensor<2x3x4xf32>, tensor<2x3xi32>) -> tensor<f32>
-  return %l : tensor<f32>
+  %b = attn.param "b" : tensor<2x3x4xf32>
+  %m = attn.rank_slice %b : tensor<2x3x4xf32> -> tensor<1x3x4xf32>
+  %e = tensor.collapse_shape %m [[0, 1], [2]] : tensor<1x3x4xf32> into tensor<3x4xf32>
+  %f = tensor.expand_shape %e [[0, 1], [2]] output_shape [1, 3, 4] : tensor<3x4xf32> into tensor<1x3x4xf32>
+  %g = tensor.concat dim(0) %f, %f : (tensor<1x3x4xf32>, tensor<1x3x4xf32>) -> tensor<2x3x4xf32>
+  %y = arith.addf %s, %g : tensor<2x3x4xf32>
+  %l = attn.softmax_cross_entropy %y, %labels : (tensor<2x3x4xf32>, tensor<2x3xi32>) -> tensor<f32>
+  %r = attn.all_reduce mean %l : tensor<f32>
+  return %r : tensor<f32>
 }

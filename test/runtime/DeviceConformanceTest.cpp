@@ -274,7 +274,7 @@ TEST_P(DeviceConformance, ExchangesAmongRanksBetweenCommands) {
   TensorView input = viewOf(x, shape);
   // Four blocks, one process: not the job it was compiled for.
   EXPECT_EQ(messageOf((*exchange)->call(&input, 1)),
-            "'blocks' sends one of its 4 blocks to each rank, but the job has "
+            "'blocks' has one block per rank of a job of 4, but this job has "
             "1 rank: run it under mpirun -np 4, or compile it for this job");
 
   FourRanks job;
@@ -300,6 +300,12 @@ TEST_P(DeviceConformance, ExchangesAmongRanksBetweenCommands) {
   for (float &value : shifted)
     value += 1.0f;
   EXPECT_EQ(resultOf(**exchange, 1), shifted);
+  // Rank 0's block of the four rows, and its row at block 0 of zeros.
+  EXPECT_EQ(resultOf(**exchange, 2),
+            std::vector<float>(x.begin(), x.begin() + 16));
+  std::vector<float> padded(64, 0.0f);
+  std::copy(x.begin(), x.begin() + 16, padded.begin());
+  EXPECT_EQ(resultOf(**exchange, 3), padded);
   // Offset -1: to rank 3, from rank 1.
   EXPECT_EQ(job.sentTo, 3);
   EXPECT_EQ(job.receivedFrom, 1);

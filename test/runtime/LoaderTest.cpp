@@ -671,6 +671,22 @@ TEST(Loader, ChecksExchanges) {
   EXPECT_EQ(withBlocks([](CommandSpec &c) { c.target = {2, 64, 256}; }),
             "functions[0].commands[1].exchange.target binds 256 bytes at "
             "offset 64 of buffer 2, which has 256");
+  auto withSlice = [](auto change) {
+    ModuleSpec spec = exchangeModule(4);
+    change(spec.functions[0].commands[3]);
+    return loadError(spec);
+  };
+  EXPECT_EQ(withSlice([](CommandSpec &c) { c.target = {4, 0, 32}; }),
+            "functions[0].commands[3] has blocks of 64 bytes, but its other "
+            "range is 32");
+  EXPECT_EQ(withSlice([](CommandSpec &c) { c.source = {1, 0, 190}; }),
+            "functions[0].commands[3] divides 190 bytes into 4 blocks, not "
+            "equal whole ones");
+  EXPECT_EQ(withSlice([](CommandSpec &c) {
+              c.pattern = lcm::ExchangePattern::RankPad;
+            }),
+            "functions[0].commands[3] has blocks of 16 bytes, but its other "
+            "range is 256");
   EXPECT_EQ(withBlocks([](CommandSpec &c) {
               c.pattern = lcm::ExchangePattern(5);
             }),

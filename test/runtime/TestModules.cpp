@@ -212,13 +212,18 @@ ModuleSpec exchangeModule(uint64_t ranks) {
   FunctionSpec function;
   function.name = "exchange";
   function.inputs = {{"x", DType::F32, {4, 16}}};
+  int64_t blockCount = int64_t(ranks);
   function.outputs = {{"blocks", DType::F32, {4, 16}},
-                      {"shifted", DType::F32, {4, 16}}};
+                      {"shifted", DType::F32, {4, 16}},
+                      {"mine", DType::F32, {16}},
+                      {"padded", DType::F32, {blockCount, 16}}};
   function.arenaSize = 256;
   function.buffers = {{BufferKind::Input, 0, 256, 0},
                       {BufferKind::Transient, 0, 256, 0},
                       {BufferKind::Output, 0, 256, 0},
-                      {BufferKind::Output, 1, 256, 0}};
+                      {BufferKind::Output, 1, 256, 0},
+                      {BufferKind::Output, 2, 64, 0},
+                      {BufferKind::Output, 3, 64 * ranks, 0}};
   CommandSpec toArena;
   toArena.kind = CommandKind::Copy;
   toArena.name = "to_arena";
@@ -235,7 +240,17 @@ ModuleSpec exchangeModule(uint64_t ranks) {
   shifted.pattern = lcm::ExchangePattern::Ring;
   shifted.ringOffset = -1;
   shifted.target = {3, 0, 256};
-  function.commands = {toArena, blocks, shifted};
+  CommandSpec mine = blocks;
+  mine.name = "mine";
+  mine.pattern = lcm::ExchangePattern::RankSlice;
+  mine.source = {1, 0, 64 * ranks};
+  mine.target = {4, 0, 64};
+  CommandSpec padded = mine;
+  padded.name = "padded";
+  padded.pattern = lcm::ExchangePattern::RankPad;
+  padded.source = {1, 0, 64};
+  padded.target = {5, 0, 64 * ranks};
+  function.commands = {toArena, blocks, shifted, mine, padded};
   ModuleSpec module;
   module.functions = {function};
   return module;

@@ -61,8 +61,10 @@ ModuleSpec copyModule();
 /// in a job of P ranks holding one x, y = [x[0:2], P * x[2:4]].
 ModuleSpec reduceOverRanksModule();
 /// "exchange": input x [4, 16] f32, copied to the arena; outputs "blocks",
-/// the arena's all-to-all in `ranks` blocks (of 256 / ranks bytes), and
-/// "shifted", the arena passed one rank back around the ring (offset -1).
+/// the arena's all-to-all in `ranks` blocks (of 256 / ranks bytes),
+/// "shifted", the arena passed one rank back around the ring (offset -1),
+/// "mine" [16], this rank's block of the arena's first 16 * ranks floats,
+/// and "padded" [ranks, 16], the arena's first row at this rank's block.
 ModuleSpec exchangeModule(uint64_t ranks);
 /// "grid": ids [2, 3, 4] i32 from grid_ids; "visits": [1000] i32 from
 /// count_visits over 1000 workgroups. Neither takes inputs.

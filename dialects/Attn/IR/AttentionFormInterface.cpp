@@ -46,3 +46,15 @@ Value RoutedAttentionOp::buildDenseAttention(OpBuilder &b,
                              /*shared_qk=*/false, /*modifiersCount=*/2)
       .getResult();
 }
+
+void AdaptiveSpanAttentionOp::getPerHeadOperands(
+    SmallVectorImpl<unsigned> &operands) {
+  operands.push_back(getZMutable().getOperandNumber()); // z: [heads]
+}
+
+void RoutedAttentionOp::getPerHeadOperands(
+    SmallVectorImpl<unsigned> &operands) {
+  // centroids: [heads, clusters, head_dim]
+  if (getCentroids())
+    operands.push_back(getCentroidsMutable()[0].getOperandNumber());
+}

@@ -42,3 +42,26 @@ LogicalResult AllToAllOp::verify() {
 LogicalResult RingShiftOp::verify() {
   return verifyStaticShape(*this, getValue().getType());
 }
+
+/// `block` is one of `blocks`' leading-dimension blocks: its leading
+/// dimension 1, the rest the same.
+static LogicalResult verifyRankBlock(Operation *op, Type blocks, Type block) {
+  auto whole = cast<RankedTensorType>(blocks);
+  auto one = cast<RankedTensorType>(block);
+  if (failed(verifyStaticShape(op, whole)) || failed(verifyStaticShape(op, one)))
+    return failure();
+  if (whole.getRank() == 0 || one.getRank() != whole.getRank() ||
+      one.getDimSize(0) != 1 ||
+      one.getShape().drop_front() != whole.getShape().drop_front())
+    return op->emitOpError("expected ")
+           << one << " to be one leading-dimension block of " << whole;
+  return success();
+}
+
+LogicalResult RankSliceOp::verify() {
+  return verifyRankBlock(*this, getValue().getType(), getType());
+}
+
+LogicalResult RankPadOp::verify() {
+  return verifyRankBlock(*this, getType(), getValue().getType());
+}

@@ -26,7 +26,9 @@ def Attn_ReductionKind : I32EnumAttr<"ReductionKind",
 }
 
 def Attn_AllReduceOp : Attn_Op<"all_reduce", [Pure, Attn_Collective,
-    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+    DeclareOpInterfaceMethods<InferTypeOpInterface>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
   let summary = "tensors combined element by element over the ranks of a job";
   let description = [{
     Result `i` is operand `i` summed (`sum`) or averaged (`mean`) element
@@ -34,7 +36,8 @@ def Attn_AllReduceOp : Attn_Op<"all_reduce", [Pure, Attn_Collective,
     rank it is the operand. Every rank must reach the same all-reduces in
     the same order, as ranks running one artifact do. The train step
     averages its loss and gradients this way (data parallelism: each rank
-    a share of the batch).
+    a share of the batch). Its gradient is the same all-reduce of the
+    results' gradients (every rank's copy of a result counts).
 
     ```mlir
     %r:2 = attn.all_reduce mean %loss, %grad : tensor<f32>, tensor<4x4xf32>
@@ -93,6 +96,51 @@ def Attn_RingShiftOp : Attn_Op<"ring_shift", [Pure, Attn_Collective,
   let results = (outs RankedTensorOf<[F32]>:$shifted);
   let assemblyFormat = [{
     $value `by` $offset attr-dict `:` type($value)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_RankSliceOp : Attn_Op<"rank_slice", [Pure, Attn_Collective,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
+  let summary = "this rank's block of a tensor every rank holds";
+  let description = [{
+    The operand's leading dimension has one block per rank of the job (P in
+    a job of P ranks; the runtime refuses any other count); rank r's result
+    is block r, its leading dimension 1. Context parallelism takes each
+    rank's share of the learned positions and its heads' parameters this
+    way. Its gradient is attn.rank_pad.
+
+    ```mlir
+    %mine = attn.rank_slice %pos : tensor<2x1x256x128xf32> -> tensor<1x1x256x128xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$value);
+  let results = (outs RankedTensorOf<[F32]>:$slice);
+  let assemblyFormat = [{
+    $value attr-dict `:` type($value) `->` type($slice)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_RankPadOp : Attn_Op<"rank_pad", [Pure, Attn_Collective,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
+  let summary = "a block put at this rank's place among zeros";
+  let description = [{
+    The result has one block per rank along its leading dimension (P in a
+    job of P ranks; the runtime refuses any other count): block r of rank
+    r's result is the operand (leading dimension 1), every other block
+    zero. The transpose of attn.rank_slice, and its gradient.
+
+    ```mlir
+    %g = attn.rank_pad %d : tensor<1x1x256x128xf32> -> tensor<2x1x256x128xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$value);
+  let results = (outs RankedTensorOf<[F32]>:$padded);
+  let assemblyFormat = [{
+    $value attr-dict `:` type($value) `->` type($padded)
   }];
   let hasVerifier = 1;
 }

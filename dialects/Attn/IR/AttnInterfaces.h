@@ -19,6 +19,13 @@ class DialectRegistry;
 
 namespace lcc::attn {
 
+/// How an attention form is split over ranks that each hold a share of
+/// the sequence (AttentionFormInterface::getSequenceSplit).
+enum class SequenceSplit {
+  /// All-to-all from sequence shares to head shares and back (Ulysses).
+  HeadsOverRanks,
+};
+
 /// What DifferentiableOpInterface::getSelfTrainedOperand returns.
 struct SelfTrainedOperand {
   mlir::OpOperand *operand = nullptr;

@@ -18,8 +18,8 @@ def Attn_AttentionFormInterface : OpInterface<"AttentionFormInterface"> {
   let description = [{
     An op that computes attention (dense, or one of the long-context forms):
     what `--reversible` pairs with the feed-forward after it, what
-    `--attention=dense` undoes and what `attn-chunk-ff`'s attention-chunks
-    may split. (How a form is split across ranks will be a method here.)
+    `--attention=dense` undoes, what `attn-chunk-ff`'s attention-chunks
+    may split, and how `attn-context-parallel` splits it across ranks.
   }];
   let methods = [
     InterfaceMethod<[{
@@ -44,6 +44,25 @@ def Attn_AttentionFormInterface : OpInterface<"AttentionFormInterface"> {
       }],
       "void", "setRowChunks", (ins "int64_t":$chunks), [{}],
       [{ llvm_unreachable("setRowChunks on a form that has no row groups"); }]>,
+    InterfaceMethod<[{
+        How attn-context-parallel splits the op over the ranks that each
+        hold a share of the sequence. HeadsOverRanks (DeepSpeed-Ulysses):
+        its sequence operands ([batch, heads, seq, dim]) are exchanged
+        all-to-all so that each rank holds the whole sequence of a share of
+        the heads, the op runs on those, and its results go back; a form
+        whose rows are independent per head needs nothing else, and every
+        form may use it.
+      }],
+      "::lcc::attn::SequenceSplit", "getSequenceSplit", (ins), [{}],
+      [{ return ::lcc::attn::SequenceSplit::HeadsOverRanks; }]>,
+    InterfaceMethod<[{
+        The operands that hold one slice per head along their leading
+        dimension (adaptive span's z, routed attention's centroids): under
+        HeadsOverRanks each rank takes its heads' slices.
+      }],
+      "void", "getPerHeadOperands",
+      (ins "::llvm::SmallVectorImpl<unsigned> &":$operands), [{}],
+      [{ return; }]>,
   ];
 }
 

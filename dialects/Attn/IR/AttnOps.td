@@ -240,7 +240,7 @@ def Attn_SparseAttentionOp : Attn_Op<"sparse_attention", [Pure,
 
 def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure,
     DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
-        ["buildDenseAttention"]>,
+        ["buildDenseAttention", "getPerHeadOperands"]>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["buildVectorJacobianProduct", "getSelfTrainedOperand",
          "buildSelfTrainedUpdate"]>]> {
@@ -357,7 +357,9 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
 }
 
 def Attn_AdaptiveSpanAttentionOp
-    : Attn_Op<"adaptive_span_attention", [Pure, Attn_AttentionFormInterface,
+    : Attn_Op<"adaptive_span_attention", [Pure,
+      DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
+        ["getPerHeadOperands"]>,
       DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["expandForDifferentiation", "buildVectorJacobianProduct",
          "getUnitIntervalOperands"]>]> {

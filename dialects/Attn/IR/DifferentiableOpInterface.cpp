@@ -364,3 +364,40 @@ RingShiftOp::buildVectorJacobianProduct(OpBuilder &b,
       RingShiftOp::create(b, getLoc(), resultGradients[0], -getOffset());
   return success();
 }
+
+LogicalResult
+AllReduceOp::buildVectorJacobianProduct(OpBuilder &b,
+                                        ArrayRef<Value> resultGradients,
+                                        SmallVectorImpl<Value> &operandGradients) {
+  // Every rank's copy of result i is the same sum (or mean) of the ranks'
+  // operand i: operand i's gradient sums (or averages) the copies'.
+  SmallVector<Value> given;
+  SmallVector<unsigned> which;
+  for (auto [i, gradient] : llvm::enumerate(resultGradients))
+    if (gradient) {
+      given.push_back(gradient);
+      which.push_back(i);
+    }
+  auto reduced = AllReduceOp::create(b, getLoc(), getReductionAttr(), given);
+  for (auto [i, gradient] : llvm::zip_equal(which, reduced.getResults()))
+    operandGradients[i] = gradient;
+  return success();
+}
+
+LogicalResult
+RankSliceOp::buildVectorJacobianProduct(OpBuilder &b,
+                                        ArrayRef<Value> resultGradients,
+                                        SmallVectorImpl<Value> &operandGradients) {
+  operandGradients[0] = RankPadOp::create(b, getLoc(), getValue().getType(),
+                                          resultGradients[0]);
+  return success();
+}
+
+LogicalResult
+RankPadOp::buildVectorJacobianProduct(OpBuilder &b,
+                                      ArrayRef<Value> resultGradients,
+                                      SmallVectorImpl<Value> &operandGradients) {
+  operandGradients[0] = RankSliceOp::create(b, getLoc(), getValue().getType(),
+                                            resultGradients[0]);
+  return success();
+}

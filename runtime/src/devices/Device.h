@@ -40,12 +40,12 @@ public:
 /// What an exchange command sends where (lcm.fbs Exchange), at device
 /// addresses.
 struct ExchangeSpec {
-  bool allToAll;      // else a ring shift
-  uint64_t blocks;    // all-to-all: one per rank of the job compiled for
-  int64_t ringOffset; // ring shift
+  lcm::ExchangePattern pattern;
+  uint64_t blocks;    // but Ring: one per rank of the job compiled for
+  int64_t ringOffset; // Ring
   const void *source;
   void *target;
-  uint64_t bytes;
+  uint64_t sourceBytes, targetBytes;
 };
 
 /// One command of a function, its bindings resolved to device addresses.

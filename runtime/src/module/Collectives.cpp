@@ -4,6 +4,7 @@
 
 #include "comm/MpiCommunicator.h"
 
+#include <cstring>
 #include <memory>
 
 namespace lcc::runtime {
@@ -66,6 +67,59 @@ std::function<Status()> makeAllReduceStep(Device &device,
   };
 }
 
+namespace {
+
+/// A rank slice or pad: this rank's block moved, no other rank involved.
+Status moveRankBlock(Device &device, const ExchangeSpec &exchange, int rank,
+                     std::vector<char> &zeros) {
+  if (exchange.pattern == lcm::ExchangePattern::RankSlice) {
+    uint64_t block = exchange.targetBytes;
+    return device.copyOnDevice(
+        exchange.target,
+        static_cast<const char *>(exchange.source) + uint64_t(rank) * block,
+        block);
+  }
+  uint64_t block = exchange.sourceBytes;
+  if (device.isHostAddressable()) {
+    std::memset(exchange.target, 0, exchange.targetBytes);
+  } else {
+    zeros.assign(exchange.targetBytes, 0);
+    LCC_RETURN_IF_ERROR(device.copyToDevice(exchange.target, zeros.data(),
+                                            exchange.targetBytes));
+  }
+  return device.copyOnDevice(static_cast<char *>(exchange.target) +
+                                 uint64_t(rank) * block,
+                             exchange.source, block);
+}
+
+/// Bytes sent to, and received from, other ranks.
+Status sendAmongRanks(Device &device, Communicator &comm,
+                      const ExchangeSpec &exchange,
+                      std::vector<char> &staging) {
+  StatusOr<bool> onDevice = device.exchangeOnDevice(comm, exchange);
+  if (!onDevice.ok() || *onDevice)
+    return onDevice.getStatus();
+  uint64_t bytes = exchange.sourceBytes;
+  const void *source = exchange.source;
+  void *target = exchange.target;
+  if (!device.isHostAddressable()) {
+    staging.resize(2 * bytes);
+    LCC_RETURN_IF_ERROR(
+        device.copyToHost(staging.data(), exchange.source, bytes));
+    source = staging.data();
+    target = staging.data() + bytes;
+  }
+  LCC_RETURN_IF_ERROR(
+      exchange.pattern == lcm::ExchangePattern::AllToAll
+          ? comm.allToAll(source, bytes / exchange.blocks, target)
+          : comm.shiftRing(source, bytes, exchange.ringOffset, target));
+  if (!device.isHostAddressable())
+    LCC_RETURN_IF_ERROR(device.copyToDevice(exchange.target, target, bytes));
+  return Status();
+}
+
+} // namespace
+
 std::function<Status()> makeExchangeStep(Device &device,
                                          Communicator *const *communicator,
                                          ExchangeSpec exchange,
@@ -76,46 +130,27 @@ std::function<Status()> makeExchangeStep(Device &device,
     Communicator *comm = *communicator;
     LCC_RETURN_IF_ERROR(checkJoined(comm, name, "exchanges among"));
     uint64_t ranks = comm ? uint64_t(comm->size()) : 1;
-    if (exchange.allToAll && exchange.blocks != ranks)
+    bool ring = exchange.pattern == lcm::ExchangePattern::Ring;
+    if (!ring && exchange.blocks != ranks)
       return Status::error(
-          StatusCode::InvalidArgument, quoted(name), " sends one of its ",
-          exchange.blocks, " blocks to each rank, but the job has ", ranks,
-          ranks == 1 ? " rank" : " ranks",
-          ": run it under mpirun -np ", exchange.blocks,
-          ", or compile it for this job");
-    if (exchange.bytes == 0)
+          StatusCode::InvalidArgument, quoted(name), " has one block per rank "
+          "of a job of ", exchange.blocks, ", but this job has ", ranks,
+          ranks == 1 ? " rank" : " ranks", ": run it under mpirun -np ",
+          exchange.blocks, ", or compile it for this job");
+    if (exchange.sourceBytes == 0 && exchange.targetBytes == 0)
       return Status();
-    bool toItself = ranks == 1 || (!exchange.allToAll &&
-                                   comm->ringNeighbour(exchange.ringOffset) ==
-                                       comm->rank());
-    if (toItself)
-      return device.copyOnDevice(exchange.target, exchange.source,
-                                 exchange.bytes);
-    StatusOr<bool> onDevice = device.exchangeOnDevice(*comm, exchange);
-    if (!onDevice.ok())
-      return onDevice.getStatus().withContext(quoted(name));
-    if (*onDevice)
-      return Status();
-    const void *source = exchange.source;
-    void *target = exchange.target;
-    if (!device.isHostAddressable()) {
-      staging->resize(2 * exchange.bytes);
-      LCC_RETURN_IF_ERROR(device.copyToHost(staging->data(), exchange.source,
-                                            exchange.bytes));
-      source = staging->data();
-      target = staging->data() + exchange.bytes;
-    }
-    Status sent =
-        exchange.allToAll
-            ? comm->allToAll(source, exchange.bytes / exchange.blocks, target)
-            : comm->shiftRing(source, exchange.bytes, exchange.ringOffset,
-                              target);
-    if (!sent.ok())
-      return sent.withContext(quoted(name));
-    if (!device.isHostAddressable())
-      LCC_RETURN_IF_ERROR(
-          device.copyToDevice(exchange.target, target, exchange.bytes));
-    return Status();
+    Status moved;
+    if (exchange.pattern == lcm::ExchangePattern::RankSlice ||
+        exchange.pattern == lcm::ExchangePattern::RankPad)
+      moved = moveRankBlock(device, exchange, comm ? comm->rank() : 0,
+                            *staging);
+    else if (ranks == 1 ||
+             (ring && comm->ringNeighbour(exchange.ringOffset) == comm->rank()))
+      moved = device.copyOnDevice(exchange.target, exchange.source,
+                                  exchange.sourceBytes);
+    else
+      moved = sendAmongRanks(device, *comm, exchange, *staging);
+    return moved.ok() ? moved : moved.withContext(quoted(name));
   };
 }
 

@@ -37,9 +37,11 @@ std::function<Status()> makeAllReduceStep(Device &device,
                                           bool mean, std::string name);
 
 /// The step that fills the target with what the other ranks of
-/// `*communicator` send it: on the device's own engine where it has one
-/// (NCCL), else staged through host memory. One process alone copies; an
-/// all-to-all is refused unless the job has one rank per block.
+/// `*communicator` send it (an all-to-all, a ring shift): on the device's
+/// own engine where it has one (NCCL), else staged through host memory;
+/// or with this rank's block of the source, or the source at this rank's
+/// block (a rank slice or pad). One process alone copies a ring shift;
+/// the other patterns are refused unless the job has one rank per block.
 std::function<Status()> makeExchangeStep(Device &device,
                                          Communicator *const *communicator,
                                          ExchangeSpec exchange,

@@ -474,22 +474,39 @@ private:
                                      path + ".exchange.target"));
     const lcm::Binding &source = *exchange.source(),
                        &target = *exchange.target();
-    if (source.length() != target.length())
-      return invalidModule(path, " exchanges ", source.length(),
-                           " bytes into a target of ", target.length());
+    // The range of `blocks` blocks, and the other's length: one block, or
+    // all of them.
+    uint64_t blocks = exchange.blocks(), whole = source.length(),
+             other = target.length(), block = whole;
     switch (exchange.pattern()) {
     case lcm::ExchangePattern::AllToAll:
-      if (exchange.blocks() == 0 || source.length() % exchange.blocks() != 0)
-        return invalidModule(path, " divides ", source.length(),
-                             " bytes into ", exchange.blocks(),
-                             " blocks, not equal whole ones");
+      block = blocks ? whole / blocks : 0;
       break;
     case lcm::ExchangePattern::Ring:
+      blocks = 1;
+      break;
+    case lcm::ExchangePattern::RankSlice:
+      block = other;
+      break;
+    case lcm::ExchangePattern::RankPad:
+      std::swap(whole, other);
+      block = other;
       break;
     default:
       return invalidModule(path, " has unknown exchange pattern ",
                            int(exchange.pattern()));
     }
+    if (blocks == 0 || whole % blocks != 0)
+      return invalidModule(path, " divides ", whole, " bytes into ", blocks,
+                           " blocks, not equal whole ones");
+    if (block != whole / blocks)
+      return invalidModule(path, " has blocks of ", whole / blocks,
+                           " bytes, but its other range is ", block);
+    if (exchange.pattern() == lcm::ExchangePattern::AllToAll ||
+        exchange.pattern() == lcm::ExchangePattern::Ring)
+      if (source.length() != target.length())
+        return invalidModule(path, " exchanges ", source.length(),
+                             " bytes into a target of ", target.length());
     // The caller's inputs may be read where they lie, and never written;
     // the exchange runs on memory the session owns.
     lcm::BufferKind from = function.buffers()->Get(source.buffer())->kind(),
@@ -503,7 +520,7 @@ private:
                            " buffer ", target.buffer());
     Extent a = extentOf(source, function), b = extentOf(target, function);
     if (a.space == b.space && a.begin < b.end && b.begin < a.end &&
-        source.length() > 0)
+        source.length() > 0 && target.length() > 0)
       return invalidModule(path, " exchanges between overlapping ranges");
     return Status();
   }

@@ -207,12 +207,13 @@ Status Function::prepare(size_t index) {
           allReduce.reduction() == lcm::Reduction::Mean, next.name);
     } else if (command.kind() == lcm::CommandKind::Exchange) {
       const lcm::Exchange &exchange = *command.exchange();
-      ExchangeSpec spec{exchange.pattern() == lcm::ExchangePattern::AllToAll,
+      ExchangeSpec spec{exchange.pattern(),
                         exchange.blocks(),
                         exchange.ring_offset(),
                         resolve(*exchange.source()),
                         resolve(*exchange.target()),
-                        exchange.source()->length()};
+                        exchange.source()->length(),
+                        exchange.target()->length()};
       next.hostStep = makeExchangeStep(
           session.getDevice(), &session.communicator, spec, next.name);
     } else {

@@ -261,3 +261,19 @@ func.func @ring_shift_without_offset(%x: tensor<4xf32>) {
   %r = attn.ring_shift %x : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @rank_slice_of_another_shape(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{'attn.rank_slice' op expected 'tensor<1x4xf32>' to be one leading-dimension block of 'tensor<2x3xf32>'}}
+  %r = attn.rank_slice %x : tensor<2x3xf32> -> tensor<1x4xf32>
+  return
+}
+
+// -----
+
+func.func @rank_pad_of_two_blocks(%x: tensor<2x3xf32>) {
+  // expected-error@+1 {{'attn.rank_pad' op expected 'tensor<2x3xf32>' to be one leading-dimension block of 'tensor<4x3xf32>'}}
+  %r = attn.rank_pad %x : tensor<2x3xf32> -> tensor<4x3xf32>
+  return
+}

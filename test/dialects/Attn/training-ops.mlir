@@ -136,5 +136,9 @@ func.func @exchanges(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %a = attn.all_to_all %x : tensor<2x3x4xf32>
   // CHECK: attn.ring_shift %{{.+}} by -2 : tensor<2x3x4xf32>
   %s = attn.ring_shift %a by -2 : tensor<2x3x4xf32>
-  return %s : tensor<2x3x4xf32>
+  // CHECK: attn.rank_slice %{{.+}} : tensor<2x3x4xf32> -> tensor<1x3x4xf32>
+  %m = attn.rank_slice %s : tensor<2x3x4xf32> -> tensor<1x3x4xf32>
+  // CHECK: attn.rank_pad %{{.+}} : tensor<1x3x4xf32> -> tensor<2x3x4xf32>
+  %p = attn.rank_pad %m : tensor<1x3x4xf32> -> tensor<2x3x4xf32>
+  return %p : tensor<2x3x4xf32>
 }

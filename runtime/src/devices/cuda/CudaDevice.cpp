@@ -451,16 +451,16 @@ StatusOr<bool> CudaDevice::exchangeOnDevice(Communicator &job,
   LCC_RETURN_IF_ERROR(startNccl(job));
   uint64_t source = toDevice(exchange.source),
            target = toDevice(exchange.target);
-  if (exchange.allToAll) {
-    uint64_t block = exchange.bytes / exchange.blocks;
+  if (exchange.pattern == lcm::ExchangePattern::AllToAll) {
+    uint64_t block = exchange.sourceBytes / exchange.blocks;
     LCC_RETURN_IF_ERROR(
         nccl->allToAll(source, block, job.size(), target, stream));
     job.noteSent(block * uint64_t(job.size() - 1));
   } else {
     LCC_RETURN_IF_ERROR(nccl->sendAroundRing(
-        source, exchange.bytes, job.ringNeighbour(exchange.ringOffset),
+        source, exchange.sourceBytes, job.ringNeighbour(exchange.ringOffset),
         job.ringNeighbour(-exchange.ringOffset), target, stream));
-    job.noteSent(exchange.bytes);
+    job.noteSent(exchange.sourceBytes);
   }
   LCC_RETURN_IF_ERROR(driver->check(driver->cuStreamSynchronize(stream),
                                     "an exchange on " + describe()));
