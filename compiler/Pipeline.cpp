@@ -107,6 +107,14 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       return failure();
     done("attention forms");
   }
+  if (options.contextParallel > 1) {
+    if (failed(runDumpedPipeline(
+            module, "context-parallel", options.dump, [&](PassManager &pm) {
+              pm.addPass(createContextParallel({options.contextParallel}));
+            })))
+      return failure();
+    done("context parallelism");
+  }
   if (options.reversible) {
     if (failed(runDumpedPipeline(
             module, "reversible", options.dump,

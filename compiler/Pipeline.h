@@ -59,6 +59,10 @@ struct CompileOptions : AttentionFormOptions {
   /// for the targets, see attentionTilingFor).
   int64_t queryTile = knobs::kQueryTile.defaultValue;
   int64_t keyTile = knobs::kKeyTile.defaultValue;
+  /// lcc --context-parallel=P: attn-context-parallel splits each sequence
+  /// over P ranks after the attention forms (1: one process, nothing
+  /// split).
+  int64_t contextParallel = 1;
   /// lcc --reversible and --ff-chunks=N (0: not given): attn-insert-reversible
   /// and attn-chunk-ff run after the attention forms.
   bool reversible = false;

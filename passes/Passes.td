@@ -96,6 +96,38 @@ def InsertReversible : Pass<"attn-insert-reversible", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def ContextParallel : Pass<"attn-context-parallel", "mlir::ModuleOp"> {
+  let summary = "split one sequence over the ranks of a job";
+  let description = [{
+    Context parallelism (`lcc --context-parallel=P`, docs/training.md):
+    every function that attends takes rank r's share of the positions, r *
+    L / P to (r + 1) * L / P, of each argument [B, L, ...] that holds the
+    sequence, and returns its share of each result that holds it
+    (arguments and results marked `attn.split_dim`, which the artifact
+    records). Its blocks are flattened as for the train step; the ops
+    that work position by position run on the share as they are; learned
+    positions [1, L, width] are cut to the share (attn.rank_slice); every
+    attention form is split as its AttentionFormInterface says
+    (getSequenceSplit): today over the heads (DeepSpeed-Ulysses), its
+    sequence operands exchanged all-to-all for the whole sequence of the
+    rank's H / P heads, its per-head operands cut to them, and its results
+    exchanged back. A cross-entropy loss, the mean over the share's
+    positions, is averaged over the ranks (attn.all_reduce), so that every
+    rank holds the whole sequence's loss and the train step's gradients,
+    averaged over the ranks, are the whole sequence's. Each attention's
+    heads and the sequence must divide by P; anything else that reads the
+    positions (memories of earlier segments, a mask reading the head
+    number, a weighted loss, an op that mixes positions) is an error
+    naming it. One rank changes nothing.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Ranks the sequence is split over">,
+  ];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ChunkFeedForward : Pass<"attn-chunk-ff", "mlir::ModuleOp"> {
   let summary = "run every feed-forward in chunks of positions";
   let description = [{

@@ -41,9 +41,11 @@ int64_t dimOf(Value v, unsigned axis) {
 } // namespace
 
 SequencePositions::SequencePositions(func::FuncOp function, int64_t length,
-                                     int64_t cachePositions)
+                                     int64_t cachePositions,
+                                     ArrayRef<unsigned> positionArguments)
     : length(length), cachePositions(cachePositions) {
-  axes[function.getArgument(0)] = PositionAxis{1, 0};
+  for (unsigned argument : positionArguments)
+    axes[function.getArgument(argument)] = PositionAxis{1, 0};
   for (Operation &op : function.getBody().front())
     visit(op);
 }
@@ -162,10 +164,10 @@ std::string SequencePositions::placeResults(Operation &op) {
     axes[concat.getResult()] = PositionAxis{last->axis, memoryRows};
     return "";
   }
-  return ("may mix positions: a decode step runs the ops that work "
-          "position by position (attn's model ops, elementwise ops, "
-          "reshapes and transposes that keep the positions apart, memories "
-          "joined before them)");
+  return ("may mix positions: a decode step, or a rank's share of the "
+          "sequence, runs only the ops that work position by position "
+          "(attn's model ops, elementwise ops, reshapes and transposes that "
+          "keep the positions apart, memories joined before them)");
 }
 
 bool SequencePositions::isLearnedPositions(Value v, unsigned axis) const {

@@ -35,10 +35,12 @@ struct PositionAxis {
 class SequencePositions {
 public:
   /// The values of `function` (flat: one block) per position of its
-  /// first argument, tokens [B, `length`]; the step's caches hold
-  /// `cachePositions` (learned positions have none beyond `length`).
+  /// arguments `positionArguments` (tokens, labels: [B, `length`, ...]),
+  /// the first by default; the step's caches hold `cachePositions`
+  /// (learned positions have none beyond `length`).
   SequencePositions(mlir::func::FuncOp function, int64_t length,
-                    int64_t cachePositions);
+                    int64_t cachePositions,
+                    llvm::ArrayRef<unsigned> positionArguments = {0});
 
   /// Where `value` has its positions, or none: a value computed without
   /// the tokens (weights, memories, what they compute alone).

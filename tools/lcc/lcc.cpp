@@ -222,6 +222,16 @@ cl::opt<bool> reversible(
              "written as attn.reversible are kept"),
     cl::init(false), cl::cat(lccCategory));
 
+cl::opt<int64_t> contextParallel(
+    "context-parallel",
+    cl::desc("Split each sequence over P ranks (attn-context-parallel): "
+             "every function that attends takes and returns rank r's share "
+             "of the positions, attention split over the heads "
+             "(DeepSpeed-Ulysses), the loss averaged over the ranks. Run "
+             "the artifact under mpirun -np P: lcc-run and lcc-train give "
+             "each rank its share and write whole results from rank 0"),
+    cl::value_desc("P"), cl::init(1), cl::cat(lccCategory));
+
 cl::opt<int64_t> ffChunks = knobFlag(lcc::knobs::kFeedForwardChunks);
 cl::opt<int64_t> attentionChunks = knobFlag(lcc::knobs::kAttentionChunks);
 cl::opt<int64_t> queryTile = knobFlag(lcc::knobs::kQueryTile);
@@ -621,8 +631,25 @@ int main(int argc, char **argv) {
                             "--decode");
     return 1;
   }
+  if (contextParallel < 1 || contextParallel > (int64_t(1) << 20)) {
+    lcc::reportError(kTool, "expected --context-parallel between 1 and " +
+                                std::to_string(int64_t(1) << 20) + ", got " +
+                                std::to_string(contextParallel));
+    return 1;
+  }
+  if (contextParallel > 1)
+    for (auto [given, flag] :
+         {std::pair{reversible.getValue(), "--reversible"},
+          std::pair{decode.has_value(), "--decode"}})
+      if (given) {
+        lcc::reportError(kTool, std::string(flag) +
+                                    " with --context-parallel is not "
+                                    "supported yet");
+        return 1;
+      }
   lcc::CompileOptions options;
   static_cast<lcc::AttentionFormOptions &>(options) = forms;
+  options.contextParallel = contextParallel;
   options.decode = decode;
   options.stopAfter = *stage;
   options.cpu = cpuName;

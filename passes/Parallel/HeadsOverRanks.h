@@ -1,0 +1,48 @@
+//===- HeadsOverRanks.h - a sequence's shares and the ranks' heads -*- C++ -*-===//
+//
+// The steps context parallelism builds between ranks that each hold a
+// share of one sequence (docs/training.md, "Context parallel"): taking a
+// rank's share of a tensor every rank holds, and DeepSpeed-Ulysses'
+// exchange of an attention's [batch, heads, seq / P, dim] operands for
+// [batch, heads / P, seq, dim] (each rank the whole sequence of its share
+// of the heads) and of its results back.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LCC_PASSES_PARALLEL_HEADSOVERRANKS_H
+#define LCC_PASSES_PARALLEL_HEADSOVERRANKS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace lcc::attn {
+class AttentionFormInterface;
+} // namespace lcc::attn
+
+namespace lcc::parallel {
+
+/// `type` with dimension `dim` divided by `ranks`.
+mlir::RankedTensorType shareOf(mlir::RankedTensorType type, int64_t dim,
+                               int64_t ranks);
+
+/// This rank's share of `whole` (the same on every rank): block r of the
+/// `ranks` equal blocks along `dim`.
+mlir::Value takeRankShare(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value whole, int64_t dim, int64_t ranks);
+
+/// Splits `form`, whose sequence operands hold this rank's share of the
+/// positions ([batch, heads, seq / ranks, dim]), over the heads: those
+/// operands exchanged for the whole sequence of this rank's heads, its
+/// per-head operands (getPerHeadOperands) cut to those heads, the form run
+/// on them, and its results exchanged back; uses of its results read the
+/// exchanged ones. `isShare(v)` says whether operand v is a share of the
+/// positions; `shares` gets the values that replace the results (this
+/// rank's positions, on axis 2). An error names what cannot be split.
+mlir::LogicalResult
+splitHeadsOverRanks(lcc::attn::AttentionFormInterface form, int64_t ranks,
+                    llvm::function_ref<bool(mlir::Value)> isShare,
+                    llvm::SmallVectorImpl<mlir::Value> &shares);
+
+} // namespace lcc::parallel
+
+#endif // LCC_PASSES_PARALLEL_HEADSOVERRANKS_H

@@ -1,0 +1,61 @@
+// RUN: lcc-opt %s --split-input-file --attn-context-parallel=ranks=2 | FileCheck %s
+
+// Each rank takes half of the positions of the tokens and labels, and its
+// half of the learned positions; the attention runs on the whole sequence
+// of half of the heads (all-to-all there and back); the loss over a half is
+// averaged over the ranks.
+// CHECK-LABEL: func.func @loss(
+// CHECK-SAME: %{{.+}}: tensor<1x4xi32> {attn.split_dim = 1 : i64}, %{{.+}}: tensor<1x4xi32> {attn.split_dim = 1 : i64}) -> tensor<f32>
+// CHECK: %[[POS:.+]] = attn.param "pos" : tensor<1x8x4xf32>
+// CHECK: %[[BLOCKS:.+]] = tensor.expand_shape %[[POS]] {{\[\[}}0], [1, 2], [3]] output_shape [1, 2, 4, 4]
+// CHECK: %[[BYRANK:.+]] = linalg.transpose ins(%[[BLOCKS]] : tensor<1x2x4x4xf32>) {{.+}} permutation = [1, 0, 2, 3]
+// CHECK: %[[MINE:.+]] = attn.rank_slice %[[BYRANK]] : tensor<2x1x4x4xf32> -> tensor<1x1x4x4xf32>
+// CHECK: tensor.collapse_shape %[[MINE]] {{\[\[}}0, 1], [2], [3]] : tensor<1x1x4x4xf32> into tensor<1x4x4xf32>
+// CHECK: attn.split_heads {{.+}} -> tensor<1x2x4x2xf32>
+// CHECK: attn.all_to_all %{{.+}} : tensor<2x1x1x4x2xf32>
+// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true} : (tensor<1x1x8x2xf32>, tensor<1x1x8x2xf32>, tensor<1x1x8x2xf32>) -> tensor<1x1x8x2xf32>
+// CHECK: attn.all_to_all %{{.+}} : tensor<2x1x1x4x2xf32>
+// CHECK: attn.merge_heads {{.+}} -> tensor<1x4x4xf32>
+// CHECK: %[[L:.+]] = attn.softmax_cross_entropy {{.+}} : (tensor<1x4x6xf32>, tensor<1x4xi32>) -> tensor<f32>
+// CHECK: %[[MEAN:.+]] = attn.all_reduce mean %[[L]] : tensor<f32>
+// CHECK: return %[[MEAN]]
+func.func @loss(%tokens: tensor<1x8xi32>, %labels: tensor<1x8xi32>) -> tensor<f32> {
+  %table = attn.param "embed" : tensor<6x4xf32>
+  %x = attn.embedding %tokens, %table : (tensor<1x8xi32>, tensor<6x4xf32>) -> tensor<1x8x4xf32>
+  %pos = attn.param "pos" : tensor<1x8x4xf32>
+  %x0 = arith.addf %x, %pos : tensor<1x8x4xf32>
+  %wq = attn.param "wq" : tensor<4x4xf32>
+  %wk = attn.param "wk" : tensor<4x4xf32>
+  %wv = attn.param "wv" : tensor<4x4xf32>
+  %wo = attn.param "wo" : tensor<4x4xf32>
+  %h = attn.multi_head_attention %x0, query %wq, key %wk, value %wv, output %wo {heads = 2 : i64}
+      : (tensor<1x8x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<1x8x4xf32> {
+  ^bb0(%q: tensor<1x2x8x2xf32>, %k: tensor<1x2x8x2xf32>, %v: tensor<1x2x8x2xf32>):
+    %o = attn.attention %q, %k, %v {causal = true}
+        : (tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x2xf32>
+    attn.yield %o : tensor<1x2x8x2xf32>
+  }
+  %head = attn.param "head" : tensor<4x6xf32>
+  %logits = attn.linear %h, %head : (tensor<1x8x4xf32>, tensor<4x6xf32>) -> tensor<1x8x6xf32>
+  %l = attn.softmax_cross_entropy %logits, %labels : (tensor<1x8x6xf32>, tensor<1x8xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// Adaptive span's z, one per head: each rank takes its heads'.
+// CHECK-LABEL: func.func @per_head(
+// CHECK: %[[Z:.+]] = attn.param "z" : tensor<4xf32>
+// CHECK: %[[ZB:.+]] = tensor.expand_shape %[[Z]] {{\[\[}}0, 1]] output_shape [2, 2]
+// CHECK: %[[ZM:.+]] = attn.rank_slice %[[ZB]] : tensor<2x2xf32> -> tensor<1x2xf32>
+// CHECK: %[[ZS:.+]] = tensor.collapse_shape %[[ZM]] {{\[\[}}0, 1]] : tensor<1x2xf32> into tensor<2xf32>
+// CHECK: attn.adaptive_span_attention %{{.+}}, %{{.+}}, %{{.+}}, %[[ZS]] {{.+}} -> tensor<1x2x8x3xf32>
+// CHECK: return %{{.+}} : tensor<1x4x12xf32>
+func.func @per_head(%x: tensor<1x8x12xf32>) -> tensor<1x8x12xf32> {
+  %q = attn.split_heads %x {heads = 4 : i64} : (tensor<1x8x12xf32>) -> tensor<1x4x8x3xf32>
+  %z = attn.param "z" : tensor<4xf32>
+  %o = attn.adaptive_span_attention %q, %q, %q, %z {max_span = 8 : i64, ramp = 2 : i64, causal = true}
+      : (tensor<1x4x8x3xf32>, tensor<1x4x8x3xf32>, tensor<1x4x8x3xf32>, tensor<4xf32>) -> tensor<1x4x8x3xf32>
+  %y = attn.merge_heads %o : (tensor<1x4x8x3xf32>) -> tensor<1x8x12xf32>
+  return %y : tensor<1x8x12xf32>
+}
