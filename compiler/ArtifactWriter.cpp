@@ -31,7 +31,7 @@ public:
   FailureOr<std::string> run(ArrayRef<HostProgram> functions,
                              const ParameterTable &parameters,
                              ArrayRef<ExecutableImage> executables,
-                             std::string &error);
+                             std::string &error, uint32_t contextParallel);
 
 private:
   FailureOr<flatbuffers::Offset<lcm::TensorSignature>>
@@ -51,7 +51,8 @@ private:
     if (s.validRange)
       range = {s.validRange->first, s.validRange->second};
     return lcm::CreateTensorSignatureDirect(fbb, s.name.c_str(), *dtype, &shape,
-                                            s.validRange ? &range : nullptr);
+                                            s.validRange ? &range : nullptr,
+                                            int32_t(s.splitDim));
   }
   flatbuffers::Offset<lcm::Binding> binding(const BufferRange &r) {
     return lcm::CreateBinding(fbb, r.buffer, r.offset, r.length);
@@ -105,7 +106,8 @@ lcm::ExecutableFormat executableFormat(ExecutableImage::Format format) {
 FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
                                    const ParameterTable &parameters,
                                    ArrayRef<ExecutableImage> executables,
-                                   std::string &error) {
+                                   std::string &error,
+                                   uint32_t contextParallel) {
   if (executables.empty()) {
     error = "the module has no executable";
     return failure();
@@ -256,9 +258,9 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
                                   &buffers, program.arenaSize, &commands));
   }
 
-  auto module = lcm::CreateModuleDirect(fbb, lcm::kModuleVersion,
-                                        "lcc " LCC_VERSION, &functionOffsets,
-                                        &parameterOffsets, &executableOffsets);
+  auto module = lcm::CreateModuleDirect(
+      fbb, lcm::kModuleVersion, "lcc " LCC_VERSION, &functionOffsets,
+      &parameterOffsets, &executableOffsets, contextParallel);
   lcm::FinishModuleBuffer(fbb, module);
   return std::string(reinterpret_cast<const char *>(fbb.GetBufferPointer()),
                      fbb.GetSize());
@@ -269,6 +271,8 @@ FailureOr<std::string> Writer::run(ArrayRef<HostProgram> functions,
 FailureOr<std::string> lcc::writeArtifact(ArrayRef<HostProgram> functions,
                                           const ParameterTable &parameters,
                                           ArrayRef<ExecutableImage> executables,
-                                          std::string &error) {
-  return Writer().run(functions, parameters, executables, error);
+                                          std::string &error,
+                                          uint32_t contextParallel) {
+  return Writer().run(functions, parameters, executables, error,
+                      contextParallel);
 }

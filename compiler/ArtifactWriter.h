@@ -37,11 +37,13 @@ struct ExecutableImage {
 /// the same entry points in the same order: dispatches name one by its
 /// index in that list. Fails with a message when they differ, when a
 /// dispatch names an entry point no executable has, or when a type has no
-/// artifact dtype.
+/// artifact dtype. `contextParallel`: the ranks each sequence is split
+/// over (lcc --context-parallel), 1 when none.
 mlir::FailureOr<std::string>
 writeArtifact(llvm::ArrayRef<HostProgram> functions,
               const ParameterTable &parameters,
-              llvm::ArrayRef<ExecutableImage> executables, std::string &error);
+              llvm::ArrayRef<ExecutableImage> executables, std::string &error,
+              uint32_t contextParallel = 1);
 
 } // namespace lcc
 

@@ -275,6 +275,9 @@ LogicalResult Planner::planArguments() {
               arg.getArgNumber(), "attn.valid_range");
           range && range.size() == 2)
         program.inputs.back().validRange = {range[0], range[1]};
+      if (auto split = host.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(),
+                                                          "attn.split_dim"))
+        program.inputs.back().splitDim = split.getInt();
       buffer = addBuffer(BufferKind::Input, index, type);
       description = "input " + std::to_string(index);
     }
@@ -575,6 +578,8 @@ FailureOr<HostProgram> Planner::run() {
     unsigned index = program.outputs.size();
     program.outputs.push_back(
         {name ? name.str() : ("result" + Twine(index)).str(), type, {}});
+    if (auto split = host.getResultAttrOfType<IntegerAttr>(i, "attn.split_dim"))
+      program.outputs.back().splitDim = split.getInt();
     outputBuffers.push_back(addBuffer(BufferKind::Output, index, type));
     // A dispatch result returned as it is, or through reshapes that only
     // rename its bytes, is written straight into the result buffer.

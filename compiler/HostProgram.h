@@ -28,6 +28,9 @@ struct TensorSignature {
   mlir::RankedTensorType type;
   /// For integer inputs that index a table: every element's [min, max].
   std::optional<std::pair<int64_t, int64_t>> validRange;
+  /// Context parallelism: the dimension holding the rank's share of the
+  /// positions (attn.split_dim), -1 when whole.
+  int64_t splitDim = -1;
 };
 
 struct Parameter {

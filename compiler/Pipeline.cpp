@@ -300,7 +300,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
 
   std::string error;
   FailureOr<std::string> artifact =
-      writeArtifact(programs, parameters, executables, error);
+      writeArtifact(programs, parameters, executables, error,
+                    uint32_t(options.contextParallel));
   if (failed(artifact))
     return module.emitError(error), failure();
   done("artifact");

@@ -30,6 +30,10 @@ namespace lcc::lcm {
 /// other, a writer writes it. Bumped whenever a field changes meaning.
 constexpr uint32_t kModuleVersion = 8;
 
+/// The most ranks a module's sequences may be split over
+/// (Module.context_parallel), as lcc --context-parallel allows.
+constexpr uint32_t kMaxContextParallel = uint32_t(1) << 20;
+
 /// State parameters named with this prefix are a decode step's key and
 /// value caches (lcc --decode): scratch that the runtime neither writes to
 /// a checkpoint nor asks of one.

@@ -263,9 +263,18 @@ std::string Handles::joinJob() {
   ranks = lccCommunicatorGetSize(communicator);
   if (LccStatus status = lccSessionSetCommunicator(session, communicator))
     return takeMessage(status);
+  if (ranks > 1)
+    jobOfSeveralRanks = communicator;
+  // Each rank holds a share of every sequence: the job must have as many.
+  uint32_t shares = lccModuleGetContextParallel(module);
+  if (shares > 1 && uint32_t(ranks) != shares)
+    return model + " splits each sequence over " + std::to_string(shares) +
+           " ranks (lcc --context-parallel=" + std::to_string(shares) +
+           "): run it under mpirun -np " + std::to_string(shares) +
+           ", not in a job of " + std::to_string(ranks) +
+           (ranks == 1 ? " rank" : " ranks");
   if (ranks == 1)
     return "";
-  jobOfSeveralRanks = communicator;
   // Ranks running different artifacts would reduce unrelated tensors.
   uint64_t mine = lccModuleGetChecksum(module);
   std::vector<uint64_t> every(static_cast<size_t>(ranks));

@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "common/RuntimeTool.h"
+#include "common/SequenceShares.h"
 
 #include "lcc/runtime.h"
 
@@ -603,6 +604,25 @@ int run(const Options &options) {
     if (!error.empty())
       return kTool.fail(kExitError, error);
   }
+  // Context parallelism: each rank takes its share of the whole inputs.
+  SequenceShares shares(handles.module, lccFunctionGetName(function),
+                        handles.getRank(), handles.getRanks());
+  if (shares.splits() && (options.segments > 1 || !options.carries.empty()))
+    return kTool.fail(kExitUsage,
+                      std::string(options.segments > 1 ? "--segments"
+                                                       : "--carry") +
+                          " with a function that splits its sequence over "
+                          "ranks (lcc --context-parallel) is not supported "
+                          "yet");
+  if (inputs.views.size() == lccFunctionGetInputCount(function))
+    for (size_t i = 0; i < inputs.views.size() && error.empty(); ++i) {
+      LccTensorView signature;
+      lccFunctionGetInput(function, i, &signature);
+      error = shares.cutInput(i, signature, inputs.views[i],
+                              "--input '" + options.inputs[i] + "'");
+    }
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
 
   for (const auto &[result, input] : options.carries)
     if (LccStatus status = lccFunctionCarryResult(function, result, input))
@@ -639,12 +659,18 @@ int run(const Options &options) {
   for (uint64_t i = 0; i < options.repeat; ++i)
     if (LccStatus status = runSegments(true, i + 1 == options.repeat))
       return kTool.fail(status);
+  // Results split over the ranks, gathered whole (every rank takes part).
+  std::vector<LccTensorView> wholeResults(outputCount);
+  for (size_t i = 0; i < outputCount && error.empty(); ++i) {
+    lccFunctionGetResult(function, i, &wholeResults[i]);
+    error = shares.gatherResult(handles.communicator, i, wholeResults[i]);
+  }
+  if (!error.empty())
+    return kTool.fail(kExitError, error);
   auto resultView = [&](size_t i) {
     if (segmented)
       return stacked.view(function, i);
-    LccTensorView result;
-    lccFunctionGetResult(function, i, &result);
-    return result;
+    return wholeResults[i];
   };
   std::sort(callMs.begin(), callMs.end());
   double medianMs =

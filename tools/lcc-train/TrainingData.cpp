@@ -135,6 +135,32 @@ std::string loadDataset(const std::vector<std::string> &paths, const char *flag,
   return "";
 }
 
+void keepRankShares(Dataset &dataset, const tools::SequenceShares &shares,
+                    uint64_t ranks, uint64_t rank) {
+  size_t files = dataset.files.views.size();
+  dataset.shareBytes.resize(files);
+  dataset.shareShapes.resize(files);
+  for (size_t i = 0; i < files; ++i) {
+    int dim = shares.getInputSplitDim(i);
+    if (dim < 0)
+      continue;
+    LccTensorView &view = dataset.files.views[i];
+    // A file's rows are the argument's less its batch dimension: the same
+    // dimension holds the positions.
+    std::vector<int64_t> whole(view.shape, view.shape + view.rank);
+    std::vector<int64_t> &shape = dataset.shareShapes[i] = whole;
+    shape[size_t(dim)] /= int64_t(ranks);
+    std::vector<uint8_t> &bytes = dataset.shareBytes[i];
+    bytes.resize(view.size / ranks);
+    tools::cutShare(view.data, whole, lccDTypeGetSize(view.dtype),
+                    size_t(dim), ranks, rank, bytes.data());
+    view.shape = shape.data();
+    view.data = bytes.data();
+    view.size = bytes.size();
+    dataset.rowBytes[i] /= ranks;
+  }
+}
+
 Batcher::Batcher(const Dataset &dataset, const Signature &step)
     : dataset(dataset), step(step), batch(uint64_t(step.inputs[0].shape[0])),
       staging(step.inputs.size()), views(step.inputs.size()) {}

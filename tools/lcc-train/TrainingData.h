@@ -14,6 +14,7 @@
 #define LCC_TOOLS_LCC_TRAIN_TRAININGDATA_H
 
 #include "common/RuntimeTool.h"
+#include "common/SequenceShares.h"
 
 #include "lcc/runtime.h"
 
@@ -64,7 +65,17 @@ struct Dataset {
   tools::NpyFiles files;
   std::vector<uint64_t> rowBytes; // per file
   uint64_t rows = 0;
+  /// Context parallelism: each file's rows cut to this rank's share of the
+  /// positions (keepRankShares), which its view then shows.
+  std::vector<std::vector<uint8_t>> shareBytes;
+  std::vector<std::vector<int64_t>> shareShapes;
 };
+
+/// Context parallelism: every row of `dataset`'s files, read whole, cut to
+/// this rank's share of the positions (`shares`, input i of the step fed
+/// by file i).
+void keepRankShares(Dataset &dataset, const tools::SequenceShares &shares,
+                    uint64_t ranks, uint64_t rank);
 
 /// Reads `paths` (named `flag` in messages: "--data", "--eval-data") and
 /// checks each against the argument of `step` it feeds; returns an error

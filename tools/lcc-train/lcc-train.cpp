@@ -632,10 +632,23 @@ int train(const Options &options) {
   if (!error.empty())
     return kTool.fail(kExitError, error);
 
+  // Context parallelism: the files hold whole sequences, each rank takes
+  // its share of every row once it knows its rank.
+  uint32_t contextParallel = lccModuleGetContextParallel(handles.module);
+  if (contextParallel > 1 && !options.carries.empty())
+    return kTool.fail(kExitUsage, "--carry with a model that splits its "
+                                  "sequence over ranks (lcc "
+                                  "--context-parallel) is not supported yet");
+  lcc::tools::SequenceShares splits(handles.module, kTrainStep, 0,
+                               int(contextParallel));
+  Signature wholeFed = fed;
+  for (size_t i = 0; i < wholeFed.inputs.size(); ++i)
+    wholeFed.inputs[i].shape =
+        splits.wholeInputShape(i, wholeFed.inputs[i].shape);
   Dataset trainData, evalData;
-  error = loadDataset(options.data, "--data", fed, trainData);
+  error = loadDataset(options.data, "--data", wholeFed, trainData);
   if (error.empty() && !options.evalData.empty())
-    error = loadDataset(options.evalData, "--eval-data", fed, evalData);
+    error = loadDataset(options.evalData, "--eval-data", wholeFed, evalData);
   if (!error.empty())
     return kTool.fail(kExitError, error);
   const Dataset &evaluated = options.evalData.empty() ? trainData : evalData;
@@ -643,6 +656,10 @@ int train(const Options &options) {
   error = handles.open(options.device);
   if (error.empty())
     error = handles.joinJob();
+  if (error.empty() && contextParallel > 1)
+    for (Dataset *data : {&trainData, &evalData})
+      keepRankShares(*data, splits, contextParallel,
+                     uint64_t(handles.getRank()));
   HyperParameters hyper;
   if (error.empty())
     error = hyper.find(handles.module, handles.session, options.model);
@@ -675,9 +692,14 @@ int train(const Options &options) {
       return kTool.fail(status);
 
   Batcher batches(trainData, fed);
-  RankShare share{handles.communicator, uint64_t(handles.getRank()),
-                  uint64_t(handles.getRanks()), batches.getBatchRows()};
-  bool leader = share.rank == 0; // prints, plots and checkpoints
+  // Data parallelism over the ranks that do not share one sequence among
+  // them (context parallelism: all of them do, and each takes every row).
+  bool sharesSequence = contextParallel > 1;
+  RankShare share{handles.communicator,
+                  sharesSequence ? 0 : uint64_t(handles.getRank()),
+                  sharesSequence ? 1 : uint64_t(handles.getRanks()),
+                  batches.getBatchRows()};
+  bool leader = handles.getRank() == 0; // prints, plots and checkpoints
   // The job's batch: P ranks' B rows each.
   uint64_t batch = share.rows * share.ranks;
   for (const Dataset *data :
@@ -711,7 +733,9 @@ int train(const Options &options) {
       optimizer.schedule, hyper.getPeakLearningRate(),
       optimizer.minLr.value_or(0.0), optimizer.warmup,
       optimizer.totalSteps.value_or(place.stepsBefore + steps));
-  uint64_t tokensPerStep = functions.batches * share.ranks;
+  // The job's tokens: each rank's share of B rows (context parallelism),
+  // or its own B rows (data parallelism).
+  uint64_t tokensPerStep = functions.batches * uint64_t(handles.getRanks());
   for (int64_t dim : fed.inputs[0].shape)
     tokensPerStep *= uint64_t(dim);
 
@@ -852,8 +876,10 @@ int train(const Options &options) {
     json += "], \"ms_per_step\": " +
             jsonNumber(std::round(median(stepMs) * 1e6) / 1e6, false);
     json += ", \"peak_bytes\": " + std::to_string(peakBytes.front());
-    if (share.ranks > 1) {
-      json += ", \"ranks\": " + std::to_string(share.ranks);
+    if (handles.getRanks() > 1) {
+      json += ", \"ranks\": " + std::to_string(handles.getRanks());
+      if (sharesSequence)
+        json += ", \"context_parallel\": " + std::to_string(contextParallel);
       json += ", \"peak_bytes_per_rank\": " + jsonCounts(peakBytes, ", ");
       json += ", \"sent_bytes_per_rank\": " + jsonCounts(sentBytes, ", ");
     }

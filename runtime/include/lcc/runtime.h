@@ -134,6 +134,9 @@ const char *lccModuleGetFunctionName(LccModule module, size_t index);
 size_t lccModuleGetParameterCount(LccModule module);
 /* CRC-64/XZ of the module's bytes: ranks of one job compare theirs. */
 uint64_t lccModuleGetChecksum(LccModule module);
+/* The ranks each sequence is split over (lcc --context-parallel=P), which
+ * its job must have; 1 when nothing is split. */
+uint32_t lccModuleGetContextParallel(LccModule module);
 /* Bytes of the module's weights, the parameters it neither embeds nor
  * keeps as optimizer state: what a weights file for it holds. */
 uint64_t lccModuleGetParameterBytes(LccModule module);
@@ -165,6 +168,14 @@ void lccModuleGetFunctionInput(LccModule module, size_t function, size_t index,
                                LccTensorView *signature);
 void lccModuleGetFunctionOutput(LccModule module, size_t function, size_t index,
                                 LccTensorView *signature);
+/* Under context parallelism: the dimension of input (output) `index` that
+ * holds this rank's share of the positions, rank r's the r-th of
+ * lccModuleGetContextParallel equal shares (the signature is the share's);
+ * -1 when every rank holds the whole tensor. */
+int lccModuleGetFunctionInputSplitDim(LccModule module, size_t function,
+                                      size_t index);
+int lccModuleGetFunctionOutputSplitDim(LccModule module, size_t function,
+                                       size_t index);
 int lccModuleGetFunctionInputRange(LccModule module, size_t function,
                                    size_t index, int64_t *low, int64_t *high);
 size_t lccModuleGetFunctionCommandCount(LccModule module, size_t function);

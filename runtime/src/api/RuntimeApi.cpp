@@ -270,6 +270,22 @@ void lccModuleGetFunctionOutput(LccModule module, size_t function, size_t index,
                signature);
 }
 
+int lccModuleGetFunctionInputSplitDim(LccModule module, size_t function,
+                                      size_t index) {
+  return module->module->getFunction(function)
+      .inputs()
+      ->Get(index)
+      ->split_dim();
+}
+
+int lccModuleGetFunctionOutputSplitDim(LccModule module, size_t function,
+                                       size_t index) {
+  return module->module->getFunction(function)
+      .outputs()
+      ->Get(index)
+      ->split_dim();
+}
+
 int lccModuleGetFunctionInputRange(LccModule module, size_t function,
                                    size_t index, int64_t *low, int64_t *high) {
   const lcm::TensorSignature &signature =
@@ -346,6 +362,10 @@ const char *lccModuleGetExecutableDescription(LccModule module, size_t index) {
 
 uint64_t lccModuleGetChecksum(LccModule module) {
   return module->module->getChecksum();
+}
+
+uint32_t lccModuleGetContextParallel(LccModule module) {
+  return module->module->get().context_parallel();
 }
 
 uint64_t lccModuleGetParameterBytes(LccModule module) {

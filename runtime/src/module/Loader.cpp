@@ -33,6 +33,10 @@ public:
     if (module.version() != kModuleVersion)
       return invalidModule("unsupported module version ", module.version(),
                            "; this runtime reads version ", kModuleVersion);
+    if (module.context_parallel() < 1 ||
+        module.context_parallel() > lcm::kMaxContextParallel)
+      return invalidModule("context_parallel is ", module.context_parallel(),
+                           "; expected 1 to ", lcm::kMaxContextParallel);
     for (size_t i = 0; i < sizeOf(module.parameters()); ++i)
       LCC_RETURN_IF_ERROR(checkParameter(i));
     for (size_t i = 0; i < sizeOf(module.executables()); ++i) {
@@ -84,6 +88,16 @@ private:
             " values; expected [min, max] with min <= max, on an "
             "integer tensor");
     }
+    int32_t split = signature->split_dim();
+    if (split != -1) {
+      if (split < 0 || size_t(split) >= shape.size())
+        return invalidModule(path, " splits dimension ", split, " of ",
+                             formatShape(shape), " over ranks");
+      if (module.context_parallel() < 2)
+        return invalidModule(path, " is split over ranks in a module of "
+                                   "context_parallel ",
+                             module.context_parallel());
+    }
     return *bytes;
   }
 
@@ -94,6 +108,9 @@ private:
     if (!bytes.ok())
       return bytes.getStatus();
     const lcm::TensorSignature &signature = *parameter.signature();
+    if (signature.split_dim() != -1)
+      return invalidModule(path, " is split over ranks: every rank holds "
+                                 "the whole of a parameter");
     if (!signature.name() || signature.name()->size() == 0)
       return invalidModule(path, " has no name");
     auto [it, inserted] =

@@ -1,0 +1,126 @@
+//===- SequenceShares.cpp - a rank's share of one sequence ----------------===//
+
+#include "common/SequenceShares.h"
+
+#include "common/RuntimeTool.h"
+
+#include <cstring>
+
+namespace lcc::tools {
+namespace {
+
+/// Elements before `dim` (outer), and bytes of the dimensions after it
+/// (inner), of a C-order tensor.
+std::pair<uint64_t, uint64_t> aroundDim(const std::vector<int64_t> &shape,
+                                        size_t dim, size_t elementBytes) {
+  uint64_t outer = 1, inner = elementBytes;
+  for (size_t d = 0; d < shape.size(); ++d)
+    (d < dim ? outer : inner) *= d == dim ? 1 : uint64_t(shape[d]);
+  return {outer, inner};
+}
+
+std::string formatDims(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(shape[d]);
+  return text + "]";
+}
+
+} // namespace
+
+void cutShare(const void *whole, const std::vector<int64_t> &wholeShape,
+              size_t elementBytes, size_t dim, uint64_t parts, uint64_t part,
+              void *share) {
+  auto [outer, inner] = aroundDim(wholeShape, dim, elementBytes);
+  uint64_t rows = uint64_t(wholeShape[dim]), mine = rows / parts;
+  const auto *from = static_cast<const uint8_t *>(whole);
+  auto *to = static_cast<uint8_t *>(share);
+  for (uint64_t o = 0; o < outer; ++o)
+    std::memcpy(to + o * mine * inner, from + (o * rows + part * mine) * inner,
+                mine * inner);
+}
+
+SequenceShares::SequenceShares(LccModule module, const std::string &name,
+                               int rank, int ranks)
+    : rank(rank), ranks(ranks) {
+  for (size_t f = 0; f < lccModuleGetFunctionCount(module); ++f) {
+    if (name != lccModuleGetFunctionName(module, f))
+      continue;
+    for (size_t i = 0; i < lccModuleGetFunctionInputCount(module, f); ++i)
+      inputDims.push_back(lccModuleGetFunctionInputSplitDim(module, f, i));
+    for (size_t i = 0; i < lccModuleGetFunctionOutputCount(module, f); ++i)
+      outputDims.push_back(lccModuleGetFunctionOutputSplitDim(module, f, i));
+  }
+}
+
+bool SequenceShares::splits() const {
+  for (const std::vector<int> *dims : {&inputDims, &outputDims})
+    for (int dim : *dims)
+      if (dim >= 0)
+        return true;
+  return false;
+}
+
+std::vector<int64_t>
+SequenceShares::wholeInputShape(size_t index,
+                                std::vector<int64_t> shape) const {
+  if (inputDims[index] >= 0)
+    shape[size_t(inputDims[index])] *= ranks;
+  return shape;
+}
+
+std::string SequenceShares::cutInput(size_t index,
+                                     const LccTensorView &signature,
+                                     LccTensorView &view,
+                                     const std::string &what) {
+  int dim = inputDims[index];
+  if (dim < 0)
+    return "";
+  std::vector<int64_t> whole = wholeInputShape(
+      index, std::vector<int64_t>(signature.shape,
+                                  signature.shape + signature.rank));
+  std::vector<int64_t> given(view.shape, view.shape + view.rank);
+  if (given != whole)
+    return what + " is " + formatDims(given) + ": each of the " +
+           std::to_string(ranks) + " ranks takes its share of the whole " +
+           formatDims(whole) + " (lcc --context-parallel)";
+  std::vector<int64_t> &shape = shapes.emplace_back(
+      signature.shape, signature.shape + signature.rank);
+  std::vector<uint8_t> &bytes = data.emplace_back(signature.size);
+  cutShare(view.data, whole, lccDTypeGetSize(view.dtype), size_t(dim),
+           uint64_t(ranks), uint64_t(rank), bytes.data());
+  view.shape = shape.data();
+  view.data = bytes.data();
+  view.size = bytes.size();
+  return "";
+}
+
+std::string SequenceShares::gatherResult(LccCommunicator communicator,
+                                         size_t index, LccTensorView &result) {
+  int dim = outputDims[index];
+  if (dim < 0)
+    return "";
+  std::vector<uint8_t> every(result.size * uint64_t(ranks));
+  if (LccStatus status = lccCommunicatorAllGather(communicator, result.data,
+                                                  result.size, every.data()))
+    return takeMessage(status);
+  std::vector<int64_t> &shape =
+      shapes.emplace_back(result.shape, result.shape + result.rank);
+  auto [outer, inner] =
+      aroundDim(shape, size_t(dim), lccDTypeGetSize(result.dtype));
+  uint64_t mine = uint64_t(shape[size_t(dim)]);
+  shape[size_t(dim)] *= ranks;
+  std::vector<uint8_t> &whole = data.emplace_back(every.size());
+  for (int r = 0; r < ranks; ++r)
+    for (uint64_t o = 0; o < outer; ++o)
+      std::memcpy(whole.data() + (o * uint64_t(ranks) + uint64_t(r)) * mine *
+                                     inner,
+                  every.data() + uint64_t(r) * result.size + o * mine * inner,
+                  mine * inner);
+  result.shape = shape.data();
+  result.data = whole.data();
+  result.size = whole.size();
+  return "";
+}
+
+} // namespace lcc::tools
