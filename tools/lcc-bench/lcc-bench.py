@@ -40,6 +40,8 @@
   lcc-bench data-parallel [--ranks=1,2,4] [--batch=4] [--seq=4096]
                       [--layers=2] [--d-model=128] [--d-ff=512] [--form=lsh]
                       [--steps=3]
+  lcc-bench context-parallel [--ranks=1,2,4] [--seq=16384] [--layers=2]
+                      [--d-model=128] [--d-ff=512] [--form=lsh] [--steps=2]
   lcc-bench relative  [--segment=512] [--memory=0,512,2048] [--heads=8]
                       [--head-dim=64] [--batch=1] [--clamp-len=N]
                       [--repeat=3] [--threads=N] [--no-peer] [--backward]
@@ -1192,13 +1194,7 @@ def bench_train(opts):
 def bench_data_parallel(opts):
     """`mpirun -np P lcc-train` of one job batch over P ranks, each rank's
     model compiled at batch / P rows: memory and traffic per rank."""
-    mpirun = shutil.which("mpirun")
-    if not mpirun:
-        sys.exit("lcc-bench: error: data-parallel needs mpirun (tools/setup.sh "
-                 "installs Open MPI)")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
-               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none")
+    mpirun, env = mpirun_env()
     print("| ranks | rows/rank | peak MiB/rank | bytes sent/step/rank | "
           "ring all-reduce bytes/step/rank | ms/step |")
     print("|---:|---:|---:|---:|---:|---:|")
@@ -1244,6 +1240,82 @@ def bench_data_parallel(opts):
               "of the start-up checks and evaluation spread over the steps; "
               "a ring all-reduce moves 2 (P - 1) / P of that per rank.)" %
               mib(os.path.getsize(params)))
+
+
+def mpirun_env():
+    """mpirun, and the environment its jobs run in (as root, oversubscribed
+    on this machine's cores)."""
+    mpirun = shutil.which("mpirun")
+    if not mpirun:
+        sys.exit("lcc-bench: error: this workload needs mpirun "
+                 "(tools/setup.sh installs Open MPI)")
+    return mpirun, dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                        OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                        OMPI_MCA_btl_vader_single_copy_mechanism="none")
+
+
+def bench_context_parallel(opts):
+    """One sequence over P ranks (lcc --context-parallel=P, attention split
+    over the heads): `mpirun -np P lcc-train` of one row, memory and
+    traffic per rank against the all-to-all volume."""
+    mpirun, env = mpirun_env()
+    print("| ranks | tokens/rank | peak MiB/rank | bytes sent/step/rank | "
+          "expected bytes/step/rank | ms/step |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory() as work:
+        data = []
+        for i, name in enumerate(["tokens", "labels"]):
+            data.append(os.path.join(work, name + ".npy"))
+            run([tool("lcc-testdata"), "--output=" + data[-1],
+                 "--shape=%d,%d" % (opts.steps, opts.seq),
+                 "--dtype=i32", "--uniform=0,256", "--seed=%d" % (2 + i)])
+        source = os.path.join(work, "model.mlir")
+        with open(source, "w") as f:
+            f.write(residual_stack_model(opts.layers, opts.seq, opts.d_model,
+                                         opts.d_ff, "gelu"))
+        params = os.path.join(work, "weights.safetensors")
+        for ranks in opts.ranks:
+            lcm = os.path.join(work, "model-%d.lcm" % ranks)
+            compile_model(source, lcm, ["--train", "--optimizer=adam"] +
+                          form_flags(opts.form, opts) +
+                          (["--context-parallel=%d" % ranks]
+                           if ranks > 1 else []))
+            if not os.path.exists(params):
+                run([tool("lcc-run"), lcm, "--init-params=" + params])
+            args = [mpirun, "--oversubscribe", "-np", str(ranks),
+                    tool("lcc-train"), lcm, "--data=" + ",".join(data),
+                    "--params=" + params, "--steps=%d" % opts.steps,
+                    "--threads=1", "--report=json"]
+            result = subprocess.run(args, env=env, capture_output=True,
+                                    text=True)
+            if result.returncode != 0:
+                print("| %d | %d | (failed: %s) | | | |" %
+                      (ranks, opts.seq // ranks,
+                       result.stderr.strip().splitlines()[-1]))
+                continue
+            r = json.loads(result.stdout)
+            peaks = r.get("peak_bytes_per_rank", [r["peak_bytes"]])
+            sent = r.get("sent_bytes_per_rank", [0])[0] / opts.steps
+            # Per layer: shared QK and V exchanged to heads, the output
+            # back; the backward sends their gradients the other way; the
+            # run's closing evaluation of its rows (one a step) exchanges
+            # the forward's three again. Each exchange keeps 1/P of a
+            # rank's [seq / P, d_model] f32 share. The gradients' average
+            # sends every gradient once.
+            share = opts.seq // ranks * opts.d_model * 4
+            expected = (opts.layers * 9 * share * (ranks - 1) / ranks +
+                        (os.path.getsize(params) if ranks > 1 else 0))
+            print("| %d | %d | %.1f | %.0f | %.0f | %.0f |" %
+                  (ranks, opts.seq // ranks, mib(max(peaks)), sent, expected,
+                   r["ms_per_step"]))
+            sys.stdout.flush()
+        print("\n(weights file %.2f MiB. Expected bytes sent per step and "
+              "rank: the train step's all-to-alls of the attention's "
+              "operands and results and of their gradients, 6 a layer of "
+              "(P - 1) / P of a rank's [seq / P, d_model] f32 share, the "
+              "closing evaluation's 3 a layer (one row a step), and the "
+              "gradients' all-reduce (the weights' bytes); measured adds the "
+              "losses and start-up checks.)" % mib(os.path.getsize(params)))
 
 
 def add_stack_arguments(parser):
@@ -1375,6 +1447,18 @@ def main():
     dp.add_argument("--lsh-hashes", type=int, default=4)
     dp.add_argument("--lsh-bucket-size", type=int, default=64)
     dp.add_argument("--steps", type=int, default=3)
+    cp = sub.add_parser("context-parallel", help="memory and traffic per "
+                        "rank of one sequence over P ranks")
+    cp.add_argument("--ranks", default="1,2,4",
+                    type=lambda s: [int(x) for x in s.split(",")])
+    cp.add_argument("--seq", type=int, default=16384)
+    cp.add_argument("--layers", type=int, default=2)
+    cp.add_argument("--d-model", type=int, default=128)
+    cp.add_argument("--d-ff", type=int, default=512)
+    cp.add_argument("--form", default="lsh")
+    cp.add_argument("--lsh-hashes", type=int, default=4)
+    cp.add_argument("--lsh-bucket-size", type=int, default=64)
+    cp.add_argument("--steps", type=int, default=2)
     r = sub.add_parser("depth", help="train step by depth, plain and "
                        "reversible")
     r.add_argument("--layers", default="2,4,8,16",
@@ -1461,6 +1545,8 @@ def main():
         bench_span(opts)
     elif opts.workload == "data-parallel":
         bench_data_parallel(opts)
+    elif opts.workload == "context-parallel":
+        bench_context_parallel(opts)
     else:
         bench_models(opts)
 
