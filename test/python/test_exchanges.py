@@ -149,3 +149,72 @@ def test_gradients_flow_back_through_the_exchanges(tmp_path):
     # The train step reports the mean of the ranks' losses.
     np.testing.assert_allclose(two["losses"], losses, rtol=1e-5)
     assert not np.allclose(two["w"], two["start"])
+
+
+# A decoder layer over 16 positions, 2 heads, learned positions.
+DECODER = """
+func.func @loss(%tokens: tensor<1x16xi32>, %labels: tensor<1x16xi32>) -> tensor<f32> {
+  %table = attn.param "embed" : tensor<12x8xf32>
+  %x = attn.embedding %tokens, %table : (tensor<1x16xi32>, tensor<12x8xf32>) -> tensor<1x16x8xf32>
+  %pos = attn.param "pos" : tensor<1x16x8xf32>
+  %x0 = arith.addf %x, %pos : tensor<1x16x8xf32>
+  %wq = attn.param "wq" : tensor<8x8xf32>
+  %wk = attn.param "wk" : tensor<8x8xf32>
+  %wv = attn.param "wv" : tensor<8x8xf32>
+  %wo = attn.param "wo" : tensor<8x8xf32>
+  %h = attn.multi_head_attention %x0, query %wq, key %wk, value %wv, output %wo {heads = 2 : i64}
+      : (tensor<1x16x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<1x16x8xf32> {
+  ^bb0(%q: tensor<1x2x16x4xf32>, %k: tensor<1x2x16x4xf32>, %v: tensor<1x2x16x4xf32>):
+    %o = attn.attention %q, %k, %v {causal = true}
+        : (tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>) -> tensor<1x2x16x4xf32>
+    attn.yield %o : tensor<1x2x16x4xf32>
+  }
+  %head = attn.param "head" : tensor<8x12xf32>
+  %logits = attn.linear %h, %head : (tensor<1x16x8xf32>, tensor<8x12xf32>) -> tensor<1x16x12xf32>
+  %l = attn.softmax_cross_entropy %logits, %labels : (tensor<1x16x12xf32>, tensor<1x16xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+"""
+
+# Each rank passes its share of the positions (context parallelism).
+SHARES = """
+import sys
+import numpy as np
+import lcc
+source, data, out = sys.argv[1:4]
+p, r = lcc.ranks(), lcc.rank()
+module = lcc.load(lcc.compile(open(source).read(), train=True,
+                              optimizer="sgd", lr=0.5,
+                              context_parallel=p if p > 1 else None))
+module.init_params(seed=3)
+x, labels = np.load(data + "/x.npy"), np.load(data + "/labels.npy")
+s = x.shape[1] // p
+share = slice(r * s, (r + 1) * s)
+losses = [float(module["loss"](x[:, share], labels[:, share]))]
+losses += [float(module.train_step(x[:, share], labels[:, share]))
+           for step in range(3)]
+if r == 0:
+    np.savez(out, losses=np.array(losses),
+             **{k: v for k, v in module.params.items()})
+"""
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun")
+def test_ranks_sharing_one_sequence_train_as_one_process(tmp_path):
+    rng = np.random.default_rng(7)
+    np.save(tmp_path / "x.npy", rng.integers(0, 12, (1, 16)).astype(np.int32))
+    np.save(tmp_path / "labels.npy",
+            rng.integers(0, 12, (1, 16)).astype(np.int32))
+    (tmp_path / "decoder.mlir").write_text(DECODER)
+    script = tmp_path / "shares.py"
+    script.write_text(SHARES)
+    subprocess.run([sys.executable, str(script), str(tmp_path / "decoder.mlir"),
+                    str(tmp_path), str(tmp_path / "one.npz")],
+                   env=MPI_ENV, check=True)
+    run_job(2, script, tmp_path / "decoder.mlir", tmp_path,
+            tmp_path / "two.npz")
+    one, two = np.load(tmp_path / "one.npz"), np.load(tmp_path / "two.npz")
+    np.testing.assert_allclose(two["losses"], one["losses"], rtol=1e-5)
+    for name in ("embed", "pos", "wq", "wk", "wv", "wo", "head"):
+        np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-6)
+    assert not np.allclose(one["losses"][0], one["losses"][-1])
