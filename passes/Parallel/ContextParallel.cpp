@@ -197,6 +197,13 @@ LogicalResult ContextParallelPass::splitOp(Operation &op,
   if (!readsShare || isa<func::ReturnOp>(op))
     return success();
   if (auto form = dyn_cast<AttentionFormInterface>(op)) {
+    for (Value operand : op.getOperands())
+      if (auto it = axes.find(operand); it != axes.end() && it->second != 2)
+        return op.emitError()
+               << "--context-parallel: an operand holds the positions in "
+                  "dimension "
+               << it->second
+               << ", where attention takes [batch, heads, seq, dim]";
     SmallVector<Value> shares;
     switch (form.getSequenceSplit()) {
     case SequenceSplit::HeadsOverRanks:
@@ -282,6 +289,11 @@ LogicalResult ContextParallelPass::splitPositionwise(
   } else {
     for (OpResult result : op.getResults())
       result.setType(parallel::shareOf(tensorOf(result), axis, ranks));
+    // Chunks of positions, as many positions a chunk as before (at least
+    // one chunk): the share has 1 / P of the positions.
+    if (auto feedForward = dyn_cast<FeedForwardOp>(op))
+      feedForward.setChunks(std::max<int64_t>(1, feedForward.getChunks() /
+                                                     ranks));
   }
   if (split != &op) {
     op.replaceAllUsesWith(split->getResults());

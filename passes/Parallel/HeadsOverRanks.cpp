@@ -143,6 +143,10 @@ parallel::splitHeadsOverRanks(AttentionFormInterface form, int64_t ranks,
       operand.set(takeRankShare(b, loc, v, 0, ranks));
     }
   }
+  // Groups of rows, as many rows a group as before (at least one group):
+  // the rank has 1 / P of the heads.
+  if (form.getChunkableRows() > 0)
+    form.setRowChunks(std::max<int64_t>(1, form.getRowChunks() / ranks));
   b.setInsertionPointAfter(op);
   for (OpResult result : op->getResults()) {
     RankedTensorType type = typeOf(result);

@@ -904,10 +904,17 @@ class ModelGenerator:
 # The driver
 # ---------------------------------------------------------------------------
 
-def run_tool(command, directory, timeout):
+# mpirun as root (CI runs as root), its shared-memory transport without
+# the kernel's cross-memory attach (absent in containers).
+MPIRUN_ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1",
+                  OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+                  OMPI_MCA_btl_vader_single_copy_mechanism="none")
+
+
+def run_tool(command, directory, timeout, env=None):
     try:
         done = subprocess.run(command, cwd=directory, capture_output=True,
-                              text=True, timeout=timeout)
+                              text=True, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         return None, "timed out after %d s" % timeout
     output = (done.stdout + done.stderr).strip()
@@ -1003,9 +1010,53 @@ def check_seed(seed, args):
                           "%.3e, the model's own sensitivity to f32 rounding "
                           "%.3e" % (i, error, sensitivity)), False
         conditioned = True
+    if args.context_parallel > 1:
+        failure = check_context_parallel(directory, model, input_files, tool,
+                                         args)
+        if failure:
+            return seed, failure, False
     if not args.keep:
         shutil.rmtree(directory)
     return seed, None, conditioned
+
+
+def check_context_parallel(directory, model, input_files, tool, args):
+    """The model compiled with --context-parallel=P and run by P ranks
+    under mpirun gives one process's results (rtol 1e-5); a model the
+    compiler refuses to split (its error names context parallelism) is
+    skipped. A seed checked is added to args.split_seeds."""
+    ranks = args.context_parallel
+    status, output = run_tool(
+        [tool("lcc"), "model.mlir", "-o", "split.lcm",
+         "--context-parallel=%d" % ranks], directory, args.timeout)
+    if status != 0:
+        refused = ("context parallel" in output or
+                   "--context-parallel" in output)
+        if refused and "internal error" not in output:
+            return None
+        return "lcc --context-parallel=%d failed: %s" % (
+            ranks, output.splitlines()[-1] if output else "")
+    os.makedirs(os.path.join(directory, "split"))
+    status, output = run_tool(
+        ["mpirun", "--oversubscribe", "-np", str(ranks), tool("lcc-run"),
+         "split.lcm", "--params=weights.safetensors", "--output-dir=split",
+         "--threads=1"] + ["--input=" + f for f in input_files],
+        directory, args.timeout, MPIRUN_ENV)
+    if status != 0:
+        return "mpirun -np %d lcc-run failed: %s" % (
+            ranks, output.splitlines()[-1] if output else "")
+    for i, out in enumerate(model.outputs):
+        if out.approximate:
+            continue
+        status, output = run_tool(
+            [tool("lcc-compare"), os.path.join("split", "result%d.npy" % i),
+             os.path.join("out", "result%d.npy" % i), "--rtol=%g" % RTOL],
+            directory, args.timeout)
+        if status != 0:
+            return ("result%d over %d ranks differs from one process's: %s"
+                    % (i, ranks, output.strip().splitlines()[-1]))
+    args.split_seeds.append(directory)
+    return None
 
 
 def reference_sensitivity(model, data_seed, index, directory, input_files,
@@ -1090,6 +1141,13 @@ def main():
                              "temporary folder)")
     parser.add_argument("--keep", action="store_true",
                         help="keep the directories of passing seeds too")
+    parser.add_argument("--context-parallel", type=int, default=0,
+                        metavar="P",
+                        help="also compile each model with "
+                             "--context-parallel=P and check that P ranks "
+                             "under mpirun give one process's results (a "
+                             "model the compiler refuses to split is "
+                             "skipped)")
     parser.add_argument("--print-model", type=int, metavar="SEED",
                         help="print the IR of one seed and exit")
     args = parser.parse_args()
@@ -1112,6 +1170,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
 
     start = time.time()
+    args.split_seeds = []
     failures, conditioned = [], []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for seed, problem, widened in pool.map(lambda s: check_seed(s, args),
@@ -1130,6 +1189,11 @@ def main():
         print("%d ill-conditioned (judged within 10x their sensitivity to "
               "f32 rounding): seeds %s" % (
                   len(conditioned), ",".join(str(s) for s in conditioned)))
+    if args.context_parallel > 1:
+        print("%d also over %d ranks (lcc --context-parallel=%d); the "
+              "compiler refused to split the others" % (
+                  len(args.split_seeds), args.context_parallel,
+                  args.context_parallel))
     print("%d passed, %d failed" % (len(seeds) - len(failures), len(failures)))
     return 1 if failures else 0
 

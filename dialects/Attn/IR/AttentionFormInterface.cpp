@@ -29,6 +29,8 @@ int64_t LSHAttentionOp::getChunkableRows() {
   return type.getDimSize(0) * type.getDimSize(1);
 }
 
+int64_t LSHAttentionOp::getRowChunks() { return getChunks(); }
+
 void LSHAttentionOp::setRowChunks(int64_t chunks) { setChunks(chunks); }
 
 Value SparseAttentionOp::buildDenseAttention(OpBuilder &b,

@@ -39,6 +39,10 @@ def Attn_AttentionFormInterface : OpInterface<"AttentionFormInterface"> {
       }],
       "int64_t", "getChunkableRows", (ins), [{}], [{ return 0; }]>,
     InterfaceMethod<[{
+        The groups the op attends its rows in (1: all at once).
+      }],
+      "int64_t", "getRowChunks", (ins), [{}], [{ return 1; }]>,
+    InterfaceMethod<[{
         Makes the op attend its rows in `chunks` groups (1 <= chunks <=
         getChunkableRows()).
       }],

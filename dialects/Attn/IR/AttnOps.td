@@ -111,7 +111,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure, Attn_AttentionFormInterface,
 
 def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure,
     DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
-        ["buildDenseAttention", "getChunkableRows", "setRowChunks"]>,
+        ["buildDenseAttention", "getChunkableRows", "getRowChunks",
+         "setRowChunks"]>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["buildVectorJacobianProduct"]>]> {
   let summary = "Reformer locality-sensitive-hashing attention";
