@@ -188,6 +188,20 @@ void appendOptimizer(OpBuilder &b, Location loc,
 LogicalResult appendSelfTrainedUpdates(OpBuilder &b, func::FuncOp trainStep,
                                        const ParameterGradients &params,
                                        double decay) {
+  // A rank's share of a parameter (attn-context-parallel's rank slice,
+  // reshaped).
+  auto isRankShare = [](Value value) {
+    while (Operation *def = value.getDefiningOp()) {
+      if (isa<RankSliceOp>(def))
+        return true;
+      if (def->getNumOperands() == 0 ||
+          !isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+               linalg::TransposeOp>(def))
+        return false;
+      value = def->getOperand(0);
+    }
+    return false;
+  };
   llvm::StringSet<> updated;
   SmallVector<DifferentiableOpInterface> ops(
       trainStep.getBody().front().getOps<DifferentiableOpInterface>());
@@ -199,6 +213,13 @@ LogicalResult appendSelfTrainedUpdates(OpBuilder &b, func::FuncOp trainStep,
     if (isa<BlockArgument>(value) || value.getDefiningOp<arith::ConstantOp>())
       continue;
     auto param = value.getDefiningOp<ParamOp>();
+    if (!param && isRankShare(value))
+      return op->emitOpError()
+             << "has " << trained.name
+             << " that context parallelism cuts to each rank's heads: "
+                "training them by "
+             << trained.rule
+             << " over ranks that share a sequence is not supported yet";
     if (!param)
       return op->emitOpError()
              << "has " << trained.name

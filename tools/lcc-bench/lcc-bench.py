@@ -1194,17 +1194,12 @@ def bench_train(opts):
 def bench_data_parallel(opts):
     """`mpirun -np P lcc-train` of one job batch over P ranks, each rank's
     model compiled at batch / P rows: memory and traffic per rank."""
-    mpirun, env = mpirun_env()
+    mpirun_env()
     print("| ranks | rows/rank | peak MiB/rank | bytes sent/step/rank | "
           "ring all-reduce bytes/step/rank | ms/step |")
     print("|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as work:
-        data = []
-        for i, name in enumerate(["tokens", "labels"]):
-            data.append(os.path.join(work, name + ".npy"))
-            run([tool("lcc-testdata"), "--output=" + data[-1],
-                 "--shape=%d,%d" % (opts.batch * opts.steps, opts.seq),
-                 "--dtype=i32", "--uniform=0,256", "--seed=%d" % (2 + i)])
+        data = token_data(work, opts.batch * opts.steps, opts.seq)
         params = os.path.join(work, "weights.safetensors")
         for ranks in opts.ranks:
             if opts.batch % ranks:
@@ -1219,15 +1214,8 @@ def bench_data_parallel(opts):
             lcm = os.path.join(work, "model-%d.lcm" % ranks)
             compile_model(source, lcm, ["--train", "--optimizer=adam"] +
                           form_flags(opts.form, opts))
-            if not os.path.exists(params):
-                run([tool("lcc-run"), lcm, "--init-params=" + params])
-            args = [mpirun, "--oversubscribe", "-np", str(ranks),
-                    tool("lcc-train"), lcm, "--data=" + ",".join(data),
-                    "--params=" + params, "--steps=%d" % opts.steps,
-                    "--threads=1", "--report=json"]
-            r = json.loads(subprocess.run(
-                args, env=env, check=True, capture_output=True,
-                text=True).stdout)
+            r = json.loads(train_over_ranks(lcm, data, params, opts.steps,
+                                            ranks).stdout)
             peaks = r.get("peak_bytes_per_rank", [r["peak_bytes"]])
             sent = r.get("sent_bytes_per_rank", [0])[0] / opts.steps
             # A ring all-reduce sends 2 (P - 1) / P of the tensor per rank.
@@ -1254,21 +1242,41 @@ def mpirun_env():
                         OMPI_MCA_btl_vader_single_copy_mechanism="none")
 
 
+def token_data(work, rows, seq):
+    """--data files of `rows` random token and label rows of `seq`."""
+    data = []
+    for i, name in enumerate(["tokens", "labels"]):
+        data.append(os.path.join(work, name + ".npy"))
+        run([tool("lcc-testdata"), "--output=" + data[-1],
+             "--shape=%d,%d" % (rows, seq), "--dtype=i32", "--uniform=0,256",
+             "--seed=%d" % (2 + i)])
+    return data
+
+
+def train_over_ranks(lcm, data, params, steps, ranks, check=True):
+    """`mpirun -np ranks lcc-train` of `lcm` from `params` (written from
+    it first when missing): the finished process."""
+    mpirun, env = mpirun_env()
+    if not os.path.exists(params):
+        run([tool("lcc-run"), lcm, "--init-params=" + params])
+    args = [mpirun, "--oversubscribe", "-np", str(ranks),
+            tool("lcc-train"), lcm, "--data=" + ",".join(data),
+            "--params=" + params, "--steps=%d" % steps,
+            "--threads=1", "--report=json"]
+    return subprocess.run(args, env=env, check=check, capture_output=True,
+                          text=True)
+
+
 def bench_context_parallel(opts):
     """One sequence over P ranks (lcc --context-parallel=P, attention split
     over the heads): `mpirun -np P lcc-train` of one row, memory and
     traffic per rank against the all-to-all volume."""
-    mpirun, env = mpirun_env()
+    mpirun_env()
     print("| ranks | tokens/rank | peak MiB/rank | bytes sent/step/rank | "
           "expected bytes/step/rank | ms/step |")
     print("|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as work:
-        data = []
-        for i, name in enumerate(["tokens", "labels"]):
-            data.append(os.path.join(work, name + ".npy"))
-            run([tool("lcc-testdata"), "--output=" + data[-1],
-                 "--shape=%d,%d" % (opts.steps, opts.seq),
-                 "--dtype=i32", "--uniform=0,256", "--seed=%d" % (2 + i)])
+        data = token_data(work, opts.steps, opts.seq)
         source = os.path.join(work, "model.mlir")
         with open(source, "w") as f:
             f.write(residual_stack_model(opts.layers, opts.seq, opts.d_model,
@@ -1280,14 +1288,8 @@ def bench_context_parallel(opts):
                           form_flags(opts.form, opts) +
                           (["--context-parallel=%d" % ranks]
                            if ranks > 1 else []))
-            if not os.path.exists(params):
-                run([tool("lcc-run"), lcm, "--init-params=" + params])
-            args = [mpirun, "--oversubscribe", "-np", str(ranks),
-                    tool("lcc-train"), lcm, "--data=" + ",".join(data),
-                    "--params=" + params, "--steps=%d" % opts.steps,
-                    "--threads=1", "--report=json"]
-            result = subprocess.run(args, env=env, capture_output=True,
-                                    text=True)
+            result = train_over_ranks(lcm, data, params, opts.steps, ranks,
+                                      check=False)
             if result.returncode != 0:
                 print("| %d | %d | (failed: %s) | | | |" %
                       (ranks, opts.seq // ranks,
