@@ -208,6 +208,10 @@ protected:
     return Status();
   }
 
+  StatusOr<std::unique_ptr<Communicator>> split(int, int) override {
+    return Status::error(StatusCode::Internal, "four test ranks in one group");
+  }
+
 public:
   int sentTo = -1, receivedFrom = -1;
 };
@@ -274,8 +278,9 @@ TEST_P(DeviceConformance, ExchangesAmongRanksBetweenCommands) {
   TensorView input = viewOf(x, shape);
   // Four blocks, one process: not the job it was compiled for.
   EXPECT_EQ(messageOf((*exchange)->call(&input, 1)),
-            "'blocks' has one block per rank of a job of 4, but this job has "
-            "1 rank: run it under mpirun -np 4, or compile it for this job");
+            "'blocks' has one block per rank of a group of 4, but this job "
+            "has 1 rank: run it under mpirun -np 4 (or a multiple), or "
+            "compile it for this job");
 
   FourRanks job;
   (*session)->setCommunicator(&job);

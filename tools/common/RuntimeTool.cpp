@@ -265,14 +265,16 @@ std::string Handles::joinJob() {
     return takeMessage(status);
   if (ranks > 1)
     jobOfSeveralRanks = communicator;
-  // Each rank holds a share of every sequence: the job must have as many.
+  // Each rank of a group holds a share of every sequence: the job must be
+  // made of such groups.
   uint32_t shares = lccModuleGetContextParallel(module);
-  if (shares > 1 && uint32_t(ranks) != shares)
+  if (shares > 1 && uint32_t(ranks) % shares != 0)
     return model + " splits each sequence over " + std::to_string(shares) +
            " ranks (lcc --context-parallel=" + std::to_string(shares) +
            "): run it under mpirun -np " + std::to_string(shares) +
-           ", not in a job of " + std::to_string(ranks) +
-           (ranks == 1 ? " rank" : " ranks");
+           " (or a multiple: groups of " + std::to_string(shares) +
+           " ranks, each its own rows), not in a job of " +
+           std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks");
   if (ranks == 1)
     return "";
   // Ranks running different artifacts would reduce unrelated tensors.

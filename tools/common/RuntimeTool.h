@@ -231,7 +231,7 @@ struct Handles {
   /// then on, in a job of several ranks, the tool's error lines name the
   /// rank and end the whole job. Checks that every rank loaded the same
   /// module, and that a module that splits sequences over P ranks (lcc
-  /// --context-parallel) runs in a job of P.
+  /// --context-parallel) runs in a job of P, or of groups of P.
   std::string joinJob();
   /// Every rank's device peak bytes and bytes given to collectives, in
   /// rank order (one entry alone in a job of one rank). Every rank must

@@ -41,8 +41,9 @@ void cutShare(const void *whole, const std::vector<int64_t> &wholeShape,
 }
 
 SequenceShares::SequenceShares(LccModule module, const std::string &name,
-                               int rank, int ranks)
-    : rank(rank), ranks(ranks) {
+                               int jobRank)
+    : rank(jobRank % int(lccModuleGetContextParallel(module))),
+      ranks(int(lccModuleGetContextParallel(module))) {
   for (size_t f = 0; f < lccModuleGetFunctionCount(module); ++f) {
     if (name != lccModuleGetFunctionName(module, f))
       continue;
@@ -100,7 +101,9 @@ std::string SequenceShares::gatherResult(LccCommunicator communicator,
   int dim = outputDims[index];
   if (dim < 0)
     return "";
-  std::vector<uint8_t> every(result.size * uint64_t(ranks));
+  // Every rank's share; the first group's make the whole.
+  std::vector<uint8_t> every(result.size *
+                             uint64_t(lccCommunicatorGetSize(communicator)));
   if (LccStatus status = lccCommunicatorAllGather(communicator, result.data,
                                                   result.size, every.data()))
     return takeMessage(status);

@@ -30,10 +30,10 @@ void cutShare(const void *whole, const std::vector<int64_t> &wholeShape,
 class SequenceShares {
 public:
   /// The splits of the function named `function` of `module` for rank
-  /// `rank` of a job of `ranks`, which joinJob checked the module's
-  /// context parallelism against.
-  SequenceShares(LccModule module, const std::string &function, int rank,
-                 int ranks);
+  /// `rank` of a job, which joinJob checked is made of groups of the
+  /// module's lccModuleGetContextParallel ranks: the rank holds share
+  /// rank % P of its group's sequences.
+  SequenceShares(LccModule module, const std::string &function, int rank);
 
   /// Whether the function takes or returns any share.
   bool splits() const;
@@ -49,14 +49,15 @@ public:
   /// `what`, its file) when its shape is not the whole one, or "".
   std::string cutInput(size_t index, const LccTensorView &signature,
                        LccTensorView &view, const std::string &what);
-  /// Result `index`, this rank's share, gathered whole on every rank (a
-  /// collective every rank calls): `result` becomes the whole (held here).
+  /// Result `index`, this rank's share, gathered whole on every rank from
+  /// the first group's shares (a collective every rank of the job calls):
+  /// `result` becomes the whole (held here).
   std::string gatherResult(LccCommunicator communicator, size_t index,
                            LccTensorView &result);
 
 private:
   std::vector<int> inputDims, outputDims;
-  int rank, ranks;
+  int rank, ranks; // this rank's share, of `ranks`
   std::deque<std::vector<uint8_t>> data;
   std::deque<std::vector<int64_t>> shapes;
 };

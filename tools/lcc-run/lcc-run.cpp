@@ -606,7 +606,7 @@ int run(const Options &options) {
   }
   // Context parallelism: each rank takes its share of the whole inputs.
   SequenceShares shares(handles.module, lccFunctionGetName(function),
-                        handles.getRank(), handles.getRanks());
+                        handles.getRank());
   if (shares.splits() && (options.segments > 1 || !options.carries.empty()))
     return kTool.fail(kExitUsage,
                       std::string(options.segments > 1 ? "--segments"

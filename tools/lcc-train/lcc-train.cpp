@@ -504,24 +504,27 @@ struct StepFunctions {
 };
 
 /// This rank's share of each batch of the job (data parallelism, mpirun):
-/// of every P * B rows the order gives, rank r takes the r-th B.
+/// of every P * B rows the order gives, rank r takes the r-th B. Under
+/// context parallelism r and P count the groups of ranks that share a
+/// sequence, every rank of a group taking its group's rows.
 struct RankShare {
   LccCommunicator communicator = nullptr;
   uint64_t rank = 0, ranks = 1, rows = 0; ///< r, P, B
+  uint64_t jobRanks = 1; ///< the communicator's ranks
 
   std::vector<uint64_t> of(const std::vector<uint64_t> &jobRows) const {
     auto first = jobRows.begin() + std::ptrdiff_t(rank * rows);
     return std::vector<uint64_t>(first, first + std::ptrdiff_t(rows));
   }
-  /// The mean over the ranks of `value`, this rank's; an error message or
-  /// "".
+  /// The mean over the job's ranks of `value`, this rank's; an error
+  /// message or "".
   std::string average(double &value) const {
-    if (ranks == 1)
+    if (jobRanks == 1)
       return "";
     float sum = float(value);
     if (LccStatus status = lccCommunicatorAllReduceSum(communicator, &sum, 1))
       return takeMessage(status);
-    value = double(sum) / double(ranks);
+    value = double(sum) / double(jobRanks);
     return "";
   }
 };
@@ -639,8 +642,7 @@ int train(const Options &options) {
     return kTool.fail(kExitUsage, "--carry with a model that splits its "
                                   "sequence over ranks (lcc "
                                   "--context-parallel) is not supported yet");
-  lcc::tools::SequenceShares splits(handles.module, kTrainStep, 0,
-                               int(contextParallel));
+  lcc::tools::SequenceShares splits(handles.module, kTrainStep, 0);
   Signature wholeFed = fed;
   for (size_t i = 0; i < wholeFed.inputs.size(); ++i)
     wholeFed.inputs[i].shape =
@@ -659,7 +661,7 @@ int train(const Options &options) {
   if (error.empty() && contextParallel > 1)
     for (Dataset *data : {&trainData, &evalData})
       keepRankShares(*data, splits, contextParallel,
-                     uint64_t(handles.getRank()));
+                     uint64_t(handles.getRank()) % contextParallel);
   HyperParameters hyper;
   if (error.empty())
     error = hyper.find(handles.module, handles.session, options.model);
@@ -692,13 +694,14 @@ int train(const Options &options) {
       return kTool.fail(status);
 
   Batcher batches(trainData, fed);
-  // Data parallelism over the ranks that do not share one sequence among
-  // them (context parallelism: all of them do, and each takes every row).
+  // Data parallelism over the groups of ranks that share one sequence
+  // (one rank each without context parallelism): group g takes the g-th B
+  // rows of each G * B.
   bool sharesSequence = contextParallel > 1;
   RankShare share{handles.communicator,
-                  sharesSequence ? 0 : uint64_t(handles.getRank()),
-                  sharesSequence ? 1 : uint64_t(handles.getRanks()),
-                  batches.getBatchRows()};
+                  uint64_t(handles.getRank()) / contextParallel,
+                  uint64_t(handles.getRanks()) / contextParallel,
+                  batches.getBatchRows(), uint64_t(handles.getRanks())};
   bool leader = handles.getRank() == 0; // prints, plots and checkpoints
   // The job's batch: P ranks' B rows each.
   uint64_t batch = share.rows * share.ranks;

@@ -10,6 +10,24 @@ namespace lcc::runtime {
 
 Communicator::~Communicator() = default;
 
+StatusOr<Communicator *> Communicator::group(int groupSize) {
+  if (groupSize == size())
+    return this;
+  if (groupSize < 1 || size() % groupSize != 0)
+    return Status::error(StatusCode::InvalidArgument, "a job of ", size(),
+                         size() == 1 ? " rank" : " ranks",
+                         " is not made of groups of ", groupSize);
+  std::unique_ptr<Communicator> &made = groups[groupSize];
+  if (!made) {
+    StatusOr<std::unique_ptr<Communicator>> split =
+        this->split(rank() / groupSize, rank() % groupSize);
+    if (!split.ok())
+      return split.getStatus();
+    made = split.take();
+  }
+  return made.get();
+}
+
 namespace {
 
 /// A job of one rank: each collective is what it gives one process.
@@ -31,6 +49,10 @@ public:
   Status sendAroundRing(const void *data, size_t bytes, int, int,
                         void *out) override {
     return gather(data, bytes, out);
+  }
+  StatusOr<std::unique_ptr<Communicator>> split(int, int) override {
+    return Status::error(StatusCode::Internal,
+                         "one process has no groups but itself");
   }
   [[noreturn]] void abort(int code) override { std::_Exit(code); }
 };

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -62,8 +63,23 @@ public:
     return int(((int64_t(rank()) + offset % p) % p + p) % p);
   }
   /// Bytes this rank has given to collectives so far (each all-reduce's
-  /// tensor, each all-gather's share, what an exchange sends to others): what reports call communicated.
-  uint64_t getSentBytes() const { return sentBytes; }
+  /// tensor, each all-gather's share, what an exchange sends to others,
+  /// its groups' included): what reports call communicated.
+  uint64_t getSentBytes() const {
+    uint64_t bytes = sentBytes;
+    for (const auto &[size, group] : groups)
+      if (group.get() != this)
+        bytes += group->getSentBytes();
+    return bytes;
+  }
+  /// The communicator of the `size` consecutive ranks this one is among
+  /// (ranks g * size to (g + 1) * size - 1, g = rank() / size): one group
+  /// of a job that splits each sequence over `size` ranks and its batch
+  /// over the groups. This communicator itself when size() is `size`.
+  /// Made the first time it is asked for, which every rank must do at the
+  /// same point (a collective); an error when size() is not a multiple of
+  /// `size`.
+  StatusOr<Communicator *> group(int size);
   /// Counts `bytes` that another engine of this job's ranks (NCCL) sent.
   void noteSent(uint64_t bytes) { sentBytes += bytes; }
   /// Ends every rank of the job with `code`: a rank that fails ends the
@@ -71,6 +87,10 @@ public:
   [[noreturn]] virtual void abort(int code) = 0;
 
 protected:
+  /// The communicator of the ranks that give the same `color`, ordered by
+  /// `key` (MPI_Comm_split); every rank calls it.
+  virtual StatusOr<std::unique_ptr<Communicator>> split(int color,
+                                                       int key) = 0;
   virtual Status reduceSum(float *data, size_t count) = 0;
   virtual Status gather(const void *data, size_t bytes, void *out) = 0;
   virtual Status exchangeBlocks(const void *data, size_t blockBytes,
@@ -81,6 +101,7 @@ protected:
 
 private:
   uint64_t sentBytes = 0;
+  std::map<int, std::unique_ptr<Communicator>> groups;
 };
 
 /// The communicator of this process: MPI's world when mpirun launched it

@@ -38,6 +38,7 @@ struct MpiLibrary {
   int (*commRank)(Handle, int *);
   int (*commSize)(Handle, int *);
   int (*commSetErrhandler)(Handle, Handle);
+  int (*commSplit)(Handle, int, int, Handle *);
   int (*allreduce)(const void *, void *, int, Handle, Handle, Handle);
   int (*allgather)(const void *, int, Handle, void *, int, Handle, Handle);
   int (*alltoall)(const void *, int, Handle, void *, int, Handle, Handle);
@@ -71,6 +72,7 @@ StatusOr<MpiLibrary> loadLibrary() {
   resolve(mpi.commRank, "MPI_Comm_rank");
   resolve(mpi.commSize, "MPI_Comm_size");
   resolve(mpi.commSetErrhandler, "MPI_Comm_set_errhandler");
+  resolve(mpi.commSplit, "MPI_Comm_split");
   resolve(mpi.allreduce, "MPI_Allreduce");
   resolve(mpi.allgather, "MPI_Allgather");
   resolve(mpi.alltoall, "MPI_Alltoall");
@@ -115,7 +117,7 @@ public:
       int piece = int(std::min<size_t>(count - done, INT_MAX));
       LCC_RETURN_IF_ERROR(check(
           "MPI_Allreduce", mpi.allreduce(kInPlace, data + done, piece,
-                                         mpi.floatType, mpi.sum, mpi.world)));
+                                         mpi.floatType, mpi.sum, comm)));
       done += size_t(piece);
     }
     return Status();
@@ -127,7 +129,7 @@ public:
                            " bytes per rank: at most ", INT_MAX);
     return check("MPI_Allgather",
                  mpi.allgather(data, int(bytes), mpi.byteType, out, int(bytes),
-                               mpi.byteType, mpi.world));
+                               mpi.byteType, comm));
   }
 
   Status exchangeBlocks(const void *data, size_t blockBytes,
@@ -137,7 +139,7 @@ public:
                            blockBytes, " bytes per rank: at most ", INT_MAX);
     return check("MPI_Alltoall",
                  mpi.alltoall(data, int(blockBytes), mpi.byteType, out,
-                              int(blockBytes), mpi.byteType, mpi.world));
+                              int(blockBytes), mpi.byteType, comm));
   }
 
   Status sendAroundRing(const void *data, size_t bytes, int to, int from,
@@ -152,7 +154,7 @@ public:
           check("MPI_Sendrecv",
                 mpi.sendrecv(sent + done, piece, mpi.byteType, to, kRingTag,
                              received + done, piece, mpi.byteType, from,
-                             kRingTag, mpi.world, kStatusIgnore)));
+                             kRingTag, comm, kStatusIgnore)));
       done += size_t(piece);
     }
     return Status();
@@ -164,7 +166,19 @@ public:
   }
 
 private:
-  explicit MpiCommunicator(MpiLibrary mpi) : mpi(std::move(mpi)) {}
+  explicit MpiCommunicator(MpiLibrary mpi)
+      : mpi(std::move(mpi)), comm(this->mpi.world) {}
+
+  StatusOr<std::unique_ptr<Communicator>> split(int color, int key) override {
+    Handle part = nullptr;
+    LCC_RETURN_IF_ERROR(
+        check("MPI_Comm_split", mpi.commSplit(comm, color, key, &part)));
+    // Freed by MPI_Finalize, after every communicator made from it.
+    std::unique_ptr<MpiCommunicator> group(new MpiCommunicator(mpi));
+    group->comm = part;
+    LCC_RETURN_IF_ERROR(group->start());
+    return std::unique_ptr<Communicator>(std::move(group));
+  }
 
   Status start() {
     int initialized = 0;
@@ -179,10 +193,10 @@ private:
     }
     LCC_RETURN_IF_ERROR(
         check("MPI_Comm_set_errhandler",
-              mpi.commSetErrhandler(mpi.world, mpi.errorsReturn)));
+              mpi.commSetErrhandler(comm, mpi.errorsReturn)));
     LCC_RETURN_IF_ERROR(
-        check("MPI_Comm_rank", mpi.commRank(mpi.world, &rankOfThis)));
-    return check("MPI_Comm_size", mpi.commSize(mpi.world, &sizeOfJob));
+        check("MPI_Comm_rank", mpi.commRank(comm, &rankOfThis)));
+    return check("MPI_Comm_size", mpi.commSize(comm, &sizeOfJob));
   }
 
   Status check(const char *call, int result) const {
@@ -198,6 +212,7 @@ private:
   }
 
   MpiLibrary mpi;
+  Handle comm; // MPI_COMM_WORLD, or a group split from it
   bool initializedHere = false;
   int rankOfThis = 0, sizeOfJob = 1;
 };

@@ -129,14 +129,23 @@ std::function<Status()> makeExchangeStep(Device &device,
           staging]() -> Status {
     Communicator *comm = *communicator;
     LCC_RETURN_IF_ERROR(checkJoined(comm, name, "exchanges among"));
-    uint64_t ranks = comm ? uint64_t(comm->size()) : 1;
     bool ring = exchange.pattern == lcm::ExchangePattern::Ring;
+    // A job of several groups of `blocks` ranks (context and data
+    // parallelism): the exchange runs within this rank's group.
+    if (!ring && comm && exchange.blocks > 0 &&
+        uint64_t(comm->size()) % exchange.blocks == 0) {
+      StatusOr<Communicator *> group = comm->group(int(exchange.blocks));
+      if (!group.ok())
+        return group.getStatus().withContext(quoted(name));
+      comm = *group;
+    }
+    uint64_t ranks = comm ? uint64_t(comm->size()) : 1;
     if (!ring && exchange.blocks != ranks)
       return Status::error(
           StatusCode::InvalidArgument, quoted(name), " has one block per rank "
-          "of a job of ", exchange.blocks, ", but this job has ", ranks,
+          "of a group of ", exchange.blocks, ", but this job has ", ranks,
           ranks == 1 ? " rank" : " ranks", ": run it under mpirun -np ",
-          exchange.blocks, ", or compile it for this job");
+          exchange.blocks, " (or a multiple), or compile it for this job");
     if (exchange.sourceBytes == 0 && exchange.targetBytes == 0)
       return Status();
     Status moved;

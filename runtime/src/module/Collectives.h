@@ -41,7 +41,9 @@ std::function<Status()> makeAllReduceStep(Device &device,
 /// own engine where it has one (NCCL), else staged through host memory;
 /// or with this rank's block of the source, or the source at this rank's
 /// block (a rank slice or pad). One process alone copies a ring shift;
-/// the other patterns are refused unless the job has one rank per block.
+/// the other patterns run within this rank's group of one rank per block
+/// (the whole job, or one of its equal groups), and are refused when the
+/// job cannot be cut into such groups.
 std::function<Status()> makeExchangeStep(Device &device,
                                          Communicator *const *communicator,
                                          ExchangeSpec exchange,

@@ -377,7 +377,7 @@ CudaDevice::CudaDevice(std::shared_ptr<const CudaDriver> driver,
 CudaDevice::~CudaDevice() {
   {
     CurrentContext current(*driver, context);
-    nccl.reset();
+    nccl.clear();
     driver->cuStreamDestroy(stream);
   }
   driver->cuDevicePrimaryCtxRelease(device);
@@ -416,15 +416,18 @@ Status CudaDevice::copyToHost(void *target, const void *source, uint64_t size) {
                                    " bytes from the device");
 }
 
-Status CudaDevice::startNccl(Communicator &job) {
-  if (nccl)
-    return Status();
-  StatusOr<std::unique_ptr<NcclCommunicator>> made =
-      NcclCommunicator::create(job);
-  if (!made.ok())
-    return made.getStatus();
-  nccl = made.take();
-  return Status();
+StatusOr<NcclCommunicator *> CudaDevice::ncclOf(Communicator &job) {
+  std::unique_ptr<NcclCommunicator> &made = nccl[&job];
+  if (!made) {
+    StatusOr<std::unique_ptr<NcclCommunicator>> created =
+        NcclCommunicator::create(job);
+    if (!created.ok()) {
+      nccl.erase(&job);
+      return created.getStatus();
+    }
+    made = created.take();
+  }
+  return made.get();
 }
 
 StatusOr<bool> CudaDevice::allReduceOnDevice(Communicator &job, void *data,
@@ -434,8 +437,11 @@ StatusOr<bool> CudaDevice::allReduceOnDevice(Communicator &job, void *data,
     return false;
   CurrentContext current(*driver, context);
   LCC_RETURN_IF_ERROR(current.check());
-  LCC_RETURN_IF_ERROR(startNccl(job));
-  LCC_RETURN_IF_ERROR(nccl->allReduce(toDevice(data), count, mean, stream));
+  StatusOr<NcclCommunicator *> engine = ncclOf(job);
+  if (!engine.ok())
+    return engine.getStatus();
+  LCC_RETURN_IF_ERROR(
+      (*engine)->allReduce(toDevice(data), count, mean, stream));
   job.noteSent(count * sizeof(float));
   LCC_RETURN_IF_ERROR(driver->check(driver->cuStreamSynchronize(stream),
                                     "an all-reduce on " + describe()));
@@ -448,16 +454,18 @@ StatusOr<bool> CudaDevice::exchangeOnDevice(Communicator &job,
     return false;
   CurrentContext current(*driver, context);
   LCC_RETURN_IF_ERROR(current.check());
-  LCC_RETURN_IF_ERROR(startNccl(job));
+  StatusOr<NcclCommunicator *> engine = ncclOf(job);
+  if (!engine.ok())
+    return engine.getStatus();
   uint64_t source = toDevice(exchange.source),
            target = toDevice(exchange.target);
   if (exchange.pattern == lcm::ExchangePattern::AllToAll) {
     uint64_t block = exchange.sourceBytes / exchange.blocks;
     LCC_RETURN_IF_ERROR(
-        nccl->allToAll(source, block, job.size(), target, stream));
+        (*engine)->allToAll(source, block, job.size(), target, stream));
     job.noteSent(block * uint64_t(job.size() - 1));
   } else {
-    LCC_RETURN_IF_ERROR(nccl->sendAroundRing(
+    LCC_RETURN_IF_ERROR((*engine)->sendAroundRing(
         source, exchange.sourceBytes, job.ringNeighbour(exchange.ringOffset),
         job.ringNeighbour(-exchange.ringOffset), target, stream));
     job.noteSent(exchange.sourceBytes);

@@ -27,6 +27,7 @@
 #include "devices/cuda/CudaEmulator.h"
 
 #include <array>
+#include <map>
 #include <memory>
 
 namespace lcc::runtime {
@@ -101,8 +102,8 @@ private:
              const Limits &limits);
   /// "the cuda device sm_90", as messages name it.
   std::string describe() const;
-  /// Makes NCCL's communicator of `job`'s ranks, the first time.
-  Status startNccl(Communicator &job);
+  /// NCCL's communicator of `job`'s ranks, made the first time.
+  StatusOr<NcclCommunicator *> ncclOf(Communicator &job);
 
   std::shared_ptr<const cuda::CudaDriver> driver;
   cuda::CUdevice device;
@@ -113,7 +114,9 @@ private:
   Limits limits;
   std::shared_ptr<cuda::EmulatorOptions> emulatorOptions =
       std::make_shared<cuda::EmulatorOptions>();
-  std::unique_ptr<NcclCommunicator> nccl; // made by the first all-reduce
+  /// NCCL's communicator of each job (or group of a job) this device has
+  /// run collectives among, made by the first.
+  std::map<const Communicator *, std::unique_ptr<NcclCommunicator>> nccl;
 };
 
 } // namespace lcc::runtime
