@@ -59,3 +59,22 @@ func.func @per_head(%x: tensor<1x8x12xf32>) -> tensor<1x8x12xf32> {
   %y = attn.merge_heads %o : (tensor<1x4x8x3xf32>) -> tensor<1x8x12xf32>
   return %y : tensor<1x8x12xf32>
 }
+
+// -----
+
+// Transformer-XL's attention over the segment alone: its relative
+// positions and biases, one slice per head, cut to the rank's heads.
+// CHECK-LABEL: func.func @relative(
+// CHECK-DAG: attn.rank_slice %{{.+}} : tensor<2x2x8x3xf32> -> tensor<1x2x8x3xf32>
+// CHECK-DAG: attn.rank_slice %{{.+}} : tensor<2x2x3xf32> -> tensor<1x2x3xf32>
+// CHECK: attn.relative_attention {{.+}} -> tensor<1x2x8x3xf32>
+func.func @relative(%x: tensor<1x8x12xf32>) -> tensor<1x8x12xf32> {
+  %q = attn.split_heads %x {heads = 4 : i64} : (tensor<1x8x12xf32>) -> tensor<1x4x8x3xf32>
+  %pos = attn.param "pos" : tensor<4x8x3xf32>
+  %u = attn.param "u" : tensor<4x3xf32>
+  %w = attn.param "w" : tensor<4x3xf32>
+  %o = attn.relative_attention %q, %q, %q, %pos, %u, %w
+      : (tensor<1x4x8x3xf32>, tensor<1x4x8x3xf32>, tensor<1x4x8x3xf32>, tensor<4x8x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<1x4x8x3xf32>
+  %y = attn.merge_heads %o : (tensor<1x4x8x3xf32>) -> tensor<1x8x12xf32>
+  return %y : tensor<1x8x12xf32>
+}

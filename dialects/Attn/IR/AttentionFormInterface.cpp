@@ -54,6 +54,13 @@ void AdaptiveSpanAttentionOp::getPerHeadOperands(
   operands.push_back(getZMutable().getOperandNumber()); // z: [heads]
 }
 
+void RelativeAttentionOp::getPerHeadOperands(
+    SmallVectorImpl<unsigned> &operands) {
+  // pos: [heads, k_seq, head_dim]; u, w: [heads, head_dim].
+  for (OpOperand *operand : {&getPosMutable(), &getUMutable(), &getWMutable()})
+    operands.push_back(operand->getOperandNumber());
+}
+
 void RoutedAttentionOp::getPerHeadOperands(
     SmallVectorImpl<unsigned> &operands) {
   // centroids: [heads, clusters, head_dim]

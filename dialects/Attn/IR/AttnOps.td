@@ -293,7 +293,8 @@ def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure,
 }
 
 def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
-    Attn_AttentionFormInterface,
+    DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
+        ["getPerHeadOperands"]>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["expandForDifferentiation", "buildVectorJacobianProduct"]>]> {
   let summary = "Transformer-XL attention: relative positions over a memory";
