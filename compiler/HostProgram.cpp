@@ -10,6 +10,9 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <algorithm>
+#include <optional>
+
 using namespace mlir;
 using namespace lcc;
 
@@ -448,10 +451,37 @@ LogicalResult Planner::planAllReduce(attn::AllReduceOp op) {
   return success();
 }
 
+/// The exchange `op` is (attn.all_to_all, ring_shift, rank_slice,
+/// rank_pad): which ranks get what; none for any other op.
+std::optional<PlannedCommand> exchangeCommandOf(Operation &op) {
+  PlannedCommand command;
+  if (auto shift = dyn_cast<attn::RingShiftOp>(op)) {
+    command.exchange = PlannedCommand::Exchange::Ring;
+    command.ringOffset = shift.getOffset();
+    return command;
+  }
+  if (isa<attn::AllToAllOp>(op))
+    command.exchange = PlannedCommand::Exchange::AllToAll;
+  else if (isa<attn::RankSliceOp>(op))
+    command.exchange = PlannedCommand::Exchange::RankSlice;
+  else if (isa<attn::RankPadOp>(op))
+    command.exchange = PlannedCommand::Exchange::RankPad;
+  else
+    return std::nullopt;
+  // One block per rank along the leading dimension of the side that holds
+  // them all (both sides of an all-to-all; one block is the other side).
+  auto leading = [](Value v) {
+    return cast<RankedTensorType>(v.getType()).getDimSize(0);
+  };
+  command.blocks =
+      std::max(leading(op.getOperand(0)), leading(op.getResult(0)));
+  return command;
+}
+
 LogicalResult Planner::planExchange(Operation *op, PlannedCommand command) {
   command.kind = PlannedCommand::Kind::Exchange;
-  command.name = sourceNameOf(op->getLoc()).value_or(
-      op->getName().stripDialect().str());
+  command.name =
+      sourceNameOf(op->getLoc()).value_or(op->getName().stripDialect().str());
   command.location = sourcePositionOf(op->getLoc()).value_or("");
   Value value = op->getOperand(0);
   FailureOr<BufferRange> from = read(op, value);
@@ -465,9 +495,9 @@ LogicalResult Planner::planExchange(Operation *op, PlannedCommand command) {
     copy(command.name + ".in", *from, staged, command.location);
     from = staged;
   }
-  BufferRange to = whole(addBuffer(
-      BufferKind::Transient, 0,
-      cast<RankedTensorType>(op->getResult(0).getType())));
+  BufferRange to =
+      whole(addBuffer(BufferKind::Transient, 0,
+                      cast<RankedTensorType>(op->getResult(0).getType())));
   command.bindings = {*from, to};
   command.outputCount = 1;
   int64_t index = nextCommand();
@@ -632,32 +662,8 @@ FailureOr<HostProgram> Planner::run() {
         return failure();
       continue;
     }
-    if (auto allToAll = dyn_cast<attn::AllToAllOp>(op)) {
-      PlannedCommand command;
-      command.exchange = PlannedCommand::Exchange::AllToAll;
-      command.blocks = allToAll.getType().getDimSize(0);
-      if (failed(planExchange(&op, std::move(command))))
-        return failure();
-      continue;
-    }
-    if (isa<attn::RankSliceOp, attn::RankPadOp>(op)) {
-      PlannedCommand command;
-      bool slice = isa<attn::RankSliceOp>(op);
-      command.exchange = slice ? PlannedCommand::Exchange::RankSlice
-                               : PlannedCommand::Exchange::RankPad;
-      command.blocks = cast<RankedTensorType>(
-                           (slice ? op.getOperand(0) : op.getResult(0))
-                               .getType())
-                           .getDimSize(0);
-      if (failed(planExchange(&op, std::move(command))))
-        return failure();
-      continue;
-    }
-    if (auto shift = dyn_cast<attn::RingShiftOp>(op)) {
-      PlannedCommand command;
-      command.exchange = PlannedCommand::Exchange::Ring;
-      command.ringOffset = shift.getOffset();
-      if (failed(planExchange(&op, std::move(command))))
+    if (std::optional<PlannedCommand> exchange = exchangeCommandOf(op)) {
+      if (failed(planExchange(&op, std::move(*exchange))))
         return failure();
       continue;
     }

@@ -430,21 +430,31 @@ StatusOr<NcclCommunicator *> CudaDevice::ncclOf(Communicator &job) {
   return made.get();
 }
 
-StatusOr<bool> CudaDevice::allReduceOnDevice(Communicator &job, void *data,
-                                             size_t count, bool mean) {
-  // The emulator's memory is the host's: staged like the CPU's.
-  if (isEmulator())
-    return false;
+Status CudaDevice::runOnNccl(
+    Communicator &job, const char *what,
+    const std::function<Status(NcclCommunicator &)> &enqueue) {
   CurrentContext current(*driver, context);
   LCC_RETURN_IF_ERROR(current.check());
   StatusOr<NcclCommunicator *> engine = ncclOf(job);
   if (!engine.ok())
     return engine.getStatus();
+  LCC_RETURN_IF_ERROR(enqueue(**engine));
+  return driver->check(driver->cuStreamSynchronize(stream),
+                       std::string(what) + " on " + describe());
+}
+
+StatusOr<bool> CudaDevice::allReduceOnDevice(Communicator &job, void *data,
+                                             size_t count, bool mean) {
+  // The emulator's memory is the host's: staged like the CPU's.
+  if (isEmulator())
+    return false;
   LCC_RETURN_IF_ERROR(
-      (*engine)->allReduce(toDevice(data), count, mean, stream));
-  job.noteSent(count * sizeof(float));
-  LCC_RETURN_IF_ERROR(driver->check(driver->cuStreamSynchronize(stream),
-                                    "an all-reduce on " + describe()));
+      runOnNccl(job, "an all-reduce", [&](NcclCommunicator &engine) {
+        Status enqueued = engine.allReduce(toDevice(data), count, mean, stream);
+        if (enqueued.ok())
+          job.noteSent(count * sizeof(float));
+        return enqueued;
+      }));
   return true;
 }
 
@@ -452,26 +462,26 @@ StatusOr<bool> CudaDevice::exchangeOnDevice(Communicator &job,
                                             const ExchangeSpec &exchange) {
   if (isEmulator())
     return false;
-  CurrentContext current(*driver, context);
-  LCC_RETURN_IF_ERROR(current.check());
-  StatusOr<NcclCommunicator *> engine = ncclOf(job);
-  if (!engine.ok())
-    return engine.getStatus();
   uint64_t source = toDevice(exchange.source),
            target = toDevice(exchange.target);
-  if (exchange.pattern == lcm::ExchangePattern::AllToAll) {
-    uint64_t block = exchange.sourceBytes / exchange.blocks;
-    LCC_RETURN_IF_ERROR(
-        (*engine)->allToAll(source, block, job.size(), target, stream));
-    job.noteSent(block * uint64_t(job.size() - 1));
-  } else {
-    LCC_RETURN_IF_ERROR((*engine)->sendAroundRing(
-        source, exchange.sourceBytes, job.ringNeighbour(exchange.ringOffset),
-        job.ringNeighbour(-exchange.ringOffset), target, stream));
-    job.noteSent(exchange.sourceBytes);
-  }
-  LCC_RETURN_IF_ERROR(driver->check(driver->cuStreamSynchronize(stream),
-                                    "an exchange on " + describe()));
+  LCC_RETURN_IF_ERROR(
+      runOnNccl(job, "an exchange", [&](NcclCommunicator &engine) {
+        if (exchange.pattern == lcm::ExchangePattern::AllToAll) {
+          uint64_t block = exchange.sourceBytes / exchange.blocks;
+          Status enqueued =
+              engine.allToAll(source, block, job.size(), target, stream);
+          if (enqueued.ok())
+            job.noteSent(block * uint64_t(job.size() - 1));
+          return enqueued;
+        }
+        Status enqueued = engine.sendAroundRing(
+            source, exchange.sourceBytes,
+            job.ringNeighbour(exchange.ringOffset),
+            job.ringNeighbour(-exchange.ringOffset), target, stream);
+        if (enqueued.ok())
+          job.noteSent(exchange.sourceBytes);
+        return enqueued;
+      }));
   return true;
 }
 

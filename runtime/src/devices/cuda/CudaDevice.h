@@ -27,6 +27,7 @@
 #include "devices/cuda/CudaEmulator.h"
 
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -104,6 +105,10 @@ private:
   std::string describe() const;
   /// NCCL's communicator of `job`'s ranks, made the first time.
   StatusOr<NcclCommunicator *> ncclOf(Communicator &job);
+  /// Enqueues `what` ("an all-reduce") on the device's stream with NCCL's
+  /// communicator of `job`, and waits for it.
+  Status runOnNccl(Communicator &job, const char *what,
+                   const std::function<Status(NcclCommunicator &)> &enqueue);
 
   std::shared_ptr<const cuda::CudaDriver> driver;
   cuda::CUdevice device;
