@@ -30,7 +30,8 @@ Value lcc::lowering::recomputedProbabilities(TensorBuilder &t, Value scores,
 
 PaddedBackwardOperands
 PaddedBackwardOperands::build(TensorBuilder &t, const FlashAttention &flash,
-                              Value out, Value outGrad, Value rowStatistic) {
+                              Value out, Value outGrad, Value rowStatistic,
+                              Value rowStatisticGrad) {
   RankedTensorType qType = tensorType(flash.query),
                    kType = tensorType(flash.key),
                    vType = tensorType(flash.value);
@@ -52,6 +53,11 @@ PaddedBackwardOperands::build(TensorBuilder &t, const FlashAttention &flash,
       {outGrad, out}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
         return multiplyAccumulate(b, l, a[0], a[1], a[2]);
       });
+  if (rowStatisticGrad)
+    delta = t.mapSameShape(
+        {delta, rowStatisticGrad}, [](OpBuilder &b, Location l, ValueRange a) {
+          return arith::SubFOp::create(b, l, a[0], a[1]).getResult();
+        });
   p.query = padSeq(t, flash.query, paddedQueries);
   p.outGrad = padSeq(t, outGrad, paddedQueries);
   p.rowStatistic = padSeq(t, rowStatistic, paddedQueries, kNegativeInfinity);
@@ -224,8 +230,8 @@ FailureOr<std::array<Value, 3>>
 FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
   TensorBuilder tb(builder, loc);
   Type elt = tensorType(forward.query).getElementType();
-  PaddedBackwardOperands padded =
-      PaddedBackwardOperands::build(tb, forward, out, outGrad, logSumExp);
+  PaddedBackwardOperands padded = PaddedBackwardOperands::build(
+      tb, forward, out, outGrad, logSumExp, logSumExpGrad);
   bool failedBlock = false;
   auto gradientsAt = [&](TensorBuilder &t, const BackwardBlock &blk,
                          const TilePosition &tile) {

@@ -40,10 +40,13 @@ struct PaddedBackwardOperands {
   mlir::Value query, key, value, outGrad, rowStatistic, delta;
 
   /// Pads the operands of the backward of `flash`, whose result was `out`.
-  static PaddedBackwardOperands build(TensorBuilder &t,
-                                      const FlashAttention &flash,
-                                      mlir::Value out, mlir::Value outGrad,
-                                      mlir::Value rowStatistic);
+  /// `rowStatisticGrad` (or null) is the gradient with respect to the row
+  /// statistic when it is the logsumexp and something read it: since
+  /// dL_i/ds_ij = p_ij, it is subtracted from delta.
+  static PaddedBackwardOperands
+  build(TensorBuilder &t, const FlashAttention &flash, mlir::Value out,
+        mlir::Value outGrad, mlir::Value rowStatistic,
+        mlir::Value rowStatisticGrad = mlir::Value());
   /// The blocks of the tile pair `at`.
   BackwardBlock blockAt(mlir::OpBuilder &b, mlir::Location loc,
                         const TilePosition &at) const;
@@ -102,6 +105,8 @@ struct FlashAttentionBackward {
   mlir::Value out, logSumExp, outGrad;
   /// Null: the scores are the scaled dot products.
   ScoreDerivative scoreDerivative;
+  /// The gradient with respect to logSumExp, or null when nothing read it.
+  mlir::Value logSumExpGrad = mlir::Value();
 
   /// Gradients for forward.query, forward.key and forward.value.
   mlir::FailureOr<std::array<mlir::Value, 3>> build(mlir::OpBuilder &builder,

@@ -293,6 +293,7 @@ void lcc::populateLowerToLinalgPatterns(RewritePatternSet &patterns,
                                         AttentionTiling tiling) {
   populateModelOpLoweringPatterns(patterns);
   populateTrainingOpLoweringPatterns(patterns);
+  populateMergePartialsLoweringPatterns(patterns);
   // The attention ops a model writes directly (no form rewrites into them).
   populateRelativeAttentionLoweringPatterns(patterns, tiling);
   populateRelativeAttentionBackwardLoweringPatterns(patterns, tiling);

@@ -58,10 +58,10 @@ struct AttentionSpec {
   }
 };
 
-/// The FlashAttention that computes `spec` (ConfigureFlashAttention.cpp): shared-QK keys normalised (at
-/// the builder's insertion point) and their self score, the mask region
-/// as the visibility and its block table as the tile skipping, the score
-/// region as the score modifier.
+/// The FlashAttention that computes `spec` (ConfigureFlashAttention.cpp):
+/// shared-QK keys normalised (at the builder's insertion point) and their self
+/// score, the mask region as the visibility and its block table as the tile
+/// skipping, the score region as the score modifier.
 FlashAttention configureFlashAttention(mlir::OpBuilder &builder,
                                        const AttentionSpec &spec,
                                        AttentionTiling tiling);
@@ -76,6 +76,9 @@ mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
 /// merge, clipping and optimizer updates (LowerTrainingOps.cpp).
 void populateTrainingOpLoweringPatterns(mlir::RewritePatternSet &patterns);
 
+/// attn.merge_partials and its backward, ring attention's merge of partial
+/// results by their logsumexps (LowerMergePartials.cpp).
+void populateMergePartialsLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 /// attn.relative_attention, Transformer-XL's attention in the flash form
 /// with the position term per tile pair (LowerRelativeAttention.cpp).
@@ -98,7 +101,6 @@ void populateAdaptiveSpanAttentionLoweringPatterns(
 /// mask's gradient (LowerAdaptiveSpanAttentionBackward.cpp).
 void populateAdaptiveSpanAttentionBackwardLoweringPatterns(
     mlir::RewritePatternSet &patterns, AttentionTiling tiling);
-
 
 } // namespace lcc
 

@@ -7,12 +7,13 @@
 // the ops that work position by position (SequencePositions, as the
 // decode step finds them) run on the share; learned positions are cut to
 // the share (attn.rank_slice); each attention form is split as its
-// interface says (getSequenceSplit: every form today over the heads,
-// DeepSpeed-Ulysses); a cross-entropy loss, the mean over the share's
-// positions, is averaged over the ranks. Anything else that reads the
-// positions is an error naming it. Arguments and results split over the
-// ranks carry attn.split_dim, which the artifact records so that the
-// tools give each rank its share and gather the results.
+// interface says (getSequenceSplit: dense attention without regions as
+// ring attention, keys and values passed around the ranks; every other
+// form over the heads, DeepSpeed-Ulysses); a cross-entropy loss, the mean
+// over the share's positions, is averaged over the ranks. Anything else
+// that reads the positions is an error naming it. Arguments and results
+// split over the ranks carry attn.split_dim, which the artifact records so
+// that the tools give each rank its share and gather the results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "dialects/Attn/IR/AttnOps.h"
 #include "passes/Decode/SequencePositions.h"
 #include "passes/Parallel/HeadsOverRanks.h"
+#include "passes/Parallel/KeysAroundRing.h"
 #include "passes/Training/TrainStep.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -80,8 +82,7 @@ struct ContextParallelPass
   int64_t length = 0;
 };
 
-FailureOr<int64_t>
-ContextParallelPass::sequenceLength(func::FuncOp function) {
+FailureOr<int64_t> ContextParallelPass::sequenceLength(func::FuncOp function) {
   int64_t seq = 0;
   WalkResult walked = function.walk([&](AttentionFormInterface form) {
     Operation *op = form.getOperation();
@@ -127,9 +128,10 @@ ContextParallelPass::sequenceLength(func::FuncOp function) {
     return failure();
   if (seq % ranks != 0)
     return function.emitError()
-           << "context parallelism gives each of " << static_cast<int64_t>(ranks)
-           << " ranks an equal share of the " << seq
-           << " positions: give a multiple of " << static_cast<int64_t>(ranks);
+           << "context parallelism gives each of "
+           << static_cast<int64_t>(ranks) << " ranks an equal share of the "
+           << seq << " positions: give a multiple of "
+           << static_cast<int64_t>(ranks);
   return seq;
 }
 
@@ -169,8 +171,7 @@ LogicalResult ContextParallelPass::splitFunction(func::FuncOp function) {
     function.setArgAttr(index, "attn.split_dim",
                         OpBuilder(function).getI64IntegerAttr(1));
   }
-  for (Operation &op :
-       llvm::make_early_inc_range(function.getBody().front()))
+  for (Operation &op : llvm::make_early_inc_range(function.getBody().front()))
     if (failed(splitOp(op, positions, axes)))
       return failure();
 
@@ -191,9 +192,8 @@ LogicalResult ContextParallelPass::splitFunction(func::FuncOp function) {
 LogicalResult ContextParallelPass::splitOp(Operation &op,
                                            SequencePositions &positions,
                                            ShareAxes &axes) {
-  bool readsShare = llvm::any_of(op.getOperands(), [&](Value v) {
-    return axes.count(v) > 0;
-  });
+  bool readsShare = llvm::any_of(op.getOperands(),
+                                 [&](Value v) { return axes.count(v) > 0; });
   if (!readsShare || isa<func::ReturnOp>(op))
     return success();
   if (auto form = dyn_cast<AttentionFormInterface>(op)) {
@@ -216,6 +216,17 @@ LogicalResult ContextParallelPass::splitOp(Operation &op,
               shares)))
         return failure();
       break;
+    case SequenceSplit::KeysAroundRing: {
+      auto attention = dyn_cast<AttentionOp>(op);
+      if (!attention)
+        return op.emitError("internal error: only attn.attention splits its "
+                            "keys around the ring of ranks");
+      Value share;
+      if (failed(parallel::splitKeysAroundRing(attention, ranks, share)))
+        return failure();
+      shares.push_back(share);
+      break;
+    }
     }
     for (Value share : shares)
       axes[share] = 2;
@@ -240,7 +251,8 @@ void ContextParallelPass::averageLoss(SoftmaxCrossEntropyOp loss) {
   SmallVector<OpOperand *> readers = llvm::map_to_vector(
       loss.getResult().getUses(), [](OpOperand &use) { return &use; });
   auto mean = AllReduceOp::create(
-      b, loss.getLoc(), ReductionKindAttr::get(b.getContext(), ReductionKind::Mean),
+      b, loss.getLoc(),
+      ReductionKindAttr::get(b.getContext(), ReductionKind::Mean),
       ValueRange{loss.getResult()});
   for (OpOperand *reader : readers)
     reader->set(mean.getResult(0));
@@ -270,14 +282,13 @@ LogicalResult ContextParallelPass::splitPositionwise(
     if (!axes.count(operand.get()) && type && type.getRank() >= 3 &&
         type.getRank() == resultRank && type.getDimSize(axis) == length &&
         !isa<linalg::TransposeOp>(op))
-      operand.set(parallel::takeRankShare(b, op.getLoc(), operand.get(), axis,
-                                          ranks));
+      operand.set(
+          parallel::takeRankShare(b, op.getLoc(), operand.get(), axis, ranks));
   }
   Operation *split = &op;
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
     split = tensor::ExpandShapeOp::create(
-        b, op.getLoc(),
-        parallel::shareOf(expand.getResultType(), axis, ranks),
+        b, op.getLoc(), parallel::shareOf(expand.getResultType(), axis, ranks),
         expand.getSrc(), expand.getReassociationIndices());
   } else if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
     RankedTensorType type =
@@ -292,8 +303,8 @@ LogicalResult ContextParallelPass::splitPositionwise(
     // Chunks of positions, as many positions a chunk as before (at least
     // one chunk): the share has 1 / P of the positions.
     if (auto feedForward = dyn_cast<FeedForwardOp>(op))
-      feedForward.setChunks(std::max<int64_t>(1, feedForward.getChunks() /
-                                                     ranks));
+      feedForward.setChunks(
+          std::max<int64_t>(1, feedForward.getChunks() / ranks));
   }
   if (split != &op) {
     op.replaceAllUsesWith(split->getResults());

@@ -3,7 +3,7 @@
 func.func @heads(%x: tensor<1x8x6xf32>) -> tensor<1x8x6xf32> {
   %q = attn.split_heads %x {heads = 3 : i64} : (tensor<1x8x6xf32>) -> tensor<1x3x8x2xf32>
   // expected-error@+1 {{context parallelism over 2 ranks gives each rank heads / 2 of this attention's 3 heads: give a multiple of 2}}
-  %o = attn.attention %q, %q, %q : (tensor<1x3x8x2xf32>, tensor<1x3x8x2xf32>, tensor<1x3x8x2xf32>) -> tensor<1x3x8x2xf32>
+  %o = attn.attention %q, %q, %q {shared_qk} : (tensor<1x3x8x2xf32>, tensor<1x3x8x2xf32>, tensor<1x3x8x2xf32>) -> tensor<1x3x8x2xf32>
   %y = attn.merge_heads %o : (tensor<1x3x8x2xf32>) -> tensor<1x8x6xf32>
   return %y : tensor<1x8x6xf32>
 }

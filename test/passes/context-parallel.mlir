@@ -1,9 +1,12 @@
 // RUN: lcc-opt %s --split-input-file --attn-context-parallel=ranks=2 | FileCheck %s
 
 // Each rank takes half of the positions of the tokens and labels, and its
-// half of the learned positions; the attention runs on the whole sequence
-// of half of the heads (all-to-all there and back); the loss over a half is
-// averaged over the ranks.
+// half of the learned positions; dense attention runs as ring attention:
+// the rank's queries attend its own keys (causal on the diagonal), then the
+// keys and values of the rank before it (passed on around the ring), whose
+// partial result is merged by the logsumexps where that rank's positions
+// come first (the gate: rank 1 only); the loss over a half is averaged over
+// the ranks.
 // CHECK-LABEL: func.func @loss(
 // CHECK-SAME: %{{.+}}: tensor<1x4xi32> {attn.split_dim = 1 : i64}, %{{.+}}: tensor<1x4xi32> {attn.split_dim = 1 : i64}) -> tensor<f32>
 // CHECK: %[[POS:.+]] = attn.param "pos" : tensor<1x8x4xf32>
@@ -11,11 +14,17 @@
 // CHECK: %[[BYRANK:.+]] = linalg.transpose ins(%[[BLOCKS]] : tensor<1x2x4x4xf32>) {{.+}} permutation = [1, 0, 2, 3]
 // CHECK: %[[MINE:.+]] = attn.rank_slice %[[BYRANK]] : tensor<2x1x4x4xf32> -> tensor<1x1x4x4xf32>
 // CHECK: tensor.collapse_shape %[[MINE]] {{\[\[}}0, 1], [2], [3]] : tensor<1x1x4x4xf32> into tensor<1x4x4xf32>
-// CHECK: attn.split_heads {{.+}} -> tensor<1x2x4x2xf32>
-// CHECK: attn.all_to_all %{{.+}} : tensor<2x1x1x4x2xf32>
-// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true} : (tensor<1x1x8x2xf32>, tensor<1x1x8x2xf32>, tensor<1x1x8x2xf32>) -> tensor<1x1x8x2xf32>
-// CHECK: attn.all_to_all %{{.+}} : tensor<2x1x1x4x2xf32>
-// CHECK: attn.merge_heads {{.+}} -> tensor<1x4x4xf32>
+// CHECK: %[[Q:.+]] = attn.split_heads {{.+}} -> tensor<1x2x4x2xf32>
+// CHECK: %[[K:.+]] = attn.split_heads {{.+}} -> tensor<1x2x4x2xf32>
+// CHECK: %[[V:.+]] = attn.split_heads {{.+}} -> tensor<1x2x4x2xf32>
+// CHECK: %[[O0:.+]], %[[L0:.+]] = attn.attention %[[Q]], %[[K]], %[[V]] {causal = true} : {{.+}} -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
+// CHECK: %[[K1:.+]] = attn.ring_shift %[[K]] by 1 : tensor<1x2x4x2xf32>
+// CHECK: %[[V1:.+]] = attn.ring_shift %[[V]] by 1 : tensor<1x2x4x2xf32>
+// CHECK: %[[O1:.+]], %[[L1:.+]] = attn.attention %[[Q]], %[[K1]], %[[V1]] : {{.+}} -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
+// CHECK: %[[GATES:.+]] = arith.constant dense<[0.000000e+00, 1.000000e+00]> : tensor<2xf32>
+// CHECK: %[[GATE:.+]] = attn.rank_slice %[[GATES]] : tensor<2xf32> -> tensor<1xf32>
+// CHECK: %[[O:.+]], %{{.+}} = attn.merge_partials %[[O0]], %[[L0]], %[[O1]], %[[L1]] gate %[[GATE]]
+// CHECK: attn.merge_heads %[[O]] {{.+}} -> tensor<1x4x4xf32>
 // CHECK: %[[L:.+]] = attn.softmax_cross_entropy {{.+}} : (tensor<1x4x6xf32>, tensor<1x4xi32>) -> tensor<f32>
 // CHECK: %[[MEAN:.+]] = attn.all_reduce mean %[[L]] : tensor<f32>
 // CHECK: return %[[MEAN]]
@@ -39,6 +48,42 @@ func.func @loss(%tokens: tensor<1x8xi32>, %labels: tensor<1x8xi32>) -> tensor<f3
   %logits = attn.linear %h, %head : (tensor<1x8x4xf32>, tensor<4x6xf32>) -> tensor<1x8x6xf32>
   %l = attn.softmax_cross_entropy %logits, %labels : (tensor<1x8x6xf32>, tensor<1x8xi32>) -> tensor<f32>
   return %l : tensor<f32>
+}
+
+// -----
+
+// Shared-QK attention (its keys the normalised queries) runs on the whole
+// sequence of half of the heads: all-to-all there and back (Ulysses).
+// CHECK-LABEL: func.func @shared_qk(
+// CHECK: attn.all_to_all %{{.+}} : tensor<2x1x2x4x2xf32>
+// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true, shared_qk} : (tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x2xf32>
+// CHECK: attn.all_to_all %{{.+}} : tensor<2x1x2x4x2xf32>
+// CHECK: return %{{.+}} : tensor<1x4x8xf32>
+func.func @shared_qk(%x: tensor<1x8x8xf32>) -> tensor<1x8x8xf32> {
+  %q = attn.split_heads %x {heads = 4 : i64} : (tensor<1x8x8xf32>) -> tensor<1x4x8x2xf32>
+  %o = attn.attention %q, %q, %q {causal = true, shared_qk}
+      : (tensor<1x4x8x2xf32>, tensor<1x4x8x2xf32>, tensor<1x4x8x2xf32>) -> tensor<1x4x8x2xf32>
+  %y = attn.merge_heads %o : (tensor<1x4x8x2xf32>) -> tensor<1x8x8xf32>
+  return %y : tensor<1x8x8xf32>
+}
+
+// -----
+
+// Ring attention needs no head count that the ranks divide; without
+// causal, every step counts on every rank (no gate).
+// CHECK-LABEL: func.func @odd_heads(
+// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} : {{.+}} -> (tensor<1x3x4x2xf32>, tensor<1x3x4xf32>)
+// CHECK: attn.ring_shift
+// CHECK: attn.ring_shift
+// CHECK: attn.attention
+// CHECK-NOT: gate
+// CHECK: attn.merge_partials
+// CHECK-SAME: -> (tensor<1x3x4x2xf32>, tensor<1x3x4xf32>)
+func.func @odd_heads(%x: tensor<1x8x6xf32>) -> tensor<1x8x6xf32> {
+  %q = attn.split_heads %x {heads = 3 : i64} : (tensor<1x8x6xf32>) -> tensor<1x3x8x2xf32>
+  %o = attn.attention %q, %q, %q : (tensor<1x3x8x2xf32>, tensor<1x3x8x2xf32>, tensor<1x3x8x2xf32>) -> tensor<1x3x8x2xf32>
+  %y = attn.merge_heads %o : (tensor<1x3x8x2xf32>) -> tensor<1x8x6xf32>
+  return %y : tensor<1x8x6xf32>
 }
 
 // -----

@@ -24,6 +24,19 @@ Value LSHAttentionOp::buildDenseAttention(OpBuilder &b,
       .getResult();
 }
 
+SequenceSplit AttentionOp::getSequenceSplit() {
+  // Ring steps attend blocks of keys at other ranks' positions: a mask or
+  // score region, which numbers keys from the block's start, or shared-QK
+  // keys (the normalised queries, the self score on the diagonal) would
+  // need more than the block. Those, and a logsumexp something else reads,
+  // go over the heads.
+  bool f32 =
+      cast<RankedTensorType>(getQuery().getType()).getElementType().isF32();
+  if (hasMaskOrScore() || getSharedQk() || getLogsumexp() || !f32)
+    return SequenceSplit::HeadsOverRanks;
+  return SequenceSplit::KeysAroundRing;
+}
+
 int64_t LSHAttentionOp::getChunkableRows() {
   auto type = cast<RankedTensorType>(getQueryKey().getType());
   return type.getDimSize(0) * type.getDimSize(1);

@@ -2,6 +2,7 @@
 
 #include "dialects/Attn/IR/AttnInterfaces.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -22,4 +23,13 @@ SmallVector<Value> lcc::attn::withRowStatistics(OpBuilder &builder,
     state.addRegion()->takeBody(region);
   Operation *saved = builder.create(state);
   return {saved->getResult(0)};
+}
+
+Value lcc::attn::splatLike(OpBuilder &builder, Location loc, Value like,
+                           double value) {
+  auto type = cast<RankedTensorType>(like.getType());
+  return arith::ConstantOp::create(
+      builder, loc, type,
+      DenseElementsAttr::get(type,
+                             FloatAttr::get(type.getElementType(), value)));
 }

@@ -24,6 +24,9 @@ namespace lcc::attn {
 enum class SequenceSplit {
   /// All-to-all from sequence shares to head shares and back (Ulysses).
   HeadsOverRanks,
+  /// Keys and values passed around the ring of ranks, the partial results
+  /// merged by their logsumexps (ring attention).
+  KeysAroundRing,
 };
 
 /// What DifferentiableOpInterface::getSelfTrainedOperand returns.
@@ -37,8 +40,7 @@ struct SelfTrainedOperand {
 /// among the ranks of a job (AttnCollectiveOps.td): lowering leaves them
 /// whole and outlining keeps them on the host.
 template <typename ConcreteType>
-class Collective : public mlir::OpTrait::TraitBase<ConcreteType, Collective> {
-};
+class Collective : public mlir::OpTrait::TraitBase<ConcreteType, Collective> {};
 
 } // namespace lcc::attn
 
@@ -54,6 +56,11 @@ namespace lcc::attn {
 llvm::SmallVector<mlir::Value> withRowStatistics(mlir::OpBuilder &builder,
                                                  mlir::Operation *op,
                                                  mlir::Value query);
+
+/// A constant tensor of `like`'s float type, every element `value` (a
+/// gradient's zeros, a rule's ones).
+mlir::Value splatLike(mlir::OpBuilder &builder, mlir::Location loc,
+                      mlir::Value like, double value);
 
 /// Attaches DifferentiableOpInterface to the upstream ops a model uses
 /// (arith addf, subf, mulf, divf, negf, maximumf, minimumf; math tanh, exp;

@@ -55,7 +55,10 @@ def Attn_AttentionFormInterface : OpInterface<"AttentionFormInterface"> {
         all-to-all so that each rank holds the whole sequence of a share of
         the heads, the op runs on those, and its results go back; a form
         whose rows are independent per head needs nothing else, and every
-        form may use it.
+        form may use it. KeysAroundRing (ring attention): each rank keeps
+        its queries and passes its keys and values around the ring of
+        ranks, the partial results merged by their logsumexps; dense
+        attention without regions uses it.
       }],
       "::lcc::attn::SequenceSplit", "getSequenceSplit", (ins), [{}],
       [{ return ::lcc::attn::SequenceSplit::HeadsOverRanks; }]>,

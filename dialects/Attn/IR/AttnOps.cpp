@@ -840,5 +840,35 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   return check.shape(loss, {});
 }
 
+LogicalResult lcc::attn::detail::verifyMergedPartials(
+    Operation *op, Value first, Value firstLogSumExp, Value second,
+    Value secondLogSumExp, Value gate, ValueRange alike, ValueRange alikeRows) {
+  ShapeChecker check(op);
+  NamedTensor o1("first", first), l1("first_logsumexp", firstLogSumExp),
+      o2("second", second), l2("second_logsumexp", secondLogSumExp);
+  if (failed(check.rank(o1, 4, kAttentionLayout)) ||
+      failed(check.shape(o2, o1.type.getShape())) ||
+      failed(check.shape(l1, {o1.dim(0), o1.dim(1), o1.dim(2)})) ||
+      failed(check.shape(l2, l1.type.getShape())))
+    return failure();
+  if (gate && failed(check.shape(NamedTensor("gate", gate), {1})))
+    return failure();
+  for (Value v : alike)
+    if (v.getType() != first.getType())
+      return op->emitOpError() << "expected " << first.getType()
+                               << " like first, got " << v.getType();
+  for (Value v : alikeRows)
+    if (v.getType() != firstLogSumExp.getType())
+      return op->emitOpError() << "expected " << firstLogSumExp.getType()
+                               << " like first_logsumexp, got " << v.getType();
+  return success();
+}
+
+LogicalResult MergePartialsOp::verify() {
+  return detail::verifyMergedPartials(
+      *this, getFirst(), getFirstLogsumexp(), getSecond(), getSecondLogsumexp(),
+      getGate(), {getResult()}, {getLogsumexp()});
+}
+
 #define GET_OP_CLASSES
 #include "dialects/Attn/IR/AttnOps.cpp.inc"

@@ -19,7 +19,9 @@ include "dialects/Attn/IR/AttnInterfaces.td"
 // Attention forms
 //===----------------------------------------------------------------------===//
 
-def Attn_AttentionOp : Attn_Op<"attention", [Pure, Attn_AttentionFormInterface,
+def Attn_AttentionOp : Attn_Op<"attention", [Pure,
+    DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
+        ["getSequenceSplit"]>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["expandForDifferentiation", "buildVectorJacobianProduct"]>]> {
   let summary = "dense scaled dot-product attention";
@@ -426,6 +428,47 @@ def Attn_AdaptiveSpanAttentionOp
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $z attr-dict `:`
     functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_MergePartialsOp : Attn_Op<"merge_partials", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
+  let summary = "two partial attention results merged by their logsumexps";
+  let description = [{
+    `first` and `second` (`[batch, heads, seq, dim]`) are the results of the
+    same queries attending to two disjoint sets of keys, with their
+    logsumexps (`[batch, heads, seq]`, -inf where a query saw no key); the
+    result is what attending to both sets at once gives, with its
+    logsumexp, computed in f32 as FlashAttention and ring attention merge
+    blocks:
+
+    `L = log(exp(L1) + exp(L2))`, `o = exp(L1 - L) o1 + exp(L2 - L) o2`
+    (zeros and -inf where neither saw a key).
+
+    `gate` (optional, `tensor<1xf32>`): when it holds 0, `second` counts as
+    unseen (its logsumexp -inf): a causal ring step whose keys are later
+    than every query of this rank, known only at run time from the rank.
+    The merge's gradient reaches both partials and their logsumexps (and
+    so the attention that produced them, through its logsumexp).
+
+    ```mlir
+    %o, %l = attn.merge_partials %o1, %l1, %o2, %l2
+        : (tensor<1x4x256x32xf32>, tensor<1x4x256xf32>,
+           tensor<1x4x256x32xf32>, tensor<1x4x256xf32>)
+        -> (tensor<1x4x256x32xf32>, tensor<1x4x256xf32>)
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$first,
+      RankedTensorOf<[F32]>:$first_logsumexp, RankedTensorOf<[F32]>:$second,
+      RankedTensorOf<[F32]>:$second_logsumexp,
+      Optional<RankedTensorOf<[F32]>>:$gate);
+  let results = (outs RankedTensorOf<[F32]>:$result,
+      RankedTensorOf<[F32]>:$logsumexp);
+  let assemblyFormat = [{
+    $first `,` $first_logsumexp `,` $second `,` $second_logsumexp
+    (`gate` $gate^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -45,6 +45,10 @@ LogicalResult AttentionBackwardOp::verify() {
       failed(verifyGradientOf(*this, "value_grad", getValueGrad(), "value",
                               getValue())))
     return failure();
+  if (Value lseGrad = getLogsumexpGrad())
+    if (failed(verifyGradientOf(*this, "logsumexp_grad", lseGrad, "logsumexp",
+                                getLogsumexp())))
+      return failure();
   if (getSharedQk() == static_cast<bool>(getKeyGrad()))
     return emitOpError(getSharedQk()
                            ? "expected no key_grad result with 'shared_qk' "
@@ -62,6 +66,15 @@ Region *AttentionBackwardOp::getMaskRegion() {
 
 Region *AttentionBackwardOp::getScoreRegion() {
   return modifierRegion(getModifiers(), 1);
+}
+
+LogicalResult MergePartialsBackwardOp::verify() {
+  return detail::verifyMergedPartials(
+      *this, getFirst(), getFirstLogsumexp(), getSecond(), getSecondLogsumexp(),
+      getGate(),
+      {getResult(), getResultGrad(), getFirstGrad(), getSecondGrad()},
+      {getLogsumexp(), getLogsumexpGrad(), getFirstLogsumexpGrad(),
+       getSecondLogsumexpGrad()});
 }
 
 LogicalResult RelativeAttentionBackwardOp::verify() {

@@ -34,10 +34,17 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
     With `shared_qk` there is no key gradient result: the keys are the
     normalised queries, and their gradient is folded into the query's
     (through the normalisation; the -1e5 self score is a constant).
+
+    `logsumexp_grad` (optional, `[batch, heads, q_seq]`) is the gradient
+    with respect to the forward's logsumexp, when something read it (ring
+    attention's merge of partial results): since `∂L_i/∂s_ij = p_ij`, it
+    adds `p_ij dL_i` to `ds_ij`, i.e. `ds_ij = p_ij (do_i · v_j - do_i · o_i
+    + dL_i)`.
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, Attn_FloatTensor:$result,
       Attn_FloatTensor:$logsumexp, Attn_FloatTensor:$result_grad,
+      Optional<Attn_FloatTensor>:$logsumexp_grad,
       DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       OptionalAttr<F32Attr>:$scale,
       Attn_UnitFlag:$shared_qk);
@@ -45,7 +52,7 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
       Optional<Attn_FloatTensor>:$key_grad, Attn_FloatTensor:$value_grad);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat =
-      "$query `,` $key `,` $value `,` $result `,` $logsumexp `,` $result_grad attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
+      "$query `,` $key `,` $value `,` $result `,` $logsumexp `,` $result_grad (`,` $logsumexp_grad^)? attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The mask region, or null when the op has none.
@@ -195,6 +202,36 @@ def Attn_RoutedAttentionBackwardOp
   let assemblyFormat = [{
     $query `,` $key `,` $value (`centroids` $centroids^)? `,` $result_grad
     attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_MergePartialsBackwardOp
+    : Attn_Op<"merge_partials_backward", [Pure]> {
+  let summary = "gradients of a merge of partial attention results";
+  let description = [{
+    Given the operands of an `attn.merge_partials`, its results `o` and `L`
+    and their gradients `do` and `dL`, returns the gradients with respect
+    to the two partials and their logsumexps. With `w1 = exp(L1 - L)` and
+    `w2 = exp(L2 - L)` (0 for a gated-off second):
+
+    `do1 = w1 do`, `dL1 = w1 (dL + do · (o1 - o))`, and the same for the
+    second.
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$first,
+      RankedTensorOf<[F32]>:$first_logsumexp, RankedTensorOf<[F32]>:$second,
+      RankedTensorOf<[F32]>:$second_logsumexp, RankedTensorOf<[F32]>:$result,
+      RankedTensorOf<[F32]>:$logsumexp, RankedTensorOf<[F32]>:$result_grad,
+      RankedTensorOf<[F32]>:$logsumexp_grad,
+      Optional<RankedTensorOf<[F32]>>:$gate);
+  let results = (outs RankedTensorOf<[F32]>:$first_grad,
+      RankedTensorOf<[F32]>:$first_logsumexp_grad,
+      RankedTensorOf<[F32]>:$second_grad,
+      RankedTensorOf<[F32]>:$second_logsumexp_grad);
+  let assemblyFormat = [{
+    $first `,` $first_logsumexp `,` $second `,` $second_logsumexp `,`
+    $result `,` $logsumexp `,` $result_grad `,` $logsumexp_grad
+    (`gate` $gate^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

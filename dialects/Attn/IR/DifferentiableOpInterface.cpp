@@ -132,8 +132,13 @@ LogicalResult AttentionOp::buildVectorJacobianProduct(
     OpBuilder &b, ArrayRef<Value> resultGradients,
     SmallVectorImpl<Value> &operandGradients) {
   Value dy = resultGradients[0];
-  if (!dy)
+  // The logsumexp's gradient, when something read it (ring attention's
+  // merge of partial results).
+  Value dLogSumExp = resultGradients.size() > 1 ? resultGradients[1] : Value();
+  if (!dy && !dLogSumExp)
     return success();
+  if (!dy)
+    dy = splatLike(b, getLoc(), getResult(), 0.0);
   bool shared = getSharedQk();
   SmallVector<Type> types = {getQuery().getType()};
   if (!shared)
@@ -142,6 +147,8 @@ LogicalResult AttentionOp::buildVectorJacobianProduct(
   OperationState state(getLoc(), AttentionBackwardOp::getOperationName());
   state.addOperands(
       {getQuery(), getKey(), getValue(), getResult(), getLogsumexp(), dy});
+  if (dLogSumExp)
+    state.addOperands(dLogSumExp);
   for (NamedAttribute attr : (*this)->getAttrs())
     state.addAttribute(attr.getName(), attr.getValue());
   state.addTypes(types);
@@ -155,6 +162,27 @@ LogicalResult AttentionOp::buildVectorJacobianProduct(
   if (!shared)
     operandGradients[1] = backward->getResult(1);
   operandGradients[2] = backward->getResults().back();
+  return success();
+}
+
+LogicalResult MergePartialsOp::buildVectorJacobianProduct(
+    OpBuilder &b, ArrayRef<Value> resultGradients,
+    SmallVectorImpl<Value> &operandGradients) {
+  Value dy = resultGradients[0], dLogSumExp = resultGradients[1];
+  if (!dy && !dLogSumExp)
+    return success();
+  if (!dy)
+    dy = splatLike(b, getLoc(), getResult(), 0.0);
+  if (!dLogSumExp)
+    dLogSumExp = splatLike(b, getLoc(), getLogsumexp(), 0.0);
+  SmallVector<Value> partials = {getFirst(), getFirstLogsumexp(), getSecond(),
+                                 getSecondLogsumexp()};
+  auto backward = MergePartialsBackwardOp::create(
+      b, getLoc(), typesOf(partials), partials[0], partials[1], partials[2],
+      partials[3], getResult(), getLogsumexp(), dy, dLogSumExp, getGate());
+  // The gate, a rank's constant, gets none.
+  for (unsigned i = 0; i < 4; ++i)
+    operandGradients[i] = backward->getResult(i);
   return success();
 }
 
@@ -346,29 +374,26 @@ StopGradientOp::buildVectorJacobianProduct(OpBuilder &, ArrayRef<Value>,
 // Collectives.
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-AllToAllOp::buildVectorJacobianProduct(OpBuilder &b,
-                                       ArrayRef<Value> resultGradients,
-                                       SmallVectorImpl<Value> &operandGradients) {
+LogicalResult AllToAllOp::buildVectorJacobianProduct(
+    OpBuilder &b, ArrayRef<Value> resultGradients,
+    SmallVectorImpl<Value> &operandGradients) {
   // Block j of rank r went to block r of rank j: the same exchange brings
   // each gradient block back.
   operandGradients[0] = AllToAllOp::create(b, getLoc(), resultGradients[0]);
   return success();
 }
 
-LogicalResult
-RingShiftOp::buildVectorJacobianProduct(OpBuilder &b,
-                                        ArrayRef<Value> resultGradients,
-                                        SmallVectorImpl<Value> &operandGradients) {
+LogicalResult RingShiftOp::buildVectorJacobianProduct(
+    OpBuilder &b, ArrayRef<Value> resultGradients,
+    SmallVectorImpl<Value> &operandGradients) {
   operandGradients[0] =
       RingShiftOp::create(b, getLoc(), resultGradients[0], -getOffset());
   return success();
 }
 
-LogicalResult
-AllReduceOp::buildVectorJacobianProduct(OpBuilder &b,
-                                        ArrayRef<Value> resultGradients,
-                                        SmallVectorImpl<Value> &operandGradients) {
+LogicalResult AllReduceOp::buildVectorJacobianProduct(
+    OpBuilder &b, ArrayRef<Value> resultGradients,
+    SmallVectorImpl<Value> &operandGradients) {
   // Every rank's copy of result i is the same sum (or mean) of the ranks'
   // operand i: operand i's gradient sums (or averages) the copies'.
   SmallVector<Value> given;
@@ -384,19 +409,17 @@ AllReduceOp::buildVectorJacobianProduct(OpBuilder &b,
   return success();
 }
 
-LogicalResult
-RankSliceOp::buildVectorJacobianProduct(OpBuilder &b,
-                                        ArrayRef<Value> resultGradients,
-                                        SmallVectorImpl<Value> &operandGradients) {
-  operandGradients[0] = RankPadOp::create(b, getLoc(), getValue().getType(),
-                                          resultGradients[0]);
+LogicalResult RankSliceOp::buildVectorJacobianProduct(
+    OpBuilder &b, ArrayRef<Value> resultGradients,
+    SmallVectorImpl<Value> &operandGradients) {
+  operandGradients[0] =
+      RankPadOp::create(b, getLoc(), getValue().getType(), resultGradients[0]);
   return success();
 }
 
-LogicalResult
-RankPadOp::buildVectorJacobianProduct(OpBuilder &b,
-                                      ArrayRef<Value> resultGradients,
-                                      SmallVectorImpl<Value> &operandGradients) {
+LogicalResult RankPadOp::buildVectorJacobianProduct(
+    OpBuilder &b, ArrayRef<Value> resultGradients,
+    SmallVectorImpl<Value> &operandGradients) {
   operandGradients[0] = RankSliceOp::create(b, getLoc(), getValue().getType(),
                                             resultGradients[0]);
   return success();

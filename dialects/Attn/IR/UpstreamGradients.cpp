@@ -39,14 +39,6 @@ struct GradientModel
   }
 };
 
-Value splat(OpBuilder &b, Location loc, Value like, double value) {
-  auto type = cast<RankedTensorType>(like.getType());
-  return arith::ConstantOp::create(
-      b, loc, type,
-      DenseElementsAttr::get(type,
-                             FloatAttr::get(type.getElementType(), value)));
-}
-
 Value mulf(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MulFOp::create(b, loc, x, y);
 }
@@ -92,7 +84,7 @@ void chosenOperandRule(Operation *op, arith::CmpFPredicate firstChosen,
   Location loc = op->getLoc();
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   Value first = arith::CmpFOp::create(b, loc, firstChosen, lhs, rhs);
-  Value zero = splat(b, loc, dy, 0.0);
+  Value zero = splatLike(b, loc, dy, 0.0);
   grads[0] = arith::SelectOp::create(b, loc, first, dy, zero);
   grads[1] = arith::SelectOp::create(b, loc, first, zero, dy);
 }
@@ -142,7 +134,7 @@ void concatRule(tensor::ConcatOp op, OpBuilder &b, Value dy,
 /// The slice's gradient, in zeros of the source's shape.
 void extractSliceRule(tensor::ExtractSliceOp op, OpBuilder &b, Value dy,
                       SmallVectorImpl<Value> &grads) {
-  Value zeros = splat(b, op.getLoc(), op.getSource(), 0.0);
+  Value zeros = splatLike(b, op.getLoc(), op.getSource(), 0.0);
   grads[0] = tensor::InsertSliceOp::create(
       b, op.getLoc(), dy, zeros, op.getMixedOffsets(), op.getMixedSizes(),
       op.getMixedStrides());
@@ -180,8 +172,8 @@ void broadcastRule(linalg::BroadcastOp op, OpBuilder &b, Value dy,
   Location loc = op.getLoc();
   grads[0] =
       linalg::ReduceOp::create(
-          b, loc, ValueRange{dy}, ValueRange{splat(b, loc, op.getInput(), 0.0)},
-          op.getDimensions(),
+          b, loc, ValueRange{dy},
+          ValueRange{splatLike(b, loc, op.getInput(), 0.0)}, op.getDimensions(),
           [](OpBuilder &nb, Location l, ValueRange args) {
             linalg::YieldOp::create(
                 nb, l,

@@ -203,6 +203,18 @@ verifyAttentionModifiers(mlir::Operation *op,
                          llvm::MutableArrayRef<mlir::Region> modifiers,
                          mlir::Type elt);
 
+/// Checks the operands of a merge of partial attention results (or its
+/// backward): two [batch, heads, seq, dim] partials of one type, their
+/// [batch, heads, seq] logsumexps, a tensor<1xf32> gate when given, and
+/// that each of `alike` has the type of `first` and each of `alikeRows`
+/// that of `firstLogSumExp`.
+LogicalResult verifyMergedPartials(mlir::Operation *op, mlir::Value first,
+                                   mlir::Value firstLogSumExp,
+                                   mlir::Value second,
+                                   mlir::Value secondLogSumExp,
+                                   mlir::Value gate, mlir::ValueRange alike,
+                                   mlir::ValueRange alikeRows);
+
 } // namespace lcc::attn::detail
 
 #endif // LCC_DIALECT_ATTN_IR_VERIFICATION_H

@@ -19,10 +19,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/LowerToLinalg/FlashAttentionBackward.h"
-#include "passes/forms/dense/DenseForm.h"
 #include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/forms/dense/DenseForm.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -178,8 +178,12 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
     // here would be repeated by every retry of the driver.
     AttentionSpec spec = AttentionSpec::of(op, /*remarks=*/false);
     FlashAttentionBackward backward{
-        configureFlashAttention(rewriter, spec, tiling), op.getResult(),
-        op.getLogsumexp(), op.getResultGrad(), scoreDerivativeOf(spec)};
+        configureFlashAttention(rewriter, spec, tiling),
+        op.getResult(),
+        op.getLogsumexp(),
+        op.getResultGrad(),
+        scoreDerivativeOf(spec),
+        op.getLogsumexpGrad()};
     FailureOr<std::array<Value, 3>> grads =
         backward.build(rewriter, op.getLoc());
     if (failed(grads))

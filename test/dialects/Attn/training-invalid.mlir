@@ -277,3 +277,46 @@ func.func @rank_pad_of_two_blocks(%x: tensor<2x3xf32>) {
   %r = attn.rank_pad %x : tensor<2x3xf32> -> tensor<4x3xf32>
   return
 }
+
+// -----
+
+func.func @merge_partials_of_two_shapes(%a: tensor<1x2x8x4xf32>, %b: tensor<1x2x4x4xf32>,
+                                        %la: tensor<1x2x8xf32>, %lb: tensor<1x2x4xf32>) {
+  // expected-error@+1 {{'attn.merge_partials' op expected second of shape [1, 2, 8, 4], got [1, 2, 4, 4]}}
+  %o, %l = attn.merge_partials %a, %la, %b, %lb
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @merge_partials_gate_of_two(%a: tensor<1x2x8x4xf32>, %la: tensor<1x2x8xf32>,
+                                      %gate: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.merge_partials' op expected gate of shape [1], got [2]}}
+  %o, %l = attn.merge_partials %a, %la, %a, %la gate %gate
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<2xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @merge_partials_result_of_another_type(%a: tensor<1x2x8x4xf32>, %la: tensor<1x2x8xf32>) {
+  // expected-error@+1 {{'attn.merge_partials' op expected 'tensor<1x2x8xf32>' like first_logsumexp, got 'tensor<1x2x4xf32>'}}
+  %o, %l = attn.merge_partials %a, %la, %a, %la
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_backward_lse_grad_shape(%q: tensor<1x2x8x4xf32>, %lse: tensor<1x2x8xf32>,
+                                             %dl: tensor<1x2x4xf32>) {
+  // expected-error@+1 {{'attn.attention_backward' op expected logsumexp_grad of the type of logsumexp 'tensor<1x2x8xf32>', got 'tensor<1x2x4xf32>'}}
+  %dq, %dk, %dv = attn.attention_backward %q, %q, %q, %q, %lse, %q, %dl
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return
+}

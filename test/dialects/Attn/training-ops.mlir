@@ -142,3 +142,27 @@ func.func @exchanges(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
   %p = attn.rank_pad %m : tensor<1x3x4xf32> -> tensor<2x3x4xf32>
   return %p : tensor<2x3x4xf32>
 }
+
+// Ring attention's merge of partial results and its backward, and the
+// attention backward given its logsumexp's gradient.
+// CHECK-LABEL: func.func @merge_partials
+func.func @merge_partials(%q: tensor<1x2x8x4xf32>, %lse: tensor<1x2x8xf32>,
+                          %gate: tensor<1xf32>) -> tensor<1x2x8x4xf32> {
+  // CHECK: attn.merge_partials %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} gate %{{.+}} : {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %o, %l = attn.merge_partials %q, %lse, %q, %lse gate %gate
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  // CHECK: attn.merge_partials %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %o2, %l2 = attn.merge_partials %o, %l, %q, %lse
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  // CHECK: attn.merge_partials_backward {{.+}} gate %{{.+}} : {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %d1, %dl1, %d2, %dl2 = attn.merge_partials_backward %q, %lse, %q, %lse, %o, %l, %o2, %l2 gate %gate
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  // CHECK: attn.attention_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {causal = true} :
+  %dq, %dk, %dv = attn.attention_backward %q, %q, %q, %o, %lse, %d1, %dl1 {causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return %dq : tensor<1x2x8x4xf32>
+}
