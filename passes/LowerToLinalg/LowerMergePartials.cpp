@@ -3,8 +3,9 @@
 // attn.merge_partials and its backward (AttnOps.td, AttnTrainingOps.td):
 // ring attention's merge of two partial results by their logsumexps, as
 // elementwise maps over the rows and a row reduction for the backward's
-// logsumexp gradients. Everything in f32; a row that saw no key keeps -inf
-// and zeros, never NaN (expShifted).
+// logsumexp gradients; attn.gate_select, its choice of a share's halves.
+// Everything in f32; a row that saw no key keeps -inf and zeros, never NaN
+// (expShifted).
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,9 +134,33 @@ struct LowerMergePartialsBackward : OpRewritePattern<MergePartialsBackwardOp> {
   }
 };
 
+struct LowerGateSelect : OpRewritePattern<GateSelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(GateSelectOp op,
+                                PatternRewriter &rewriter) const override {
+    TensorBuilder t(rewriter, op.getLoc());
+    RankedTensorType type = tensorType(op.getResult());
+    unsigned rank = type.getRank();
+    AffineMap first =
+        AffineMap::get(rank, 0, rewriter.getAffineConstantExpr(0));
+    rewriter.replaceOp(
+        op, t.map(type.getShape(), type.getElementType(),
+                  {op.getGate(), op.getOnOpen(), op.getOnClosed()},
+                  {first, t.identityMap(rank), t.identityMap(rank)},
+                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                    Value closed = arith::CmpFOp::create(
+                        b, l, arith::CmpFPredicate::OEQ, a[0],
+                        floatConstant(b, l, a[0].getType(), 0.0));
+                    return arith::SelectOp::create(b, l, closed, a[2], a[1]);
+                  }));
+    return success();
+  }
+};
+
 } // namespace
 
 void lcc::populateMergePartialsLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<LowerMergePartials, LowerMergePartialsBackward>(
+  patterns.add<LowerMergePartials, LowerMergePartialsBackward, LowerGateSelect>(
       patterns.getContext());
 }

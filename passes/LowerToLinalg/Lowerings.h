@@ -77,7 +77,8 @@ mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
 void populateTrainingOpLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 /// attn.merge_partials and its backward, ring attention's merge of partial
-/// results by their logsumexps (LowerMergePartials.cpp).
+/// results by their logsumexps, and attn.gate_select
+/// (LowerMergePartials.cpp).
 void populateMergePartialsLoweringPatterns(mlir::RewritePatternSet &patterns);
 
 /// attn.relative_attention, Transformer-XL's attention in the flash form

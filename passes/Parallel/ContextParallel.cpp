@@ -1,9 +1,10 @@
 //===- ContextParallel.cpp - one sequence split over ranks ----------------===//
 //
 // lcc --context-parallel=P (docs/training.md, "Context parallel"): every
-// function that attends gets rank r's share of the positions, r * L / P to
-// (r + 1) * L / P, of each argument that holds the sequence, [B, L, ...]
-// becoming [B, L / P, ...]. Its blocks flattened as for the train step,
+// function that attends gets rank r's share of the positions of each
+// argument that holds the sequence, [B, L, ...] becoming [B, L / P, ...]:
+// chunks r and 2P - 1 - r of 2P equal chunks (zigzag, which gives every
+// rank the same causal work). Its blocks flattened as for the train step,
 // the ops that work position by position (SequencePositions, as the
 // decode step finds them) run on the share; learned positions are cut to
 // the share (attn.rank_slice); each attention form is split as its
@@ -126,12 +127,13 @@ FailureOr<int64_t> ContextParallelPass::sequenceLength(func::FuncOp function) {
   });
   if (walked.wasInterrupted())
     return failure();
-  if (seq % ranks != 0)
+  if (seq % (2 * ranks) != 0)
     return function.emitError()
            << "context parallelism gives each of "
-           << static_cast<int64_t>(ranks) << " ranks an equal share of the "
-           << seq << " positions: give a multiple of "
-           << static_cast<int64_t>(ranks);
+           << static_cast<int64_t>(ranks) << " ranks two of "
+           << 2 * static_cast<int64_t>(ranks) << " equal chunks of the " << seq
+           << " positions: give a multiple of "
+           << 2 * static_cast<int64_t>(ranks);
   return seq;
 }
 
@@ -282,8 +284,8 @@ LogicalResult ContextParallelPass::splitPositionwise(
     if (!axes.count(operand.get()) && type && type.getRank() >= 3 &&
         type.getRank() == resultRank && type.getDimSize(axis) == length &&
         !isa<linalg::TransposeOp>(op))
-      operand.set(
-          parallel::takeRankShare(b, op.getLoc(), operand.get(), axis, ranks));
+      operand.set(parallel::takeRankPositions(b, op.getLoc(), operand.get(),
+                                              axis, ranks));
   }
   Operation *split = &op;
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {

@@ -66,24 +66,55 @@ Value mergeDims(OpBuilder &b, Location loc, Value v, int64_t dim) {
   return tensor::CollapseShapeOp::create(b, loc, v, groups);
 }
 
+} // namespace
+
+Value parallel::chunkOf(OpBuilder &b, Location loc, Value v, int64_t dim,
+                        int64_t chunk, int64_t count) {
+  RankedTensorType type = typeOf(v);
+  int64_t size = type.getDimSize(dim) / count;
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes,
+      strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(b.getIndexAttr(d == dim ? size : type.getDimSize(d)));
+  offsets[dim] = b.getIndexAttr(chunk * size);
+  return tensor::ExtractSliceOp::create(b, loc, v, offsets, sizes, strides);
+}
+
+namespace {
+
+/// `v`'s 2P chunks along `dim` laid out in the order `chunkAt(i)` gives.
+Value reorderChunks(OpBuilder &b, Location loc, Value v, int64_t dim,
+                    int64_t ranks, function_ref<int64_t(int64_t)> chunkAt) {
+  SmallVector<Value> chunks;
+  for (int64_t i = 0; i < 2 * ranks; ++i)
+    chunks.push_back(parallel::chunkOf(b, loc, v, dim, chunkAt(i), 2 * ranks));
+  return tensor::ConcatOp::create(b, loc, dim, chunks);
+}
+
 /// [B, H, S, d] (S = seq / P, this rank's positions, every head) to
 /// [B, H / P, seq, d] (every position, this rank's heads).
 Value toRankHeads(OpBuilder &b, Location loc, Value share, int64_t ranks) {
-  Value grouped = splitDim(b, loc, share, 1, ranks);      // [B, P, H/P, S, d]
+  Value grouped = splitDim(b, loc, share, 1, ranks); // [B, P, H/P, S, d]
   Value blocks = transposed(b, loc, grouped, {1, 0, 2, 3, 4}); // [P, B, ...]
   // Block j, rank j's heads at this rank's positions, goes to rank j; block
   // j received holds this rank's heads at rank j's positions.
   Value received = AllToAllOp::create(b, loc, blocks);
-  Value ordered = transposed(b, loc, received, {1, 2, 0, 3, 4}); // [B, H/P, P, S, d]
-  return mergeDims(b, loc, ordered, 2);
+  Value ordered =
+      transposed(b, loc, received, {1, 2, 0, 3, 4}); // [B, H/P, P, S, d]
+  // The ranks' shares in rank order are the sequence in zigzag order.
+  return parallel::inPositionOrder(b, loc, mergeDims(b, loc, ordered, 2), 2,
+                                   ranks);
 }
 
 /// The inverse of toRankHeads: [B, H / P, seq, d] to [B, H, S, d].
 Value toRankPositions(OpBuilder &b, Location loc, Value heads, int64_t ranks) {
-  Value byRank = splitDim(b, loc, heads, 2, ranks);          // [B, H/P, P, S, d]
-  Value blocks = transposed(b, loc, byRank, {2, 0, 1, 3, 4}); // [P, B, H/P, S, d]
+  heads = parallel::inShareOrder(b, loc, heads, 2, ranks);
+  Value byRank = splitDim(b, loc, heads, 2, ranks); // [B, H/P, P, S, d]
+  Value blocks =
+      transposed(b, loc, byRank, {2, 0, 1, 3, 4}); // [P, B, H/P, S, d]
   Value received = AllToAllOp::create(b, loc, blocks);
-  Value ordered = transposed(b, loc, received, {1, 0, 2, 3, 4}); // [B, P, H/P, S, d]
+  Value ordered =
+      transposed(b, loc, received, {1, 0, 2, 3, 4}); // [B, P, H/P, S, d]
   return mergeDims(b, loc, ordered, 1);
 }
 
@@ -108,10 +139,32 @@ Value parallel::takeRankShare(OpBuilder &b, Location loc, Value whole,
   return mergeDims(b, loc, mine, 0);
 }
 
-LogicalResult
-parallel::splitHeadsOverRanks(AttentionFormInterface form, int64_t ranks,
-                              function_ref<bool(Value)> isShare,
-                              SmallVectorImpl<Value> &shares) {
+Value parallel::inShareOrder(OpBuilder &b, Location loc, Value positions,
+                             int64_t dim, int64_t ranks) {
+  // Position i holds chunk i / 2 of the first half for even i, and the
+  // mirror of it in the second half for odd i.
+  return reorderChunks(b, loc, positions, dim, ranks, [&](int64_t i) {
+    return i % 2 == 0 ? i / 2 : 2 * ranks - 1 - i / 2;
+  });
+}
+
+Value parallel::inPositionOrder(OpBuilder &b, Location loc, Value shares,
+                                int64_t dim, int64_t ranks) {
+  return reorderChunks(b, loc, shares, dim, ranks, [&](int64_t chunk) {
+    return chunk < ranks ? 2 * chunk : 2 * (2 * ranks - 1 - chunk) + 1;
+  });
+}
+
+Value parallel::takeRankPositions(OpBuilder &b, Location loc, Value whole,
+                                  int64_t dim, int64_t ranks) {
+  return takeRankShare(b, loc, inShareOrder(b, loc, whole, dim, ranks), dim,
+                       ranks);
+}
+
+LogicalResult parallel::splitHeadsOverRanks(AttentionFormInterface form,
+                                            int64_t ranks,
+                                            function_ref<bool(Value)> isShare,
+                                            SmallVectorImpl<Value> &shares) {
   Operation *op = form.getOperation();
   RankedTensorType query = typeOf(op->getOperand(0));
   int64_t heads = query.getDimSize(1);
@@ -136,10 +189,9 @@ parallel::splitHeadsOverRanks(AttentionFormInterface form, int64_t ranks,
       operand.set(heads);
     } else if (llvm::is_contained(perHead, operand.getOperandNumber())) {
       if (typeOf(v).getDimSize(0) != heads)
-        return op->emitError()
-               << "operand #" << operand.getOperandNumber() << " holds "
-               << typeOf(v).getDimSize(0) << " slices, not one per head ("
-               << heads << ")";
+        return op->emitError() << "operand #" << operand.getOperandNumber()
+                               << " holds " << typeOf(v).getDimSize(0)
+                               << " slices, not one per head (" << heads << ")";
       operand.set(takeRankShare(b, loc, v, 0, ranks));
     }
   }
@@ -155,10 +207,8 @@ parallel::splitHeadsOverRanks(AttentionFormInterface form, int64_t ranks,
              << "result #" << result.getResultNumber() << " (" << type
              << ") is not one row per head and position: context "
                 "parallelism cannot give it back to the ranks' positions";
-    SmallVector<OpOperand *> readers =
-        llvm::map_to_vector(result.getUses(), [](OpOperand &use) {
-          return &use;
-        });
+    SmallVector<OpOperand *> readers = llvm::map_to_vector(
+        result.getUses(), [](OpOperand &use) { return &use; });
     result.setType(shareOf(type, 1, ranks));
     Value back = toRankPositions(b, loc, result, ranks);
     for (OpOperand *reader : readers)

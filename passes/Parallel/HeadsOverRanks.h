@@ -1,8 +1,10 @@
-//===- HeadsOverRanks.h - a sequence's shares and the ranks' heads -*- C++ -*-===//
+//===- HeadsOverRanks.h - a sequence's shares and the ranks' heads -*- C++
+//-*-===//
 //
 // The steps context parallelism builds between ranks that each hold a
-// share of one sequence (docs/training.md, "Context parallel"): taking a
-// rank's share of a tensor every rank holds, and DeepSpeed-Ulysses'
+// share of one sequence (docs/training.md, "Context parallel"): the
+// shares' layout (rank r chunks r and 2P - 1 - r of 2P), taking a rank's
+// share of a tensor every rank holds, and DeepSpeed-Ulysses'
 // exchange of an attention's [batch, heads, seq / P, dim] operands for
 // [batch, heads / P, seq, dim] (each rank the whole sequence of its share
 // of the heads) and of its results back.
@@ -25,10 +27,30 @@ namespace lcc::parallel {
 mlir::RankedTensorType shareOf(mlir::RankedTensorType type, int64_t dim,
                                int64_t ranks);
 
+/// Chunk `chunk` of `count` equal chunks of `v` along `dim`.
+mlir::Value chunkOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                    int64_t dim, int64_t chunk, int64_t count);
+
 /// This rank's share of `whole` (the same on every rank): block r of the
 /// `ranks` equal blocks along `dim`.
 mlir::Value takeRankShare(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value whole, int64_t dim, int64_t ranks);
+
+/// Rank r's share of a sequence's positions is chunks r and 2P - 1 - r of
+/// 2P equal chunks (zigzag: causal attention's work is then the same on
+/// every rank). `positions` (every position along `dim`, in order)
+/// rearranged so that rank r's share is its r-th block: chunks 0, 2P - 1,
+/// 1, 2P - 2, ...
+mlir::Value inShareOrder(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value positions, int64_t dim, int64_t ranks);
+/// The inverse of inShareOrder: the ranks' shares laid end to end in rank
+/// order, back in position order.
+mlir::Value inPositionOrder(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value shares, int64_t dim, int64_t ranks);
+/// This rank's share of the positions of `whole` (the same on every rank;
+/// every position along `dim`): its two chunks, in order.
+mlir::Value takeRankPositions(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value whole, int64_t dim, int64_t ranks);
 
 /// Splits `form`, whose sequence operands hold this rank's share of the
 /// positions ([batch, heads, seq / ranks, dim]), over the heads: those

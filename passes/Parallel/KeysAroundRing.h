@@ -19,12 +19,12 @@ class AttentionOp;
 namespace lcc::parallel {
 
 /// Replaces `attention`, whose query, key and value each hold this rank's
-/// share of the positions ([batch, heads, seq / ranks, dim], rank r the
-/// r-th block), by ring attention over `ranks` ranks: block s of the ring
-/// (the keys and values of rank r - s) attended by this rank's queries,
-/// causally on the diagonal (s = 0) and, for a causal attention, gated off
-/// on the ranks whose positions all come before the block's. `share` gets
-/// the value that replaces the result (this rank's positions, axis 2).
+/// share of the positions ([batch, heads, seq / ranks, dim]; rank r chunks
+/// r and 2P - 1 - r of 2P), by ring attention over `ranks` ranks: step s
+/// attends the keys and values of rank r - s, causal attention the chunk
+/// pairs its positions allow (two of four a step on every rank). `share`
+/// gets the value that replaces the result (this rank's positions, axis
+/// 2).
 mlir::LogicalResult splitKeysAroundRing(lcc::attn::AttentionOp attention,
                                         int64_t ranks, mlir::Value &share);
 

@@ -53,6 +53,24 @@ def ranks():
     return _runtime.ranks()
 
 
+def position_share(array, parts, part, axis=1):
+    """Share `part` of `parts` of `array`'s positions along `axis`, as a
+    module compiled with context_parallel=parts takes it on rank `part`:
+    chunks part and 2 * parts - 1 - part of 2 * parts equal chunks, in
+    order (zigzag: causal attention's work the same on every rank)."""
+    array = np.asarray(array)
+    length = array.shape[axis]
+    if parts < 1 or not 0 <= part < parts:
+        raise ValueError("position_share: part %d of %d parts" % (part, parts))
+    if length % (2 * parts):
+        raise ValueError(
+            "position_share: %d positions on axis %d are not %d equal "
+            "chunks (2 per rank)" % (length, axis, 2 * parts))
+    chunks = np.split(array, 2 * parts, axis=axis)
+    return np.concatenate([chunks[part], chunks[2 * parts - 1 - part]],
+                          axis=axis)
+
+
 
 class Diagnostic:
     """One diagnostic of lcc: severity ("error", "remark", ...), the

@@ -10,12 +10,14 @@ func.func @heads(%x: tensor<1x8x6xf32>) -> tensor<1x8x6xf32> {
 
 // -----
 
-// expected-error@+1 {{context parallelism gives each of 2 ranks an equal share of the 9 positions: give a multiple of 2}}
-func.func @positions(%x: tensor<1x9x4xf32>) -> tensor<1x9x4xf32> {
-  %q = attn.split_heads %x {heads = 2 : i64} : (tensor<1x9x4xf32>) -> tensor<1x2x9x2xf32>
-  %o = attn.attention %q, %q, %q : (tensor<1x2x9x2xf32>, tensor<1x2x9x2xf32>, tensor<1x2x9x2xf32>) -> tensor<1x2x9x2xf32>
-  %y = attn.merge_heads %o : (tensor<1x2x9x2xf32>) -> tensor<1x9x4xf32>
-  return %y : tensor<1x9x4xf32>
+// Each rank's share is two chunks (zigzag): 6 positions are not 4 equal
+// chunks.
+// expected-error@+1 {{context parallelism gives each of 2 ranks two of 4 equal chunks of the 6 positions: give a multiple of 4}}
+func.func @positions(%x: tensor<1x6x4xf32>) -> tensor<1x6x4xf32> {
+  %q = attn.split_heads %x {heads = 2 : i64} : (tensor<1x6x4xf32>) -> tensor<1x2x6x2xf32>
+  %o = attn.attention %q, %q, %q : (tensor<1x2x6x2xf32>, tensor<1x2x6x2xf32>, tensor<1x2x6x2xf32>) -> tensor<1x2x6x2xf32>
+  %y = attn.merge_heads %o : (tensor<1x2x6x2xf32>) -> tensor<1x6x4xf32>
+  return %y : tensor<1x6x4xf32>
 }
 
 // -----

@@ -1,16 +1,23 @@
 // RUN: lcc-opt %s --split-input-file --attn-context-parallel=ranks=2 | FileCheck %s
 
-// Each rank takes half of the positions of the tokens and labels, and its
-// half of the learned positions; dense attention runs as ring attention:
-// the rank's queries attend its own keys (causal on the diagonal), then the
-// keys and values of the rank before it (passed on around the ring), whose
-// partial result is merged by the logsumexps where that rank's positions
-// come first (the gate: rank 1 only); the loss over a half is averaged over
-// the ranks.
+// Each rank takes its share of the positions of the tokens and labels:
+// rank r chunks r and 3 - r of 4 (zigzag), also of the learned positions,
+// laid out in share order (chunks 0, 3, 1, 2) and cut. Causal dense
+// attention runs as ring attention: the rank's queries attend its own keys
+// causally, then, with the keys and values of the rank before it (passed
+// on around the ring), the late query chunk attends the early key chunk,
+// and one more chunk pair chosen by the rank (early-early on rank 1,
+// late-late on rank 0) is merged into the query chunk the gates say. The
+// loss over a share is averaged over the ranks.
 // CHECK-LABEL: func.func @loss(
 // CHECK-SAME: %{{.+}}: tensor<1x4xi32> {attn.split_dim = 1 : i64}, %{{.+}}: tensor<1x4xi32> {attn.split_dim = 1 : i64}) -> tensor<f32>
 // CHECK: %[[POS:.+]] = attn.param "pos" : tensor<1x8x4xf32>
-// CHECK: %[[BLOCKS:.+]] = tensor.expand_shape %[[POS]] {{\[\[}}0], [1, 2], [3]] output_shape [1, 2, 4, 4]
+// CHECK: %[[C0:.+]] = tensor.extract_slice %[[POS]][0, 0, 0] [1, 2, 4]
+// CHECK: %[[C3:.+]] = tensor.extract_slice %[[POS]][0, 6, 0] [1, 2, 4]
+// CHECK: %[[C1:.+]] = tensor.extract_slice %[[POS]][0, 2, 0] [1, 2, 4]
+// CHECK: %[[C2:.+]] = tensor.extract_slice %[[POS]][0, 4, 0] [1, 2, 4]
+// CHECK: %[[ZIGZAG:.+]] = tensor.concat dim(1) %[[C0]], %[[C3]], %[[C1]], %[[C2]]
+// CHECK: %[[BLOCKS:.+]] = tensor.expand_shape %[[ZIGZAG]] {{\[\[}}0], [1, 2], [3]] output_shape [1, 2, 4, 4]
 // CHECK: %[[BYRANK:.+]] = linalg.transpose ins(%[[BLOCKS]] : tensor<1x2x4x4xf32>) {{.+}} permutation = [1, 0, 2, 3]
 // CHECK: %[[MINE:.+]] = attn.rank_slice %[[BYRANK]] : tensor<2x1x4x4xf32> -> tensor<1x1x4x4xf32>
 // CHECK: tensor.collapse_shape %[[MINE]] {{\[\[}}0, 1], [2], [3]] : tensor<1x1x4x4xf32> into tensor<1x4x4xf32>
@@ -20,10 +27,19 @@
 // CHECK: %[[O0:.+]], %[[L0:.+]] = attn.attention %[[Q]], %[[K]], %[[V]] {causal = true} : {{.+}} -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
 // CHECK: %[[K1:.+]] = attn.ring_shift %[[K]] by 1 : tensor<1x2x4x2xf32>
 // CHECK: %[[V1:.+]] = attn.ring_shift %[[V]] by 1 : tensor<1x2x4x2xf32>
-// CHECK: %[[O1:.+]], %[[L1:.+]] = attn.attention %[[Q]], %[[K1]], %[[V1]] : {{.+}} -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
-// CHECK: %[[GATES:.+]] = arith.constant dense<[0.000000e+00, 1.000000e+00]> : tensor<2xf32>
-// CHECK: %[[GATE:.+]] = attn.rank_slice %[[GATES]] : tensor<2xf32> -> tensor<1xf32>
-// CHECK: %[[O:.+]], %{{.+}} = attn.merge_partials %[[O0]], %[[L0]], %[[O1]], %[[L1]] gate %[[GATE]]
+// CHECK: attn.attention {{.+}} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2xf32>)
+// CHECK: attn.merge_partials
+// CHECK: %[[FIRSTS:.+]] = arith.constant dense<[0.000000e+00, 1.000000e+00]> : tensor<2xf32>
+// CHECK: %[[FIRST:.+]] = attn.rank_slice %[[FIRSTS]] : tensor<2xf32> -> tensor<1xf32>
+// CHECK: %[[LATERS:.+]] = arith.constant dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>
+// CHECK: %[[LATER:.+]] = attn.rank_slice %[[LATERS]] : tensor<2xf32> -> tensor<1xf32>
+// CHECK: %[[QP:.+]] = attn.gate_select %[[FIRST]], {{.+}} : tensor<1xf32>, tensor<1x2x2x2xf32>
+// CHECK: %[[KP:.+]] = attn.gate_select %[[FIRST]], {{.+}} : tensor<1xf32>, tensor<1x2x2x2xf32>
+// CHECK: %[[VP:.+]] = attn.gate_select %[[FIRST]], {{.+}} : tensor<1xf32>, tensor<1x2x2x2xf32>
+// CHECK: %[[OP:.+]], %[[LP:.+]] = attn.attention %[[QP]], %[[KP]], %[[VP]] :
+// CHECK: %[[EARLY:.+]], %{{.+}} = attn.merge_partials %{{.+}}, %{{.+}}, %[[OP]], %[[LP]] gate %[[FIRST]]
+// CHECK: %[[LATE:.+]], %{{.+}} = attn.merge_partials %{{.+}}, %{{.+}}, %[[OP]], %[[LP]] gate %[[LATER]]
+// CHECK: %[[O:.+]] = tensor.concat dim(2) %[[EARLY]], %[[LATE]]
 // CHECK: attn.merge_heads %[[O]] {{.+}} -> tensor<1x4x4xf32>
 // CHECK: %[[L:.+]] = attn.softmax_cross_entropy {{.+}} : (tensor<1x4x6xf32>, tensor<1x4xi32>) -> tensor<f32>
 // CHECK: %[[MEAN:.+]] = attn.all_reduce mean %[[L]] : tensor<f32>
@@ -53,10 +69,19 @@ func.func @loss(%tokens: tensor<1x8xi32>, %labels: tensor<1x8xi32>) -> tensor<f3
 // -----
 
 // Shared-QK attention (its keys the normalised queries) runs on the whole
-// sequence of half of the heads: all-to-all there and back (Ulysses).
+// sequence of half of the heads: all-to-all there and back (Ulysses), the
+// ranks' shares put back in position order (chunks 0, 2, 3, 1 of the
+// received 0, 3, 1, 2) before it and in share order after.
 // CHECK-LABEL: func.func @shared_qk(
 // CHECK: attn.all_to_all %{{.+}} : tensor<2x1x2x4x2xf32>
-// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true, shared_qk} : (tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x2xf32>
+// CHECK: %[[R:.+]] = tensor.collapse_shape {{.+}} into tensor<1x2x8x2xf32>
+// CHECK: %[[P0:.+]] = tensor.extract_slice %[[R]][0, 0, 0, 0] [1, 2, 2, 2]
+// CHECK: %[[P1:.+]] = tensor.extract_slice %[[R]][0, 0, 4, 0] [1, 2, 2, 2]
+// CHECK: %[[P2:.+]] = tensor.extract_slice %[[R]][0, 0, 6, 0] [1, 2, 2, 2]
+// CHECK: %[[P3:.+]] = tensor.extract_slice %[[R]][0, 0, 2, 0] [1, 2, 2, 2]
+// CHECK: %[[NATURAL:.+]] = tensor.concat dim(2) %[[P0]], %[[P1]], %[[P2]], %[[P3]]
+// CHECK: %[[O:.+]] = attn.attention %[[NATURAL]], %[[NATURAL]], %{{.+}} {causal = true, shared_qk} : (tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x2xf32>
+// CHECK: tensor.concat dim(2)
 // CHECK: attn.all_to_all %{{.+}} : tensor<2x1x2x4x2xf32>
 // CHECK: return %{{.+}} : tensor<1x4x8xf32>
 func.func @shared_qk(%x: tensor<1x8x8xf32>) -> tensor<1x8x8xf32> {

@@ -210,11 +210,9 @@ module = lcc.load(lcc.compile(open(source).read(), train=True,
                               context_parallel=p if p > 1 else None))
 module.init_params(seed=3)
 x, labels = np.load(data + "/x.npy"), np.load(data + "/labels.npy")
-s = x.shape[1] // p
-share = slice(r * s, (r + 1) * s)
-losses = [float(module["loss"](x[:, share], labels[:, share]))]
-losses += [float(module.train_step(x[:, share], labels[:, share]))
-           for step in range(3)]
+x, labels = (lcc.position_share(a, p, r) for a in (x, labels))
+losses = [float(module["loss"](x, labels))]
+losses += [float(module.train_step(x, labels)) for step in range(3)]
 if r == 0:
     np.savez(out, losses=np.array(losses),
              **{k: v for k, v in module.params.items()})
@@ -243,3 +241,13 @@ def test_ranks_sharing_one_sequence_train_as_one_process(tmp_path, model):
     for name in one.files:
         np.testing.assert_allclose(two[name], one[name], rtol=1e-5, atol=1e-6)
     assert not np.allclose(one["losses"][0], one["losses"][-1])
+
+
+def test_position_share_is_two_chunks_in_zigzag_order():
+    x = np.arange(16).reshape(1, 16)
+    assert lcc.position_share(x, 2, 0).tolist() == [[0, 1, 2, 3, 12, 13, 14, 15]]
+    assert lcc.position_share(x, 2, 1).tolist() == [[4, 5, 6, 7, 8, 9, 10, 11]]
+    assert lcc.position_share(x, 1, 0).tolist() == x.tolist()
+    with pytest.raises(ValueError, match="12 positions on axis 1 are not 8 "
+                       "equal chunks"):
+        lcc.position_share(np.zeros((1, 12)), 4, 0)

@@ -26,18 +26,28 @@ std::string formatDims(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
+/// The chunk of 2P equal chunks of the positions that half `half` of rank
+/// `part`'s share holds: chunks r and 2P - 1 - r (zigzag, as
+/// passes/Parallel lays shares out).
+uint64_t chunkOfShare(uint64_t parts, uint64_t part, int half) {
+  return half == 0 ? part : 2 * parts - 1 - part;
+}
+
 } // namespace
 
 void cutShare(const void *whole, const std::vector<int64_t> &wholeShape,
               size_t elementBytes, size_t dim, uint64_t parts, uint64_t part,
               void *share) {
   auto [outer, inner] = aroundDim(wholeShape, dim, elementBytes);
-  uint64_t rows = uint64_t(wholeShape[dim]), mine = rows / parts;
+  uint64_t rows = uint64_t(wholeShape[dim]), chunk = rows / (2 * parts);
   const auto *from = static_cast<const uint8_t *>(whole);
   auto *to = static_cast<uint8_t *>(share);
   for (uint64_t o = 0; o < outer; ++o)
-    std::memcpy(to + o * mine * inner, from + (o * rows + part * mine) * inner,
-                mine * inner);
+    for (int half = 0; half < 2; ++half)
+      std::memcpy(to + (2 * o + uint64_t(half)) * chunk * inner,
+                  from + (o * rows + chunkOfShare(parts, part, half) * chunk) *
+                             inner,
+                  chunk * inner);
 }
 
 SequenceShares::SequenceShares(LccModule module, const std::string &name,
@@ -78,15 +88,15 @@ std::string SequenceShares::cutInput(size_t index,
   if (dim < 0)
     return "";
   std::vector<int64_t> whole = wholeInputShape(
-      index, std::vector<int64_t>(signature.shape,
-                                  signature.shape + signature.rank));
+      index,
+      std::vector<int64_t>(signature.shape, signature.shape + signature.rank));
   std::vector<int64_t> given(view.shape, view.shape + view.rank);
   if (given != whole)
     return what + " is " + formatDims(given) + ": each of the " +
            std::to_string(ranks) + " ranks takes its share of the whole " +
            formatDims(whole) + " (lcc --context-parallel)";
-  std::vector<int64_t> &shape = shapes.emplace_back(
-      signature.shape, signature.shape + signature.rank);
+  std::vector<int64_t> &shape =
+      shapes.emplace_back(signature.shape, signature.shape + signature.rank);
   std::vector<uint8_t> &bytes = data.emplace_back(signature.size);
   cutShare(view.data, whole, lccDTypeGetSize(view.dtype), size_t(dim),
            uint64_t(ranks), uint64_t(rank), bytes.data());
@@ -111,15 +121,19 @@ std::string SequenceShares::gatherResult(LccCommunicator communicator,
       shapes.emplace_back(result.shape, result.shape + result.rank);
   auto [outer, inner] =
       aroundDim(shape, size_t(dim), lccDTypeGetSize(result.dtype));
-  uint64_t mine = uint64_t(shape[size_t(dim)]);
+  uint64_t chunk = uint64_t(shape[size_t(dim)]) / 2;
+  uint64_t parts = uint64_t(ranks), rows = 2 * chunk * parts;
   shape[size_t(dim)] *= ranks;
   std::vector<uint8_t> &whole = data.emplace_back(every.size());
-  for (int r = 0; r < ranks; ++r)
+  for (uint64_t r = 0; r < parts; ++r)
     for (uint64_t o = 0; o < outer; ++o)
-      std::memcpy(whole.data() + (o * uint64_t(ranks) + uint64_t(r)) * mine *
-                                     inner,
-                  every.data() + uint64_t(r) * result.size + o * mine * inner,
-                  mine * inner);
+      for (int half = 0; half < 2; ++half)
+        std::memcpy(whole.data() +
+                        (o * rows + chunkOfShare(parts, r, half) * chunk) *
+                            inner,
+                    every.data() + r * result.size +
+                        (2 * o + uint64_t(half)) * chunk * inner,
+                    chunk * inner);
   result.shape = shape.data();
   result.data = whole.data();
   result.size = whole.size();

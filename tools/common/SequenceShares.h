@@ -3,9 +3,11 @@
 // Context parallelism (lcc --context-parallel=P) from the tools' side: the
 // module's functions take and return each rank's share of the positions
 // of the inputs and results it splits (lccModuleGetFunctionInputSplitDim),
-// rank r the r-th of P equal shares. The tools take whole tensors, as one
-// process does: each rank cuts its share of every split input, and the
-// ranks gather every split result whole for rank 0 to write. C API only.
+// rank r chunks r and 2P - 1 - r of 2P equal chunks (zigzag: causal
+// attention's work the same on every rank). The tools take whole tensors,
+// as one process does: each rank cuts its share of every split input, and
+// the ranks gather every split result whole for rank 0 to write. C API
+// only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +23,9 @@
 
 namespace lcc::tools {
 
-/// Copies part `part` of `parts` equal parts along `dim` of the C-order
-/// tensor `whole` ([..., n, ...] of `elementBytes` elements) to `share`.
+/// Copies share `part` of `parts` along `dim` of the C-order tensor
+/// `whole` ([..., n, ...] of `elementBytes` elements; n a multiple of 2 *
+/// parts) to `share`: chunks part and 2 * parts - 1 - part of 2 * parts.
 void cutShare(const void *whole, const std::vector<int64_t> &wholeShape,
               size_t elementBytes, size_t dim, uint64_t parts, uint64_t part,
               void *share);

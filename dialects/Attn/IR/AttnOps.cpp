@@ -864,6 +864,11 @@ LogicalResult lcc::attn::detail::verifyMergedPartials(
   return success();
 }
 
+LogicalResult GateSelectOp::verify() {
+  ShapeChecker check(*this);
+  return check.shape(NamedTensor("gate", getGate()), {1});
+}
+
 LogicalResult MergePartialsOp::verify() {
   return detail::verifyMergedPartials(
       *this, getFirst(), getFirstLogsumexp(), getSecond(), getSecondLogsumexp(),

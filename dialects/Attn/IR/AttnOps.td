@@ -432,6 +432,33 @@ def Attn_AdaptiveSpanAttentionOp
   let hasVerifier = 1;
 }
 
+def Attn_GateSelectOp : Attn_Op<"gate_select", [Pure,
+    AllTypesMatch<["on_open", "on_closed", "result"]>,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["buildVectorJacobianProduct"]>]> {
+  let summary = "one of two tensors, chosen by a gate known at run time";
+  let description = [{
+    `on_open` where `gate` (`tensor<1xf32>`) holds a nonzero value,
+    `on_closed` where it holds 0. Ring attention's causal steps choose the
+    halves of a rank's share this way, the gate one value per rank cut to
+    this rank's (`attn.rank_slice`). The gradient goes to the chosen
+    operand; the other gets zeros.
+
+    ```mlir
+    %q = attn.gate_select %gate, %first_half, %second_half
+        : tensor<1xf32>, tensor<1x4x128x32xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$gate,
+      RankedTensorOf<[F32]>:$on_open, RankedTensorOf<[F32]>:$on_closed);
+  let results = (outs RankedTensorOf<[F32]>:$result);
+  let assemblyFormat = [{
+    $gate `,` $on_open `,` $on_closed attr-dict `:` type($gate) `,`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Attn_MergePartialsOp : Attn_Op<"merge_partials", [Pure,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["buildVectorJacobianProduct"]>]> {

@@ -165,6 +165,16 @@ LogicalResult AttentionOp::buildVectorJacobianProduct(
   return success();
 }
 
+LogicalResult GateSelectOp::buildVectorJacobianProduct(
+    OpBuilder &b, ArrayRef<Value> resultGradients,
+    SmallVectorImpl<Value> &operandGradients) {
+  Value dy = resultGradients[0];
+  Value zeros = splatLike(b, getLoc(), dy, 0.0);
+  operandGradients[1] = GateSelectOp::create(b, getLoc(), getGate(), dy, zeros);
+  operandGradients[2] = GateSelectOp::create(b, getLoc(), getGate(), zeros, dy);
+  return success();
+}
+
 LogicalResult MergePartialsOp::buildVectorJacobianProduct(
     OpBuilder &b, ArrayRef<Value> resultGradients,
     SmallVectorImpl<Value> &operandGradients) {
