@@ -110,7 +110,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
   if (options.contextParallel > 1) {
     if (failed(runDumpedPipeline(
             module, "context-parallel", options.dump, [&](PassManager &pm) {
-              pm.addPass(createContextParallel({options.contextParallel}));
+              pm.addPass(createContextParallel(
+                  {options.contextParallel, options.contextParallelOverHeads}));
             })))
       return failure();
     done("context parallelism");
@@ -227,8 +228,8 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     if (failed(lowerDispatchesToLLVM(*cpuKernels, cpu, signatures)))
       return failure();
     CpuKernelImage image;
-    LogicalResult emitted = emitCpuKernels(*cpuKernels, signatures, cpu,
-                                           wantSharedObject, image);
+    LogicalResult emitted =
+        emitCpuKernels(*cpuKernels, signatures, cpu, wantSharedObject, image);
     for (const std::string &warning : cache.takeWarnings())
       emitWarning(UnknownLoc::get(module.getContext()), warning);
     if (failed(emitted))

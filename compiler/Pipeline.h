@@ -63,6 +63,9 @@ struct CompileOptions : AttentionFormOptions {
   /// over P ranks after the attention forms (1: one process, nothing
   /// split).
   int64_t contextParallel = 1;
+  /// lcc --context-parallel-over-heads: every attention split over the
+  /// heads, dense attention too (not as ring attention).
+  bool contextParallelOverHeads = false;
   /// lcc --reversible and --ff-chunks=N (0: not given): attn-insert-reversible
   /// and attn-chunk-ff run after the attention forms.
   bool reversible = false;

@@ -60,6 +60,7 @@ lcc::buildAttentionFormsPipeline(OpPassManager &pm,
 
 void lcc::buildLowerToLinalgPipeline(OpPassManager &pm,
                                      AttentionTiling tiling) {
+  pm.addPass(createExpandRingAttention());
   pm.addPass(createLowerToLinalg({tiling.queryTile, tiling.keyTile}));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createFuseElementwise());
@@ -69,13 +70,11 @@ void lcc::buildLowerToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createRematerializeArgumentOps());
 }
 
-LogicalResult lcc::buildLowerToKernelsPipeline(OpPassManager &pm,
-                                               StringRef target,
-                                               int64_t cudaBlockSize,
-                                               llvm::raw_ostream &errors,
-                                               StringRef cpu,
-                                               StringRef cudaArch,
-                                               bool cudaTF32) {
+LogicalResult
+lcc::buildLowerToKernelsPipeline(OpPassManager &pm, StringRef target,
+                                 int64_t cudaBlockSize,
+                                 llvm::raw_ostream &errors, StringRef cpu,
+                                 StringRef cudaArch, bool cudaTF32) {
   if (target == "cpu") {
     buildCpuBufferizePipeline(pm);
     buildCpuToLLVMPipeline(pm, cpuVectorRegisters(cpu));
@@ -149,9 +148,9 @@ struct AttentionFormsPipelineOptions
 
   /// The options, or failure and the first one out of range.
   FailureOr<AttentionFormOptions> get(llvm::raw_ostream &errors) const {
-    if (failed(checkPipelineKnobs(errors,
-                                  {{knobs::kSeed, seed},
-                                   {knobs::kMemoryBudget, memoryBudget}})))
+    if (failed(
+            checkPipelineKnobs(errors, {{knobs::kSeed, seed},
+                                        {knobs::kMemoryBudget, memoryBudget}})))
       return failure();
     AttentionFormOptions o;
     if (std::string problem = formFlags.setInto(o); !problem.empty()) {
@@ -271,9 +270,9 @@ void lcc::registerLccPipelines() {
       "target)",
       [](OpPassManager &pm, const LinalgPipelineOptions &options,
          llvm::raw_ostream &errors) {
-        if (failed(checkPipelineKnobs(
-                errors, {{knobs::kQueryTile, options.queryTile},
-                         {knobs::kKeyTile, options.keyTile}})))
+        if (failed(checkPipelineKnobs(errors,
+                                      {{knobs::kQueryTile, options.queryTile},
+                                       {knobs::kKeyTile, options.keyTile}})))
           return failure();
         pm.addPass(createInlineModelCalls());
         buildLowerToLinalgPipeline(
@@ -292,18 +291,15 @@ void lcc::registerLccPipelines() {
       "target=cuda: to NVVM), from the dispatches stage, as lcc runs them",
       [](OpPassManager &pm, const KernelsPipelineOptions &options,
          llvm::raw_ostream &errors) {
-        return buildLowerToKernelsPipeline(pm, options.target,
-                                           options.cudaBlockSize, errors,
-                                           options.cpu, options.cudaArch,
-                                           options.cudaTF32);
+        return buildLowerToKernelsPipeline(
+            pm, options.target, options.cudaBlockSize, errors, options.cpu,
+            options.cudaArch, options.cudaTF32);
       });
 }
 
-FailureOr<std::string>
-lcc::printStagePipelines(const AttentionFormOptions &options,
-                         AttentionTiling tiling, StringRef cpu,
-                         StringRef cudaArch, bool cudaTF32,
-                         llvm::raw_ostream &errors) {
+FailureOr<std::string> lcc::printStagePipelines(
+    const AttentionFormOptions &options, AttentionTiling tiling, StringRef cpu,
+    StringRef cudaArch, bool cudaTF32, llvm::raw_ostream &errors) {
   OpPassManager forms(ModuleOp::getOperationName());
   if (failed(buildAttentionFormsPipeline(forms, options, errors)))
     return failure();
@@ -314,8 +310,7 @@ lcc::printStagePipelines(const AttentionFormOptions &options,
     return textual([&](OpPassManager &pm) {
       (void)buildLowerToKernelsPipeline(pm, target,
                                         knobs::kCudaBlockSize.defaultValue,
-                                        llvm::nulls(), cpu, cudaArch,
-                                        cudaTF32);
+                                        llvm::nulls(), cpu, cudaArch, cudaTF32);
     });
   };
   return "attention-forms: " + text +

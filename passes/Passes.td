@@ -96,26 +96,52 @@ def InsertReversible : Pass<"attn-insert-reversible", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def ExpandRingAttention : Pass<"attn-expand-ring-attention",
+                               "mlir::ModuleOp"> {
+  let summary = "write ring attention out in exchanges and attention on blocks";
+  let description = [{
+    The first pass of lowering to linalg: each `attn.ring_attention` (what
+    `attn-context-parallel` makes of dense attention) becomes the ring's
+    steps: the keys and values passed one rank on (`attn.ring_shift`),
+    `attn.attention` on each block with its logsumexp, and the partial
+    results merged (`attn.merge_partials`); causal attention on the zigzag
+    shares attends two chunk pairs a step, the pair a rank's own chosen by
+    `attn.gate_select` on a per-rank constant (`attn.rank_slice`). Each
+    `attn.ring_attention_backward` passes the keys and values around again
+    and runs `attn.attention_backward` on each block with the whole
+    sequence's result and logsumexp, sending each block's key and value
+    gradients back to the rank that holds it.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def ContextParallel : Pass<"attn-context-parallel", "mlir::ModuleOp"> {
   let summary = "split one sequence over the ranks of a job";
   let description = [{
     Context parallelism (`lcc --context-parallel=P`, docs/training.md):
-    every function that attends takes rank r's share of the positions, r *
-    L / P to (r + 1) * L / P, of each argument [B, L, ...] that holds the
-    sequence, and returns its share of each result that holds it
-    (arguments and results marked `attn.split_dim`, which the artifact
-    records). Its blocks are flattened as for the train step; the ops
-    that work position by position run on the share as they are; learned
-    positions [1, L, width] are cut to the share (attn.rank_slice); every
-    attention form is split as its AttentionFormInterface says
-    (getSequenceSplit): today over the heads (DeepSpeed-Ulysses), its
+    every function that attends takes rank r's share of the positions
+    (chunks r and 2P - 1 - r of 2P equal chunks: zigzag, so that causal
+    attention's work is the same on every rank) of each argument [B, L,
+    ...] that holds the sequence, and returns its share of each result
+    that holds it (arguments and results marked `attn.split_dim`, which the
+    artifact records). Its blocks are flattened as for the train step; the
+    ops that work position by position run on the share as they are;
+    learned positions [1, L, width] are cut to the share (attn.rank_slice);
+    every attention form is split as its AttentionFormInterface says
+    (getSequenceSplit). Dense attention without regions runs as ring
+    attention: keys and values passed around the ranks (attn.ring_shift),
+    each block's partial result merged by the logsumexps
+    (attn.merge_partials). Every other form, and every form with
+    `over-heads`, is split over the heads (DeepSpeed-Ulysses): its
     sequence operands exchanged all-to-all for the whole sequence of the
     rank's H / P heads, its per-head operands cut to them, and its results
     exchanged back. A cross-entropy loss, the mean over the share's
     positions, is averaged over the ranks (attn.all_reduce), so that every
     rank holds the whole sequence's loss and the train step's gradients,
-    averaged over the ranks, are the whole sequence's. Each attention's
-    heads and the sequence must divide by P; anything else that reads the
+    averaged over the ranks, are the whole sequence's. The sequence must
+    divide by 2P and the heads of an attention split over them by P;
+    anything else that reads the
     positions (memories of earlier segments, a mask reading the head
     number, a weighted loss, an op that mixes positions) is an error
     naming it. One rank changes nothing.
@@ -123,6 +149,8 @@ def ContextParallel : Pass<"attn-context-parallel", "mlir::ModuleOp"> {
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"1",
            "Ranks the sequence is split over">,
+    Option<"overHeads", "over-heads", "bool", /*default=*/"false",
+           "Split every attention over the heads, dense attention too">,
   ];
   let dependentDialects = ["mlir::linalg::LinalgDialect",
                            "mlir::tensor::TensorDialect"];

@@ -207,7 +207,8 @@ LogicalResult ContextParallelPass::splitOp(Operation &op,
                << it->second
                << ", where attention takes [batch, heads, seq, dim]";
     SmallVector<Value> shares;
-    switch (form.getSequenceSplit()) {
+    switch (overHeads ? SequenceSplit::HeadsOverRanks
+                      : form.getSequenceSplit()) {
     case SequenceSplit::HeadsOverRanks:
       if (failed(parallel::splitHeadsOverRanks(
               form, ranks,
@@ -224,8 +225,7 @@ LogicalResult ContextParallelPass::splitOp(Operation &op,
         return op.emitError("internal error: only attn.attention splits its "
                             "keys around the ring of ranks");
       Value share;
-      if (failed(parallel::splitKeysAroundRing(attention, ranks, share)))
-        return failure();
+      parallel::splitKeysAroundRing(attention, ranks, share);
       shares.push_back(share);
       break;
     }

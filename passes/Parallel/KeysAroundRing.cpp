@@ -5,9 +5,7 @@
 // its own keys; each later step s passes the keys and values one rank on
 // (attn.ring_shift, so that rank r then holds rank r - s's) and attends
 // them without a mask; the partial results are merged by their logsumexps
-// in f32 (attn.merge_partials). The train step differentiates through all
-// of it: the shifts pass key and value gradients back around the ring, and
-// the merge's gradient reaches each step's logsumexp.
+// in f32 (attn.merge_partials).
 //
 // Causal attention on the zigzag shares: the share's two chunks are in
 // position order, so step 0 is causal attention on the share as it is.
@@ -23,10 +21,20 @@
 // attn.rank_slice, attn.gate_select) and merged into the query chunk the
 // gate says.
 //
+// The backward (as ring-flash-attention does it) keeps only the forward's
+// operands, result and logsumexp: it passes the keys and values around
+// again, the other way (shifts by -1, steps P - 1 down to 1: no shift the
+// forward made, so none of the forward's blocks is kept for it), and runs
+// each block's flash backward with the whole sequence's result and
+// logsumexp, whose probabilities exp(s - L) and delta (do · o) are those
+// of attention over every key; each block's key and value gradients go
+// straight back to the rank that holds the block.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Parallel/KeysAroundRing.h"
 
+#include "dialects/Attn/IR/AttnInterfaces.h"
 #include "dialects/Attn/IR/AttnOps.h"
 #include "passes/Parallel/HeadsOverRanks.h"
 
@@ -48,113 +56,225 @@ struct Partial {
   Value result, logSumExp;
 };
 
-/// `queries` attending `keys` and `values` as `attention` does (its scale),
-/// with the logsumexp the merge weighs the result by.
-Partial attendBlock(OpBuilder &b, AttentionOp attention, Value queries,
-                    Value keys, Value values, bool causal) {
-  RankedTensorType q = typeOfTensor(queries), v = typeOfTensor(values);
-  auto result = RankedTensorType::get(
-      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
-      q.getElementType());
-  auto rows = RankedTensorType::get(
-      {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)}, q.getElementType());
-  auto step = AttentionOp::create(
-      b, attention.getLoc(), TypeRange{result, rows}, queries, keys, values,
-      b.getBoolAttr(causal), attention.getScaleAttr(), UnitAttr(),
-      /*modifierCount=*/0);
-  return {step.getResult(), step.getLogsumexp()};
-}
+/// A share's two chunks (axis 2) of a [batch, heads, share, ...] tensor.
+struct Halves {
+  Value early, late;
+};
 
-/// `into` with `block` merged in, counted only where `gate` (when given)
-/// holds 1.
-Partial merged(OpBuilder &b, Location loc, Partial into, Partial block,
-               Value gate = Value()) {
-  auto merge = MergePartialsOp::create(
-      b, loc, TypeRange{into.result.getType(), into.logSumExp.getType()},
-      into.result, into.logSumExp, block.result, block.logSumExp, gate);
-  return {merge.getResult(), merge.getLogsumexp()};
-}
+/// The steps of one ring attention's expansion at `b`.
+struct Ring {
+  OpBuilder &b;
+  Location loc;
+  FloatAttr scale;
+  int64_t ranks;
 
-/// [1] holding `open(rank)` (1 or 0) on each rank: a constant of one value
-/// per rank, cut to this rank's.
-Value rankGate(OpBuilder &b, Location loc, int64_t ranks,
-               function_ref<bool(int64_t)> open) {
-  SmallVector<float> values;
-  for (int64_t rank = 0; rank < ranks; ++rank)
-    values.push_back(open(rank) ? 1.0f : 0.0f);
-  auto table = RankedTensorType::get({ranks}, b.getF32Type());
-  Value perRank = arith::ConstantOp::create(
-      b, loc, table, DenseElementsAttr::get(table, ArrayRef<float>(values)));
-  return RankSliceOp::create(b, loc, RankedTensorType::get({1}, b.getF32Type()),
-                             perRank);
-}
+  Halves halves(Value v) {
+    return {parallel::chunkOf(b, loc, v, 2, 0, 2),
+            parallel::chunkOf(b, loc, v, 2, 1, 2)};
+  }
+  Value joined(Value early, Value late) {
+    return tensor::ConcatOp::create(b, loc, 2, ValueRange{early, late});
+  }
+  Value shifted(Value v, int64_t offset) {
+    return RingShiftOp::create(b, loc, v, offset);
+  }
+  Value sum(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
 
-/// Half `half` of a share's positions (axis 2) of a result or logsumexp.
-Partial halfOf(OpBuilder &b, Location loc, Partial whole, int64_t half) {
-  return {parallel::chunkOf(b, loc, whole.result, 2, half, 2),
-          parallel::chunkOf(b, loc, whole.logSumExp, 2, half, 2)};
-}
+  /// `queries` attending `keys` and `values`, with the logsumexp the merge
+  /// weighs the result by.
+  Partial attend(Value queries, Value keys, Value values, bool causal) {
+    RankedTensorType q = typeOfTensor(queries), v = typeOfTensor(values);
+    auto result = RankedTensorType::get(
+        {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
+        q.getElementType());
+    auto rows = RankedTensorType::get(
+        {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
+        q.getElementType());
+    auto step = AttentionOp::create(b, loc, TypeRange{result, rows}, queries,
+                                    keys, values, b.getBoolAttr(causal), scale,
+                                    UnitAttr(), /*modifierCount=*/0);
+    return {step.getResult(), step.getLogsumexp()};
+  }
+
+  /// The flash backward of `queries` attending `keys` and `values`, from
+  /// the whole sequence's `result`, `logSumExp` and `resultGrad` at these
+  /// queries: the query, key and value gradients of this block.
+  std::array<Value, 3> attendBackward(Value queries, Value keys, Value values,
+                                      Value result, Value logSumExp,
+                                      Value resultGrad, bool causal) {
+    auto backward = AttentionBackwardOp::create(
+        b, loc, TypeRange{queries.getType(), keys.getType(), values.getType()},
+        queries, keys, values, result, logSumExp, resultGrad, Value(),
+        b.getBoolAttr(causal), scale, UnitAttr(), /*modifierCount=*/0);
+    return {backward.getQueryGrad(), backward.getKeyGrad(),
+            backward.getValueGrad()};
+  }
+
+  /// `into` with `block` merged in, counted only where `gate` (when given)
+  /// holds 1.
+  Partial merged(Partial into, Partial block, Value gate = Value()) {
+    auto merge = MergePartialsOp::create(
+        b, loc, TypeRange{into.result.getType(), into.logSumExp.getType()},
+        into.result, into.logSumExp, block.result, block.logSumExp, gate);
+    return {merge.getResult(), merge.getLogsumexp()};
+  }
+
+  /// [1] holding 1 on the ranks where the keys of ring step `step` come
+  /// from a rank before this one (step <= r), else 0; with `later`, the
+  /// other way round. A constant of one value per rank, cut to this
+  /// rank's.
+  Value blockComesFirst(int64_t step, bool later = false) {
+    SmallVector<float> values;
+    for (int64_t rank = 0; rank < ranks; ++rank)
+      values.push_back((step <= rank) != later ? 1.0f : 0.0f);
+    auto table = RankedTensorType::get({ranks}, b.getF32Type());
+    Value perRank = arith::ConstantOp::create(
+        b, loc, table, DenseElementsAttr::get(table, ArrayRef<float>(values)));
+    return RankSliceOp::create(
+        b, loc, RankedTensorType::get({1}, b.getF32Type()), perRank);
+  }
+  Value choose(Value gate, Value whenFirst, Value otherwise) {
+    return GateSelectOp::create(b, loc, gate, whenFirst, otherwise);
+  }
+  /// `v` where `gate` holds 1, zeros elsewhere.
+  Value onlyWhen(Value gate, Value v) {
+    return choose(gate, v, splatLike(b, loc, v, 0.0));
+  }
+};
 
 /// Every block attended whole, every step counted: no order among keys.
-Value ringWithoutMask(OpBuilder &b, AttentionOp attention, int64_t ranks) {
-  Location loc = attention.getLoc();
-  Value queries = attention.getQuery(), keys = attention.getKey(),
-        values = attention.getValue();
-  Partial result = attendBlock(b, attention, queries, keys, values, false);
-  for (int64_t step = 1; step < ranks; ++step) {
-    keys = RingShiftOp::create(b, loc, keys, 1);
-    values = RingShiftOp::create(b, loc, values, 1);
-    result = merged(b, loc, result,
-                    attendBlock(b, attention, queries, keys, values, false));
+Partial ringWithoutMask(Ring &ring, Value queries, Value keys, Value values) {
+  Partial result = ring.attend(queries, keys, values, false);
+  for (int64_t step = 1; step < ring.ranks; ++step) {
+    keys = ring.shifted(keys, 1);
+    values = ring.shifted(values, 1);
+    result = ring.merged(result, ring.attend(queries, keys, values, false));
   }
-  return result.result;
+  return result;
 }
 
 /// Causal, on zigzag shares (the file's comment).
-Value causalRing(OpBuilder &b, AttentionOp attention, int64_t ranks) {
-  Location loc = attention.getLoc();
-  Value queries = attention.getQuery(), keys = attention.getKey(),
-        values = attention.getValue();
-  Partial own = attendBlock(b, attention, queries, keys, values, true);
-  Partial early = halfOf(b, loc, own, 0), late = halfOf(b, loc, own, 1);
-  Value earlyQueries = parallel::chunkOf(b, loc, queries, 2, 0, 2);
-  Value lateQueries = parallel::chunkOf(b, loc, queries, 2, 1, 2);
-  for (int64_t step = 1; step < ranks; ++step) {
-    keys = RingShiftOp::create(b, loc, keys, 1);
-    values = RingShiftOp::create(b, loc, values, 1);
-    Value earlyKeys = parallel::chunkOf(b, loc, keys, 2, 0, 2);
-    Value lateKeys = parallel::chunkOf(b, loc, keys, 2, 1, 2);
-    Value earlyValues = parallel::chunkOf(b, loc, values, 2, 0, 2);
-    Value lateValues = parallel::chunkOf(b, loc, values, 2, 1, 2);
+Partial causalRing(Ring &ring, Value queries, Value keys, Value values) {
+  Partial own = ring.attend(queries, keys, values, true);
+  Halves results = ring.halves(own.result), rows = ring.halves(own.logSumExp);
+  Partial early = {results.early, rows.early}, late = {results.late, rows.late};
+  Halves q = ring.halves(queries);
+  for (int64_t step = 1; step < ring.ranks; ++step) {
+    keys = ring.shifted(keys, 1);
+    values = ring.shifted(values, 1);
+    Halves k = ring.halves(keys), v = ring.halves(values);
     // This rank's late chunk sees the block's early chunk on every rank.
-    late = merged(
-        b, loc, late,
-        attendBlock(b, attention, lateQueries, earlyKeys, earlyValues, false));
-    // The block's rank comes first (step <= rank): early sees early;
-    // otherwise late sees late.
-    Value first = rankGate(b, loc, ranks, [&](int64_t r) { return step <= r; });
-    Value later = rankGate(b, loc, ranks, [&](int64_t r) { return step > r; });
-    auto choose = [&](Value onFirst, Value onLater) -> Value {
-      return GateSelectOp::create(b, loc, first, onFirst, onLater);
-    };
-    Partial pair = attendBlock(b, attention, choose(earlyQueries, lateQueries),
-                               choose(earlyKeys, lateKeys),
-                               choose(earlyValues, lateValues), false);
-    early = merged(b, loc, early, pair, first);
-    late = merged(b, loc, late, pair, later);
+    late = ring.merged(late, ring.attend(q.late, k.early, v.early, false));
+    // The block's rank comes first: early sees early; else late sees late.
+    Value first = ring.blockComesFirst(step);
+    Partial pair = ring.attend(ring.choose(first, q.early, q.late),
+                               ring.choose(first, k.early, k.late),
+                               ring.choose(first, v.early, v.late), false);
+    early = ring.merged(early, pair, first);
+    late = ring.merged(late, pair, ring.blockComesFirst(step, true));
   }
-  return tensor::ConcatOp::create(b, loc, 2,
-                                  ValueRange{early.result, late.result});
+  return {ring.joined(early.result, late.result),
+          ring.joined(early.logSumExp, late.logSumExp)};
+}
+
+/// The gradients of one step's keys and values, held at this rank, added
+/// to those of the rank that holds the block (`step` ranks back).
+struct KeyValueGrads {
+  Value key, value;
+  void add(Ring &ring, int64_t step, Value dk, Value dv) {
+    key = ring.sum(key, ring.shifted(dk, -step));
+    value = ring.sum(value, ring.shifted(dv, -step));
+  }
+};
+
+std::array<Value, 3> ringBackwardWithoutMask(Ring &ring,
+                                             RingAttentionBackwardOp op) {
+  Value keys = op.getKey(), values = op.getValue();
+  auto [dq, dk, dv] =
+      ring.attendBackward(op.getQuery(), keys, values, op.getResult(),
+                          op.getLogsumexp(), op.getResultGrad(), false);
+  KeyValueGrads home{dk, dv};
+  for (int64_t step = ring.ranks - 1; step >= 1; --step) {
+    keys = ring.shifted(keys, -1);
+    values = ring.shifted(values, -1);
+    auto [blockDq, blockDk, blockDv] =
+        ring.attendBackward(op.getQuery(), keys, values, op.getResult(),
+                            op.getLogsumexp(), op.getResultGrad(), false);
+    dq = ring.sum(dq, blockDq);
+    home.add(ring, step, blockDk, blockDv);
+  }
+  return {dq, home.key, home.value};
+}
+
+std::array<Value, 3> causalRingBackward(Ring &ring,
+                                        RingAttentionBackwardOp op) {
+  Value keys = op.getKey(), values = op.getValue();
+  auto [dq, dk, dv] =
+      ring.attendBackward(op.getQuery(), keys, values, op.getResult(),
+                          op.getLogsumexp(), op.getResultGrad(), true);
+  KeyValueGrads home{dk, dv};
+  Halves q = ring.halves(op.getQuery()), o = ring.halves(op.getResult()),
+         lse = ring.halves(op.getLogsumexp()),
+         dO = ring.halves(op.getResultGrad()), dQ = ring.halves(dq);
+  for (int64_t step = ring.ranks - 1; step >= 1; --step) {
+    keys = ring.shifted(keys, -1);
+    values = ring.shifted(values, -1);
+    Halves k = ring.halves(keys), v = ring.halves(values);
+    auto [lateDq, earlyDk, earlyDv] = ring.attendBackward(
+        q.late, k.early, v.early, o.late, lse.late, dO.late, false);
+    Value first = ring.blockComesFirst(step);
+    Value later = ring.blockComesFirst(step, true);
+    // The same choice as the forward's, written the other way round:
+    // common-subexpression elimination would otherwise keep the forward's
+    // chosen queries alive until here.
+    auto pick = [&](Halves h) { return ring.choose(later, h.late, h.early); };
+    auto [pairDq, pairDk, pairDv] = ring.attendBackward(
+        pick(q), pick(k), pick(v), pick(o), pick(lse), pick(dO), false);
+    dQ.early = ring.sum(dQ.early, ring.onlyWhen(first, pairDq));
+    dQ.late = ring.sum(ring.sum(dQ.late, lateDq), ring.onlyWhen(later, pairDq));
+    // The block's gradients: its early chunk's from both pairs when its
+    // rank comes first, its late chunk's from the pair otherwise.
+    Value blockDk = ring.joined(ring.sum(earlyDk, ring.onlyWhen(first, pairDk)),
+                                ring.onlyWhen(later, pairDk));
+    Value blockDv = ring.joined(ring.sum(earlyDv, ring.onlyWhen(first, pairDv)),
+                                ring.onlyWhen(later, pairDv));
+    home.add(ring, step, blockDk, blockDv);
+  }
+  return {ring.joined(dQ.early, dQ.late), home.key, home.value};
 }
 
 } // namespace
 
-LogicalResult parallel::splitKeysAroundRing(AttentionOp attention,
-                                            int64_t ranks, Value &share) {
+void parallel::splitKeysAroundRing(AttentionOp attention, int64_t ranks,
+                                   Value &share) {
   OpBuilder b(attention);
-  share = attention.getCausal() ? causalRing(b, attention, ranks)
-                                : ringWithoutMask(b, attention, ranks);
+  auto ring = RingAttentionOp::create(
+      b, attention.getLoc(),
+      TypeRange{shareOf(typeOfTensor(attention.getResult()), 2, ranks)},
+      attention.getQuery(), attention.getKey(), attention.getValue(),
+      attention.getCausalAttr(), attention.getScaleAttr(),
+      b.getI64IntegerAttr(ranks));
+  share = ring.getResult();
   attention.getResult().replaceAllUsesWith(share);
   attention.erase();
-  return success();
+}
+
+std::pair<Value, Value> parallel::expandRingAttention(OpBuilder &b,
+                                                      RingAttentionOp op) {
+  Ring ring{b, op.getLoc(), op.getScaleAttr(),
+            static_cast<int64_t>(op.getRanks())};
+  Partial result =
+      op.getCausal()
+          ? causalRing(ring, op.getQuery(), op.getKey(), op.getValue())
+          : ringWithoutMask(ring, op.getQuery(), op.getKey(), op.getValue());
+  return {result.result, result.logSumExp};
+}
+
+std::array<Value, 3>
+parallel::expandRingAttentionBackward(OpBuilder &b,
+                                      RingAttentionBackwardOp op) {
+  Ring ring{b, op.getLoc(), op.getScaleAttr(),
+            static_cast<int64_t>(op.getRanks())};
+  return op.getCausal() ? causalRingBackward(ring, op)
+                        : ringBackwardWithoutMask(ring, op);
 }

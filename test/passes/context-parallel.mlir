@@ -2,12 +2,8 @@
 
 // Each rank takes its share of the positions of the tokens and labels:
 // rank r chunks r and 3 - r of 4 (zigzag), also of the learned positions,
-// laid out in share order (chunks 0, 3, 1, 2) and cut. Causal dense
-// attention runs as ring attention: the rank's queries attend its own keys
-// causally, then, with the keys and values of the rank before it (passed
-// on around the ring), the late query chunk attends the early key chunk,
-// and one more chunk pair chosen by the rank (early-early on rank 1,
-// late-late on rank 0) is merged into the query chunk the gates say. The
+// laid out in share order (chunks 0, 3, 1, 2) and cut. Dense attention
+// runs as ring attention (expand-ring-attention.mlir has its steps). The
 // loss over a share is averaged over the ranks.
 // CHECK-LABEL: func.func @loss(
 // CHECK-SAME: %{{.+}}: tensor<1x4xi32> {attn.split_dim = 1 : i64}, %{{.+}}: tensor<1x4xi32> {attn.split_dim = 1 : i64}) -> tensor<f32>
@@ -24,22 +20,7 @@
 // CHECK: %[[Q:.+]] = attn.split_heads {{.+}} -> tensor<1x2x4x2xf32>
 // CHECK: %[[K:.+]] = attn.split_heads {{.+}} -> tensor<1x2x4x2xf32>
 // CHECK: %[[V:.+]] = attn.split_heads {{.+}} -> tensor<1x2x4x2xf32>
-// CHECK: %[[O0:.+]], %[[L0:.+]] = attn.attention %[[Q]], %[[K]], %[[V]] {causal = true} : {{.+}} -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
-// CHECK: %[[K1:.+]] = attn.ring_shift %[[K]] by 1 : tensor<1x2x4x2xf32>
-// CHECK: %[[V1:.+]] = attn.ring_shift %[[V]] by 1 : tensor<1x2x4x2xf32>
-// CHECK: attn.attention {{.+}} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2xf32>)
-// CHECK: attn.merge_partials
-// CHECK: %[[FIRSTS:.+]] = arith.constant dense<[0.000000e+00, 1.000000e+00]> : tensor<2xf32>
-// CHECK: %[[FIRST:.+]] = attn.rank_slice %[[FIRSTS]] : tensor<2xf32> -> tensor<1xf32>
-// CHECK: %[[LATERS:.+]] = arith.constant dense<[1.000000e+00, 0.000000e+00]> : tensor<2xf32>
-// CHECK: %[[LATER:.+]] = attn.rank_slice %[[LATERS]] : tensor<2xf32> -> tensor<1xf32>
-// CHECK: %[[QP:.+]] = attn.gate_select %[[FIRST]], {{.+}} : tensor<1xf32>, tensor<1x2x2x2xf32>
-// CHECK: %[[KP:.+]] = attn.gate_select %[[FIRST]], {{.+}} : tensor<1xf32>, tensor<1x2x2x2xf32>
-// CHECK: %[[VP:.+]] = attn.gate_select %[[FIRST]], {{.+}} : tensor<1xf32>, tensor<1x2x2x2xf32>
-// CHECK: %[[OP:.+]], %[[LP:.+]] = attn.attention %[[QP]], %[[KP]], %[[VP]] :
-// CHECK: %[[EARLY:.+]], %{{.+}} = attn.merge_partials %{{.+}}, %{{.+}}, %[[OP]], %[[LP]] gate %[[FIRST]]
-// CHECK: %[[LATE:.+]], %{{.+}} = attn.merge_partials %{{.+}}, %{{.+}}, %[[OP]], %[[LP]] gate %[[LATER]]
-// CHECK: %[[O:.+]] = tensor.concat dim(2) %[[EARLY]], %[[LATE]]
+// CHECK: %[[O:.+]] = attn.ring_attention %[[Q]], %[[K]], %[[V]] {causal = true, ranks = 2 : i64} : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32>
 // CHECK: attn.merge_heads %[[O]] {{.+}} -> tensor<1x4x4xf32>
 // CHECK: %[[L:.+]] = attn.softmax_cross_entropy {{.+}} : (tensor<1x4x6xf32>, tensor<1x4xi32>) -> tensor<f32>
 // CHECK: %[[MEAN:.+]] = attn.all_reduce mean %[[L]] : tensor<f32>
@@ -94,16 +75,9 @@ func.func @shared_qk(%x: tensor<1x8x8xf32>) -> tensor<1x8x8xf32> {
 
 // -----
 
-// Ring attention needs no head count that the ranks divide; without
-// causal, every step counts on every rank (no gate).
+// Ring attention needs no head count that the ranks divide.
 // CHECK-LABEL: func.func @odd_heads(
-// CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} : {{.+}} -> (tensor<1x3x4x2xf32>, tensor<1x3x4xf32>)
-// CHECK: attn.ring_shift
-// CHECK: attn.ring_shift
-// CHECK: attn.attention
-// CHECK-NOT: gate
-// CHECK: attn.merge_partials
-// CHECK-SAME: -> (tensor<1x3x4x2xf32>, tensor<1x3x4xf32>)
+// CHECK: attn.ring_attention %{{.+}}, %{{.+}}, %{{.+}} {ranks = 2 : i64} : {{.+}} -> tensor<1x3x4x2xf32>
 func.func @odd_heads(%x: tensor<1x8x6xf32>) -> tensor<1x8x6xf32> {
   %q = attn.split_heads %x {heads = 3 : i64} : (tensor<1x8x6xf32>) -> tensor<1x3x8x2xf32>
   %o = attn.attention %q, %q, %q : (tensor<1x3x8x2xf32>, tensor<1x3x8x2xf32>, tensor<1x3x8x2xf32>) -> tensor<1x3x8x2xf32>

@@ -41,7 +41,8 @@
                       [--layers=2] [--d-model=128] [--d-ff=512] [--form=lsh]
                       [--steps=3]
   lcc-bench context-parallel [--ranks=1,2,4] [--seq=16384] [--layers=2]
-                      [--d-model=128] [--d-ff=512] [--form=lsh] [--steps=2]
+                      [--d-model=128] [--d-ff=512] [--form=lsh|dense|ring]
+                      [--over-heads] [--steps=2]
   lcc-bench relative  [--segment=512] [--memory=0,512,2048] [--heads=8]
                       [--head-dim=64] [--batch=1] [--clamp-len=N]
                       [--repeat=3] [--threads=N] [--no-peer] [--backward]
@@ -1268,9 +1269,11 @@ def train_over_ranks(lcm, data, params, steps, ranks, check=True):
 
 
 def bench_context_parallel(opts):
-    """One sequence over P ranks (lcc --context-parallel=P, attention split
-    over the heads): `mpirun -np P lcc-train` of one row, memory and
-    traffic per rank against the all-to-all volume."""
+    """One sequence over P ranks (lcc --context-parallel=P): `mpirun -np P
+    lcc-train` of one row, memory and traffic per rank against the volume
+    its exchanges should send. --form=lsh and dense (shared QK) split the
+    attention over the heads (all-to-all); --form=ring is dense attention
+    with queries and keys of their own, which runs as ring attention."""
     mpirun_env()
     print("| ranks | tokens/rank | peak MiB/rank | bytes sent/step/rank | "
           "expected bytes/step/rank | ms/step |")
@@ -1280,14 +1283,18 @@ def bench_context_parallel(opts):
         source = os.path.join(work, "model.mlir")
         with open(source, "w") as f:
             f.write(residual_stack_model(opts.layers, opts.seq, opts.d_model,
-                                         opts.d_ff, "gelu"))
+                                         opts.d_ff, "gelu",
+                                         shared_qk=opts.form != "ring"))
         params = os.path.join(work, "weights.safetensors")
+        ring = opts.form == "ring"
         for ranks in opts.ranks:
             lcm = os.path.join(work, "model-%d.lcm" % ranks)
             compile_model(source, lcm, ["--train", "--optimizer=adam"] +
-                          form_flags(opts.form, opts) +
+                          form_flags("dense" if ring else opts.form, opts) +
                           (["--context-parallel=%d" % ranks]
-                           if ranks > 1 else []))
+                           if ranks > 1 else []) +
+                          (["--context-parallel-over-heads"]
+                           if ranks > 1 and opts.over_heads else []))
             result = train_over_ranks(lcm, data, params, opts.steps, ranks,
                                       check=False)
             if result.returncode != 0:
@@ -1304,20 +1311,32 @@ def bench_context_parallel(opts):
             # the forward's three again. Each exchange keeps 1/P of a
             # rank's [seq / P, d_model] f32 share. The gradients' average
             # sends every gradient once.
+            # Queries of their own (--form=ring) add theirs: 12 a layer.
+            # Ring attention instead passes keys and values on P - 1 times
+            # in the forward, again in the backward with their gradients
+            # back, and in the evaluation: 8 (P - 1) shares.
             share = opts.seq // ranks * opts.d_model * 4
-            expected = (opts.layers * 9 * share * (ranks - 1) / ranks +
+            if ring and not opts.over_heads:
+                exchanged = 8 * (ranks - 1)
+            else:
+                exchanged = (12 if ring else 9) * (ranks - 1) / ranks
+            expected = (opts.layers * exchanged * share +
                         (os.path.getsize(params) if ranks > 1 else 0))
             print("| %d | %d | %.1f | %.0f | %.0f | %.0f |" %
                   (ranks, opts.seq // ranks, mib(max(peaks)), sent, expected,
                    r["ms_per_step"]))
             sys.stdout.flush()
         print("\n(weights file %.2f MiB. Expected bytes sent per step and "
-              "rank: the train step's all-to-alls of the attention's "
-              "operands and results and of their gradients, 6 a layer of "
-              "(P - 1) / P of a rank's [seq / P, d_model] f32 share, the "
-              "closing evaluation's 3 a layer (one row a step), and the "
-              "gradients' all-reduce (the weights' bytes); measured adds the "
-              "losses and start-up checks.)" % mib(os.path.getsize(params)))
+              "rank: over the heads, the train step's all-to-alls of the "
+              "attention's operands and results and of their gradients, 6 a "
+              "layer of (P - 1) / P of a rank's [seq / P, d_model] f32 share "
+              "(8 with queries of their own), the closing evaluation's 3 (4) "
+              "a layer (one row a step); ring attention, keys and values "
+              "passed on P - 1 times a layer in the forward, again in the "
+              "backward with their gradients back, and in the evaluation (8 "
+              "(P - 1) shares); and the gradients' "
+              "all-reduce (the weights' bytes); measured adds the losses and "
+              "start-up checks.)" % mib(os.path.getsize(params)))
 
 
 def add_stack_arguments(parser):
@@ -1457,7 +1476,14 @@ def main():
     cp.add_argument("--layers", type=int, default=2)
     cp.add_argument("--d-model", type=int, default=128)
     cp.add_argument("--d-ff", type=int, default=512)
-    cp.add_argument("--form", default="lsh")
+    cp.add_argument("--form", default="lsh", choices=["lsh", "dense",
+                                                       "ring"],
+                    help="lsh or dense (shared QK): split over the heads; "
+                    "ring: dense attention with keys of its own, ring "
+                    "attention (default lsh)")
+    cp.add_argument("--over-heads", action="store_true",
+                    help="lcc --context-parallel-over-heads: --form=ring's "
+                    "attention split over the heads instead")
     cp.add_argument("--lsh-hashes", type=int, default=4)
     cp.add_argument("--lsh-bucket-size", type=int, default=64)
     cp.add_argument("--steps", type=int, default=2)

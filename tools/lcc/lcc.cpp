@@ -226,11 +226,21 @@ cl::opt<int64_t> contextParallel(
     "context-parallel",
     cl::desc("Split each sequence over P ranks (attn-context-parallel): "
              "every function that attends takes and returns rank r's share "
-             "of the positions, attention split over the heads "
+             "of the positions (chunks r and 2P-1-r of 2P), dense attention "
+             "as ring attention, every other form split over the heads "
              "(DeepSpeed-Ulysses), the loss averaged over the ranks. Run "
              "the artifact under mpirun -np P: lcc-run and lcc-train give "
              "each rank its share and write whole results from rank 0"),
     cl::value_desc("P"), cl::init(1), cl::cat(lccCategory));
+
+cl::opt<bool> contextParallelOverHeads(
+    "context-parallel-over-heads",
+    cl::desc("With --context-parallel: split dense attention over the heads "
+             "too, not as ring attention. Its train step then keeps 1/P of "
+             "the attention's keys and values per rank (ring attention keeps "
+             "every step's block) and sends fewer bytes beyond 2 ranks; the "
+             "heads must divide by P"),
+    cl::init(false), cl::cat(lccCategory));
 
 cl::opt<int64_t> ffChunks = knobFlag(lcc::knobs::kFeedForwardChunks);
 cl::opt<int64_t> attentionChunks = knobFlag(lcc::knobs::kAttentionChunks);
@@ -563,8 +573,8 @@ int main(int argc, char **argv) {
         KnobFlag{lcc::knobs::kAttentionChunks, attentionChunks},
         KnobFlag{lcc::knobs::kQueryTile, queryTile},
         KnobFlag{lcc::knobs::kKeyTile, keyTile}}) {
-    std::string problem = lcc::checkKnob(
-        given.knob, ("--" + given.knob.flag).str(), given.flag);
+    std::string problem =
+        lcc::checkKnob(given.knob, ("--" + given.knob.flag).str(), given.flag);
     if (problem.empty())
       continue;
     lcc::reportError(kTool, problem);
@@ -637,10 +647,15 @@ int main(int argc, char **argv) {
                                 std::to_string(contextParallel));
     return 1;
   }
+  if (contextParallelOverHeads && contextParallel == 1) {
+    lcc::reportError(kTool, "--context-parallel-over-heads chooses how "
+                            "--context-parallel=P splits attention: add "
+                            "--context-parallel");
+    return 1;
+  }
   if (contextParallel > 1)
-    for (auto [given, flag] :
-         {std::pair{reversible.getValue(), "--reversible"},
-          std::pair{decode.has_value(), "--decode"}})
+    for (auto [given, flag] : {std::pair{reversible.getValue(), "--reversible"},
+                               std::pair{decode.has_value(), "--decode"}})
       if (given) {
         lcc::reportError(kTool, std::string(flag) +
                                     " with --context-parallel is not "
@@ -650,6 +665,7 @@ int main(int argc, char **argv) {
   lcc::CompileOptions options;
   static_cast<lcc::AttentionFormOptions &>(options) = forms;
   options.contextParallel = contextParallel;
+  options.contextParallelOverHeads = contextParallelOverHeads;
   options.decode = decode;
   options.stopAfter = *stage;
   options.cpu = cpuName;
@@ -674,9 +690,9 @@ int main(int argc, char **argv) {
   if (printPipeline) {
     std::string error;
     llvm::raw_string_ostream errors(error);
-    FailureOr<std::string> pipelines = lcc::printStagePipelines(
-        forms, lcc::attentionTilingFor(options), cpuName, cudaArch, cudaTF32,
-        errors);
+    FailureOr<std::string> pipelines =
+        lcc::printStagePipelines(forms, lcc::attentionTilingFor(options),
+                                 cpuName, cudaArch, cudaTF32, errors);
     if (failed(pipelines)) {
       lcc::reportError(kTool, error);
       return 1;

@@ -1,9 +1,11 @@
 //===- AttnCollectiveOps.cpp - ops among the ranks of a job ---------------===//
 
 #include "dialects/Attn/IR/AttnOps.h"
+#include "dialects/Attn/IR/Verification.h"
 
 using namespace mlir;
 using namespace lcc::attn;
+using namespace lcc::attn::detail;
 
 LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location>,
@@ -27,8 +29,7 @@ LogicalResult AllReduceOp::verify() {
 /// A tensor a collective can carry: its bytes known when compiling.
 static LogicalResult verifyStaticShape(Operation *op, Type type) {
   if (!cast<RankedTensorType>(type).hasStaticShape())
-    return op->emitOpError("expected a statically shaped tensor, got ")
-           << type;
+    return op->emitOpError("expected a statically shaped tensor, got ") << type;
   return success();
 }
 
@@ -48,7 +49,8 @@ LogicalResult RingShiftOp::verify() {
 static LogicalResult verifyRankBlock(Operation *op, Type blocks, Type block) {
   auto whole = cast<RankedTensorType>(blocks);
   auto one = cast<RankedTensorType>(block);
-  if (failed(verifyStaticShape(op, whole)) || failed(verifyStaticShape(op, one)))
+  if (failed(verifyStaticShape(op, whole)) ||
+      failed(verifyStaticShape(op, one)))
     return failure();
   if (whole.getRank() == 0 || one.getRank() != whole.getRank() ||
       one.getDimSize(0) != 1 ||
@@ -64,4 +66,55 @@ LogicalResult RankSliceOp::verify() {
 
 LogicalResult RankPadOp::verify() {
   return verifyRankBlock(*this, getType(), getValue().getType());
+}
+
+/// A ring attention's share: whole chunk pairs (2P chunks of the sequence).
+static LogicalResult verifyRingShares(Operation *op, Value query,
+                                      int64_t ranks) {
+  if (ranks < 1)
+    return op->emitOpError("expected ranks >= 1, got ") << ranks;
+  int64_t share = cast<RankedTensorType>(query.getType()).getDimSize(2);
+  if (!ShapedType::isDynamic(share) && share % 2 != 0)
+    return op->emitOpError("expected a share of two equal chunks of "
+                           "positions, got ")
+           << share << " positions";
+  return success();
+}
+
+LogicalResult RingAttentionOp::verify() {
+  if (failed(detail::verifyAttentionOperands(*this, getQuery(), getKey(),
+                                             getValue(), getResult(),
+                                             /*sameSeq=*/true)) ||
+      failed(detail::verifyScale(*this, getScale())) ||
+      failed(verifyRingShares(*this, getQuery(), getRanks())))
+    return failure();
+  if (Value lse = getLogsumexp()) {
+    ShapeChecker check(*this);
+    NamedTensor q("query", getQuery());
+    return check.shape(NamedTensor("logsumexp", lse),
+                       {q.dim(0), q.dim(1), q.dim(2)});
+  }
+  return success();
+}
+
+LogicalResult RingAttentionBackwardOp::verify() {
+  if (failed(detail::verifyAttentionOperands(*this, getQuery(), getKey(),
+                                             getValue(), getResult(),
+                                             /*sameSeq=*/true)) ||
+      failed(detail::verifyScale(*this, getScale())) ||
+      failed(verifyRingShares(*this, getQuery(), getRanks())))
+    return failure();
+  ShapeChecker check(*this);
+  NamedTensor q("query", getQuery());
+  if (failed(check.shape(NamedTensor("logsumexp", getLogsumexp()),
+                         {q.dim(0), q.dim(1), q.dim(2)})))
+    return failure();
+  for (auto [grad, of] : {std::pair{getResultGrad(), getResult()},
+                          std::pair{getQueryGrad(), getQuery()},
+                          std::pair{getKeyGrad(), getKey()},
+                          std::pair{getValueGrad(), getValue()}})
+    if (grad.getType() != of.getType())
+      return emitOpError("expected each gradient of its value's type, got ")
+             << grad.getType() << " for " << of.getType();
+  return success();
 }

@@ -145,4 +145,70 @@ def Attn_RankPadOp : Attn_Op<"rank_pad", [Pure, Attn_Collective,
   let hasVerifier = 1;
 }
 
+def Attn_RingAttentionOp : Attn_Op<"ring_attention", [Pure,
+    DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
+        ["expandForDifferentiation", "buildVectorJacobianProduct"]>]> {
+  let summary = "dense attention over a sequence split over the ranks";
+  let description = [{
+    What `attn.attention` (no regions, no shared QK) computes over the whole
+    sequence, when each of `ranks` ranks holds the queries, keys and values
+    of its share of the positions (`[batch, heads, seq / ranks, dim]`;
+    rank r chunks r and 2P - 1 - r of 2P equal chunks, as
+    `attn-context-parallel` lays shares out): ring attention. The keys and
+    values pass around the ranks, each rank's queries attend each block as
+    it arrives, and the partial results are merged by their logsumexps;
+    with `causal`, each step attends the two chunk pairs the positions
+    allow, the same work on every rank. `logsumexp` (optional) is each
+    query's over the whole sequence. `attn-expand-ring-attention` writes
+    it as `attn.attention`, `attn.ring_shift` and `attn.merge_partials`
+    before lowering; its gradient, `attn.ring_attention_backward`, passes
+    the keys and values around again instead of keeping every block.
+
+    ```mlir
+    %o = attn.ring_attention %q, %k, %v {causal = true, ranks = 4 : i64}
+        : (tensor<1x4x256x32xf32>, tensor<1x4x256x32xf32>,
+           tensor<1x4x256x32xf32>) -> tensor<1x4x256x32xf32>
+    ```
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$query,
+      RankedTensorOf<[F32]>:$key, RankedTensorOf<[F32]>:$value,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
+      OptionalAttr<F32Attr>:$scale, I64Attr:$ranks);
+  let results = (outs RankedTensorOf<[F32]>:$result,
+      Optional<RankedTensorOf<[F32]>>:$logsumexp);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Attn_RingAttentionBackwardOp
+    : Attn_Op<"ring_attention_backward", [Pure]> {
+  let summary = "gradients of ring attention";
+  let description = [{
+    Given the operands and attributes of an `attn.ring_attention`, its
+    `result` and `logsumexp` (over the whole sequence) and the result's
+    gradient, returns the gradients with respect to the rank's queries,
+    keys and values, as ring attention's backward computes them: the keys
+    and values pass around the ranks again, each block's gradients come
+    from the flash backward with the whole sequence's result and
+    logsumexp (`attn.attention_backward`: the probabilities of a block are
+    exp(s - L) with L over every key), and each block's key and value
+    gradients go back to the rank that holds the block.
+  }];
+  let arguments = (ins RankedTensorOf<[F32]>:$query,
+      RankedTensorOf<[F32]>:$key, RankedTensorOf<[F32]>:$value,
+      RankedTensorOf<[F32]>:$result, RankedTensorOf<[F32]>:$logsumexp,
+      RankedTensorOf<[F32]>:$result_grad,
+      DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
+      OptionalAttr<F32Attr>:$scale, I64Attr:$ranks);
+  let results = (outs RankedTensorOf<[F32]>:$query_grad,
+      RankedTensorOf<[F32]>:$key_grad, RankedTensorOf<[F32]>:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $result `,` $logsumexp `,` $result_grad
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ATTN_COLLECTIVE_OPS

@@ -165,6 +165,27 @@ LogicalResult AttentionOp::buildVectorJacobianProduct(
   return success();
 }
 
+SmallVector<Value> RingAttentionOp::expandForDifferentiation(OpBuilder &b) {
+  if (getLogsumexp())
+    return {};
+  return withRowStatistics(b, *this, getQuery());
+}
+
+LogicalResult RingAttentionOp::buildVectorJacobianProduct(
+    OpBuilder &b, ArrayRef<Value> resultGradients,
+    SmallVectorImpl<Value> &operandGradients) {
+  Value dy = resultGradients[0];
+  if (!dy)
+    return success();
+  SmallVector<Value> operands = {getQuery(), getKey(), getValue()};
+  auto backward = RingAttentionBackwardOp::create(
+      b, getLoc(), typesOf(operands), getQuery(), getKey(), getValue(),
+      getResult(), getLogsumexp(), dy, getCausalAttr(), getScaleAttr(),
+      getRanksAttr());
+  setGradients(*this, operands, backward.getResults(), operandGradients);
+  return success();
+}
+
 LogicalResult GateSelectOp::buildVectorJacobianProduct(
     OpBuilder &b, ArrayRef<Value> resultGradients,
     SmallVectorImpl<Value> &operandGradients) {

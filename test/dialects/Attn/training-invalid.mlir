@@ -320,3 +320,20 @@ func.func @attention_backward_lse_grad_shape(%q: tensor<1x2x8x4xf32>, %lse: tens
       -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
   return
 }
+
+// -----
+
+func.func @ring_attention_odd_share(%q: tensor<1x2x5x4xf32>) {
+  // expected-error@+1 {{'attn.ring_attention' op expected a share of two equal chunks of positions, got 5 positions}}
+  %o = attn.ring_attention %q, %q, %q {ranks = 2 : i64}
+      : (tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x2x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @gate_select_gate_of_two(%g: tensor<2xf32>, %x: tensor<4xf32>) {
+  // expected-error@+1 {{'attn.gate_select' op expected gate of shape [1], got [2]}}
+  %s = attn.gate_select %g, %x, %x : tensor<2xf32>, tensor<4xf32>
+  return
+}

@@ -166,3 +166,18 @@ func.func @merge_partials(%q: tensor<1x2x8x4xf32>, %lse: tensor<1x2x8xf32>,
       -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
   return %dq : tensor<1x2x8x4xf32>
 }
+
+// CHECK-LABEL: func.func @ring_attention
+func.func @ring_attention(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
+  // CHECK: attn.ring_attention %{{.+}}, %{{.+}}, %{{.+}} {causal = true, ranks = 4 : i64} : {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %o, %l = attn.ring_attention %q, %q, %q {causal = true, ranks = 4 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  // CHECK: attn.ring_attention_backward {{.+}} {causal = true, ranks = 4 : i64}
+  %dq, %dk, %dv = attn.ring_attention_backward %q, %q, %q, %o, %l, %o {causal = true, ranks = 4 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  // CHECK: attn.gate_select %{{.+}}, %{{.+}}, %{{.+}} : tensor<1xf32>, tensor<1x2x8x4xf32>
+  %g = arith.constant dense<1.0> : tensor<1xf32>
+  %s = attn.gate_select %g, %dq, %dk : tensor<1xf32>, tensor<1x2x8x4xf32>
+  return %s : tensor<1x2x8x4xf32>
+}
