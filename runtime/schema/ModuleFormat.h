@@ -28,7 +28,7 @@ namespace lcc::lcm {
 
 /// The version this format is (Module.version): a loader reads it and no
 /// other, a writer writes it. Bumped whenever a field changes meaning.
-constexpr uint32_t kModuleVersion = 8;
+constexpr uint32_t kModuleVersion = 9;
 
 /// The most ranks a module's sequences may be split over
 /// (Module.context_parallel), as lcc --context-parallel allows.

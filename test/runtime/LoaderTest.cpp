@@ -74,14 +74,14 @@ TEST(Loader, RejectsOtherVersions) {
   // version 4 marks optimizer state; version 5 checksums embedded bytes;
   // version 6 gives hyper-parameters their starting value (Constant init);
   // version 7 adds collectives among ranks (all-reduce commands), 8
-  // exchanges (all-to-all, ring shift).
+  // exchanges (all-to-all, ring shift), 9 zigzag shares of the positions.
   ModuleSpec spec = vectorAddModule();
-  spec.version = 7;
+  spec.version = 8;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 7; this runtime reads version 8");
-  spec.version = 9;
+            "unsupported module version 8; this runtime reads version 9");
+  spec.version = 10;
   EXPECT_EQ(loadError(spec),
-            "unsupported module version 9; this runtime reads version 8");
+            "unsupported module version 10; this runtime reads version 9");
 }
 
 // Every bit of an executable's code and of an embedded parameter is

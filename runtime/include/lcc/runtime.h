@@ -169,9 +169,10 @@ void lccModuleGetFunctionInput(LccModule module, size_t function, size_t index,
 void lccModuleGetFunctionOutput(LccModule module, size_t function, size_t index,
                                 LccTensorView *signature);
 /* Under context parallelism: the dimension of input (output) `index` that
- * holds this rank's share of the positions, rank r's the r-th of
- * lccModuleGetContextParallel equal shares (the signature is the share's);
- * -1 when every rank holds the whole tensor. */
+ * holds this rank's share of the positions (rank r of P =
+ * lccModuleGetContextParallel holds chunks r and 2P - 1 - r of 2P equal
+ * chunks, in order; the signature is the share's); -1 when every rank
+ * holds the whole tensor. */
 int lccModuleGetFunctionInputSplitDim(LccModule module, size_t function,
                                       size_t index);
 int lccModuleGetFunctionOutputSplitDim(LccModule module, size_t function,
