@@ -187,13 +187,21 @@ struct KeyValueGrads {
   }
 };
 
+/// The gradients of the rank's own block (causal on the diagonal when the
+/// attention is): the query's so far, and the start of the rank's key and
+/// value gradients.
+std::pair<Value, KeyValueGrads> ownBlockBackward(Ring &ring,
+                                                 RingAttentionBackwardOp op) {
+  auto [dq, dk, dv] = ring.attendBackward(
+      op.getQuery(), op.getKey(), op.getValue(), op.getResult(),
+      op.getLogsumexp(), op.getResultGrad(), op.getCausal());
+  return {dq, KeyValueGrads{dk, dv}};
+}
+
 std::array<Value, 3> ringBackwardWithoutMask(Ring &ring,
                                              RingAttentionBackwardOp op) {
+  auto [dq, home] = ownBlockBackward(ring, op);
   Value keys = op.getKey(), values = op.getValue();
-  auto [dq, dk, dv] =
-      ring.attendBackward(op.getQuery(), keys, values, op.getResult(),
-                          op.getLogsumexp(), op.getResultGrad(), false);
-  KeyValueGrads home{dk, dv};
   for (int64_t step = ring.ranks - 1; step >= 1; --step) {
     keys = ring.shifted(keys, -1);
     values = ring.shifted(values, -1);
@@ -208,11 +216,8 @@ std::array<Value, 3> ringBackwardWithoutMask(Ring &ring,
 
 std::array<Value, 3> causalRingBackward(Ring &ring,
                                         RingAttentionBackwardOp op) {
+  auto [dq, home] = ownBlockBackward(ring, op);
   Value keys = op.getKey(), values = op.getValue();
-  auto [dq, dk, dv] =
-      ring.attendBackward(op.getQuery(), keys, values, op.getResult(),
-                          op.getLogsumexp(), op.getResultGrad(), true);
-  KeyValueGrads home{dk, dv};
   Halves q = ring.halves(op.getQuery()), o = ring.halves(op.getResult()),
          lse = ring.halves(op.getLogsumexp()),
          dO = ring.halves(op.getResultGrad()), dQ = ring.halves(dq);

@@ -14,7 +14,7 @@ Offset<lcm::TensorSignature> buildSignature(FlatBufferBuilder &builder,
                                             const SignatureSpec &spec) {
   return lcm::CreateTensorSignatureDirect(
       builder, spec.name.c_str(), spec.dtype, &spec.shape,
-      spec.validRange ? &*spec.validRange : nullptr);
+      spec.validRange ? &*spec.validRange : nullptr, spec.splitDim);
 }
 
 Offset<lcm::Binding> buildBinding(FlatBufferBuilder &builder,
@@ -46,10 +46,9 @@ Offset<lcm::Command> buildCommand(FlatBufferBuilder &builder,
   }
   Offset<lcm::Exchange> exchange;
   if (spec.writeExchange.value_or(spec.kind == lcm::CommandKind::Exchange))
-    exchange = lcm::CreateExchange(builder, spec.pattern, spec.blocks,
-                                   spec.ringOffset,
-                                   buildBinding(builder, spec.source),
-                                   buildBinding(builder, spec.target));
+    exchange = lcm::CreateExchange(
+        builder, spec.pattern, spec.blocks, spec.ringOffset,
+        buildBinding(builder, spec.source), buildBinding(builder, spec.target));
   return lcm::CreateCommandDirect(
       builder, spec.kind, spec.name.empty() ? nullptr : spec.name.c_str(),
       dispatch, copy, nullptr, 0.0, allReduce, exchange);
@@ -166,9 +165,9 @@ std::vector<uint8_t> buildModule(const ModuleSpec &spec) {
         &executable.data, cpuFeatures.empty() ? nullptr : &cpuFeatures,
         flatbuffersOptional(checksum)));
   }
-  auto root =
-      lcm::CreateModuleDirect(builder, spec.version, spec.producer.c_str(),
-                              &functions, &parameters, &executables);
+  auto root = lcm::CreateModuleDirect(
+      builder, spec.version, spec.producer.c_str(), &functions, &parameters,
+      &executables, spec.contextParallel);
   builder.Finish(root, spec.identifier.c_str());
   return std::vector<uint8_t>(builder.GetBufferPointer(),
                               builder.GetBufferPointer() + builder.GetSize());
@@ -198,6 +197,7 @@ SignatureSpec describeSignature(const lcm::TensorSignature *signature) {
   spec.shape = toVector(signature->shape());
   if (signature->valid_range())
     spec.validRange = toVector(signature->valid_range());
+  spec.splitDim = signature->split_dim();
   return spec;
 }
 
@@ -212,6 +212,7 @@ BindingSpec describeBinding(const lcm::Binding *binding) {
 ModuleSpec describeModule(const lcm::Module &module) {
   ModuleSpec spec;
   spec.version = module.version();
+  spec.contextParallel = module.context_parallel();
   spec.producer = text(module.producer());
   if (module.functions())
     for (const lcm::Function *function : *module.functions()) {

@@ -24,6 +24,7 @@ struct SignatureSpec {
   lcm::DType dtype = lcm::DType::F32;
   std::vector<int64_t> shape;
   std::optional<std::vector<int64_t>> validRange;
+  int32_t splitDim = -1;
 };
 
 struct ParameterSpec {
@@ -118,6 +119,7 @@ struct ModuleSpec {
   std::vector<FunctionSpec> functions;
   std::vector<ParameterSpec> parameters;
   std::vector<ExecutableSpec> executables;
+  uint32_t contextParallel = 1;
 };
 
 /// `spec` with every entry point's requirements written out (from the first

@@ -522,6 +522,33 @@ TEST(Loader, RejectsGpuEntryPointWithTooManyThreads) {
                              "4294967295 threads, more than 1024");
 }
 
+// Context parallelism: a tensor split over ranks names one of its
+// dimensions, in a module split over several ranks, and that dimension is
+// each rank's two equal chunks of positions; parameters are never split.
+TEST(Loader, ChecksSplitDimensions) {
+  ModuleSpec spec = affineModule();
+  spec.contextParallel = 2;
+  spec.functions[0].inputs[0].splitDim = 0;
+  EXPECT_EQ(loadError(spec), "<ok>");
+  spec.functions[0].inputs[0].splitDim = 1;
+  EXPECT_EQ(loadError(spec),
+            "functions[0].inputs[0] splits dimension 1 of [128] over ranks");
+  spec.functions[0].inputs[0].splitDim = 0;
+  spec.contextParallel = 1;
+  EXPECT_EQ(loadError(spec), "functions[0].inputs[0] is split over ranks in a "
+                             "module of context_parallel 1");
+  spec.contextParallel = 2;
+  spec.functions[0].inputs[0].shape = {127};
+  EXPECT_EQ(loadError(spec),
+            "functions[0].inputs[0] splits dimension 0 of [127] over ranks, "
+            "whose shares are two equal chunks of positions each");
+  spec = affineModule();
+  spec.contextParallel = 2;
+  spec.parameters[0].signature.splitDim = 0;
+  EXPECT_EQ(loadError(spec), "parameters[0] is split over ranks: every rank "
+                             "holds the whole of a parameter");
+}
+
 TEST(Loader, RejectsInputBufferOfWrongSize) {
   ModuleSpec spec = affineModule();
   spec.functions[0].buffers[0].size = 256;

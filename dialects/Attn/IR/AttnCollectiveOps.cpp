@@ -68,9 +68,16 @@ LogicalResult RankPadOp::verify() {
   return verifyRankBlock(*this, getType(), getValue().getType());
 }
 
-/// A ring attention's share: whole chunk pairs (2P chunks of the sequence).
-static LogicalResult verifyRingShares(Operation *op, Value query,
-                                      int64_t ranks) {
+/// A ring attention's operands and attributes; its share whole chunk
+/// pairs (2P chunks of the sequence).
+static LogicalResult verifyRingAttention(Operation *op, Value query, Value key,
+                                         Value value, Value result,
+                                         std::optional<APFloat> scale,
+                                         int64_t ranks) {
+  if (failed(lcc::attn::detail::verifyAttentionOperands(op, query, key, value, result,
+                                             /*sameSeq=*/true)) ||
+      failed(lcc::attn::detail::verifyScale(op, scale)))
+    return failure();
   if (ranks < 1)
     return op->emitOpError("expected ranks >= 1, got ") << ranks;
   int64_t share = cast<RankedTensorType>(query.getType()).getDimSize(2);
@@ -82,11 +89,8 @@ static LogicalResult verifyRingShares(Operation *op, Value query,
 }
 
 LogicalResult RingAttentionOp::verify() {
-  if (failed(detail::verifyAttentionOperands(*this, getQuery(), getKey(),
-                                             getValue(), getResult(),
-                                             /*sameSeq=*/true)) ||
-      failed(detail::verifyScale(*this, getScale())) ||
-      failed(verifyRingShares(*this, getQuery(), getRanks())))
+  if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
+                                 getResult(), getScale(), getRanks())))
     return failure();
   if (Value lse = getLogsumexp()) {
     ShapeChecker check(*this);
@@ -98,11 +102,8 @@ LogicalResult RingAttentionOp::verify() {
 }
 
 LogicalResult RingAttentionBackwardOp::verify() {
-  if (failed(detail::verifyAttentionOperands(*this, getQuery(), getKey(),
-                                             getValue(), getResult(),
-                                             /*sameSeq=*/true)) ||
-      failed(detail::verifyScale(*this, getScale())) ||
-      failed(verifyRingShares(*this, getQuery(), getRanks())))
+  if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
+                                 getResult(), getScale(), getRanks())))
     return failure();
   ShapeChecker check(*this);
   NamedTensor q("query", getQuery());

@@ -97,6 +97,12 @@ private:
         return invalidModule(path, " is split over ranks in a module of "
                                    "context_parallel ",
                              module.context_parallel());
+      // A rank's share is two equal chunks of the positions (zigzag).
+      if (shape[size_t(split)] % 2 != 0)
+        return invalidModule(path, " splits dimension ", split, " of ",
+                             formatShape(shape),
+                             " over ranks, whose shares are two equal "
+                             "chunks of positions each");
     }
     return *bytes;
   }
