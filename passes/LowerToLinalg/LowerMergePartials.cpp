@@ -26,26 +26,36 @@ using namespace lcc::lowering;
 
 namespace {
 
+/// `onOpen` where `gate` ([1]) holds a nonzero value and `onClosed` (of
+/// the same shape; -inf when null) where it holds 0, elementwise.
+Value selectByGate(TensorBuilder &t, Value gate, Value onOpen, Value onClosed) {
+  RankedTensorType type = tensorType(onOpen);
+  unsigned rank = type.getRank();
+  SmallVector<Value> inputs = {gate, onOpen};
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(rank, 0, t.builder().getAffineConstantExpr(0)),
+      t.identityMap(rank)};
+  if (onClosed) {
+    inputs.push_back(onClosed);
+    maps.push_back(t.identityMap(rank));
+  }
+  return t.map(type.getShape(), type.getElementType(), inputs, maps,
+               [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 Type elt = a[1].getType();
+                 Value closed =
+                     arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                           a[0], floatConstant(b, l, elt, 0.0));
+                 Value otherwise =
+                     onClosed ? a[2]
+                              : floatConstant(b, l, elt, kNegativeInfinity);
+                 return arith::SelectOp::create(b, l, closed, otherwise, a[1]);
+               });
+}
+
 /// The second partial's logsumexp as the merge counts it: -inf where the
-/// gate ([1]) holds 0.
+/// gate, when given, holds 0.
 Value gatedLogSumExp(TensorBuilder &t, Value logSumExp, Value gate) {
-  if (!gate)
-    return logSumExp;
-  RankedTensorType type = tensorType(logSumExp);
-  OpBuilder &b = t.builder();
-  AffineMap first =
-      AffineMap::get(type.getRank(), 0, b.getAffineConstantExpr(0));
-  return t.map(
-      type.getShape(), type.getElementType(), {logSumExp, gate},
-      {t.identityMap(type.getRank()), first},
-      [](OpBuilder &nb, Location l, ValueRange a) -> Value {
-        Type elt = a[0].getType();
-        Value closed =
-            arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ, a[1],
-                                  floatConstant(nb, l, elt, 0.0));
-        return arith::SelectOp::create(
-            nb, l, closed, floatConstant(nb, l, elt, kNegativeInfinity), a[0]);
-      });
+  return gate ? selectByGate(t, gate, logSumExp, Value()) : logSumExp;
 }
 
 /// log(exp(l1) + exp(l2)), -inf where both are.
@@ -140,20 +150,8 @@ struct LowerGateSelect : OpRewritePattern<GateSelectOp> {
   LogicalResult matchAndRewrite(GateSelectOp op,
                                 PatternRewriter &rewriter) const override {
     TensorBuilder t(rewriter, op.getLoc());
-    RankedTensorType type = tensorType(op.getResult());
-    unsigned rank = type.getRank();
-    AffineMap first =
-        AffineMap::get(rank, 0, rewriter.getAffineConstantExpr(0));
     rewriter.replaceOp(
-        op, t.map(type.getShape(), type.getElementType(),
-                  {op.getGate(), op.getOnOpen(), op.getOnClosed()},
-                  {first, t.identityMap(rank), t.identityMap(rank)},
-                  [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                    Value closed = arith::CmpFOp::create(
-                        b, l, arith::CmpFPredicate::OEQ, a[0],
-                        floatConstant(b, l, a[0].getType(), 0.0));
-                    return arith::SelectOp::create(b, l, closed, a[2], a[1]);
-                  }));
+        op, selectByGate(t, op.getGate(), op.getOnOpen(), op.getOnClosed()));
     return success();
   }
 };

@@ -224,9 +224,7 @@ LogicalResult ContextParallelPass::splitOp(Operation &op,
       if (!attention)
         return op.emitError("internal error: only attn.attention splits its "
                             "keys around the ring of ranks");
-      Value share;
-      parallel::splitKeysAroundRing(attention, ranks, share);
-      shares.push_back(share);
+      shares.push_back(parallel::splitKeysAroundRing(attention, ranks));
       break;
     }
     }

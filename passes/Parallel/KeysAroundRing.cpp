@@ -250,8 +250,7 @@ std::array<Value, 3> causalRingBackward(Ring &ring,
 
 } // namespace
 
-void parallel::splitKeysAroundRing(AttentionOp attention, int64_t ranks,
-                                   Value &share) {
+Value parallel::splitKeysAroundRing(AttentionOp attention, int64_t ranks) {
   OpBuilder b(attention);
   auto ring = RingAttentionOp::create(
       b, attention.getLoc(),
@@ -259,9 +258,9 @@ void parallel::splitKeysAroundRing(AttentionOp attention, int64_t ranks,
       attention.getQuery(), attention.getKey(), attention.getValue(),
       attention.getCausalAttr(), attention.getScaleAttr(),
       b.getI64IntegerAttr(ranks));
-  share = ring.getResult();
-  attention.getResult().replaceAllUsesWith(share);
+  attention.getResult().replaceAllUsesWith(ring.getResult());
   attention.erase();
+  return ring.getResult();
 }
 
 std::pair<Value, Value> parallel::expandRingAttention(OpBuilder &b,

@@ -28,9 +28,9 @@ namespace lcc::parallel {
 /// Replaces `attention`, whose query, key and value each hold this rank's
 /// share of the positions ([batch, heads, seq / ranks, dim]; rank r chunks
 /// r and 2P - 1 - r of 2P), by attn.ring_attention over `ranks` ranks;
-/// `share` gets its result (this rank's positions, axis 2).
-void splitKeysAroundRing(lcc::attn::AttentionOp attention, int64_t ranks,
-                         mlir::Value &share);
+/// returns its result (this rank's positions, axis 2).
+mlir::Value splitKeysAroundRing(lcc::attn::AttentionOp attention,
+                                int64_t ranks);
 
 /// `ring` written out before `ring` at `b`: step s attends the keys and
 /// values of rank r - s, causal attention the chunk pairs its positions
