@@ -183,7 +183,7 @@ std::optional<AttentionMap> mapOf(attn::AttentionOp op, AttentionTiling tiles,
   bool perBatchHead = false;
   if (Region *mask = op.getMaskRegion()) {
     FailureOr<MaskTileTable> computed =
-        lowering::computeMaskTileTable(*mask, tiling, why);
+        lowering::computeMaskTileTable(mask, tiling, why);
     if (failed(computed))
       return std::nullopt;
     // A table per (batch, head) is drawn for the first of them.

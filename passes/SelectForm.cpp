@@ -115,7 +115,7 @@ struct SelectFormPass : lcc::impl::SelectFormBase<SelectFormPass> {
                                  kMaskCostTile, op.getCausal());
     std::string why;
     FailureOr<lowering::MaskTileTable> table =
-        lowering::computeMaskTileTable(*mask, tiling, why);
+        lowering::computeMaskTileTable(mask, tiling, why);
     if (failed(table))
       return all + ", every tile: " + why;
     double entries = static_cast<double>(table->visible.size());

@@ -7,7 +7,10 @@
 // score with itself is Reformer's -1e5. A mask region becomes the
 // visibility predicate and, through the block table computed at compile
 // time (MaskTiles.h), the tile skipping; a score region becomes the score
-// modifier. Both are inlined into the kernels.
+// modifier. Both are inlined into the kernels. With `positions` (a ring
+// attention's block), the regions and causality see each query and key
+// where it sits in the whole sequence, and the block table is computed for
+// every rank when the positions are a constant per rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,17 +52,31 @@ Value selfScoreOfSharedQK(OpBuilder &b, Location loc, Value score,
 /// or h), and lookups of one tile's class.
 class TableLookup {
 public:
-  TableLookup(OpBuilder &builder, Location loc, const MaskTileTable &table,
-              const MaskTiling &tiling)
-      : perBatchHead(table.perBatchHead), tiling(tiling) {
-    SmallVector<int64_t> shape = {table.queryTiles, table.keyTiles};
-    if (table.perBatchHead)
+  /// One table, or one per rank (`tables[r]` rank r's), of one shape.
+  TableLookup(OpBuilder &builder, Location loc,
+              ArrayRef<MaskTileTable> tables, const MaskTiling &tiling)
+      : perBatchHead(tables.front().perBatchHead), perRank(tables.size() > 1),
+        tiling(tiling) {
+    const MaskTileTable &first = tables.front();
+    SmallVector<int64_t> shape = {first.queryTiles, first.keyTiles};
+    if (perBatchHead)
       shape.insert(shape.begin(), tiling.batch * tiling.heads);
+    if (perRank)
+      shape.insert(shape.begin(), static_cast<int64_t>(tables.size()));
     auto type = RankedTensorType::get(shape, builder.getI8Type());
-    SmallVector<int8_t> values(table.visible.begin(), table.visible.end());
-    constant = arith::ConstantOp::create(
+    SmallVector<int8_t> values;
+    for (const MaskTileTable &table : tables)
+      values.append(table.visible.begin(), table.visible.end());
+    table = arith::ConstantOp::create(
         builder, loc, type,
         DenseElementsAttr::get(type, ArrayRef<int8_t>(values)));
+    // Each rank reads its own.
+    if (perRank) {
+      shape.front() = 1;
+      table = RankSliceOp::create(
+          builder, loc, RankedTensorType::get(shape, builder.getI8Type()),
+          table);
+    }
   }
 
   /// Whether the tile's class is `cls`, or (with `negate`) is not.
@@ -69,6 +86,8 @@ public:
                                const TilePosition &at) -> Value {
       auto index = [&](int64_t v) { return indexConstant(b, l, v); };
       SmallVector<Value> indices;
+      if (self.perRank)
+        indices.push_back(index(0));
       if (self.perBatchHead)
         indices.push_back(arith::AddIOp::create(
             b, l,
@@ -78,7 +97,7 @@ public:
                                                index(self.tiling.queryTile)));
       indices.push_back(arith::DivUIOp::create(b, l, at.keyStart,
                                                index(self.tiling.keyTile)));
-      Value entry = tensor::ExtractOp::create(b, l, self.constant, indices);
+      Value entry = tensor::ExtractOp::create(b, l, self.table, indices);
       return arith::CmpIOp::create(
           b, l, negate ? arith::CmpIPredicate::ne : arith::CmpIPredicate::eq,
           entry, arith::ConstantIntOp::create(b, l, b.getI8Type(), cls));
@@ -86,51 +105,154 @@ public:
   }
 
 private:
-  Value constant;
-  bool perBatchHead;
+  Value table;
+  bool perBatchHead, perRank;
   MaskTiling tiling;
 };
+
+/// The positions `positions` (1-D i64) holds on each rank, when known at
+/// compile time: a constant, the same on every rank, or a rank's row of one
+/// (attn.rank_slice, reshaped), as ring attention writes them. Empty when
+/// not known.
+std::vector<std::vector<int64_t>> positionsOnEachRank(Value positions) {
+  Value source = positions;
+  if (auto collapse = source.getDefiningOp<tensor::CollapseShapeOp>())
+    source = collapse.getSrc();
+  auto slice = source.getDefiningOp<RankSliceOp>();
+  if (slice)
+    source = slice.getValue();
+  DenseIntElementsAttr values;
+  if (!matchPattern(source, m_Constant(&values)))
+    return {};
+  auto type = cast<RankedTensorType>(source.getType());
+  int64_t ranks = slice ? type.getDimSize(0) : 1;
+  int64_t length = type.getNumElements() / ranks;
+  std::vector<std::vector<int64_t>> rows(ranks);
+  int64_t k = 0;
+  for (const APInt &v : values.getValues<APInt>())
+    rows[k++ / length].push_back(v.getSExtValue());
+  return rows;
+}
+
 
 /// Makes `flash` honour the op's mask: inlined as the visibility, and its
 /// block table as the tile skipping (or every tile visited, with a remark
 /// saying why, when the table cannot be computed; or, at a run-time query
 /// position, with none).
-void useMaskRegion(OpBuilder &builder, const AttentionSpec &op,
-                   FlashAttention &flash) {
+void useMaskRegion(const AttentionSpec &op, FlashAttention &flash) {
   Region *mask = op.mask;
   flash.visible = [mask](OpBuilder &b, Location, const ScorePosition &at) {
     return inlineScalarRegion(b, *mask, {at.batch, at.head, at.query, at.key});
   };
-  if (op.queryPosition)
-    return;
+}
+
+/// The block tables of `op`'s mask and causality at `tiling`, one per rank
+/// where the positions differ by rank, or the reason there are none.
+FailureOr<std::vector<MaskTileTable>>
+tablesOnEachRank(const AttentionSpec &op, MaskTiling tiling,
+                 std::string &why) {
+  std::vector<std::vector<int64_t>> queries = {{}}, keys = {{}};
+  if (op.queryPositions) {
+    queries = positionsOnEachRank(op.queryPositions);
+    keys = positionsOnEachRank(op.keyPositions);
+    if (queries.empty() || keys.empty()) {
+      why = "its positions are not known when compiling";
+      return failure();
+    }
+  }
+  size_t ranks = std::max(queries.size(), keys.size());
+  std::vector<MaskTileTable> tables;
+  for (size_t rank = 0; rank < ranks; ++rank) {
+    tiling.queryPositions = queries[queries.size() == 1 ? 0 : rank];
+    tiling.keyPositions = keys[keys.size() == 1 ? 0 : rank];
+    FailureOr<MaskTileTable> table = computeMaskTileTable(op.mask, tiling, why);
+    if (failed(table))
+      return failure();
+    tables.push_back(std::move(*table));
+  }
+  return tables;
+}
+
+/// Makes `flash` skip the key tiles the mask (and, at positions, causality)
+/// hides from a whole query tile, and leave unmasked those it shows whole,
+/// from the block table computed here (or, with a remark saying why, every
+/// tile visited and masked).
+void useTileTable(OpBuilder &builder, const AttentionSpec &op,
+                  FlashAttention &flash) {
   MaskTiling tiling = MaskTiling::of(op.query, op.key, flash.queryTile,
                                      flash.keyTile, op.causal);
   std::string why;
-  FailureOr<MaskTileTable> table = computeMaskTileTable(*mask, tiling, why);
-  if (failed(table)) {
+  FailureOr<std::vector<MaskTileTable>> tables =
+      tablesOnEachRank(op, tiling, why);
+  if (failed(tables)) {
     if (op.remarks)
       op.op->emitRemark() << "every key tile is visited: " << why;
     return;
   }
-  // Tile skipping is measured, not assumed: say how much of the work is left.
-  int64_t entries = static_cast<int64_t>(table->visible.size());
-  int64_t visited = entries - table->hiddenTiles;
+  // Tile skipping is measured, not assumed: say how much of the work is
+  // left (on the rank that does the most).
+  const MaskTileTable &most = *llvm::min_element(
+      *tables, [](const MaskTileTable &a, const MaskTileTable &b) {
+        return a.hiddenTiles < b.hiddenTiles;
+      });
+  int64_t entries = static_cast<int64_t>(most.visible.size());
+  int64_t visited = entries - most.hiddenTiles;
   if (op.remarks)
-    op.op->emitRemark() << "mask visits " << visited << " of " << entries
+    op.op->emitRemark() << (op.mask ? "mask" : "causality") << " visits "
+                        << visited << " of " << entries
                         << " (query, key) tile pairs ("
                         << llvm::formatv("{0:F1}", 100.0 * visited / entries)
-                        << "%), " << table->fullTiles << " of them unmasked";
-  if (table->undecidedTiles && op.remarks)
-    op.op->emitRemark() << table->undecidedTiles
+                        << "%), " << most.fullTiles << " of them unmasked"
+                        << (tables->size() > 1 ? " on the busiest rank" : "");
+  int64_t undecided = 0, hidden = 0, full = 0;
+  for (const MaskTileTable &table : *tables) {
+    undecided += table.undecidedTiles;
+    hidden += table.hiddenTiles;
+    full += table.fullTiles;
+  }
+  if (undecided && op.remarks)
+    op.op->emitRemark() << undecided
                         << " tile pairs are visited without being known to hold "
                            "a visible key: deciding them would take too long";
-  if (table->hiddenTiles == 0 && table->fullTiles == 0)
+  if (hidden == 0 && full == 0)
     return;
-  TableLookup lookup(builder, op.op->getLoc(), *table, tiling);
-  if (table->hiddenTiles)
+  TableLookup lookup(builder, op.op->getLoc(), *tables, tiling);
+  if (hidden)
     flash.tileVisible = lookup.is(kHiddenTile, /*negate=*/true);
-  if (table->fullTiles)
+  if (full)
     flash.tileFull = lookup.is(kFullTile);
+}
+
+/// Makes `flash` compare the positions of its queries and keys for
+/// causality, with the mask, per score (flash's own causality compares
+/// indices).
+void useCausalPositions(FlashAttention &flash) {
+  VisibilityPredicate masked = flash.visible;
+  flash.causal = false;
+  flash.visible = [masked](OpBuilder &b, Location loc,
+                           const ScorePosition &at) -> Value {
+    Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                       at.key, at.query);
+    if (!masked)
+      return past;
+    return arith::AndIOp::create(b, loc, past, masked(b, loc, at));
+  };
+}
+
+/// Makes the predicate and the score modifier of `flash` see each score
+/// where `op`'s positions put it.
+void placeInSequence(const AttentionSpec &op, FlashAttention &flash) {
+  AttentionSpec spec = op;
+  if (VisibilityPredicate visible = flash.visible)
+    flash.visible = [visible, spec](OpBuilder &b, Location loc,
+                                    const ScorePosition &at) {
+      return visible(b, loc, positionInSequence(b, loc, spec, at));
+    };
+  if (ScoreModifier modify = flash.modifyScore)
+    flash.modifyScore = [modify, spec](OpBuilder &b, Location loc, Value s,
+                                       const ScorePosition &at) {
+      return modify(b, loc, s, positionInSequence(b, loc, spec, at));
+    };
 }
 
 /// Makes `flash` apply the op's score region to every scaled score.
@@ -171,8 +293,35 @@ FlashAttention lcc::configureFlashAttention(OpBuilder &builder,
   if (op.score)
     useScoreRegion(op, flash);
   if (op.mask)
-    useMaskRegion(builder, op, flash);
+    useMaskRegion(op, flash);
+  if (op.queryPositions) {
+    assert(!op.queryPosition && !op.sharedQK &&
+           "positions place a sequence's blocks (the verifier)");
+    if (op.causal)
+      useCausalPositions(flash);
+    placeInSequence(op, flash);
+  }
+  if (!op.queryPosition && (op.mask || (op.queryPositions && op.causal)))
+    useTileTable(builder, op, flash);
   return flash;
+}
+
+ScorePosition lcc::positionInSequence(OpBuilder &b, Location loc,
+                                      const AttentionSpec &spec,
+                                      const ScorePosition &at) {
+  if (!spec.queryPositions)
+    return at;
+  // Padded queries and keys (past the sequences' ends) read the last
+  // position: their scores are masked or never used.
+  auto lookUp = [&](Value positions, Value index) -> Value {
+    int64_t last = tensorType(positions).getDimSize(0) - 1;
+    Value inside =
+        arith::MinUIOp::create(b, loc, index, indexConstant(b, loc, last));
+    return castToIndex(b, loc,
+                       tensor::ExtractOp::create(b, loc, positions, inside));
+  };
+  return {at.batch, at.head, lookUp(spec.queryPositions, at.query),
+          lookUp(spec.keyPositions, at.key)};
 }
 
 Value lcc::buildFlashAttention(OpBuilder &builder, AttentionOp op,

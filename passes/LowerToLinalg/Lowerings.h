@@ -40,6 +40,10 @@ struct AttentionSpec {
   /// given (shared QK's already unit), and a mask is evaluated per score
   /// only, its tile table needing the query positions at compile time.
   mlir::Value queryPosition = nullptr;
+  /// attn.attention's `positions`: where each query and key sits in the
+  /// whole sequence (1-D i64), as the regions and causality see them.
+  /// Null: at its index.
+  mlir::Value queryPositions = nullptr, keyPositions = nullptr;
 
   /// The attention `op` computes (an attn.attention), or whose backward it
   /// is (an attn.attention_backward: no remarks, the forward made them).
@@ -54,9 +58,18 @@ struct AttentionSpec {
             op.getScale(),
             op.getMaskRegion(),
             op.getScoreRegion(),
-            remarks};
+            remarks,
+            nullptr,
+            op.getQueryPositions(),
+            op.getKeyPositions()};
   }
 };
+
+/// Where the score at `at` (its indices) sits in the whole sequence, as the
+/// regions of `spec` see it: at its indices, or at `spec`'s positions.
+ScorePosition positionInSequence(mlir::OpBuilder &b, mlir::Location loc,
+                                 const AttentionSpec &spec,
+                                 const ScorePosition &at);
 
 /// The FlashAttention that computes `spec` (ConfigureFlashAttention.cpp):
 /// shared-QK keys normalised (at the builder's insertion point) and their self

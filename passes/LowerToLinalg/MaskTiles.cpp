@@ -500,15 +500,37 @@ MaskTiling MaskTiling::of(Value query, Value key, int64_t queryTile,
           queryTile,       keyTile,         causal};
 }
 
+namespace {
+
+/// The positions of tile `index` of `tile` of `length` entries: its
+/// indices, or where `positions` (when given) puts them. Positions that
+/// are not consecutive give their hull, whose classes hold for every
+/// position within it.
+Interval tilePositions(ArrayRef<int64_t> positions, int64_t index,
+                       int64_t tile, int64_t length) {
+  int64_t first = index * tile, last = std::min(first + tile, length) - 1;
+  if (positions.empty())
+    return Interval{first, last};
+  ArrayRef<int64_t> mine = positions.slice(first, last - first + 1);
+  return Interval{*llvm::min_element(mine), *llvm::max_element(mine)};
+}
+
+} // namespace
+
 FailureOr<MaskTileTable>
-lcc::lowering::computeMaskTileTable(Region &mask, const MaskTiling &t,
+lcc::lowering::computeMaskTileTable(Region *mask, const MaskTiling &t,
                                     std::string &why) {
-  FailureOr<MaskProgram> program = MaskProgram::compile(mask, why);
-  if (failed(program))
-    return failure();
+  // Without a mask, causality alone: a region that yields true.
+  std::optional<MaskProgram> program;
+  if (mask) {
+    FailureOr<MaskProgram> compiled = MaskProgram::compile(*mask, why);
+    if (failed(compiled))
+      return failure();
+    program = std::move(*compiled);
+  }
   MaskTileTable table;
-  table.perBatchHead =
-      !mask.getArgument(0).use_empty() || !mask.getArgument(1).use_empty();
+  table.perBatchHead = mask && (!mask->getArgument(0).use_empty() ||
+                                !mask->getArgument(1).use_empty());
   table.queryTiles = llvm::divideCeil(t.querySeq, t.queryTile);
   table.keyTiles = llvm::divideCeil(t.keySeq, t.keyTile);
   int64_t groups = table.perBatchHead ? t.batch * t.heads : 1;
@@ -521,6 +543,12 @@ lcc::lowering::computeMaskTileTable(Region &mask, const MaskTiling &t,
           " lcc embeds";
     return failure();
   }
+  std::vector<Interval> queryTiles, keyTiles;
+  for (int64_t qt = 0; qt < table.queryTiles; ++qt)
+    queryTiles.push_back(
+        tilePositions(t.queryPositions, qt, t.queryTile, t.querySeq));
+  for (int64_t kt = 0; kt < table.keyTiles; ++kt)
+    keyTiles.push_back(tilePositions(t.keyPositions, kt, t.keyTile, t.keySeq));
   table.visible.assign(groups * table.queryTiles * table.keyTiles, 0);
   int64_t budget = kPointBudget;
   size_t entry = 0;
@@ -530,15 +558,14 @@ lcc::lowering::computeMaskTileTable(Region &mask, const MaskTiling &t,
     Interval h = table.perBatchHead ? Interval::point(g % t.heads)
                                     : Interval{0, t.heads - 1};
     for (int64_t qt = 0; qt < table.queryTiles; ++qt) {
-      Interval rows{qt * t.queryTile,
-                    std::min((qt + 1) * t.queryTile, t.querySeq) - 1};
+      Interval rows = queryTiles[qt];
       for (int64_t kt = 0; kt < table.keyTiles; ++kt, ++entry) {
-        Interval cols{kt * t.keyTile,
-                      std::min((kt + 1) * t.keyTile, t.keySeq) - 1};
+        Interval cols = keyTiles[kt];
         // Tiles wholly after the query tile are never visited when causal.
         if (t.causal && cols.lo > rows.hi)
           continue;
-        Interval whole = program->evaluate(b, h, rows, cols);
+        Interval whole = program ? program->evaluate(b, h, rows, cols)
+                                 : Interval::point(1);
         if (whole.hi == 0)
           continue;
         if (whole.lo == 1) {

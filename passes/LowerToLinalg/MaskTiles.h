@@ -28,6 +28,11 @@ struct MaskTiling {
   int64_t batch, heads, querySeq, keySeq;
   int64_t queryTile, keyTile;
   bool causal;
+  /// Where each query and key sits in the whole sequence (attn.attention's
+  /// `positions`, as one rank has them), which the mask and causality
+  /// compare; empty: at its index. A tile whose positions are not
+  /// consecutive is classed by their hull (soundly, less sharply).
+  std::vector<int64_t> queryPositions = {}, keyPositions = {};
 
   /// The tiling of an attention with `query` [batch, heads, seq, d] and
   /// `key` [batch, heads, keys, d] (static shapes) in the given tiles.
@@ -60,10 +65,10 @@ struct MaskTileTable {
   int64_t undecidedTiles = 0;
 };
 
-/// The table of `mask` (a verified mask region), or the reason it cannot
-/// be computed (an op the evaluator does not model, such as float
-/// arithmetic): then every tile must be visited.
-llvm::FailureOr<MaskTileTable> computeMaskTileTable(mlir::Region &mask,
+/// The table of `mask` (a verified mask region; null: causality alone),
+/// or the reason it cannot be computed (an op the evaluator does not
+/// model, such as float arithmetic): then every tile must be visited.
+llvm::FailureOr<MaskTileTable> computeMaskTileTable(mlir::Region *mask,
                                                     const MaskTiling &tiling,
                                                     std::string &why);
 

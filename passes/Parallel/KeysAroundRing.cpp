@@ -21,6 +21,14 @@
 // attn.rank_slice, attn.gate_select) and merged into the query chunk the
 // gate says.
 //
+// Mask and score regions (and causality with them) see positions in the
+// whole sequence: each step's attention gets where its queries and the
+// block's keys sit (attn.attention's `positions`, a constant per rank cut
+// to this rank's), and compares them per score. The chunk pairs a rank's
+// keys hide from its queries are then key tiles its block table (one per
+// rank, computed when compiling) says are never read, so each step is one
+// attention whatever the mask.
+//
 // The backward (as ring-flash-attention does it) keeps only the forward's
 // operands, result and logsumexp: it passes the keys and values around
 // again, the other way (shifts by -1, steps P - 1 down to 1: no shift the
@@ -40,6 +48,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace lcc;
@@ -67,6 +76,53 @@ struct Ring {
   Location loc;
   FloatAttr scale;
   int64_t ranks;
+  /// The ring op's mask and score regions, copied into each step's
+  /// attention (none: no regions).
+  MutableArrayRef<Region> modifiers = {};
+
+  /// Where each position of rank `rank`'s share sits in the sequence
+  /// (`share` positions: its two chunks, in order).
+  static SmallVector<int64_t> sharePositions(int64_t rank, int64_t ranks,
+                                             int64_t share) {
+    SmallVector<int64_t> positions;
+    int64_t chunk = share / 2;
+    for (int64_t c : {rank, 2 * ranks - 1 - rank})
+      for (int64_t i = 0; i < chunk; ++i)
+        positions.push_back(c * chunk + i);
+    return positions;
+  }
+  /// The positions of the keys rank r holds `step` steps into the ring
+  /// (rank r - step's), of `share` positions: a constant of one row per
+  /// rank, cut to this rank's.
+  Value blockPositions(int64_t step, int64_t share) {
+    SmallVector<int64_t> rows;
+    for (int64_t rank = 0; rank < ranks; ++rank)
+      llvm::append_range(
+          rows, sharePositions((rank - step + ranks) % ranks, ranks, share));
+    auto table = RankedTensorType::get({ranks, share}, b.getI64Type());
+    Value perRank = arith::ConstantOp::create(
+        b, loc, table, DenseElementsAttr::get(table, ArrayRef<int64_t>(rows)));
+    Value mine = RankSliceOp::create(
+        b, loc, RankedTensorType::get({1, share}, b.getI64Type()), perRank);
+    return tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get({share}, b.getI64Type()), mine,
+        ArrayRef<ReassociationIndices>{{0, 1}});
+  }
+  /// The query positions and step `step`'s key positions, when the steps
+  /// place their scores (regions); else none.
+  SmallVector<Value> placed(Value queries, int64_t step) {
+    if (modifiers.empty())
+      return {};
+    int64_t share = typeOfTensor(queries).getDimSize(2);
+    return {blockPositions(0, share), blockPositions(step, share)};
+  }
+  /// `op`'s regions: copies of the ring's.
+  void copyRegions(Operation *op) {
+    for (auto [from, into] : llvm::zip(modifiers, op->getRegions())) {
+      IRMapping mapping;
+      from.cloneInto(&into, mapping);
+    }
+  }
 
   Halves halves(Value v) {
     return {parallel::chunkOf(b, loc, v, 2, 0, 2),
@@ -82,7 +138,10 @@ struct Ring {
 
   /// `queries` attending `keys` and `values`, with the logsumexp the merge
   /// weighs the result by.
-  Partial attend(Value queries, Value keys, Value values, bool causal) {
+  /// With `positions` (placed()), the scores sit there, and the ring's
+  /// regions read them.
+  Partial attend(Value queries, Value keys, Value values, bool causal,
+                 ValueRange positions = {}) {
     RankedTensorType q = typeOfTensor(queries), v = typeOfTensor(values);
     auto result = RankedTensorType::get(
         {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2), v.getDimSize(3)},
@@ -90,9 +149,12 @@ struct Ring {
     auto rows = RankedTensorType::get(
         {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
         q.getElementType());
-    auto step = AttentionOp::create(b, loc, TypeRange{result, rows}, queries,
-                                    keys, values, b.getBoolAttr(causal), scale,
-                                    UnitAttr(), /*modifierCount=*/0);
+    auto step = AttentionOp::create(
+        b, loc, TypeRange{result, rows}, queries, keys, values, positions,
+        b.getBoolAttr(causal), scale, UnitAttr(),
+        positions.empty() ? 0 : modifiers.size());
+    if (!positions.empty())
+      copyRegions(step);
     return {step.getResult(), step.getLogsumexp()};
   }
 
@@ -101,11 +163,15 @@ struct Ring {
   /// queries: the query, key and value gradients of this block.
   std::array<Value, 3> attendBackward(Value queries, Value keys, Value values,
                                       Value result, Value logSumExp,
-                                      Value resultGrad, bool causal) {
+                                      Value resultGrad, bool causal,
+                                      ValueRange positions = {}) {
     auto backward = AttentionBackwardOp::create(
         b, loc, TypeRange{queries.getType(), keys.getType(), values.getType()},
         queries, keys, values, result, logSumExp, resultGrad, Value(),
-        b.getBoolAttr(causal), scale, UnitAttr(), /*modifierCount=*/0);
+        positions, b.getBoolAttr(causal), scale, UnitAttr(),
+        positions.empty() ? 0 : modifiers.size());
+    if (!positions.empty())
+      copyRegions(backward);
     return {backward.getQueryGrad(), backward.getKeyGrad(),
             backward.getValueGrad()};
   }
@@ -149,6 +215,21 @@ Partial ringWithoutMask(Ring &ring, Value queries, Value keys, Value values) {
     keys = ring.shifted(keys, 1);
     values = ring.shifted(values, 1);
     result = ring.merged(result, ring.attend(queries, keys, values, false));
+  }
+  return result;
+}
+
+/// Every block at its positions, the ring's regions and causality reading
+/// them (the file's comment).
+Partial placedRing(Ring &ring, Value queries, Value keys, Value values,
+                   bool causal) {
+  Partial result =
+      ring.attend(queries, keys, values, causal, ring.placed(queries, 0));
+  for (int64_t step = 1; step < ring.ranks; ++step) {
+    keys = ring.shifted(keys, 1);
+    values = ring.shifted(values, 1);
+    result = ring.merged(result, ring.attend(queries, keys, values, causal,
+                                             ring.placed(queries, step)));
   }
   return result;
 }
@@ -214,6 +295,26 @@ std::array<Value, 3> ringBackwardWithoutMask(Ring &ring,
   return {dq, home.key, home.value};
 }
 
+std::array<Value, 3> placedRingBackward(Ring &ring,
+                                        RingAttentionBackwardOp op) {
+  Value queries = op.getQuery();
+  auto [dq, dk, dv] = ring.attendBackward(
+      queries, op.getKey(), op.getValue(), op.getResult(), op.getLogsumexp(),
+      op.getResultGrad(), op.getCausal(), ring.placed(queries, 0));
+  KeyValueGrads home{dk, dv};
+  Value keys = op.getKey(), values = op.getValue();
+  for (int64_t step = ring.ranks - 1; step >= 1; --step) {
+    keys = ring.shifted(keys, -1);
+    values = ring.shifted(values, -1);
+    auto [blockDq, blockDk, blockDv] = ring.attendBackward(
+        queries, keys, values, op.getResult(), op.getLogsumexp(),
+        op.getResultGrad(), op.getCausal(), ring.placed(queries, step));
+    dq = ring.sum(dq, blockDq);
+    home.add(ring, step, blockDk, blockDv);
+  }
+  return {dq, home.key, home.value};
+}
+
 std::array<Value, 3> causalRingBackward(Ring &ring,
                                         RingAttentionBackwardOp op) {
   auto [dq, home] = ownBlockBackward(ring, op);
@@ -257,7 +358,10 @@ Value parallel::splitKeysAroundRing(AttentionOp attention, int64_t ranks) {
       TypeRange{shareOf(typeOfTensor(attention.getResult()), 2, ranks)},
       attention.getQuery(), attention.getKey(), attention.getValue(),
       attention.getCausalAttr(), attention.getScaleAttr(),
-      b.getI64IntegerAttr(ranks));
+      b.getI64IntegerAttr(ranks), attention.getModifiers().size());
+  for (auto [from, into] :
+       llvm::zip(attention.getModifiers(), ring->getRegions()))
+    into.takeBody(from);
   attention.getResult().replaceAllUsesWith(ring.getResult());
   attention.erase();
   return ring.getResult();
@@ -266,9 +370,12 @@ Value parallel::splitKeysAroundRing(AttentionOp attention, int64_t ranks) {
 std::pair<Value, Value> parallel::expandRingAttention(OpBuilder &b,
                                                       RingAttentionOp op) {
   Ring ring{b, op.getLoc(), op.getScaleAttr(),
-            static_cast<int64_t>(op.getRanks())};
+            static_cast<int64_t>(op.getRanks()), op.getModifiers()};
   Partial result =
-      op.getCausal()
+      !ring.modifiers.empty()
+          ? placedRing(ring, op.getQuery(), op.getKey(), op.getValue(),
+                       op.getCausal())
+      : op.getCausal()
           ? causalRing(ring, op.getQuery(), op.getKey(), op.getValue())
           : ringWithoutMask(ring, op.getQuery(), op.getKey(), op.getValue());
   return {result.result, result.logSumExp};
@@ -278,7 +385,9 @@ std::array<Value, 3>
 parallel::expandRingAttentionBackward(OpBuilder &b,
                                       RingAttentionBackwardOp op) {
   Ring ring{b, op.getLoc(), op.getScaleAttr(),
-            static_cast<int64_t>(op.getRanks())};
+            static_cast<int64_t>(op.getRanks()), op.getModifiers()};
+  if (!ring.modifiers.empty())
+    return placedRingBackward(ring, op);
   return op.getCausal() ? causalRingBackward(ring, op)
                         : ringBackwardWithoutMask(ring, op);
 }

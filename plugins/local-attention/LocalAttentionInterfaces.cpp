@@ -57,7 +57,7 @@ struct LocalAttentionForm
                   "same result)";
     auto dense = lcc::attn::AttentionOp::create(
         b, local.getLoc(), local.getResult().getType(), local.getQuery(),
-        local.getKey(), local.getValue(), local.getCausal(),
+        local.getKey(), local.getValue(), mlir::ValueRange(), local.getCausal(),
         local.getScaleAttr(), /*shared_qk=*/false, /*modifiersCount=*/2);
     int64_t ahead = local.getCausal() ? 0 : local.getLookForward();
     buildWindowMask(b, local.getLoc(), dense.getModifiers()[0],

@@ -237,7 +237,7 @@ TEST(MaskTiles, TableAgreesWithTheFoldersOnRandomMasks) {
       continue;
     }
     std::string why;
-    FailureOr<MaskTileTable> table = computeMaskTileTable(region, tiling, why);
+    FailureOr<MaskTileTable> table = computeMaskTileTable(&region, tiling, why);
     ASSERT_TRUE(succeeded(table)) << why;
     EXPECT_EQ(table->undecidedTiles, 0);
     // Per tile: is some position visible, is every one (and none padded)?

@@ -18,21 +18,21 @@ Value LSHAttentionOp::buildDenseAttention(OpBuilder &b,
                                           std::string &description) {
   description = "the shared-QK dense attention it approximates";
   return AttentionOp::create(b, getLoc(), getResult().getType(), getQueryKey(),
-                             getQueryKey(), getValue(), getCausal(),
+                             getQueryKey(), getValue(), ValueRange(), getCausal(),
                              getScaleAttr(), /*shared_qk=*/true,
                              /*modifiersCount=*/2)
       .getResult();
 }
 
 SequenceSplit AttentionOp::getSequenceSplit() {
-  // Ring steps attend blocks of keys at other ranks' positions: a mask or
-  // score region, which numbers keys from the block's start, or shared-QK
-  // keys (the normalised queries, the self score on the diagonal) would
-  // need more than the block. Those, and a logsumexp something else reads,
-  // go over the heads.
+  // Ring steps attend blocks of keys at other ranks' positions (their
+  // regions read them there: `positions`). Shared-QK keys (the normalised
+  // queries, the self score on the diagonal) would need more than the
+  // block, positions the model gives already place it; those, and a
+  // logsumexp something else reads, go over the heads.
   bool f32 =
       cast<RankedTensorType>(getQuery().getType()).getElementType().isF32();
-  if (hasMaskOrScore() || getSharedQk() || getLogsumexp() || !f32)
+  if (getSharedQk() || getLogsumexp() || !getPositions().empty() || !f32)
     return SequenceSplit::HeadsOverRanks;
   return SequenceSplit::KeysAroundRing;
 }
@@ -57,7 +57,8 @@ Value RoutedAttentionOp::buildDenseAttention(OpBuilder &b,
                                              std::string &description) {
   description = "the dense attention it approximates";
   return AttentionOp::create(b, getLoc(), getResult().getType(), getQuery(),
-                             getKey(), getValue(), getCausal(), getScaleAttr(),
+                             getKey(), getValue(), ValueRange(), getCausal(),
+                             getScaleAttr(),
                              /*shared_qk=*/false, /*modifiersCount=*/2)
       .getResult();
 }

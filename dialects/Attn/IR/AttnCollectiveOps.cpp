@@ -52,7 +52,8 @@ static LogicalResult verifyRankBlock(Operation *op, Type blocks, Type block) {
   if (failed(verifyStaticShape(op, whole)) ||
       failed(verifyStaticShape(op, one)))
     return failure();
-  if (whole.getRank() == 0 || one.getRank() != whole.getRank() ||
+  if (whole.getElementType() != one.getElementType() ||
+      whole.getRank() == 0 || one.getRank() != whole.getRank() ||
       one.getDimSize(0) != 1 ||
       one.getShape().drop_front() != whole.getShape().drop_front())
     return op->emitOpError("expected ")
@@ -90,7 +91,9 @@ static LogicalResult verifyRingAttention(Operation *op, Value query, Value key,
 
 LogicalResult RingAttentionOp::verify() {
   if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
-                                 getResult(), getScale(), getRanks())))
+                                 getResult(), getScale(), getRanks())) ||
+      failed(lcc::attn::detail::verifyAttentionModifiers(
+          *this, getModifiers(), Float32Type::get(getContext()))))
     return failure();
   if (Value lse = getLogsumexp()) {
     ShapeChecker check(*this);
@@ -103,7 +106,9 @@ LogicalResult RingAttentionOp::verify() {
 
 LogicalResult RingAttentionBackwardOp::verify() {
   if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
-                                 getResult(), getScale(), getRanks())))
+                                 getResult(), getScale(), getRanks())) ||
+      failed(lcc::attn::detail::verifyAttentionModifiers(
+          *this, getModifiers(), Float32Type::get(getContext()))))
     return failure();
   ShapeChecker check(*this);
   NamedTensor q("query", getQuery());

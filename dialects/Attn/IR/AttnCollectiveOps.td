@@ -109,14 +109,15 @@ def Attn_RankSliceOp : Attn_Op<"rank_slice", [Pure, Attn_Collective,
     a job of P ranks; the runtime refuses any other count); rank r's result
     is block r, its leading dimension 1. Context parallelism takes each
     rank's share of the learned positions and its heads' parameters this
-    way. Its gradient is attn.rank_pad.
+    way, and ring attention its blocks' positions and the tables of which
+    of their key tiles a mask hides. Its gradient is attn.rank_pad.
 
     ```mlir
     %mine = attn.rank_slice %pos : tensor<2x1x256x128xf32> -> tensor<1x1x256x128xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[F32]>:$value);
-  let results = (outs RankedTensorOf<[F32]>:$slice);
+  let arguments = (ins RankedTensorOf<[F32, I64, I8]>:$value);
+  let results = (outs RankedTensorOf<[F32, I64, I8]>:$slice);
   let assemblyFormat = [{
     $value attr-dict `:` type($value) `->` type($slice)
   }];
@@ -150,7 +151,7 @@ def Attn_RingAttentionOp : Attn_Op<"ring_attention", [Pure,
         ["expandForDifferentiation", "buildVectorJacobianProduct"]>]> {
   let summary = "dense attention over a sequence split over the ranks";
   let description = [{
-    What `attn.attention` (no regions, no shared QK) computes over the whole
+    What `attn.attention` (no shared QK) computes over the whole
     sequence, when each of `ranks` ranks holds the queries, keys and values
     of its share of the positions (`[batch, heads, seq / ranks, dim]`;
     rank r chunks r and 2P - 1 - r of 2P equal chunks, as
@@ -158,7 +159,10 @@ def Attn_RingAttentionOp : Attn_Op<"ring_attention", [Pure,
     values pass around the ranks, each rank's queries attend each block as
     it arrives, and the partial results are merged by their logsumexps;
     with `causal`, each step attends the two chunk pairs the positions
-    allow, the same work on every rank. `logsumexp` (optional) is each
+    allow, the same work on every rank. The `mask` and `score` regions (as
+    `attn.attention`'s) see positions in the whole sequence: each step's
+    attention gets its queries' and its block's positions, and causality
+    compares them too. `logsumexp` (optional) is each
     query's over the whole sequence. `attn-expand-ring-attention` writes
     it as `attn.attention`, `attn.ring_shift` and `attn.merge_partials`
     before lowering; its gradient, `attn.ring_attention_backward`, passes
@@ -176,8 +180,10 @@ def Attn_RingAttentionOp : Attn_Op<"ring_attention", [Pure,
       OptionalAttr<F32Attr>:$scale, I64Attr:$ranks);
   let results = (outs RankedTensorOf<[F32]>:$result,
       Optional<RankedTensorOf<[F32]>>:$logsumexp);
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat = [{
     $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)
+    custom<AttentionModifiers>($modifiers)
   }];
   let hasVerifier = 1;
 }
@@ -194,7 +200,8 @@ def Attn_RingAttentionBackwardOp
     from the flash backward with the whole sequence's result and
     logsumexp (`attn.attention_backward`: the probabilities of a block are
     exp(s - L) with L over every key), and each block's key and value
-    gradients go back to the rank that holds the block.
+    gradients go back to the rank that holds the block. Its regions are
+    the forward's.
   }];
   let arguments = (ins RankedTensorOf<[F32]>:$query,
       RankedTensorOf<[F32]>:$key, RankedTensorOf<[F32]>:$value,
@@ -204,9 +211,11 @@ def Attn_RingAttentionBackwardOp
       OptionalAttr<F32Attr>:$scale, I64Attr:$ranks);
   let results = (outs RankedTensorOf<[F32]>:$query_grad,
       RankedTensorOf<[F32]>:$key_grad, RankedTensorOf<[F32]>:$value_grad);
+  let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $result `,` $logsumexp `,` $result_grad
     attr-dict `:` functional-type(operands, results)
+    custom<AttentionModifiers>($modifiers)
   }];
   let hasVerifier = 1;
 }

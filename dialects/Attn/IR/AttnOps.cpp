@@ -251,8 +251,14 @@ LogicalResult AttentionOp::verify() {
   if (getSharedQk() && getKey() != getQuery())
     return emitOpError("expected key to be the same value as query when "
                        "'shared_qk' is set");
+  if (getSharedQk() && !getPositions().empty())
+    return emitOpError("expected no positions with 'shared_qk' (a token's "
+                       "own score is found by its index)");
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
-                                     getResult(), /*sameSeq=*/false)))
+                                     getResult(), /*sameSeq=*/false)) ||
+      failed(verifyAttentionPositions(*this, getPositions(), getQuery(),
+                                      getKey(),
+                                      getCausal() || !getModifiers().empty())))
     return failure();
   if (Value logSumExp = getLogsumexp()) {
     ShapeChecker check(*this);
@@ -334,6 +340,28 @@ LogicalResult lcc::attn::detail::verifyAttentionModifiers(
         failed(verifyModifierBody(op, *score, "score")))
       return failure();
   }
+  return success();
+}
+
+LogicalResult lcc::attn::detail::verifyAttentionPositions(
+    Operation *op, ValueRange positions, Value query, Value key,
+    bool readByRegionOrCausal) {
+  if (positions.empty())
+    return success();
+  if (positions.size() != 2)
+    return op->emitOpError() << "expected positions of the queries and of the "
+                                "keys (two tensors), got "
+                             << positions.size();
+  if (!readByRegionOrCausal)
+    return op->emitOpError("expected a mask or score region or 'causal' to "
+                           "read the positions (they change nothing else)");
+  ShapeChecker check(op);
+  NamedTensor q("query", query), k("key", key);
+  NamedTensor queryPositions("query positions", positions[0]),
+      keyPositions("key positions", positions[1]);
+  if (failed(check.shape(queryPositions, {q.dim(2)})) ||
+      failed(check.shape(keyPositions, {k.dim(2)})))
+    return failure();
   return success();
 }
 

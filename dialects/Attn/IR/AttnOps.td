@@ -55,6 +55,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
     never a trap. In the generic form the op has no regions or both, in the
     order mask, score, an absent one empty.
 
+    * `positions` (optional, two 1-D `i64` tensors: `[q_seq]`, `[k_seq]`):
+      where each query and key sits in the whole sequence, as the mask and
+      score regions see them (query `i` at `positions#0[i]`, key `j` at
+      `positions#1[j]`) and as `causal` compares them (key `j` visible iff
+      `positions#1[j] <= positions#0[i]`). Ring attention writes them for
+      each block of a sequence split over ranks; without them a query and a
+      key sit at their indices. They need a region or `causal` to mean
+      anything.
+
     * `logsumexp` (optional second result, `[batch, heads, q_seq]`): each
       query's `log sum_j exp(s_ij)` over its visible keys (-inf when it sees
       none). The train step asks for it, so that `attn.attention_backward`
@@ -90,6 +99,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value,
+      Variadic<RankedTensorOf<[I64]>>:$positions,
       DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       OptionalAttr<F32Attr>:$scale,
       Attn_UnitFlag:$shared_qk);
@@ -97,7 +107,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
       Optional<Attn_FloatTensor>:$logsumexp);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat =
-      "$query `,` $key `,` $value attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
+      "$query `,` $key `,` $value (`positions` `(` $positions^ `)`)? attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
@@ -108,6 +118,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
     /// Whether a mask or score region says more than the attributes do:
     /// then no other form computes what the op means.
     bool hasMaskOrScore() { return getMaskRegion() || getScoreRegion(); }
+    /// Where the queries sit in the whole sequence, or null (at their
+    /// indices).
+    ::mlir::Value getQueryPositions() {
+      return getPositions().empty() ? ::mlir::Value() : getPositions()[0];
+    }
+    /// Where the keys sit in the whole sequence, or null.
+    ::mlir::Value getKeyPositions() {
+      return getPositions().empty() ? ::mlir::Value() : getPositions()[1];
+    }
   }];
 }
 
@@ -828,7 +847,8 @@ def Attn_SoftmaxCrossEntropyOp : Attn_Op<"softmax_cross_entropy", [Pure,
 }
 
 def Attn_YieldOp : Attn_Op<"yield", [Pure, ReturnLike, Terminator,
-    ParentOneOf<["AttentionOp", "AttentionBackwardOp", "MultiHeadAttentionOp", "ResidualOp",
+    ParentOneOf<["AttentionOp", "AttentionBackwardOp", "RingAttentionOp",
+                 "RingAttentionBackwardOp", "MultiHeadAttentionOp", "ResidualOp",
                  "ReversibleOp"]>]> {
   let summary = "yields the value of an attn block's region";
   let arguments = (ins Variadic<AnyType>:$values);

@@ -30,9 +30,15 @@ LogicalResult AttentionBackwardOp::verify() {
   if (getSharedQk() && getKey() != getQuery())
     return emitOpError("expected key to be the same value as query when "
                        "'shared_qk' is set");
+  if (getSharedQk() && !getPositions().empty())
+    return emitOpError("expected no positions with 'shared_qk' (a token's "
+                       "own score is found by its index)");
   if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
                                      getResult(), /*sameSeq=*/false)) ||
-      failed(verifyScale(*this, getScale())))
+      failed(verifyScale(*this, getScale())) ||
+      failed(verifyAttentionPositions(*this, getPositions(), getQuery(),
+                                      getKey(),
+                                      getCausal() || !getModifiers().empty())))
     return failure();
   ShapeChecker check(*this);
   NamedTensor q("query", getQuery()), lse("logsumexp", getLogsumexp());

@@ -15,11 +15,12 @@
 // Backward ops
 //===----------------------------------------------------------------------===//
 
-def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
+def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure,
+    AttrSizedOperandSegments]> {
   let summary = "gradients of dense, masked or score-modified attention";
   let description = [{
-    Given the operands of an `attn.attention` with the same attributes and
-    regions, its `result` `o`, its `logsumexp` `L` and the gradient of the
+    Given the operands of an `attn.attention` (its `positions` too) with the
+    same attributes and regions, its `result` `o`, its `logsumexp` `L` and the gradient of the
     loss with respect to the result `do`, returns the gradients with respect
     to query, key and value (FlashAttention-2's backward):
 
@@ -45,6 +46,7 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
       Attn_FloatTensor:$value, Attn_FloatTensor:$result,
       Attn_FloatTensor:$logsumexp, Attn_FloatTensor:$result_grad,
       Optional<Attn_FloatTensor>:$logsumexp_grad,
+      Variadic<RankedTensorOf<[I64]>>:$positions,
       DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
       OptionalAttr<F32Attr>:$scale,
       Attn_UnitFlag:$shared_qk);
@@ -52,13 +54,21 @@ def Attn_AttentionBackwardOp : Attn_Op<"attention_backward", [Pure]> {
       Optional<Attn_FloatTensor>:$key_grad, Attn_FloatTensor:$value_grad);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat =
-      "$query `,` $key `,` $value `,` $result `,` $logsumexp `,` $result_grad (`,` $logsumexp_grad^)? attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
+      "$query `,` $key `,` $value `,` $result `,` $logsumexp `,` $result_grad (`,` $logsumexp_grad^)? (`positions` `(` $positions^ `)`)? attr-dict `:` functional-type(operands, results) custom<AttentionModifiers>($modifiers)";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The mask region, or null when the op has none.
     ::mlir::Region *getMaskRegion();
     /// The score region, or null when the op has none.
     ::mlir::Region *getScoreRegion();
+    /// Where the queries sit in the whole sequence, or null.
+    ::mlir::Value getQueryPositions() {
+      return getPositions().empty() ? ::mlir::Value() : getPositions()[0];
+    }
+    /// Where the keys sit in the whole sequence, or null.
+    ::mlir::Value getKeyPositions() {
+      return getPositions().empty() ? ::mlir::Value() : getPositions()[1];
+    }
   }];
 }
 

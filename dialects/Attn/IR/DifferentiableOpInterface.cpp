@@ -144,20 +144,18 @@ LogicalResult AttentionOp::buildVectorJacobianProduct(
   if (!shared)
     types.push_back(getKey().getType());
   types.push_back(getValue().getType());
-  OperationState state(getLoc(), AttentionBackwardOp::getOperationName());
-  state.addOperands(
-      {getQuery(), getKey(), getValue(), getResult(), getLogsumexp(), dy});
-  if (dLogSumExp)
-    state.addOperands(dLogSumExp);
-  for (NamedAttribute attr : (*this)->getAttrs())
-    state.addAttribute(attr.getName(), attr.getValue());
-  state.addTypes(types);
+  auto backward = AttentionBackwardOp::create(
+      b, getLoc(), types, getQuery(), getKey(), getValue(), getResult(),
+      getLogsumexp(), dy, dLogSumExp, getPositions(), getCausalAttr(),
+      getScaleAttr(), getSharedQkAttr(), getModifiers().size());
   // The backward attends exactly as the forward did: same mask, same score.
-  for (Region &region : getModifiers()) {
+  for (auto [region, into] :
+       llvm::zip(getModifiers(), backward->getRegions())) {
     IRMapping mapping;
-    region.cloneInto(state.addRegion(), mapping);
+    region.cloneInto(&into, mapping);
   }
-  Operation *backward = b.create(state);
+  backward->setDiscardableAttrs(
+      getOperation()->getDiscardableAttrDictionary());
   operandGradients[0] = backward->getResult(0);
   if (!shared)
     operandGradients[1] = backward->getResult(1);
@@ -181,7 +179,13 @@ LogicalResult RingAttentionOp::buildVectorJacobianProduct(
   auto backward = RingAttentionBackwardOp::create(
       b, getLoc(), typesOf(operands), getQuery(), getKey(), getValue(),
       getResult(), getLogsumexp(), dy, getCausalAttr(), getScaleAttr(),
-      getRanksAttr());
+      getRanksAttr(), getModifiers().size());
+  // The backward attends as the forward did: same mask, same score.
+  for (auto [region, into] :
+       llvm::zip(getModifiers(), backward->getRegions())) {
+    IRMapping mapping;
+    region.cloneInto(&into, mapping);
+  }
   setGradients(*this, operands, backward.getResults(), operandGradients);
   return success();
 }

@@ -203,6 +203,14 @@ verifyAttentionModifiers(mlir::Operation *op,
                          llvm::MutableArrayRef<mlir::Region> modifiers,
                          mlir::Type elt);
 
+/// Checks an attention op's `positions`: none, or a [q_seq] and a [k_seq]
+/// of i64 (`query`'s and `key`'s sequences), with a region or `causal` to
+/// read them.
+LogicalResult verifyAttentionPositions(mlir::Operation *op,
+                                       mlir::ValueRange positions,
+                                       mlir::Value query, mlir::Value key,
+                                       bool readByRegionOrCausal);
+
 /// Checks the operands of a merge of partial attention results (or its
 /// backward): two [batch, heads, seq, dim] partials of one type, their
 /// [batch, heads, seq] logsumexps, a tensor<1xf32> gate when given, and

@@ -31,6 +31,9 @@ std::string denseUncachedBecause(AttentionOp op) {
     return "its keys are not its queries' positions";
   if (op.getLogsumexp() && !op.getLogsumexp().use_empty())
     return "its logsumexp is read; a decode step computes none";
+  if (!op.getPositions().empty())
+    return "it places its queries and keys by positions; a decode step's are "
+           "the caches'";
   return "";
 }
 

@@ -148,7 +148,8 @@ ScoreDerivative scoreDerivativeOf(const AttentionSpec &spec) {
     Value derivative;
     if (spec.score) {
       FailureOr<Value> d =
-          differentiateScoreRegion(b, loc, *spec.score, raw, at);
+          differentiateScoreRegion(b, loc, *spec.score, raw,
+                                   positionInSequence(b, loc, spec, at));
       if (failed(d))
         return failure();
       derivative = *d;

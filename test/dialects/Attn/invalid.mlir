@@ -676,7 +676,7 @@ func.func @reversible_result_type(%x: tensor<1x8x4xf32>) {
 // -----
 
 func.func @yield_outside_block(%x: tensor<4xf32>) {
-  // expected-error@+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.attention_backward, attn.multi_head_attention, attn.residual, attn.reversible'}}
+  // expected-error@+1 {{'attn.yield' op expects parent op to be one of 'attn.attention, attn.attention_backward, attn.ring_attention, attn.ring_attention_backward, attn.multi_head_attention, attn.residual, attn.reversible'}}
   attn.yield %x : tensor<4xf32>
 }
 
