@@ -220,10 +220,19 @@ LogicalResult ContextParallelPass::splitOp(Operation &op,
         return failure();
       break;
     case SequenceSplit::KeysAroundRing: {
+      // Another form runs as the attention it is exactly (the interface).
       auto attention = dyn_cast<AttentionOp>(op);
-      if (!attention)
-        return op.emitError("internal error: only attn.attention splits its "
-                            "keys around the ring of ranks");
+      if (!attention) {
+        OpBuilder b(&op);
+        std::string description;
+        Value dense = form.buildDenseAttention(b, description);
+        attention = dense ? dense.getDefiningOp<AttentionOp>() : nullptr;
+        if (!attention)
+          return op.emitError("internal error: a form split around the ring "
+                              "built no attn.attention");
+        op.getResult(0).replaceAllUsesWith(dense);
+        op.erase();
+      }
       shares.push_back(parallel::splitKeysAroundRing(attention, ranks));
       break;
     }

@@ -207,6 +207,26 @@ TEST(MaskTiles, TableAgreesWithTheFoldersOnRandomMasks) {
   int checked = 0, hiddenSeen = 0, fullSeen = 0, declined = 0;
   for (int trial = 0; trial < 2000; ++trial) {
     tiling.causal = trial % 3 == 0;
+    // Every fourth trial places its queries and keys (a ring attention's
+    // block): every other one of those in two chunks, not consecutive, whose
+    // tiles' hulls the table may class less sharply (never wrongly).
+    bool placed = trial % 4 == 3, twoChunks = placed && trial % 8 == 7;
+    auto positionsOf = [&](int64_t length) {
+      std::vector<int64_t> positions;
+      int64_t first = rng() % 40, second = first + rng() % 60;
+      for (int64_t i = 0; i < length; ++i)
+        positions.push_back(twoChunks && i >= length / 2
+                                ? second + i - length / 2
+                                : first + i);
+      return positions;
+    };
+    tiling.queryPositions =
+        placed ? positionsOf(tiling.querySeq) : std::vector<int64_t>();
+    tiling.keyPositions =
+        placed ? positionsOf(tiling.keySeq) : std::vector<int64_t>();
+    auto at = [](const std::vector<int64_t> &positions, int64_t i) {
+      return positions.empty() ? i : positions[i];
+    };
     Region region;
     Block *block = new Block();
     region.push_back(block);
@@ -228,9 +248,11 @@ TEST(MaskTiles, TableAgreesWithTheFoldersOnRandomMasks) {
       for (int64_t h = 0; h < tiling.heads && folded; ++h)
         for (int64_t i = 0; i < tiling.querySeq && folded; ++i)
           for (int64_t j = 0; j < tiling.keySeq && folded; ++j) {
-            std::optional<bool> v = foldAt(&ctx, region, {bb, h, i, j});
+            int64_t qi = at(tiling.queryPositions, i),
+                    kj = at(tiling.keyPositions, j);
+            std::optional<bool> v = foldAt(&ctx, region, {bb, h, qi, kj});
             folded = v.has_value();
-            truth.push_back(v.value_or(false) && (!tiling.causal || j <= i));
+            truth.push_back(v.value_or(false) && (!tiling.causal || kj <= qi));
           }
     if (!folded) {
       ++declined;
@@ -239,7 +261,8 @@ TEST(MaskTiles, TableAgreesWithTheFoldersOnRandomMasks) {
     std::string why;
     FailureOr<MaskTileTable> table = computeMaskTileTable(&region, tiling, why);
     ASSERT_TRUE(succeeded(table)) << why;
-    EXPECT_EQ(table->undecidedTiles, 0);
+    if (!twoChunks)
+      EXPECT_EQ(table->undecidedTiles, 0);
     // Per tile: is some position visible, is every one (and none padded)?
     auto classify = [&](int64_t firstGroup, int64_t groups, int64_t qt,
                         int64_t kt) {
@@ -268,9 +291,13 @@ TEST(MaskTiles, TableAgreesWithTheFoldersOnRandomMasks) {
                               std::to_string(trial) + " group " +
                               std::to_string(group) + " tile " +
                               std::to_string(qt) + "," + std::to_string(kt);
-          // Hidden exactly when nothing is visible; wholly visible only
-          // when every position is.
-          ASSERT_EQ(entry == kHiddenTile, !any) << where;
+          // Hidden exactly when nothing is visible (only when nothing is,
+          // for a tile of two chunks); wholly visible only when every
+          // position is.
+          if (twoChunks)
+            ASSERT_TRUE(entry != kHiddenTile || !any) << where;
+          else
+            ASSERT_EQ(entry == kHiddenTile, !any) << where;
           if (entry == kFullTile)
             ASSERT_TRUE(all) << where;
           hiddenSeen += entry == kHiddenTile;

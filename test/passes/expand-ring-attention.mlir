@@ -62,3 +62,36 @@ func.func @backward(%q: tensor<1x2x4x2xf32>, %k: tensor<1x2x4x2xf32>, %v: tensor
       -> (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>)
   return %dq, %dk, %dv : tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>
 }
+
+// With a mask region, every step is one attention at its positions: rank
+// r's queries sit at chunks r and 3 - r of 4 (positions [0, 1, 6, 7] on
+// rank 0, [2, 3, 4, 5] on rank 1), the keys of step 1 at the other rank's;
+// the region is copied into each step, and causality compares the
+// positions too.
+// CHECK-LABEL: func.func @masked(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x4x2xf32>, %[[K:[^:]+]]: tensor<1x2x4x2xf32>, %[[V:[^:]+]]: tensor<1x2x4x2xf32>
+// CHECK: %[[MINE:.+]] = arith.constant dense<{{\[}}[0, 1, 6, 7], [2, 3, 4, 5]]> : tensor<2x4xi64>
+// CHECK: %[[QS:.+]] = attn.rank_slice %[[MINE]] : tensor<2x4xi64> -> tensor<1x4xi64>
+// CHECK: %[[QP:.+]] = tensor.collapse_shape %[[QS]]
+// CHECK: %[[O0:.+]], %[[L0:.+]] = attn.attention %[[Q]], %[[K]], %[[V]] positions(%[[QP]], %{{.+}}) {causal = true}
+// CHECK-SAME: mask {
+// CHECK: arith.constant 3 : index
+// CHECK: %[[K1:.+]] = attn.ring_shift %[[K]] by 1
+// CHECK: %[[V1:.+]] = attn.ring_shift %[[V]] by 1
+// CHECK: %[[OTHER:.+]] = arith.constant dense<{{\[}}[2, 3, 4, 5], [0, 1, 6, 7]]> : tensor<2x4xi64>
+// CHECK: attn.rank_slice %[[OTHER]]
+// CHECK: %[[O1:.+]], %[[L1:.+]] = attn.attention %[[Q]], %[[K1]], %[[V1]] positions(%{{.+}}, %{{.+}}) {causal = true}
+// CHECK-SAME: mask {
+// CHECK: attn.merge_partials %[[O0]], %[[L0]], %[[O1]], %[[L1]]
+func.func @masked(%q: tensor<1x2x4x2xf32>, %k: tensor<1x2x4x2xf32>, %v: tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32> {
+  %o = attn.ring_attention %q, %k, %v {causal = true, ranks = 2 : i64}
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %d = arith.subi %i, %j : index
+        %w = arith.constant 3 : index
+        %near = arith.cmpi ult, %d, %w : index
+        attn.yield %near : i1
+      }
+  return %o : tensor<1x2x4x2xf32>
+}

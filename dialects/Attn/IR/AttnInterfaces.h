@@ -25,7 +25,9 @@ enum class SequenceSplit {
   /// All-to-all from sequence shares to head shares and back (Ulysses).
   HeadsOverRanks,
   /// Keys and values passed around the ring of ranks, the partial results
-  /// merged by their logsumexps (ring attention).
+  /// merged by their logsumexps (ring attention); a form other than
+  /// attn.attention runs as the attention its buildDenseAttention builds,
+  /// which must be exactly itself.
   KeysAroundRing,
 };
 

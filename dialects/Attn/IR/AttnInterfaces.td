@@ -58,7 +58,10 @@ def Attn_AttentionFormInterface : OpInterface<"AttentionFormInterface"> {
         form may use it. KeysAroundRing (ring attention): each rank keeps
         its queries and passes its keys and values around the ring of
         ranks, the partial results merged by their logsumexps; dense
-        attention without regions uses it.
+        attention uses it (its regions see each block at its positions),
+        and a form whose buildDenseAttention is exactly itself (sparse
+        attention's masked attention) may declare it: it then runs as that
+        attention does.
       }],
       "::lcc::attn::SequenceSplit", "getSequenceSplit", (ins), [{}],
       [{ return ::lcc::attn::SequenceSplit::HeadsOverRanks; }]>,

@@ -337,3 +337,48 @@ func.func @gate_select_gate_of_two(%g: tensor<2xf32>, %x: tensor<4xf32>) {
   %s = attn.gate_select %g, %x, %x : tensor<2xf32>, tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @positions_of_queries_only(%q: tensor<1x2x8x4xf32>, %p: tensor<8xi64>) {
+  // expected-error@+1 {{'attn.attention' op expected positions of the queries and of the keys (two tensors), got 1}}
+  %o = attn.attention %q, %q, %q positions(%p) {causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<8xi64>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @positions_read_by_nothing(%q: tensor<1x2x8x4xf32>, %p: tensor<8xi64>) {
+  // expected-error@+1 {{'attn.attention' op expected a mask or score region or 'causal' to read the positions (they change nothing else)}}
+  %o = attn.attention %q, %q, %q positions(%p, %p)
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<8xi64>, tensor<8xi64>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @positions_of_other_keys(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x6x4xf32>, %p: tensor<8xi64>) {
+  // expected-error@+1 {{'attn.attention' op expected key positions of shape [6], got [8]}}
+  %o = attn.attention %q, %k, %k positions(%p, %p) {causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<8xi64>, tensor<8xi64>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @positions_with_shared_qk(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>, %p: tensor<8xi64>) {
+  // expected-error@+1 {{'attn.attention_backward' op expected no positions with 'shared_qk' (a token's own score is found by its index)}}
+  %dq, %dv = attn.attention_backward %q, %q, %q, %q, %l, %q positions(%p, %p) {causal = true, shared_qk}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<8xi64>, tensor<8xi64>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+  return
+}
+
+// -----
+
+func.func @rank_slice_changes_type(%t: tensor<2x8xi64>) {
+  // expected-error@+1 {{'attn.rank_slice' op expected 'tensor<1x8xf32>' to be one leading-dimension block of 'tensor<2x8xi64>'}}
+  %mine = attn.rank_slice %t : tensor<2x8xi64> -> tensor<1x8xf32>
+  return
+}

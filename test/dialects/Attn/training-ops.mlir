@@ -181,3 +181,36 @@ func.func @ring_attention(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   %s = attn.gate_select %g, %dq, %dk : tensor<1xf32>, tensor<1x2x8x4xf32>
   return %s : tensor<1x2x8x4xf32>
 }
+
+// A ring attention's regions, and a block's attention at its positions in
+// the whole sequence (what attn-expand-ring-attention writes).
+// CHECK-LABEL: func.func @placed_blocks
+func.func @placed_blocks(%q: tensor<1x2x8x4xf32>, %qp: tensor<8xi64>, %kp: tensor<8xi64>) -> tensor<1x2x8x4xf32> {
+  // CHECK: attn.ring_attention {{.+}} {ranks = 2 : i64} : {{.+}} mask {
+  %r = attn.ring_attention %q, %q, %q {ranks = 2 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %near = arith.cmpi ule, %j, %i : index
+        attn.yield %near : i1
+      }
+  // CHECK: attn.attention %{{.+}}, %{{.+}}, %{{.+}} positions(%{{.+}}, %{{.+}}) {causal = true} : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<8xi64>, tensor<8xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>) score {
+  %o, %l = attn.attention %q, %q, %r positions(%qp, %kp) {causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<8xi64>, tensor<8xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %s : f32
+      }
+  // CHECK: attn.attention_backward {{.+}} positions(%{{.+}}, %{{.+}}) {causal = true} : {{.+}} score {
+  %dq, %dk, %dv = attn.attention_backward %q, %q, %r, %o, %l, %o positions(%qp, %kp) {causal = true}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<8xi64>, tensor<8xi64>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>)
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %s : f32
+      }
+  // CHECK: attn.rank_slice %{{.+}} : tensor<2x8xi64> -> tensor<1x8xi64>
+  %table = arith.constant dense<0> : tensor<2x8xi64>
+  %mine = attn.rank_slice %table : tensor<2x8xi64> -> tensor<1x8xi64>
+  return %dq : tensor<1x2x8x4xf32>
+}
