@@ -113,14 +113,18 @@ FailureOr<int64_t> ContextParallelPass::sequenceLength(func::FuncOp function) {
     seq = queries;
     // Under HeadsOverRanks a rank holds a share of the heads, numbered from
     // 0: a mask or score that reads the head number would read the wrong
-    // one.
-    if (auto attention = dyn_cast<AttentionOp>(op))
+    // one. Around the ring every rank holds every head.
+    auto attention = dyn_cast<AttentionOp>(op);
+    bool overTheHeads =
+        attention && (overHeads || attention.getSequenceSplit() ==
+                                       SequenceSplit::HeadsOverRanks);
+    if (overTheHeads)
       for (auto [region, head] : {std::pair{attention.getMaskRegion(), 1},
                                   std::pair{attention.getScoreRegion(), 2}})
         if (region && !region->getArgument(head).use_empty()) {
           op->emitError("its mask or score reads the head number, which "
-                        "context parallelism (each rank a share of the "
-                        "heads) does not support yet");
+                        "context parallelism over the heads (each rank a "
+                        "share of them) does not support yet");
           return WalkResult::interrupt();
         }
     return WalkResult::advance();

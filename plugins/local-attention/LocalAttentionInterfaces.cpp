@@ -2,8 +2,9 @@
 //
 // local.attention answers lcc's interfaces as external models attached to
 // the plugin's own op, so lcc's passes treat it as any built-in form:
-// AttentionFormInterface makes it attention for --reversible and gives
-// --attention=dense the masked dense attention it equals;
+// AttentionFormInterface makes it attention for --reversible, gives
+// --attention=dense the masked dense attention it equals and sends it
+// around the ring of ranks as that attention (--context-parallel);
 // DifferentiableOpInterface expands it, for training, to the op that also
 // returns its logsumexp, and builds local.attention_backward, whose
 // lowering (LowerLocalAttention.cpp) is registered with the forward's.
@@ -63,6 +64,17 @@ struct LocalAttentionForm
     buildWindowMask(b, local.getLoc(), dense.getModifiers()[0],
                     local.getWindow(), local.getLookBackward(), ahead);
     return dense.getResult();
+  }
+
+  // Around the ring as that masked attention: each rank's block table skips
+  // the key tiles outside its windows, as the plugin's own kernels do.
+  lcc::attn::SequenceSplit getSequenceSplit(Operation *op) const {
+    auto local = cast<AttentionOp>(op);
+    bool f32 = cast<RankedTensorType>(local.getQuery().getType())
+                   .getElementType()
+                   .isF32();
+    return f32 ? lcc::attn::SequenceSplit::KeysAroundRing
+               : lcc::attn::SequenceSplit::HeadsOverRanks;
   }
 };
 

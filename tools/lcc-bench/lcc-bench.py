@@ -41,7 +41,8 @@
                       [--layers=2] [--d-model=128] [--d-ff=512] [--form=lsh]
                       [--steps=3]
   lcc-bench context-parallel [--ranks=1,2,4] [--seq=16384] [--layers=2]
-                      [--d-model=128] [--d-ff=512] [--form=lsh|dense|ring]
+                      [--d-model=128] [--d-ff=512] [--form=lsh|dense|ring|window]
+                      [--window=1024]
                       [--over-heads] [--steps=2]
   lcc-bench relative  [--segment=512] [--memory=0,512,2048] [--heads=8]
                       [--head-dim=64] [--batch=1] [--clamp-len=N]
@@ -810,15 +811,31 @@ def reformer_variant(seq, d_model, d_ff):
     return text
 
 
+def window_mask(window):
+    """The lines of a mask region that shows each query the `window` keys
+    up to it (none when `window` is 0)."""
+    if not window:
+        return []
+    return ["      mask {",
+            "      ^bb0(%rb: index, %rh: index, %ri: index, %rj: index):",
+            "        %rd = arith.subi %ri, %rj : index",
+            "        %%rw = arith.constant %d : index" % window,
+            "        %near = arith.cmpi ult, %rd, %rw : index",
+            "        attn.yield %near : i1",
+            "      }"]
+
+
 def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
-                         vocab=256, shared_qk=True, forward=False, batch=1):
+                         vocab=256, shared_qk=True, forward=False, batch=1,
+                         window=0):
     """A pre-norm decoder of `layers` residual (attention, feed-forward)
     pairs: shared-QK causal attention (what LSH hashes; with `shared_qk`
     false, queries and keys of their own), a feed-forward of `activation`
     (gelu or relu), a final norm and the vocabulary head, with @loss the
     mean next-token cross-entropy (with `forward`, @forward returning the
     logits). lcc --reversible makes it the Reformer's reversible stack.
-    Each call takes `batch` rows."""
+    Each call takes `batch` rows. With `window`, the attention has a mask
+    region: each query sees the `window` keys up to it."""
     d, f, s, h = d_model, d_ff, seq, d_model // heads
     b = batch
     x = "tensor<%dx%dx%dxf32>" % (b, s, d)
@@ -866,7 +883,7 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
             "    %%h = attn.multi_head_attention %%n, %s {heads = %d : i64} : "
             "(%s, %s) -> %s {" % (operands, heads, x, weights, x),
             "    ^bb0(%s):" % arguments,
-            "      " + attend,
+            "      " + attend] + window_mask(window) + [
             "      attn.yield %%o : %s" % hx,
             "    }",
             "    attn.yield %%h : %s" % x,
@@ -1273,7 +1290,10 @@ def bench_context_parallel(opts):
     lcc-train` of one row, memory and traffic per rank against the volume
     its exchanges should send. --form=lsh and dense (shared QK) split the
     attention over the heads (all-to-all); --form=ring is dense attention
-    with queries and keys of their own, which runs as ring attention."""
+    with queries and keys of their own, which runs as ring attention, and
+    --form=window that attention with a mask region (each query the
+    --window keys up to it), around the ring with each rank's block
+    table."""
     mpirun_env()
     print("| ranks | tokens/rank | peak MiB/rank | bytes sent/step/rank | "
           "expected bytes/step/rank | ms/step |")
@@ -1284,13 +1304,17 @@ def bench_context_parallel(opts):
         with open(source, "w") as f:
             f.write(residual_stack_model(opts.layers, opts.seq, opts.d_model,
                                          opts.d_ff, "gelu",
-                                         shared_qk=opts.form != "ring"))
+                                         shared_qk=opts.form in ("lsh",
+                                                                 "dense"),
+                                         window=opts.window
+                                         if opts.form == "window" else 0))
         params = os.path.join(work, "weights.safetensors")
-        ring = opts.form == "ring"
+        ring = opts.form in ("ring", "window")
+        flags = form_flags("dense" if ring else opts.form, opts)
         for ranks in opts.ranks:
             lcm = os.path.join(work, "model-%d.lcm" % ranks)
             compile_model(source, lcm, ["--train", "--optimizer=adam"] +
-                          form_flags("dense" if ring else opts.form, opts) +
+                          flags +
                           (["--context-parallel=%d" % ranks]
                            if ranks > 1 else []) +
                           (["--context-parallel-over-heads"]
@@ -1477,13 +1501,17 @@ def main():
     cp.add_argument("--d-model", type=int, default=128)
     cp.add_argument("--d-ff", type=int, default=512)
     cp.add_argument("--form", default="lsh", choices=["lsh", "dense",
-                                                       "ring"],
+                                                       "ring", "window"],
                     help="lsh or dense (shared QK): split over the heads; "
                     "ring: dense attention with keys of its own, ring "
-                    "attention (default lsh)")
+                    "attention; window: that attention masked to --window "
+                    "keys, ring attention with a block table per rank "
+                    "(default lsh)")
+    cp.add_argument("--window", type=int, default=1024,
+                    help="--form=window's keys a query sees (default 1024)")
     cp.add_argument("--over-heads", action="store_true",
                     help="lcc --context-parallel-over-heads: --form=ring's "
-                    "attention split over the heads instead")
+                    "or window's attention split over the heads instead")
     cp.add_argument("--lsh-hashes", type=int, default=4)
     cp.add_argument("--lsh-bucket-size", type=int, default=64)
     cp.add_argument("--steps", type=int, default=2)

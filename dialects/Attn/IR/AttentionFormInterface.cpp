@@ -53,14 +53,6 @@ Value SparseAttentionOp::buildDenseAttention(OpBuilder &b,
   return createMaskedAttention(b, *this).getResult();
 }
 
-SequenceSplit SparseAttentionOp::getSequenceSplit() {
-  // The masked attention it equals runs around the ring (its block table,
-  // one per rank, skips what the pattern hides), as f32 dense attention.
-  bool f32 =
-      cast<RankedTensorType>(getQuery().getType()).getElementType().isF32();
-  return f32 ? SequenceSplit::KeysAroundRing : SequenceSplit::HeadsOverRanks;
-}
-
 Value RoutedAttentionOp::buildDenseAttention(OpBuilder &b,
                                              std::string &description) {
   description = "the dense attention it approximates";

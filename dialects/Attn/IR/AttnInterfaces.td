@@ -59,9 +59,10 @@ def Attn_AttentionFormInterface : OpInterface<"AttentionFormInterface"> {
         its queries and passes its keys and values around the ring of
         ranks, the partial results merged by their logsumexps; dense
         attention uses it (its regions see each block at its positions),
-        and a form whose buildDenseAttention is exactly itself (sparse
-        attention's masked attention) may declare it: it then runs as that
-        attention does.
+        and a form whose buildDenseAttention is exactly itself (a masked
+        attention whose block table skips what the form skips: the
+        local-attention plugin's windows) may declare it: it then runs as
+        that attention does.
       }],
       "::lcc::attn::SequenceSplit", "getSequenceSplit", (ins), [{}],
       [{ return ::lcc::attn::SequenceSplit::HeadsOverRanks; }]>,

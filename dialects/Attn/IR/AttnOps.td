@@ -218,7 +218,7 @@ def Attn_LSHAttentionOp : Attn_Op<"lsh_attention", [Pure,
 
 def Attn_SparseAttentionOp : Attn_Op<"sparse_attention", [Pure,
     DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
-        ["buildDenseAttention", "getSequenceSplit"]>,
+        ["buildDenseAttention"]>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["expandForDifferentiation"]>]> {
   let summary = "Sparse Transformer fixed or strided attention";
