@@ -43,9 +43,17 @@ int64_t dimOf(Value v, unsigned axis) {
 SequencePositions::SequencePositions(func::FuncOp function, int64_t length,
                                      int64_t cachePositions,
                                      ArrayRef<unsigned> positionArguments)
+    : SequencePositions(function, length, cachePositions,
+                        llvm::map_to_vector(positionArguments, [](unsigned a) {
+                          return std::pair<unsigned, unsigned>(a, 1);
+                        })) {}
+
+SequencePositions::SequencePositions(
+    func::FuncOp function, int64_t length, int64_t cachePositions,
+    ArrayRef<std::pair<unsigned, unsigned>> argumentAxes)
     : length(length), cachePositions(cachePositions) {
-  for (unsigned argument : positionArguments)
-    axes[function.getArgument(argument)] = PositionAxis{1, 0};
+  for (auto [argument, axis] : argumentAxes)
+    axes[function.getArgument(argument)] = PositionAxis{axis, 0};
   for (Operation &op : function.getBody().front())
     visit(op);
 }

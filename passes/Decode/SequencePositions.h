@@ -36,11 +36,15 @@ class SequencePositions {
 public:
   /// The values of `function` (flat: one block) per position of its
   /// arguments `positionArguments` (tokens, labels: [B, `length`, ...]),
-  /// the first by default; the step's caches hold `cachePositions`
-  /// (learned positions have none beyond `length`).
+  /// the first by default, or of those `argumentAxes` gives with their
+  /// axes; the step's caches hold `cachePositions` (learned positions have
+  /// none beyond `length`).
   SequencePositions(mlir::func::FuncOp function, int64_t length,
                     int64_t cachePositions,
                     llvm::ArrayRef<unsigned> positionArguments = {0});
+  SequencePositions(
+      mlir::func::FuncOp function, int64_t length, int64_t cachePositions,
+      llvm::ArrayRef<std::pair<unsigned, unsigned>> argumentAxes);
 
   /// Where `value` has its positions, or none: a value computed without
   /// the tokens (weights, memories, what they compute alone).

@@ -151,31 +151,38 @@ LogicalResult ContextParallelPass::splitFunction(func::FuncOp function) {
   training::flattenForDifferentiation(function, /*keepReversible=*/false,
                                       /*keepAttentionForms=*/true);
 
-  // The arguments that hold the sequence: [B, L, ...].
-  SmallVector<unsigned> sequenceArguments;
+  // The arguments that hold the sequence: [B, L, ...], or attention's
+  // [B, H, L, d].
+  SmallVector<std::pair<unsigned, unsigned>> sequenceArguments;
   for (BlockArgument argument : function.getArguments()) {
     RankedTensorType type = tensorOf(argument);
     if (!type)
       continue;
     if (type.getRank() >= 2 && type.getDimSize(1) == length) {
-      sequenceArguments.push_back(argument.getArgNumber());
+      sequenceArguments.push_back({argument.getArgNumber(), 1});
+      continue;
+    }
+    if (type.getRank() == 4 && type.getDimSize(2) == length) {
+      sequenceArguments.push_back({argument.getArgNumber(), 2});
       continue;
     }
     if (llvm::is_contained(type.getShape(), length))
       return function.emitError()
              << "argument #" << argument.getArgNumber() << " (" << type
              << ") has " << length
-             << " rows but not in dimension 1: context parallelism splits "
-                "arguments [batch, seq, ...] on their positions";
+             << " rows but not in dimension 1 (or 2 of 4): context "
+                "parallelism splits arguments [batch, seq, ...] and "
+                "[batch, heads, seq, dim] on their positions";
   }
   SequencePositions positions(function, length, length, sequenceArguments);
   ShareAxes axes;
-  for (unsigned index : sequenceArguments) {
+  for (auto [index, axis] : sequenceArguments) {
     BlockArgument argument = function.getArgument(index);
-    argument.setType(parallel::shareOf(tensorOf(argument), 1, ranks));
-    axes[argument] = 1;
-    function.setArgAttr(index, "attn.split_dim",
-                        OpBuilder(function).getI64IntegerAttr(1));
+    argument.setType(parallel::shareOf(tensorOf(argument), axis, ranks));
+    axes[argument] = axis;
+    function.setArgAttr(
+        index, "attn.split_dim",
+        OpBuilder(function).getI64IntegerAttr(static_cast<int64_t>(axis)));
   }
   for (Operation &op : llvm::make_early_inc_range(function.getBody().front()))
     if (failed(splitOp(op, positions, axes)))

@@ -42,6 +42,7 @@ import json
 import math
 import os
 import random
+import re
 import shutil
 import struct
 import subprocess
@@ -182,8 +183,10 @@ class ModelGenerator:
         return self.rng.choice(choices)
 
     def seq_length(self):
-        return self.pick(1, 2, 3, 5, 7, 8, 13, 31, 33, 63, 64, 65, 100, 127,
-                         129, 150)
+        # Odd lengths pad tiles; multiples of 4 and 8 split into zigzag
+        # shares over 2 and 4 ranks (--context-parallel).
+        return self.pick(1, 2, 3, 4, 5, 7, 8, 12, 13, 16, 24, 31, 33, 63, 64,
+                         65, 96, 100, 127, 128, 129, 150)
 
     # -- ops -----------------------------------------------------------------
 
@@ -1020,6 +1023,17 @@ def check_seed(seed, args):
     return seed, None, conditioned
 
 
+def refusal_reason(output):
+    """The kind of a compiler's refusal to split a model: its error line
+    without the model's positions, numbers and op names, so that refusals
+    for one reason count together."""
+    line = next((l for l in output.splitlines() if "error" in l),
+                output.strip().splitlines()[-1] if output.strip() else "")
+    line = line.split("error: ", 1)[-1]
+    line = re.sub(r"'[^']*'", "'OP'", line)
+    return re.sub(r"[0-9]+", "N", line)
+
+
 def check_context_parallel(directory, model, input_files, tool, args):
     """The model compiled with --context-parallel=P and run by P ranks
     under mpirun gives one process's results (rtol 1e-5); a model the
@@ -1033,6 +1047,7 @@ def check_context_parallel(directory, model, input_files, tool, args):
         refused = ("context parallel" in output or
                    "--context-parallel" in output)
         if refused and "internal error" not in output:
+            args.split_refusals.append(refusal_reason(output))
             return None
         return "lcc --context-parallel=%d failed: %s" % (
             ranks, output.splitlines()[-1] if output else "")
@@ -1171,6 +1186,7 @@ def main():
 
     start = time.time()
     args.split_seeds = []
+    args.split_refusals = []
     failures, conditioned = [], []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for seed, problem, widened in pool.map(lambda s: check_seed(s, args),
@@ -1194,6 +1210,12 @@ def main():
               "compiler refused to split the others" % (
                   len(args.split_seeds), args.context_parallel,
                   args.context_parallel))
+        # What the refusals were, most common first: what to split next.
+        counts = {}
+        for reason in args.split_refusals:
+            counts[reason] = counts.get(reason, 0) + 1
+        for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+            print("  %d refused: %s" % (count, reason))
     print("%d passed, %d failed" % (len(seeds) - len(failures), len(failures)))
     return 1 if failures else 0
 

@@ -71,7 +71,7 @@ func.func @mixes(%x: tensor<1x8x4xf32>) -> tensor<1x4x4xf32> {
 
 // -----
 
-// expected-error@+1 {{argument #1 ('tensor<8x4xf32>') has 8 rows but not in dimension 1: context parallelism splits arguments [batch, seq, ...] on their positions}}
+// expected-error@+1 {{argument #1 ('tensor<8x4xf32>') has 8 rows but not in dimension 1 (or 2 of 4): context parallelism splits arguments [batch, seq, ...] and [batch, heads, seq, dim] on their positions}}
 func.func @sequence_first(%x: tensor<1x8x4xf32>, %y: tensor<8x4xf32>) -> tensor<1x8x4xf32> {
   %q = attn.split_heads %x {heads = 2 : i64} : (tensor<1x8x4xf32>) -> tensor<1x2x8x2xf32>
   %o = attn.attention %q, %q, %q : (tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x8x2xf32>
