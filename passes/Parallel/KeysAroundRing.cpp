@@ -114,8 +114,12 @@ struct Ring {
     if (modifiers.empty())
       return {};
     int64_t share = typeOfTensor(queries).getDimSize(2);
-    return {blockPositions(0, share), blockPositions(step, share)};
+    if (!queryPositions)
+      queryPositions = blockPositions(0, share);
+    return {queryPositions, blockPositions(step, share)};
   }
+  /// The queries' positions, made by the first step that places them.
+  Value queryPositions;
   /// `op`'s regions: copies of the ring's.
   void copyRegions(Operation *op) {
     for (auto [from, into] : llvm::zip(modifiers, op->getRegions())) {
@@ -149,10 +153,10 @@ struct Ring {
     auto rows = RankedTensorType::get(
         {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
         q.getElementType());
-    auto step = AttentionOp::create(
-        b, loc, TypeRange{result, rows}, queries, keys, values, positions,
-        b.getBoolAttr(causal), scale, UnitAttr(),
-        positions.empty() ? 0 : modifiers.size());
+    auto step = AttentionOp::create(b, loc, TypeRange{result, rows}, queries,
+                                    keys, values, positions,
+                                    b.getBoolAttr(causal), scale, UnitAttr(),
+                                    positions.empty() ? 0 : modifiers.size());
     if (!positions.empty())
       copyRegions(step);
     return {step.getResult(), step.getLogsumexp()};
@@ -208,144 +212,151 @@ struct Ring {
   }
 };
 
-/// Every block attended whole, every step counted: no order among keys.
-Partial ringWithoutMask(Ring &ring, Value queries, Value keys, Value values) {
-  Partial result = ring.attend(queries, keys, values, false);
-  for (int64_t step = 1; step < ring.ranks; ++step) {
-    keys = ring.shifted(keys, 1);
-    values = ring.shifted(values, 1);
-    result = ring.merged(result, ring.attend(queries, keys, values, false));
+/// Visits the rank's own block (step 0) and each block the ring brings it:
+/// forward, step s holds rank r - s's keys and values (shifts by 1); with
+/// `backward`, they come the other way (shifts by -1: rank r + 1's, the
+/// forward's step P - 1, first). The next block's shift is issued before
+/// the current block is visited, so that its transfer runs behind the
+/// block's attention (the runtime waits for it where the block is read).
+void forEachBlock(Ring &ring, Value keys, Value values, bool backward,
+                  function_ref<void(int64_t, Value, Value)> visit) {
+  for (int64_t t = 0; t < ring.ranks; ++t) {
+    Value nextKeys, nextValues;
+    if (t + 1 < ring.ranks) {
+      nextKeys = ring.shifted(keys, backward ? -1 : 1);
+      nextValues = ring.shifted(values, backward ? -1 : 1);
+    }
+    visit(backward && t > 0 ? ring.ranks - t : t, keys, values);
+    keys = nextKeys;
+    values = nextValues;
   }
-  return result;
 }
 
-/// Every block at its positions, the ring's regions and causality reading
-/// them (the file's comment).
-Partial placedRing(Ring &ring, Value queries, Value keys, Value values,
-                   bool causal) {
-  Partial result =
-      ring.attend(queries, keys, values, causal, ring.placed(queries, 0));
-  for (int64_t step = 1; step < ring.ranks; ++step) {
-    keys = ring.shifted(keys, 1);
-    values = ring.shifted(values, 1);
-    result = ring.merged(result, ring.attend(queries, keys, values, causal,
-                                             ring.placed(queries, step)));
-  }
+/// Every block attended whole, every step counted: no order among keys.
+/// With regions (`placed`), each block at its positions, the regions and
+/// causality reading them (the file's comment).
+Partial wholeBlocksRing(Ring &ring, Value queries, Value keys, Value values,
+                        bool causal) {
+  Partial result;
+  forEachBlock(ring, keys, values, /*backward=*/false,
+               [&](int64_t step, Value k, Value v) {
+                 Partial block = ring.attend(queries, k, v, causal,
+                                             ring.placed(queries, step));
+                 result = step == 0 ? block : ring.merged(result, block);
+               });
   return result;
 }
 
 /// Causal, on zigzag shares (the file's comment).
 Partial causalRing(Ring &ring, Value queries, Value keys, Value values) {
-  Partial own = ring.attend(queries, keys, values, true);
-  Halves results = ring.halves(own.result), rows = ring.halves(own.logSumExp);
-  Partial early = {results.early, rows.early}, late = {results.late, rows.late};
   Halves q = ring.halves(queries);
-  for (int64_t step = 1; step < ring.ranks; ++step) {
-    keys = ring.shifted(keys, 1);
-    values = ring.shifted(values, 1);
-    Halves k = ring.halves(keys), v = ring.halves(values);
-    // This rank's late chunk sees the block's early chunk on every rank.
-    late = ring.merged(late, ring.attend(q.late, k.early, v.early, false));
-    // The block's rank comes first: early sees early; else late sees late.
-    Value first = ring.blockComesFirst(step);
-    Partial pair = ring.attend(ring.choose(first, q.early, q.late),
-                               ring.choose(first, k.early, k.late),
-                               ring.choose(first, v.early, v.late), false);
-    early = ring.merged(early, pair, first);
-    late = ring.merged(late, pair, ring.blockComesFirst(step, true));
-  }
+  Partial early, late;
+  forEachBlock(
+      ring, keys, values, /*backward=*/false,
+      [&](int64_t step, Value keys, Value values) {
+        if (step == 0) {
+          Partial own = ring.attend(queries, keys, values, true);
+          Halves results = ring.halves(own.result),
+                 rows = ring.halves(own.logSumExp);
+          early = {results.early, rows.early};
+          late = {results.late, rows.late};
+          return;
+        }
+        Halves k = ring.halves(keys), v = ring.halves(values);
+        // This rank's late chunk sees the block's early chunk on every rank.
+        late = ring.merged(late, ring.attend(q.late, k.early, v.early, false));
+        // The block's rank comes first: early sees early; else late sees late.
+        Value first = ring.blockComesFirst(step);
+        Partial pair = ring.attend(ring.choose(first, q.early, q.late),
+                                   ring.choose(first, k.early, k.late),
+                                   ring.choose(first, v.early, v.late), false);
+        early = ring.merged(early, pair, first);
+        late = ring.merged(late, pair, ring.blockComesFirst(step, true));
+      });
   return {ring.joined(early.result, late.result),
           ring.joined(early.logSumExp, late.logSumExp)};
 }
 
-/// The gradients of one step's keys and values, held at this rank, added
-/// to those of the rank that holds the block (`step` ranks back).
+/// The gradients of the rank's keys and values: its own block's, and each
+/// later block's added to those of the rank that holds it (`step` ranks
+/// back).
 struct KeyValueGrads {
   Value key, value;
   void add(Ring &ring, int64_t step, Value dk, Value dv) {
+    if (step == 0) {
+      key = dk;
+      value = dv;
+      return;
+    }
     key = ring.sum(key, ring.shifted(dk, -step));
     value = ring.sum(value, ring.shifted(dv, -step));
   }
 };
 
-/// The gradients of the rank's own block (causal on the diagonal when the
-/// attention is): the query's so far, and the start of the rank's key and
-/// value gradients.
-std::pair<Value, KeyValueGrads> ownBlockBackward(Ring &ring,
-                                                 RingAttentionBackwardOp op) {
-  auto [dq, dk, dv] = ring.attendBackward(
-      op.getQuery(), op.getKey(), op.getValue(), op.getResult(),
-      op.getLogsumexp(), op.getResultGrad(), op.getCausal());
-  return {dq, KeyValueGrads{dk, dv}};
-}
-
-std::array<Value, 3> ringBackwardWithoutMask(Ring &ring,
+/// Every block whole (at its positions with regions), each block's
+/// backward from the whole sequence's result and logsumexp.
+std::array<Value, 3> wholeBlocksRingBackward(Ring &ring,
                                              RingAttentionBackwardOp op) {
-  auto [dq, home] = ownBlockBackward(ring, op);
-  Value keys = op.getKey(), values = op.getValue();
-  for (int64_t step = ring.ranks - 1; step >= 1; --step) {
-    keys = ring.shifted(keys, -1);
-    values = ring.shifted(values, -1);
-    auto [blockDq, blockDk, blockDv] =
-        ring.attendBackward(op.getQuery(), keys, values, op.getResult(),
-                            op.getLogsumexp(), op.getResultGrad(), false);
-    dq = ring.sum(dq, blockDq);
-    home.add(ring, step, blockDk, blockDv);
-  }
-  return {dq, home.key, home.value};
-}
-
-std::array<Value, 3> placedRingBackward(Ring &ring,
-                                        RingAttentionBackwardOp op) {
-  Value queries = op.getQuery();
-  auto [dq, dk, dv] = ring.attendBackward(
-      queries, op.getKey(), op.getValue(), op.getResult(), op.getLogsumexp(),
-      op.getResultGrad(), op.getCausal(), ring.placed(queries, 0));
-  KeyValueGrads home{dk, dv};
-  Value keys = op.getKey(), values = op.getValue();
-  for (int64_t step = ring.ranks - 1; step >= 1; --step) {
-    keys = ring.shifted(keys, -1);
-    values = ring.shifted(values, -1);
-    auto [blockDq, blockDk, blockDv] = ring.attendBackward(
-        queries, keys, values, op.getResult(), op.getLogsumexp(),
-        op.getResultGrad(), op.getCausal(), ring.placed(queries, step));
-    dq = ring.sum(dq, blockDq);
-    home.add(ring, step, blockDk, blockDv);
-  }
+  Value queries = op.getQuery(), dq;
+  KeyValueGrads home;
+  forEachBlock(ring, op.getKey(), op.getValue(), /*backward=*/true,
+               [&](int64_t step, Value keys, Value values) {
+                 // The own block is causal on its diagonal when the
+                 // attention is; with positions, causality reads them.
+                 bool causal =
+                     op.getCausal() && (step == 0 || !ring.modifiers.empty());
+                 auto [blockDq, blockDk, blockDv] = ring.attendBackward(
+                     queries, keys, values, op.getResult(), op.getLogsumexp(),
+                     op.getResultGrad(), causal, ring.placed(queries, step));
+                 dq = step == 0 ? blockDq : ring.sum(dq, blockDq);
+                 home.add(ring, step, blockDk, blockDv);
+               });
   return {dq, home.key, home.value};
 }
 
 std::array<Value, 3> causalRingBackward(Ring &ring,
                                         RingAttentionBackwardOp op) {
-  auto [dq, home] = ownBlockBackward(ring, op);
-  Value keys = op.getKey(), values = op.getValue();
   Halves q = ring.halves(op.getQuery()), o = ring.halves(op.getResult()),
          lse = ring.halves(op.getLogsumexp()),
-         dO = ring.halves(op.getResultGrad()), dQ = ring.halves(dq);
-  for (int64_t step = ring.ranks - 1; step >= 1; --step) {
-    keys = ring.shifted(keys, -1);
-    values = ring.shifted(values, -1);
-    Halves k = ring.halves(keys), v = ring.halves(values);
-    auto [lateDq, earlyDk, earlyDv] = ring.attendBackward(
-        q.late, k.early, v.early, o.late, lse.late, dO.late, false);
-    Value first = ring.blockComesFirst(step);
-    Value later = ring.blockComesFirst(step, true);
-    // The same choice as the forward's, written the other way round:
-    // common-subexpression elimination would otherwise keep the forward's
-    // chosen queries alive until here.
-    auto pick = [&](Halves h) { return ring.choose(later, h.late, h.early); };
-    auto [pairDq, pairDk, pairDv] = ring.attendBackward(
-        pick(q), pick(k), pick(v), pick(o), pick(lse), pick(dO), false);
-    dQ.early = ring.sum(dQ.early, ring.onlyWhen(first, pairDq));
-    dQ.late = ring.sum(ring.sum(dQ.late, lateDq), ring.onlyWhen(later, pairDq));
-    // The block's gradients: its early chunk's from both pairs when its
-    // rank comes first, its late chunk's from the pair otherwise.
-    Value blockDk = ring.joined(ring.sum(earlyDk, ring.onlyWhen(first, pairDk)),
-                                ring.onlyWhen(later, pairDk));
-    Value blockDv = ring.joined(ring.sum(earlyDv, ring.onlyWhen(first, pairDv)),
-                                ring.onlyWhen(later, pairDv));
-    home.add(ring, step, blockDk, blockDv);
-  }
+         dO = ring.halves(op.getResultGrad()), dQ;
+  KeyValueGrads home;
+  forEachBlock(
+      ring, op.getKey(), op.getValue(), /*backward=*/true,
+      [&](int64_t step, Value keys, Value values) {
+        if (step == 0) {
+          auto [dq, dk, dv] = ring.attendBackward(
+              op.getQuery(), keys, values, op.getResult(), op.getLogsumexp(),
+              op.getResultGrad(), /*causal=*/true);
+          dQ = ring.halves(dq);
+          home.add(ring, 0, dk, dv);
+          return;
+        }
+        Halves k = ring.halves(keys), v = ring.halves(values);
+        auto [lateDq, earlyDk, earlyDv] = ring.attendBackward(
+            q.late, k.early, v.early, o.late, lse.late, dO.late, false);
+        Value first = ring.blockComesFirst(step);
+        Value later = ring.blockComesFirst(step, true);
+        // The same choice as the forward's, written the other way round:
+        // common-subexpression elimination would otherwise keep the forward's
+        // chosen queries alive until here.
+        auto pick = [&](Halves h) {
+          return ring.choose(later, h.late, h.early);
+        };
+        auto [pairDq, pairDk, pairDv] = ring.attendBackward(
+            pick(q), pick(k), pick(v), pick(o), pick(lse), pick(dO), false);
+        dQ.early = ring.sum(dQ.early, ring.onlyWhen(first, pairDq));
+        dQ.late =
+            ring.sum(ring.sum(dQ.late, lateDq), ring.onlyWhen(later, pairDq));
+        // The block's gradients: its early chunk's from both pairs when its
+        // rank comes first, its late chunk's from the pair otherwise.
+        Value blockDk =
+            ring.joined(ring.sum(earlyDk, ring.onlyWhen(first, pairDk)),
+                        ring.onlyWhen(later, pairDk));
+        Value blockDv =
+            ring.joined(ring.sum(earlyDv, ring.onlyWhen(first, pairDv)),
+                        ring.onlyWhen(later, pairDv));
+        home.add(ring, step, blockDk, blockDv);
+      });
   return {ring.joined(dQ.early, dQ.late), home.key, home.value};
 }
 
@@ -371,13 +382,13 @@ std::pair<Value, Value> parallel::expandRingAttention(OpBuilder &b,
                                                       RingAttentionOp op) {
   Ring ring{b, op.getLoc(), op.getScaleAttr(),
             static_cast<int64_t>(op.getRanks()), op.getModifiers()};
+  // Causal attention without regions takes the chunk pairs its positions
+  // allow; with regions, causality reads the positions.
   Partial result =
-      !ring.modifiers.empty()
-          ? placedRing(ring, op.getQuery(), op.getKey(), op.getValue(),
-                       op.getCausal())
-      : op.getCausal()
+      op.getCausal() && ring.modifiers.empty()
           ? causalRing(ring, op.getQuery(), op.getKey(), op.getValue())
-          : ringWithoutMask(ring, op.getQuery(), op.getKey(), op.getValue());
+          : wholeBlocksRing(ring, op.getQuery(), op.getKey(), op.getValue(),
+                            op.getCausal());
   return {result.result, result.logSumExp};
 }
 
@@ -386,8 +397,7 @@ parallel::expandRingAttentionBackward(OpBuilder &b,
                                       RingAttentionBackwardOp op) {
   Ring ring{b, op.getLoc(), op.getScaleAttr(),
             static_cast<int64_t>(op.getRanks()), op.getModifiers()};
-  if (!ring.modifiers.empty())
-    return placedRingBackward(ring, op);
-  return op.getCausal() ? causalRingBackward(ring, op)
-                        : ringBackwardWithoutMask(ring, op);
+  return op.getCausal() && ring.modifiers.empty()
+             ? causalRingBackward(ring, op)
+             : wholeBlocksRingBackward(ring, op);
 }

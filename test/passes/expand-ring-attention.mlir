@@ -9,9 +9,11 @@
 // otherwise: rank 0) is merged into the query chunk the gates say.
 // CHECK-LABEL: func.func @causal(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x4x2xf32>, %[[K:[^:]+]]: tensor<1x2x4x2xf32>, %[[V:[^:]+]]: tensor<1x2x4x2xf32>
-// CHECK: %[[O0:.+]], %[[L0:.+]] = attn.attention %[[Q]], %[[K]], %[[V]] {causal = true} : {{.+}} -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
+// The next block's shift comes before the current block's attention, so
+// that its transfer runs behind it.
 // CHECK: %[[K1:.+]] = attn.ring_shift %[[K]] by 1 : tensor<1x2x4x2xf32>
 // CHECK: %[[V1:.+]] = attn.ring_shift %[[V]] by 1 : tensor<1x2x4x2xf32>
+// CHECK: %[[O0:.+]], %[[L0:.+]] = attn.attention %[[Q]], %[[K]], %[[V]] {causal = true} : {{.+}} -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
 // CHECK: attn.attention {{.+}} : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2xf32>)
 // CHECK: attn.merge_partials
 // CHECK: %[[FIRSTS:.+]] = arith.constant dense<[0.000000e+00, 1.000000e+00]> : tensor<2xf32>
@@ -39,16 +41,16 @@ func.func @causal(%q: tensor<1x2x4x2xf32>, %k: tensor<1x2x4x2xf32>, %v: tensor<1
 // key and value gradients back to its rank (2 ranks back, then 1).
 // CHECK-LABEL: func.func @backward(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x4x2xf32>, %[[K:[^:]+]]: tensor<1x2x4x2xf32>, %[[V:[^:]+]]: tensor<1x2x4x2xf32>, %[[O:[^:]+]]: tensor<1x2x4x2xf32>, %[[L:[^:]+]]: tensor<1x2x4xf32>, %[[DO:[^:]+]]: tensor<1x2x4x2xf32>
-// CHECK: %[[DQ0:.+]], %[[DK0:.+]], %[[DV0:.+]] = attn.attention_backward %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[DO]] :
 // CHECK: %[[K2:.+]] = attn.ring_shift %[[K]] by -1
 // CHECK: %[[V2:.+]] = attn.ring_shift %[[V]] by -1
+// CHECK: %[[DQ0:.+]], %[[DK0:.+]], %[[DV0:.+]] = attn.attention_backward %[[Q]], %[[K]], %[[V]], %[[O]], %[[L]], %[[DO]] :
+// CHECK: %[[K1:.+]] = attn.ring_shift %[[K2]] by -1
+// CHECK: %[[V1:.+]] = attn.ring_shift %[[V2]] by -1
 // CHECK: %[[DQ2:.+]], %[[DK2:.+]], %[[DV2:.+]] = attn.attention_backward %[[Q]], %[[K2]], %[[V2]], %[[O]], %[[L]], %[[DO]] :
 // CHECK: arith.addf %[[DQ0]], %[[DQ2]]
 // CHECK: %[[BACK2:.+]] = attn.ring_shift %[[DK2]] by -2
 // CHECK: arith.addf %[[DK0]], %[[BACK2]]
 // CHECK: attn.ring_shift %[[DV2]] by -2
-// CHECK: %[[K1:.+]] = attn.ring_shift %[[K2]] by -1
-// CHECK: %[[V1:.+]] = attn.ring_shift %[[V2]] by -1
 // CHECK: %{{.+}}, %[[DK1:.+]], %[[DV1:.+]] = attn.attention_backward %[[Q]], %[[K1]], %[[V1]], %[[O]], %[[L]], %[[DO]] :
 // CHECK: attn.ring_shift %[[DK1]] by -1
 // CHECK: attn.ring_shift %[[DV1]] by -1
@@ -70,17 +72,17 @@ func.func @backward(%q: tensor<1x2x4x2xf32>, %k: tensor<1x2x4x2xf32>, %v: tensor
 // positions too.
 // CHECK-LABEL: func.func @masked(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x4x2xf32>, %[[K:[^:]+]]: tensor<1x2x4x2xf32>, %[[V:[^:]+]]: tensor<1x2x4x2xf32>
+// CHECK: %[[K1:.+]] = attn.ring_shift %[[K]] by 1
+// CHECK: %[[V1:.+]] = attn.ring_shift %[[V]] by 1
 // CHECK: %[[MINE:.+]] = arith.constant dense<{{\[}}[0, 1, 6, 7], [2, 3, 4, 5]]> : tensor<2x4xi64>
 // CHECK: %[[QS:.+]] = attn.rank_slice %[[MINE]] : tensor<2x4xi64> -> tensor<1x4xi64>
 // CHECK: %[[QP:.+]] = tensor.collapse_shape %[[QS]]
 // CHECK: %[[O0:.+]], %[[L0:.+]] = attn.attention %[[Q]], %[[K]], %[[V]] positions(%[[QP]], %{{.+}}) {causal = true}
 // CHECK-SAME: mask {
 // CHECK: arith.constant 3 : index
-// CHECK: %[[K1:.+]] = attn.ring_shift %[[K]] by 1
-// CHECK: %[[V1:.+]] = attn.ring_shift %[[V]] by 1
 // CHECK: %[[OTHER:.+]] = arith.constant dense<{{\[}}[2, 3, 4, 5], [0, 1, 6, 7]]> : tensor<2x4xi64>
 // CHECK: attn.rank_slice %[[OTHER]]
-// CHECK: %[[O1:.+]], %[[L1:.+]] = attn.attention %[[Q]], %[[K1]], %[[V1]] positions(%{{.+}}, %{{.+}}) {causal = true}
+// CHECK: %[[O1:.+]], %[[L1:.+]] = attn.attention %[[Q]], %[[K1]], %[[V1]] positions(%[[QP]], %{{.+}}) {causal = true}
 // CHECK-SAME: mask {
 // CHECK: attn.merge_partials %[[O0]], %[[L0]], %[[O1]], %[[L1]]
 func.func @masked(%q: tensor<1x2x4x2xf32>, %k: tensor<1x2x4x2xf32>, %v: tensor<1x2x4x2xf32>) -> tensor<1x2x4x2xf32> {

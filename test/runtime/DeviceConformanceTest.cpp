@@ -324,6 +324,146 @@ TEST_P(DeviceConformance, ExchangesAmongRanksBetweenCommands) {
             "(lccSessionSetCommunicator)");
 }
 
+/// Two ranks whose ring shifts move their bytes only when finished: rank
+/// 1's values are this rank's plus one, read from the source when the
+/// transfer finishes (as a real engine may read it any time until then).
+class DeferredRing final : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  std::string describe() const override { return "two deferred ranks"; }
+  [[noreturn]] void abort(int code) override { std::_Exit(code); }
+
+  int started = 0, advanced = 0, finished = 0;
+
+protected:
+  Status reduceSum(float *, size_t) override { return Status(); }
+  Status gather(const void *, size_t, void *) override { return Status(); }
+  Status exchangeBlocks(const void *, size_t, void *) override {
+    return Status();
+  }
+  // A device whose memory is not the host's shifts through staging, at once.
+  Status sendAroundRing(const void *data, size_t bytes, int, int,
+                        void *out) override {
+    for (size_t i = 0; i < bytes / sizeof(float); ++i)
+      static_cast<float *>(out)[i] = static_cast<const float *>(data)[i] + 1;
+    return Status();
+  }
+  StatusOr<std::unique_ptr<Communicator>> split(int, int) override {
+    return Status::error(StatusCode::Internal, "two deferred ranks, one group");
+  }
+  StatusOr<std::unique_ptr<Transfer>>
+  startSendAroundRing(const void *data, size_t bytes, int, int,
+                      void *out) override {
+    ++started;
+    return std::unique_ptr<Transfer>(new Deferred(*this, data, bytes, out));
+  }
+
+private:
+  struct Deferred final : Transfer {
+    Deferred(DeferredRing &job, const void *data, size_t bytes, void *out)
+        : job(job), data(static_cast<const float *>(data)), bytes(bytes),
+          out(static_cast<float *>(out)) {}
+    Status advance() override {
+      ++job.advanced;
+      return Status();
+    }
+    Status finish() override {
+      ++job.finished;
+      for (size_t i = 0; i < bytes / sizeof(float); ++i)
+        out[i] = data[i] + 1.0f;
+      return Status();
+    }
+    DeferredRing &job;
+    const float *data;
+    size_t bytes;
+    float *out;
+  };
+};
+
+// A ring shift runs behind the commands after it: each waits for it only
+// where it touches its bytes. Here the source is overwritten (the planner
+// may reuse a source no longer read) and the target read after it; the
+// shift must have read the source before the one and written the target
+// before the other, and every shift ends within the call.
+TEST_P(DeviceConformance, ShiftsRunBehindLaterCommands) {
+  FunctionSpec function;
+  function.name = "behind";
+  function.inputs = {{"x", DType::F32, {64}}, {"y", DType::F32, {64}}};
+  function.outputs = {{"shifted", DType::F32, {64}}, {"late", DType::F32, {64}}};
+  function.arenaSize = 768;
+  function.buffers = {{lcm::BufferKind::Input, 0, 256, 0},
+                      {lcm::BufferKind::Input, 1, 256, 0},
+                      {lcm::BufferKind::Transient, 0, 768, 0},
+                      {lcm::BufferKind::Output, 0, 256, 0},
+                      {lcm::BufferKind::Output, 1, 256, 0}};
+  CommandSpec in;
+  in.kind = lcm::CommandKind::Copy;
+  in.name = "in";
+  in.source = {0, 0, 256};
+  in.target = {2, 0, 256};
+  CommandSpec shift;
+  shift.kind = lcm::CommandKind::Exchange;
+  shift.name = "shift";
+  shift.pattern = lcm::ExchangePattern::Ring;
+  shift.ringOffset = 1;
+  shift.source = {2, 0, 256};
+  shift.target = {2, 256, 256};
+  CommandSpec unrelated = in; // touches neither: the shift stays in flight
+  unrelated.name = "unrelated";
+  unrelated.source = {1, 0, 256};
+  unrelated.target = {2, 512, 256};
+  CommandSpec overwrite = in; // the source's bytes, reused
+  overwrite.name = "overwrite";
+  overwrite.source = {1, 0, 256};
+  overwrite.target = {2, 0, 256};
+  CommandSpec out = in;
+  out.name = "out";
+  out.source = {2, 256, 256};
+  out.target = {3, 0, 256};
+  CommandSpec late = in;
+  late.name = "late"; // a second shift, finished at the end of the call
+  late.kind = lcm::CommandKind::Exchange;
+  late.pattern = lcm::ExchangePattern::Ring;
+  late.ringOffset = 1;
+  late.source = {2, 512, 256};
+  late.target = {4, 0, 256};
+  function.commands = {in, shift, unrelated, overwrite, out, late};
+  ModuleSpec spec;
+  spec.functions = {function};
+
+  StatusOr<std::unique_ptr<Session>> session = open(spec);
+  ASSERT_EQ(messageOf(session), "<ok>");
+  StatusOr<Function *> behind = (*session)->lookupFunction("behind");
+  ASSERT_EQ(messageOf(behind), "<ok>");
+  if (std::string(device->getKind()) == "cuda")
+    return; // a GPU's shifts are NCCL's (ExchangesAmongRanksBetweenCommands)
+  DeferredRing job;
+  bool behindCommands = device->isHostAddressable();
+  (*session)->setCommunicator(&job);
+  std::vector<float> x(64), y(64);
+  for (int i = 0; i < 64; ++i) {
+    x[i] = float(i);
+    y[i] = 100.0f - float(i);
+  }
+  std::vector<int64_t> shape = {64};
+  TensorView inputs[] = {viewOf(x, shape), viewOf(y, shape)};
+  ASSERT_EQ(messageOf((*behind)->call(inputs, 2)), "<ok>");
+  std::vector<float> xPlusOne = x, yPlusOne = y;
+  for (float &v : xPlusOne)
+    v += 1.0f;
+  for (float &v : yPlusOne)
+    v += 1.0f;
+  EXPECT_EQ(resultOf(**behind, 0), xPlusOne);
+  EXPECT_EQ(resultOf(**behind, 1), yPlusOne);
+  // Where the device's memory is the host's, the shifts ran behind the
+  // commands, and the command that touched neither let the first move on;
+  // elsewhere they ran at once, staged.
+  EXPECT_EQ(job.started, behindCommands ? 2 : 0);
+  EXPECT_EQ(job.finished, job.started);
+  EXPECT_EQ(job.advanced >= 1, behindCommands);
+}
+
 // The planner may overlap a copy's ranges, as memmove allows.
 TEST_P(DeviceConformance, CopiesBetweenOverlappingRanges) {
   FunctionSpec function;

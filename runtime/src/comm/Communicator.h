@@ -21,6 +21,19 @@
 
 namespace lcc::runtime {
 
+/// A transfer among ranks that has started and may not have finished
+/// (Communicator::startShiftRing): its buffers are the engine's until
+/// finish() returns.
+class Transfer {
+public:
+  virtual ~Transfer();
+  /// Lets the engine move it on without waiting for it (MPI's progress,
+  /// which Open MPI makes only inside its calls).
+  virtual Status advance() { return Status(); }
+  /// Returns once every byte has arrived and been sent.
+  virtual Status finish() = 0;
+};
+
 class Communicator {
 public:
   virtual ~Communicator();
@@ -56,6 +69,18 @@ public:
     if (to != rank())
       sentBytes += bytes;
     return sendAroundRing(data, bytes, to, ringNeighbour(-offset), out);
+  }
+  /// shiftRing, started: the bytes at `data` and `out` are the transfer's
+  /// until its finish() returns. An engine that cannot start one and
+  /// return (the default) finishes it before returning.
+  StatusOr<std::unique_ptr<Transfer>> startShiftRing(const void *data,
+                                                     size_t bytes,
+                                                     int64_t offset,
+                                                     void *out) {
+    int to = ringNeighbour(offset);
+    if (to != rank())
+      sentBytes += bytes;
+    return startSendAroundRing(data, bytes, to, ringNeighbour(-offset), out);
   }
   /// The rank `offset` ranks on from this one around the ring.
   int ringNeighbour(int64_t offset) const {
@@ -98,6 +123,10 @@ protected:
   /// Sends to rank `to` and receives from rank `from` at once.
   virtual Status sendAroundRing(const void *data, size_t bytes, int to,
                                 int from, void *out) = 0;
+  /// sendAroundRing, started; by default run to the end here.
+  virtual StatusOr<std::unique_ptr<Transfer>>
+  startSendAroundRing(const void *data, size_t bytes, int to, int from,
+                      void *out);
 
 private:
   uint64_t sentBytes = 0;

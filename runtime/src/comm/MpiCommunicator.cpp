@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <type_traits>
+#include <vector>
 
 namespace lcc::runtime {
 namespace {
@@ -44,6 +45,10 @@ struct MpiLibrary {
   int (*alltoall)(const void *, int, Handle, void *, int, Handle, Handle);
   int (*sendrecv)(const void *, int, Handle, int, int, void *, int, Handle,
                   int, int, Handle, void *);
+  int (*isend)(const void *, int, Handle, int, int, Handle, Handle *);
+  int (*irecv)(void *, int, Handle, int, int, Handle, Handle *);
+  int (*waitall)(int, Handle *, void *);
+  int (*testall)(int, Handle *, int *, void *);
   int (*abort)(Handle, int);
   int (*errorString)(int, char *, int *);
   Handle world, floatType, byteType, sum, errorsReturn;
@@ -77,6 +82,10 @@ StatusOr<MpiLibrary> loadLibrary() {
   resolve(mpi.allgather, "MPI_Allgather");
   resolve(mpi.alltoall, "MPI_Alltoall");
   resolve(mpi.sendrecv, "MPI_Sendrecv");
+  resolve(mpi.isend, "MPI_Isend");
+  resolve(mpi.irecv, "MPI_Irecv");
+  resolve(mpi.waitall, "MPI_Waitall");
+  resolve(mpi.testall, "MPI_Testall");
   resolve(mpi.abort, "MPI_Abort");
   resolve(mpi.errorString, "MPI_Error_string");
   resolve(mpi.world, "ompi_mpi_comm_world");
@@ -160,6 +169,36 @@ public:
     return Status();
   }
 
+  StatusOr<std::unique_ptr<Transfer>>
+  startSendAroundRing(const void *data, size_t bytes, int to, int from,
+                      void *out) override {
+    constexpr int kRingTag = 1;
+    auto transfer = std::make_unique<MpiTransfer>(*this);
+    const char *sent = static_cast<const char *>(data);
+    char *received = static_cast<char *>(out);
+    // The receives first, so that a sender's bytes find their place. Both
+    // ranks post in program order, so the pieces match in order.
+    for (size_t done = 0; done < bytes;) {
+      int piece = int(std::min<size_t>(bytes - done, INT_MAX));
+      Handle request = nullptr;
+      LCC_RETURN_IF_ERROR(check(
+          "MPI_Irecv", mpi.irecv(received + done, piece, mpi.byteType, from,
+                                 kRingTag, comm, &request)));
+      transfer->requests.push_back(request);
+      done += size_t(piece);
+    }
+    for (size_t done = 0; done < bytes;) {
+      int piece = int(std::min<size_t>(bytes - done, INT_MAX));
+      Handle request = nullptr;
+      LCC_RETURN_IF_ERROR(
+          check("MPI_Isend", mpi.isend(sent + done, piece, mpi.byteType, to,
+                                       kRingTag, comm, &request)));
+      transfer->requests.push_back(request);
+      done += size_t(piece);
+    }
+    return std::unique_ptr<Transfer>(std::move(transfer));
+  }
+
   [[noreturn]] void abort(int code) override {
     mpi.abort(mpi.world, code);
     std::_Exit(code);
@@ -198,6 +237,39 @@ private:
         check("MPI_Comm_rank", mpi.commRank(comm, &rankOfThis)));
     return check("MPI_Comm_size", mpi.commSize(comm, &sizeOfJob));
   }
+
+  /// A ring shift's receives and sends, posted (MPI_Irecv, MPI_Isend).
+  class MpiTransfer final : public Transfer {
+  public:
+    explicit MpiTransfer(MpiCommunicator &comm) : comm(comm) {}
+    ~MpiTransfer() override {
+      if (!requests.empty())
+        (void)finish();
+    }
+    Status advance() override {
+      int done = 0;
+      return requests.empty()
+                 ? Status()
+                 : comm.check("MPI_Testall",
+                              comm.mpi.testall(int(requests.size()),
+                                               requests.data(), &done,
+                                               kStatusIgnore));
+    }
+    Status finish() override {
+      if (requests.empty())
+        return Status();
+      Status done = comm.check(
+          "MPI_Waitall", comm.mpi.waitall(int(requests.size()),
+                                          requests.data(), kStatusIgnore));
+      requests.clear();
+      return done;
+    }
+
+    std::vector<Handle> requests;
+
+  private:
+    MpiCommunicator &comm;
+  };
 
   Status check(const char *call, int result) const {
     if (result == kSuccess)

@@ -65,6 +65,9 @@ struct DeviceCommand {
   // (a collective among the ranks, through the communicator); the
   // commands after it start when it returns.
   std::function<Status()> hostStep;
+  // Run on the host before the command, when set: waits for the transfers
+  // still moving the bytes it touches (TransfersInFlight).
+  std::function<Status()> beforeRun;
 };
 
 /// A function's commands made ready for a device, once, for every call.

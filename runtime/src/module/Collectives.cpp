@@ -118,15 +118,30 @@ Status sendAmongRanks(Device &device, Communicator &comm,
   return Status();
 }
 
+/// A ring shift's transfer started and noted in `inFlight`, which then
+/// owns its source and target bytes.
+Status startRingShift(Communicator &comm, const ExchangeSpec &exchange,
+                      TransfersInFlight &inFlight) {
+  StatusOr<std::unique_ptr<Transfer>> started =
+      comm.startShiftRing(exchange.source, exchange.sourceBytes,
+                          exchange.ringOffset, exchange.target);
+  if (!started.ok())
+    return started.getStatus();
+  inFlight.add(started.take(), {{exchange.source, exchange.sourceBytes},
+                                {exchange.target, exchange.targetBytes}});
+  return Status();
+}
+
 } // namespace
 
 std::function<Status()> makeExchangeStep(Device &device,
                                          Communicator *const *communicator,
                                          ExchangeSpec exchange,
-                                         std::string name) {
+                                         std::string name,
+                                         TransfersInFlight *inFlight) {
   auto staging = std::make_shared<std::vector<char>>();
-  return [&device, communicator, exchange, name = std::move(name),
-          staging]() -> Status {
+  return [&device, communicator, exchange, name = std::move(name), staging,
+          inFlight]() -> Status {
     Communicator *comm = *communicator;
     LCC_RETURN_IF_ERROR(checkJoined(comm, name, "exchanges among"));
     bool ring = exchange.pattern == lcm::ExchangePattern::Ring;
@@ -157,6 +172,8 @@ std::function<Status()> makeExchangeStep(Device &device,
              (ring && comm->ringNeighbour(exchange.ringOffset) == comm->rank()))
       moved = device.copyOnDevice(exchange.target, exchange.source,
                                   exchange.sourceBytes);
+    else if (ring && inFlight)
+      moved = startRingShift(*comm, exchange, *inFlight);
     else
       moved = sendAmongRanks(device, *comm, exchange, *staging);
     return moved.ok() ? moved : moved.withContext(quoted(name));

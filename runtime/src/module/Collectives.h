@@ -12,6 +12,7 @@
 
 #include "comm/Communicator.h"
 #include "devices/Device.h"
+#include "module/TransfersInFlight.h"
 
 #include <functional>
 #include <string>
@@ -43,11 +44,14 @@ std::function<Status()> makeAllReduceStep(Device &device,
 /// block (a rank slice or pad). One process alone copies a ring shift;
 /// the other patterns run within this rank's group of one rank per block
 /// (the whole job, or one of its equal groups), and are refused when the
-/// job cannot be cut into such groups.
+/// job cannot be cut into such groups. With `inFlight` (a host-addressable
+/// device's), a ring shift among ranks starts its transfer and returns,
+/// the transfer noted there with the bytes it owns.
 std::function<Status()> makeExchangeStep(Device &device,
                                          Communicator *const *communicator,
                                          ExchangeSpec exchange,
-                                         std::string name);
+                                         std::string name,
+                                         TransfersInFlight *inFlight = nullptr);
 
 } // namespace lcc::runtime
 

@@ -168,6 +168,26 @@ Status Function::prepare(size_t index) {
       inputs[buffer.index()].readers.push_back(
           {command, slot, binding.offset()});
   };
+  // A collective keeps the addresses it was made with: an input it reads
+  // is copied into its buffer on every call, never read in place.
+  auto noteCollectiveReader = [&](const lcm::Binding &binding) {
+    const lcm::Buffer &buffer = *definition.buffers()->Get(binding.buffer());
+    if (buffer.kind() == lcm::BufferKind::Input)
+      inputs[buffer.index()].readByCollective = true;
+  };
+  // Ring shifts run behind the commands after them where the device's
+  // memory is the host's (the communicator moves the bytes there); each
+  // command then waits for the shifts that move bytes it touches.
+  bool shiftsInFlight = false;
+  if (session.getDevice().isHostAddressable() && definition.commands())
+    for (const lcm::Command *command : *definition.commands())
+      shiftsInFlight |=
+          command->kind() == lcm::CommandKind::Exchange &&
+          command->exchange()->pattern() == lcm::ExchangePattern::Ring;
+  std::vector<ByteRange> touched;
+  auto touch = [&](const void *data, uint64_t bytes) {
+    touched.push_back({data, bytes});
+  };
 
   const DeviceExecutable *executable = nullptr;
   std::vector<DeviceCommand> prepared;
@@ -176,6 +196,7 @@ Status Function::prepare(size_t index) {
   for (size_t c = 0; c < commandCount; ++c) {
     const lcm::Command &command = *definition.commands()->Get(c);
     DeviceCommand next;
+    touched.clear();
     next.kind = command.kind();
     next.name = runtime::getCommandName(command, c);
     next.location = command.location() ? command.location()->str() : "";
@@ -196,12 +217,16 @@ Status Function::prepare(size_t index) {
           noteReader(*binding, c, next.bindings.size());
           next.bindings.push_back(resolve(*binding));
           next.bindingLengths.push_back(binding->length());
+          touch(next.bindings.back(), binding->length());
         }
     } else if (command.kind() == lcm::CommandKind::AllReduce) {
       const lcm::AllReduce &allReduce = *command.all_reduce();
       std::vector<ReducedRange> ranges;
-      for (const lcm::Binding *range : *allReduce.ranges())
+      for (const lcm::Binding *range : *allReduce.ranges()) {
+        noteCollectiveReader(*range);
         ranges.push_back({resolve(*range), range->length()});
+        touch(ranges.back().data, range->length());
+      }
       next.hostStep = makeAllReduceStep(
           session.getDevice(), &session.communicator, std::move(ranges),
           allReduce.reduction() == lcm::Reduction::Mean, next.name);
@@ -214,14 +239,24 @@ Status Function::prepare(size_t index) {
                         resolve(*exchange.target()),
                         exchange.source()->length(),
                         exchange.target()->length()};
-      next.hostStep = makeExchangeStep(
-          session.getDevice(), &session.communicator, spec, next.name);
+      noteCollectiveReader(*exchange.source());
+      touch(spec.source, spec.sourceBytes);
+      touch(spec.target, spec.targetBytes);
+      next.hostStep =
+          makeExchangeStep(session.getDevice(), &session.communicator, spec,
+                           next.name, shiftsInFlight ? &transfers : nullptr);
     } else {
       const lcm::Copy &copy = *command.copy();
       noteReader(*copy.source(), c, 1);
       next.bindings = {resolve(*copy.target()), resolve(*copy.source())};
       next.copyLength = copy.source()->length();
+      touch(next.bindings[0], next.copyLength);
+      touch(next.bindings[1], next.copyLength);
     }
+    if (shiftsInFlight)
+      next.beforeRun = [this, ranges = touched]() {
+        return transfers.settle(ranges);
+      };
     stats.push_back({next.name, next.location, command.kind(), 0,
                      std::isfinite(command.flops()) && command.flops() > 0
                          ? command.flops()
@@ -281,6 +316,7 @@ Status Function::call(const TensorView *values, size_t count) {
     // carried input's buffer is written after the call, so it stays.
     bool inPlace =
         device.isHostAddressable() && !input.carriedFrom &&
+        !input.readByCollective &&
         reinterpret_cast<uintptr_t>(values[i].data) % kBufferAlignment == 0;
     if (!inPlace) {
       LCC_RETURN_IF_ERROR(device.copyToDevice(input.buffer.data(),
@@ -290,7 +326,12 @@ Status Function::call(const TensorView *values, size_t count) {
     LCC_RETURN_IF_ERROR(
         bindInput(i, inPlace ? values[i].data : input.buffer.data()));
   }
-  LCC_RETURN_IF_ERROR(commands->run(lastNanoseconds.data()));
+  // Every transfer finishes within the call, whether or not it ran to the
+  // end.
+  Status ran = commands->run(lastNanoseconds.data());
+  Status settled = transfers.settleAll();
+  LCC_RETURN_IF_ERROR(ran);
+  LCC_RETURN_IF_ERROR(settled);
   for (Argument &input : inputs) {
     if (!input.carriedFrom)
       continue;

@@ -15,6 +15,7 @@
 #include "comm/Communicator.h"
 #include "devices/Device.h"
 #include "module/Loader.h"
+#include "module/TransfersInFlight.h"
 
 #include <map>
 #include <mutex>
@@ -144,6 +145,9 @@ private:
     };
     std::vector<Reader> readers;
     const void *boundTo = nullptr;
+    // Inputs: read by a collective (an exchange's source), which keeps the
+    // address it was made with: always copied into its buffer.
+    bool readByCollective = false;
   };
   /// Points input `index`'s readers at `data` (its buffer or the caller's).
   Status bindInput(size_t index, const void *data);
@@ -163,6 +167,8 @@ private:
   std::vector<Argument> outputs;
   DeviceBuffer arena;
   std::unique_ptr<CommandList> commands;
+  // The ring shifts still moving bytes while later commands run.
+  TransfersInFlight transfers;
   std::vector<uint32_t> usedParameters;
 
   // Guards every call, the statistics and each thread's results.

@@ -31,6 +31,8 @@ public:
     for (size_t c = 0; c < commands.size(); ++c) {
       const DeviceCommand &command = commands[c];
       uint64_t start = nowNanoseconds();
+      if (command.beforeRun)
+        LCC_RETURN_IF_ERROR(command.beforeRun());
       if (command.kind == lcm::CommandKind::Dispatch) {
         device.dispatch(kernels[c], command.workgroupCount,
                         command.bindings.data());
