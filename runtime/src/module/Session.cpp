@@ -168,13 +168,6 @@ Status Function::prepare(size_t index) {
       inputs[buffer.index()].readers.push_back(
           {command, slot, binding.offset()});
   };
-  // A collective keeps the addresses it was made with: an input it reads
-  // is copied into its buffer on every call, never read in place.
-  auto noteCollectiveReader = [&](const lcm::Binding &binding) {
-    const lcm::Buffer &buffer = *definition.buffers()->Get(binding.buffer());
-    if (buffer.kind() == lcm::BufferKind::Input)
-      inputs[buffer.index()].readByCollective = true;
-  };
   // Ring shifts run behind the commands after them where the device's
   // memory is the host's (the communicator moves the bytes there); each
   // command then waits for the shifts that move bytes it touches.
@@ -223,7 +216,6 @@ Status Function::prepare(size_t index) {
       const lcm::AllReduce &allReduce = *command.all_reduce();
       std::vector<ReducedRange> ranges;
       for (const lcm::Binding *range : *allReduce.ranges()) {
-        noteCollectiveReader(*range);
         ranges.push_back({resolve(*range), range->length()});
         touch(ranges.back().data, range->length());
       }
@@ -239,7 +231,6 @@ Status Function::prepare(size_t index) {
                         resolve(*exchange.target()),
                         exchange.source()->length(),
                         exchange.target()->length()};
-      noteCollectiveReader(*exchange.source());
       touch(spec.source, spec.sourceBytes);
       touch(spec.target, spec.targetBytes);
       next.hostStep =
@@ -316,7 +307,6 @@ Status Function::call(const TensorView *values, size_t count) {
     // carried input's buffer is written after the call, so it stays.
     bool inPlace =
         device.isHostAddressable() && !input.carriedFrom &&
-        !input.readByCollective &&
         reinterpret_cast<uintptr_t>(values[i].data) % kBufferAlignment == 0;
     if (!inPlace) {
       LCC_RETURN_IF_ERROR(device.copyToDevice(input.buffer.data(),

@@ -145,9 +145,6 @@ private:
     };
     std::vector<Reader> readers;
     const void *boundTo = nullptr;
-    // Inputs: read by a collective (an exchange's source), which keeps the
-    // address it was made with: always copied into its buffer.
-    bool readByCollective = false;
   };
   /// Points input `index`'s readers at `data` (its buffer or the caller's).
   Status bindInput(size_t index, const void *data);
