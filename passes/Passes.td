@@ -307,6 +307,12 @@ def GenerateTrainStep : Pass<"attn-generate-train-step", "mlir::ModuleOp"> {
            /*default=*/"true",
            "Recompute each reversible block's inputs from its outputs in the "
            "backward (false: store its activations, as any block)">,
+    Option<"gradientBucketBytes", "gradient-bucket-bytes", "int64_t",
+           /*default=*/"4 << 20",
+           "Over ranks, average the gradients in buckets of about this many "
+           "bytes, each as soon as the backward has computed it, so that it "
+           "is reduced while the backward goes on (0: one all-reduce after "
+           "the backward)">,
   ];
 }
 

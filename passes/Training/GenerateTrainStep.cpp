@@ -266,14 +266,58 @@ void addAccumulatedGradients(OpBuilder &b, Location loc,
 }
 
 /// `loss` and `gradients` replaced by their means over the ranks of the
-/// job (attn.all_reduce), in one collective.
+/// job (attn.all_reduce at `b`, after every value it reads), in buckets of
+/// about `bucketBytes` (0: one): the values in the order the step computes
+/// them, each bucket's all-reduce right after the last of its values, so
+/// that the runtime reduces it while the backward goes on (PyTorch DDP's
+/// buckets).
 void averageOverRanks(OpBuilder &b, Location loc, Value &loss,
-                      MutableArrayRef<Value> gradients) {
-  SmallVector<Value> values = {loss};
-  llvm::append_range(values, gradients);
-  auto reduced = AllReduceOp::create(b, loc, ReductionKind::Mean, values);
-  loss = reduced.getResult(0);
-  llvm::copy(reduced.getResults().drop_front(), gradients.begin());
+                      MutableArrayRef<Value> gradients, int64_t bucketBytes) {
+  SmallVector<Value *> values = {&loss};
+  for (Value &gradient : gradients)
+    values.push_back(&gradient);
+  Block *block = b.getInsertionBlock();
+  // Where each value is computed in the step: its op there, or none (an
+  // argument, or a constant outside).
+  auto computedAt = [&](Value v) -> Operation * {
+    Operation *def = v.getDefiningOp();
+    return def ? block->findAncestorOpInBlock(*def) : nullptr;
+  };
+  auto earlier = [&](Value *x, Value *y) {
+    Operation *a = computedAt(*x), *c = computedAt(*y);
+    return a != c && (!a || (c && a->isBeforeInBlock(c)));
+  };
+  if (bucketBytes > 0)
+    llvm::stable_sort(values, earlier);
+  OpBuilder::InsertionGuard guard(b);
+  Block::iterator end = b.getInsertionPoint();
+  for (size_t first = 0; first < values.size();) {
+    size_t last = first;
+    int64_t bytes = 0;
+    do {
+      auto type = cast<RankedTensorType>(values[last]->getType());
+      bytes += type.getNumElements() * 4;
+      ++last;
+    } while (last < values.size() &&
+             (bucketBytes == 0 || bytes < bucketBytes));
+    SmallVector<Value> bucket;
+    Operation *after = nullptr;
+    for (size_t i = first; i < last; ++i) {
+      bucket.push_back(*values[i]);
+      if (Operation *at = computedAt(*values[i]))
+        after = !after || after->isBeforeInBlock(at) ? at : after;
+    }
+    if (bucketBytes > 0 && after)
+      b.setInsertionPointAfter(after);
+    else if (bucketBytes > 0)
+      b.setInsertionPointToStart(block);
+    else
+      b.setInsertionPoint(block, end);
+    auto reduced = AllReduceOp::create(b, loc, ReductionKind::Mean, bucket);
+    for (size_t i = first; i < last; ++i)
+      *values[i] = reduced.getResult(i - first);
+    first = last;
+  }
 }
 
 struct GenerateTrainStepPass
@@ -287,6 +331,9 @@ struct GenerateTrainStepPass
     if (optimizer != "sgd" && optimizer != "adam")
       return fail("unknown optimizer '" + optimizer +
                   "'; expected sgd or adam");
+    if (gradientBucketBytes < 0)
+      return fail("expected gradient-bucket-bytes >= 0, got " +
+                  Twine(static_cast<int64_t>(gradientBucketBytes)));
     for (auto [knob, value] :
          {std::pair<const RealKnob &, double>{knobs::kLearningRate, lr},
           {knobs::kWeightDecay, weightDecay},
@@ -440,7 +487,7 @@ struct GenerateTrainStepPass
     // Data parallelism: each rank's loss and gradients are of its share of
     // the batch; their mean over the ranks is the whole batch's (the loss
     // is a mean over rows). One rank computes the identity.
-    averageOverRanks(b, where, results.front(), gradients);
+    averageOverRanks(b, where, results.front(), gradients, gradientBucketBytes);
     // Always there, so that clipping can be turned on at run time; off
     // (max_norm 0) it costs one read of the gradients for their norm.
     auto clip =

@@ -1,5 +1,6 @@
 // RUN: lcc-opt %s --split-input-file --attn-generate-train-step="optimizer=sgd lr=0.5" --verify-diagnostics | FileCheck %s
 // RUN: lcc-opt %s --split-input-file --attn-generate-train-step="optimizer=adam lr=0.01 weight-decay=0.1 grad-clip=1.0 emit-gradients=true" --verify-diagnostics | FileCheck %s --check-prefix=ADAM
+// RUN: lcc-opt %s --split-input-file --attn-generate-train-step="optimizer=sgd gradient-bucket-bytes=1" --verify-diagnostics | FileCheck %s --check-prefix=BUCKETS
 
 // The loss function stays; train_step runs its forward (attention saving
 // its logsumexp), then each op's backward in reverse, then the update.
@@ -20,16 +21,18 @@
 // CHECK: attn.merge_heads %[[DV]]
 // CHECK: %[[DQKM:.+]] = attn.merge_heads %[[DQK]]
 // CHECK: %{{.+}}, %[[DWQ:.+]] = attn.linear_backward %[[X]], %[[WQ]], %[[DQKM]]
-// The hyper-parameters are state the loaded module keeps, starting at
-// the pass's values; clipping is there, off (max_norm 0) unless set. The
-// loss and gradients are averaged over the ranks of the job first (data
-// parallelism; the identity in one process).
+// The loss and gradients are averaged over the ranks of the job (data
+// parallelism; the identity in one process), in the order the step
+// computes them, right after the last (all of them: one bucket of 4 MiB
+// at most). The hyper-parameters are state the loaded module keeps,
+// starting at the pass's values; clipping is there, off (max_norm 0)
+// unless set.
+// CHECK-NEXT: %[[AVG:.+]]:5 = attn.all_reduce mean %[[LOSS]], {{.+}}, %[[DWQ]] : tensor<f32>, tensor<4x3xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 // CHECK: %[[LR:.+]] = attn.param "optimizer.lr" {initial = 5.000000e-01 : f32, state} : tensor<f32>
 // CHECK: %[[WD:.+]] = attn.param "optimizer.weight_decay" {initial = 0.000000e+00 : f32, state} : tensor<f32>
 // CHECK: %[[CLIP:.+]] = attn.param "optimizer.grad_clip" {initial = 0.000000e+00 : f32, state} : tensor<f32>
 // CHECK-NOT: optimizer.beta1
-// CHECK: %[[AVG:.+]]:5 = attn.all_reduce mean %[[LOSS]], %[[DWQ]], {{.+}} : tensor<f32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x3xf32>
-// CHECK: %[[G:.+]]:4 = attn.clip_by_global_norm %[[AVG]]#1, %[[AVG]]#2, %[[AVG]]#3, %[[AVG]]#4 max_norm %[[CLIP]]
+// CHECK: %[[G:.+]]:4 = attn.clip_by_global_norm %[[AVG]]#4, %[[AVG]]#3, %[[AVG]]#2, %[[AVG]]#1 max_norm %[[CLIP]]
 // CHECK: %[[NEW:.+]] = attn.sgd_update %[[WQ]], %[[G]]#0 lr %[[LR]] weight_decay %[[WD]] : tensor<4x4xf32>, tensor<f32>
 // CHECK: attn.assign "wq", %[[NEW]] : tensor<4x4xf32>
 // CHECK: attn.assign "wv"
@@ -37,6 +40,24 @@
 // CHECK: attn.assign "head"
 // CHECK: return %[[AVG]]#0 : tensor<f32>
 // CHECK-NOT: loss_gradients
+
+// Buckets of one gradient each: every all-reduce right after the backward
+// computes its gradient (the loss's after the forward), so that it runs
+// while the backward goes on.
+// BUCKETS-LABEL: func.func @train_step(
+// BUCKETS: %[[LOSS:.+]] = attn.softmax_cross_entropy
+// BUCKETS-NEXT: %[[AVG:.+]] = attn.all_reduce mean %[[LOSS]] : tensor<f32>
+// BUCKETS: %{{.+}}, %[[DHEAD:.+]] = attn.linear_backward
+// BUCKETS-NEXT: attn.all_reduce mean %[[DHEAD]] : tensor<4x3xf32>
+// BUCKETS: %{{.+}}, %[[DWO:.+]] = attn.linear_backward
+// BUCKETS-NEXT: attn.all_reduce mean %[[DWO]] : tensor<4x4xf32>
+// BUCKETS: attn.attention_backward
+// BUCKETS: %{{.+}}, %[[DWV:.+]] = attn.linear_backward
+// BUCKETS-NEXT: attn.all_reduce mean %[[DWV]] : tensor<4x4xf32>
+// BUCKETS: %{{.+}}, %[[DWQ:.+]] = attn.linear_backward
+// BUCKETS-NEXT: attn.all_reduce mean %[[DWQ]] : tensor<4x4xf32>
+// BUCKETS-NOT: attn.all_reduce
+// BUCKETS: return %[[AVG]] : tensor<f32>
 
 // Adam keeps its moments and step count as state parameters; the
 // gradients are clipped together first. With emit-gradients the gradients

@@ -317,6 +317,14 @@ cl::opt<bool> accumulateGradients(
              "gradient (costs a buffer the size of the parameters)"),
     cl::init(false), cl::cat(lccCategory));
 
+cl::opt<int64_t> gradientBucketBytes(
+    "gradient-bucket-bytes",
+    cl::desc("With --train, run under mpirun: average the gradients over the "
+             "ranks in buckets of about N bytes, each as soon as the backward "
+             "has computed it, so that it is reduced while the backward goes "
+             "on (default 4 MiB; 0: one all-reduce after the backward)"),
+    cl::value_desc("N"), cl::init(4 << 20), cl::cat(lccCategory));
+
 cl::opt<bool> recomputeReversible(
     "recompute-reversible",
     cl::desc("With --train, recompute each reversible block's inputs from its "
@@ -614,11 +622,17 @@ int main(int argc, char **argv) {
     train->emitGradients = emitGradients;
     train->accumulateGradients = accumulateGradients;
     train->recomputeReversible = recomputeReversible;
+    if (gradientBucketBytes < 0) {
+      lcc::reportError(kTool, "expected --gradient-bucket-bytes >= 0, got " +
+                                  std::to_string(gradientBucketBytes));
+      return 1;
+    }
+    train->gradientBucketBytes = gradientBucketBytes;
   } else {
     for (const cl::Option *flag : std::initializer_list<const cl::Option *>{
              &optimizerName, &learningRate, &weightDecay, &gradClip,
              &centroidDecay, &emitGradients, &accumulateGradients,
-             &recomputeReversible})
+             &recomputeReversible, &gradientBucketBytes})
       if (flag->getNumOccurrences()) {
         lcc::reportError(kTool, "--" + flag->ArgStr.str() +
                                     " configures the train step: add --train");

@@ -50,6 +50,13 @@ public:
     sentBytes += count * sizeof(float);
     return reduceSum(data, count);
   }
+  /// allReduceSum, started: the floats at `data` are the transfer's until
+  /// its finish() returns (by default finished before returning).
+  StatusOr<std::unique_ptr<Transfer>> startAllReduceSum(float *data,
+                                                        size_t count) {
+    sentBytes += count * sizeof(float);
+    return startReduceSum(data, count);
+  }
   /// Every rank's `bytes` bytes at `data`, in rank order, into `out`
   /// (size() * bytes), on every rank.
   Status allGather(const void *data, size_t bytes, void *out) {
@@ -117,6 +124,9 @@ protected:
   virtual StatusOr<std::unique_ptr<Communicator>> split(int color,
                                                        int key) = 0;
   virtual Status reduceSum(float *data, size_t count) = 0;
+  /// reduceSum, started; by default run to the end here.
+  virtual StatusOr<std::unique_ptr<Transfer>> startReduceSum(float *data,
+                                                             size_t count);
   virtual Status gather(const void *data, size_t bytes, void *out) = 0;
   virtual Status exchangeBlocks(const void *data, size_t blockBytes,
                                 void *out) = 0;

@@ -45,6 +45,8 @@ struct MpiLibrary {
   int (*alltoall)(const void *, int, Handle, void *, int, Handle, Handle);
   int (*sendrecv)(const void *, int, Handle, int, int, void *, int, Handle,
                   int, int, Handle, void *);
+  int (*iallreduce)(const void *, void *, int, Handle, Handle, Handle,
+                    Handle *);
   int (*isend)(const void *, int, Handle, int, int, Handle, Handle *);
   int (*irecv)(void *, int, Handle, int, int, Handle, Handle *);
   int (*waitall)(int, Handle *, void *);
@@ -82,6 +84,7 @@ StatusOr<MpiLibrary> loadLibrary() {
   resolve(mpi.allgather, "MPI_Allgather");
   resolve(mpi.alltoall, "MPI_Alltoall");
   resolve(mpi.sendrecv, "MPI_Sendrecv");
+  resolve(mpi.iallreduce, "MPI_Iallreduce");
   resolve(mpi.isend, "MPI_Isend");
   resolve(mpi.irecv, "MPI_Irecv");
   resolve(mpi.waitall, "MPI_Waitall");
@@ -167,6 +170,22 @@ public:
       done += size_t(piece);
     }
     return Status();
+  }
+
+  StatusOr<std::unique_ptr<Transfer>> startReduceSum(float *data,
+                                                     size_t count) override {
+    auto transfer = std::make_unique<MpiTransfer>(*this);
+    for (size_t done = 0; done < count;) {
+      int piece = int(std::min<size_t>(count - done, INT_MAX));
+      Handle request = nullptr;
+      LCC_RETURN_IF_ERROR(check(
+          "MPI_Iallreduce", mpi.iallreduce(kInPlace, data + done, piece,
+                                           mpi.floatType, mpi.sum, comm,
+                                           &request)));
+      transfer->requests.push_back(request);
+      done += size_t(piece);
+    }
+    return std::unique_ptr<Transfer>(std::move(transfer));
   }
 
   StatusOr<std::unique_ptr<Transfer>>

@@ -25,15 +25,44 @@ Status checkJoined(const Communicator *comm, const std::string &name,
 
 } // namespace
 
+namespace {
+
+/// A reduction started in place, divided by the ranks when it finishes
+/// (a mean).
+class ScaledReduction final : public Transfer {
+public:
+  ScaledReduction(std::unique_ptr<Transfer> sum, ReducedRange range,
+                  float scale)
+      : sum(std::move(sum)), range(range), scale(scale) {}
+  Status advance() override { return sum->advance(); }
+  Status finish() override {
+    LCC_RETURN_IF_ERROR(sum->finish());
+    float *values = static_cast<float *>(range.data);
+    if (scale != 1.0f)
+      for (size_t i = 0; i < range.bytes / sizeof(float); ++i)
+        values[i] *= scale;
+    scale = 1.0f; // once
+    return Status();
+  }
+
+private:
+  std::unique_ptr<Transfer> sum;
+  ReducedRange range;
+  float scale;
+};
+
+} // namespace
+
 std::function<Status()> makeAllReduceStep(Device &device,
                                           Communicator *const *communicator,
                                           std::vector<ReducedRange> ranges,
-                                          bool mean, std::string name) {
+                                          bool mean, std::string name,
+                                          TransfersInFlight *inFlight) {
   // Host memory for a device whose memory is not the host's, kept for
   // every call.
   auto staging = std::make_shared<std::vector<float>>();
   return [&device, communicator, ranges = std::move(ranges), mean,
-          name = std::move(name), staging]() -> Status {
+          name = std::move(name), staging, inFlight]() -> Status {
     Communicator *comm = *communicator;
     LCC_RETURN_IF_ERROR(checkJoined(comm, name, "reduces over"));
     if (!comm || comm->size() == 1)
@@ -47,6 +76,16 @@ std::function<Status()> makeAllReduceStep(Device &device,
         return onDevice.getStatus().withContext(quoted(name));
       if (*onDevice)
         continue;
+      if (inFlight && device.isHostAddressable()) {
+        StatusOr<std::unique_ptr<Transfer>> started = comm->startAllReduceSum(
+            static_cast<float *>(range.data), count);
+        if (!started.ok())
+          return started.getStatus().withContext(quoted(name));
+        inFlight->add(std::make_unique<ScaledReduction>(
+                          started.take(), range, mean ? scale : 1.0f),
+                      {{range.data, range.bytes}});
+        continue;
+      }
       float *values = static_cast<float *>(range.data);
       if (!device.isHostAddressable()) {
         staging->resize(count);

@@ -32,10 +32,14 @@ struct ReducedRange {
 /// memory is not the host's. `*communicator` is read when the step
 /// runs: the session's communicator then, null for one process alone,
 /// whose ranges stay as they are (an error in a job mpirun launched).
+/// With `inFlight` (a host-addressable device's), each range's reduction
+/// starts and the step returns, the reductions noted there with their
+/// ranges (a mean scales its range when it finishes).
 std::function<Status()> makeAllReduceStep(Device &device,
                                           Communicator *const *communicator,
                                           std::vector<ReducedRange> ranges,
-                                          bool mean, std::string name);
+                                          bool mean, std::string name,
+                                          TransfersInFlight *inFlight = nullptr);
 
 /// The step that fills the target with what the other ranks of
 /// `*communicator` send it (an all-to-all, a ring shift): on the device's

@@ -168,15 +168,16 @@ Status Function::prepare(size_t index) {
       inputs[buffer.index()].readers.push_back(
           {command, slot, binding.offset()});
   };
-  // Ring shifts run behind the commands after them where the device's
-  // memory is the host's (the communicator moves the bytes there); each
-  // command then waits for the shifts that move bytes it touches.
-  bool shiftsInFlight = false;
+  // Ring shifts and all-reduces run behind the commands after them where
+  // the device's memory is the host's (the communicator moves the bytes
+  // there); each command then waits for those that move bytes it touches.
+  bool inFlight = false;
   if (session.getDevice().isHostAddressable() && definition.commands())
     for (const lcm::Command *command : *definition.commands())
-      shiftsInFlight |=
-          command->kind() == lcm::CommandKind::Exchange &&
-          command->exchange()->pattern() == lcm::ExchangePattern::Ring;
+      inFlight |=
+          command->kind() == lcm::CommandKind::AllReduce ||
+          (command->kind() == lcm::CommandKind::Exchange &&
+           command->exchange()->pattern() == lcm::ExchangePattern::Ring);
   std::vector<ByteRange> touched;
   auto touch = [&](const void *data, uint64_t bytes) {
     touched.push_back({data, bytes});
@@ -221,7 +222,8 @@ Status Function::prepare(size_t index) {
       }
       next.hostStep = makeAllReduceStep(
           session.getDevice(), &session.communicator, std::move(ranges),
-          allReduce.reduction() == lcm::Reduction::Mean, next.name);
+          allReduce.reduction() == lcm::Reduction::Mean, next.name,
+          inFlight ? &transfers : nullptr);
     } else if (command.kind() == lcm::CommandKind::Exchange) {
       const lcm::Exchange &exchange = *command.exchange();
       ExchangeSpec spec{exchange.pattern(),
@@ -235,7 +237,7 @@ Status Function::prepare(size_t index) {
       touch(spec.target, spec.targetBytes);
       next.hostStep =
           makeExchangeStep(session.getDevice(), &session.communicator, spec,
-                           next.name, shiftsInFlight ? &transfers : nullptr);
+                           next.name, inFlight ? &transfers : nullptr);
     } else {
       const lcm::Copy &copy = *command.copy();
       noteReader(*copy.source(), c, 1);
@@ -244,7 +246,7 @@ Status Function::prepare(size_t index) {
       touch(next.bindings[0], next.copyLength);
       touch(next.bindings[1], next.copyLength);
     }
-    if (shiftsInFlight)
+    if (inFlight)
       next.beforeRun = [this, ranges = touched]() {
         return transfers.settle(ranges);
       };
