@@ -42,9 +42,9 @@ public:
   SequencePositions(mlir::func::FuncOp function, int64_t length,
                     int64_t cachePositions,
                     llvm::ArrayRef<unsigned> positionArguments = {0});
-  SequencePositions(
-      mlir::func::FuncOp function, int64_t length, int64_t cachePositions,
-      llvm::ArrayRef<std::pair<unsigned, unsigned>> argumentAxes);
+  SequencePositions(mlir::func::FuncOp function, int64_t length,
+                    int64_t cachePositions,
+                    llvm::ArrayRef<std::pair<unsigned, unsigned>> argumentAxes);
 
   /// Where `value` has its positions, or none: a value computed without
   /// the tokens (weights, memories, what they compute alone).

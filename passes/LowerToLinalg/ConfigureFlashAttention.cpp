@@ -53,8 +53,8 @@ Value selfScoreOfSharedQK(OpBuilder &b, Location loc, Value score,
 class TableLookup {
 public:
   /// One table, or one per rank (`tables[r]` rank r's), of one shape.
-  TableLookup(OpBuilder &builder, Location loc,
-              ArrayRef<MaskTileTable> tables, const MaskTiling &tiling)
+  TableLookup(OpBuilder &builder, Location loc, ArrayRef<MaskTileTable> tables,
+              const MaskTiling &tiling)
       : perBatchHead(tables.front().perBatchHead), perRank(tables.size() > 1),
         tiling(tiling) {
     const MaskTileTable &first = tables.front();
@@ -134,7 +134,6 @@ std::vector<std::vector<int64_t>> positionsOnEachRank(Value positions) {
   return rows;
 }
 
-
 /// Makes `flash` honour the op's mask: inlined as the visibility, and its
 /// block table as the tile skipping (or every tile visited, with a remark
 /// saying why, when the table cannot be computed; or, at a run-time query
@@ -149,8 +148,7 @@ void useMaskRegion(const AttentionSpec &op, FlashAttention &flash) {
 /// The block tables of `op`'s mask and causality at `tiling`, one per rank
 /// where the positions differ by rank, or the reason there are none.
 FailureOr<std::vector<MaskTileTable>>
-tablesOnEachRank(const AttentionSpec &op, MaskTiling tiling,
-                 std::string &why) {
+tablesOnEachRank(const AttentionSpec &op, MaskTiling tiling, std::string &why) {
   std::vector<std::vector<int64_t>> queries = {{}}, keys = {{}};
   if (op.queryPositions) {
     queries = positionsOnEachRank(op.queryPositions);
@@ -211,9 +209,10 @@ void useTileTable(OpBuilder &builder, const AttentionSpec &op,
     full += table.fullTiles;
   }
   if (undecided && op.remarks)
-    op.op->emitRemark() << undecided
-                        << " tile pairs are visited without being known to hold "
-                           "a visible key: deciding them would take too long";
+    op.op->emitRemark()
+        << undecided
+        << " tile pairs are visited without being known to hold "
+           "a visible key: deciding them would take too long";
   if (hidden == 0 && full == 0)
     return;
   TableLookup lookup(builder, op.op->getLoc(), *tables, tiling);

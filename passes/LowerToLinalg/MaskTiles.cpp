@@ -506,8 +506,8 @@ namespace {
 /// indices, or where `positions` (when given) puts them. Positions that
 /// are not consecutive give their hull, whose classes hold for every
 /// position within it.
-Interval tilePositions(ArrayRef<int64_t> positions, int64_t index,
-                       int64_t tile, int64_t length) {
+Interval tilePositions(ArrayRef<int64_t> positions, int64_t index, int64_t tile,
+                       int64_t length) {
   int64_t first = index * tile, last = std::min(first + tile, length) - 1;
   if (positions.empty())
     return Interval{first, last};
@@ -564,8 +564,8 @@ lcc::lowering::computeMaskTileTable(Region *mask, const MaskTiling &t,
         // Tiles wholly after the query tile are never visited when causal.
         if (t.causal && cols.lo > rows.hi)
           continue;
-        Interval whole = program ? program->evaluate(b, h, rows, cols)
-                                 : Interval::point(1);
+        Interval whole =
+            program ? program->evaluate(b, h, rows, cols) : Interval::point(1);
         if (whole.hi == 0)
           continue;
         if (whole.lo == 1) {

@@ -298,8 +298,7 @@ void averageOverRanks(OpBuilder &b, Location loc, Value &loss,
       auto type = cast<RankedTensorType>(values[last]->getType());
       bytes += type.getNumElements() * 4;
       ++last;
-    } while (last < values.size() &&
-             (bucketBytes == 0 || bytes < bucketBytes));
+    } while (last < values.size() && (bucketBytes == 0 || bytes < bucketBytes));
     SmallVector<Value> bucket;
     Operation *after = nullptr;
     for (size_t i = first; i < last; ++i) {

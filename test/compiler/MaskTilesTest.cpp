@@ -215,9 +215,8 @@ TEST(MaskTiles, TableAgreesWithTheFoldersOnRandomMasks) {
       std::vector<int64_t> positions;
       int64_t first = rng() % 40, second = first + rng() % 60;
       for (int64_t i = 0; i < length; ++i)
-        positions.push_back(twoChunks && i >= length / 2
-                                ? second + i - length / 2
-                                : first + i);
+        positions.push_back(
+            twoChunks && i >= length / 2 ? second + i - length / 2 : first + i);
       return positions;
     };
     tiling.queryPositions =

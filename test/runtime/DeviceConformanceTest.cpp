@@ -352,9 +352,10 @@ protected:
   StatusOr<std::unique_ptr<Communicator>> split(int, int) override {
     return Status::error(StatusCode::Internal, "two deferred ranks, one group");
   }
-  StatusOr<std::unique_ptr<Transfer>>
-  startSendAroundRing(const void *data, size_t bytes, int, int,
-                      void *out) override {
+  StatusOr<std::unique_ptr<Transfer>> startSendAroundRing(const void *data,
+                                                          size_t bytes, int,
+                                                          int,
+                                                          void *out) override {
     ++started;
     return std::unique_ptr<Transfer>(new Deferred(*this, data, bytes, out));
   }
@@ -390,7 +391,8 @@ TEST_P(DeviceConformance, ShiftsRunBehindLaterCommands) {
   FunctionSpec function;
   function.name = "behind";
   function.inputs = {{"x", DType::F32, {64}}, {"y", DType::F32, {64}}};
-  function.outputs = {{"shifted", DType::F32, {64}}, {"late", DType::F32, {64}}};
+  function.outputs = {{"shifted", DType::F32, {64}},
+                      {"late", DType::F32, {64}}};
   function.arenaSize = 768;
   function.buffers = {{lcm::BufferKind::Input, 0, 256, 0},
                       {lcm::BufferKind::Input, 1, 256, 0},

@@ -18,8 +18,8 @@ Value LSHAttentionOp::buildDenseAttention(OpBuilder &b,
                                           std::string &description) {
   description = "the shared-QK dense attention it approximates";
   return AttentionOp::create(b, getLoc(), getResult().getType(), getQueryKey(),
-                             getQueryKey(), getValue(), ValueRange(), getCausal(),
-                             getScaleAttr(), /*shared_qk=*/true,
+                             getQueryKey(), getValue(), ValueRange(),
+                             getCausal(), getScaleAttr(), /*shared_qk=*/true,
                              /*modifiersCount=*/2)
       .getResult();
 }

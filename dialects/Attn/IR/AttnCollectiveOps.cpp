@@ -52,9 +52,8 @@ static LogicalResult verifyRankBlock(Operation *op, Type blocks, Type block) {
   if (failed(verifyStaticShape(op, whole)) ||
       failed(verifyStaticShape(op, one)))
     return failure();
-  if (whole.getElementType() != one.getElementType() ||
-      whole.getRank() == 0 || one.getRank() != whole.getRank() ||
-      one.getDimSize(0) != 1 ||
+  if (whole.getElementType() != one.getElementType() || whole.getRank() == 0 ||
+      one.getRank() != whole.getRank() || one.getDimSize(0) != 1 ||
       one.getShape().drop_front() != whole.getShape().drop_front())
     return op->emitOpError("expected ")
            << one << " to be one leading-dimension block of " << whole;

@@ -343,9 +343,10 @@ LogicalResult lcc::attn::detail::verifyAttentionModifiers(
   return success();
 }
 
-LogicalResult lcc::attn::detail::verifyAttentionPositions(
-    Operation *op, ValueRange positions, Value query, Value key,
-    bool readByRegionOrCausal) {
+LogicalResult
+lcc::attn::detail::verifyAttentionPositions(Operation *op, ValueRange positions,
+                                            Value query, Value key,
+                                            bool readByRegionOrCausal) {
   if (positions.empty())
     return success();
   if (positions.size() != 2)

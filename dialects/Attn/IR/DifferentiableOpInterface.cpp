@@ -154,8 +154,7 @@ LogicalResult AttentionOp::buildVectorJacobianProduct(
     IRMapping mapping;
     region.cloneInto(&into, mapping);
   }
-  backward->setDiscardableAttrs(
-      getOperation()->getDiscardableAttrDictionary());
+  backward->setDiscardableAttrs(getOperation()->getDiscardableAttrDictionary());
   operandGradients[0] = backward->getResult(0);
   if (!shared)
     operandGradients[1] = backward->getResult(1);

@@ -114,11 +114,11 @@ void lcc::buildSparsePatternMask(OpBuilder &builder, Location loc, Region &mask,
 
 AttentionOp lcc::createMaskedAttention(OpBuilder &builder,
                                        SparseAttentionOp op) {
-  auto attention = AttentionOp::create(
-      builder, op.getLoc(), op.getResult().getType(), op.getQuery(),
-      op.getKey(), op.getValue(), ValueRange(), op.getCausal(),
-      op.getScaleAttr(),
-      /*shared_qk=*/false, /*modifiersCount=*/2);
+  auto attention =
+      AttentionOp::create(builder, op.getLoc(), op.getResult().getType(),
+                          op.getQuery(), op.getKey(), op.getValue(),
+                          ValueRange(), op.getCausal(), op.getScaleAttr(),
+                          /*shared_qk=*/false, /*modifiersCount=*/2);
   buildSparsePatternMask(builder, op.getLoc(), attention.getModifiers()[0],
                          op.getPattern(), op.getStride(),
                          op.getSummary().value_or(0));

@@ -147,9 +147,8 @@ ScoreDerivative scoreDerivativeOf(const AttentionSpec &spec) {
                  const ScorePosition &at) -> FailureOr<Value> {
     Value derivative;
     if (spec.score) {
-      FailureOr<Value> d =
-          differentiateScoreRegion(b, loc, *spec.score, raw,
-                                   positionInSequence(b, loc, spec, at));
+      FailureOr<Value> d = differentiateScoreRegion(
+          b, loc, *spec.score, raw, positionInSequence(b, loc, spec, at));
       if (failed(d))
         return failure();
       derivative = *d;

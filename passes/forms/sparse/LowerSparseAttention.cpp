@@ -56,10 +56,10 @@ attendPart(PatternRewriter &rewriter, SparseAttentionOp op, Value query,
   auto logSumExpType =
       RankedTensorType::get({q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
                             rewriter.getF32Type());
-  auto part = AttentionOp::create(rewriter, loc, resultType, logSumExpType,
-                                  query, key, value, ValueRange(), causal,
-                                  op.getScaleAttr(),
-                                  /*shared_qk=*/false, /*modifiersCount=*/2);
+  auto part =
+      AttentionOp::create(rewriter, loc, resultType, logSumExpType, query, key,
+                          value, ValueRange(), causal, op.getScaleAttr(),
+                          /*shared_qk=*/false, /*modifiersCount=*/2);
   fillMask(part.getModifiers()[0]);
   auto result = configureFlashAttention(rewriter, AttentionSpec::of(part, true),
                                         {block, block})

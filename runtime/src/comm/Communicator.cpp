@@ -22,8 +22,8 @@ public:
 
 } // namespace
 
-StatusOr<std::unique_ptr<Transfer>>
-Communicator::startReduceSum(float *data, size_t count) {
+StatusOr<std::unique_ptr<Transfer>> Communicator::startReduceSum(float *data,
+                                                                 size_t count) {
   LCC_RETURN_IF_ERROR(reduceSum(data, count));
   return std::unique_ptr<Transfer>(new FinishedTransfer());
 }

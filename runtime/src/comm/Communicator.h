@@ -80,10 +80,8 @@ public:
   /// shiftRing, started: the bytes at `data` and `out` are the transfer's
   /// until its finish() returns. An engine that cannot start one and
   /// return (the default) finishes it before returning.
-  StatusOr<std::unique_ptr<Transfer>> startShiftRing(const void *data,
-                                                     size_t bytes,
-                                                     int64_t offset,
-                                                     void *out) {
+  StatusOr<std::unique_ptr<Transfer>>
+  startShiftRing(const void *data, size_t bytes, int64_t offset, void *out) {
     int to = ringNeighbour(offset);
     if (to != rank())
       sentBytes += bytes;

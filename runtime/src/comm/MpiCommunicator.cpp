@@ -178,19 +178,20 @@ public:
     for (size_t done = 0; done < count;) {
       int piece = int(std::min<size_t>(count - done, INT_MAX));
       Handle request = nullptr;
-      LCC_RETURN_IF_ERROR(check(
-          "MPI_Iallreduce", mpi.iallreduce(kInPlace, data + done, piece,
-                                           mpi.floatType, mpi.sum, comm,
-                                           &request)));
+      LCC_RETURN_IF_ERROR(
+          check("MPI_Iallreduce",
+                mpi.iallreduce(kInPlace, data + done, piece, mpi.floatType,
+                               mpi.sum, comm, &request)));
       transfer->requests.push_back(request);
       done += size_t(piece);
     }
     return std::unique_ptr<Transfer>(std::move(transfer));
   }
 
-  StatusOr<std::unique_ptr<Transfer>>
-  startSendAroundRing(const void *data, size_t bytes, int to, int from,
-                      void *out) override {
+  StatusOr<std::unique_ptr<Transfer>> startSendAroundRing(const void *data,
+                                                          size_t bytes, int to,
+                                                          int from,
+                                                          void *out) override {
     constexpr int kRingTag = 1;
     auto transfer = std::make_unique<MpiTransfer>(*this);
     const char *sent = static_cast<const char *>(data);
@@ -200,9 +201,9 @@ public:
     for (size_t done = 0; done < bytes;) {
       int piece = int(std::min<size_t>(bytes - done, INT_MAX));
       Handle request = nullptr;
-      LCC_RETURN_IF_ERROR(check(
-          "MPI_Irecv", mpi.irecv(received + done, piece, mpi.byteType, from,
-                                 kRingTag, comm, &request)));
+      LCC_RETURN_IF_ERROR(
+          check("MPI_Irecv", mpi.irecv(received + done, piece, mpi.byteType,
+                                       from, kRingTag, comm, &request)));
       transfer->requests.push_back(request);
       done += size_t(piece);
     }
@@ -278,8 +279,8 @@ private:
       if (requests.empty())
         return Status();
       Status done = comm.check(
-          "MPI_Waitall", comm.mpi.waitall(int(requests.size()),
-                                          requests.data(), kStatusIgnore));
+          "MPI_Waitall", comm.mpi.waitall(int(requests.size()), requests.data(),
+                                          kStatusIgnore));
       requests.clear();
       return done;
     }

@@ -77,12 +77,12 @@ std::function<Status()> makeAllReduceStep(Device &device,
       if (*onDevice)
         continue;
       if (inFlight && device.isHostAddressable()) {
-        StatusOr<std::unique_ptr<Transfer>> started = comm->startAllReduceSum(
-            static_cast<float *>(range.data), count);
+        StatusOr<std::unique_ptr<Transfer>> started =
+            comm->startAllReduceSum(static_cast<float *>(range.data), count);
         if (!started.ok())
           return started.getStatus().withContext(quoted(name));
-        inFlight->add(std::make_unique<ScaledReduction>(
-                          started.take(), range, mean ? scale : 1.0f),
+        inFlight->add(std::make_unique<ScaledReduction>(started.take(), range,
+                                                        mean ? scale : 1.0f),
                       {{range.data, range.bytes}});
         continue;
       }

@@ -35,11 +35,10 @@ struct ReducedRange {
 /// With `inFlight` (a host-addressable device's), each range's reduction
 /// starts and the step returns, the reductions noted there with their
 /// ranges (a mean scales its range when it finishes).
-std::function<Status()> makeAllReduceStep(Device &device,
-                                          Communicator *const *communicator,
-                                          std::vector<ReducedRange> ranges,
-                                          bool mean, std::string name,
-                                          TransfersInFlight *inFlight = nullptr);
+std::function<Status()>
+makeAllReduceStep(Device &device, Communicator *const *communicator,
+                  std::vector<ReducedRange> ranges, bool mean, std::string name,
+                  TransfersInFlight *inFlight = nullptr);
 
 /// The step that fills the target with what the other ranks of
 /// `*communicator` send it (an all-to-all, a ring shift): on the device's
