@@ -23,10 +23,6 @@ Status checkJoined(const Communicator *comm, const std::string &name,
   return Status();
 }
 
-} // namespace
-
-namespace {
-
 /// A reduction started in place, divided by the ranks when it finishes
 /// (a mean).
 class ScaledReduction final : public Transfer {
