@@ -134,10 +134,8 @@ std::vector<std::vector<int64_t>> positionsOnEachRank(Value positions) {
   return rows;
 }
 
-/// Makes `flash` honour the op's mask: inlined as the visibility, and its
-/// block table as the tile skipping (or every tile visited, with a remark
-/// saying why, when the table cannot be computed; or, at a run-time query
-/// position, with none).
+/// Makes `flash` honour the op's mask per score: inlined as the
+/// visibility (useTileTable adds the tile skipping).
 void useMaskRegion(const AttentionSpec &op, FlashAttention &flash) {
   Region *mask = op.mask;
   flash.visible = [mask](OpBuilder &b, Location, const ScorePosition &at) {

@@ -139,12 +139,15 @@ Value parallel::takeRankShare(OpBuilder &b, Location loc, Value whole,
   return mergeDims(b, loc, mine, 0);
 }
 
+int64_t parallel::chunkOfShare(int64_t rank, int64_t half, int64_t ranks) {
+  return half == 0 ? rank : 2 * ranks - 1 - rank;
+}
+
 Value parallel::inShareOrder(OpBuilder &b, Location loc, Value positions,
                              int64_t dim, int64_t ranks) {
-  // Position i holds chunk i / 2 of the first half for even i, and the
-  // mirror of it in the second half for odd i.
+  // Place i holds half i % 2 of rank i / 2's share.
   return reorderChunks(b, loc, positions, dim, ranks, [&](int64_t i) {
-    return i % 2 == 0 ? i / 2 : 2 * ranks - 1 - i / 2;
+    return chunkOfShare(i / 2, i % 2, ranks);
   });
 }
 

@@ -38,7 +38,9 @@ mlir::Value takeRankShare(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Rank r's share of a sequence's positions is chunks r and 2P - 1 - r of
 /// 2P equal chunks (zigzag: causal attention's work is then the same on
-/// every rank). `positions` (every position along `dim`, in order)
+/// every rank): the chunk that half `half` (0 or 1) of `rank`'s share is.
+int64_t chunkOfShare(int64_t rank, int64_t half, int64_t ranks);
+/// `positions` (every position along `dim`, in order)
 /// rearranged so that rank r's share is its r-th block: chunks 0, 2P - 1,
 /// 1, 2P - 2, ...
 mlir::Value inShareOrder(mlir::OpBuilder &b, mlir::Location loc,

@@ -48,7 +48,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace lcc;
@@ -86,9 +85,10 @@ struct Ring {
                                              int64_t share) {
     SmallVector<int64_t> positions;
     int64_t chunk = share / 2;
-    for (int64_t c : {rank, 2 * ranks - 1 - rank})
+    for (int64_t half : {0, 1})
       for (int64_t i = 0; i < chunk; ++i)
-        positions.push_back(c * chunk + i);
+        positions.push_back(parallel::chunkOfShare(rank, half, ranks) * chunk +
+                            i);
     return positions;
   }
   /// The positions of the keys rank r holds `step` steps into the ring
@@ -120,13 +120,6 @@ struct Ring {
   }
   /// The queries' positions, made by the first step that places them.
   Value queryPositions;
-  /// `op`'s regions: copies of the ring's.
-  void copyRegions(Operation *op) {
-    for (auto [from, into] : llvm::zip(modifiers, op->getRegions())) {
-      IRMapping mapping;
-      from.cloneInto(&into, mapping);
-    }
-  }
 
   Halves halves(Value v) {
     return {parallel::chunkOf(b, loc, v, 2, 0, 2),
@@ -158,7 +151,7 @@ struct Ring {
                                     b.getBoolAttr(causal), scale, UnitAttr(),
                                     positions.empty() ? 0 : modifiers.size());
     if (!positions.empty())
-      copyRegions(step);
+      copyModifiers(modifiers, step);
     return {step.getResult(), step.getLogsumexp()};
   }
 
@@ -175,7 +168,7 @@ struct Ring {
         positions, b.getBoolAttr(causal), scale, UnitAttr(),
         positions.empty() ? 0 : modifiers.size());
     if (!positions.empty())
-      copyRegions(backward);
+      copyModifiers(modifiers, backward);
     return {backward.getQueryGrad(), backward.getKeyGrad(),
             backward.getValueGrad()};
   }
@@ -301,13 +294,11 @@ std::array<Value, 3> wholeBlocksRingBackward(Ring &ring,
   KeyValueGrads home;
   forEachBlock(ring, op.getKey(), op.getValue(), /*backward=*/true,
                [&](int64_t step, Value keys, Value values) {
-                 // The own block is causal on its diagonal when the
-                 // attention is; with positions, causality reads them.
-                 bool causal =
-                     op.getCausal() && (step == 0 || !ring.modifiers.empty());
+                 // Causal only with regions: causality reads the positions.
                  auto [blockDq, blockDk, blockDv] = ring.attendBackward(
                      queries, keys, values, op.getResult(), op.getLogsumexp(),
-                     op.getResultGrad(), causal, ring.placed(queries, step));
+                     op.getResultGrad(), op.getCausal(),
+                     ring.placed(queries, step));
                  dq = step == 0 ? blockDq : ring.sum(dq, blockDq);
                  home.add(ring, step, blockDk, blockDv);
                });

@@ -266,11 +266,10 @@ void addAccumulatedGradients(OpBuilder &b, Location loc,
 }
 
 /// `loss` and `gradients` replaced by their means over the ranks of the
-/// job (attn.all_reduce at `b`, after every value it reads), in buckets of
-/// about `bucketBytes` (0: one): the values in the order the step computes
-/// them, each bucket's all-reduce right after the last of its values, so
-/// that the runtime reduces it while the backward goes on (PyTorch DDP's
-/// buckets).
+/// job (attn.all_reduce in `b`'s block), in buckets of about `bucketBytes`
+/// (0: one): the values in the order the step computes them, each
+/// bucket's all-reduce right after the last of its values, so that the
+/// runtime reduces it while the backward goes on (PyTorch DDP's buckets).
 void averageOverRanks(OpBuilder &b, Location loc, Value &loss,
                       MutableArrayRef<Value> gradients, int64_t bucketBytes) {
   SmallVector<Value *> values = {&loss};
@@ -287,16 +286,14 @@ void averageOverRanks(OpBuilder &b, Location loc, Value &loss,
     Operation *a = computedAt(*x), *c = computedAt(*y);
     return a != c && (!a || (c && a->isBeforeInBlock(c)));
   };
-  if (bucketBytes > 0)
-    llvm::stable_sort(values, earlier);
+  llvm::stable_sort(values, earlier);
   OpBuilder::InsertionGuard guard(b);
-  Block::iterator end = b.getInsertionPoint();
   for (size_t first = 0; first < values.size();) {
     size_t last = first;
     int64_t bytes = 0;
     do {
       auto type = cast<RankedTensorType>(values[last]->getType());
-      bytes += type.getNumElements() * 4;
+      bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
       ++last;
     } while (last < values.size() && (bucketBytes == 0 || bytes < bucketBytes));
     SmallVector<Value> bucket;
@@ -306,12 +303,10 @@ void averageOverRanks(OpBuilder &b, Location loc, Value &loss,
       if (Operation *at = computedAt(*values[i]))
         after = !after || after->isBeforeInBlock(at) ? at : after;
     }
-    if (bucketBytes > 0 && after)
+    if (after)
       b.setInsertionPointAfter(after);
-    else if (bucketBytes > 0)
-      b.setInsertionPointToStart(block);
     else
-      b.setInsertionPoint(block, end);
+      b.setInsertionPointToStart(block);
     auto reduced = AllReduceOp::create(b, loc, ReductionKind::Mean, bucket);
     for (size_t i = first; i < last; ++i)
       *values[i] = reduced.getResult(i - first);

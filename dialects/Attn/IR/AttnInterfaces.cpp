@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -23,6 +24,14 @@ SmallVector<Value> lcc::attn::withRowStatistics(OpBuilder &builder,
     state.addRegion()->takeBody(region);
   Operation *saved = builder.create(state);
   return {saved->getResult(0)};
+}
+
+void lcc::attn::copyModifiers(MutableArrayRef<Region> modifiers,
+                              Operation *into) {
+  for (auto [from, to] : llvm::zip_equal(modifiers, into->getRegions())) {
+    IRMapping mapping;
+    from.cloneInto(&to, mapping);
+  }
 }
 
 Value lcc::attn::splatLike(OpBuilder &builder, Location loc, Value like,

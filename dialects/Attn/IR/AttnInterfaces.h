@@ -59,6 +59,11 @@ llvm::SmallVector<mlir::Value> withRowStatistics(mlir::OpBuilder &builder,
                                                  mlir::Operation *op,
                                                  mlir::Value query);
 
+/// Copies of an attention's mask and score regions (`modifiers`) into
+/// `into`'s, as many: a backward or a block attends as the forward does.
+void copyModifiers(llvm::MutableArrayRef<mlir::Region> modifiers,
+                   mlir::Operation *into);
+
 /// A constant tensor of `like`'s float type, every element `value` (a
 /// gradient's zeros, a rule's ones).
 mlir::Value splatLike(mlir::OpBuilder &builder, mlir::Location loc,

@@ -149,11 +149,7 @@ LogicalResult AttentionOp::buildVectorJacobianProduct(
       getLogsumexp(), dy, dLogSumExp, getPositions(), getCausalAttr(),
       getScaleAttr(), getSharedQkAttr(), getModifiers().size());
   // The backward attends exactly as the forward did: same mask, same score.
-  for (auto [region, into] :
-       llvm::zip(getModifiers(), backward->getRegions())) {
-    IRMapping mapping;
-    region.cloneInto(&into, mapping);
-  }
+  copyModifiers(getModifiers(), backward);
   backward->setDiscardableAttrs(getOperation()->getDiscardableAttrDictionary());
   operandGradients[0] = backward->getResult(0);
   if (!shared)
@@ -180,11 +176,7 @@ LogicalResult RingAttentionOp::buildVectorJacobianProduct(
       getResult(), getLogsumexp(), dy, getCausalAttr(), getScaleAttr(),
       getRanksAttr(), getModifiers().size());
   // The backward attends as the forward did: same mask, same score.
-  for (auto [region, into] :
-       llvm::zip(getModifiers(), backward->getRegions())) {
-    IRMapping mapping;
-    region.cloneInto(&into, mapping);
-  }
+  copyModifiers(getModifiers(), backward);
   setGradients(*this, operands, backward.getResults(), operandGradients);
   return success();
 }

@@ -22,8 +22,8 @@
 namespace lcc::runtime {
 
 /// A transfer among ranks that has started and may not have finished
-/// (Communicator::startShiftRing): its buffers are the engine's until
-/// finish() returns.
+/// (Communicator::startShiftRing, startAllReduceSum): its buffers are the
+/// engine's until finish() returns.
 class Transfer {
 public:
   virtual ~Transfer();

@@ -258,7 +258,8 @@ private:
     return check("MPI_Comm_size", mpi.commSize(comm, &sizeOfJob));
   }
 
-  /// A ring shift's receives and sends, posted (MPI_Irecv, MPI_Isend).
+  /// Requests posted: a ring shift's receives and sends (MPI_Irecv,
+  /// MPI_Isend) or an all-reduce's pieces (MPI_Iallreduce).
   class MpiTransfer final : public Transfer {
   public:
     explicit MpiTransfer(MpiCommunicator &comm) : comm(comm) {}

@@ -17,6 +17,8 @@ void TransfersInFlight::add(std::unique_ptr<Transfer> transfer,
 }
 
 Status TransfersInFlight::settle(const std::vector<ByteRange> &touched) {
+  if (inFlight.empty())
+    return Status(); // the common case: before every command
   Status first;
   std::vector<InFlight> left;
   for (InFlight &pending : inFlight) {
