@@ -75,6 +75,12 @@ private:
 inline constexpr const char *kNotCausalForDecode =
     "it is not causal (a decode step sees only earlier positions)";
 
+/// Why an attention whose queries sit at a given offset (a ring attention's
+/// step) has no cached form: a decode step places its query itself.
+inline constexpr const char *kQueryOffsetForDecode =
+    "its queries sit at a query_offset (a step of ring attention); a decode "
+    "step places its one query itself";
+
 /// What a form gives for `lcc --decode` (AttentionFormDefinition's
 /// fillDecodeCaches and buildDecodeStep): in prefill, after `op` (at `b`'s
 /// insertion point), what writes its caches from its operands; in the

@@ -73,6 +73,10 @@ StepCaches writeStepRows(OpBuilder &b, Location loc, Value queryOfOp,
 LogicalResult fillRelative(OpBuilder &b, Operation *op,
                            const AttentionCaches &caches, std::string &whyNot) {
   auto attention = cast<RelativeAttentionOp>(op);
+  if (attention.getQueryOffset()) {
+    whyNot = kQueryOffsetForDecode;
+    return failure();
+  }
   if (attention.getLogsumexp() && !attention.getLogsumexp().use_empty()) {
     whyNot = "its logsumexp is read; a decode step computes none";
     return failure();
@@ -93,7 +97,7 @@ FailureOr<Value> stepRelative(OpBuilder &b, Operation *op, ValueRange operands,
   RelativeAttentionPlan plan = planRelativeAttention(
       tb,
       {operands[0], rows.key, rows.value, operands[3], operands[4], operands[5],
-       attention.getScale(), attention.getClampLen(),
+       /*queryOffset=*/Value(), attention.getScale(), attention.getClampLen(),
        attention.getSameLength()},
       AttentionTiling(), rows.position);
   FlashAttention flash = plan.flash;
@@ -105,6 +109,10 @@ LogicalResult fillAdaptiveSpan(OpBuilder &b, Operation *op,
                                const AttentionCaches &caches,
                                std::string &whyNot) {
   auto attention = cast<AdaptiveSpanAttentionOp>(op);
+  if (attention.getQueryOffset()) {
+    whyNot = kQueryOffsetForDecode;
+    return failure();
+  }
   if (!attention.getCausal()) {
     whyNot = kNotCausalForDecode;
     return failure();
@@ -129,7 +137,8 @@ FailureOr<Value> stepAdaptiveSpan(OpBuilder &b, Operation *op,
                     position, caches);
   auto [flash, mask] = planAdaptiveSpanAttention(
       {operands[0], rows.key, rows.value, operands[3],
-       int64_t(attention.getMaxSpan()), int64_t(attention.getRamp()),
+       /*queryOffset=*/Value(), int64_t(attention.getMaxSpan()),
+       int64_t(attention.getRamp()),
        /*causal=*/true, attention.getScale()},
       AttentionTiling(), rows.position);
   return flash.build(b, loc);

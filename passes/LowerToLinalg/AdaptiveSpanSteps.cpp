@@ -120,6 +120,9 @@ lcc::lowering::planAdaptiveSpanAttention(const AdaptiveSpanOperands &op,
                                          Value queryPosition) {
   int64_t querySeq = tensorType(op.query).getDimSize(2);
   int64_t keySeq = tensorType(op.key).getDimSize(2);
+  assert(!(queryPosition && op.queryOffset) && "one places the queries");
+  if (op.queryOffset)
+    queryPosition = op.queryOffset;
   AdaptiveSpanMask mask{op.z, op.maxSpan, op.ramp,
                         queryPosition ? 0 : keySeq - querySeq};
   FlashAttention flash;

@@ -68,6 +68,8 @@ private:
 /// What the forward and backward ops share: operands and attributes.
 struct AdaptiveSpanOperands {
   mlir::Value query, key, value, z;
+  /// The op's query_offset (a 0-d i32), or null.
+  mlir::Value queryOffset;
   int64_t maxSpan, ramp;
   bool causal;
   std::optional<llvm::APFloat> scale;
@@ -78,7 +80,8 @@ struct AdaptiveSpanOperands {
 /// probabilities weighed by m and renormalised with the floor. Also
 /// returns the mask it uses, for the backward. With `queryPosition` (a
 /// 0-d i32): a decode step's one query at that run-time position among
-/// the keys, its distances counted from there.
+/// the keys, its distances counted from there; the op's query_offset
+/// places its queries likewise.
 std::pair<FlashAttention, AdaptiveSpanMask>
 planAdaptiveSpanAttention(const AdaptiveSpanOperands &op,
                           AttentionTiling tiling,

@@ -290,11 +290,31 @@ Value FlashAttention::firstQueryTile(OpBuilder &b, Location loc,
     return indexConstant(b, loc, 0);
   Value firstQuery = arith::MaxSIOp::create(
       b, loc,
-      arith::SubIOp::create(b, loc, keyStart,
-                            indexConstant(b, loc, causalOffset)),
+      queryIndex(b, loc,
+                 arith::SubIOp::create(b, loc, keyStart,
+                                       indexConstant(b, loc, causalOffset))),
       indexConstant(b, loc, 0));
   return arith::DivUIOp::create(b, loc, firstQuery,
                                 indexConstant(b, loc, queryTile));
+}
+
+Value FlashAttention::placedAmongKeys(OpBuilder &b, Location loc,
+                                      Value queryStart) const {
+  if (!queryPosition)
+    return queryStart;
+  assert(causalOffset == 0 && "a run-time query position replaces it");
+  return arith::AddIOp::create(
+      b, loc, queryStart,
+      castToIndex(b, loc, tensor::ExtractOp::create(b, loc, queryPosition)));
+}
+
+Value FlashAttention::queryIndex(OpBuilder &b, Location loc,
+                                 Value placedStart) const {
+  if (!queryPosition)
+    return placedStart;
+  return arith::SubIOp::create(
+      b, loc, placedStart,
+      castToIndex(b, loc, tensor::ExtractOp::create(b, loc, queryPosition)));
 }
 
 /// The loop over key tiles for one query tile: the final (row max, row
@@ -467,13 +487,7 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
                         });
   // Where the tile's queries sit among the keys.
   TilePosition scored = where;
-  if (queryPosition) {
-    assert(causalOffset == 0 && "a run-time query position replaces it");
-    scored.queryStart = arith::AddIOp::create(
-        builder, loc, where.queryStart,
-        castToIndex(builder, loc,
-                    tensor::ExtractOp::create(builder, loc, queryPosition)));
-  }
+  scored.queryStart = placedAmongKeys(builder, loc, where.queryStart);
   SmallVector<Value> final =
       attendKeyTiles(builder, loc, paddedKey, paddedValue, scaledQueriesT,
                      scored, keySeq, keyTiles);

@@ -149,9 +149,20 @@ struct FlashAttention {
                ScoreBlockLayout layout = ScoreBlockLayout::queriesByKeys) const;
 
   /// The first query tile that sees a key of the key tile from `keyStart`
-  /// (0 unless causal: a query i sees key j from i = j - causalOffset on).
+  /// (0 unless causal: a query i sees key j from i = j - causalOffset on,
+  /// or from j - queryPosition on).
   mlir::Value firstQueryTile(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::Value keyStart) const;
+
+  /// Where the query from `queryStart` (an index into the queries) sits
+  /// among the keys: moved by queryPosition when it is set. The masks,
+  /// tile predicates and loop bounds take tiles placed so.
+  mlir::Value placedAmongKeys(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value queryStart) const;
+  /// The other way: the index into the queries of a query placed at
+  /// `placedStart` among the keys, to slice the queries' tensors with.
+  mlir::Value queryIndex(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value placedStart) const;
   /// One past the last key tile the query tile from `queryStart` sees, of
   /// `keyTiles` (all unless causal).
   mlir::Value keyTileEnd(TensorBuilder &t, mlir::Value queryStart,

@@ -64,19 +64,20 @@ PaddedBackwardOperands::build(TensorBuilder &t, const FlashAttention &flash,
   p.delta = padSeq(t, delta, paddedQueries);
   p.key = padSeq(t, flash.key, paddedKeys);
   p.value = padSeq(t, flash.value, paddedKeys);
+  p.forward = flash;
   return p;
 }
 
 BackwardBlock PaddedBackwardOperands::blockAt(OpBuilder &b, Location l,
                                               const TilePosition &at) const {
+  Value queryStart = forward.queryIndex(b, l, at.queryStart);
   return BackwardBlock{
-      tileOf(b, l, query, at.batch, at.head, at.queryStart, queryTile),
+      tileOf(b, l, query, at.batch, at.head, queryStart, queryTile),
       tileOf(b, l, key, at.batch, at.head, at.keyStart, keyTile),
       tileOf(b, l, value, at.batch, at.head, at.keyStart, keyTile),
-      tileOf(b, l, outGrad, at.batch, at.head, at.queryStart, queryTile),
-      rowTileOf(b, l, rowStatistic, at.batch, at.head, at.queryStart,
-                queryTile),
-      rowTileOf(b, l, delta, at.batch, at.head, at.queryStart, queryTile)};
+      tileOf(b, l, outGrad, at.batch, at.head, queryStart, queryTile),
+      rowTileOf(b, l, rowStatistic, at.batch, at.head, queryStart, queryTile),
+      rowTileOf(b, l, delta, at.batch, at.head, queryStart, queryTile)};
 }
 
 Value PaddedBackwardOperands::unpadded(OpBuilder &b, Location loc, Value x,
@@ -128,13 +129,16 @@ SmallVector<Value> foldTilePairs(OpBuilder &builder, Location loc,
   where.head = forall.getInductionVars()[1];
   Value outerStart = arith::MulIOp::create(
       builder, loc, forall.getInductionVars()[2], body.index(outerTile));
-  (overKeyTiles ? where.keyStart : where.queryStart) = outerStart;
+  if (overKeyTiles)
+    where.keyStart = outerStart;
+  else
+    where.queryStart = flash.placedAmongKeys(builder, loc, outerStart);
   // Causally, a key tile is seen from some query tile on, and a query tile
   // sees key tiles up to some end.
   Value first = overKeyTiles ? flash.firstQueryTile(builder, loc, outerStart)
                              : body.index(0);
   Value end = overKeyTiles ? body.index(queryTiles)
-                           : flash.keyTileEnd(body, outerStart, keyTiles);
+                           : flash.keyTileEnd(body, where.queryStart, keyTiles);
   SmallVector<Value> init;
   for (int64_t width : widths)
     init.push_back(body.filled({outerTile, width}, elementType, 0.0));
@@ -142,9 +146,12 @@ SmallVector<Value> foldTilePairs(OpBuilder &builder, Location loc,
       builder, loc, first, end, body.index(1), init,
       [&](OpBuilder &nb, Location nl, Value innerIndex, ValueRange state) {
         TilePosition tile = where;
-        (overKeyTiles ? tile.queryStart : tile.keyStart) =
-            arith::MulIOp::create(nb, nl, innerIndex,
-                                  indexConstant(nb, nl, innerTile));
+        Value innerStart = arith::MulIOp::create(
+            nb, nl, innerIndex, indexConstant(nb, nl, innerTile));
+        if (overKeyTiles)
+          tile.queryStart = flash.placedAmongKeys(nb, nl, innerStart);
+        else
+          tile.keyStart = innerStart;
         scf::YieldOp::create(
             nb, nl,
             flash.ifTileVisible(nb, nl, tile, state,

@@ -38,6 +38,8 @@ struct PaddedBackwardOperands {
   int64_t batch, heads, querySeq, keySeq, headDim, valueDim;
   int64_t queryTile, keyTile, queryTiles, keyTiles;
   mlir::Value query, key, value, outGrad, rowStatistic, delta;
+  /// The forward's, whose placement of the queries blockAt undoes.
+  FlashAttention forward;
 
   /// Pads the operands of the backward of `flash`, whose result was `out`.
   /// `rowStatisticGrad` (or null) is the gradient with respect to the row
@@ -47,7 +49,8 @@ struct PaddedBackwardOperands {
   build(TensorBuilder &t, const FlashAttention &flash, mlir::Value out,
         mlir::Value outGrad, mlir::Value rowStatistic,
         mlir::Value rowStatisticGrad = mlir::Value());
-  /// The blocks of the tile pair `at`.
+  /// The blocks of the tile pair `at` (its queries placed among the keys,
+  /// as the loops over tile pairs give them).
   BackwardBlock blockAt(mlir::OpBuilder &b, mlir::Location loc,
                         const TilePosition &at) const;
   /// A gradient of the queries, or with `ofKeys` of the keys or values
@@ -62,6 +65,9 @@ using TilePairStep = std::function<llvm::SmallVector<mlir::Value>(
     mlir::OpBuilder &, mlir::Location, const TilePosition &,
     mlir::ValueRange state)>;
 
+/// `block` gets each tile pair with its queries placed among the keys
+/// (FlashAttention::placedAmongKeys), as the forward's masks take them.
+///
 /// The kernel over key tiles: for each (batch, head, key tile), zeros of
 /// [key tile, widths[i]] are folded by `block` over the query tiles the
 /// forward `flash` visits for that key tile (causally earlier ones never

@@ -35,7 +35,7 @@ struct LowerAdaptiveSpanAttention : OpRewritePattern<AdaptiveSpanAttentionOp> {
     FlashAttention flash =
         planAdaptiveSpanAttention(
             {op.getQuery(), op.getKey(), op.getValue(), op.getZ(),
-             static_cast<int64_t>(op.getMaxSpan()),
+             op.getQueryOffset(), static_cast<int64_t>(op.getMaxSpan()),
              static_cast<int64_t>(op.getRamp()), op.getCausal(), op.getScale()},
             tiling)
             .first;

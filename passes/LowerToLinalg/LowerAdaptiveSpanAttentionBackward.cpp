@@ -103,7 +103,7 @@ struct LowerAdaptiveSpanAttentionBackward
     TensorBuilder tb(rewriter, loc);
     auto plan = planAdaptiveSpanAttention(
         {op.getQuery(), op.getKey(), op.getValue(), op.getZ(),
-         static_cast<int64_t>(op.getMaxSpan()),
+         op.getQueryOffset(), static_cast<int64_t>(op.getMaxSpan()),
          static_cast<int64_t>(op.getRamp()), op.getCausal(), op.getScale()},
         tiling);
     const FlashAttention &flash = plan.first;

@@ -41,7 +41,8 @@ struct LowerRelativeAttention : OpRewritePattern<RelativeAttentionOp> {
     RelativeAttentionPlan plan = planRelativeAttention(
         tb,
         {op.getQuery(), op.getKey(), op.getValue(), op.getPos(), op.getU(),
-         op.getW(), op.getScale(), op.getClampLen(), op.getSameLength()},
+         op.getW(), op.getQueryOffset(), op.getScale(), op.getClampLen(),
+         op.getSameLength()},
         tiling);
     FlashAttention flash = plan.flash;
     flash.addToScores = plan.positionTerm(tb);

@@ -89,21 +89,23 @@ RelativeAttentionBackward::blockAt(OpBuilder &b, Location loc,
   TensorBuilder t(b, loc);
   const FlashAttention &flash = plan.flash;
   int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
+  // The tile's queries are placed among the keys; their rows are these.
+  Value queryStart = flash.queryIndex(b, loc, tile.queryStart);
   RelativeBlock blk;
   blk.query =
-      tileOf(b, loc, query, tile.batch, tile.head, tile.queryStart, queryTile);
+      tileOf(b, loc, query, tile.batch, tile.head, queryStart, queryTile);
   blk.key = tileOf(b, loc, key, tile.batch, tile.head, tile.keyStart, keyTile);
   blk.value =
       tileOf(b, loc, value, tile.batch, tile.head, tile.keyStart, keyTile);
-  blk.outGrad = tileOf(b, loc, paddedOutGrad, tile.batch, tile.head,
-                       tile.queryStart, queryTile);
+  blk.outGrad = tileOf(b, loc, paddedOutGrad, tile.batch, tile.head, queryStart,
+                       queryTile);
   blk.positionQuery = tileOf(b, loc, plan.positionQueries, tile.batch,
-                             tile.head, tile.queryStart, queryTile);
+                             tile.head, queryStart, queryTile);
   blk.band = plan.band(b, loc, tile);
   Value blockLse =
-      rowTileOf(b, loc, lse, tile.batch, tile.head, tile.queryStart, queryTile);
-  Value blockDelta = rowTileOf(b, loc, delta, tile.batch, tile.head,
-                               tile.queryStart, queryTile);
+      rowTileOf(b, loc, lse, tile.batch, tile.head, queryStart, queryTile);
+  Value blockDelta =
+      rowTileOf(b, loc, delta, tile.batch, tile.head, queryStart, queryTile);
 
   Type elt = tensorType(blk.query).getElementType();
   auto constant = [&](OpBuilder &ob, Location ol, double v) {
@@ -239,9 +241,10 @@ RelativeAttentionBackward::queryAndPositionGradients(OpBuilder &builder,
       [&](OpBuilder &ob, Location ol, Value queryTileIndex,
           ValueRange headState) {
         TensorBuilder outer(ob, ol);
+        Value queryStart = arith::MulIOp::create(ob, ol, queryTileIndex,
+                                                 outer.index(queryTile));
         TilePosition at = where;
-        at.queryStart = arith::MulIOp::create(ob, ol, queryTileIndex,
-                                              outer.index(queryTile));
+        at.queryStart = flash.placedAmongKeys(ob, ol, queryStart);
         Value end = flash.keyTileEnd(outer, at.queryStart, keyTiles);
         SmallVector<Value> tileInit = {
             outer.filled({queryTile, headDim}, elt, 0.0),
@@ -286,7 +289,7 @@ RelativeAttentionBackward::queryAndPositionGradients(OpBuilder &builder,
         SmallVector<OpFoldResult> strides(2, ob.getIndexAttr(1));
         Value queryGrads = tensor::InsertSliceOp::create(
             ob, ol, addTensors(outer, contentGrad, positionGrad), headState[0],
-            ArrayRef<OpFoldResult>{at.queryStart, ob.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{queryStart, ob.getIndexAttr(0)},
             ArrayRef<OpFoldResult>{ob.getIndexAttr(queryTile),
                                    ob.getIndexAttr(headDim)},
             strides);
@@ -344,7 +347,7 @@ Value RelativeAttentionBackward::positionGradient(TensorBuilder &tb,
   int64_t lastDistance = plan.lastDistance;
   int64_t firstDistance = plan.bands.firstDistance;
   return tb.map(
-      {heads, plan.keySeq, headDim}, elt, {tail}, {tb.map(3, {0, 2})},
+      {heads, plan.encodings, headDim}, elt, {tail}, {tb.map(3, {0, 2})},
       [&](OpBuilder &ob, Location ol, ValueRange a) -> Value {
         Value h = linalg::IndexOp::create(ob, ol, 0);
         Value t = linalg::IndexOp::create(ob, ol, 1);
@@ -428,7 +431,8 @@ struct LowerRelativeAttentionBackward
     RelativeAttentionBackward backward(
         planRelativeAttention(tb,
                               {op.getQuery(), op.getKey(), op.getValue(),
-                               op.getPos(), op.getU(), op.getW(), op.getScale(),
+                               op.getPos(), op.getU(), op.getW(),
+                               op.getQueryOffset(), op.getScale(),
                                op.getClampLen(), op.getSameLength()},
                               tiling),
         op.getResult(), op.getLogsumexp(), op.getResultGrad());

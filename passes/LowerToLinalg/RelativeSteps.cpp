@@ -21,11 +21,31 @@ DistanceBands::DistanceBands(int64_t memory, int64_t queryTile, int64_t keyTile,
       // ...to the first key against the last (padded) query.
       rows(paddedQuerySeq + paddedKeySeq - 1) {}
 
+DistanceBands DistanceBands::placedByOffset(int64_t queryTile, int64_t keyTile,
+                                            int64_t paddedKeySeq,
+                                            int64_t lastDistance) {
+  DistanceBands bands(/*memory=*/0, queryTile, keyTile, queryTile,
+                      paddedKeySeq);
+  bands.firstDistance = -(queryTile - 1) - (keyTile - 1);
+  bands.rows = lastDistance - bands.firstDistance + bands.bandRows();
+  bands.clampStart = true;
+  return bands;
+}
+
 Value DistanceBands::bandStart(OpBuilder &b, Location loc,
                                const TilePosition &tile) const {
+  // Row of distance M + qs - ks - (Tk - 1).
   Value offset = arith::SubIOp::create(b, loc, tile.queryStart, tile.keyStart);
-  return arith::AddIOp::create(b, loc, offset,
-                               indexConstant(b, loc, paddedKeySeq - keyTile));
+  Value start = arith::AddIOp::create(
+      b, loc, offset,
+      indexConstant(b, loc, memory - (keyTile - 1) - firstDistance));
+  if (!clampStart)
+    return start;
+  // A tile pair whose band starts below the table sees no key (masked
+  // wholly); above it, every row is the last distance's encoding.
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, start, indexConstant(b, loc, 0)),
+      indexConstant(b, loc, rows - bandRows()));
 }
 
 namespace {
@@ -134,6 +154,10 @@ RelativeAttentionPlan lcc::lowering::planRelativeAttention(
     AttentionTiling tiling, Value queryPosition) {
   int64_t querySeq = tensorType(op.query).getDimSize(2);
   int64_t keySeq = tensorType(op.key).getDimSize(2);
+  assert(!(queryPosition && op.queryOffset) && "one places the queries");
+  bool placedByOffset = static_cast<bool>(op.queryOffset);
+  if (placedByOffset)
+    queryPosition = op.queryOffset;
   // A query at a run-time key position is counted from there, as if every
   // key position were a query's.
   int64_t memory = queryPosition ? 0 : keySeq - querySeq;
@@ -150,24 +174,34 @@ RelativeAttentionPlan lcc::lowering::planRelativeAttention(
   flash.keyTile = std::min(tiling.keyTile, keySeq);
   if (op.sameLength)
     limitDistance(flash, memory, *op.sameLength, keySeq);
+  // Placed anywhere, a query may see no key at all.
+  if (placedByOffset)
+    flash.emptyRowsGetZeros = true;
 
   int64_t paddedQuerySeq =
       llvm::divideCeil(querySeq, flash.queryTile) * flash.queryTile;
   int64_t paddedKeySeq =
       llvm::divideCeil(keySeq, flash.keyTile) * flash.keyTile;
-  DistanceBands bands(memory, flash.queryTile, flash.keyTile,
-                      queryPosition ? paddedKeySeq : paddedQuerySeq,
-                      paddedKeySeq);
-  // The encodings there are (a decode step's caches may hold more rows).
-  int64_t lastDistance = std::min(keySeq, tensorType(op.pos).getDimSize(1)) - 1;
+  int64_t encodings = tensorType(op.pos).getDimSize(1);
+  // The encodings there are (a decode step's caches may hold more rows;
+  // queries placed by an offset may meet every distance pos holds).
+  int64_t lastDistance =
+      (placedByOffset ? encodings : std::min(keySeq, encodings)) - 1;
   if (op.clampLen)
     lastDistance = std::min(lastDistance, *op.clampLen);
+  DistanceBands bands =
+      placedByOffset
+          ? DistanceBands::placedByOffset(flash.queryTile, flash.keyTile,
+                                          paddedKeySeq, lastDistance)
+          : DistanceBands(memory, flash.queryTile, flash.keyTile,
+                          queryPosition ? paddedKeySeq : paddedQuerySeq,
+                          paddedKeySeq);
   Value table = distanceTable(tb, op.pos, bands, lastDistance);
   Value positionQueries =
       withHeadBias(tb, padSeq(tb, op.query, paddedQuerySeq), op.w, flash.scale);
-  return RelativeAttentionPlan{flash,  bands,           querySeq,
-                               keySeq, paddedQuerySeq,  lastDistance,
-                               table,  positionQueries, queryPosition};
+  return RelativeAttentionPlan{flash,           bands,        querySeq,  keySeq,
+                               paddedQuerySeq,  lastDistance, encodings, table,
+                               positionQueries, queryPosition};
 }
 
 namespace {
@@ -199,12 +233,7 @@ BlockScoreTerm RelativeAttentionPlan::positionTerm(TensorBuilder &tb) const {
     int64_t queryTile = plan.bands.queryTile;
     // At a run-time position the tile's queries sit there among the keys
     // but are the first of their own.
-    Value queryStart = tile.queryStart;
-    if (plan.queryPosition)
-      queryStart = arith::SubIOp::create(
-          b, loc, queryStart,
-          castToIndex(b, loc,
-                      tensor::ExtractOp::create(b, loc, plan.queryPosition)));
+    Value queryStart = plan.flash.queryIndex(b, loc, tile.queryStart);
     Value queries =
         sliceOf(b, loc, RankedTensorType::get({headDim, queryTile}, elt),
                 positionQueriesT,

@@ -35,13 +35,27 @@ struct DistanceBands {
   int64_t firstDistance; // of the first row of the table (<= 0)
   int64_t rows;          // of the table
 
+  /// Set when the queries are placed by a query_offset, which may put
+  /// them anywhere: the band's start is then clamped into the table.
+  bool clampStart = false;
+
   DistanceBands(int64_t memory, int64_t queryTile, int64_t keyTile,
                 int64_t paddedQuerySeq, int64_t paddedKeySeq);
+  /// The bands of queries placed by a query_offset, meeting distances up
+  /// to `lastDistance` (those past it clamped to it): from the smallest
+  /// distance a visible tile pair's band starts at, -(Tq - 1) - (Tk - 1),
+  /// to lastDistance plus a band, so that a start clamped at the top
+  /// reads the same clamped encodings.
+  static DistanceBands placedByOffset(int64_t queryTile, int64_t keyTile,
+                                      int64_t paddedKeySeq,
+                                      int64_t lastDistance);
 
   int64_t bandRows() const { return queryTile + keyTile - 1; }
 
-  /// The first row of the band of the tile pair (qs, ks): distance M + qs -
-  /// ks - (Tk - 1), never below row 0 since ks <= paddedKeySeq - Tk.
+  /// The first row of the band of the tile pair (qs, ks), whose queries
+  /// are placed among the keys: distance M + qs - ks - (Tk - 1), never
+  /// below row 0 since ks <= paddedKeySeq - Tk (clamped into the table
+  /// when placed by an offset).
   mlir::Value bandStart(mlir::OpBuilder &b, mlir::Location loc,
                         const TilePosition &tile) const;
 };
@@ -50,6 +64,8 @@ struct DistanceBands {
 /// backward, which repeats them).
 struct RelativeAttentionOperands {
   mlir::Value query, key, value, pos, u, w;
+  /// The op's query_offset (a 0-d i32), or null.
+  mlir::Value queryOffset;
   std::optional<llvm::APFloat> scale;
   std::optional<int64_t> clampLen, sameLength;
 };
@@ -63,6 +79,9 @@ struct RelativeAttentionPlan {
   int64_t querySeq, keySeq, paddedQuerySeq;
   /// The largest distance with an encoding of its own (clamp_len's).
   int64_t lastDistance;
+  /// The encodings `pos` holds (its rows), whose gradient the backward
+  /// returns.
+  int64_t encodings;
   /// [heads, bands.rows, head_dim]: row r is pos[h, clamp(r +
   /// firstDistance, 0, lastDistance)].
   mlir::Value table;
@@ -70,8 +89,9 @@ struct RelativeAttentionPlan {
   /// q_seq, head_dim].
   mlir::Value positionQueries;
 
-  /// A decode step's run-time position of its one query among the keys
-  /// (a 0-d i32; FlashAttention::queryPosition), or null.
+  /// The run-time position of the first query among the keys (a 0-d
+  /// i32; FlashAttention::queryPosition): a decode step's, or the op's
+  /// query_offset; or null.
   mlir::Value queryPosition;
 
   /// The band of encodings the tile pair meets, [band rows, head_dim].
@@ -84,7 +104,8 @@ struct RelativeAttentionPlan {
 
 /// The plan of `op`; with `queryPosition` (a 0-d i32), of a decode step's
 /// one query at that run-time position among the keys, the distances and
-/// causality counted from there.
+/// causality counted from there. The op's query_offset places its queries
+/// likewise, meeting any distance its encodings hold.
 RelativeAttentionPlan planRelativeAttention(TensorBuilder &tb,
                                             const RelativeAttentionOperands &op,
                                             AttentionTiling tiling,

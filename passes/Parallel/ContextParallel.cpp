@@ -8,9 +8,10 @@
 // the ops that work position by position (SequencePositions, as the
 // decode step finds them) run on the share; learned positions are cut to
 // the share (attn.rank_slice); each attention form is split as its
-// interface says (getSequenceSplit: dense attention without regions as
-// ring attention, keys and values passed around the ranks; every other
-// form over the heads, DeepSpeed-Ulysses); a cross-entropy loss, the mean
+// interface says (getSequenceSplit: dense attention, relative and adaptive-
+// span attention as ring attention, keys and values passed around the
+// ranks; every other form over the heads, DeepSpeed-Ulysses); a
+// cross-entropy loss, the mean
 // over the share's positions, is averaged over the ranks. Anything else
 // that reads the positions is an error naming it. Arguments and results
 // split over the ranks carry attn.split_dim, which the artifact records so
@@ -231,6 +232,12 @@ LogicalResult ContextParallelPass::splitOp(Operation &op,
         return failure();
       break;
     case SequenceSplit::KeysAroundRing: {
+      // A form whose distances count from where its queries are placed
+      // attends chunk pairs around the ring.
+      if (!isa<AttentionOp>(op) && form.attendsAtQueryOffset()) {
+        shares.push_back(parallel::splitFormAroundRing(form, ranks));
+        break;
+      }
       // Another form runs as the attention it is exactly (the interface).
       auto attention = dyn_cast<AttentionOp>(op);
       if (!attention) {

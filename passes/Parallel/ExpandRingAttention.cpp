@@ -44,7 +44,7 @@ struct ExpandRingAttentionPass
           lse.replaceAllUsesWith(logSumExp);
       } else {
         auto backward = cast<RingAttentionBackwardOp>(op);
-        std::array<Value, 3> grads =
+        SmallVector<Value> grads =
             parallel::expandRingAttentionBackward(b, backward);
         for (auto [old, grad] : llvm::zip_equal(backward.getResults(), grads))
           old.replaceAllUsesWith(grad);

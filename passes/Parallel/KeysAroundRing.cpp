@@ -29,6 +29,18 @@
 // rank, computed when compiling) says are never read, so each step is one
 // attention whatever the mask.
 //
+// Relative (Transformer-XL) and adaptive-span attention count distances
+// between a query and a key, and a share's two chunks are not adjacent:
+// each step attends pairs of a query chunk and a key chunk, each as the
+// form with its queries placed at the two chunks' distance (the form's
+// query_offset, a constant per rank cut to this rank's), merged into the
+// query chunk's partial result. A share's early chunk (r) comes before
+// every rank's late chunk (2P - 1 - r' >= P), so a causal form never
+// attends early queries to late keys: three pairs a step, else four. The
+// pairs causality or a span hides on a rank visit no tile (the form's
+// run-time tile skipping), so the zigzag shares keep every rank's work the
+// same.
+//
 // The backward (as ring-flash-attention does it) keeps only the forward's
 // operands, result and logsumexp: it passes the keys and values around
 // again, the other way (shifts by -1, steps P - 1 down to 1: no shift the
@@ -78,6 +90,13 @@ struct Ring {
   /// The ring op's mask and score regions, copied into each step's
   /// attention (none: no regions).
   MutableArrayRef<Region> modifiers = {};
+  /// The form each step attends with when it is not attn.attention: its
+  /// op's name, attributes and operands after query, key and value.
+  StringAttr form = {};
+  DictionaryAttr formAttributes = {};
+  ValueRange formOperands = {};
+  /// Whether the form is causal.
+  bool causal = false;
 
   /// Where each position of rank `rank`'s share sits in the sequence
   /// (`share` positions: its two chunks, in order).
@@ -119,7 +138,7 @@ struct Ring {
     return {queryPositions, blockPositions(step, share)};
   }
   /// The queries' positions, made by the first step that places them.
-  Value queryPositions;
+  Value queryPositions = {};
 
   Halves halves(Value v) {
     return {parallel::chunkOf(b, loc, v, 2, 0, 2),
@@ -196,6 +215,70 @@ struct Ring {
     return RankSliceOp::create(
         b, loc, RankedTensorType::get({1}, b.getF32Type()), perRank);
   }
+  /// How far chunk `queryHalf` of this rank's share sits after chunk
+  /// `keyHalf` of the block `step` steps around (rank r - step's), in
+  /// positions, chunks `chunk` long: a constant of one value per rank (a
+  /// 0-d i32), cut to this rank's.
+  Value chunkDistance(int64_t step, int64_t queryHalf, int64_t keyHalf,
+                      int64_t chunk) {
+    SmallVector<int32_t> perRank;
+    for (int64_t rank = 0; rank < ranks; ++rank) {
+      int64_t holder = (rank - step + ranks) % ranks;
+      perRank.push_back(static_cast<int32_t>(
+          (parallel::chunkOfShare(rank, queryHalf, ranks) -
+           parallel::chunkOfShare(holder, keyHalf, ranks)) *
+          chunk));
+    }
+    Type i32 = b.getI32Type();
+    auto table = RankedTensorType::get({ranks}, i32);
+    Value all = arith::ConstantOp::create(
+        b, loc, table,
+        DenseElementsAttr::get(table, ArrayRef<int32_t>(perRank)));
+    Value mine =
+        RankSliceOp::create(b, loc, RankedTensorType::get({1}, i32), all);
+    return tensor::CollapseShapeOp::create(b, loc,
+                                           RankedTensorType::get({}, i32), mine,
+                                           ArrayRef<ReassociationIndices>{});
+  }
+
+  /// `queries` attending `keys` and `values` with the ring's form, the
+  /// queries placed `queryOffset` positions after the first key; with the
+  /// logsumexp (the form's second result) the merge weighs it by.
+  Partial attendWithForm(Value queries, Value keys, Value values,
+                         Value queryOffset) {
+    RankedTensorType q = typeOfTensor(queries), v = typeOfTensor(values);
+    OperationState state(loc, form.getValue());
+    state.addOperands({queries, keys, values});
+    state.addOperands(formOperands);
+    state.addOperands(queryOffset);
+    state.addTypes({RankedTensorType::get({q.getDimSize(0), q.getDimSize(1),
+                                           q.getDimSize(2), v.getDimSize(3)},
+                                          q.getElementType()),
+                    RankedTensorType::get(
+                        {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
+                        q.getElementType())});
+    state.addAttributes(formAttributes.getValue());
+    Operation *step = b.create(state);
+    return {step->getResult(0), step->getResult(1)};
+  }
+
+  /// The form's backward of such a step, from the whole sequence's
+  /// `result`, `logSumExp` and `resultGrad` at these queries: the query,
+  /// key and value gradients, then the form operands'.
+  SmallVector<Value> attendWithFormBackward(Value queries, Value keys,
+                                            Value values, Value result,
+                                            Value logSumExp, Value resultGrad,
+                                            Value queryOffset) {
+    OperationState state(loc, (form.getValue() + "_backward").str());
+    state.addOperands({queries, keys, values});
+    state.addOperands(formOperands);
+    state.addOperands({result, logSumExp, resultGrad, queryOffset});
+    state.addTypes({queries.getType(), keys.getType(), values.getType()});
+    state.addTypes(formOperands.getTypes());
+    state.addAttributes(formAttributes.getValue());
+    return SmallVector<Value>(b.create(state)->getResults());
+  }
+
   Value choose(Value gate, Value whenFirst, Value otherwise) {
     return GateSelectOp::create(b, loc, gate, whenFirst, otherwise);
   }
@@ -270,6 +353,32 @@ Partial causalRing(Ring &ring, Value queries, Value keys, Value values) {
           ring.joined(early.logSumExp, late.logSumExp)};
 }
 
+/// With a form: every step's four chunk pairs, each the form at its
+/// chunks' distance (the file's comment).
+Partial formChunkPairsRing(Ring &ring, Value queries, Value keys,
+                           Value values) {
+  Halves q = ring.halves(queries);
+  int64_t chunk = typeOfTensor(queries).getDimSize(2) / 2;
+  std::array<Partial, 2> perChunk;
+  forEachBlock(ring, keys, values, /*backward=*/false,
+               [&](int64_t step, Value keys, Value values) {
+                 Halves k = ring.halves(keys), v = ring.halves(values);
+                 for (int64_t qh : {0, 1})
+                   for (int64_t kh : {0, 1}) {
+                     if (ring.causal && qh < kh)
+                       continue; // Early queries, late keys: never seen.
+                     Partial pair = ring.attendWithForm(
+                         qh ? q.late : q.early, kh ? k.late : k.early,
+                         kh ? v.late : v.early,
+                         ring.chunkDistance(step, qh, kh, chunk));
+                     Partial &into = perChunk[qh];
+                     into = into.result ? ring.merged(into, pair) : pair;
+                   }
+               });
+  return {ring.joined(perChunk[0].result, perChunk[1].result),
+          ring.joined(perChunk[0].logSumExp, perChunk[1].logSumExp)};
+}
+
 /// The gradients of the rank's keys and values: its own block's, and each
 /// later block's added to those of the rank that holds it (`step` ranks
 /// back).
@@ -303,6 +412,51 @@ std::array<Value, 3> wholeBlocksRingBackward(Ring &ring,
                  home.add(ring, step, blockDk, blockDv);
                });
   return {dq, home.key, home.value};
+}
+
+/// With a form: each chunk pair's backward from the whole sequence's
+/// result and logsumexp; the form operands' gradients summed over them.
+SmallVector<Value> formChunkPairsRingBackward(Ring &ring,
+                                              RingAttentionBackwardOp op) {
+  Halves q = ring.halves(op.getQuery()), o = ring.halves(op.getResult()),
+         lse = ring.halves(op.getLogsumexp()),
+         dO = ring.halves(op.getResultGrad());
+  auto half = [](const Halves &h, int64_t which) {
+    return which ? h.late : h.early;
+  };
+  int64_t chunk = typeOfTensor(op.getQuery()).getDimSize(2) / 2;
+  std::array<Value, 2> dQ;
+  SmallVector<Value> formGrads;
+  KeyValueGrads home;
+  auto accumulate = [&](Value &into, Value grad) {
+    into = into ? ring.sum(into, grad) : grad;
+  };
+  forEachBlock(ring, op.getKey(), op.getValue(), /*backward=*/true,
+               [&](int64_t step, Value keys, Value values) {
+                 Halves k = ring.halves(keys), v = ring.halves(values);
+                 std::array<Value, 2> dK, dV;
+                 for (int64_t qh : {0, 1})
+                   for (int64_t kh : {0, 1}) {
+                     if (ring.causal && qh < kh)
+                       continue; // As the forward.
+                     SmallVector<Value> grads = ring.attendWithFormBackward(
+                         half(q, qh), half(k, kh), half(v, kh), half(o, qh),
+                         half(lse, qh), half(dO, qh),
+                         ring.chunkDistance(step, qh, kh, chunk));
+                     accumulate(dQ[qh], grads[0]);
+                     accumulate(dK[kh], grads[1]);
+                     accumulate(dV[kh], grads[2]);
+                     formGrads.resize(grads.size() - 3);
+                     for (auto [into, grad] : llvm::zip_equal(
+                              formGrads, ArrayRef(grads).drop_front(3)))
+                       accumulate(into, grad);
+                   }
+                 home.add(ring, step, ring.joined(dK[0], dK[1]),
+                          ring.joined(dV[0], dV[1]));
+               });
+  SmallVector<Value> all = {ring.joined(dQ[0], dQ[1]), home.key, home.value};
+  llvm::append_range(all, formGrads);
+  return all;
 }
 
 std::array<Value, 3> causalRingBackward(Ring &ring,
@@ -359,8 +513,9 @@ Value parallel::splitKeysAroundRing(AttentionOp attention, int64_t ranks) {
       b, attention.getLoc(),
       TypeRange{shareOf(typeOfTensor(attention.getResult()), 2, ranks)},
       attention.getQuery(), attention.getKey(), attention.getValue(),
-      attention.getCausalAttr(), attention.getScaleAttr(),
-      b.getI64IntegerAttr(ranks), attention.getModifiers().size());
+      ValueRange(), attention.getCausalAttr(), attention.getScaleAttr(),
+      b.getI64IntegerAttr(ranks), StringAttr(), DictionaryAttr(),
+      attention.getModifiers().size());
   for (auto [from, into] :
        llvm::zip(attention.getModifiers(), ring->getRegions()))
     into.takeBody(from);
@@ -369,10 +524,46 @@ Value parallel::splitKeysAroundRing(AttentionOp attention, int64_t ranks) {
   return ring.getResult();
 }
 
-std::pair<Value, Value> parallel::expandRingAttention(OpBuilder &b,
-                                                      RingAttentionOp op) {
+Value parallel::splitFormAroundRing(AttentionFormInterface form,
+                                    int64_t ranks) {
+  Operation *op = form.getOperation();
+  OpBuilder b(op);
+  auto attributes =
+      dyn_cast_or_null<DictionaryAttr>(op->getPropertiesAsAttribute());
+  auto ring = RingAttentionOp::create(
+      b, op->getLoc(),
+      TypeRange{shareOf(typeOfTensor(op->getResult(0)), 2, ranks)},
+      op->getOperand(0), op->getOperand(1), op->getOperand(2),
+      op->getOperands().drop_front(3), b.getBoolAttr(form.isCausal()),
+      FloatAttr(), b.getI64IntegerAttr(ranks),
+      b.getStringAttr(op->getName().getStringRef()),
+      attributes ? attributes : b.getDictionaryAttr({}),
+      /*modifiersCount=*/0);
+  op->getResult(0).replaceAllUsesWith(ring.getResult());
+  op->erase();
+  return ring.getResult();
+}
+
+/// The ring of `op` (forward or backward): its attributes, regions and
+/// form.
+template <typename RingOp> static Ring ringOf(OpBuilder &b, RingOp op) {
   Ring ring{b, op.getLoc(), op.getScaleAttr(),
             static_cast<int64_t>(op.getRanks()), op.getModifiers()};
+  ring.form = op.getFormAttr();
+  ring.formAttributes = op.getFormAttributesAttr();
+  ring.formOperands = op.getFormOperands();
+  ring.causal = op.getCausal();
+  return ring;
+}
+
+std::pair<Value, Value> parallel::expandRingAttention(OpBuilder &b,
+                                                      RingAttentionOp op) {
+  Ring ring = ringOf(b, op);
+  if (ring.form) {
+    Partial result =
+        formChunkPairsRing(ring, op.getQuery(), op.getKey(), op.getValue());
+    return {result.result, result.logSumExp};
+  }
   // Causal attention without regions takes the chunk pairs its positions
   // allow; with regions, causality reads the positions.
   Partial result =
@@ -383,12 +574,14 @@ std::pair<Value, Value> parallel::expandRingAttention(OpBuilder &b,
   return {result.result, result.logSumExp};
 }
 
-std::array<Value, 3>
+SmallVector<Value>
 parallel::expandRingAttentionBackward(OpBuilder &b,
                                       RingAttentionBackwardOp op) {
-  Ring ring{b, op.getLoc(), op.getScaleAttr(),
-            static_cast<int64_t>(op.getRanks()), op.getModifiers()};
-  return op.getCausal() && ring.modifiers.empty()
-             ? causalRingBackward(ring, op)
-             : wholeBlocksRingBackward(ring, op);
+  Ring ring = ringOf(b, op);
+  if (ring.form)
+    return formChunkPairsRingBackward(ring, op);
+  std::array<Value, 3> grads = op.getCausal() && ring.modifiers.empty()
+                                   ? causalRingBackward(ring, op)
+                                   : wholeBlocksRingBackward(ring, op);
+  return SmallVector<Value>(grads.begin(), grads.end());
 }

@@ -14,11 +14,11 @@
 #define LCC_PASSES_PARALLEL_KEYSAROUNDRING_H
 
 #include "mlir/IR/Builders.h"
-
-#include <array>
+#include "llvm/ADT/SmallVector.h"
 
 namespace lcc::attn {
 class AttentionOp;
+class AttentionFormInterface;
 class RingAttentionOp;
 class RingAttentionBackwardOp;
 } // namespace lcc::attn
@@ -31,6 +31,11 @@ namespace lcc::parallel {
 /// returns its result (this rank's positions, axis 2).
 mlir::Value splitKeysAroundRing(lcc::attn::AttentionOp attention,
                                 int64_t ranks);
+/// The same for a form that attends at a query offset (relative and
+/// adaptive-span attention): attn.ring_attention with the form, its other
+/// operands and its attributes, each step the form on chunk pairs.
+mlir::Value splitFormAroundRing(lcc::attn::AttentionFormInterface form,
+                                int64_t ranks);
 
 /// `ring` written out before `ring` at `b`: step s attends the keys and
 /// values of rank r - s, causal attention the chunk pairs its positions
@@ -42,8 +47,9 @@ expandRingAttention(mlir::OpBuilder &b, lcc::attn::RingAttentionOp ring);
 /// `backward` written out before it at `b`: the keys and values passed
 /// around again, each block's flash backward with the whole sequence's
 /// result and logsumexp, each block's key and value gradients sent back
-/// to its rank. Returns the query, key and value gradients.
-std::array<mlir::Value, 3>
+/// to its rank. Returns the query, key and value gradients, and with a
+/// form those of its other operands.
+llvm::SmallVector<mlir::Value>
 expandRingAttentionBackward(mlir::OpBuilder &b,
                             lcc::attn::RingAttentionBackwardOp backward);
 

@@ -116,6 +116,27 @@ Value clampToUnit(OpBuilder &b, Location loc, Value x) {
   return arith::MinimumFOp::create(b, loc, floored, splat(b, loc, type, 1.0));
 }
 
+/// The parameter `value` is, or is a rank's share of (attn-context-
+/// parallel's rank slice of its heads, reshaped): null for anything else.
+/// `rankShare` (when given) says whether a rank slice was passed.
+ParamOp parameterBehind(Value value, bool *rankShare = nullptr) {
+  bool share = false;
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto param = dyn_cast<ParamOp>(def)) {
+      if (rankShare)
+        *rankShare = share;
+      return param;
+    }
+    if (isa<RankSliceOp>(def))
+      share = true;
+    else if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                  linalg::TransposeOp>(def))
+      return nullptr;
+    value = def->getOperand(0);
+  }
+  return nullptr;
+}
+
 /// The parameters an op reads where they must stay in [0, 1]
 /// (DifferentiableOpInterface::getUnitIntervalOperands, adaptive span's z):
 /// the update clamps them back, as facebookresearch/adaptive-span does
@@ -126,7 +147,7 @@ llvm::StringSet<> unitIntervalParameters(func::FuncOp trainStep) {
     SmallVector<unsigned> operands;
     op.getUnitIntervalOperands(operands);
     for (unsigned i : operands)
-      if (auto param = op->getOperand(i).getDefiningOp<ParamOp>())
+      if (ParamOp param = parameterBehind(op->getOperand(i)))
         names.insert(param.getName());
   });
   return names;
@@ -188,20 +209,6 @@ void appendOptimizer(OpBuilder &b, Location loc,
 LogicalResult appendSelfTrainedUpdates(OpBuilder &b, func::FuncOp trainStep,
                                        const ParameterGradients &params,
                                        double decay) {
-  // A rank's share of a parameter (attn-context-parallel's rank slice,
-  // reshaped).
-  auto isRankShare = [](Value value) {
-    while (Operation *def = value.getDefiningOp()) {
-      if (isa<RankSliceOp>(def))
-        return true;
-      if (def->getNumOperands() == 0 ||
-          !isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-               linalg::TransposeOp>(def))
-        return false;
-      value = def->getOperand(0);
-    }
-    return false;
-  };
   llvm::StringSet<> updated;
   SmallVector<DifferentiableOpInterface> ops(
       trainStep.getBody().front().getOps<DifferentiableOpInterface>());
@@ -213,7 +220,8 @@ LogicalResult appendSelfTrainedUpdates(OpBuilder &b, func::FuncOp trainStep,
     if (isa<BlockArgument>(value) || value.getDefiningOp<arith::ConstantOp>())
       continue;
     auto param = value.getDefiningOp<ParamOp>();
-    if (!param && isRankShare(value))
+    bool rankShare = false;
+    if (!param && parameterBehind(value, &rankShare) && rankShare)
       return op->emitOpError()
              << "has " << trained.name
              << " that context parallelism cuts to each rank's heads: "

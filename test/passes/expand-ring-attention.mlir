@@ -97,3 +97,43 @@ func.func @masked(%q: tensor<1x2x4x2xf32>, %k: tensor<1x2x4x2xf32>, %v: tensor<1
       }
   return %o : tensor<1x2x4x2xf32>
 }
+
+// Relative attention around 2 ranks (rank r holds chunks r and 3 - r of 4,
+// two positions each): every step attends the pairs of a query chunk and a
+// key chunk that causality lets meet (not early queries with late keys,
+// which come after every early chunk), each relative attention with its
+// queries placed at the chunks' distance (a constant per rank cut to this
+// rank's; negative where the keys come after the queries, whose tiles
+// causality skips), merged into the query chunk's result. Step 0, the
+// rank's own block: late queries sit 6 positions after early keys on rank
+// 0 (chunks 3 and 0), 2 on rank 1 (chunks 2 and 1).
+// CHECK-LABEL: func.func @relative(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x4x2xf32>, %{{[^:]+}}: tensor<1x2x4x2xf32>, %{{[^:]+}}: tensor<1x2x4x2xf32>, %[[POS:[^:]+]]: tensor<2x8x2xf32>, %[[U:[^:]+]]: tensor<2x2xf32>, %[[W:[^:]+]]: tensor<2x2xf32>
+// CHECK: attn.ring_shift
+// CHECK: %[[SAME:.+]] = arith.constant dense<0> : tensor<2xi32>
+// CHECK: %[[MINE:.+]] = attn.rank_slice %[[SAME]] : tensor<2xi32> -> tensor<1xi32>
+// CHECK: %[[AT:.+]] = tensor.collapse_shape %[[MINE]] [] : tensor<1xi32> into tensor<i32>
+// CHECK: attn.relative_attention {{.+}}, %[[POS]], %[[U]], %[[W]] query_offset(%[[AT]]) {clamp_len = 3 : i64} : {{.+}} -> (tensor<1x2x2x2xf32>, tensor<1x2x2xf32>)
+// CHECK-NOT: dense<[-6, -2]>
+// CHECK: arith.constant dense<[6, 2]> : tensor<2xi32>
+// CHECK: arith.constant dense<0> : tensor<2xi32>
+// CHECK: attn.relative_attention
+// CHECK: attn.merge_partials
+// Step 1, the block of the rank before.
+// CHECK: arith.constant dense<[-2, 2]> : tensor<2xi32>
+// CHECK-NOT: dense<-4>
+// CHECK: arith.constant dense<4> : tensor<2xi32>
+// CHECK: arith.constant dense<[2, -2]> : tensor<2xi32>
+// CHECK-COUNT-6: attn.relative_attention_backward {{.+}} query_offset(
+// CHECK-NOT: attn.relative_attention_backward
+// The form operands' gradients: this rank's part, summed over the pairs.
+// CHECK: return {{.+}} : tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x8x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+func.func @relative(%q: tensor<1x2x4x2xf32>, %k: tensor<1x2x4x2xf32>, %v: tensor<1x2x4x2xf32>, %pos: tensor<2x8x2xf32>, %u: tensor<2x2xf32>, %w: tensor<2x2xf32>, %do: tensor<1x2x4x2xf32>)
+    -> (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x8x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
+  %o, %l = attn.ring_attention %q, %k, %v form_operands(%pos, %u, %w) {causal = true, form = "attn.relative_attention", form_attributes = {clamp_len = 3 : i64}, ranks = 2 : i64}
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x8x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
+  %dq, %dk, %dv, %dpos, %du, %dw = attn.ring_attention_backward %q, %k, %v, %o, %l, %do form_operands(%pos, %u, %w) {causal = true, form = "attn.relative_attention", form_attributes = {clamp_len = 3 : i64}, ranks = 2 : i64}
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4xf32>, tensor<1x2x4x2xf32>, tensor<2x8x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+      -> (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x8x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+  return %dq, %dk, %dv, %dpos, %du, %dw : tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x8x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+}

@@ -63,6 +63,28 @@ Value RoutedAttentionOp::buildDenseAttention(OpBuilder &b,
       .getResult();
 }
 
+/// Relative and adaptive-span attention count distances from where their
+/// queries are placed (query_offset): around the ring, each chunk pair is
+/// the form at its chunks' distance. In f32 (the ring's merge), when
+/// nothing else reads the row statistic and no offset places them yet.
+static SequenceSplit splitOfPlacedForm(Value query, Value rowStatistic,
+                                       Value queryOffset) {
+  bool f32 = cast<RankedTensorType>(query.getType()).getElementType().isF32();
+  if (!f32 || rowStatistic || queryOffset)
+    return SequenceSplit::HeadsOverRanks;
+  return SequenceSplit::KeysAroundRing;
+}
+
+SequenceSplit RelativeAttentionOp::getSequenceSplit() {
+  return splitOfPlacedForm(getQuery(), getLogsumexp(), getQueryOffset());
+}
+bool RelativeAttentionOp::attendsAtQueryOffset() { return true; }
+bool RelativeAttentionOp::isCausal() { return true; } // Transformer-XL's.
+SequenceSplit AdaptiveSpanAttentionOp::getSequenceSplit() {
+  return splitOfPlacedForm(getQuery(), getLogNormalizer(), getQueryOffset());
+}
+bool AdaptiveSpanAttentionOp::attendsAtQueryOffset() { return true; }
+
 void AdaptiveSpanAttentionOp::getPerHeadOperands(
     SmallVectorImpl<unsigned> &operands) {
   operands.push_back(getZMutable().getOperandNumber()); // z: [heads]

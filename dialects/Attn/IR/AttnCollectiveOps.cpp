@@ -88,7 +88,39 @@ static LogicalResult verifyRingAttention(Operation *op, Value query, Value key,
   return success();
 }
 
+/// A ring attention's form: none (attn.attention's steps, no form
+/// operands or attributes), or an attention form that attends at a query
+/// offset, with no regions (the form's own attributes say what it hides).
+static LogicalResult verifyRingForm(Operation *op,
+                                    std::optional<StringRef> form,
+                                    DictionaryAttr attributes,
+                                    ValueRange formOperands,
+                                    unsigned modifiers) {
+  if (!form) {
+    if (!formOperands.empty() || attributes)
+      return op->emitOpError("expected form operands and form attributes "
+                             "only with a form");
+    return success();
+  }
+  std::optional<RegisteredOperationName> name =
+      RegisteredOperationName::lookup(*form, op->getContext());
+  std::optional<RegisteredOperationName> backward =
+      RegisteredOperationName::lookup((*form + "_backward").str(),
+                                      op->getContext());
+  if (!name || !backward || !name->hasInterface<AttentionFormInterface>())
+    return op->emitOpError("expected form to name an attention form with "
+                           "a backward op, got '")
+           << *form << "'";
+  if (modifiers != 0)
+    return op->emitOpError("expected no mask or score region with a form "
+                           "(its attributes say what it hides)");
+  return success();
+}
+
 LogicalResult RingAttentionOp::verify() {
+  if (failed(verifyRingForm(*this, getForm(), getFormAttributesAttr(),
+                            getFormOperands(), getModifiers().size())))
+    return failure();
   if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
                                  getResult(), getScale(), getRanks())) ||
       failed(lcc::attn::detail::verifyAttentionModifiers(
@@ -104,6 +136,17 @@ LogicalResult RingAttentionOp::verify() {
 }
 
 LogicalResult RingAttentionBackwardOp::verify() {
+  if (failed(verifyRingForm(*this, getForm(), getFormAttributesAttr(),
+                            getFormOperands(), getModifiers().size())))
+    return failure();
+  if (getFormOperandGrads().size() != getFormOperands().size())
+    return emitOpError("expected a gradient per form operand, got ")
+           << getFormOperandGrads().size() << " for "
+           << getFormOperands().size();
+  for (auto [grad, of] : llvm::zip(getFormOperandGrads(), getFormOperands()))
+    if (grad.getType() != of.getType())
+      return emitOpError("expected each gradient of its value's type, got ")
+             << grad.getType() << " for " << of.getType();
   if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
                                  getResult(), getScale(), getRanks())) ||
       failed(lcc::attn::detail::verifyAttentionModifiers(

@@ -109,15 +109,15 @@ def Attn_RankSliceOp : Attn_Op<"rank_slice", [Pure, Attn_Collective,
     a job of P ranks; the runtime refuses any other count); rank r's result
     is block r, its leading dimension 1. Context parallelism takes each
     rank's share of the learned positions and its heads' parameters this
-    way, and ring attention its blocks' positions and the tables of which
-    of their key tiles a mask hides. Its gradient is attn.rank_pad.
+    way, and ring attention its blocks' positions, the tables of which
+    of their key tiles a mask hides and its chunk pairs' query offsets. Its gradient is attn.rank_pad.
 
     ```mlir
     %mine = attn.rank_slice %pos : tensor<2x1x256x128xf32> -> tensor<1x1x256x128xf32>
     ```
   }];
-  let arguments = (ins RankedTensorOf<[F32, I64, I8]>:$value);
-  let results = (outs RankedTensorOf<[F32, I64, I8]>:$slice);
+  let arguments = (ins RankedTensorOf<[F32, I64, I32, I8]>:$value);
+  let results = (outs RankedTensorOf<[F32, I64, I32, I8]>:$slice);
   let assemblyFormat = [{
     $value attr-dict `:` type($value) `->` type($slice)
   }];
@@ -148,7 +148,8 @@ def Attn_RankPadOp : Attn_Op<"rank_pad", [Pure, Attn_Collective,
 
 def Attn_RingAttentionOp : Attn_Op<"ring_attention", [Pure,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
-        ["expandForDifferentiation", "buildVectorJacobianProduct"]>]> {
+        ["expandForDifferentiation", "buildVectorJacobianProduct",
+         "getUnitIntervalOperands"]>]> {
   let summary = "dense attention over a sequence split over the ranks";
   let description = [{
     What `attn.attention` (no shared QK) computes over the whole
@@ -168,6 +169,18 @@ def Attn_RingAttentionOp : Attn_Op<"ring_attention", [Pure,
     before lowering; its gradient, `attn.ring_attention_backward`, passes
     the keys and values around again instead of keeping every block.
 
+    With `form` (an attention op's name) each step attends with that form
+    instead: relative (Transformer-XL) and adaptive-span attention, whose
+    distances count from where queries and keys sit. `form_operands` are
+    its operands after query, key and value (relative's encodings and
+    biases, adaptive span's z: the same on every rank) and
+    `form_attributes` its attributes; `causal` says whether the form is.
+    Each step attends the pairs of a query chunk and a key chunk, each as
+    the form with its queries placed at the chunks' distance (its
+    `query_offset`, a constant per rank cut to this rank's): causal, the
+    three that come in order (a share's early chunk is before every late
+    one), else all four; pairs a span hides visit no tile.
+
     ```mlir
     %o = attn.ring_attention %q, %k, %v {causal = true, ranks = 4 : i64}
         : (tensor<1x4x256x32xf32>, tensor<1x4x256x32xf32>,
@@ -176,14 +189,18 @@ def Attn_RingAttentionOp : Attn_Op<"ring_attention", [Pure,
   }];
   let arguments = (ins RankedTensorOf<[F32]>:$query,
       RankedTensorOf<[F32]>:$key, RankedTensorOf<[F32]>:$value,
+      Variadic<RankedTensorOf<[F32]>>:$form_operands,
       DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
-      OptionalAttr<F32Attr>:$scale, I64Attr:$ranks);
+      OptionalAttr<F32Attr>:$scale, I64Attr:$ranks,
+      OptionalAttr<StrAttr>:$form,
+      OptionalAttr<DictionaryAttr>:$form_attributes);
   let results = (outs RankedTensorOf<[F32]>:$result,
       Optional<RankedTensorOf<[F32]>>:$logsumexp);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat = [{
-    $query `,` $key `,` $value attr-dict `:` functional-type(operands, results)
-    custom<AttentionModifiers>($modifiers)
+    $query `,` $key `,` $value
+    (`form_operands` `(` $form_operands^ `)`)? attr-dict `:`
+    functional-type(operands, results) custom<AttentionModifiers>($modifiers)
   }];
   let hasVerifier = 1;
 }
@@ -201,21 +218,27 @@ def Attn_RingAttentionBackwardOp
     logsumexp (`attn.attention_backward`: the probabilities of a block are
     exp(s - L) with L over every key), and each block's key and value
     gradients go back to the rank that holds the block. Its regions are
-    the forward's.
+    the forward's. With a `form`, each chunk pair's backward is the form's
+    (its `_backward` op at the pair's query offset) and the gradients of
+    `form_operands` (this rank's part of them) are the last results.
   }];
   let arguments = (ins RankedTensorOf<[F32]>:$query,
       RankedTensorOf<[F32]>:$key, RankedTensorOf<[F32]>:$value,
       RankedTensorOf<[F32]>:$result, RankedTensorOf<[F32]>:$logsumexp,
       RankedTensorOf<[F32]>:$result_grad,
+      Variadic<RankedTensorOf<[F32]>>:$form_operands,
       DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
-      OptionalAttr<F32Attr>:$scale, I64Attr:$ranks);
+      OptionalAttr<F32Attr>:$scale, I64Attr:$ranks,
+      OptionalAttr<StrAttr>:$form,
+      OptionalAttr<DictionaryAttr>:$form_attributes);
   let results = (outs RankedTensorOf<[F32]>:$query_grad,
-      RankedTensorOf<[F32]>:$key_grad, RankedTensorOf<[F32]>:$value_grad);
+      RankedTensorOf<[F32]>:$key_grad, RankedTensorOf<[F32]>:$value_grad,
+      Variadic<RankedTensorOf<[F32]>>:$form_operand_grads);
   let regions = (region VariadicRegion<MaxSizedRegion<1>>:$modifiers);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $result `,` $logsumexp `,` $result_grad
-    attr-dict `:` functional-type(operands, results)
-    custom<AttentionModifiers>($modifiers)
+    (`form_operands` `(` $form_operands^ `)`)? attr-dict `:`
+    functional-type(operands, results) custom<AttentionModifiers>($modifiers)
   }];
   let hasVerifier = 1;
 }

@@ -62,10 +62,33 @@ def Attn_AttentionFormInterface : OpInterface<"AttentionFormInterface"> {
         and a form whose buildDenseAttention is exactly itself (a masked
         attention whose block table skips what the form skips: the
         local-attention plugin's windows) may declare it: it then runs as
-        that attention does.
+        that attention does; so may a form that attendsAtQueryOffset
+        (relative and adaptive-span attention): each step then attends
+        chunk pairs with it.
       }],
       "::lcc::attn::SequenceSplit", "getSequenceSplit", (ins), [{}],
       [{ return ::lcc::attn::SequenceSplit::HeadsOverRanks; }]>,
+    InterfaceMethod<[{
+        Whether the op places its queries among its keys by an optional
+        last operand `query_offset` (a 0-d i32: query i at key position
+        query_offset + i, its distances counted from there), and has a
+        backward op named as it with `_backward` that takes the op's other
+        operands, its result, its second result (the row statistic the
+        backward recomputes from), the result's gradient and the offset,
+        with the op's attributes, and returns a gradient per operand but
+        the offset. Ring attention (KeysAroundRing) then attends chunk
+        pairs of the sequence with the op: relative and adaptive-span
+        attention.
+      }],
+      "bool", "attendsAtQueryOffset", (ins), [{}], [{ return false; }]>,
+    InterfaceMethod<[{
+        Whether a query sees no key after its own position: by default the
+        op's `causal` flag.
+      }],
+      "bool", "isCausal", (ins), [{}], [{
+        auto flag = $_op->template getAttrOfType<::mlir::BoolAttr>("causal");
+        return flag && flag.getValue();
+      }]>,
     InterfaceMethod<[{
         The operands that hold one slice per head along their leading
         dimension (adaptive span's z, routed attention's centroids): under

@@ -460,8 +460,9 @@ static LogicalResult verifyMemoryBeforeSegment(Operation *op, int64_t querySeq,
 
 LogicalResult lcc::attn::detail::verifyRelativeAttention(
     Operation *op, Value query, Value key, Value value, Value pos, Value u,
-    Value w, Value result, Value logSumExp, std::optional<APFloat> scale,
-    std::optional<int64_t> clampLen, std::optional<int64_t> sameLength) {
+    Value w, Value result, Value logSumExp, Value queryOffset,
+    std::optional<APFloat> scale, std::optional<int64_t> clampLen,
+    std::optional<int64_t> sameLength) {
   if (failed(verifyAttentionOperands(op, query, key, value, result,
                                      /*sameSeq=*/false)))
     return failure();
@@ -469,12 +470,17 @@ LogicalResult lcc::attn::detail::verifyRelativeAttention(
   NamedTensor q("query", query), k("key", key), p("pos", pos), bu("u", u),
       bw("w", w);
   int64_t querySeq = q.dim(2), keySeq = k.dim(2);
-  if (failed(verifyMemoryBeforeSegment(op, querySeq, keySeq)))
+  if (!queryOffset && failed(verifyMemoryBeforeSegment(op, querySeq, keySeq)))
     return failure();
   for (const NamedTensor *t : {&p, &bu, &bw})
     if (failed(check.elementType(*t, q.elementType())))
       return failure();
-  if (failed(check.shape(p, {q.dim(1), keySeq, q.dim(3)})) ||
+  // Placed by an offset, the queries may meet any distance: pos holds as
+  // many as it likes (at least one).
+  if (queryOffset && !ShapedType::isDynamic(p.dim(1)) && p.dim(1) < 1)
+    return op->emitOpError("expected pos to hold at least one encoding");
+  if (failed(check.shape(
+          p, {q.dim(1), queryOffset ? p.dim(1) : keySeq, q.dim(3)})) ||
       failed(check.shape(bu, {q.dim(1), q.dim(3)})) ||
       failed(check.shape(bw, {q.dim(1), q.dim(3)})))
     return failure();
@@ -492,14 +498,15 @@ LogicalResult lcc::attn::detail::verifyRelativeAttention(
 }
 
 LogicalResult RelativeAttentionOp::verify() {
-  return verifyRelativeAttention(
-      *this, getQuery(), getKey(), getValue(), getPos(), getU(), getW(),
-      getResult(), getLogsumexp(), getScale(), getClampLen(), getSameLength());
+  return verifyRelativeAttention(*this, getQuery(), getKey(), getValue(),
+                                 getPos(), getU(), getW(), getResult(),
+                                 getLogsumexp(), getQueryOffset(), getScale(),
+                                 getClampLen(), getSameLength());
 }
 
 LogicalResult lcc::attn::detail::verifyAdaptiveSpanAttention(
     Operation *op, Value query, Value key, Value value, Value z, Value result,
-    Value logNormalizer, int64_t maxSpan, int64_t ramp,
+    Value logNormalizer, Value queryOffset, int64_t maxSpan, int64_t ramp,
     std::optional<APFloat> scale) {
   if (failed(verifyAttentionOperands(op, query, key, value, result,
                                      /*sameSeq=*/false)))
@@ -507,7 +514,7 @@ LogicalResult lcc::attn::detail::verifyAdaptiveSpanAttention(
   ShapeChecker check(op);
   NamedTensor q("query", query), k("key", key), span("z", z);
   int64_t querySeq = q.dim(2), keySeq = k.dim(2);
-  if (failed(verifyMemoryBeforeSegment(op, querySeq, keySeq)))
+  if (!queryOffset && failed(verifyMemoryBeforeSegment(op, querySeq, keySeq)))
     return failure();
   if (failed(check.elementType(span, q.elementType())) ||
       failed(check.shape(span, {q.dim(1)})))
@@ -532,7 +539,8 @@ LogicalResult lcc::attn::detail::verifyAdaptiveSpanAttention(
 LogicalResult AdaptiveSpanAttentionOp::verify() {
   return verifyAdaptiveSpanAttention(*this, getQuery(), getKey(), getValue(),
                                      getZ(), getResult(), getLogNormalizer(),
-                                     getMaxSpan(), getRamp(), getScale());
+                                     getQueryOffset(), getMaxSpan(), getRamp(),
+                                     getScale());
 }
 
 LogicalResult SinusoidalEncodingOp::verify() {

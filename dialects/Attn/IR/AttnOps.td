@@ -315,7 +315,8 @@ def Attn_RoutedAttentionOp : Attn_Op<"routed_attention", [Pure,
 
 def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
     DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
-        ["getPerHeadOperands"]>,
+        ["getPerHeadOperands", "getSequenceSplit", "attendsAtQueryOffset",
+         "isCausal"]>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["expandForDifferentiation", "buildVectorJacobianProduct"]>]> {
   let summary = "Transformer-XL attention: relative positions over a memory";
@@ -349,6 +350,13 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
       query's `log sum_j exp(score(i, j))` over its visible keys (-inf when it
       sees none), which `attn.relative_attention_backward` recomputes the
       probabilities from. The train step asks for it.
+    * `query_offset` (optional, a 0-d i32 known at run time): query `i`
+      sits at key position `query_offset + i` instead of `M + i`, the
+      distances and causality counted from there, and `pos` may hold any
+      number of encodings (distances past its last use the last). Ring
+      attention's steps use it: a chunk of queries against a chunk of keys
+      from elsewhere in the sequence. A query that then sees no key gets
+      zeros.
 
     The lowering is the flash form; no `[q_seq, k_seq]` tensor is built. A
     query tile meets the distances of a key tile in a band of
@@ -366,14 +374,15 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, Attn_FloatTensor:$pos, Attn_FloatTensor:$u,
-      Attn_FloatTensor:$w,
+      Attn_FloatTensor:$w, Optional<0DTensorOf<[I32]>>:$query_offset,
       OptionalAttr<F32Attr>:$scale,
       OptionalAttr<I64Attr>:$clamp_len,
       OptionalAttr<I64Attr>:$same_length);
   let results = (outs Attn_FloatTensor:$result,
       Optional<Attn_FloatTensor>:$logsumexp);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $pos `,` $u `,` $w attr-dict `:`
+    $query `,` $key `,` $value `,` $pos `,` $u `,` $w
+    (`query_offset` `(` $query_offset^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -382,7 +391,7 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
 def Attn_AdaptiveSpanAttentionOp
     : Attn_Op<"adaptive_span_attention", [Pure,
       DeclareOpInterfaceMethods<Attn_AttentionFormInterface,
-        ["getPerHeadOperands"]>,
+        ["getPerHeadOperands", "getSequenceSplit", "attendsAtQueryOffset"]>,
       DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["expandForDifferentiation", "buildVectorJacobianProduct",
          "getUnitIntervalOperands"]>]> {
@@ -424,6 +433,10 @@ def Attn_AdaptiveSpanAttentionOp
       keys (-inf when it sees none), from which
       `attn.adaptive_span_attention_backward` recomputes the weights. The
       train step asks for it.
+    * `query_offset` (optional, a 0-d i32 known at run time): query `i`
+      sits at key position `query_offset + i` instead of `M + i`, the
+      distances (and causality) counted from there; ring attention's steps
+      use it.
 
     The lowering is the flash form: key tiles beyond every query's reach
     (`x >= span_h + ramp` for the whole tile) are never read, so the time
@@ -438,6 +451,7 @@ def Attn_AdaptiveSpanAttentionOp
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, Attn_FloatTensor:$z,
+      Optional<0DTensorOf<[I32]>>:$query_offset,
       I64Attr:$max_span,
       DefaultValuedAttr<I64Attr, "32">:$ramp,
       DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
@@ -445,7 +459,8 @@ def Attn_AdaptiveSpanAttentionOp
   let results = (outs Attn_FloatTensor:$result,
       Optional<Attn_FloatTensor>:$log_normalizer);
   let assemblyFormat = [{
-    $query `,` $key `,` $value `,` $z attr-dict `:`
+    $query `,` $key `,` $value `,` $z
+    (`query_offset` `(` $query_offset^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

@@ -84,10 +84,10 @@ LogicalResult MergePartialsBackwardOp::verify() {
 }
 
 LogicalResult RelativeAttentionBackwardOp::verify() {
-  if (failed(verifyRelativeAttention(*this, getQuery(), getKey(), getValue(),
-                                     getPos(), getU(), getW(), getResult(),
-                                     getLogsumexp(), getScale(), getClampLen(),
-                                     getSameLength())))
+  if (failed(verifyRelativeAttention(
+          *this, getQuery(), getKey(), getValue(), getPos(), getU(), getW(),
+          getResult(), getLogsumexp(), getQueryOffset(), getScale(),
+          getClampLen(), getSameLength())))
     return failure();
   for (auto [name, gradient, ofName, of] :
        {std::make_tuple("result_grad", getResultGrad(), "result", getResult()),
@@ -103,9 +103,10 @@ LogicalResult RelativeAttentionBackwardOp::verify() {
 }
 
 LogicalResult AdaptiveSpanAttentionBackwardOp::verify() {
-  if (failed(verifyAdaptiveSpanAttention(
-          *this, getQuery(), getKey(), getValue(), getZ(), getResult(),
-          getLogNormalizer(), getMaxSpan(), getRamp(), getScale())))
+  if (failed(verifyAdaptiveSpanAttention(*this, getQuery(), getKey(),
+                                         getValue(), getZ(), getResult(),
+                                         getLogNormalizer(), getQueryOffset(),
+                                         getMaxSpan(), getRamp(), getScale())))
     return failure();
   for (auto [name, gradient, ofName, of] :
        {std::make_tuple("result_grad", getResultGrad(), "result", getResult()),

@@ -88,6 +88,8 @@ def Attn_RelativeAttentionBackwardOp
     `du = sum_i sum_j ds_ij k_j scale`, `dw = sum_i sum_j ds_ij pos[t] scale`
     (`du`, `dw` and `dpos` summed over the batch too).
 
+    With `query_offset`, the queries sit where the forward's did.
+
     The lowering is the flash backward: probabilities are recomputed tile
     by tile from `L`, never stored. The position term's gradient is read
     along each tile pair's band of distances, as the forward wrote it.
@@ -96,6 +98,7 @@ def Attn_RelativeAttentionBackwardOp
       Attn_FloatTensor:$value, Attn_FloatTensor:$pos, Attn_FloatTensor:$u,
       Attn_FloatTensor:$w, Attn_FloatTensor:$result,
       Attn_FloatTensor:$logsumexp, Attn_FloatTensor:$result_grad,
+      Optional<0DTensorOf<[I32]>>:$query_offset,
       OptionalAttr<F32Attr>:$scale,
       OptionalAttr<I64Attr>:$clamp_len,
       OptionalAttr<I64Attr>:$same_length);
@@ -105,7 +108,8 @@ def Attn_RelativeAttentionBackwardOp
       Attn_FloatTensor:$w_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $pos `,` $u `,` $w `,` $result `,`
-    $logsumexp `,` $result_grad attr-dict `:`
+    $logsumexp `,` $result_grad
+    (`query_offset` `(` $query_offset^ `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
@@ -131,12 +135,15 @@ def Attn_AdaptiveSpanAttentionBackwardOp
     where m reaches 1, or `x = span_h + ramp`, where it leaves 0), `dz` is
     the derivative from below, as `torch.clamp`'s is at `x = span_h`.
 
+    With `query_offset`, the queries sit where the forward's did.
+
     The lowering is the flash backward: weights are recomputed tile by tile
     from `N`, never stored, and the tiles the forward skipped are skipped.
   }];
   let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
       Attn_FloatTensor:$value, Attn_FloatTensor:$z, Attn_FloatTensor:$result,
       Attn_FloatTensor:$log_normalizer, Attn_FloatTensor:$result_grad,
+      Optional<0DTensorOf<[I32]>>:$query_offset,
       I64Attr:$max_span,
       DefaultValuedAttr<I64Attr, "32">:$ramp,
       DefaultValuedAttr<Attn_BoolFlag, "false">:$causal,
@@ -146,7 +153,8 @@ def Attn_AdaptiveSpanAttentionBackwardOp
       Attn_FloatTensor:$z_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $z `,` $result `,` $log_normalizer `,`
-    $result_grad attr-dict `:` functional-type(operands, results)
+    $result_grad (`query_offset` `(` $query_offset^ `)`)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -170,15 +170,35 @@ LogicalResult RingAttentionOp::buildVectorJacobianProduct(
   Value dy = resultGradients[0];
   if (!dy)
     return success();
-  SmallVector<Value> operands = {getQuery(), getKey(), getValue()};
+  SmallVector<Value> operands(getOperands());
   auto backward = RingAttentionBackwardOp::create(
       b, getLoc(), typesOf(operands), getQuery(), getKey(), getValue(),
-      getResult(), getLogsumexp(), dy, getCausalAttr(), getScaleAttr(),
-      getRanksAttr(), getModifiers().size());
+      getResult(), getLogsumexp(), dy, getFormOperands(), getCausalAttr(),
+      getScaleAttr(), getRanksAttr(), getFormAttr(), getFormAttributesAttr(),
+      getModifiers().size());
   // The backward attends as the forward did: same mask, same score.
   copyModifiers(getModifiers(), backward);
   setGradients(*this, operands, backward.getResults(), operandGradients);
   return success();
+}
+
+void RingAttentionOp::getUnitIntervalOperands(
+    SmallVectorImpl<unsigned> &operands) {
+  std::optional<StringRef> form = getForm();
+  if (!form)
+    return;
+  // Those of the form (adaptive span's z): asked of an op of it on the
+  // same operands, made for the question and dropped. Its operands are the
+  // ring's, in the ring's order.
+  OperationState state(getLoc(), *form);
+  state.addOperands(getOperands());
+  state.addTypes(getResult().getType());
+  if (DictionaryAttr attributes = getFormAttributesAttr())
+    state.addAttributes(attributes.getValue());
+  Operation *formOp = Operation::create(state);
+  if (auto differentiable = dyn_cast<DifferentiableOpInterface>(formOp))
+    differentiable.getUnitIntervalOperands(operands);
+  formOp->destroy();
 }
 
 LogicalResult GateSelectOp::buildVectorJacobianProduct(
@@ -236,7 +256,7 @@ LogicalResult RelativeAttentionOp::buildVectorJacobianProduct(
   auto backward = RelativeAttentionBackwardOp::create(
       b, getLoc(), typesOf(operands), operands[0], operands[1], operands[2],
       operands[3], operands[4], operands[5], getResult(), getLogsumexp(), dy,
-      getScaleAttr(), getClampLenAttr(), getSameLengthAttr());
+      getQueryOffset(), getScaleAttr(), getClampLenAttr(), getSameLengthAttr());
   setGradients(*this, operands, backward.getResults(), operandGradients);
   return success();
 }
@@ -257,8 +277,8 @@ LogicalResult AdaptiveSpanAttentionOp::buildVectorJacobianProduct(
   SmallVector<Value> operands = {getQuery(), getKey(), getValue(), getZ()};
   auto backward = AdaptiveSpanAttentionBackwardOp::create(
       b, getLoc(), typesOf(operands), operands[0], operands[1], operands[2],
-      operands[3], getResult(), getLogNormalizer(), dy, getMaxSpanAttr(),
-      getRampAttr(), getCausalAttr(), getScaleAttr());
+      operands[3], getResult(), getLogNormalizer(), dy, getQueryOffset(),
+      getMaxSpanAttr(), getRampAttr(), getCausalAttr(), getScaleAttr());
   setGradients(*this, operands, backward.getResults(), operandGradients);
   return success();
 }

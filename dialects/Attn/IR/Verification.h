@@ -172,19 +172,23 @@ LogicalResult verifyRoutedAttention(mlir::Operation *op, mlir::Value query,
                                     std::optional<llvm::APFloat> scale);
 /// Checks a relative attention's operands, `result` (the forward's result
 /// or the backward's gradient of it), `logSumExp` (when given) and
-/// attributes.
+/// attributes. With a `queryOffset`, the queries are placed by it, not as
+/// the last of the keys: no memory rule, and `pos` any number of rows.
 LogicalResult verifyRelativeAttention(
     mlir::Operation *op, mlir::Value query, mlir::Value key, mlir::Value value,
     mlir::Value pos, mlir::Value u, mlir::Value w, mlir::Value result,
-    mlir::Value logSumExp, std::optional<llvm::APFloat> scale,
-    std::optional<int64_t> clampLen, std::optional<int64_t> sameLength);
+    mlir::Value logSumExp, mlir::Value queryOffset,
+    std::optional<llvm::APFloat> scale, std::optional<int64_t> clampLen,
+    std::optional<int64_t> sameLength);
 /// Checks an adaptive-span attention's operands, `result` (the forward's
 /// result or the backward's gradient of it), `logNormalizer` (when given)
-/// and attributes.
-LogicalResult verifyAdaptiveSpanAttention(
-    mlir::Operation *op, mlir::Value query, mlir::Value key, mlir::Value value,
-    mlir::Value z, mlir::Value result, mlir::Value logNormalizer,
-    int64_t maxSpan, int64_t ramp, std::optional<llvm::APFloat> scale);
+/// and attributes; with a `queryOffset`, no memory rule.
+LogicalResult
+verifyAdaptiveSpanAttention(mlir::Operation *op, mlir::Value query,
+                            mlir::Value key, mlir::Value value, mlir::Value z,
+                            mlir::Value result, mlir::Value logNormalizer,
+                            mlir::Value queryOffset, int64_t maxSpan,
+                            int64_t ramp, std::optional<llvm::APFloat> scale);
 /// Checks that `region` has one block whose arguments have `argTypes` and
 /// whose `attn.yield` yields exactly `yieldTypes`.
 LogicalResult verifyBlockSignature(mlir::Operation *op, mlir::Region &region,

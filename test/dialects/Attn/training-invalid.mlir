@@ -382,3 +382,40 @@ func.func @rank_slice_changes_type(%t: tensor<2x8xi64>) {
   %mine = attn.rank_slice %t : tensor<2x8xi64> -> tensor<1x8xf32>
   return
 }
+
+// -----
+
+func.func @ring_attention_unknown_form(%q: tensor<1x2x8x4xf32>) {
+  // expected-error@+1 {{'attn.ring_attention' op expected form to name an attention form with a backward op, got 'attn.linear'}}
+  %o = attn.ring_attention %q, %q, %q {form = "attn.linear", form_attributes = {}, ranks = 2 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @ring_attention_form_operands_without_form(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.ring_attention' op expected form operands and form attributes only with a form}}
+  %o = attn.ring_attention %q, %q, %q form_operands(%z) {ranks = 2 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>) -> tensor<1x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @ring_attention_backward_form_grads(%q: tensor<1x2x8x4xf32>, %l: tensor<1x2x8xf32>, %z: tensor<2xf32>) {
+  // expected-error@+1 {{'attn.ring_attention_backward' op expected each gradient of its value's type, got 'tensor<3xf32>' for 'tensor<2xf32>'}}
+  %g:4 = attn.ring_attention_backward %q, %q, %q, %q, %l, %q form_operands(%z) {form = "attn.adaptive_span_attention", form_attributes = {max_span = 8 : i64}, ranks = 2 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @relative_offset_no_encodings(%q: tensor<1x2x4x2xf32>, %pos: tensor<2x0x2xf32>, %u: tensor<2x2xf32>, %at: tensor<i32>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected pos to hold at least one encoding}}
+  %o = attn.relative_attention %q, %q, %q, %pos, %u, %u query_offset(%at)
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x0x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<i32>) -> tensor<1x2x4x2xf32>
+  return
+}

@@ -214,3 +214,39 @@ func.func @placed_blocks(%q: tensor<1x2x8x4xf32>, %qp: tensor<8xi64>, %kp: tenso
   %mine = attn.rank_slice %table : tensor<2x8xi64> -> tensor<1x8xi64>
   return %dq : tensor<1x2x8x4xf32>
 }
+
+// Queries placed at a run-time offset among the keys (ring attention's
+// steps): relative attention with as many encodings as the whole sequence
+// has distances, adaptive span, and their backwards.
+// CHECK-LABEL: func.func @placed_by_offset
+func.func @placed_by_offset(%q: tensor<1x2x4x2xf32>, %pos: tensor<2x16x2xf32>, %u: tensor<2x2xf32>, %z: tensor<2xf32>, %at: tensor<i32>) {
+  // CHECK: attn.relative_attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} query_offset(%{{.+}}) {clamp_len = 10 : i64} : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x16x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<i32>)
+  %o, %l = attn.relative_attention %q, %q, %q, %pos, %u, %u query_offset(%at) {clamp_len = 10 : i64}
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x16x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<i32>) -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
+  // CHECK: attn.relative_attention_backward {{.+}} query_offset(%{{.+}}) {clamp_len = 10 : i64}
+  %g:6 = attn.relative_attention_backward %q, %q, %q, %pos, %u, %u, %o, %l, %o query_offset(%at) {clamp_len = 10 : i64}
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x16x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4xf32>, tensor<1x2x4x2xf32>, tensor<i32>)
+      -> (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2x16x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+  // CHECK: attn.adaptive_span_attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} query_offset(%{{.+}}) {max_span = 8 : i64, ramp = 2 : i64}
+  %s, %n = attn.adaptive_span_attention %q, %q, %q, %z query_offset(%at) {max_span = 8 : i64, ramp = 2 : i64}
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2xf32>, tensor<i32>) -> (tensor<1x2x4x2xf32>, tensor<1x2x4xf32>)
+  // CHECK: attn.adaptive_span_attention_backward {{.+}} query_offset(%{{.+}}) {max_span = 8 : i64, ramp = 2 : i64}
+  %h:4 = attn.adaptive_span_attention_backward %q, %q, %q, %z, %s, %n, %s query_offset(%at) {max_span = 8 : i64, ramp = 2 : i64}
+      : (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4xf32>, tensor<1x2x4x2xf32>, tensor<i32>)
+      -> (tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<1x2x4x2xf32>, tensor<2xf32>)
+  return
+}
+
+// Ring attention with a form: its other operands, attributes and, in the
+// backward, their gradients.
+// CHECK-LABEL: func.func @ring_attention_form
+func.func @ring_attention_form(%q: tensor<1x2x8x4xf32>, %z: tensor<2xf32>) {
+  // CHECK: attn.ring_attention %{{.+}}, %{{.+}}, %{{.+}} form_operands(%{{.+}}) {causal = true, form = "attn.adaptive_span_attention", form_attributes = {causal = true, max_span = 8 : i64}, ranks = 2 : i64}
+  %o, %l = attn.ring_attention %q, %q, %q form_operands(%z) {causal = true, form = "attn.adaptive_span_attention", form_attributes = {causal = true, max_span = 8 : i64}, ranks = 2 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  // CHECK: attn.ring_attention_backward {{.+}} form_operands(%{{.+}}) {{.+}} -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>)
+  %g:4 = attn.ring_attention_backward %q, %q, %q, %o, %l, %o form_operands(%z) {causal = true, form = "attn.adaptive_span_attention", form_attributes = {causal = true, max_span = 8 : i64}, ranks = 2 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2xf32>)
+  return
+}
