@@ -106,11 +106,14 @@ def ExpandRingAttention : Pass<"attn-expand-ring-attention",
     `attn.attention` on each block with its logsumexp, and the partial
     results merged (`attn.merge_partials`); causal attention on the zigzag
     shares attends two chunk pairs a step, the pair a rank's own chosen by
-    `attn.gate_select` on a per-rank constant (`attn.rank_slice`). Each
+    `attn.gate_select` on a per-rank constant (`attn.rank_slice`). A ring
+    with a form (relative, adaptive span) attends each step's chunk pairs
+    as that form, its queries placed at the chunks' distance (the form's
+    `query_offset`, a per-rank constant). Each
     `attn.ring_attention_backward` passes the keys and values around again
-    and runs `attn.attention_backward` on each block with the whole
-    sequence's result and logsumexp, sending each block's key and value
-    gradients back to the rank that holds it.
+    and runs `attn.attention_backward` (the form's backward) on each block
+    with the whole sequence's result and logsumexp, sending each block's
+    key and value gradients back to the rank that holds it.
   }];
   let dependentDialects = ["mlir::arith::ArithDialect",
                            "mlir::tensor::TensorDialect"];
@@ -129,10 +132,11 @@ def ContextParallel : Pass<"attn-context-parallel", "mlir::ModuleOp"> {
     ops that work position by position run on the share as they are;
     learned positions [1, L, width] are cut to the share (attn.rank_slice);
     every attention form is split as its AttentionFormInterface says
-    (getSequenceSplit). Dense attention without regions runs as ring
-    attention: keys and values passed around the ranks (attn.ring_shift),
-    each block's partial result merged by the logsumexps
-    (attn.merge_partials). Every other form, and every form with
+    (getSequenceSplit). Dense attention (with its regions), relative and
+    adaptive-span attention run as ring attention: keys and values passed
+    around the ranks (attn.ring_shift), each block's partial result merged
+    by the logsumexps (attn.merge_partials). Every other form, and every
+    form with
     `over-heads`, is split over the heads (DeepSpeed-Ulysses): its
     sequence operands exchanged all-to-all for the whole sequence of the
     rank's H / P heads, its per-head operands cut to them, and its results

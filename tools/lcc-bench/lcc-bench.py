@@ -41,7 +41,8 @@
                       [--layers=2] [--d-model=128] [--d-ff=512] [--form=lsh]
                       [--steps=3]
   lcc-bench context-parallel [--ranks=1,2,4] [--seq=16384] [--layers=2]
-                      [--d-model=128] [--d-ff=512] [--form=lsh|dense|ring|window]
+                      [--d-model=128] [--d-ff=512]
+                      [--form=lsh|dense|ring|window|relative|adaptive-span]
                       [--window=1024]
                       [--over-heads] [--steps=2]
   lcc-bench relative  [--segment=512] [--memory=0,512,2048] [--heads=8]
@@ -825,9 +826,31 @@ def window_mask(window):
             "      }"]
 
 
+def distance_form_lines(form, prefix, heads, seq, head_dim, hx, window):
+    """The lines of a relative (Transformer-XL: learned encodings of every
+    distance, the content and position biases) or adaptive-span (a learned
+    span per head up to `window`, ramp 32) causal attention of %q, %k, %v."""
+    if form == "relative":
+        pos = "tensor<%dx%dx%dxf32>" % (heads, seq, head_dim)
+        bias = "tensor<%dx%dxf32>" % (heads, head_dim)
+        return [
+            '      %%pos = attn.param "%s.attn.pos" : %s' % (prefix, pos),
+            '      %%u = attn.param "%s.attn.r_w_bias" : %s' % (prefix, bias),
+            '      %%w = attn.param "%s.attn.r_r_bias" : %s' % (prefix, bias),
+            "      %%o = attn.relative_attention %%q, %%k, %%v, %%pos, %%u, "
+            "%%w : (%s, %s, %s, %s, %s, %s) -> %s" % (hx, hx, hx, pos, bias,
+                                                     bias, hx)]
+    z = "tensor<%dxf32>" % heads
+    return [
+        '      %%z = attn.param "%s.attn.span" : %s' % (prefix, z),
+        "      %%o = attn.adaptive_span_attention %%q, %%k, %%v, %%z "
+        "{max_span = %d : i64, ramp = 32 : i64, causal = true} : "
+        "(%s, %s, %s, %s) -> %s" % (window, hx, hx, hx, z, hx)]
+
+
 def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
                          vocab=256, shared_qk=True, forward=False, batch=1,
-                         window=0):
+                         window=0, distance_form=None):
     """A pre-norm decoder of `layers` residual (attention, feed-forward)
     pairs: shared-QK causal attention (what LSH hashes; with `shared_qk`
     false, queries and keys of their own), a feed-forward of `activation`
@@ -835,7 +858,9 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
     mean next-token cross-entropy (with `forward`, @forward returning the
     logits). lcc --reversible makes it the Reformer's reversible stack.
     Each call takes `batch` rows. With `window`, the attention has a mask
-    region: each query sees the `window` keys up to it."""
+    region: each query sees the `window` keys up to it. With
+    `distance_form` ("relative" or "adaptive-span"; queries and keys of
+    their own), the attention is that form (distance_form_lines)."""
     d, f, s, h = d_model, d_ff, seq, d_model // heads
     b = batch
     x = "tensor<%dx%dx%dxf32>" % (b, s, d)
@@ -882,8 +907,10 @@ def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
         lines += [
             "    %%h = attn.multi_head_attention %%n, %s {heads = %d : i64} : "
             "(%s, %s) -> %s {" % (operands, heads, x, weights, x),
-            "    ^bb0(%s):" % arguments,
-            "      " + attend] + window_mask(window) + [
+            "    ^bb0(%s):" % arguments] + (
+                distance_form_lines(distance_form, p, heads, s, h, hx, window)
+                if distance_form else
+                ["      " + attend] + window_mask(window)) + [
             "      attn.yield %%o : %s" % hx,
             "    }",
             "    attn.yield %%h : %s" % x,
@@ -1293,7 +1320,8 @@ def bench_context_parallel(opts):
     with queries and keys of their own, which runs as ring attention, and
     --form=window that attention with a mask region (each query the
     --window keys up to it), around the ring with each rank's block
-    table."""
+    table; --form=relative and adaptive-span (spans up to --window) run
+    around the ring in chunk pairs."""
     mpirun_env()
     print("| ranks | tokens/rank | peak MiB/rank | bytes sent/step/rank | "
           "expected bytes/step/rank | ms/step |")
@@ -1302,14 +1330,20 @@ def bench_context_parallel(opts):
         data = token_data(work, opts.steps, opts.seq)
         source = os.path.join(work, "model.mlir")
         with open(source, "w") as f:
+            distance_form = (opts.form if opts.form in ("relative",
+                                                        "adaptive-span")
+                             else None)
             f.write(residual_stack_model(opts.layers, opts.seq, opts.d_model,
                                          opts.d_ff, "gelu",
                                          shared_qk=opts.form in ("lsh",
                                                                  "dense"),
                                          window=opts.window
-                                         if opts.form == "window" else 0))
+                                         if opts.form in ("window",
+                                                          "adaptive-span")
+                                         else 0,
+                                         distance_form=distance_form))
         params = os.path.join(work, "weights.safetensors")
-        ring = opts.form in ("ring", "window")
+        ring = opts.form in ("ring", "window", "relative", "adaptive-span")
         flags = form_flags("dense" if ring else opts.form, opts)
         for ranks in opts.ranks:
             lcm = os.path.join(work, "model-%d.lcm" % ranks)
@@ -1501,11 +1535,15 @@ def main():
     cp.add_argument("--d-model", type=int, default=128)
     cp.add_argument("--d-ff", type=int, default=512)
     cp.add_argument("--form", default="lsh", choices=["lsh", "dense",
-                                                       "ring", "window"],
+                                                       "ring", "window",
+                                                       "relative",
+                                                       "adaptive-span"],
                     help="lsh or dense (shared QK): split over the heads; "
                     "ring: dense attention with keys of its own, ring "
                     "attention; window: that attention masked to --window "
-                    "keys, ring attention with a block table per rank "
+                    "keys, ring attention with a block table per rank; "
+                    "relative, adaptive-span (spans up to --window): "
+                    "those forms, ring attention in chunk pairs "
                     "(default lsh)")
     cp.add_argument("--window", type=int, default=1024,
                     help="--form=window's keys a query sees (default 1024)")
