@@ -324,8 +324,9 @@ RelativeAttentionBackward::queryAndPositionGradients(OpBuilder &builder,
 }
 
 /// The table's gradient folded back onto the distances: row r is distance
-/// r + firstDistance; rows past lastDistance were its clamped copies, rows
-/// before distance 0 hold masked (zero) gradients.
+/// r + firstDistance + D (D the query offset, or 0); rows past
+/// lastDistance were its clamped copies, rows before distance 0 hold
+/// masked (zero) gradients, distances no row holds get none.
 Value RelativeAttentionBackward::positionGradient(TensorBuilder &tb,
                                                   Value tableGrad) const {
   OpBuilder &b = tb.builder();
@@ -333,44 +334,60 @@ Value RelativeAttentionBackward::positionGradient(TensorBuilder &tb,
   Value perHead = sumOverDim(tb, tableGrad, 0); // [heads, rows, head_dim]
   RankedTensorType type = tensorType(perHead);
   Type elt = type.getElementType();
-  int64_t heads = type.getDimSize(0), headDim = type.getDimSize(2);
-  int64_t lastRow = plan.lastDistance - plan.bands.firstDistance;
-  int64_t tailRows = plan.bands.rows - lastRow;
+  int64_t heads = type.getDimSize(0), rows = type.getDimSize(1),
+          headDim = type.getDimSize(2);
+  int64_t lastDistance = plan.lastDistance;
+  // Row r's distance less r: firstDistance + D.
+  Value rowToDistance = arith::AddIOp::create(
+      b, loc, plan.bands.distanceShift(b, loc),
+      indexConstant(b, loc, plan.bands.firstDistance));
+  auto zero = [&](OpBuilder &ob, Location ol) {
+    return floatConstant(ob, ol, elt, 0.0);
+  };
+  // The rows at or past the last distance, summed.
   Value tail = sumOverDim(
       tb,
-      sliceOf(b, loc, RankedTensorType::get({heads, tailRows, headDim}, elt),
-              perHead,
-              {b.getIndexAttr(0), b.getIndexAttr(lastRow), b.getIndexAttr(0)},
-              {b.getIndexAttr(heads), b.getIndexAttr(tailRows),
-               b.getIndexAttr(headDim)}),
+      tb.mapSameShape(
+          {perHead},
+          [&](OpBuilder &ob, Location ol, ValueRange a) -> Value {
+            Value distance = arith::AddIOp::create(
+                ob, ol, linalg::IndexOp::create(ob, ol, 1), rowToDistance);
+            Value clamped = arith::CmpIOp::create(
+                ob, ol, arith::CmpIPredicate::sge, distance,
+                indexConstant(ob, ol, lastDistance));
+            return arith::SelectOp::create(ob, ol, clamped, a[0], zero(ob, ol));
+          }),
       1);
-  int64_t lastDistance = plan.lastDistance;
-  int64_t firstDistance = plan.bands.firstDistance;
   return tb.map(
       {heads, plan.encodings, headDim}, elt, {tail}, {tb.map(3, {0, 2})},
       [&](OpBuilder &ob, Location ol, ValueRange a) -> Value {
         Value h = linalg::IndexOp::create(ob, ol, 0);
         Value t = linalg::IndexOp::create(ob, ol, 1);
         Value d = linalg::IndexOp::create(ob, ol, 2);
-        // Below the last distance: its own row (clamped into the table for
-        // the distances past it, whose value is not used).
-        Value row = arith::MinSIOp::create(
+        // Below the last distance: its own row, where the table has one.
+        Value row = arith::SubIOp::create(ob, ol, t, rowToDistance);
+        Value inTable = arith::AndIOp::create(
             ob, ol,
-            arith::AddIOp::create(ob, ol, t,
-                                  indexConstant(ob, ol, -firstDistance)),
-            indexConstant(ob, ol, lastRow));
-        Value own =
-            tensor::ExtractOp::create(ob, ol, perHead, ValueRange{h, row, d});
+            arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::sge, row,
+                                  indexConstant(ob, ol, 0)),
+            arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::slt, row,
+                                  indexConstant(ob, ol, rows)));
+        Value clampedRow = arith::MinSIOp::create(
+            ob, ol,
+            arith::MaxSIOp::create(ob, ol, row, indexConstant(ob, ol, 0)),
+            indexConstant(ob, ol, rows - 1));
+        Value own = tensor::ExtractOp::create(ob, ol, perHead,
+                                              ValueRange{h, clampedRow, d});
+        own = arith::SelectOp::create(ob, ol, inTable, own, zero(ob, ol));
         Value below =
             arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::slt, t,
                                   indexConstant(ob, ol, lastDistance));
         Value atLast =
             arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::eq, t,
                                   indexConstant(ob, ol, lastDistance));
-        Value zero = floatConstant(ob, ol, elt, 0.0);
         return arith::SelectOp::create(
             ob, ol, below, own,
-            arith::SelectOp::create(ob, ol, atLast, a[0], zero));
+            arith::SelectOp::create(ob, ol, atLast, a[0], zero(ob, ol)));
       });
 }
 

@@ -21,50 +21,44 @@ DistanceBands::DistanceBands(int64_t memory, int64_t queryTile, int64_t keyTile,
       // ...to the first key against the last (padded) query.
       rows(paddedQuerySeq + paddedKeySeq - 1) {}
 
-DistanceBands DistanceBands::placedByOffset(int64_t queryTile, int64_t keyTile,
-                                            int64_t paddedKeySeq,
-                                            int64_t lastDistance) {
-  DistanceBands bands(/*memory=*/0, queryTile, keyTile, queryTile,
-                      paddedKeySeq);
-  bands.firstDistance = -(queryTile - 1) - (keyTile - 1);
-  bands.rows = lastDistance - bands.firstDistance + bands.bandRows();
-  bands.clampStart = true;
-  return bands;
+Value DistanceBands::distanceShift(OpBuilder &b, Location loc) const {
+  if (!queryOffset)
+    return indexConstant(b, loc, 0);
+  return castToIndex(b, loc, tensor::ExtractOp::create(b, loc, queryOffset));
 }
 
 Value DistanceBands::bandStart(OpBuilder &b, Location loc,
                                const TilePosition &tile) const {
-  // Row of distance M + qs - ks - (Tk - 1).
+  // Row of distance M + qs - ks - (Tk - 1); placed by an offset, the rows
+  // start D on, so the query's index among the queries finds it.
   Value offset = arith::SubIOp::create(b, loc, tile.queryStart, tile.keyStart);
-  Value start = arith::AddIOp::create(
+  if (queryOffset)
+    offset = arith::SubIOp::create(b, loc, offset, distanceShift(b, loc));
+  return arith::AddIOp::create(
       b, loc, offset,
       indexConstant(b, loc, memory - (keyTile - 1) - firstDistance));
-  if (!clampStart)
-    return start;
-  // A tile pair whose band starts below the table sees no key (masked
-  // wholly); above it, every row is the last distance's encoding.
-  return arith::MinSIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, start, indexConstant(b, loc, 0)),
-      indexConstant(b, loc, rows - bandRows()));
 }
 
 namespace {
 
 /// The encodings of every distance a tile pair may meet, [heads, rows,
-/// head_dim]: row r is pos[h, clamp(r + firstDistance, 0, lastDistance)].
-/// Negative distances are keys after the query (masked); those past the
-/// last key only padded queries see.
+/// head_dim]: row r is pos[h, clamp(r + firstDistance + D, 0,
+/// lastDistance)] (D the query offset, or 0). Negative distances are keys
+/// after the query (masked); those past the last key only padded queries
+/// see.
 Value distanceTable(TensorBuilder &t, Value pos, const DistanceBands &bands,
                     int64_t lastDistance) {
   RankedTensorType type = tensorType(pos);
   int64_t heads = type.getDimSize(0), headDim = type.getDimSize(2);
+  Value shift = bands.distanceShift(t.builder(), t.location());
   return t.map({heads, bands.rows, headDim}, type.getElementType(), {}, {},
                [&](OpBuilder &b, Location loc, ValueRange) -> Value {
                  Value h = linalg::IndexOp::create(b, loc, 0);
                  Value r = linalg::IndexOp::create(b, loc, 1);
                  Value d = linalg::IndexOp::create(b, loc, 2);
                  Value distance = arith::AddIOp::create(
-                     b, loc, r, indexConstant(b, loc, bands.firstDistance));
+                     b, loc, arith::AddIOp::create(b, loc, r, shift),
+                     indexConstant(b, loc, bands.firstDistance));
                  distance = arith::MaxSIOp::create(b, loc, distance,
                                                    indexConstant(b, loc, 0));
                  distance = arith::MinSIOp::create(
@@ -189,13 +183,14 @@ RelativeAttentionPlan lcc::lowering::planRelativeAttention(
       (placedByOffset ? encodings : std::min(keySeq, encodings)) - 1;
   if (op.clampLen)
     lastDistance = std::min(lastDistance, *op.clampLen);
-  DistanceBands bands =
-      placedByOffset
-          ? DistanceBands::placedByOffset(flash.queryTile, flash.keyTile,
-                                          paddedKeySeq, lastDistance)
-          : DistanceBands(memory, flash.queryTile, flash.keyTile,
-                          queryPosition ? paddedKeySeq : paddedQuerySeq,
-                          paddedKeySeq);
+  // A decode step's query may sit anywhere among its keys: its table
+  // covers every key position. Placed by an offset, the rows move with it.
+  DistanceBands bands(memory, flash.queryTile, flash.keyTile,
+                      queryPosition && !placedByOffset ? paddedKeySeq
+                                                       : paddedQuerySeq,
+                      paddedKeySeq);
+  if (placedByOffset)
+    bands.queryOffset = op.queryOffset;
   Value table = distanceTable(tb, op.pos, bands, lastDistance);
   Value positionQueries =
       withHeadBias(tb, padSeq(tb, op.query, paddedQuerySeq), op.w, flash.scale);

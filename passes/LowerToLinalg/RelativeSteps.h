@@ -35,29 +35,24 @@ struct DistanceBands {
   int64_t firstDistance; // of the first row of the table (<= 0)
   int64_t rows;          // of the table
 
-  /// Set when the queries are placed by a query_offset, which may put
-  /// them anywhere: the band's start is then clamped into the table.
-  bool clampStart = false;
+  /// The op's query_offset D (a 0-d i32), or null. Its queries are then
+  /// placed D keys on: the table's rows hold the distances D + firstDistance
+  /// on (only those its tile pairs meet, whatever D is), and a band is
+  /// found from the tile's query index.
+  mlir::Value queryOffset;
 
   DistanceBands(int64_t memory, int64_t queryTile, int64_t keyTile,
                 int64_t paddedQuerySeq, int64_t paddedKeySeq);
-  /// The bands of queries placed by a query_offset, meeting distances up
-  /// to `lastDistance` (those past it clamped to it): from the smallest
-  /// distance a visible tile pair's band starts at, -(Tq - 1) - (Tk - 1),
-  /// to lastDistance plus a band, so that a start clamped at the top
-  /// reads the same clamped encodings.
-  static DistanceBands placedByOffset(int64_t queryTile, int64_t keyTile,
-                                      int64_t paddedKeySeq,
-                                      int64_t lastDistance);
 
   int64_t bandRows() const { return queryTile + keyTile - 1; }
 
   /// The first row of the band of the tile pair (qs, ks), whose queries
   /// are placed among the keys: distance M + qs - ks - (Tk - 1), never
-  /// below row 0 since ks <= paddedKeySeq - Tk (clamped into the table
-  /// when placed by an offset).
+  /// below row 0 since ks <= paddedKeySeq - Tk.
   mlir::Value bandStart(mlir::OpBuilder &b, mlir::Location loc,
                         const TilePosition &tile) const;
+  /// How far the table's distances are moved: D as an index, or 0.
+  mlir::Value distanceShift(mlir::OpBuilder &b, mlir::Location loc) const;
 };
 
 /// The operands and attributes of attn.relative_attention (or of its

@@ -353,8 +353,8 @@ Partial causalRing(Ring &ring, Value queries, Value keys, Value values) {
           ring.joined(early.logSumExp, late.logSumExp)};
 }
 
-/// With a form: every step's four chunk pairs, each the form at its
-/// chunks' distance (the file's comment).
+/// With a form: every step's chunk pairs (three when causal, else four),
+/// each the form at its chunks' distance (the file's comment).
 Partial formChunkPairsRing(Ring &ring, Value queries, Value keys,
                            Value values) {
   Halves q = ring.halves(queries);
