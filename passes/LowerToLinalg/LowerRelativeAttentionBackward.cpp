@@ -157,15 +157,7 @@ Value diagonals(TensorBuilder &t, Value scoreGrads, int64_t bandRows) {
             arith::AddIOp::create(b, loc, q,
                                   indexConstant(b, loc, keyTile - 1)),
             r);
-        Value inside = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, k,
-                                  indexConstant(b, loc, 0)),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, k,
-                                  indexConstant(b, loc, keyTile)));
-        Value clamped = arith::MinSIOp::create(
-            b, loc, arith::MaxSIOp::create(b, loc, k, indexConstant(b, loc, 0)),
-            indexConstant(b, loc, keyTile - 1));
+        auto [inside, clamped] = indexWithin(b, loc, k, keyTile);
         Value ds = tensor::ExtractOp::create(b, loc, scoreGrads,
                                              ValueRange{q, clamped});
         return arith::SelectOp::create(b, loc, inside, ds,
@@ -365,17 +357,8 @@ Value RelativeAttentionBackward::positionGradient(TensorBuilder &tb,
         Value t = linalg::IndexOp::create(ob, ol, 1);
         Value d = linalg::IndexOp::create(ob, ol, 2);
         // Below the last distance: its own row, where the table has one.
-        Value row = arith::SubIOp::create(ob, ol, t, rowToDistance);
-        Value inTable = arith::AndIOp::create(
-            ob, ol,
-            arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::sge, row,
-                                  indexConstant(ob, ol, 0)),
-            arith::CmpIOp::create(ob, ol, arith::CmpIPredicate::slt, row,
-                                  indexConstant(ob, ol, rows)));
-        Value clampedRow = arith::MinSIOp::create(
-            ob, ol,
-            arith::MaxSIOp::create(ob, ol, row, indexConstant(ob, ol, 0)),
-            indexConstant(ob, ol, rows - 1));
+        auto [inTable, clampedRow] = indexWithin(
+            ob, ol, arith::SubIOp::create(ob, ol, t, rowToDistance), rows);
         Value own = tensor::ExtractOp::create(ob, ol, perHead,
                                               ValueRange{h, clampedRow, d});
         own = arith::SelectOp::create(ob, ol, inTable, own, zero(ob, ol));

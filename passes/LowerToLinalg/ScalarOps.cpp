@@ -46,6 +46,19 @@ Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t size) {
       b, loc, index, arith::ConstantIndexOp::create(b, loc, size - 1));
 }
 
+std::pair<Value, Value> indexWithin(OpBuilder &b, Location loc, Value index,
+                                    int64_t size) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value last = arith::ConstantIndexOp::create(b, loc, size - 1);
+  Value inside = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, index, last));
+  Value clamped = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, index, zero), last);
+  return {inside, clamped};
+}
+
 std::pair<Value, Value> markedPosition(OpBuilder &b, Location loc,
                                        Value position) {
   Value zero = i32Constant(b, loc, 0);

@@ -41,6 +41,13 @@ mlir::Value castToI32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 mlir::Value clampedIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value id,
                          int64_t size);
 
+/// Whether `index` (an index) lies in [0, size), and it clamped into
+/// [0, size), so that a read there stays in bounds whichever it is.
+std::pair<mlir::Value, mlir::Value> indexWithin(mlir::OpBuilder &b,
+                                                mlir::Location loc,
+                                                mlir::Value index,
+                                                int64_t size);
+
 /// An i32 position where -1 (any negative) marks none: whether it is one,
 /// and the position as an index, 0 for none so that reading there stays in
 /// bounds.
