@@ -428,13 +428,22 @@ struct LowerRelativeAttentionBackward
       return rewriter.notifyMatchFailure(op, "expected static shapes");
     Location loc = op.getLoc();
     TensorBuilder tb(rewriter, loc);
+    auto plan = [&] {
+      return planRelativeAttention(
+          tb,
+          {op.getQuery(), op.getKey(), op.getValue(), op.getPos(), op.getU(),
+           op.getW(), op.getQueryOffset(), op.getScale(), op.getClampLen(),
+           op.getSameLength()},
+          tiling);
+    };
+    // The table of encodings and the biased queries are the forward's,
+    // recomputed: shared by CSE they would live from the forward to here
+    // (one table a chunk pair around the ring). In a reversible block the
+    // forward is the block's recomputed clone, which they may share.
     RelativeAttentionBackward backward(
-        planRelativeAttention(tb,
-                              {op.getQuery(), op.getKey(), op.getValue(),
-                               op.getPos(), op.getU(), op.getW(),
-                               op.getQueryOffset(), op.getScale(),
-                               op.getClampLen(), op.getSameLength()},
-                              tiling),
+        op->hasAttr(kBackwardOfRecomputedAttrName)
+            ? plan()
+            : buildRecomputed(rewriter, plan),
         op.getResult(), op.getLogsumexp(), op.getResultGrad());
     RelativeAttentionBackward::Gradients grads = backward.build(rewriter, loc);
     rewriter.replaceOp(
