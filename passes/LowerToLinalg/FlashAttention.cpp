@@ -298,23 +298,28 @@ Value FlashAttention::firstQueryTile(OpBuilder &b, Location loc,
                                 indexConstant(b, loc, queryTile));
 }
 
+/// The run-time query position of `flash` (set) as an index.
+static Value queryPositionIndex(OpBuilder &b, Location loc,
+                                const FlashAttention &flash) {
+  assert(flash.causalOffset == 0 && "a run-time query position replaces it");
+  return castToIndex(b, loc,
+                     tensor::ExtractOp::create(b, loc, flash.queryPosition));
+}
+
 Value FlashAttention::placedAmongKeys(OpBuilder &b, Location loc,
                                       Value queryStart) const {
   if (!queryPosition)
     return queryStart;
-  assert(causalOffset == 0 && "a run-time query position replaces it");
-  return arith::AddIOp::create(
-      b, loc, queryStart,
-      castToIndex(b, loc, tensor::ExtractOp::create(b, loc, queryPosition)));
+  return arith::AddIOp::create(b, loc, queryStart,
+                               queryPositionIndex(b, loc, *this));
 }
 
 Value FlashAttention::queryIndex(OpBuilder &b, Location loc,
                                  Value placedStart) const {
   if (!queryPosition)
     return placedStart;
-  return arith::SubIOp::create(
-      b, loc, placedStart,
-      castToIndex(b, loc, tensor::ExtractOp::create(b, loc, queryPosition)));
+  return arith::SubIOp::create(b, loc, placedStart,
+                               queryPositionIndex(b, loc, *this));
 }
 
 /// The loop over key tiles for one query tile: the final (row max, row

@@ -110,19 +110,35 @@ struct Ring {
                             i);
     return positions;
   }
+  /// The rank whose keys and values rank `rank` holds `step` steps into
+  /// the ring.
+  int64_t holderAt(int64_t rank, int64_t step) const {
+    return (rank - step + ranks) % ranks;
+  }
+  /// This rank's row of a constant of one row of `rowShape` per rank
+  /// (`values`, rank 0's first), cut by attn.rank_slice: [1, rowShape...].
+  template <typename T>
+  Value thisRanksRow(ArrayRef<T> values, ArrayRef<int64_t> rowShape,
+                     Type elementType) {
+    SmallVector<int64_t> shape = {ranks};
+    llvm::append_range(shape, rowShape);
+    auto table = RankedTensorType::get(shape, elementType);
+    Value perRank = arith::ConstantOp::create(
+        b, loc, table, DenseElementsAttr::get(table, values));
+    shape[0] = 1;
+    return RankSliceOp::create(
+        b, loc, RankedTensorType::get(shape, elementType), perRank);
+  }
+
   /// The positions of the keys rank r holds `step` steps into the ring
   /// (rank r - step's), of `share` positions: a constant of one row per
   /// rank, cut to this rank's.
   Value blockPositions(int64_t step, int64_t share) {
     SmallVector<int64_t> rows;
     for (int64_t rank = 0; rank < ranks; ++rank)
-      llvm::append_range(
-          rows, sharePositions((rank - step + ranks) % ranks, ranks, share));
-    auto table = RankedTensorType::get({ranks, share}, b.getI64Type());
-    Value perRank = arith::ConstantOp::create(
-        b, loc, table, DenseElementsAttr::get(table, ArrayRef<int64_t>(rows)));
-    Value mine = RankSliceOp::create(
-        b, loc, RankedTensorType::get({1, share}, b.getI64Type()), perRank);
+      llvm::append_range(rows,
+                         sharePositions(holderAt(rank, step), ranks, share));
+    Value mine = thisRanksRow<int64_t>(rows, {share}, b.getI64Type());
     return tensor::CollapseShapeOp::create(
         b, loc, RankedTensorType::get({share}, b.getI64Type()), mine,
         ArrayRef<ReassociationIndices>{{0, 1}});
@@ -209,11 +225,7 @@ struct Ring {
     SmallVector<float> values;
     for (int64_t rank = 0; rank < ranks; ++rank)
       values.push_back((step <= rank) != later ? 1.0f : 0.0f);
-    auto table = RankedTensorType::get({ranks}, b.getF32Type());
-    Value perRank = arith::ConstantOp::create(
-        b, loc, table, DenseElementsAttr::get(table, ArrayRef<float>(values)));
-    return RankSliceOp::create(
-        b, loc, RankedTensorType::get({1}, b.getF32Type()), perRank);
+    return thisRanksRow<float>(values, {}, b.getF32Type());
   }
   /// How far chunk `queryHalf` of this rank's share sits after chunk
   /// `keyHalf` of the block `step` steps around (rank r - step's), in
@@ -222,20 +234,13 @@ struct Ring {
   Value chunkDistance(int64_t step, int64_t queryHalf, int64_t keyHalf,
                       int64_t chunk) {
     SmallVector<int32_t> perRank;
-    for (int64_t rank = 0; rank < ranks; ++rank) {
-      int64_t holder = (rank - step + ranks) % ranks;
+    for (int64_t rank = 0; rank < ranks; ++rank)
       perRank.push_back(static_cast<int32_t>(
           (parallel::chunkOfShare(rank, queryHalf, ranks) -
-           parallel::chunkOfShare(holder, keyHalf, ranks)) *
+           parallel::chunkOfShare(holderAt(rank, step), keyHalf, ranks)) *
           chunk));
-    }
     Type i32 = b.getI32Type();
-    auto table = RankedTensorType::get({ranks}, i32);
-    Value all = arith::ConstantOp::create(
-        b, loc, table,
-        DenseElementsAttr::get(table, ArrayRef<int32_t>(perRank)));
-    Value mine =
-        RankSliceOp::create(b, loc, RankedTensorType::get({1}, i32), all);
+    Value mine = thisRanksRow<int32_t>(perRank, {}, i32);
     return tensor::CollapseShapeOp::create(b, loc,
                                            RankedTensorType::get({}, i32), mine,
                                            ArrayRef<ReassociationIndices>{});

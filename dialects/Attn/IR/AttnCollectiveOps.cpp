@@ -143,10 +143,6 @@ LogicalResult RingAttentionBackwardOp::verify() {
     return emitOpError("expected a gradient per form operand, got ")
            << getFormOperandGrads().size() << " for "
            << getFormOperands().size();
-  for (auto [grad, of] : llvm::zip(getFormOperandGrads(), getFormOperands()))
-    if (grad.getType() != of.getType())
-      return emitOpError("expected each gradient of its value's type, got ")
-             << grad.getType() << " for " << of.getType();
   if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
                                  getResult(), getScale(), getRanks())) ||
       failed(lcc::attn::detail::verifyAttentionModifiers(
@@ -157,10 +153,14 @@ LogicalResult RingAttentionBackwardOp::verify() {
   if (failed(check.shape(NamedTensor("logsumexp", getLogsumexp()),
                          {q.dim(0), q.dim(1), q.dim(2)})))
     return failure();
-  for (auto [grad, of] : {std::pair{getResultGrad(), getResult()},
-                          std::pair{getQueryGrad(), getQuery()},
-                          std::pair{getKeyGrad(), getKey()},
-                          std::pair{getValueGrad(), getValue()}})
+  SmallVector<std::pair<Value, Value>> gradients = {
+      {getResultGrad(), getResult()},
+      {getQueryGrad(), getQuery()},
+      {getKeyGrad(), getKey()},
+      {getValueGrad(), getValue()}};
+  for (auto [grad, of] : llvm::zip(getFormOperandGrads(), getFormOperands()))
+    gradients.push_back({grad, of});
+  for (auto [grad, of] : gradients)
     if (grad.getType() != of.getType())
       return emitOpError("expected each gradient of its value's type, got ")
              << grad.getType() << " for " << of.getType();
