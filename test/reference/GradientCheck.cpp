@@ -165,6 +165,29 @@ bool isSmooth(const LocalDifferences &d, double rtol, double scale) {
          std::fabs(d.curvatureMismatch) <= tolerance;
 }
 
+std::vector<LocalDifferences>
+differencesAroundKinks(const LossFunction &loss, Weights &weights,
+                       const std::string &name, int64_t entry, double center,
+                       double step, double rtol, double scale) {
+  std::vector<LocalDifferences> tries = {
+      localDifferences(loss, weights, name, entry, center, step)};
+  for (int shrink = 0;
+       shrink < kKinkStepShrinks && !isSmooth(tries.back(), rtol, scale);
+       ++shrink) {
+    step /= kKinkStepShrinkFactor;
+    tries.push_back(localDifferences(loss, weights, name, entry, center, step));
+  }
+  return tries;
+}
+
+const LocalDifferences *firstSmooth(const std::vector<LocalDifferences> &tries,
+                                    double rtol, double scale) {
+  for (const LocalDifferences &d : tries)
+    if (isSmooth(d, rtol, scale))
+      return &d;
+  return nullptr;
+}
+
 Tensor finiteDifferenceGradient(const LossFunction &loss, Weights &weights,
                                 const std::string &name, double step) {
   auto it = weights.find(name);

@@ -317,6 +317,38 @@ TEST(LocalDifferences, KinkAThirdOfTheStepAwaySeenByTheDifferences) {
   EXPECT_NEAR(d.full - d.half, 1.0 / 6, 1e-6);
 }
 
+TEST(DifferencesAroundKinks, AKinkNearTheEntryIsSteppedUnder) {
+  // Kink at h/3: not smooth at h; at h/8 the kink lies past both steps and
+  // the difference is the derivative on the entry's side of it.
+  Weights weights{{"w", Tensor({1}, {0.5})}};
+  LossFunction loss = reluLoss(0.5 + 1e-3 / 3);
+  std::vector<LocalDifferences> tries = differencesAroundKinks(
+      loss, weights, "w", 0, loss(weights, "w"), 1e-3, 1e-5, 0.0);
+  ASSERT_EQ(tries.size(), 2u);
+  const LocalDifferences *smooth = firstSmooth(tries, 1e-5, 0.0);
+  ASSERT_EQ(smooth, &tries[1]);
+  EXPECT_NEAR(smooth->full, 0.5, 1e-9);
+  EXPECT_EQ(weights.at("w").data[0], 0.5);
+}
+
+TEST(DifferencesAroundKinks, AKinkAtTheEntryStaysOne) {
+  // No step is below a distance of zero: every try sees the kink.
+  Weights weights{{"w", Tensor({1}, {0.5})}};
+  LossFunction loss = reluLoss(0.5);
+  std::vector<LocalDifferences> tries = differencesAroundKinks(
+      loss, weights, "w", 0, loss(weights, "w"), 1e-3, 1e-5, 0.0);
+  EXPECT_EQ(tries.size(), static_cast<size_t>(1 + kKinkStepShrinks));
+  EXPECT_EQ(firstSmooth(tries, 1e-5, 0.0), nullptr);
+}
+
+TEST(DifferencesAroundKinks, ASmoothEntryIsDifferencedOnce) {
+  Weights weights{{"w", Tensor({1}, {0.5})}};
+  LossFunction loss = reluLoss(10.0);
+  std::vector<LocalDifferences> tries = differencesAroundKinks(
+      loss, weights, "w", 0, loss(weights, "w"), 1e-3, 1e-5, 0.0);
+  EXPECT_EQ(tries.size(), 1u);
+}
+
 //===----------------------------------------------------------------------===//
 // isSmooth: the judgement, at the scale the check divides by
 //===----------------------------------------------------------------------===//

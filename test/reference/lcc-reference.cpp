@@ -77,8 +77,10 @@ gradient checks (exit 0 pass, 1 fail, 2 error):
                           is one parabola across them, each to R/4 of the
                           tensor's largest difference) and replaces those
                           where it is not (a ReLU changes side within the
-                          step, or routing or hashing changes) with other
-                          entries; prints how many
+                          step, or routing or hashing changes) by the same
+                          checks at S/8 and S/64 (a kink near the entry lies
+                          past a smaller step), then by other entries;
+                          prints how many it replaced
   --grad-output=DIR       also writes every entry's finite difference as
                           DIR/<name>.npy (f32): of the checked parameters, or
                           without --check-gradients of every parameter (two
@@ -533,7 +535,7 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
     // (the check's scale, which only grows); those held back are judged
     // again against the final one, and fill what is left of the count.
     double scale = 0;
-    std::vector<std::pair<int64_t, LocalDifferences>> heldBack;
+    std::vector<std::pair<int64_t, std::vector<LocalDifferences>>> heldBack;
     const Tensor &compiledGradient = gradient; // a binding is not captured
     auto accept = [&](int64_t entry, double difference) {
       got.push_back(compiledGradient.data[entry]);
@@ -551,19 +553,20 @@ int runGradientMode(const Arguments &args, const std::vector<Tensor> &inputs) {
                    : full.data[entry]);
         continue;
       }
-      LocalDifferences local =
-          localDifferences(problem.loss, weights, name, entry, center, step);
-      if (isSmooth(local, rtol, scale))
-        accept(entry, local.full);
+      std::vector<LocalDifferences> tries = differencesAroundKinks(
+          problem.loss, weights, name, entry, center, step, rtol, scale);
+      if (const LocalDifferences *smooth = firstSmooth(tries, rtol, scale))
+        accept(entry, smooth->full);
       else
-        heldBack.emplace_back(entry, local);
+        heldBack.emplace_back(entry, std::move(tries));
     }
     int64_t skipped = 0;
-    for (const auto &[entry, local] : heldBack) {
-      if (!isSmooth(local, rtol, scale))
+    for (const auto &[entry, tries] : heldBack) {
+      const LocalDifferences *smooth = firstSmooth(tries, rtol, scale);
+      if (!smooth)
         ++skipped;
       else if (static_cast<int64_t>(got.size()) < entries)
-        accept(entry, local.full);
+        accept(entry, smooth->full);
     }
     if (got.empty())
       throw ReferenceError("every entry of '" + name +
