@@ -29,6 +29,13 @@ StatusOr<std::unique_ptr<Transfer>> Communicator::startReduceSum(float *data,
 }
 
 StatusOr<std::unique_ptr<Transfer>>
+Communicator::startExchangeBlocks(const void *data, size_t blockBytes,
+                                  void *out) {
+  LCC_RETURN_IF_ERROR(exchangeBlocks(data, blockBytes, out));
+  return std::unique_ptr<Transfer>(new FinishedTransfer());
+}
+
+StatusOr<std::unique_ptr<Transfer>>
 Communicator::startSendAroundRing(const void *data, size_t bytes, int to,
                                   int from, void *out) {
   LCC_RETURN_IF_ERROR(sendAroundRing(data, bytes, to, from, out));

@@ -22,7 +22,8 @@
 namespace lcc::runtime {
 
 /// A transfer among ranks that has started and may not have finished
-/// (Communicator::startShiftRing, startAllReduceSum): its buffers are the
+/// (Communicator::startShiftRing, startAllToAll, startAllReduceSum): its
+/// buffers are the
 /// engine's until finish() returns.
 class Transfer {
 public:
@@ -68,6 +69,14 @@ public:
   Status allToAll(const void *data, size_t blockBytes, void *out) {
     sentBytes += blockBytes * size_t(size() - 1);
     return exchangeBlocks(data, blockBytes, out);
+  }
+  /// allToAll, started: the bytes at `data` and `out` are the transfer's
+  /// until its finish() returns. An engine that cannot start one and
+  /// return (the default) finishes it before returning.
+  StatusOr<std::unique_ptr<Transfer>>
+  startAllToAll(const void *data, size_t blockBytes, void *out) {
+    sentBytes += blockBytes * size_t(size() - 1);
+    return startExchangeBlocks(data, blockBytes, out);
   }
   /// `bytes` at `data` to rank (rank() + offset) mod size(), and into `out`
   /// those of rank (rank() - offset) mod size(), on every rank.
@@ -128,6 +137,9 @@ protected:
   virtual Status gather(const void *data, size_t bytes, void *out) = 0;
   virtual Status exchangeBlocks(const void *data, size_t blockBytes,
                                 void *out) = 0;
+  /// exchangeBlocks, started; by default run to the end here.
+  virtual StatusOr<std::unique_ptr<Transfer>>
+  startExchangeBlocks(const void *data, size_t blockBytes, void *out);
   /// Sends to rank `to` and receives from rank `from` at once.
   virtual Status sendAroundRing(const void *data, size_t bytes, int to,
                                 int from, void *out) = 0;

@@ -47,6 +47,8 @@ struct MpiLibrary {
                   int, int, Handle, void *);
   int (*iallreduce)(const void *, void *, int, Handle, Handle, Handle,
                     Handle *);
+  int (*ialltoall)(const void *, int, Handle, void *, int, Handle, Handle,
+                   Handle *);
   int (*isend)(const void *, int, Handle, int, int, Handle, Handle *);
   int (*irecv)(void *, int, Handle, int, int, Handle, Handle *);
   int (*waitall)(int, Handle *, void *);
@@ -85,6 +87,7 @@ StatusOr<MpiLibrary> loadLibrary() {
   resolve(mpi.alltoall, "MPI_Alltoall");
   resolve(mpi.sendrecv, "MPI_Sendrecv");
   resolve(mpi.iallreduce, "MPI_Iallreduce");
+  resolve(mpi.ialltoall, "MPI_Ialltoall");
   resolve(mpi.isend, "MPI_Isend");
   resolve(mpi.irecv, "MPI_Irecv");
   resolve(mpi.waitall, "MPI_Waitall");
@@ -185,6 +188,21 @@ public:
       transfer->requests.push_back(request);
       done += size_t(piece);
     }
+    return std::unique_ptr<Transfer>(std::move(transfer));
+  }
+
+  StatusOr<std::unique_ptr<Transfer>>
+  startExchangeBlocks(const void *data, size_t blockBytes, void *out) override {
+    if (blockBytes > size_t(INT_MAX))
+      return Status::error(StatusCode::InvalidArgument, "all-to-all of ",
+                           blockBytes, " bytes per rank: at most ", INT_MAX);
+    auto transfer = std::make_unique<MpiTransfer>(*this);
+    Handle request = nullptr;
+    LCC_RETURN_IF_ERROR(
+        check("MPI_Ialltoall",
+              mpi.ialltoall(data, int(blockBytes), mpi.byteType, out,
+                            int(blockBytes), mpi.byteType, comm, &request)));
+    transfer->requests.push_back(request);
     return std::unique_ptr<Transfer>(std::move(transfer));
   }
 

@@ -153,13 +153,17 @@ Status sendAmongRanks(Device &device, Communicator &comm,
   return Status();
 }
 
-/// A ring shift's transfer started and noted in `inFlight`, which then
-/// owns its source and target bytes.
-Status startRingShift(Communicator &comm, const ExchangeSpec &exchange,
-                      TransfersInFlight &inFlight) {
+/// A ring shift's or an all-to-all's transfer started and noted in
+/// `inFlight`, which then owns its source and target bytes.
+Status startAmongRanks(Communicator &comm, const ExchangeSpec &exchange,
+                       TransfersInFlight &inFlight) {
   StatusOr<std::unique_ptr<Transfer>> started =
-      comm.startShiftRing(exchange.source, exchange.sourceBytes,
-                          exchange.ringOffset, exchange.target);
+      exchange.pattern == lcm::ExchangePattern::AllToAll
+          ? comm.startAllToAll(exchange.source,
+                               exchange.sourceBytes / exchange.blocks,
+                               exchange.target)
+          : comm.startShiftRing(exchange.source, exchange.sourceBytes,
+                                exchange.ringOffset, exchange.target);
   if (!started.ok())
     return started.getStatus();
   inFlight.add(started.take(), {{exchange.source, exchange.sourceBytes},
@@ -207,8 +211,8 @@ std::function<Status()> makeExchangeStep(Device &device,
              (ring && comm->ringNeighbour(exchange.ringOffset) == comm->rank()))
       moved = device.copyOnDevice(exchange.target, exchange.source,
                                   exchange.sourceBytes);
-    else if (ring && inFlight)
-      moved = startRingShift(*comm, exchange, *inFlight);
+    else if (inFlight)
+      moved = startAmongRanks(*comm, exchange, *inFlight);
     else
       moved = sendAmongRanks(device, *comm, exchange, *staging);
     return moved.ok() ? moved : moved.withContext(quoted(name));

@@ -48,8 +48,8 @@ makeAllReduceStep(Device &device, Communicator *const *communicator,
 /// the other patterns run within this rank's group of one rank per block
 /// (the whole job, or one of its equal groups), and are refused when the
 /// job cannot be cut into such groups. With `inFlight` (a host-addressable
-/// device's), a ring shift among ranks starts its transfer and returns,
-/// the transfer noted there with the bytes it owns.
+/// device's), a ring shift or an all-to-all among ranks starts its
+/// transfer and returns, the transfer noted there with the bytes it owns.
 std::function<Status()> makeExchangeStep(Device &device,
                                          Communicator *const *communicator,
                                          ExchangeSpec exchange,

@@ -1,10 +1,11 @@
 //===- TransfersInFlight.h - exchanges that run behind the dispatches -----===//
 //
-// A ring shift starts its transfer and returns (docs/runtime.md, "Ranks"):
-// the commands after it run while its bytes move, and each waits first
-// for the transfers whose source or target bytes it touches (a reader of
-// the shifted block, a dispatch the memory planner put in the bytes of a
-// source no longer read). The run ends with every transfer finished.
+// A ring shift, an all-to-all or an all-reduce starts its transfer and
+// returns (docs/runtime.md, "Ranks"): the commands after it run while its
+// bytes move, and each waits first for the transfers whose source or
+// target bytes it touches (a reader of the moved block, a dispatch the
+// memory planner put in the bytes of a source no longer read). The run ends
+// with every transfer finished.
 //
 //===----------------------------------------------------------------------===//
 
