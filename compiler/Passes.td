@@ -142,6 +142,25 @@ def DeduplicateDispatches
   }];
 }
 
+def ScheduleTransfers : Pass<"lcc-schedule-transfers", "mlir::ModuleOp"> {
+  let summary = "run independent work between a transfer and its first reader";
+  let description = [{
+    The runtime starts a transfer among ranks (an op with the `Transfer`
+    trait: `attn.all_to_all`, `attn.ring_shift`, `attn.all_reduce`) and
+    runs the commands after it until one reads its bytes (docs/runtime.md,
+    "Ranks"). In each host function, for each transfer in order, the ops
+    after its first reader, up to and including the next transfer, that
+    read neither the transfer's result, nor any transfer's result (a wait
+    is never moved earlier), nor an op that stays, are moved before that
+    first reader, in their order: a Ulysses all-to-all of the queries then
+    runs while the values' projection computes and their all-to-all
+    starts. Dispatch calls, reshapes, slices, `tensor.empty` and transfers
+    move; collectives keep their order (every rank runs the same program).
+    Ring attention's shifts and the train step's gradient all-reduces are
+    already written ahead of their readers; around them nothing moves.
+  }];
+}
+
 def PrintHostPlan : Pass<"lcc-print-host-plan", "mlir::ModuleOp"> {
   let summary = "print the buffer plan of every host program (for tests)";
   let description = [{

@@ -110,6 +110,7 @@ void lcc::buildLowerToDispatchesPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
   // After canonicalization too, which makes more copies equal in print.
   pm.addPass(createDeduplicateDispatches());
+  pm.addPass(createScheduleTransfers());
 }
 
 AttentionTiling lcc::cpuAttentionTiling(StringRef cpu) {

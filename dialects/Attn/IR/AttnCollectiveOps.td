@@ -17,6 +17,13 @@ def Attn_Collective : NativeOpTrait<"Collective"> {
   let cppNamespace = "::lcc::attn";
 }
 
+// A collective that moves bytes between ranks: the host program starts it
+// and runs the commands after it while its bytes move, waiting where one
+// reads them (lcc-schedule-transfers puts independent work in between).
+def Attn_Transfer : NativeOpTrait<"Transfer"> {
+  let cppNamespace = "::lcc::attn";
+}
+
 def Attn_ReductionKind : I32EnumAttr<"ReductionKind",
     "How a collective combines the ranks' values", [
       I32EnumAttrCase<"Sum", 0, "sum">,
@@ -26,6 +33,7 @@ def Attn_ReductionKind : I32EnumAttr<"ReductionKind",
 }
 
 def Attn_AllReduceOp : Attn_Op<"all_reduce", [Pure, Attn_Collective,
+    Attn_Transfer,
     DeclareOpInterfaceMethods<InferTypeOpInterface>,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["buildVectorJacobianProduct"]>]> {
@@ -53,6 +61,7 @@ def Attn_AllReduceOp : Attn_Op<"all_reduce", [Pure, Attn_Collective,
 }
 
 def Attn_AllToAllOp : Attn_Op<"all_to_all", [Pure, Attn_Collective,
+    Attn_Transfer,
     SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["buildVectorJacobianProduct"]>]> {
@@ -77,6 +86,7 @@ def Attn_AllToAllOp : Attn_Op<"all_to_all", [Pure, Attn_Collective,
 }
 
 def Attn_RingShiftOp : Attn_Op<"ring_shift", [Pure, Attn_Collective,
+    Attn_Transfer,
     SameOperandsAndResultType,
     DeclareOpInterfaceMethods<Attn_DifferentiableOpInterface,
         ["buildVectorJacobianProduct"]>]> {

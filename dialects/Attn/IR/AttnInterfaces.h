@@ -44,6 +44,12 @@ struct SelfTrainedOperand {
 template <typename ConcreteType>
 class Collective : public mlir::OpTrait::TraitBase<ConcreteType, Collective> {};
 
+/// The trait of the collectives that move bytes between ranks (all-reduce,
+/// all-to-all, ring shift; not a rank's own slice or pad): the runtime
+/// starts one and runs the commands after it until one reads its bytes.
+template <typename ConcreteType>
+class Transfer : public mlir::OpTrait::TraitBase<ConcreteType, Transfer> {};
+
 } // namespace lcc::attn
 
 #include "dialects/Attn/IR/AttnInterfaces.h.inc"
