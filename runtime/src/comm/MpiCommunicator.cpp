@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <type_traits>
 #include <vector>
@@ -47,8 +48,6 @@ struct MpiLibrary {
                   int, int, Handle, void *);
   int (*iallreduce)(const void *, void *, int, Handle, Handle, Handle,
                     Handle *);
-  int (*ialltoall)(const void *, int, Handle, void *, int, Handle, Handle,
-                   Handle *);
   int (*isend)(const void *, int, Handle, int, int, Handle, Handle *);
   int (*irecv)(void *, int, Handle, int, int, Handle, Handle *);
   int (*waitall)(int, Handle *, void *);
@@ -87,7 +86,6 @@ StatusOr<MpiLibrary> loadLibrary() {
   resolve(mpi.alltoall, "MPI_Alltoall");
   resolve(mpi.sendrecv, "MPI_Sendrecv");
   resolve(mpi.iallreduce, "MPI_Iallreduce");
-  resolve(mpi.ialltoall, "MPI_Ialltoall");
   resolve(mpi.isend, "MPI_Isend");
   resolve(mpi.irecv, "MPI_Irecv");
   resolve(mpi.waitall, "MPI_Waitall");
@@ -159,7 +157,6 @@ public:
 
   Status sendAroundRing(const void *data, size_t bytes, int to, int from,
                         void *out) override {
-    constexpr int kRingTag = 1;
     const char *sent = static_cast<const char *>(data);
     char *received = static_cast<char *>(out);
     // MPI counts are ints: large blocks go in pieces.
@@ -193,16 +190,26 @@ public:
 
   StatusOr<std::unique_ptr<Transfer>>
   startExchangeBlocks(const void *data, size_t blockBytes, void *out) override {
-    if (blockBytes > size_t(INT_MAX))
-      return Status::error(StatusCode::InvalidArgument, "all-to-all of ",
-                           blockBytes, " bytes per rank: at most ", INT_MAX);
+    // One send and one receive per other rank, all posted at once, rather
+    // than MPI_Ialltoall: Open MPI moves a nonblocking collective one
+    // round at a time, only inside its calls, so between the commands it
+    // would crawl; each pair's message completes on its own.
     auto transfer = std::make_unique<MpiTransfer>(*this);
-    Handle request = nullptr;
-    LCC_RETURN_IF_ERROR(
-        check("MPI_Ialltoall",
-              mpi.ialltoall(data, int(blockBytes), mpi.byteType, out,
-                            int(blockBytes), mpi.byteType, comm, &request)));
-    transfer->requests.push_back(request);
+    const char *sent = static_cast<const char *>(data);
+    char *received = static_cast<char *>(out);
+    for (int peer = 0; peer < sizeOfJob; ++peer)
+      if (peer != rankOfThis)
+        LCC_RETURN_IF_ERROR(post(Direction::Receive,
+                                 received + size_t(peer) * blockBytes,
+                                 blockBytes, peer, kAllToAllTag, *transfer));
+    for (int step = 1; step < sizeOfJob; ++step) {
+      int peer = (rankOfThis + step) % sizeOfJob;
+      LCC_RETURN_IF_ERROR(post(
+          Direction::Send, const_cast<char *>(sent) + size_t(peer) * blockBytes,
+          blockBytes, peer, kAllToAllTag, *transfer));
+    }
+    std::memcpy(received + size_t(rankOfThis) * blockBytes,
+                sent + size_t(rankOfThis) * blockBytes, blockBytes);
     return std::unique_ptr<Transfer>(std::move(transfer));
   }
 
@@ -210,30 +217,12 @@ public:
                                                           size_t bytes, int to,
                                                           int from,
                                                           void *out) override {
-    constexpr int kRingTag = 1;
     auto transfer = std::make_unique<MpiTransfer>(*this);
-    const char *sent = static_cast<const char *>(data);
-    char *received = static_cast<char *>(out);
-    // The receives first, so that a sender's bytes find their place. Both
-    // ranks post in program order, so the pieces match in order.
-    for (size_t done = 0; done < bytes;) {
-      int piece = int(std::min<size_t>(bytes - done, INT_MAX));
-      Handle request = nullptr;
-      LCC_RETURN_IF_ERROR(
-          check("MPI_Irecv", mpi.irecv(received + done, piece, mpi.byteType,
-                                       from, kRingTag, comm, &request)));
-      transfer->requests.push_back(request);
-      done += size_t(piece);
-    }
-    for (size_t done = 0; done < bytes;) {
-      int piece = int(std::min<size_t>(bytes - done, INT_MAX));
-      Handle request = nullptr;
-      LCC_RETURN_IF_ERROR(
-          check("MPI_Isend", mpi.isend(sent + done, piece, mpi.byteType, to,
-                                       kRingTag, comm, &request)));
-      transfer->requests.push_back(request);
-      done += size_t(piece);
-    }
+    // The receive first, so that a sender's bytes find their place.
+    LCC_RETURN_IF_ERROR(
+        post(Direction::Receive, out, bytes, from, kRingTag, *transfer));
+    LCC_RETURN_IF_ERROR(post(Direction::Send, const_cast<void *>(data), bytes,
+                             to, kRingTag, *transfer));
     return std::unique_ptr<Transfer>(std::move(transfer));
   }
 
@@ -276,8 +265,8 @@ private:
     return check("MPI_Comm_size", mpi.commSize(comm, &sizeOfJob));
   }
 
-  /// Requests posted: a ring shift's receives and sends (MPI_Irecv,
-  /// MPI_Isend) or an all-reduce's pieces (MPI_Iallreduce).
+  /// Requests posted: a ring shift's or an all-to-all's receives and sends
+  /// (MPI_Irecv, MPI_Isend) or an all-reduce's pieces (MPI_Iallreduce).
   class MpiTransfer final : public Transfer {
   public:
     explicit MpiTransfer(MpiCommunicator &comm) : comm(comm) {}
@@ -309,6 +298,36 @@ private:
   private:
     MpiCommunicator &comm;
   };
+
+  /// Message tags: a ring shift's and an all-to-all's messages between two
+  /// ranks never match each other's (each kind matches in the order both
+  /// ranks post them, the same program order).
+  static constexpr int kRingTag = 1, kAllToAllTag = 2;
+
+  enum class Direction { Send, Receive };
+
+  /// `bytes` at `data` sent to, or received from, rank `peer`, posted
+  /// (MPI_Isend, MPI_Irecv) and noted in `transfer`; MPI counts are ints,
+  /// so large blocks go in pieces, which both ranks post in order.
+  Status post(Direction direction, void *data, size_t bytes, int peer, int tag,
+              MpiTransfer &transfer) {
+    char *bytesAt = static_cast<char *>(data);
+    for (size_t done = 0; done < bytes;) {
+      int piece = int(std::min<size_t>(bytes - done, INT_MAX));
+      Handle request = nullptr;
+      LCC_RETURN_IF_ERROR(
+          direction == Direction::Send
+              ? check("MPI_Isend",
+                      mpi.isend(bytesAt + done, piece, mpi.byteType, peer, tag,
+                                comm, &request))
+              : check("MPI_Irecv",
+                      mpi.irecv(bytesAt + done, piece, mpi.byteType, peer, tag,
+                                comm, &request)));
+      transfer.requests.push_back(request);
+      done += size_t(piece);
+    }
+    return Status();
+  }
 
   Status check(const char *call, int result) const {
     if (result == kSuccess)
