@@ -156,6 +156,10 @@ def ScheduleTransfers : Pass<"lcc-schedule-transfers", "mlir::ModuleOp"> {
     runs while the values' projection computes and their all-to-all
     starts. Dispatch calls, reshapes, slices, `tensor.empty` and transfers
     move; collectives keep their order (every rank runs the same program).
+    A move that would raise the most bytes the host's tensors hold at once
+    (estimated as the planner places them: each tensor from its op to its
+    last reader, reshapes and inserts into an assembly naming another's
+    bytes) is undone: a transfer overlaps only work that costs no memory.
     Ring attention's shifts and the train step's gradient all-reduces are
     already written ahead of their readers; around them nothing moves.
   }];

@@ -10,12 +10,15 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/HostProgram.h"
 #include "compiler/Passes.h"
 #include "dialects/Attn/IR/AttnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace lcc {
@@ -52,11 +55,69 @@ bool mayRunEarlier(Operation *op) {
          (isa<func::CallOp>(op) || isMemoryEffectFree(op));
 }
 
+/// The most bytes the host's tensors hold at once, as the planner will
+/// place them: a value holds its own bytes from its op to its last reader,
+/// except what names another's bytes (a reshape, an insert into an
+/// assembly, which extend that one's life instead) and a tensor.empty that
+/// no assembly is built in (only a shape). An estimate, to compare two
+/// orders of the same ops.
+uint64_t peakLiveBytes(Block &host) {
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (Operation &op : host)
+    position[&op] = position.size();
+  llvm::DenseMap<Value, Value> owner;
+  struct Holding {
+    uint64_t bytes = 0;
+    unsigned from = 0, to = 0;
+  };
+  llvm::MapVector<Value, Holding> holdings;
+  for (Operation &op : host) {
+    unsigned at = position[&op];
+    for (Value result : op.getResults()) {
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type)
+        continue;
+      Value source;
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+        source = op.getOperand(0);
+      else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+        source = insert.getDest();
+      if (source && owner.count(source)) {
+        owner[result] = owner[source];
+        continue;
+      }
+      owner[result] = result;
+      bool shapeOnly = isa<tensor::EmptyOp>(op) &&
+                       llvm::none_of(result.getUsers(), [&](Operation *user) {
+                         auto insert = dyn_cast<tensor::InsertSliceOp>(user);
+                         return insert && insert.getDest() == result;
+                       });
+      holdings[result] = {shapeOnly ? 0 : lcc::byteSize(type), at, at};
+    }
+    for (Value operand : op.getOperands())
+      if (auto held = owner.find(operand); held != owner.end()) {
+        Holding &holding = holdings[held->second];
+        holding.to = std::max(holding.to, at);
+      }
+  }
+  std::vector<int64_t> change(position.size() + 1, 0);
+  for (auto &[value, holding] : holdings) {
+    change[holding.from] += int64_t(holding.bytes);
+    change[holding.to + 1] -= int64_t(holding.bytes);
+  }
+  int64_t live = 0, peak = 0;
+  for (int64_t delta : change)
+    peak = std::max(peak, live += delta);
+  return uint64_t(peak);
+}
+
 /// Moves the work after `transfer`'s first reader that may run before it
 /// there: up to and including the next transfer, every op that reads
 /// neither this transfer's bytes nor another's (a wait is never moved
-/// earlier) nor what stays.
-void scheduleAround(Operation *transfer) {
+/// earlier) nor what stays. Undone if it would raise the host's peak
+/// (`peak`, kept up to date): transfers overlap only work that costs no
+/// memory.
+void scheduleAround(Operation *transfer, uint64_t &peak) {
   llvm::SmallPtrSet<Operation *, 32> stays = {transfer};
   Operation *firstReader = nullptr;
   for (Operation *op = transfer->getNextNode(); op; op = op->getNextNode()) {
@@ -69,10 +130,11 @@ void scheduleAround(Operation *transfer) {
   }
   if (!firstReader)
     return;
-  SmallVector<Operation *> earlier;
+  SmallVector<Operation *> window, earlier;
   for (Operation *op = firstReader; op; op = op->getNextNode()) {
     if (op->hasTrait<OpTrait::IsTerminator>())
       break;
+    window.push_back(op);
     bool moves = op != firstReader && !readsAny(op, stays) &&
                  !readsTransfer(op) && mayRunEarlier(op);
     if (moves)
@@ -82,8 +144,18 @@ void scheduleAround(Operation *transfer) {
     if (isTransfer(op) && op != transfer)
       break;
   }
+  if (earlier.empty())
+    return;
+  Operation *afterWindow = window.back()->getNextNode();
   for (Operation *op : earlier)
     op->moveBefore(firstReader);
+  uint64_t scheduledPeak = peakLiveBytes(*transfer->getBlock());
+  if (scheduledPeak <= peak) {
+    peak = scheduledPeak;
+    return;
+  }
+  for (Operation *op : window)
+    op->moveBefore(afterWindow);
 }
 
 struct ScheduleTransfersPass
@@ -97,8 +169,11 @@ struct ScheduleTransfersPass
         if (isTransfer(op))
           transfers.push_back(op);
       });
+      if (transfers.empty())
+        continue;
+      uint64_t peak = peakLiveBytes(host.getBody().front());
       for (Operation *transfer : transfers)
-        scheduleAround(transfer);
+        scheduleAround(transfer, peak);
     }
   }
 };

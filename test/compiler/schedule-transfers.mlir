@@ -38,23 +38,43 @@ func.func @ulysses(%x: tensor<2x4x8xf32>, %y: tensor<2x4x8xf32>) -> tensor<2x4x8
 
 // Two gradient buckets' all-reduces, read in the order they started: the
 // second's reader needs a transfer, so it never moves ahead of the
-// first's (a wait is not moved earlier); the loss's scaling, which needs
-// none, does.
+// first's (a wait is not moved earlier); the loss's narrowing, which needs
+// none and ends a wider tensor's life, does.
 // CHECK-LABEL: func.func @buckets
 // CHECK: attn.all_reduce
 // CHECK: attn.all_reduce
-// CHECK: %[[L:.+]] = call @step(%arg2)
+// CHECK: %[[L:.+]] = call @narrow(%{{.+}})
 // CHECK: call @step(%{{.+}})
 // CHECK: call @step(%{{.+}})
 // CHECK: return %{{.+}}, %{{.+}}, %[[L]]
 func.func private @step(%x: tensor<8xf32>) -> tensor<8xf32> attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>}
+func.func private @widen(%x: tensor<8xf32>) -> tensor<512xf32> attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>}
+func.func private @narrow(%x: tensor<512xf32>) -> tensor<8xf32> attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>}
 func.func @buckets(%a: tensor<8xf32>, %b: tensor<8xf32>, %loss: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %wide = call @widen(%loss) : (tensor<8xf32>) -> tensor<512xf32>
   %ra = attn.all_reduce mean %a : tensor<8xf32>
   %rb = attn.all_reduce mean %b : tensor<8xf32>
   %ua = call @step(%ra) : (tensor<8xf32>) -> tensor<8xf32>
   %ub = call @step(%rb) : (tensor<8xf32>) -> tensor<8xf32>
-  %l = call @step(%loss) : (tensor<8xf32>) -> tensor<8xf32>
+  %l = call @narrow(%wide) : (tensor<512xf32>) -> tensor<8xf32>
   return %ua, %ub, %l : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Work that would hold its bytes longer stays where it is: moved before
+// the reader, the widening's result would be alive beside both steps'.
+// CHECK-LABEL: func.func @costly
+// CHECK: attn.all_reduce
+// CHECK: call @step(
+// CHECK: call @widen(
+func.func private @step(%x: tensor<8xf32>) -> tensor<8xf32> attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>}
+func.func private @widen(%x: tensor<8xf32>) -> tensor<512xf32> attributes {lcc.dispatch, lcc.workgroup_count = array<i64: 1, 1, 1>}
+func.func @costly(%a: tensor<8xf32>, %loss: tensor<8xf32>) -> (tensor<8xf32>, tensor<512xf32>) {
+  %ra = attn.all_reduce mean %a : tensor<8xf32>
+  %ua = call @step(%ra) : (tensor<8xf32>) -> tensor<8xf32>
+  %w = call @widen(%loss) : (tensor<8xf32>) -> tensor<512xf32>
+  return %ua, %w : tensor<8xf32>, tensor<512xf32>
 }
 
 // -----
