@@ -319,7 +319,9 @@ Status Function::call(const TensorView *values, size_t count) {
         bindInput(i, inPlace ? values[i].data : input.buffer.data()));
   }
   // Every transfer finishes within the call, whether or not it ran to the
-  // end.
+  // end (MPI owns its bytes until then). It can: the other ranks run the
+  // same commands past every transfer this rank started, so they post its
+  // other side; the tools then end the job on this rank's error.
   Status ran = commands->run(lastNanoseconds.data());
   Status settled = transfers.settleAll();
   LCC_RETURN_IF_ERROR(ran);
