@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_SCHEDULETRANSFERS
@@ -50,9 +51,13 @@ bool readsTransfer(Operation *op) {
 
 /// Host ops that may run earlier than written: dispatch calls (tensors in,
 /// tensors out), reshapes, slices, tensor.empty, and transfers themselves.
-bool mayRunEarlier(Operation *op) {
-  return op->getNumRegions() == 0 &&
-         (isa<func::CallOp>(op) || isMemoryEffectFree(op));
+/// `dispatches`: the names of the module's dispatch functions.
+bool mayRunEarlier(Operation *op, const llvm::StringSet<> &dispatches) {
+  if (op->getNumRegions() != 0)
+    return false;
+  if (auto call = dyn_cast<func::CallOp>(op))
+    return dispatches.contains(call.getCallee());
+  return isMemoryEffectFree(op);
 }
 
 /// The most bytes the host's tensors hold at once, as the planner will
@@ -117,7 +122,8 @@ uint64_t peakLiveBytes(Block &host) {
 /// earlier) nor what stays. Undone if it would raise the host's peak
 /// (`peak`, kept up to date): transfers overlap only work that costs no
 /// memory.
-void scheduleAround(Operation *transfer, uint64_t &peak) {
+void scheduleAround(Operation *transfer, uint64_t &peak,
+                    const llvm::StringSet<> &dispatches) {
   llvm::SmallPtrSet<Operation *, 32> stays = {transfer};
   Operation *firstReader = nullptr;
   for (Operation *op = transfer->getNextNode(); op; op = op->getNextNode()) {
@@ -136,7 +142,7 @@ void scheduleAround(Operation *transfer, uint64_t &peak) {
       break;
     window.push_back(op);
     bool moves = op != firstReader && !readsAny(op, stays) &&
-                 !readsTransfer(op) && mayRunEarlier(op);
+                 !readsTransfer(op) && mayRunEarlier(op, dispatches);
     if (moves)
       earlier.push_back(op);
     else
@@ -161,6 +167,10 @@ void scheduleAround(Operation *transfer, uint64_t &peak) {
 struct ScheduleTransfersPass
     : lcc::impl::ScheduleTransfersBase<ScheduleTransfersPass> {
   void runOnOperation() override {
+    llvm::StringSet<> dispatches;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (func->hasAttr("lcc.dispatch"))
+        dispatches.insert(func.getSymName());
     for (auto host : getOperation().getOps<func::FuncOp>()) {
       if (host.isExternal() || host->hasAttr("lcc.dispatch"))
         continue;
@@ -173,7 +183,7 @@ struct ScheduleTransfersPass
         continue;
       uint64_t peak = peakLiveBytes(host.getBody().front());
       for (Operation *transfer : transfers)
-        scheduleAround(transfer, peak);
+        scheduleAround(transfer, peak, dispatches);
     }
   }
 };
