@@ -124,7 +124,8 @@ std::string SequenceShares::gatherResult(LccCommunicator communicator,
   uint64_t chunk = uint64_t(shape[size_t(dim)]) / 2;
   uint64_t parts = uint64_t(ranks), rows = 2 * chunk * parts;
   shape[size_t(dim)] *= ranks;
-  std::vector<uint8_t> &whole = data.emplace_back(every.size());
+  // A job of several groups gathers each group's copy: the whole is one.
+  std::vector<uint8_t> &whole = data.emplace_back(result.size * parts);
   for (uint64_t r = 0; r < parts; ++r)
     for (uint64_t o = 0; o < outer; ++o)
       for (int half = 0; half < 2; ++half)
