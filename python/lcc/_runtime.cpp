@@ -12,6 +12,8 @@
 #include "lcc/runtime.h"
 
 #include "Generation.h"
+#include "common/RuntimeTool.h"
+#include "common/SequenceShares.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -179,14 +181,22 @@ public:
   }
 
   /// Calls `name`; an input may be None where a carried result fills it.
+  /// A function that splits its sequence over ranks (context parallelism)
+  /// takes each such input whole, cut here to this rank's share as the
+  /// tools cut it, and then returns such results whole, gathered from the
+  /// ranks; or every such input as this rank's share, and then returns
+  /// shares.
   std::vector<py::array> call(const std::string &name, py::list arguments) {
     LccFunction function = lookup(name);
     size_t expected = lccFunctionGetInputCount(function);
     if (arguments.size() != expected)
       throw py::value_error(name + " takes " + std::to_string(expected) +
                             " inputs, got " + std::to_string(arguments.size()));
+    lcc::tools::SequenceShares shares(module, name,
+                                      lccCommunicatorGetRank(joinJob()));
     std::vector<std::unique_ptr<TensorArgument>> held;
     std::vector<LccTensorView> views(expected);
+    std::string givenWhole, givenShare; // the first input given each way
     for (size_t i = 0; i < expected; ++i) {
       LccTensorView signature;
       lccFunctionGetInput(function, i, &signature);
@@ -199,7 +209,26 @@ public:
       held.push_back(std::make_unique<TensorArgument>(
           py::array(py::reinterpret_borrow<py::object>(arguments[i])), what));
       views[i] = held.back()->view;
+      if (shares.getInputSplitDim(i) < 0)
+        continue;
+      if (std::equal(views[i].shape, views[i].shape + views[i].rank,
+                     signature.shape, signature.shape + signature.rank)) {
+        givenShare = givenShare.empty() ? what : givenShare;
+        continue;
+      }
+      std::string error = shares.cutInput(i, signature, views[i], what);
+      if (!error.empty())
+        throw py::value_error(
+            error + ", or this rank's share " +
+            lcc::tools::formatShape(std::vector<int64_t>(
+                signature.shape, signature.shape + signature.rank)));
+      givenWhole = givenWhole.empty() ? what : givenWhole;
     }
+    if (!givenWhole.empty() && !givenShare.empty())
+      throw py::value_error(givenWhole + " is whole and " + givenShare +
+                            " this rank's share: give every input that "
+                            "holds the sequence whole, or every one as "
+                            "the share");
     LccStatus status;
     {
       // Other Python threads run while the model does.
@@ -211,6 +240,11 @@ public:
     for (size_t i = 0; i < lccFunctionGetOutputCount(function); ++i) {
       LccTensorView view;
       lccFunctionGetResult(function, i, &view);
+      if (!givenWhole.empty()) {
+        std::string error = shares.gatherResult(joinJob(), i, view);
+        if (!error.empty())
+          throw py::value_error(error);
+      }
       results.push_back(toNumpy(view));
     }
     return results;

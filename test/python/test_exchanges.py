@@ -243,6 +243,58 @@ def test_ranks_sharing_one_sequence_train_as_one_process(tmp_path, model):
     assert not np.allclose(one["losses"][0], one["losses"][-1])
 
 
+# Each rank passes the whole sequence: its share is cut for it and the
+# logits come back whole, as lcc-run takes and writes them; shares in give
+# shares out; a mix is refused.
+WHOLE = r"""
+import sys
+import numpy as np
+import pytest
+import lcc
+source, tokens = sys.argv[1:3]
+p, r = lcc.ranks(), lcc.rank()
+text = open(source).read()
+one = lcc.load(lcc.compile(text))
+split = lcc.load(lcc.compile(text, context_parallel=2))
+one.init_params(seed=3)
+for name, value in one.params.items():
+    split.params[name] = value
+tokens = np.load(tokens)
+expected = one["forward"](tokens)
+whole = split["forward"](tokens)
+np.testing.assert_allclose(whole, expected, rtol=1e-5, atol=1e-5)
+share = split["forward"](lcc.position_share(tokens, 2, r % 2))
+np.testing.assert_allclose(share, lcc.position_share(expected, 2, r % 2),
+                           rtol=1e-5, atol=1e-5)
+with pytest.raises(ValueError, match=r"\[1, 300\]: each of the 2 ranks "
+                   r"takes its share of the whole \[1, 512\] \(lcc "
+                   r"--context-parallel\), or this rank's share \[1, 256\]"):
+    split["forward"](np.zeros((1, 300), np.int32))
+labels = np.roll(tokens, -1, axis=1)
+np.testing.assert_allclose(split["loss"](tokens, labels),
+                           one["loss"](tokens, labels), rtol=1e-5)
+with pytest.raises(ValueError, match=r"input 0 'tokens' of loss is whole and "
+                   r"input 1 'labels' of loss this rank's share: give every "
+                   r"input that holds the sequence whole, or every one as the "
+                   r"share"):
+    split["loss"](tokens, lcc.position_share(labels, 2, r % 2))
+print("rank", r, "of", p, "whole")
+"""
+
+
+@pytest.mark.skipif(shutil.which("mpirun") is None, reason="no mpirun")
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_whole_sequences_are_cut_and_gathered(tmp_path, ranks):
+    tokens = np.random.default_rng(5).integers(0, 256, (1, 512))
+    np.save(tmp_path / "tokens.npy", tokens.astype(np.int32))
+    script = tmp_path / "whole.py"
+    script.write_text(WHOLE)
+    run_job(ranks, script,
+            os.path.join(os.environ["LCC_SOURCE_DIR"],
+                         "models/transformer-tiny.mlir"),
+            tmp_path / "tokens.npy")
+
+
 def test_position_share_is_two_chunks_in_zigzag_order():
     x = np.arange(16).reshape(1, 16)
     assert lcc.position_share(x, 2, 0).tolist() == [[0, 1, 2, 3, 12, 13, 14, 15]]

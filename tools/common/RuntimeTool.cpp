@@ -248,6 +248,13 @@ std::string Handles::gatherRankUsage(std::vector<uint64_t> &peakBytes,
   return "";
 }
 
+std::string formatShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    text += (d ? ", " : "") + std::to_string(shape[d]);
+  return text + "]";
+}
+
 std::string jsonCounts(const std::vector<uint64_t> &values,
                        const char *separator) {
   std::string json = "[";

@@ -165,6 +165,9 @@ struct ReadFile {
 std::string checkNotAnInput(const char *flag, const std::string &output,
                             const std::vector<ReadFile> &inputs);
 
+/// A shape for messages: "[4, 8, 16]".
+std::string formatShape(const std::vector<int64_t> &shape);
+
 /// `values` as a JSON list, elements apart by `separator` (", " or ",").
 std::string jsonCounts(const std::vector<uint64_t> &values,
                        const char *separator);

@@ -19,13 +19,6 @@ std::pair<uint64_t, uint64_t> aroundDim(const std::vector<int64_t> &shape,
   return {outer, inner};
 }
 
-std::string formatDims(const std::vector<int64_t> &shape) {
-  std::string text = "[";
-  for (size_t d = 0; d < shape.size(); ++d)
-    text += (d ? ", " : "") + std::to_string(shape[d]);
-  return text + "]";
-}
-
 /// The chunk of 2P equal chunks of the positions that half `half` of rank
 /// `part`'s share holds: chunks r and 2P - 1 - r (zigzag, as
 /// passes/Parallel lays shares out).
@@ -92,9 +85,9 @@ std::string SequenceShares::cutInput(size_t index,
       std::vector<int64_t>(signature.shape, signature.shape + signature.rank));
   std::vector<int64_t> given(view.shape, view.shape + view.rank);
   if (given != whole)
-    return what + " is " + formatDims(given) + ": each of the " +
+    return what + " is " + formatShape(given) + ": each of the " +
            std::to_string(ranks) + " ranks takes its share of the whole " +
-           formatDims(whole) + " (lcc --context-parallel)";
+           formatShape(whole) + " (lcc --context-parallel)";
   std::vector<int64_t> &shape =
       shapes.emplace_back(signature.shape, signature.shape + signature.rank);
   std::vector<uint8_t> &bytes = data.emplace_back(signature.size);

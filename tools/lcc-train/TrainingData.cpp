@@ -25,13 +25,6 @@ std::string quote(const std::string &text) {
   return out + "'";
 }
 
-std::string formatShape(const std::vector<int64_t> &shape) {
-  std::string out = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    out += (i ? ", " : "") + std::to_string(shape[i]);
-  return out + "]";
-}
-
 bool findSignature(LccModule module, const std::string &name, Signature &info) {
   for (size_t f = 0; f < lccModuleGetFunctionCount(module); ++f) {
     if (name != lccModuleGetFunctionName(module, f))

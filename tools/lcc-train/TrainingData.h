@@ -24,6 +24,8 @@
 
 namespace lcc::train {
 
+using tools::formatShape;
+
 /// The function that training calls.
 constexpr const char *kTrainStep = "train_step";
 constexpr const char *kAccumulateStep = "accumulate_step";
@@ -31,8 +33,6 @@ constexpr const char *kAccumulateStep = "accumulate_step";
 /// A name from a file in single quotes, escaped so that it stays on one
 /// line (as the runtime quotes names in its own messages).
 std::string quote(const std::string &text);
-/// "[4, 8, 16]".
-std::string formatShape(const std::vector<int64_t> &shape);
 
 /// An argument or result of a function, as the module declares it.
 struct Argument {
