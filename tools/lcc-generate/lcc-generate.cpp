@@ -42,7 +42,8 @@ const char kUsage[] =
     "-> (logits, memories, ...)) runs segment by segment: compiled with\n"
     "--decode, a prefill per segment (the memories of the segments before)\n"
     "and a decode step per token; without, each token comes from its\n"
-    "segment's forward.\n"
+    "segment's forward. Under mpirun every rank generates the same tokens\n"
+    "(the same prompts and seed) and rank 0 alone prints and writes.\n"
     "\n"
     "  --params=FILE.safetensors   the weights (a checkpoint of lcc-train's\n"
     "                              too)\n"
@@ -290,6 +291,12 @@ int run(const Options &options) {
     return kTool.fail(kExitError, error);
   if (std::string error = handles.open(options.device); !error.empty())
     return kTool.fail(kExitError, error);
+  // Under mpirun every rank generates the same tokens (the same prompts and
+  // seed); rank 0 alone prints and writes, and a rank that fails ends the
+  // job.
+  if (std::string error = handles.joinJob(); !error.empty())
+    return kTool.fail(kExitError, error);
+  bool leader = handles.getRank() == 0;
   Generator g;
   if (std::string error = Generator::find(handles.module, handles.session, g);
       !error.empty())
@@ -318,6 +325,8 @@ int run(const Options &options) {
           generate(g, prompts, promptLength, generation, result);
       !error.empty())
     return kTool.fail(kExitError, error);
+  if (!leader)
+    return 0;
   if (result.cachesFull)
     kTool.note(options.recompute
                    ? "the model runs " + std::to_string(g.length) +
