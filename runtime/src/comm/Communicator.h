@@ -23,8 +23,7 @@ namespace lcc::runtime {
 
 /// A transfer among ranks that has started and may not have finished
 /// (Communicator::startShiftRing, startAllToAll, startAllReduceSum): its
-/// buffers are the
-/// engine's until finish() returns.
+/// buffers are the engine's until finish() returns.
 class Transfer {
 public:
   virtual ~Transfer();
