@@ -11,6 +11,7 @@
 #include "compiler/CpuTarget.h"
 
 #include "compiler/DispatchBuffers.h"
+#include "compiler/DispatchCache.h"
 #include "compiler/KernelObjects.h"
 #include "compiler/Passes.h"
 #include "compiler/SharedObjectLinker.h"
@@ -51,6 +52,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -62,9 +65,9 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
-#include "llvm/Transforms/Utils/Cloning.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 namespace lcc {
 #define GEN_PASS_DEF_BLOCKIDSTOARGUMENTS
@@ -214,13 +217,30 @@ namespace {
 /// strides), then the three workgroup ids. An output's two pointers are
 /// noalias (KernelSignature).
 LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
-                             ArrayRef<lcc::KernelSignature> signatures) {
+                             ArrayRef<lcc::KernelSignature> signatures,
+                             ArrayRef<EntryPointKernel> entryPoints) {
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
   llvm::Type *i64 = llvm::Type::getInt64Ty(ctx);
   auto *entryType = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                             {ptr, i64, i64, i64}, false);
-  for (const lcc::KernelSignature &signature : signatures) {
+  // In the dispatches' order; those whose kernels came from the cache are
+  // declared, for the glue to export.
+  llvm::StringMap<const lcc::KernelSignature *> signatureOf;
+  for (const lcc::KernelSignature &signature : signatures)
+    signatureOf[signature.name] = &signature;
+  for (const EntryPointKernel &entryPoint : entryPoints) {
+    if (!entryPoint.symbol.empty()) {
+      llvm::Function::Create(entryType, llvm::GlobalValue::ExternalLinkage,
+                             entryPoint.entryPoint, module);
+      continue;
+    }
+    const lcc::KernelSignature *found =
+        signatureOf.lookup(entryPoint.entryPoint);
+    if (!found)
+      return kernels.emitError()
+             << "dispatch '" << entryPoint.entryPoint << "' has no signature";
+    const lcc::KernelSignature &signature = *found;
     llvm::Function *kernel = module.getFunction(signature.name);
     if (!kernel)
       return kernels.emitError() << "dispatch '" << signature.name
@@ -270,13 +290,16 @@ LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
 /// Exports kMatrixTilesSymbol when any kernel runs AMX tile instructions:
 /// Linux hands a process the tile state only when asked, and the runtime
 /// asks before it runs such code.
-void markMatrixTileUse(llvm::Module &module) {
+bool isMatrixTileIntrinsic(StringRef name) {
+  return name.starts_with("llvm.x86.tile") || name.starts_with("llvm.x86.tdp");
+}
+
+/// `cachedTiles`: a kernel from the cache uses them.
+void markMatrixTileUse(llvm::Module &module, bool cachedTiles) {
   bool usesTiles = llvm::any_of(module.functions(), [](llvm::Function &f) {
-    StringRef name = f.getName();
-    return f.isIntrinsic() && (name.starts_with("llvm.x86.tile") ||
-                               name.starts_with("llvm.x86.tdp"));
+    return f.isIntrinsic() && isMatrixTileIntrinsic(f.getName());
   });
-  if (!usesTiles)
+  if (!usesTiles && !cachedTiles)
     return;
   llvm::Type *i8 = llvm::Type::getInt8Ty(module.getContext());
   new llvm::GlobalVariable(module, i8, /*isConstant=*/true,
@@ -294,11 +317,16 @@ void markMatrixTileUse(llvm::Module &module) {
 /// workgroup. The wrappers keep what LLVM knows of aligned_alloc (a fresh
 /// pointer aliasing nothing, aligned as asked), without which every
 /// reduction into a temporary reloads and stores its accumulator per step.
-void routeTemporariesThroughRuntime(llvm::Module &module) {
+///
+/// `cachedTemporaries`: a kernel from the cache allocates them, so the
+/// glue defines the state and setter even where no kernel lowered here does.
+void routeTemporariesThroughRuntime(llvm::Module &module,
+                                    bool cachedTemporaries) {
   llvm::Function *alignedAlloc = module.getFunction("aligned_alloc");
   llvm::Function *release = module.getFunction("free");
-  if ((!alignedAlloc || alignedAlloc->use_empty()) &&
-      (!release || release->use_empty()))
+  bool allocatesHere = (alignedAlloc && !alignedAlloc->use_empty()) ||
+                       (release && !release->use_empty());
+  if (!allocatesHere && !cachedTemporaries)
     return;
   llvm::LLVMContext &ctx = module.getContext();
   llvm::Type *ptr = llvm::PointerType::getUnqual(ctx);
@@ -334,6 +362,8 @@ void routeTemporariesThroughRuntime(llvm::Module &module) {
   b.CreateStore(setter->getArg(0), allocSlot);
   b.CreateStore(setter->getArg(1), releaseSlot);
   b.CreateRetVoid();
+  if (!allocatesHere)
+    return;
 
   auto [allocate, allocEntry] = define(allocType, "lcc.temporary.allocate",
                                        llvm::GlobalValue::InternalLinkage);
@@ -387,6 +417,12 @@ struct HostTarget {
   const llvm::Target *target = nullptr;
   std::string triple, cpu, features;
 
+  /// Everything the code generation depends on besides the IR: part of
+  /// the kernels' cache keys.
+  std::string description() const {
+    return triple + "|" + cpu + "|" + features + "|O3|pic|aggressive";
+  }
+
   std::unique_ptr<llvm::TargetMachine> createMachine() const {
     return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
         llvm::Triple(triple), cpu, features, llvm::TargetOptions(),
@@ -420,6 +456,7 @@ LogicalResult lookupHostTarget(ModuleOp kernels, StringRef cpuOption,
 /// `machine`'s data layout and triple.
 std::unique_ptr<llvm::Module>
 translateKernels(ModuleOp kernels, ArrayRef<KernelSignature> signatures,
+                 ArrayRef<EntryPointKernel> entryPoints,
                  const CpuTargetOptions &options, llvm::TargetMachine &machine,
                  llvm::LLVMContext &llvmContext) {
   DialectRegistry registry;
@@ -432,10 +469,22 @@ translateKernels(ModuleOp kernels, ArrayRef<KernelSignature> signatures,
     kernels.emitError("failed to translate the kernels to LLVM IR");
     return nullptr;
   }
-  if (failed(addEntryPoints(*module, kernels, signatures)))
+  if (failed(addEntryPoints(*module, kernels, signatures, entryPoints)))
     return nullptr;
-  markMatrixTileUse(*module);
-  routeTemporariesThroughRuntime(*module);
+  // What the kernels from the cache need of the glue.
+  bool cachedTiles = false, cachedTemporaries = false;
+  llvm::StringSet<> cachedEntryPoints;
+  for (const EntryPointKernel &entryPoint : entryPoints) {
+    if (entryPoint.symbol.empty())
+      continue;
+    cachedEntryPoints.insert(entryPoint.entryPoint);
+    for (StringRef declaration : entryPoint.declarations) {
+      cachedTiles |= isMatrixTileIntrinsic(declaration);
+      cachedTemporaries |= declaration.starts_with("lcc.temporary.");
+    }
+  }
+  markMatrixTileUse(*module, cachedTiles);
+  routeTemporariesThroughRuntime(*module, cachedTemporaries);
   module->setDataLayout(machine.createDataLayout());
   module->setTargetTriple(machine.getTargetTriple());
   // LLVM tunes Intel's AVX-512 cores to prefer 256-bit vectors (the
@@ -444,7 +493,8 @@ translateKernels(ModuleOp kernels, ArrayRef<KernelSignature> signatures,
   // contractions' registers, where they are a quarter of attention's time.
   if (cpuVectorRegisters(options.cpu).bits == 512)
     for (llvm::Function &function : *module)
-      if (!function.isDeclaration())
+      if (!function.isDeclaration() ||
+          cachedEntryPoints.contains(function.getName()))
         function.addFnAttr("prefer-vector-width", "512");
   return module;
 }
@@ -460,16 +510,18 @@ llvm::Error optimizeKernels(llvm::Module &module,
   return llvm::Error::success();
 }
 
-} // namespace
-
-LogicalResult lcc::emitCpuKernels(ModuleOp kernels,
-                                  ArrayRef<KernelSignature> signatures,
-                                  const CpuTargetOptions &options,
-                                  bool wantSharedObject,
-                                  CpuKernelImage &image) {
-  HostTarget host;
-  if (failed(lookupHostTarget(kernels, options.cpu, host)))
-    return failure();
+/// Translates lowered `kernels` to LLVM IR with an entry point for each
+/// of `entryPoints` (those with a symbol came from the cache and are only
+/// declared) and, with `wantSharedObject`, compiles each kernel to an object
+/// (KernelObjects.h) and links them into `image.sharedObject`; without it
+/// (or with options.dump), optimises them as one module into
+/// `image.llvmIR`.
+LogicalResult emitCpuKernels(ModuleOp kernels,
+                             ArrayRef<KernelSignature> signatures,
+                             MutableArrayRef<EntryPointKernel> entryPoints,
+                             const CpuTargetOptions &options,
+                             const HostTarget &host, bool wantSharedObject,
+                             CpuKernelImage &image) {
   std::unique_ptr<llvm::TargetMachine> machine = host.createMachine();
   if (!machine)
     return kernels.emitError()
@@ -484,8 +536,8 @@ LogicalResult lcc::emitCpuKernels(ModuleOp kernels,
       image.cpuFeatures.push_back(feature.Key);
 
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> module =
-      translateKernels(kernels, signatures, options, *machine, llvmContext);
+  std::unique_ptr<llvm::Module> module = translateKernels(
+      kernels, signatures, entryPoints, options, *machine, llvmContext);
   if (!module)
     return failure();
 
@@ -507,15 +559,62 @@ LogicalResult lcc::emitCpuKernels(ModuleOp kernels,
   KernelObjectTarget target;
   target.createMachine = [&host] { return host.createMachine(); };
   target.optimize = optimizeKernels;
-  target.description = host.triple + "|" + host.cpu + "|" + host.features +
-                       "|O3|pic|aggressive";
-  std::vector<std::string> entryPoints;
-  for (const KernelSignature &signature : signatures)
-    entryPoints.push_back(signature.name);
+  target.description = host.description();
   KernelCache noCache;
   if (llvm::Error err = compileKernelObjects(
           *module, entryPoints, target, options.cache ? *options.cache : noCache,
           kernels.getContext(), image.sharedObject, image.counts))
     return kernels.emitError() << llvm::toString(std::move(err));
+  return success();
+}
+
+} // namespace
+
+LogicalResult lcc::compileCpuKernels(ModuleOp kernels,
+                                     const CpuTargetOptions &options,
+                                     bool wantSharedObject,
+                                     CpuKernelImage &image) {
+  HostTarget host;
+  if (failed(lookupHostTarget(kernels, options.cpu, host)))
+    return failure();
+  // Each dispatch in the module's order, keyed by its code; the kernels the
+  // cache holds are taken out before anything is lowered. A dump lowers
+  // every kernel, to show them all.
+  KernelCache *cache = wantSharedObject && !options.dump && options.cache &&
+                               options.cache->enabled()
+                           ? options.cache
+                           : nullptr;
+  std::vector<EntryPointKernel> entryPoints;
+  std::vector<std::string> keys;
+  for (auto dispatch :
+       llvm::make_early_inc_range(kernels.getOps<func::FuncOp>())) {
+    EntryPointKernel entryPoint;
+    entryPoint.entryPoint = dispatch.getName().str();
+    std::string key =
+        cache ? dispatchKernelKey(dispatch, host.description()) : std::string();
+    if (!key.empty())
+      if (std::optional<EntryPointKernel> found =
+              lookupDispatchKernel(*cache, key)) {
+        found->entryPoint = std::move(entryPoint.entryPoint);
+        entryPoint = std::move(*found);
+        dispatch.erase();
+      }
+    entryPoints.push_back(std::move(entryPoint));
+    keys.push_back(std::move(key));
+  }
+  SmallVector<KernelSignature> signatures;
+  if (failed(lowerDispatchesToLLVM(kernels, options, signatures)))
+    return failure();
+  std::vector<bool> lowered;
+  for (const EntryPointKernel &entryPoint : entryPoints)
+    lowered.push_back(entryPoint.symbol.empty());
+  if (failed(emitCpuKernels(kernels, signatures, entryPoints, options, host,
+                            wantSharedObject, image)))
+    return failure();
+  if (cache)
+    for (auto [entryPoint, key, wasLowered] :
+         llvm::zip_equal(entryPoints, keys, lowered))
+      if (wasLowered && !key.empty())
+        storeDispatchKernel(*cache, key, entryPoint);
   return success();
 }

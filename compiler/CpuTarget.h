@@ -90,17 +90,20 @@ struct CpuKernelImage {
   KernelObjectCounts counts;
 };
 
-/// Translates lowered `kernels` to LLVM IR with an entry point for each of
-/// `signatures` and, with `wantSharedObject`, compiles each kernel to an
-/// object (KernelObjects.h: from options.cache where it holds it, in
-/// parallel) and links them into `image.sharedObject`; without it (or with
-/// options.dump), optimises them as one module into `image.llvmIR`. Emits
-/// an error on `kernels` and fails if code generation or linking fails.
-mlir::LogicalResult emitCpuKernels(mlir::ModuleOp kernels,
-                                   llvm::ArrayRef<KernelSignature> signatures,
-                                   const CpuTargetOptions &options,
-                                   bool wantSharedObject,
-                                   CpuKernelImage &image);
+/// Compiles `kernels` (a module holding only dispatch functions on
+/// tensors, outputs last; changed in place) for the CPU: each dispatch
+/// whose kernel options.cache holds by the dispatch's own code
+/// (DispatchCache.h) is taken from it unlowered, the others are lowered
+/// (lowerDispatchesToLLVM) and, with `wantSharedObject`, each kernel is
+/// compiled to an object (KernelObjects.h: from the cache where it holds
+/// it, in parallel) and all are linked into `image.sharedObject`; without
+/// it (or with options.dump, which lowers every dispatch), the kernels are
+/// optimised as one module into `image.llvmIR`. Emits an error on
+/// `kernels` and fails if code generation or linking fails.
+mlir::LogicalResult compileCpuKernels(mlir::ModuleOp kernels,
+                                      const CpuTargetOptions &options,
+                                      bool wantSharedObject,
+                                      CpuKernelImage &image);
 
 } // namespace lcc
 

@@ -84,25 +84,6 @@ int findBuildId(dl_phdr_info *info, size_t, void *data) {
   return 1;
 }
 
-/// What identifies the library holding `address`: its build id, else its
-/// path, size and modification time.
-std::string libraryIdentity(const void *address) {
-  BuildIdSearch search;
-  search.address = reinterpret_cast<uintptr_t>(address);
-  dl_iterate_phdr(findBuildId, &search);
-  if (!search.id.empty())
-    return search.id;
-  Dl_info info;
-  if (!dladdr(address, &info) || !info.dli_fname)
-    return "unknown";
-  sys::fs::file_status status;
-  if (sys::fs::status(info.dli_fname, status))
-    return info.dli_fname;
-  return (Twine(info.dli_fname) + ":" + Twine(status.getSize()) + ":" +
-          Twine(sys::toTimeT(status.getLastModificationTime())))
-      .str();
-}
-
 } // namespace
 
 std::string lcc::kernelCacheDirectory(const KernelCacheOptions &options,
@@ -123,6 +104,23 @@ std::string lcc::kernelCacheDirectory(const KernelCacheOptions &options,
   }
   sys::path::append(path, "lcc", "kernels");
   return std::string(path);
+}
+
+std::string lcc::libraryIdentity(const void *address) {
+  BuildIdSearch search;
+  search.address = reinterpret_cast<uintptr_t>(address);
+  dl_iterate_phdr(findBuildId, &search);
+  if (!search.id.empty())
+    return search.id;
+  Dl_info info;
+  if (!dladdr(address, &info) || !info.dli_fname)
+    return "unknown";
+  sys::fs::file_status status;
+  if (sys::fs::status(info.dli_fname, status))
+    return info.dli_fname;
+  return (Twine(info.dli_fname) + ":" + Twine(status.getSize()) + ":" +
+          Twine(sys::toTimeT(status.getLastModificationTime())))
+      .str();
 }
 
 StringRef lcc::codeGeneratorIdentity() {

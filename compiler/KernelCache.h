@@ -47,6 +47,10 @@ std::string kernelCacheDirectory(const KernelCacheOptions &options,
 /// library has none). A kernel cached by another build is never reused.
 llvm::StringRef codeGeneratorIdentity();
 
+/// What identifies the library holding `address`: its GNU build id, else
+/// its path, size and modification time.
+std::string libraryIdentity(const void *address);
+
 /// The cache key of `parts`: a hex SHA-256 of their lengths and bytes.
 std::string kernelCacheKey(llvm::ArrayRef<llvm::StringRef> parts);
 

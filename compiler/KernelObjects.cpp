@@ -79,6 +79,40 @@ void eraseUnusedDeclarations(Module &module) {
   }
 }
 
+/// Orders `module`'s functions and variables as `entry` first reaches them
+/// (breadth first, in instruction order): the order, and with it the local
+/// names canonicalizeNames gives, then follow the kernel alone, not which
+/// other dispatch of the whole module made a constant or declared a
+/// function first. A kernel taken from the cache by its dispatch
+/// (DispatchCache.h) is then the one this module would make of it.
+void orderFromEntry(Module &module, Function &entry) {
+  SmallVector<GlobalValue *> order = {&entry};
+  SmallPtrSet<const GlobalValue *, 32> seen = {&entry};
+  SmallPtrSet<const Constant *, 32> visited;
+  for (size_t i = 0; i < order.size(); ++i) {
+    SmallVector<const GlobalValue *> found;
+    if (auto *function = dyn_cast<Function>(order[i])) {
+      for (const Instruction &inst : instructions(*function))
+        collectReferences(inst, found, visited);
+    } else if (auto *variable = dyn_cast<GlobalVariable>(order[i])) {
+      if (variable->hasInitializer())
+        collectReferences(*variable->getInitializer(), found, visited);
+    }
+    for (const GlobalValue *global : found)
+      if (seen.insert(global).second)
+        order.push_back(const_cast<GlobalValue *>(global));
+  }
+  for (GlobalValue *global : order) {
+    if (auto *function = dyn_cast<Function>(global)) {
+      module.getFunctionList().remove(function);
+      module.getFunctionList().push_back(function);
+    } else if (auto *variable = dyn_cast<GlobalVariable>(global)) {
+      module.removeGlobalVariable(variable);
+      module.insertGlobalVariable(variable);
+    }
+  }
+}
+
 /// Names that say nothing of the dispatch or model a kernel came from.
 void canonicalizeNames(Module &module, Function &entry) {
   module.setModuleIdentifier(kCanonicalEntry);
@@ -106,6 +140,8 @@ struct Kernel {
   std::string key;
   std::string object;
   std::string error;
+  /// What its module declares (EntryPointKernel::declarations).
+  std::vector<std::string> declarations;
 };
 
 /// Definitions every object shares and only the glue defines: mutable
@@ -129,9 +165,14 @@ Kernel extractKernel(const Module &module, const Function &entry,
         return reached.contains(global) && !isShared(*global, entries);
       });
   eraseUnusedDeclarations(*part);
+  orderFromEntry(*part, *cast<Function>(map[&entry]));
   canonicalizeNames(*part, *cast<Function>(map[&entry]));
   Kernel kernel;
   kernel.name = entry.getName().str();
+  for (const GlobalValue &global : part->global_values())
+    if (global.isDeclaration())
+      kernel.declarations.push_back(global.getName().str());
+  llvm::sort(kernel.declarations);
   raw_svector_ostream os(kernel.bitcode);
   WriteBitcodeToFile(*part, os);
   kernel.symbol = kernelSymbol(lcc::kernelCacheKey(
@@ -139,8 +180,7 @@ Kernel extractKernel(const Module &module, const Function &entry,
        StringRef(kernel.bitcode.data(), kernel.bitcode.size())}));
   // The symbol says what the kernel is, and an artifact is the same bytes
   // from any build; the cache key also says who compiled it.
-  kernel.key =
-      lcc::kernelCacheKey({kernel.symbol, lcc::codeGeneratorIdentity()});
+  kernel.key = lcc::kernelObjectKey(kernel.symbol);
   return kernel;
 }
 
@@ -168,6 +208,32 @@ Error compileKernel(Kernel &kernel, const lcc::KernelObjectTarget &target) {
   return lcc::emitObject(**module, *machine, kernel.object);
 }
 
+/// Orders `module`'s functions and variables by name: the glue is then the
+/// same bytes whichever kernels came from the cache by their dispatch (the
+/// module then lacks their code, and declarations it would have made on
+/// the way come later or not at all).
+void orderByName(Module &module) {
+  auto byName = [](const GlobalValue *a, const GlobalValue *b) {
+    return a->getName() < b->getName();
+  };
+  SmallVector<Function *> functions;
+  for (Function &function : module)
+    functions.push_back(&function);
+  llvm::stable_sort(functions, byName);
+  for (Function *function : functions) {
+    module.getFunctionList().remove(function);
+    module.getFunctionList().push_back(function);
+  }
+  SmallVector<GlobalVariable *> variables;
+  for (GlobalVariable &variable : module.globals())
+    variables.push_back(&variable);
+  llvm::stable_sort(variables, byName);
+  for (GlobalVariable *variable : variables) {
+    module.removeGlobalVariable(variable);
+    module.insertGlobalVariable(variable);
+  }
+}
+
 /// The glue: every entry point a tail call into its kernel, and the shared
 /// definitions with what they reach.
 std::unique_ptr<Module> glueModule(const Module &module,
@@ -190,7 +256,6 @@ std::unique_ptr<Module> glueModule(const Module &module,
       CloneModule(module, map, [&](const GlobalValue *global) {
         return glued.contains(global) && !entries.contains(global->getName());
       });
-  // In the module's order: the glue is the same bytes every time.
   for (Function &entry : glue->functions()) {
     auto found = symbolOfEntry.find(entry.getName());
     if (found == symbolOfEntry.end())
@@ -216,6 +281,7 @@ std::unique_ptr<Module> glueModule(const Module &module,
       b.CreateRet(call);
   }
   eraseUnusedDeclarations(*glue);
+  orderByName(*glue);
   return glue;
 }
 
@@ -227,7 +293,9 @@ Error findOrCompile(MutableArrayRef<Kernel> kernels,
                     lcc::KernelObjectCounts &counts) {
   SmallVector<unsigned> missing;
   for (auto [i, kernel] : llvm::enumerate(kernels)) {
-    if (std::optional<std::string> object = cache.lookup(kernel.key)) {
+    if (!kernel.object.empty()) {
+      ++counts.fromCache; // found by its dispatch
+    } else if (std::optional<std::string> object = cache.lookup(kernel.key)) {
       kernel.object = std::move(*object);
       ++counts.fromCache;
     } else {
@@ -255,19 +323,25 @@ Error findOrCompile(MutableArrayRef<Kernel> kernels,
 
 } // namespace
 
+std::string lcc::kernelObjectKey(StringRef symbol) {
+  return kernelCacheKey({symbol, codeGeneratorIdentity()});
+}
+
 Error lcc::compileKernelObjects(Module &module,
-                                ArrayRef<std::string> entryPoints,
+                                MutableArrayRef<EntryPointKernel> entryPoints,
                                 const KernelObjectTarget &target,
                                 KernelCache &cache, mlir::MLIRContext *threads,
                                 std::string &sharedObject,
                                 KernelObjectCounts &counts) {
   StringSet<> entries;
-  for (const std::string &name : entryPoints) {
-    Function *entry = module.getFunction(name);
-    if (!entry || entry->isDeclaration())
+  for (const EntryPointKernel &entryPoint : entryPoints) {
+    Function *entry = module.getFunction(entryPoint.entryPoint);
+    bool given = !entryPoint.symbol.empty();
+    if (!entry || entry->isDeclaration() != given)
       return createStringError(inconvertibleErrorCode(),
-                               "no entry point '" + name + "' to compile");
-    entries.insert(name);
+                               "no entry point '" + entryPoint.entryPoint +
+                                   "' to compile");
+    entries.insert(entryPoint.entryPoint);
   }
   // State stays one definition, in the glue, that every kernel links to.
   for (GlobalVariable &variable : module.globals())
@@ -277,13 +351,26 @@ Error lcc::compileKernelObjects(Module &module,
       variable.setVisibility(GlobalValue::HiddenVisibility);
     }
 
+  // In the entry points' order, given or extracted alike: the objects are
+  // linked in the same order however many the cache held.
   std::vector<Kernel> kernels;
   StringSet<> keys;
   StringMap<std::string> symbolOfEntry;
-  for (const std::string &name : entryPoints) {
-    Kernel kernel = extractKernel(module, *module.getFunction(name), entries,
-                                  target.description);
-    symbolOfEntry[name] = kernel.symbol;
+  for (EntryPointKernel &entryPoint : entryPoints) {
+    Kernel kernel;
+    if (!entryPoint.symbol.empty()) {
+      kernel.name = entryPoint.entryPoint;
+      kernel.symbol = entryPoint.symbol;
+      kernel.key = lcc::kernelObjectKey(kernel.symbol);
+      kernel.object = std::move(entryPoint.object);
+      entryPoint.object.clear();
+    } else {
+      kernel = extractKernel(module, *module.getFunction(entryPoint.entryPoint),
+                             entries, target.description);
+      entryPoint.symbol = kernel.symbol;
+      entryPoint.declarations = kernel.declarations;
+    }
+    symbolOfEntry[entryPoint.entryPoint] = kernel.symbol;
     if (keys.insert(kernel.key).second)
       kernels.push_back(std::move(kernel));
   }

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -45,23 +46,42 @@ struct KernelObjectTarget {
   std::string description;
 };
 
+/// An entry point and the kernel it runs.
+struct EntryPointKernel {
+  std::string entryPoint;
+  /// The kernel's exported symbol (lcc_kernel_<hash of its canonical IR and
+  /// target>). Given, with `object`, for a kernel an earlier compile made
+  /// (the module then only declares the entry point); else set by
+  /// compileKernelObjects.
+  std::string symbol;
+  std::string object;
+  /// What the kernel's module declares, sorted: external functions,
+  /// intrinsics and the state the glue defines (set with `symbol`).
+  std::vector<std::string> declarations;
+};
+
 struct KernelObjectCounts {
   unsigned kernels = 0;
   unsigned fromCache = 0;
   unsigned compiled = 0;
 };
 
+/// The cache key of the object of the kernel exported as `symbol`: the
+/// symbol and the build of the code generator.
+std::string kernelObjectKey(llvm::StringRef symbol);
+
 /// Compiles the exported functions `entryPoints` of `module` (its data
 /// layout and triple set; changed: its mutable globals become hidden
 /// external ones) into one shared object in `sharedObject`, each kernel
-/// from `cache` when it holds it, the others on `threads`'s thread pool
-/// (serially where threading is off) and then into `cache`.
-llvm::Error compileKernelObjects(llvm::Module &module,
-                                 llvm::ArrayRef<std::string> entryPoints,
-                                 const KernelObjectTarget &target,
-                                 KernelCache &cache, mlir::MLIRContext *threads,
-                                 std::string &sharedObject,
-                                 KernelObjectCounts &counts);
+/// given, else from `cache` when it holds it, the others on `threads`'s
+/// thread pool (serially where threading is off) and then into `cache`.
+/// The glue exports the entry points in `entryPoints`' order.
+llvm::Error
+compileKernelObjects(llvm::Module &module,
+                     llvm::MutableArrayRef<EntryPointKernel> entryPoints,
+                     const KernelObjectTarget &target, KernelCache &cache,
+                     mlir::MLIRContext *threads, std::string &sharedObject,
+                     KernelObjectCounts &counts);
 
 } // namespace lcc
 

@@ -224,12 +224,9 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     KernelCache cache(wantSharedObject ? options.kernelCache
                                        : KernelCacheOptions{false, ""});
     CpuTargetOptions cpu{options.cpu, options.dump, &cache};
-    SmallVector<KernelSignature> signatures;
-    if (failed(lowerDispatchesToLLVM(*cpuKernels, cpu, signatures)))
-      return failure();
     CpuKernelImage image;
     LogicalResult emitted =
-        emitCpuKernels(*cpuKernels, signatures, cpu, wantSharedObject, image);
+        compileCpuKernels(*cpuKernels, cpu, wantSharedObject, image);
     for (const std::string &warning : cache.takeWarnings())
       emitWarning(UnknownLoc::get(module.getContext()), warning);
     if (failed(emitted))
