@@ -9,8 +9,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/Passes.h"
+
+#include <atomic>
 
 namespace lcc {
 #define GEN_PASS_DEF_EXTRACTDISPATCHES
@@ -151,11 +155,18 @@ void lcc::copiesToLinalg(Operation *root) {
   });
 }
 
+namespace {
+std::atomic<bool> verifyEachPass{false};
+} // namespace
+
+void lcc::setVerifyEachPass(bool verify) { verifyEachPass = verify; }
+
 LogicalResult
 lcc::runDumpedPipeline(Operation *op, StringRef stage, const StageDumper &dump,
                        llvm::function_ref<void(PassManager &)> build) {
   PassManager pm(op->getContext(), op->getName().getStringRef());
   build(pm);
+  pm.enableVerifier(verifyEachPass);
   // MLIR's own debugging flags, where the tool registered them (lcc:
   // --mlir-timing, --mlir-print-ir-after-all, ...).
   if (failed(applyPassManagerCLOptions(pm)))
@@ -163,6 +174,30 @@ lcc::runDumpedPipeline(Operation *op, StringRef stage, const StageDumper &dump,
   applyDefaultTimingPassManagerCLOptions(pm);
   if (failed(pm.run(op)))
     return failure();
+  // A pass that breaks the IR is lcc's bug: said here, not in a later
+  // stage's crash.
+  if (!verifyEachPass) {
+    // The verifier's first complaint, folded into the one error line.
+    std::optional<Location> where;
+    std::string why;
+    LogicalResult verified = success();
+    {
+      ScopedDiagnosticHandler capture(op->getContext(), [&](Diagnostic &d) {
+        if (!where) {
+          where = d.getLocation();
+          why = d.str();
+        }
+        return success();
+      });
+      verified = verify(op);
+    }
+    if (failed(verified))
+      return emitError(where.value_or(op->getLoc()))
+             << "internal compiler error: the IR after the '" << stage
+             << "' stage does not verify: " << why
+             << " (--verify-each stops at the pass that broke it, "
+                "--mlir-print-ir-after-failure shows its IR)";
+  }
   if (dump)
     dump(stage, printedWithLocations(op));
   return success();

@@ -60,11 +60,18 @@ void copiesToLinalg(mlir::Operation *root);
 std::string printedWithLocations(mlir::Operation *op);
 
 /// Runs the passes `build` adds on `op` (a pass manager anchored on its op
-/// name) and, when `dump` is set, dumps the result as `stage`.
+/// name), verifies the result once (after every pass with
+/// setVerifyEachPass) and, when `dump` is set, dumps it as `stage`.
 mlir::LogicalResult
 runDumpedPipeline(mlir::Operation *op, llvm::StringRef stage,
                   const StageDumper &dump,
                   llvm::function_ref<void(mlir::PassManager &)> build);
+
+/// Whether runDumpedPipeline verifies the IR after every pass (lcc
+/// --verify-each), to find the pass that broke it, rather than once after
+/// each stage: verifying a deep train step's 30,000 ops after each of its
+/// passes was a third of a warm compile.
+void setVerifyEachPass(bool verify);
 
 } // namespace lcc
 

@@ -353,6 +353,13 @@ cl::opt<std::string> cacheDirectory(
              "this CPU, is not compiled again"),
     cl::value_desc("DIR"), cl::cat(lccCategory));
 
+cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass, not only after each stage: "
+             "slower, and names the pass when a compile fails with an "
+             "internal error"),
+    cl::init(false), cl::cat(lccCategory));
+
 cl::opt<bool> noCache(
     "no-cache",
     cl::desc("Compile every kernel, reading and writing no kernel cache"),
@@ -700,6 +707,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   options.kernelCache.enabled = !noCache;
+  lcc::setVerifyEachPass(verifyEach);
   options.kernelCache.directory = cacheDirectory;
   if (printPipeline) {
     std::string error;

@@ -6,13 +6,17 @@
 // exit after writing its output.
 // -DMESSAGE="..." makes its registration fail with that text instead;
 // -DFLAGGED gives its form a flag of its own, which lcc refuses (its flags
-// were made before the plugin loaded).
+// were made before the plugin loaded). With TEST_PLUGIN_BREAK_IR set in the
+// environment, its form's pass leaves IR that does not verify (a block
+// without its terminator), as a broken pass would.
 #include "passes/AttentionForms.h"
 #include "passes/Plugin.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+
+#include <cstdlib>
 
 namespace {
 
@@ -25,7 +29,17 @@ struct NothingPass
     : mlir::PassWrapper<NothingPass, mlir::OperationPass<mlir::ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(NothingPass)
   llvm::StringRef getArgument() const final { return "test-plugin-nothing"; }
-  void runOnOperation() final {}
+  void runOnOperation() final {
+    if (!std::getenv("TEST_PLUGIN_BREAK_IR"))
+      return;
+    getOperation().walk([](mlir::Operation *op) {
+      if (op->hasTrait<mlir::OpTrait::IsTerminator>()) {
+        op->erase();
+        return mlir::WalkResult::interrupt();
+      }
+      return mlir::WalkResult::advance();
+    });
+  }
 };
 
 bool registerPlugin(std::string &error) {
@@ -37,9 +51,12 @@ bool registerPlugin(std::string &error) {
   lcc::AttentionFormDefinition form;
   form.name = "nothing";
   form.summary = "a form that rewrites nothing (test plugin)";
-  form.addRewritePasses = [](mlir::OpPassManager &,
+  form.addRewritePasses = [](mlir::OpPassManager &pm,
                              const lcc::AttentionFormOptions &,
-                             llvm::raw_ostream &) { return mlir::success(); };
+                             llvm::raw_ostream &) {
+    pm.addPass(std::make_unique<NothingPass>());
+    return mlir::success();
+  };
   form.populateLoweringPatterns = [](mlir::RewritePatternSet &,
                                      lcc::AttentionTiling) {};
 #ifdef FLAGGED
