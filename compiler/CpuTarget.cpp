@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -463,6 +464,13 @@ translateKernels(ModuleOp kernels, ArrayRef<KernelSignature> signatures,
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   kernels.getContext()->appendDialectRegistry(registry);
+  // A private helper (bufferization's dealloc_helper) is each kernel's own
+  // copy: external, it would be state the glue defines, which a kernel
+  // taken from the cache could not count on.
+  kernels.walk([](LLVM::LLVMFuncOp function) {
+    if (!function.isExternal() && function.isPrivate())
+      function.setLinkage(LLVM::Linkage::Internal);
+  });
   std::unique_ptr<llvm::Module> module =
       translateModuleToLLVMIR(kernels, llvmContext, "lcc_kernels");
   if (!module) {
@@ -611,10 +619,17 @@ LogicalResult lcc::compileCpuKernels(ModuleOp kernels,
   if (failed(emitCpuKernels(kernels, signatures, entryPoints, options, host,
                             wantSharedObject, image)))
     return failure();
+  // Only kernels whose needs of the glue a later compile can meet again
+  // (the temporary allocator's state) are kept by their dispatch.
+  auto glueCanServe = [](const EntryPointKernel &kernel) {
+    return llvm::all_of(kernel.fromGlue, [](StringRef name) {
+      return name.starts_with("lcc.temporary.");
+    });
+  };
   if (cache)
     for (auto [entryPoint, key, wasLowered] :
          llvm::zip_equal(entryPoints, keys, lowered))
-      if (wasLowered && !key.empty())
+      if (wasLowered && !key.empty() && glueCanServe(entryPoint))
         storeDispatchKernel(*cache, key, entryPoint);
   return success();
 }

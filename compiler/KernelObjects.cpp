@@ -140,8 +140,10 @@ struct Kernel {
   std::string key;
   std::string object;
   std::string error;
-  /// What its module declares (EntryPointKernel::declarations).
+  /// What its module declares, and what of that the glue defines
+  /// (EntryPointKernel).
   std::vector<std::string> declarations;
+  std::vector<std::string> fromGlue;
 };
 
 /// Definitions every object shares and only the glue defines: mutable
@@ -169,10 +171,16 @@ Kernel extractKernel(const Module &module, const Function &entry,
   canonicalizeNames(*part, *cast<Function>(map[&entry]));
   Kernel kernel;
   kernel.name = entry.getName().str();
-  for (const GlobalValue &global : part->global_values())
-    if (global.isDeclaration())
-      kernel.declarations.push_back(global.getName().str());
+  for (const GlobalValue &global : part->global_values()) {
+    if (!global.isDeclaration())
+      continue;
+    kernel.declarations.push_back(global.getName().str());
+    if (const GlobalValue *whole = module.getNamedValue(global.getName());
+        whole && !whole->isDeclaration())
+      kernel.fromGlue.push_back(global.getName().str());
+  }
   llvm::sort(kernel.declarations);
+  llvm::sort(kernel.fromGlue);
   raw_svector_ostream os(kernel.bitcode);
   WriteBitcodeToFile(*part, os);
   kernel.symbol = kernelSymbol(lcc::kernelCacheKey(
@@ -369,6 +377,7 @@ Error lcc::compileKernelObjects(Module &module,
                              entries, target.description);
       entryPoint.symbol = kernel.symbol;
       entryPoint.declarations = kernel.declarations;
+      entryPoint.fromGlue = kernel.fromGlue;
     }
     symbolOfEntry[entryPoint.entryPoint] = kernel.symbol;
     if (keys.insert(kernel.key).second)

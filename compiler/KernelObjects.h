@@ -58,6 +58,9 @@ struct EntryPointKernel {
   /// What the kernel's module declares, sorted: external functions,
   /// intrinsics and the state the glue defines (set with `symbol`).
   std::vector<std::string> declarations;
+  /// Those of `declarations` the glue defines (shared state; set only for
+  /// a kernel compiled here).
+  std::vector<std::string> fromGlue;
 };
 
 struct KernelObjectCounts {
