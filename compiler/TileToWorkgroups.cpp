@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/WorkgroupTileTemplates.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -143,7 +144,8 @@ bool isFusableInit(Operation *op, scf::ForallOp forall, Operation *root,
 /// step, some 200 dispatches, slower on two threads than on one).
 void fuseInitProducers(RewriterBase &rewriter, scf::ForallOp forall,
                        Operation *root, func::FuncOp func,
-                       llvm::SmallPtrSetImpl<Operation *> &fused) {
+                       llvm::SmallPtrSetImpl<Operation *> &fused,
+                       SmallVectorImpl<Operation *> &members) {
   for (OpOperand &init : forall.getOutputsMutable()) {
     Operation *producer = init.get().getDefiningOp();
     if (!isFusableInit(producer, forall, root, func))
@@ -177,11 +179,12 @@ void fuseInitProducers(RewriterBase &rewriter, scf::ForallOp forall,
                                   computed->tiledValues.front(), tiled);
     init.set(cast<DestinationStyleOpInterface>(producer).getDpsInits()[0]);
     fused.insert(producer);
+    members.push_back(producer);
   }
 }
 
 LogicalResult tileFunction(RewriterBase &rewriter, func::FuncOp func,
-                           int64_t target) {
+                           int64_t target, bool reuseTiles) {
   for (auto slice :
        llvm::to_vector(func.getBody().getOps<tensor::ExtractSliceOp>()))
     sliceToCopy(rewriter, slice);
@@ -192,8 +195,12 @@ LogicalResult tileFunction(RewriterBase &rewriter, func::FuncOp func,
       roots.push_back(tileable);
 
   llvm::SmallPtrSet<Operation *, 16> fused;
+  lcc::WorkgroupTileTemplates templates;
   for (TilingInterface root : llvm::reverse(roots)) {
     if (fused.contains(root) || readsAtOffsets(root))
+      continue;
+    // Another layer's copy of a cluster tiled before.
+    if (reuseTiles && templates.reuse(rewriter, root, fused))
       continue;
     rewriter.setInsertionPoint(root);
     scf::SCFTilingOptions tiling;
@@ -219,11 +226,21 @@ LogicalResult tileFunction(RewriterBase &rewriter, func::FuncOp func,
       continue; // Nothing parallel to split: one workgroup, left as is.
     for (Operation *producer : result->fusedProducers)
       fused.insert(producer);
+    SmallVector<Value> replacements;
+    for (Value original : root->getResults())
+      replacements.push_back(result->replacements.lookup(original));
+    bool onlyRoot = result->replacements.size() == root->getNumResults();
     for (auto [original, replacement] : result->replacements)
       rewriter.replaceAllUsesWith(original, replacement);
-    if (auto forall =
-            dyn_cast<scf::ForallOp>(result->loops.front().getOperation()))
-      fuseInitProducers(rewriter, forall, root, func, fused);
+    auto forall = dyn_cast<scf::ForallOp>(result->loops.front().getOperation());
+    if (!forall)
+      continue;
+    SmallVector<Operation *> members = {root};
+    members.append(result->fusedProducers.begin(),
+                   result->fusedProducers.end());
+    fuseInitProducers(rewriter, forall, root, func, fused, members);
+    if (onlyRoot)
+      templates.keep(root, members, forall, replacements);
   }
   // Fused producers and tiled roots are now dead.
   for (Operation &op : llvm::make_early_inc_range(
@@ -245,7 +262,7 @@ struct TileToWorkgroupsPass
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func->hasAttr("lcc.dispatch"))
         continue;
-      if (failed(tileFunction(rewriter, func, workgroups)))
+      if (failed(tileFunction(rewriter, func, workgroups, reuseTiles)))
         return signalPassFailure();
     }
   }

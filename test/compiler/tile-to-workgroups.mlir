@@ -1,4 +1,7 @@
 // RUN: lcc-opt %s --split-input-file --lcc-tile-to-workgroups="workgroups=4" | FileCheck %s
+// RUN: lcc-opt %s --split-input-file --lcc-tile-to-workgroups="workgroups=4" --mlir-print-debuginfo > %t.reused
+// RUN: lcc-opt %s --split-input-file --lcc-tile-to-workgroups="workgroups=4 reuse-tiles=false" --mlir-print-debuginfo > %t.fresh
+// RUN: diff %t.reused %t.fresh
 // RUN: not lcc-opt %s --split-input-file --lcc-tile-to-workgroups="workgroups=0" 2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: lcc-tile-to-workgroups: expected workgroups >= 1, got 0
 
@@ -150,4 +153,65 @@ func.func @shared_fill(%a: tensor<256x32xf32>, %b: tensor<32x8xf32>) -> (tensor<
     linalg.yield %r : f32
   } -> tensor<256x8xf32>
   return %0, %init : tensor<256x8xf32>, tensor<256x8xf32>
+}
+
+// -----
+
+// Two layers' copies of one cluster (a product and the fill it starts
+// from) and of an exponential: the last layer's are tiled, the first's get
+// clones of those foralls on their own operands, each op keeping its own
+// location (the dispatch's name and source position come from them). The
+// RUN lines at the top compare every function of this file with
+// reuse-tiles=false.
+// RUN: lcc-opt %s --split-input-file --lcc-tile-to-workgroups="workgroups=4" --mlir-print-debuginfo --mlir-print-local-scope | FileCheck %s --check-prefix=LAYERS
+// LAYERS-LABEL: func @two_layers
+// LAYERS: scf.forall
+// LAYERS: math.exp {{.*}}loc("layer0.exp")
+// LAYERS: scf.forall
+// LAYERS: linalg.fill {{.*}}loc("layer0.fill")
+// LAYERS: arith.mulf {{.*}}loc("layer0.product")
+// LAYERS: scf.forall
+// LAYERS: math.exp {{.*}}loc("layer1.exp")
+// LAYERS: scf.forall
+// LAYERS: linalg.fill {{.*}}loc("layer1.fill")
+// LAYERS: arith.mulf {{.*}}loc("layer1.product")
+// LAYERS-NOT: scf.forall (
+// LAYERS: return
+func.func @two_layers(%x: tensor<256x32xf32>, %w0: tensor<32x32xf32>, %w1: tensor<32x32xf32>) -> tensor<256x32xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<256x32xf32>
+  %a0 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<256x32xf32>) outs(%e0 : tensor<256x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.exp %v : f32 loc("layer0.exp")
+    linalg.yield %t : f32
+  } -> tensor<256x32xf32> loc("layer0.exp")
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<256x32xf32>) -> tensor<256x32xf32> loc("layer0.fill")
+  %y0 = linalg.generic {indexing_maps = [affine_map<(i, k, n) -> (i, k)>, affine_map<(i, k, n) -> (k, n)>, affine_map<(i, k, n) -> (i, n)>],
+                        iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a0, %w0 : tensor<256x32xf32>, tensor<32x32xf32>) outs(%f0 : tensor<256x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32 loc("layer0.product")
+    %r = arith.addf %o, %m : f32 loc("layer0.product")
+    linalg.yield %r : f32
+  } -> tensor<256x32xf32> loc("layer0.product")
+  %e1 = tensor.empty() : tensor<256x32xf32>
+  %a1 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%y0 : tensor<256x32xf32>) outs(%e1 : tensor<256x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = math.exp %v : f32 loc("layer1.exp")
+    linalg.yield %t : f32
+  } -> tensor<256x32xf32> loc("layer1.exp")
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<256x32xf32>) -> tensor<256x32xf32> loc("layer1.fill")
+  %y1 = linalg.generic {indexing_maps = [affine_map<(i, k, n) -> (i, k)>, affine_map<(i, k, n) -> (k, n)>, affine_map<(i, k, n) -> (i, n)>],
+                        iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%a1, %w1 : tensor<256x32xf32>, tensor<32x32xf32>) outs(%f1 : tensor<256x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32 loc("layer1.product")
+    %r = arith.addf %o, %m : f32 loc("layer1.product")
+    linalg.yield %r : f32
+  } -> tensor<256x32xf32> loc("layer1.product")
+  return %y1 : tensor<256x32xf32>
 }

@@ -1,0 +1,228 @@
+//===- WorkgroupTileTemplates.cpp - tiled clusters reused -----------------===//
+
+#include "compiler/WorkgroupTileTemplates.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+
+namespace {
+
+/// Where a member's operand comes from: another member's result, or the
+/// cluster's `outer`th outer value.
+struct Source {
+  int member = -1;
+  unsigned result = 0;
+  unsigned outer = 0;
+};
+
+/// The same op but for its operands: name, attributes, properties, result
+/// types and bodies (values inside them matched as they are defined).
+bool sameOpButOperands(Operation *a, Operation *b) {
+  if (a->getNumOperands() != b->getNumOperands())
+    return false;
+  llvm::DenseMap<Value, Value> inner;
+  return OperationEquivalence::isEquivalentTo(
+      a, b,
+      [&](Value l, Value r) {
+        if (llvm::is_contained(a->getOperands(), l))
+          return success(); // compared as the cluster's wiring
+        return success(inner.lookup(l) == r);
+      },
+      [&](Value l, Value r) { inner[l] = r; },
+      OperationEquivalence::IgnoreLocations);
+}
+
+/// The locations of `op`, the ops in its bodies and their blocks'
+/// arguments, in walk order: equal ops give them in corresponding order.
+SmallVector<Location> locationsOf(Operation *op) {
+  SmallVector<Location> found;
+  op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
+    found.push_back(nested->getLoc());
+    for (Region &region : nested->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          found.push_back(argument.getLoc());
+  });
+  return found;
+}
+
+llvm::hash_code hashButOperands(Operation *op) {
+  return OperationEquivalence::computeHash(
+      op, OperationEquivalence::ignoreHashValue,
+      OperationEquivalence::ignoreHashValue,
+      OperationEquivalence::IgnoreLocations);
+}
+
+} // namespace
+
+struct lcc::WorkgroupTileTemplates::Template {
+  /// The cluster, root first, in the order its operands first reach them.
+  SmallVector<Operation *> members;
+  SmallVector<SmallVector<Source>> sources;
+  /// Each outer value's first use: (member, operand).
+  SmallVector<std::pair<unsigned, unsigned>> outerUses;
+  scf::ForallOp forall;
+  /// The forall's result that replaces each of the root's results.
+  SmallVector<unsigned> resultOf;
+};
+
+lcc::WorkgroupTileTemplates::WorkgroupTileTemplates() = default;
+lcc::WorkgroupTileTemplates::~WorkgroupTileTemplates() = default;
+
+void lcc::WorkgroupTileTemplates::keep(Operation *root,
+                                       ArrayRef<Operation *> members,
+                                       scf::ForallOp forall,
+                                       ArrayRef<Value> replacements) {
+  auto kept = std::make_unique<Template>();
+  kept->forall = forall;
+  llvm::SmallPtrSet<Operation *, 8> memberSet(members.begin(), members.end());
+  llvm::DenseMap<Operation *, unsigned> index = {{root, 0}};
+  llvm::DenseMap<Value, unsigned> outers;
+  kept->members.push_back(root);
+  for (unsigned i = 0; i < kept->members.size(); ++i) {
+    Operation *member = kept->members[i];
+    // A body that reads values from outside is not matched by its print.
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(member->getRegions(), captured);
+    if (!captured.empty())
+      return;
+    SmallVector<Source> &sources = kept->sources.emplace_back();
+    for (OpOperand &operand : member->getOpOperands()) {
+      Value value = operand.get();
+      Operation *def = value.getDefiningOp();
+      Source source;
+      if (def && memberSet.contains(def)) {
+        auto [it, added] = index.try_emplace(def, kept->members.size());
+        if (added)
+          kept->members.push_back(def);
+        source.member = it->second;
+        source.result = cast<OpResult>(value).getResultNumber();
+      } else {
+        auto [it, added] = outers.try_emplace(value, outers.size());
+        if (added)
+          kept->outerUses.push_back({i, operand.getOperandNumber()});
+        source.outer = it->second;
+      }
+      sources.push_back(source);
+    }
+  }
+  if (kept->members.size() != members.size())
+    return;
+  // The forall reads the cluster's outer values and nothing else.
+  llvm::SetVector<Value> read;
+  getUsedValuesDefinedAbove(forall.getRegion(), read);
+  read.insert(forall->operand_begin(), forall->operand_end());
+  if (llvm::any_of(read, [&](Value v) { return !outers.contains(v); }))
+    return;
+  if (replacements.size() != root->getNumResults())
+    return;
+  for (Value replacement : replacements) {
+    auto result = dyn_cast_or_null<OpResult>(replacement);
+    if (!result || result.getOwner() != forall.getOperation())
+      return;
+    kept->resultOf.push_back(result.getResultNumber());
+  }
+  templates[hashButOperands(root)].push_back(std::move(kept));
+}
+
+bool lcc::WorkgroupTileTemplates::reuse(
+    RewriterBase &rewriter, Operation *root,
+    llvm::SmallPtrSetImpl<Operation *> &fused) {
+  auto found = templates.find(hashButOperands(root));
+  if (found == templates.end())
+    return false;
+  for (const std::unique_ptr<Template> &candidate : found->second) {
+    const Template &t = *candidate;
+    SmallVector<Operation *> members = {root};
+    llvm::SmallPtrSet<Operation *, 8> memberSet = {root};
+    SmallVector<Value> outers;
+    bool matches = true;
+    for (unsigned i = 0; matches && i < t.members.size(); ++i) {
+      if (i >= members.size() || fused.contains(members[i]) ||
+          !sameOpButOperands(t.members[i], members[i])) {
+        matches = false;
+        break;
+      }
+      for (auto [j, source] : llvm::enumerate(t.sources[i])) {
+        Value value = members[i]->getOperand(j);
+        if (source.member >= 0) {
+          auto result = dyn_cast<OpResult>(value);
+          if (!result || result.getResultNumber() != source.result) {
+            matches = false;
+            break;
+          }
+          Operation *def = result.getOwner();
+          if (unsigned(source.member) < members.size()) {
+            matches = members[source.member] == def;
+          } else if (unsigned(source.member) == members.size() &&
+                     def->getBlock() == root->getBlock() &&
+                     memberSet.insert(def).second) {
+            members.push_back(def);
+          } else {
+            matches = false;
+          }
+        } else if (source.outer < outers.size()) {
+          matches = outers[source.outer] == value;
+        } else if (source.outer == outers.size() &&
+                   value.getType() == t.members[i]->getOperand(j).getType()) {
+          outers.push_back(value);
+        } else {
+          matches = false;
+        }
+        if (!matches)
+          break;
+      }
+    }
+    if (!matches || members.size() != t.members.size())
+      continue;
+    // The cluster dies with its root: what a member computes is read by
+    // members only, and an outer value is no member's.
+    auto usedWithin = [&](Operation *member) {
+      return llvm::all_of(member->getUsers(), [&](Operation *user) {
+        return memberSet.contains(user);
+      });
+    };
+    if (!llvm::all_of(llvm::drop_begin(members), usedWithin) ||
+        llvm::any_of(outers, [&](Value v) {
+          return memberSet.contains(v.getDefiningOp());
+        }))
+      continue;
+
+    IRMapping mapping;
+    for (auto [outer, use] : llvm::enumerate(t.outerUses))
+      mapping.map(t.members[use.first]->getOperand(use.second), outers[outer]);
+    rewriter.setInsertionPoint(root);
+    Operation *clone = rewriter.clone(*t.forall, mapping);
+    // Each op the clone computes says which of this cluster's ops it came
+    // from, as tiling it would: the dispatch's name and source position,
+    // and a profile's rows, are this layer's.
+    llvm::DenseMap<Attribute, Attribute> locations;
+    for (auto [kept, member] : llvm::zip_equal(t.members, members))
+      for (auto [from, to] :
+           llvm::zip_equal(locationsOf(kept), locationsOf(member)))
+        locations.try_emplace(from, to);
+    auto relocate = [&](Location loc) -> Location {
+      if (Attribute mapped = locations.lookup(loc))
+        return cast<LocationAttr>(mapped);
+      return loc;
+    };
+    clone->walk([&](Operation *op) {
+      op->setLoc(relocate(op->getLoc()));
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument argument : block.getArguments())
+            argument.setLoc(relocate(argument.getLoc()));
+    });
+    for (auto [result, forallResult] :
+         llvm::zip_equal(root->getResults(), t.resultOf))
+      rewriter.replaceAllUsesWith(result, clone->getResult(forallResult));
+    fused.insert(members.begin(), members.end());
+    return true;
+  }
+  return false;
+}
