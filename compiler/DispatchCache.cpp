@@ -106,7 +106,10 @@ lcc::lookupDispatchKernel(KernelCache &cache, llvm::StringRef key) {
     return std::nullopt;
   SmallVector<llvm::StringRef> lines;
   llvm::StringRef(*entry).split(lines, '\n');
-  if (lines.size() < 2 || lines[0] != kEntryFormat || lines[1].empty())
+  // The symbol KernelObjects names a kernel by: lcc_kernel_<SHA-256>.
+  llvm::StringRef symbol = lines.size() >= 2 ? lines[1] : "";
+  if (lines[0] != kEntryFormat || !symbol.consume_front("lcc_kernel_") ||
+      symbol.size() != 64 || !llvm::all_of(symbol, llvm::isHexDigit))
     return std::nullopt;
   EntryPointKernel kernel;
   kernel.symbol = lines[1].str();
@@ -122,6 +125,11 @@ lcc::lookupDispatchKernel(KernelCache &cache, llvm::StringRef key) {
 
 void lcc::storeDispatchKernel(KernelCache &cache, llvm::StringRef key,
                               const EntryPointKernel &kernel) {
+  // One name a line.
+  if (llvm::any_of(kernel.declarations, [](const std::string &name) {
+        return name.empty() || name.find('\n') != std::string::npos;
+      }))
+    return;
   std::string entry = (kEntryFormat + "\n" + kernel.symbol).str();
   for (const std::string &declaration : kernel.declarations)
     entry += "\n" + declaration;
