@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/SourceNames.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -28,16 +29,11 @@ using namespace mlir;
 
 namespace {
 
-/// The attributes of a dispatch that only name it: they differ between
-/// copies of one kernel and are not part of its code.
-constexpr llvm::StringLiteral kNamingAttributes[] = {"lcc.name",
-                                                     "lcc.location"};
-
 /// Whether `attribute` of a dispatch is part of its code.
 bool isCodeAttribute(NamedAttribute attribute, func::FuncOp dispatch) {
   StringRef name = attribute.getName().getValue();
   return name != dispatch.getSymNameAttrName().getValue() &&
-         !llvm::is_contained(kNamingAttributes, name);
+         !llvm::is_contained(lcc::kDispatchNamingAttributes, name);
 }
 
 /// A hash of what the dispatch computes, as the upstream
@@ -119,7 +115,7 @@ struct DeduplicateDispatchesPass
       // The call keeps the names of what it computes.
       auto outlined = symbols.lookup<func::FuncOp>(call.getCallee());
       call->setAttr("lcc.name", outlined.getSymNameAttr());
-      for (StringRef name : kNamingAttributes)
+      for (StringRef name : lcc::kDispatchNamingAttributes)
         if (Attribute value = outlined->getAttr(name))
           call->setAttr(name, value);
       call.setCallee(it->second.getSymName());

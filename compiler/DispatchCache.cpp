@@ -3,6 +3,7 @@
 #include "compiler/DispatchCache.h"
 
 #include "compiler/KernelCache.h"
+#include "compiler/SourceNames.h"
 #include "dialects/Attn/IR/AttnKnownAttributes.h"
 #include "passes/Passes.h"
 
@@ -22,12 +23,6 @@ namespace {
 /// Bumped when what an entry holds, or what decides a dispatch's kernel
 /// besides the libraries below, changes.
 constexpr llvm::StringLiteral kEntryFormat = "lcc-dispatch-kernel-1";
-
-/// The attributes of a dispatch that only name it (as
-/// DeduplicateDispatches sets them aside): its copies in other layers and
-/// models share a kernel.
-constexpr llvm::StringLiteral kNamingAttributes[] = {"lcc.name",
-                                                     "lcc.location"};
 
 /// The builds that lower a dispatch to LLVM IR, beyond the code generator's
 /// (codeGeneratorIdentity): MLIR's, lcc's passes and dialect.
@@ -71,7 +66,7 @@ bool printsWhole(func::FuncOp dispatch) {
 std::string printedCode(func::FuncOp dispatch) {
   OwningOpRef<func::FuncOp> copy = dispatch.clone();
   copy->setSymName("lcc_dispatch");
-  for (llvm::StringRef name : kNamingAttributes)
+  for (llvm::StringRef name : lcc::kDispatchNamingAttributes)
     (*copy)->removeAttr(name);
   OpPrintingFlags flags;
   flags.printGenericOpForm()

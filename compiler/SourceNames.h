@@ -31,6 +31,13 @@ std::optional<std::string> sourceNameOf(mlir::Location loc);
 /// "model.mlir:12:8", the first file position in `loc`, if any.
 std::optional<std::string> sourcePositionOf(mlir::Location loc);
 
+/// The attributes of a dispatch (and of a call of one) that only name it:
+/// the model op it was outlined from and that op's source position. Copies
+/// of one kernel differ in them alone; deduplication and the kernel cache
+/// set them aside.
+inline constexpr llvm::StringLiteral kDispatchNamingAttributes[] = {
+    "lcc.name", "lcc.location"};
+
 /// `name` with every character a symbol of an object file or PTX cannot
 /// hold replaced by '_' ("layers.1.ff" -> "layers_1_ff").
 std::string symbolSafe(llvm::StringRef name);
