@@ -288,14 +288,14 @@ LogicalResult addEntryPoints(llvm::Module &module, ModuleOp kernels,
   return success();
 }
 
-/// Exports kMatrixTilesSymbol when any kernel runs AMX tile instructions:
-/// Linux hands a process the tile state only when asked, and the runtime
-/// asks before it runs such code.
 bool isMatrixTileIntrinsic(StringRef name) {
   return name.starts_with("llvm.x86.tile") || name.starts_with("llvm.x86.tdp");
 }
 
-/// `cachedTiles`: a kernel from the cache uses them.
+/// Exports kMatrixTilesSymbol when any kernel runs AMX tile instructions
+/// (`cachedTiles`: a kernel from the cache does): Linux hands a process the
+/// tile state only when asked, and the runtime asks before it runs such
+/// code.
 void markMatrixTileUse(llvm::Module &module, bool cachedTiles) {
   bool usesTiles = llvm::any_of(module.functions(), [](llvm::Function &f) {
     return f.isIntrinsic() && isMatrixTileIntrinsic(f.getName());
