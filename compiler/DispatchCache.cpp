@@ -41,11 +41,24 @@ llvm::StringRef loweringIdentity() {
   return identity;
 }
 
+/// The dialects whose ops lcc's own stages and MLIR lower: a dispatch of
+/// only these is lowered by the builds the key names. An op of another
+/// (a plugin's, whose lowering its own library holds) leaves the dispatch
+/// unkeyed, so that a rebuilt plugin never meets its old kernels.
+constexpr llvm::StringLiteral kLoweredDialects[] = {
+    "affine", "arith", "bufferization", "builtin", "cf",     "complex",
+    "func",   "gpu",   "index",         "linalg",  "math",   "memref",
+    "scf",    "tensor", "ub",           "vector"};
+
 /// Whether the print of `dispatch` is all of its code: it names no other
-/// symbol (a function it calls, a global it reads) and holds no resource
-/// blob (printed apart from the op).
+/// symbol (a function it calls, a global it reads), holds no resource blob
+/// (printed apart from the op) and has only ops of kLoweredDialects.
 bool printsWhole(func::FuncOp dispatch) {
   WalkResult result = dispatch.getBody().walk([](Operation *op) {
+    Dialect *dialect = op->getDialect();
+    if (!dialect ||
+        !llvm::is_contained(kLoweredDialects, dialect->getNamespace()))
+      return WalkResult::interrupt();
     for (NamedAttribute attribute : op->getAttrs()) {
       bool named = false;
       attribute.getValue().walk([&](Attribute nested) {

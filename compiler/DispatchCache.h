@@ -10,7 +10,8 @@
 // locations, no elided constants; its names set aside), the target, and the
 // builds of everything that lowers and compiles it (lcc's compiler, passes
 // and dialect libraries, MLIR and LLVM). A dispatch that names a symbol or
-// holds a resource blob (what its print would not show) is not keyed.
+// holds a resource blob (what its print would not show), or an op of a
+// dialect other than MLIR's that lcc lowers (a plugin's), is not keyed.
 //
 //===----------------------------------------------------------------------===//
 
