@@ -79,6 +79,20 @@ void eraseUnusedDeclarations(Module &module) {
   }
 }
 
+/// Moves `globals`' functions and variables to the ends of `module`'s
+/// lists, in that order.
+void moveToEndInOrder(Module &module, ArrayRef<GlobalValue *> globals) {
+  for (GlobalValue *global : globals) {
+    if (auto *function = dyn_cast<Function>(global)) {
+      module.getFunctionList().remove(function);
+      module.getFunctionList().push_back(function);
+    } else if (auto *variable = dyn_cast<GlobalVariable>(global)) {
+      module.removeGlobalVariable(variable);
+      module.insertGlobalVariable(variable);
+    }
+  }
+}
+
 /// Orders `module`'s functions and variables as `entry` first reaches them
 /// (breadth first, in instruction order): the order, and with it the local
 /// names canonicalizeNames gives, then follow the kernel alone, not which
@@ -102,15 +116,7 @@ void orderFromEntry(Module &module, Function &entry) {
       if (seen.insert(global).second)
         order.push_back(const_cast<GlobalValue *>(global));
   }
-  for (GlobalValue *global : order) {
-    if (auto *function = dyn_cast<Function>(global)) {
-      module.getFunctionList().remove(function);
-      module.getFunctionList().push_back(function);
-    } else if (auto *variable = dyn_cast<GlobalVariable>(global)) {
-      module.removeGlobalVariable(variable);
-      module.insertGlobalVariable(variable);
-    }
-  }
+  moveToEndInOrder(module, order);
 }
 
 /// Names that say nothing of the dispatch or model a kernel came from.
@@ -221,25 +227,15 @@ Error compileKernel(Kernel &kernel, const lcc::KernelObjectTarget &target) {
 /// module then lacks their code, and declarations it would have made on
 /// the way come later or not at all).
 void orderByName(Module &module) {
-  auto byName = [](const GlobalValue *a, const GlobalValue *b) {
-    return a->getName() < b->getName();
-  };
-  SmallVector<Function *> functions;
+  SmallVector<GlobalValue *> globals;
   for (Function &function : module)
-    functions.push_back(&function);
-  llvm::stable_sort(functions, byName);
-  for (Function *function : functions) {
-    module.getFunctionList().remove(function);
-    module.getFunctionList().push_back(function);
-  }
-  SmallVector<GlobalVariable *> variables;
+    globals.push_back(&function);
   for (GlobalVariable &variable : module.globals())
-    variables.push_back(&variable);
-  llvm::stable_sort(variables, byName);
-  for (GlobalVariable *variable : variables) {
-    module.removeGlobalVariable(variable);
-    module.insertGlobalVariable(variable);
-  }
+    globals.push_back(&variable);
+  llvm::stable_sort(globals, [](const GlobalValue *a, const GlobalValue *b) {
+    return a->getName() < b->getName();
+  });
+  moveToEndInOrder(module, globals);
 }
 
 /// The glue: every entry point a tail call into its kernel, and the shared

@@ -240,7 +240,7 @@ LogicalResult tileFunction(RewriterBase &rewriter, func::FuncOp func,
                    result->fusedProducers.end());
     fuseInitProducers(rewriter, forall, root, func, fused, members);
     if (onlyRoot)
-      templates.keep(root, members, forall, replacements);
+      templates.keep(members, forall, replacements);
   }
   // Fused producers and tiled roots are now dead.
   for (Operation &op : llvm::make_early_inc_range(

@@ -74,10 +74,10 @@ struct lcc::WorkgroupTileTemplates::Template {
 lcc::WorkgroupTileTemplates::WorkgroupTileTemplates() = default;
 lcc::WorkgroupTileTemplates::~WorkgroupTileTemplates() = default;
 
-void lcc::WorkgroupTileTemplates::keep(Operation *root,
-                                       ArrayRef<Operation *> members,
+void lcc::WorkgroupTileTemplates::keep(ArrayRef<Operation *> members,
                                        scf::ForallOp forall,
                                        ArrayRef<Value> replacements) {
+  Operation *root = members.front();
   auto kept = std::make_unique<Template>();
   kept->forall = forall;
   llvm::SmallPtrSet<Operation *, 8> memberSet(members.begin(), members.end());
@@ -130,6 +130,88 @@ void lcc::WorkgroupTileTemplates::keep(Operation *root,
   templates[hashButOperands(root)].push_back(std::move(kept));
 }
 
+/// The cluster of `root` that corresponds member by member to `t`'s, with
+/// its outer values in `t`'s order: equal ops, wired alike, none already
+/// fused, each member but the root read only within the cluster.
+static bool matchCluster(const lcc::WorkgroupTileTemplates::Template &t,
+                         Operation *root,
+                         const llvm::SmallPtrSetImpl<Operation *> &fused,
+                         SmallVectorImpl<Operation *> &members,
+                         SmallVectorImpl<Value> &outers) {
+  members.assign({root});
+  llvm::SmallPtrSet<Operation *, 8> memberSet = {root};
+  // Each operand as `t`'s comes: the next new member, a member met
+  // before, the next new outer value or one met before.
+  auto wiredAlike = [&](const Source &source, Value value, Type outerType) {
+    if (source.member < 0) {
+      if (source.outer < outers.size())
+        return outers[source.outer] == value;
+      if (source.outer != outers.size() || value.getType() != outerType)
+        return false;
+      outers.push_back(value);
+      return true;
+    }
+    auto result = dyn_cast<OpResult>(value);
+    if (!result || result.getResultNumber() != source.result)
+      return false;
+    Operation *def = result.getOwner();
+    if (unsigned(source.member) < members.size())
+      return members[source.member] == def;
+    if (unsigned(source.member) != members.size() ||
+        def->getBlock() != root->getBlock() || !memberSet.insert(def).second)
+      return false;
+    members.push_back(def);
+    return true;
+  };
+  for (unsigned i = 0; i < t.members.size(); ++i) {
+    if (i >= members.size() || fused.contains(members[i]) ||
+        !sameOpButOperands(t.members[i], members[i]))
+      return false;
+    for (auto [j, source] : llvm::enumerate(t.sources[i]))
+      if (!wiredAlike(source, members[i]->getOperand(j),
+                      t.members[i]->getOperand(j).getType()))
+        return false;
+  }
+  if (members.size() != t.members.size())
+    return false;
+  // The cluster dies with its root: what a member computes is read by
+  // members only, and an outer value is no member's.
+  auto usedWithin = [&](Operation *member) {
+    return llvm::all_of(member->getUsers(), [&](Operation *user) {
+      return memberSet.contains(user);
+    });
+  };
+  return llvm::all_of(llvm::drop_begin(members), usedWithin) &&
+         llvm::none_of(outers, [&](Value v) {
+           return memberSet.contains(v.getDefiningOp());
+         });
+}
+
+/// Gives each op and block argument of `clone`, a copy of `t`'s forall,
+/// the location of the corresponding op of `members`, as tiling them would:
+/// the dispatch's name and source position, and a profile's rows, are this
+/// layer's.
+static void relocateClone(const lcc::WorkgroupTileTemplates::Template &t,
+                          ArrayRef<Operation *> members, Operation *clone) {
+  llvm::DenseMap<Attribute, Attribute> locations;
+  for (auto [kept, member] : llvm::zip_equal(t.members, members))
+    for (auto [from, to] :
+         llvm::zip_equal(locationsOf(kept), locationsOf(member)))
+      locations.try_emplace(from, to);
+  auto relocate = [&](Location loc) -> Location {
+    if (Attribute mapped = locations.lookup(loc))
+      return cast<LocationAttr>(mapped);
+    return loc;
+  };
+  clone->walk([&](Operation *op) {
+    op->setLoc(relocate(op->getLoc()));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          argument.setLoc(relocate(argument.getLoc()));
+  });
+}
+
 bool lcc::WorkgroupTileTemplates::reuse(
     RewriterBase &rewriter, Operation *root,
     llvm::SmallPtrSetImpl<Operation *> &fused) {
@@ -138,86 +220,16 @@ bool lcc::WorkgroupTileTemplates::reuse(
     return false;
   for (const std::unique_ptr<Template> &candidate : found->second) {
     const Template &t = *candidate;
-    SmallVector<Operation *> members = {root};
-    llvm::SmallPtrSet<Operation *, 8> memberSet = {root};
+    SmallVector<Operation *> members;
     SmallVector<Value> outers;
-    bool matches = true;
-    for (unsigned i = 0; matches && i < t.members.size(); ++i) {
-      if (i >= members.size() || fused.contains(members[i]) ||
-          !sameOpButOperands(t.members[i], members[i])) {
-        matches = false;
-        break;
-      }
-      for (auto [j, source] : llvm::enumerate(t.sources[i])) {
-        Value value = members[i]->getOperand(j);
-        if (source.member >= 0) {
-          auto result = dyn_cast<OpResult>(value);
-          if (!result || result.getResultNumber() != source.result) {
-            matches = false;
-            break;
-          }
-          Operation *def = result.getOwner();
-          if (unsigned(source.member) < members.size()) {
-            matches = members[source.member] == def;
-          } else if (unsigned(source.member) == members.size() &&
-                     def->getBlock() == root->getBlock() &&
-                     memberSet.insert(def).second) {
-            members.push_back(def);
-          } else {
-            matches = false;
-          }
-        } else if (source.outer < outers.size()) {
-          matches = outers[source.outer] == value;
-        } else if (source.outer == outers.size() &&
-                   value.getType() == t.members[i]->getOperand(j).getType()) {
-          outers.push_back(value);
-        } else {
-          matches = false;
-        }
-        if (!matches)
-          break;
-      }
-    }
-    if (!matches || members.size() != t.members.size())
+    if (!matchCluster(t, root, fused, members, outers))
       continue;
-    // The cluster dies with its root: what a member computes is read by
-    // members only, and an outer value is no member's.
-    auto usedWithin = [&](Operation *member) {
-      return llvm::all_of(member->getUsers(), [&](Operation *user) {
-        return memberSet.contains(user);
-      });
-    };
-    if (!llvm::all_of(llvm::drop_begin(members), usedWithin) ||
-        llvm::any_of(outers, [&](Value v) {
-          return memberSet.contains(v.getDefiningOp());
-        }))
-      continue;
-
     IRMapping mapping;
     for (auto [outer, use] : llvm::enumerate(t.outerUses))
       mapping.map(t.members[use.first]->getOperand(use.second), outers[outer]);
     rewriter.setInsertionPoint(root);
     Operation *clone = rewriter.clone(*t.forall, mapping);
-    // Each op the clone computes says which of this cluster's ops it came
-    // from, as tiling it would: the dispatch's name and source position,
-    // and a profile's rows, are this layer's.
-    llvm::DenseMap<Attribute, Attribute> locations;
-    for (auto [kept, member] : llvm::zip_equal(t.members, members))
-      for (auto [from, to] :
-           llvm::zip_equal(locationsOf(kept), locationsOf(member)))
-        locations.try_emplace(from, to);
-    auto relocate = [&](Location loc) -> Location {
-      if (Attribute mapped = locations.lookup(loc))
-        return cast<LocationAttr>(mapped);
-      return loc;
-    };
-    clone->walk([&](Operation *op) {
-      op->setLoc(relocate(op->getLoc()));
-      for (Region &region : op->getRegions())
-        for (Block &block : region)
-          for (BlockArgument argument : block.getArguments())
-            argument.setLoc(relocate(argument.getLoc()));
-    });
+    relocateClone(t, members, clone);
     for (auto [result, forallResult] :
          llvm::zip_equal(root->getResults(), t.resultOf))
       rewriter.replaceAllUsesWith(result, clone->getResult(forallResult));

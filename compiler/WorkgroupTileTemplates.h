@@ -35,11 +35,11 @@ public:
   WorkgroupTileTemplates();
   ~WorkgroupTileTemplates();
 
-  /// Keeps `forall`, the tiling of `root` with `members` fused into it
-  /// (root among them), whose results `replacements` replace `root`'s; a
-  /// cluster whose forall reads more than its members' outer operands is
-  /// not kept.
-  void keep(mlir::Operation *root, llvm::ArrayRef<mlir::Operation *> members,
+  /// Keeps `forall`, the tiling of `members.front()` (the root) with the
+  /// other members fused into it, whose results `replacements` replace the
+  /// root's; a cluster whose forall reads more than its members' outer
+  /// operands is not kept.
+  void keep(llvm::ArrayRef<mlir::Operation *> members,
             mlir::scf::ForallOp forall,
             llvm::ArrayRef<mlir::Value> replacements);
 
@@ -50,8 +50,9 @@ public:
   bool reuse(mlir::RewriterBase &rewriter, mlir::Operation *root,
              llvm::SmallPtrSetImpl<mlir::Operation *> &fused);
 
-private:
   struct Template;
+
+private:
   llvm::DenseMap<llvm::hash_code, llvm::SmallVector<std::unique_ptr<Template>>>
       templates;
 };
