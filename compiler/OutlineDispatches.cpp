@@ -33,10 +33,33 @@ using namespace mlir;
 
 namespace {
 
+/// Constant tensors of at least this many bytes that are not one value
+/// repeated are passed to the dispatches reading them, not built into their
+/// kernels (as IREE keeps large constants out of its executables): each
+/// layer's LSH rotations differ, and built in they made each layer's hashing
+/// kernels its own, compiled once per layer.
+constexpr uint64_t kPassedConstantBytes = 1024;
+
+/// A tensor constant a dispatch receives as an argument, computed by a
+/// dispatch of its own just before each dispatch that reads it (so its
+/// buffer lives no longer than that read).
+bool isPassedConstant(Operation *op) {
+  auto constant = dyn_cast<arith::ConstantOp>(op);
+  if (!constant)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(constant.getType());
+  auto value = dyn_cast<ElementsAttr>(constant.getValue());
+  if (!type || !type.hasStaticShape() || !value || value.isSplat())
+    return false;
+  return lcc::byteSize(type) >= kPassedConstantBytes;
+}
+
 /// Ops a dispatch recomputes rather than receives: they cost nothing, and
 /// cloning a view keeps the dispatch's argument the whole underlying tensor.
 bool isClonedIntoDispatch(Operation *op) {
-  // Constant tensors (LSH rotations) become read-only data of the kernels.
+  if (isPassedConstant(op))
+    return false;
+  // Smaller constant tensors become read-only data of the kernels.
   if (isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
           tensor::CollapseShapeOp, arith::ConstantOp>(op))
     return true;
@@ -65,7 +88,9 @@ bool staysOnHost(Operation &op) {
 /// outer values, outputs last.
 class DispatchBuilder {
 public:
-  DispatchBuilder(func::FuncOp dispatch) : dispatch(dispatch) {
+  /// `hostPoint`: the host op the dispatch replaces.
+  DispatchBuilder(func::FuncOp dispatch, Operation *hostPoint)
+      : dispatch(dispatch), hostPoint(hostPoint) {
     builder.setInsertionPointToStart(&dispatch.getBody().front());
   }
 
@@ -86,6 +111,14 @@ public:
         materializeCaptures(region);
       builder.clone(*def, mapping);
       return mapping.lookup(v);
+    }
+    if (def && isPassedConstant(def)) {
+      // This dispatch's own copy, outlined after the host program is split.
+      OpBuilder host(hostPoint);
+      Value copy = host.clone(*def)->getResult(0);
+      Value arg = addArgument(copy);
+      mapping.map(v, arg);
+      return arg;
     }
     return addArgument(v);
   }
@@ -119,6 +152,7 @@ public:
 
 private:
   func::FuncOp dispatch;
+  Operation *hostPoint;
   OpBuilder builder{dispatch.getContext()};
   IRMapping mapping;
   SmallVector<Value> hostOperands;
@@ -192,7 +226,7 @@ LogicalResult Outliner::outline(scf::ForallOp forall) {
            << " dimensions; a workgroup grid has at most 3";
 
   func::FuncOp dispatch = createDispatch(forall.getLoc());
-  DispatchBuilder db(dispatch);
+  DispatchBuilder db(dispatch, forall);
   OpBuilder &b = db.getBuilder();
   IRMapping &mapping = db.getMapping();
   Location loc = forall.getLoc();
@@ -255,7 +289,7 @@ LogicalResult Outliner::outline(scf::ForallOp forall) {
 
 LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
   func::FuncOp dispatch = createDispatch(op.getLoc());
-  DispatchBuilder db(dispatch);
+  DispatchBuilder db(dispatch, op);
   for (Region &region : op->getRegions())
     db.materializeCaptures(region);
   for (OpOperand *input : op.getDpsInputOperands())
@@ -274,7 +308,7 @@ LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
 /// with tensor.extract, which the dispatches using it then clone.
 LogicalResult Outliner::outline(Operation *op) {
   func::FuncOp dispatch = createDispatch(op->getLoc());
-  DispatchBuilder db(dispatch);
+  DispatchBuilder db(dispatch, op);
   for (Region &region : op->getRegions())
     db.materializeCaptures(region);
   for (Value operand : op->getOperands())
@@ -370,13 +404,15 @@ struct OutlineDispatchesPass
         else if (dps && (isa<TilingInterface>(op) || !staysOnHost(op)))
           result = outliner.outline(dps);
         else if (!staysOnHost(op) && !isClonedIntoDispatch(&op) &&
+                 !isPassedConstant(&op) &&
                  !op.hasTrait<OpTrait::IsTerminator>() && !op.use_empty())
           result = outliner.outline(&op);
         if (failed(result))
           return signalPassFailure();
       }
-      // A constant the host itself uses (returns, inserts) is computed by a
-      // dispatch of its own; dispatches clone the constants they read.
+      // A constant the host itself uses (returns, inserts), and each
+      // dispatch's copy of a passed constant, is computed by a dispatch of
+      // its own; dispatches clone the smaller constants they read.
       for (auto constant :
            llvm::make_early_inc_range(body.getOps<arith::ConstantOp>()))
         if (isa<ShapedType>(constant.getType()) && !constant.use_empty() &&

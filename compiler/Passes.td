@@ -118,8 +118,11 @@ def OutlineDispatches : Pass<"lcc-outline-dispatches", "mlir::ModuleOp"> {
     Arguments are the tensors the body reads, then one per output; views
     (`tensor.extract_slice`, `expand_shape`, `collapse_shape`), constants,
     `tensor.empty` and scalar computations (including loops that only yield
-    scalars) are cloned into the dispatch instead of passed. The forall is
-    replaced by a `func.call` of the dispatch.
+    scalars) are cloned into the dispatch instead of passed. A constant
+    tensor of 1 KiB or more that is not a splat (an LSH layer's rotations) is
+    passed instead, computed by a dispatch of its own just before each
+    dispatch reading it: built in, it would make each layer's kernels its
+    own. The forall is replaced by a `func.call` of the dispatch.
 
     Any other top-level op that computes tensors (a loop over tensors left
     where a one-iteration forall folded away, a strided insert_slice, a

@@ -142,3 +142,46 @@ func.func @host_memref() -> memref<4xf32> {
   %0 = memref.alloc() : memref<4xf32>
   return %0 : memref<4xf32>
 }
+
+// -----
+
+// A constant tensor of 1 KiB or more that is not one value repeated (an LSH
+// layer's rotations) is passed to each dispatch reading it, computed just
+// before it by a dispatch of its own, instead of built into the kernel: two
+// layers with different rotations then share one hashing kernel. A smaller
+// one stays built in.
+// CHECK-LABEL: func @passed_constant
+// CHECK: %[[T1:.+]] = call @passed_constant_dispatch_2(%{{.+}}) : (tensor<256xi32>) -> tensor<256xi32>
+// CHECK: call @passed_constant_dispatch_0(%[[T1]], %{{.+}})
+// CHECK: %[[T2:.+]] = call @passed_constant_dispatch_3(%{{.+}}) : (tensor<256xi32>) -> tensor<256xi32>
+// CHECK: call @passed_constant_dispatch_1(%[[T2]], %{{.+}}, %{{.+}})
+// CHECK: func.func private @passed_constant_dispatch_0(%{{.+}}: tensor<256xi32>, %{{.+}}: tensor<2xi32>)
+// CHECK-NOT: dense<"0x
+// CHECK: func.func private @passed_constant_dispatch_1(%{{.+}}: tensor<256xi32>, %{{.+}}: tensor<2xi32>, %{{.+}}: tensor<2xi32>)
+// CHECK: arith.constant dense<[7, 9]> : tensor<2xi32>
+// CHECK: func.func private @passed_constant_dispatch_2(%{{.+}}: tensor<256xi32>)
+// CHECK: %[[C:.+]] = arith.constant dense<"0x000000000100000002000000
+// CHECK: return %[[C]]
+// CHECK: func.func private @passed_constant_dispatch_3(
+func.func @passed_constant(%x: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>) {
+  %table = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155, 156, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166, 167, 168, 169, 170, 171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255]> : tensor<256xi32>
+  %small = arith.constant dense<[7, 9]> : tensor<2xi32>
+  %e = tensor.empty() : tensor<2xi32>
+  %0 = scf.forall (%i) in (2) shared_outs(%o = %e) -> (tensor<2xi32>) {
+    %s = tensor.extract_slice %table[%i] [1] [1] : tensor<256xi32> to tensor<1xi32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %o[%i] [1] [1] : tensor<1xi32> into tensor<2xi32>
+    }
+  }
+  %1 = scf.forall (%i) in (2) shared_outs(%o = %e) -> (tensor<2xi32>) {
+    %s = tensor.extract_slice %table[%i] [1] [1] : tensor<256xi32> to tensor<1xi32>
+    %t = tensor.extract_slice %small[%i] [1] [1] : tensor<2xi32> to tensor<1xi32>
+    %u = tensor.extract_slice %x[%i] [1] [1] : tensor<2xi32> to tensor<1xi32>
+    %v = arith.addi %s, %t : tensor<1xi32>
+    %w = arith.addi %v, %u : tensor<1xi32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %w into %o[%i] [1] [1] : tensor<1xi32> into tensor<2xi32>
+    }
+  }
+  return %0, %1 : tensor<2xi32>, tensor<2xi32>
+}
