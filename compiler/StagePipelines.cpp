@@ -58,13 +58,23 @@ lcc::buildAttentionFormsPipeline(OpPassManager &pm,
   return form->addRewritePasses(pm, options, errors);
 }
 
+/// The linalg stage's IR is structured (one block per region, no branches):
+/// the greedy driver's region simplification, a walk of a deep model's one
+/// long function after every round, finds nothing to erase or merge there.
+static GreedyRewriteConfig linalgStageCanonicalization() {
+  GreedyRewriteConfig config;
+  config.setUseTopDownTraversal(true); // As the canonicalize pass's default.
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  return config;
+}
+
 void lcc::buildLowerToLinalgPipeline(OpPassManager &pm,
                                      AttentionTiling tiling) {
   pm.addPass(createExpandRingAttention());
   pm.addPass(createLowerToLinalg({tiling.queryTile, tiling.keyTile}));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createFuseElementwise());
-  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCanonicalizerPass(linalgStageCanonicalization()));
   pm.addPass(createCSEPass());
   // After CSE, which merged them.
   pm.addPass(createRematerializeArgumentOps());
