@@ -203,9 +203,15 @@ LogicalResult tileFunction(RewriterBase &rewriter, func::FuncOp func,
     if (reuseTiles && templates.reuse(rewriter, root, fused))
       continue;
     rewriter.setInsertionPoint(root);
+    SmallVector<OpFoldResult> sizes =
+        workgroupTileSizes(rewriter, root, target);
+    // Nothing parallel to split (a scalar, a whole reduction): one
+    // workgroup, left as is, as upstream tiling would leave it.
+    if (llvm::all_of(sizes, isZeroInteger))
+      continue;
     scf::SCFTilingOptions tiling;
     tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-    tiling.setTileSizes(workgroupTileSizes(rewriter, root, target));
+    tiling.setTileSizes(sizes);
     scf::SCFTileAndFuseOptions options;
     options.setTilingOptions(tiling);
     // Fusing a producer with other users would compute it twice.

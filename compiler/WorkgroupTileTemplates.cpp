@@ -21,8 +21,11 @@ struct Source {
 };
 
 /// The same op but for its operands: name, attributes, properties, result
-/// types and bodies (values inside them matched as they are defined).
-bool sameOpButOperands(Operation *a, Operation *b) {
+/// types and bodies (values inside them matched as they are defined). A
+/// value a body reads from outside (a constant the canonicalizer hoisted,
+/// a tensor a gather extracts from) is matched by one of the same type,
+/// the same in every read: `captures` maps each of `a`'s to `b`'s.
+bool sameOpButOperands(Operation *a, Operation *b, IRMapping &captures) {
   if (a->getNumOperands() != b->getNumOperands())
     return false;
   llvm::DenseMap<Value, Value> inner;
@@ -31,7 +34,14 @@ bool sameOpButOperands(Operation *a, Operation *b) {
       [&](Value l, Value r) {
         if (llvm::is_contained(a->getOperands(), l))
           return success(); // compared as the cluster's wiring
-        return success(inner.lookup(l) == r);
+        if (Value defined = inner.lookup(l))
+          return success(defined == r);
+        if (Value captured = captures.lookupOrNull(l))
+          return success(captured == r);
+        if (l.getType() != r.getType())
+          return failure();
+        captures.map(l, r);
+        return success();
       },
       [&](Value l, Value r) { inner[l] = r; },
       OperationEquivalence::IgnoreLocations);
@@ -83,14 +93,18 @@ void lcc::WorkgroupTileTemplates::keep(ArrayRef<Operation *> members,
   llvm::SmallPtrSet<Operation *, 8> memberSet(members.begin(), members.end());
   llvm::DenseMap<Operation *, unsigned> index = {{root, 0}};
   llvm::DenseMap<Value, unsigned> outers;
+  llvm::SmallPtrSet<Value, 8> captures;
   kept->members.push_back(root);
   for (unsigned i = 0; i < kept->members.size(); ++i) {
     Operation *member = kept->members[i];
-    // A body that reads values from outside is not matched by its print.
+    // What a body reads from outside the cluster (not from a member).
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(member->getRegions(), captured);
-    if (!captured.empty())
+    if (llvm::any_of(captured, [&](Value v) {
+          return memberSet.contains(v.getDefiningOp());
+        }))
       return;
+    captures.insert(captured.begin(), captured.end());
     SmallVector<Source> &sources = kept->sources.emplace_back();
     for (OpOperand &operand : member->getOpOperands()) {
       Value value = operand.get();
@@ -113,11 +127,14 @@ void lcc::WorkgroupTileTemplates::keep(ArrayRef<Operation *> members,
   }
   if (kept->members.size() != members.size())
     return;
-  // The forall reads the cluster's outer values and nothing else.
+  // The forall reads the cluster's outer values and what its bodies read
+  // from outside, nothing else.
   llvm::SetVector<Value> read;
   getUsedValuesDefinedAbove(forall.getRegion(), read);
   read.insert(forall->operand_begin(), forall->operand_end());
-  if (llvm::any_of(read, [&](Value v) { return !outers.contains(v); }))
+  if (llvm::any_of(read, [&](Value v) {
+        return !outers.contains(v) && !captures.contains(v);
+      }))
     return;
   if (replacements.size() != root->getNumResults())
     return;
@@ -132,12 +149,14 @@ void lcc::WorkgroupTileTemplates::keep(ArrayRef<Operation *> members,
 
 /// The cluster of `root` that corresponds member by member to `t`'s, with
 /// its outer values in `t`'s order: equal ops, wired alike, none already
-/// fused, each member but the root read only within the cluster.
+/// fused, each member but the root read only within the cluster. What
+/// `t`'s bodies read from outside is mapped in `captures` to what the
+/// cluster's read (each defined before its reader, so before `root`).
 static bool matchCluster(const lcc::WorkgroupTileTemplates::Template &t,
                          Operation *root,
                          const llvm::SmallPtrSetImpl<Operation *> &fused,
                          SmallVectorImpl<Operation *> &members,
-                         SmallVectorImpl<Value> &outers) {
+                         SmallVectorImpl<Value> &outers, IRMapping &captures) {
   members.assign({root});
   llvm::SmallPtrSet<Operation *, 8> memberSet = {root};
   // Each operand as `t`'s comes: the next new member, a member met
@@ -165,7 +184,7 @@ static bool matchCluster(const lcc::WorkgroupTileTemplates::Template &t,
   };
   for (unsigned i = 0; i < t.members.size(); ++i) {
     if (i >= members.size() || fused.contains(members[i]) ||
-        !sameOpButOperands(t.members[i], members[i]))
+        !sameOpButOperands(t.members[i], members[i], captures))
       return false;
     for (auto [j, source] : llvm::enumerate(t.sources[i]))
       if (!wiredAlike(source, members[i]->getOperand(j),
@@ -181,10 +200,13 @@ static bool matchCluster(const lcc::WorkgroupTileTemplates::Template &t,
       return memberSet.contains(user);
     });
   };
+  auto ofAMember = [&](Value v) {
+    return memberSet.contains(v.getDefiningOp());
+  };
   return llvm::all_of(llvm::drop_begin(members), usedWithin) &&
-         llvm::none_of(outers, [&](Value v) {
-           return memberSet.contains(v.getDefiningOp());
-         });
+         llvm::none_of(outers, ofAMember) &&
+         llvm::none_of(captures.getValueMap(),
+                       [&](auto &pair) { return ofAMember(pair.second); });
 }
 
 /// Gives each op and block argument of `clone`, a copy of `t`'s forall,
@@ -222,11 +244,20 @@ bool lcc::WorkgroupTileTemplates::reuse(
     const Template &t = *candidate;
     SmallVector<Operation *> members;
     SmallVector<Value> outers;
-    if (!matchCluster(t, root, fused, members, outers))
-      continue;
     IRMapping mapping;
-    for (auto [outer, use] : llvm::enumerate(t.outerUses))
-      mapping.map(t.members[use.first]->getOperand(use.second), outers[outer]);
+    if (!matchCluster(t, root, fused, members, outers, mapping))
+      continue;
+    // A value the template reads both as an operand and from a body is
+    // the cluster's in both places, or the cluster is wired otherwise.
+    bool wiredOtherwise = false;
+    for (auto [outer, use] : llvm::enumerate(t.outerUses)) {
+      Value read = t.members[use.first]->getOperand(use.second);
+      Value captured = mapping.lookupOrNull(read);
+      wiredOtherwise |= captured && captured != outers[outer];
+      mapping.map(read, outers[outer]);
+    }
+    if (wiredOtherwise)
+      continue;
     rewriter.setInsertionPoint(root);
     Operation *clone = rewriter.clone(*t.forall, mapping);
     relocateClone(t, members, clone);

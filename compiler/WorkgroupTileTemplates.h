@@ -7,7 +7,9 @@
 // cluster is kept as a template; a later cluster that is the same ops (names,
 // attributes, types, bodies) wired the same way (each operand from the same
 // member, or from outside in the same pattern) gets a clone of the
-// template's scf.forall on its own operands instead.
+// template's scf.forall on its own operands instead. What a body reads from
+// outside the cluster (a hoisted constant, a gathered table) is matched as
+// an operand is: the clone reads the cluster's own.
 //
 // The clone computes what tiling the cluster would: its ops are the
 // template's, and the forall reads the cluster's outer operands only (a

@@ -215,3 +215,66 @@ func.func @two_layers(%x: tensor<256x32xf32>, %w0: tensor<32x32xf32>, %w1: tenso
   } -> tensor<256x32xf32> loc("layer1.product")
   return %y1 : tensor<256x32xf32>
 }
+
+// -----
+
+// A body may read values from outside the cluster: a scalar constant the
+// canonicalizer hoisted (a GELU's, a scale's) or a tensor a gather extracts
+// from. The first layer's clusters are clones of the second's, each reading
+// its own layer's values (here a different scale and table); the RUN lines
+// at the top compare this with reuse-tiles=false.
+// CHECK-LABEL: func @captured_values
+// CHECK-SAME: (%[[X:.+]]: tensor<256x32xf32>, %[[T0:.+]]: tensor<64xf32>, %[[T1:.+]]: tensor<64xf32>)
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[THIRD:.+]] = arith.constant 2.500000e-01 : f32
+// CHECK: scf.forall
+// CHECK: arith.mulf %{{.+}}, %[[HALF]] : f32
+// CHECK: scf.forall
+// CHECK: tensor.extract %[[T0]]
+// CHECK: scf.forall
+// CHECK: arith.mulf %{{.+}}, %[[THIRD]] : f32
+// CHECK: scf.forall
+// CHECK: tensor.extract %[[T1]]
+// CHECK: return
+func.func @captured_values(%x: tensor<256x32xf32>, %t0: tensor<64xf32>, %t1: tensor<64xf32>) -> (tensor<256x32xf32>, tensor<256x32xf32>) {
+  %half = arith.constant 0.5 : f32
+  %third = arith.constant 0.25 : f32
+  %e = tensor.empty() : tensor<256x32xf32>
+  %s0 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<256x32xf32>) outs(%e : tensor<256x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = arith.mulf %v, %half : f32
+    linalg.yield %t : f32
+  } -> tensor<256x32xf32>
+  %g0 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%s0 : tensor<256x32xf32>) outs(%e : tensor<256x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %c64 = arith.constant 64 : index
+    %k = arith.remui %i, %c64 : index
+    %w = tensor.extract %t0[%k] : tensor<64xf32>
+    %t = arith.addf %v, %w : f32
+    linalg.yield %t : f32
+  } -> tensor<256x32xf32>
+  %s1 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%g0 : tensor<256x32xf32>) outs(%e : tensor<256x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %t = arith.mulf %v, %third : f32
+    linalg.yield %t : f32
+  } -> tensor<256x32xf32>
+  %g1 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%s1 : tensor<256x32xf32>) outs(%e : tensor<256x32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %i = linalg.index 0 : index
+    %c64 = arith.constant 64 : index
+    %k = arith.remui %i, %c64 : index
+    %w = tensor.extract %t1[%k] : tensor<64xf32>
+    %t = arith.addf %v, %w : f32
+    linalg.yield %t : f32
+  } -> tensor<256x32xf32>
+  return %g0, %g1 : tensor<256x32xf32>, tensor<256x32xf32>
+}
