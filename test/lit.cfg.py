@@ -80,15 +80,18 @@ import shutil
 if shutil.which("ptxas") or os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
     config.available_features.add("ptxas")
 
-# The CPU's bf16 instructions, for the tests that run code compiled for a
-# named CPU that has them: `avx512-bf16` (dot products) and `amx-bf16`
-# (tile products; Linux grants the tile state on request from 5.16).
+# The CPU's vector instructions, for the tests that run code compiled for a
+# named CPU that has them: `avx512` (Skylake's AVX-512), `avx512-bf16` (dot
+# products) and `amx-bf16` (tile products; Linux grants the tile state on
+# request from 5.16).
 try:
     with open("/proc/cpuinfo") as cpuinfo:
         flags = next((line.split(":", 1)[1].split() for line in cpuinfo
                       if line.startswith("flags")), [])
 except OSError:
     flags = []
+if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= set(flags):
+    config.available_features.add("avx512")  # what --cpu=skylake-avx512 needs
 if "avx512_bf16" in flags:
     config.available_features.add("avx512-bf16")
 if "amx_bf16" in flags and "amx_tile" in flags:
