@@ -61,6 +61,14 @@ SmallVector<Location> locationsOf(Operation *op) {
   return found;
 }
 
+/// What the bodies of `members` read from outside them.
+llvm::SmallPtrSet<Value, 8> capturedBy(ArrayRef<Operation *> members) {
+  llvm::SetVector<Value> captured;
+  for (Operation *member : members)
+    getUsedValuesDefinedAbove(member->getRegions(), captured);
+  return llvm::SmallPtrSet<Value, 8>(captured.begin(), captured.end());
+}
+
 llvm::hash_code hashButOperands(Operation *op) {
   return OperationEquivalence::computeHash(
       op, OperationEquivalence::ignoreHashValue,
@@ -76,6 +84,8 @@ struct lcc::WorkgroupTileTemplates::Template {
   SmallVector<SmallVector<Source>> sources;
   /// Each outer value's first use: (member, operand).
   SmallVector<std::pair<unsigned, unsigned>> outerUses;
+  /// What the members' bodies read from outside the cluster.
+  llvm::SmallPtrSet<Value, 8> captures;
   scf::ForallOp forall;
   /// The forall's result that replaces each of the root's results.
   SmallVector<unsigned> resultOf;
@@ -93,18 +103,16 @@ void lcc::WorkgroupTileTemplates::keep(ArrayRef<Operation *> members,
   llvm::SmallPtrSet<Operation *, 8> memberSet(members.begin(), members.end());
   llvm::DenseMap<Operation *, unsigned> index = {{root, 0}};
   llvm::DenseMap<Value, unsigned> outers;
-  llvm::SmallPtrSet<Value, 8> captures;
+  kept->captures = capturedBy(members);
+  // A body reads no member's result, and no value the members take as
+  // operands: matching compares an operand's nested reads as its wiring.
+  if (llvm::any_of(kept->captures, [&](Value v) {
+        return memberSet.contains(v.getDefiningOp());
+      }))
+    return;
   kept->members.push_back(root);
   for (unsigned i = 0; i < kept->members.size(); ++i) {
     Operation *member = kept->members[i];
-    // What a body reads from outside the cluster (not from a member).
-    llvm::SetVector<Value> captured;
-    getUsedValuesDefinedAbove(member->getRegions(), captured);
-    if (llvm::any_of(captured, [&](Value v) {
-          return memberSet.contains(v.getDefiningOp());
-        }))
-      return;
-    captures.insert(captured.begin(), captured.end());
     SmallVector<Source> &sources = kept->sources.emplace_back();
     for (OpOperand &operand : member->getOpOperands()) {
       Value value = operand.get();
@@ -125,7 +133,10 @@ void lcc::WorkgroupTileTemplates::keep(ArrayRef<Operation *> members,
       sources.push_back(source);
     }
   }
-  if (kept->members.size() != members.size())
+  if (kept->members.size() != members.size() ||
+      llvm::any_of(outers, [&](auto &outer) {
+        return kept->captures.contains(outer.first);
+      }))
     return;
   // The forall reads the cluster's outer values and what its bodies read
   // from outside, nothing else.
@@ -133,7 +144,7 @@ void lcc::WorkgroupTileTemplates::keep(ArrayRef<Operation *> members,
   getUsedValuesDefinedAbove(forall.getRegion(), read);
   read.insert(forall->operand_begin(), forall->operand_end());
   if (llvm::any_of(read, [&](Value v) {
-        return !outers.contains(v) && !captures.contains(v);
+        return !outers.contains(v) && !kept->captures.contains(v);
       }))
     return;
   if (replacements.size() != root->getNumResults())
@@ -147,16 +158,17 @@ void lcc::WorkgroupTileTemplates::keep(ArrayRef<Operation *> members,
   templates[hashButOperands(root)].push_back(std::move(kept));
 }
 
-/// The cluster of `root` that corresponds member by member to `t`'s, with
-/// its outer values in `t`'s order: equal ops, wired alike, none already
-/// fused, each member but the root read only within the cluster. What
-/// `t`'s bodies read from outside is mapped in `captures` to what the
-/// cluster's read (each defined before its reader, so before `root`).
+/// The cluster of `root` that corresponds member by member to `t`'s: equal
+/// ops, wired alike, none already fused, each member but the root read
+/// only within the cluster. `reads` maps each value `t`'s forall reads
+/// (its outer operands, what its bodies read from outside) to the
+/// cluster's (each defined before its reader, so before `root`).
 static bool matchCluster(const lcc::WorkgroupTileTemplates::Template &t,
                          Operation *root,
                          const llvm::SmallPtrSetImpl<Operation *> &fused,
                          SmallVectorImpl<Operation *> &members,
-                         SmallVectorImpl<Value> &outers, IRMapping &captures) {
+                         IRMapping &reads) {
+  SmallVector<Value> outers;
   members.assign({root});
   llvm::SmallPtrSet<Operation *, 8> memberSet = {root};
   // Each operand as `t`'s comes: the next new member, a member met
@@ -184,7 +196,7 @@ static bool matchCluster(const lcc::WorkgroupTileTemplates::Template &t,
   };
   for (unsigned i = 0; i < t.members.size(); ++i) {
     if (i >= members.size() || fused.contains(members[i]) ||
-        !sameOpButOperands(t.members[i], members[i], captures))
+        !sameOpButOperands(t.members[i], members[i], reads))
       return false;
     for (auto [j, source] : llvm::enumerate(t.sources[i]))
       if (!wiredAlike(source, members[i]->getOperand(j),
@@ -194,7 +206,7 @@ static bool matchCluster(const lcc::WorkgroupTileTemplates::Template &t,
   if (members.size() != t.members.size())
     return false;
   // The cluster dies with its root: what a member computes is read by
-  // members only, and an outer value is no member's.
+  // members only, and no outer value, nor one a body reads, is a member's.
   auto usedWithin = [&](Operation *member) {
     return llvm::all_of(member->getUsers(), [&](Operation *user) {
       return memberSet.contains(user);
@@ -203,10 +215,25 @@ static bool matchCluster(const lcc::WorkgroupTileTemplates::Template &t,
   auto ofAMember = [&](Value v) {
     return memberSet.contains(v.getDefiningOp());
   };
-  return llvm::all_of(llvm::drop_begin(members), usedWithin) &&
-         llvm::none_of(outers, ofAMember) &&
-         llvm::none_of(captures.getValueMap(),
-                       [&](auto &pair) { return ofAMember(pair.second); });
+  llvm::SmallPtrSet<Value, 8> captures = capturedBy(members);
+  if (!llvm::all_of(llvm::drop_begin(members), usedWithin) ||
+      llvm::any_of(outers, ofAMember) || llvm::any_of(captures, ofAMember) ||
+      llvm::any_of(outers, [&](Value v) { return captures.contains(v); }))
+    return false;
+  // The comparison passes over a value both bodies read without telling
+  // (it is equal to itself), so `reads` holds only the pairs that differ.
+  // Each is safe to substitute only where the template reads it alone:
+  // a template value the cluster reads too, or a cluster value the
+  // template reads too, may be read as itself elsewhere (a clamp's bound
+  // 0 here, 4 there, the same 0 as a gather's index in both).
+  if (llvm::any_of(reads.getValueMap(), [&](auto &pair) {
+        return captures.contains(pair.first) ||
+               t.captures.contains(pair.second);
+      }))
+    return false;
+  for (auto [outer, use] : llvm::enumerate(t.outerUses))
+    reads.map(t.members[use.first]->getOperand(use.second), outers[outer]);
+  return true;
 }
 
 /// Gives each op and block argument of `clone`, a copy of `t`'s forall,
@@ -243,20 +270,8 @@ bool lcc::WorkgroupTileTemplates::reuse(
   for (const std::unique_ptr<Template> &candidate : found->second) {
     const Template &t = *candidate;
     SmallVector<Operation *> members;
-    SmallVector<Value> outers;
     IRMapping mapping;
-    if (!matchCluster(t, root, fused, members, outers, mapping))
-      continue;
-    // A value the template reads both as an operand and from a body is
-    // the cluster's in both places, or the cluster is wired otherwise.
-    bool wiredOtherwise = false;
-    for (auto [outer, use] : llvm::enumerate(t.outerUses)) {
-      Value read = t.members[use.first]->getOperand(use.second);
-      Value captured = mapping.lookupOrNull(read);
-      wiredOtherwise |= captured && captured != outers[outer];
-      mapping.map(read, outers[outer]);
-    }
-    if (wiredOtherwise)
+    if (!matchCluster(t, root, fused, members, mapping))
       continue;
     rewriter.setInsertionPoint(root);
     Operation *clone = rewriter.clone(*t.forall, mapping);

@@ -12,8 +12,9 @@
 // an operand is: the clone reads the cluster's own.
 //
 // The clone computes what tiling the cluster would: its ops are the
-// template's, and the forall reads the cluster's outer operands only (a
-// template that reads anything else is not kept). It can differ from what
+// template's, and the forall reads only the cluster's outer operands and
+// what its bodies read from outside (a template that reads anything else is
+// not kept). It can differ from what
 // upstream would make of it only in what it fuses, should upstream decide
 // otherwise for an equal cluster.
 //
@@ -40,7 +41,7 @@ public:
   /// Keeps `forall`, the tiling of `members.front()` (the root) with the
   /// other members fused into it, whose results `replacements` replace the
   /// root's; a cluster whose forall reads more than its members' outer
-  /// operands is not kept.
+  /// operands and what their bodies read from outside is not kept.
   void keep(llvm::ArrayRef<mlir::Operation *> members,
             mlir::scf::ForallOp forall,
             llvm::ArrayRef<mlir::Value> replacements);

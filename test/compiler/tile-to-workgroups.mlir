@@ -278,3 +278,49 @@ func.func @captured_values(%x: tensor<256x32xf32>, %t0: tensor<64xf32>, %t1: ten
   } -> tensor<256x32xf32>
   return %g0, %g1 : tensor<256x32xf32>, tensor<256x32xf32>
 }
+
+// -----
+
+// Two layers' clamps read their bounds from outside: the second clamps to
+// [0, 4] and gathers at row 0, the first clamps to [4, 4] and gathers at
+// row 0 too. Matched read by read, 0 -> 4 looks like one substitution, but
+// the first layer reads the same 0 as its gather's index: a clone reading
+// 4 there would gather the wrong row (a fuzzed Transformer-XL model did).
+// Such a cluster is tiled anew; the RUN lines at the top compare this with
+// reuse-tiles=false.
+// CHECK-LABEL: func @shared_capture
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: scf.forall
+// CHECK: arith.maxsi %{{.+}}, %[[C4]] : index
+// CHECK: tensor.extract %{{.+}}[%[[C0]]
+// CHECK: scf.forall
+// CHECK: arith.maxsi %{{.+}}, %[[C0]] : index
+// CHECK: tensor.extract %{{.+}}[%[[C0]]
+// CHECK: return
+func.func @shared_capture(%t: tensor<2x8xf32>) -> (tensor<256x8xf32>, tensor<256x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %e = tensor.empty() : tensor<256x8xf32>
+  %g0 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<256x8xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 1 : index
+    %lo = arith.maxsi %i, %c4 : index
+    %k = arith.minsi %lo, %c4 : index
+    %w = tensor.extract %t[%c0, %k] : tensor<2x8xf32>
+    linalg.yield %w : f32
+  } -> tensor<256x8xf32>
+  %g1 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<256x8xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 1 : index
+    %lo = arith.maxsi %i, %c0 : index
+    %k = arith.minsi %lo, %c4 : index
+    %w = tensor.extract %t[%c0, %k] : tensor<2x8xf32>
+    linalg.yield %w : f32
+  } -> tensor<256x8xf32>
+  return %g0, %g1 : tensor<256x8xf32>, tensor<256x8xf32>
+}
