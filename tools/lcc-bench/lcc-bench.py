@@ -25,7 +25,7 @@
   lcc-bench depth     [--layers=2,4,8,16] [--seq=4096] [--d-model=256]
                       [--d-ff=1024] [--form=lsh|dense] [--ff-chunks=N]
                       [--activation=gelu|relu] [--attention-chunks=N]
-                      [--repeat=2] [--threads=N]
+                      [--repeat=2] [--threads=N] [--rounds=1] [--no-peer]
   lcc-bench ff-chunks [--chunks=1,4,16] [--layers=1] [--seq=16384]
                       [--d-model=256] [--d-ff=4096] [--reversible]
                       [--activation=gelu|relu] [--attention-chunks=N]
@@ -98,7 +98,13 @@ pairs (shared-QK causal attention, LSH-4 by default, a GELU feed-forward
 (--activation=relu for ReLU; tables before 2026-12-05 ran ReLU), 4
 heads, vocab 256), compiled with --train --optimizer=adam as it is
 ("plain") and with --reversible: compile time, time per train_step and
-peak bytes, and the peak's growth per layer over the previous depth.
+peak bytes, and the peak's growth per layer over the previous depth. With
+LSH and python3-torch, the peer: reformer-pytorch's ReformerLM train step
+(the same sizes, LSH, chunks and activation, causal, Adam; reversible or
+not as the row) transcribed to torch, pinned and threaded as lcc-run; it
+runs after each of --rounds runs of lcc's step, and 'lcc / peer' is the
+median of the rounds' ratios. Its peak is the resident growth once the
+model exists (lcc's is the runtime's peak bytes).
 
 ff-chunks: the same model (--layers, default 1) compiled with each
 --ff-chunks value: time per train_step and peak bytes.
@@ -140,7 +146,7 @@ sys.path.insert(0, BIN)
 from lcc_bench_peers import (numpy_attention_ms, numpy_python,  # noqa: E402
                              torch_decode_ms, torch_python,
                              numpy_relative_ms, pinned, run_pinned,
-                             sgemm_ceiling)
+                             sgemm_ceiling, torch_reformer_step)
 
 
 def tool(name):
@@ -953,6 +959,17 @@ def train_step_report(source_text, seq, flags, repeat, threads, pin=False,
     `threads` CPUs): (compile s, lcc-run's report). The compile is cold
     (an empty kernel cache); with `warm` (a list), the time of compiling
     it again from the kernels the first compile cached is appended to it."""
+    seconds, reports, _ = timed_train_step(source_text, seq, flags, repeat,
+                                           threads, pin, warm)
+    return seconds, reports[0]
+
+
+def timed_train_step(source_text, seq, flags, repeat, threads, pin=False,
+                     warm=None, rounds=1, alongside=None):
+    """train_step_report's compile, then `rounds` runs of the step, each
+    followed by a call of `alongside` (a peer measured in the same
+    minutes, or None): (compile s, lcc-run's reports, alongside's
+    results)."""
     with tempfile.TemporaryDirectory() as work:
         source = os.path.join(work, "model.mlir")
         with open(source, "w") as f:
@@ -977,8 +994,10 @@ def train_step_report(source_text, seq, flags, repeat, threads, pin=False,
         args += ["--input=" + i for i in inputs]
         if threads:
             args.append("--threads=%d" % threads)
-        return seconds, json.loads(run_pinned(args, threads) if pin
-                                   else run(args))
+        reports, others = interleaved(rounds, [
+            lambda: json.loads(run_pinned(args, threads) if pin
+                               else run(args)), alongside])
+        return seconds, reports, others
 
 
 def generate_report(lcm, params, prompt, new_tokens, threads, recompute):
@@ -1116,28 +1135,54 @@ def stack_flags(opts, reversible, ff_chunks):
 
 
 def bench_depth(opts):
+    """The train step by depth, plain and reversible; with --form=lsh, the
+    torch transcription of reformer-pytorch's step alongside, round by
+    round, and lcc's time over the peer's per round (median)."""
+    python = (None if opts.no_peer or opts.form != "lsh" else
+              torch_python())
+    print("train step of residual_stack_model(L, %d, %d, %d, %s), lcc %s; "
+          "%d thread(s); %d round(s) of %d steps; peer: %s" % (
+              opts.seq, opts.d_model, opts.d_ff, opts.activation,
+              " ".join(stack_flags(opts, True, opts.ff_chunks)),
+              len(pinned(opts.threads)), opts.rounds, opts.repeat,
+              "reformer-pytorch's train step transcribed to torch (Adam), "
+              "pinned as lcc" if python else
+              "none (%s)" % ("--no-peer" if opts.no_peer else
+                             "--form is not lsh" if opts.form != "lsh"
+                             else "no python3 with torch")))
     print("| layers | variant | compile s (cold) | compile s (warm) | "
-          "ms/step | peak MiB | MiB/layer over previous |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
+          "ms/step | peak MiB | MiB/layer over previous | peer ms/step | "
+          "peer peak MiB | lcc / peer |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     previous = {}
     for layers in opts.layers:
         for variant in ["plain", "reversible"]:
-            flags = stack_flags(opts, variant == "reversible", opts.ff_chunks)
+            reversible = variant == "reversible"
+            flags = stack_flags(opts, reversible, opts.ff_chunks)
             text = residual_stack_model(layers, opts.seq, opts.d_model,
                                         opts.d_ff, opts.activation)
             warm = []
-            seconds, r = train_step_report(text, opts.seq, flags,
-                                           opts.repeat, opts.threads,
-                                           warm=warm)
-            peak = mib(r["peak_bytes"])
+            peer = (lambda: torch_reformer_step(python, opts, layers,
+                                                reversible)) if python else None
+            seconds, reports, peers = timed_train_step(
+                text, opts.seq, flags, opts.repeat, opts.threads, pin=True,
+                warm=warm, rounds=opts.rounds, alongside=peer)
+            step = median([r["mean_ms"] for r in reports])
+            peak = mib(max(r["peak_bytes"] for r in reports))
             growth = ""
             if variant in previous:
                 last_layers, last_peak = previous[variant]
                 growth = "%.1f" % ((peak - last_peak) / (layers - last_layers))
             previous[variant] = (layers, peak)
-            print("| %d | %s | %.1f | %.1f | %.0f | %.1f | %s |" %
-                  (layers, variant, seconds, warm[0], r["mean_ms"], peak,
-                   growth))
+            peer_cells = "- | - | -"
+            if peers:
+                peer_cells = "%.0f | %.1f | %.2f" % (
+                    median([p[0] for p in peers]), max(p[2] for p in peers),
+                    median([r["mean_ms"] / p[0]
+                            for r, p in zip(reports, peers)]))
+            print("| %d | %s | %.1f | %.1f | %.0f | %.1f | %s | %s |" %
+                  (layers, variant, seconds, warm[0], step, peak, growth,
+                   peer_cells))
             sys.stdout.flush()
 
 
@@ -1563,6 +1608,10 @@ def main():
     r.add_argument("--ff-chunks", type=int, default=0)
     add_stack_arguments(r)
     r.add_argument("--threads", type=int, default=0)
+    r.add_argument("--rounds", type=int, default=1,
+                   help="times each step this often, the peer after each")
+    r.add_argument("--no-peer", action="store_true",
+                   help="no reformer-pytorch transcription alongside")
     c = sub.add_parser("ff-chunks", help="train step by feed-forward chunks")
     c.add_argument("--chunks", default="1,4,16",
                    type=lambda v: [int(x) for x in v.split(",")])

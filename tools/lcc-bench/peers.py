@@ -330,6 +330,219 @@ print(prefill, times[len(times) // 2] * 1e3)
 """
 
 
+# reformer-pytorch's ReformerLM train step, transcribed from its source
+# (lucidrains/reformer-pytorch: reformer_pytorch.py, reversible.py) with
+# its defaults for everything lcc-bench's stack does not set: shared-QK
+# LSH attention (fresh random rotations at every hashing, the buckets
+# hashed again and the cached ones used in the reversible backward, keys
+# normalised, one chunk looked back, self and causal masks, the rounds
+# combined by their logsumexps, rotary position embedding on qk), pre-norm
+# blocks, the feed-forward in `chunks` chunks along the sequence, the
+# reversible two-stream stack (no activations kept; each block recomputed
+# in the backward with its RNG state restored) or, not reversible, the same
+# blocks under autograd; final norm, vocabulary head, cross-entropy, Adam.
+# reformer-pytorch is not a Debian package: this is its algorithm on
+# Debian's torch, not its code. Prints the median and minimum ms per step
+# after one warm-up step and the peak resident MiB over the process's
+# size once the model exists.
+TORCH_REFORMER_TRAIN = """
+import math, resource, sys, time, torch
+nn, F = torch.nn, torch.nn.functional
+(layers, seq, d, ff, heads, vocab, chunks, reversible, relu, repeat,
+ threads) = map(int, sys.argv[1:12])
+torch.set_num_threads(threads)
+torch.manual_seed(0)
+hd, rounds, bucket = d // heads, int(sys.argv[12]), int(sys.argv[13])
+
+def rotate_pairs(x):
+    x = x.view(*x.shape[:-1], -1, 2)
+    return torch.stack((-x[..., 1], x[..., 0]), -1).flatten(-2)
+
+inv_freq = 1.0 / 10000 ** (torch.arange(0, hd, 2).float() / hd)
+angles = torch.arange(seq).float()[:, None] * inv_freq[None, :]
+sin = angles.sin().repeat_interleave(2, -1)
+cos = angles.cos().repeat_interleave(2, -1)
+
+class LSHSelfAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.toqk = nn.Linear(d, d, bias=False)
+        self.tov = nn.Linear(d, d, bias=False)
+        self.to_out = nn.Linear(d, d)
+        self.cached = None
+
+    def hash(self, qk):
+        nb = seq // bucket
+        rot = torch.randn(1, hd, rounds, nb // 2).expand(qk.shape[0], -1, -1, -1)
+        r = torch.einsum("btf,bfhi->bhti", qk, rot)
+        b = torch.cat([r, -r], -1).argmax(-1)
+        b = b + (torch.arange(rounds) * nb).view(1, -1, 1)
+        return b.reshape(qk.shape[0], -1)
+
+    def attend(self, qk, v, buckets):
+        bh, t, e = qk.shape
+        ticker = torch.arange(rounds * t).unsqueeze(0).expand_as(buckets)
+        _, order = (t * buckets + ticker % t).sort(-1)
+        sticker = ticker.gather(-1, order)
+        _, undo = sticker.sort(-1)
+        qk = qk * cos + rotate_pairs(qk) * sin
+        st = sticker % t
+        sqk = qk.gather(1, st[:, :, None].expand(-1, -1, e))
+        sv = v.gather(1, st[:, :, None].expand(-1, -1, e))
+        n = rounds * (t // bucket)
+        bq_t = st.view(bh, n, -1)
+        bq = sqk.view(bh, n, -1, e)
+        bv = sv.view(bh, n, -1, e)
+        back = lambda x: torch.cat([x, torch.cat([x[:, -1:], x[:, :-1]], 1)], 2)
+        bk, bv, bkv_t = back(F.normalize(bq, p=2, dim=-1)), back(bv), back(bq_t)
+        dots = torch.einsum("bhie,bhje->bhij", bq, bk) * e ** -0.5
+        dots.masked_fill_(bq_t[:, :, :, None] < bkv_t[:, :, None, :],
+                          -torch.finfo(dots.dtype).max)
+        dots.masked_fill_(bq_t[:, :, :, None] == bkv_t[:, :, None, :], -5e4)
+        lse = torch.logsumexp(dots, -1, keepdim=True)
+        bo = torch.einsum("buij,buje->buie", torch.exp(dots - lse), bv)
+        o = bo.reshape(bh, -1, e).gather(1, undo[:, :, None].expand(-1, -1, e))
+        logits = lse.reshape(bh, -1).gather(1, undo)
+        o = o.view(bh, rounds, t, e)
+        logits = logits.view(bh, rounds, t, 1)
+        share = torch.exp(logits - torch.logsumexp(logits, 1, keepdim=True))
+        return (o * share).sum(1)
+
+    def forward(self, x, reverse):
+        b, t, _ = x.shape
+        split = lambda y: y.view(b, t, heads, hd).transpose(1, 2).reshape(b * heads, t, hd)
+        qk, v = split(self.toqk(x)), split(self.tov(x))
+        buckets = self.hash(qk)
+        if reverse:
+            buckets = self.cached
+        else:
+            self.cached = buckets
+        out = self.attend(qk, v, buckets)
+        return self.to_out(out.view(b, heads, t, hd).transpose(1, 2).reshape(b, t, d))
+
+class FeedForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w1, self.w2 = nn.Linear(d, ff), nn.Linear(ff, d)
+        self.act = nn.ReLU() if relu else nn.GELU()
+
+    def forward(self, x):
+        return torch.cat([self.w2(self.act(self.w1(c)))
+                          for c in x.chunk(chunks, dim=-2)], dim=-2)
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn_norm, self.attn = nn.LayerNorm(d), LSHSelfAttention()
+        self.ff_norm, self.ff = nn.LayerNorm(d), FeedForward()
+
+    def f(self, x, reverse=False, rng=None):
+        if rng is None:
+            self.rng = torch.get_rng_state()
+            return self.attn(self.attn_norm(x), reverse)
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(rng)
+            return self.attn(self.attn_norm(x), reverse)
+
+    def g(self, x, rng=None):
+        if rng is None:
+            self.g_rng = torch.get_rng_state()
+            return self.ff(self.ff_norm(x))
+        with torch.random.fork_rng(devices=[]):
+            torch.set_rng_state(rng)
+            return self.ff(self.ff_norm(x))
+
+class ReversibleStack(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, blocks):
+        for blk in blocks:
+            x1, x2 = x.chunk(2, dim=2)
+            y1 = x1 + blk.f(x2)
+            x = torch.cat([y1, x2 + blk.g(y1)], dim=2)
+        ctx.y, ctx.blocks = x.detach(), blocks
+        return x
+
+    @staticmethod
+    def backward(ctx, dy):
+        y = ctx.y
+        for blk in reversed(ctx.blocks):
+            y1, y2 = y.chunk(2, dim=2)
+            dy1, dy2 = dy.chunk(2, dim=2)
+            with torch.enable_grad():
+                y1.requires_grad = True
+                gy1 = blk.g(y1, rng=blk.g_rng)
+                torch.autograd.backward(gy1, dy2)
+            with torch.no_grad():
+                x2 = y2 - gy1
+                dx1 = dy1 + y1.grad
+            with torch.enable_grad():
+                x2.requires_grad = True
+                fx2 = blk.f(x2, reverse=True, rng=blk.rng)
+                torch.autograd.backward(fx2, dx1, retain_graph=True)
+            with torch.no_grad():
+                y = torch.cat([y1 - fx2, x2.detach()], dim=2)
+                dy = torch.cat([dx1, dy2 + x2.grad], dim=2)
+        return dy, None
+
+class ReformerLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(Block() for _ in range(layers))
+        self.norm, self.out = nn.LayerNorm(d), nn.Linear(d, vocab)
+
+    def forward(self, tokens):
+        x = self.emb(tokens)
+        x = torch.cat([x, x], dim=-1)
+        if reversible:
+            x = ReversibleStack.apply(x, self.blocks)
+        else:
+            for blk in self.blocks:
+                x1, x2 = x.chunk(2, dim=2)
+                y1 = x1 + blk.f(x2)
+                x = torch.cat([y1, x2 + blk.g(y1)], dim=2)
+        x = torch.stack(x.chunk(2, dim=-1)).mean(dim=0)
+        return self.out(self.norm(x))
+
+model = ReformerLM()
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+tokens = torch.randint(0, vocab, (1, seq))
+labels = torch.randint(0, vocab, (1, seq))
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+base = rss()
+def step():
+    loss = F.cross_entropy(model(tokens).view(-1, vocab), labels.view(-1))
+    loss.backward()
+    optimizer.step()
+    optimizer.zero_grad(set_to_none=True)
+    return loss.item()
+first = step()
+times = []
+for _ in range(repeat):
+    t0 = time.perf_counter(); last = step(); times.append(time.perf_counter() - t0)
+if not math.isfinite(last):
+    sys.exit("the transcription's loss is %r" % last)
+times.sort()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
+print(times[len(times) // 2] * 1e3, times[0] * 1e3, peak / 2 ** 20)
+"""
+
+
+def torch_reformer_step(python, opts, layers, reversible):
+    """The torch transcription of reformer-pytorch's train step at lcc-bench's
+    stack configuration: (median ms, min ms, peak MiB over the model)."""
+    args = [python, "-c", TORCH_REFORMER_TRAIN] + [str(x) for x in (
+        layers, opts.seq, opts.d_model, opts.d_ff, 4, 256,
+        max(opts.ff_chunks, 1), int(reversible),
+        int(opts.activation == "relu"), opts.repeat,
+        len(pinned(opts.threads)),
+        opts.lsh_hashes, opts.lsh_bucket_size)]
+    median, low, peak = map(float, run_pinned(
+        args, opts.threads, numpy_env(opts.threads)).split())
+    return median, low, peak
+
 def torch_python():
     """A python3 with torch, or None."""
     return python_with("torch")
