@@ -322,10 +322,11 @@ def VectorizeContractions
     reads B as (n, k), as q·kᵀ does, gets B transposed into a temporary
     first: at most 64 KiB of it in one stack buffer made at the function's
     entry (every iteration of an enclosing loop reuses it), a larger one on
-    the heap; with 16 lanes (AVX-512) and sizes that 16 divides, in 16 x 16
-    blocks read as vectors and transposed by shuffles. Contractions of
-    another shape, or whose `m` and `n` no block divides, are left to the
-    loop lowering.
+    the heap; with 16 lanes (AVX-512) or 8 (AVX) and sizes the lanes
+    divide, in blocks of lanes x lanes read as vectors and transposed by
+    shuffles (8 x 8 by AVX's unpacks, shuffles and 128-bit permutes).
+    Contractions of another shape, or whose `m` and `n` no block divides,
+    are left to the loop lowering.
 
     The block is sized for the target's vector registers (`vector-bits`
     wide, `vector-registers` of them), at most as many rows as leave room

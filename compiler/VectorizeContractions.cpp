@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/Transforms.h"
 #include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -167,15 +168,70 @@ matchContraction(linalg::LinalgOp op, const RegisterTileRule &rule) {
 /// chunk is 16 KiB, a 128 x 128 one 64 KiB.
 constexpr int64_t kMaxStackTransposeBytes = 64 * 1024;
 
+/// Eight rows of 8 f32 transposed in registers: `rows[i]` becomes column i,
+/// by AVX's in-lane unpacks and shuffles and its 128-bit permutes (24
+/// shuffles of two vectors, one instruction each, as vector.shuffle).
+/// MLIR's own AVX2 lowering of an 8 x 8 transpose blends by inline
+/// assembly, which LLVM's object emission does not parse.
+void transposeRowsOf8(ImplicitLocOpBuilder &b, MutableArrayRef<Value> rows) {
+  using namespace x86vector::avx2::intrin;
+  // Pairs of rows interleaved: t[2i] holds columns 0, 1 | 4, 5 of rows 2i
+  // and 2i + 1, t[2i + 1] columns 2, 3 | 6, 7.
+  SmallVector<Value, 8> t(8), u(8);
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = mm256UnpackLoPs(b, rows[2 * i], rows[2 * i + 1]);
+    t[2 * i + 1] = mm256UnpackHiPs(b, rows[2 * i], rows[2 * i + 1]);
+  }
+  // u[4g + c] holds columns c | c + 4 of rows 4g to 4g + 3.
+  for (int g = 0; g < 2; ++g) {
+    u[4 * g] = mm256ShufflePs(b, t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = mm256ShufflePs(b, t[4 * g], t[4 * g + 2], 0xEE);
+    u[4 * g + 2] = mm256ShufflePs(b, t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = mm256ShufflePs(b, t[4 * g + 1], t[4 * g + 3], 0xEE);
+  }
+  for (int c = 0; c < 4; ++c) {
+    rows[c] = mm256Permute2f128Ps(b, u[c], u[4 + c], 0x20);
+    rows[4 + c] = mm256Permute2f128Ps(b, u[c], u[4 + c], 0x31);
+  }
+}
+
+/// The 8 x 8 block of `source` at (row, column) written transposed into
+/// `target` at (column, row): eight row reads, the register transpose,
+/// eight row writes.
+void copyBlockOf8Transposed(ImplicitLocOpBuilder &b, Value source, Value target,
+                            Value row, Value column) {
+  auto sourceType = cast<MemRefType>(source.getType());
+  auto rowType = VectorType::get({8}, sourceType.getElementType());
+  Value padding =
+      arith::ConstantOp::create(b, b.getZeroAttr(sourceType.getElementType()));
+  auto plus = [&](Value index, int64_t i) -> Value {
+    return i == 0 ? index
+                  : arith::AddIOp::create(b, index,
+                                          arith::ConstantIndexOp::create(b, i));
+  };
+  SmallVector<Value, 8> rows;
+  for (int64_t i = 0; i < 8; ++i)
+    rows.push_back(vector::TransferReadOp::create(
+        b, rowType, source, ValueRange{plus(row, i), column}, padding,
+        ArrayRef<bool>{true}));
+  transposeRowsOf8(b, rows);
+  for (int64_t i = 0; i < 8; ++i)
+    vector::TransferWriteOp::create(b, rows[i], target,
+                                    ValueRange{plus(column, i), row},
+                                    ArrayRef<bool>{true});
+}
+
 /// `source` ([rows, columns] f32) transposed into a temporary at the
 /// rewriter's insertion point. When small, the temporary is one stack
 /// buffer made at the function's entry (an alloca inside a loop would grow
 /// the stack on every iteration; kernels' loops run one iteration at a
 /// time, so one buffer serves them all); else a heap buffer the caller
-/// frees. On AVX-512 (16 lanes), when 16 divides both sizes, blocks of
-/// 16 x 16 are read as vectors, transposed in registers (shuffles) and
-/// written as vectors: a scalar transpose is one gather or scalar store
-/// per element, which in LSH's 64-token chunks cost 7% of the attention.
+/// frees. On AVX-512 (16 lanes) and AVX (8 lanes), when the lanes divide
+/// both sizes, blocks of lanes x lanes are read as vectors, transposed in
+/// registers (shuffles) and written as vectors: a scalar transpose is one
+/// gather or scalar store per element, which in LSH's 64-token chunks cost
+/// 7% of the attention on AVX-512, and on AVX2 (one insert per element, a
+/// new cache line each) 60% of a chunked feed-forward's input gradient.
 /// Other targets transpose element by element.
 Value transposedCopy(RewriterBase &rewriter, Location loc, Value source,
                      Operation *user, int64_t lanes) {
@@ -194,7 +250,8 @@ Value transposedCopy(RewriterBase &rewriter, Location loc, Value source,
     temporary =
         memref::AllocOp::create(rewriter, loc, transposedType, alignment);
   }
-  if (lanes != 16 || rows % lanes != 0 || columns % lanes != 0) {
+  if ((lanes != 16 && lanes != 8) || rows % lanes != 0 ||
+      columns % lanes != 0) {
     linalg::TransposeOp::create(rewriter, loc, source, temporary,
                                 ArrayRef<int64_t>{1, 0});
     return temporary;
@@ -212,6 +269,12 @@ Value transposedCopy(RewriterBase &rewriter, Location loc, Value source,
             b, l, zero, arith::ConstantIndexOp::create(b, l, columns), step,
             ValueRange{},
             [&](OpBuilder &nb, Location nl, Value column, ValueRange) {
+              if (lanes == 8) {
+                ImplicitLocOpBuilder ib(nl, nb);
+                copyBlockOf8Transposed(ib, source, temporary, row, column);
+                scf::YieldOp::create(nb, nl);
+                return;
+              }
               Value read = vector::TransferReadOp::create(
                   nb, nl, block, source, ValueRange{row, column}, padding,
                   inBounds);

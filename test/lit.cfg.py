@@ -81,7 +81,8 @@ if shutil.which("ptxas") or os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
     config.available_features.add("ptxas")
 
 # The CPU's vector instructions, for the tests that run code compiled for a
-# named CPU that has them: `avx512` (Skylake's AVX-512), `avx512-bf16` (dot
+# named CPU that has them: `avx2` (Haswell's AVX2 set), `avx512` (Skylake's
+# AVX-512), `avx512-bf16` (dot
 # products) and `amx-bf16` (tile products; Linux grants the tile state on
 # request from 5.16).
 try:
@@ -90,6 +91,8 @@ try:
                       if line.startswith("flags")), [])
 except OSError:
     flags = []
+if {"avx2", "fma", "bmi1", "bmi2", "f16c", "movbe", "abm"} <= set(flags):
+    config.available_features.add("avx2")  # what --cpu=haswell needs
 if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= set(flags):
     config.available_features.add("avx512")  # what --cpu=skylake-avx512 needs
 if "avx512_bf16" in flags:

@@ -55,12 +55,29 @@ func.func @rows_left_over(%a: memref<64x8xf32>, %b: memref<8x16xf32>, %c: memref
 // B is transposed into a temporary (on the stack: it is small) and the
 // product becomes a register-tiled matmul. A C whose
 // columns are not a multiple of the vector lanes is left to the loop
-// lowering. On AVX-512 the transpose goes in 16 x 16 blocks: a vector read
-// of each row, a shuffle network, a vector write.
+// lowering. The transpose goes in blocks of lanes x lanes: on AVX (the
+// default, 8 lanes) eight row reads, 24 shuffles (unpacks, in-lane
+// shuffles, 128-bit permutes) and eight row writes; on AVX-512 a 16 x 16
+// vector read, MLIR's shuffle network and a vector write.
 // CHECK-LABEL: func @left_alone
 // CHECK: %[[BT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
-// CHECK: linalg.transpose ins(%arg1 : memref<64x16xf32>) outs(%[[BT]] : memref<16x64xf32>) permutation = [1, 0]
-// CHECK: scf.for
+// CHECK: scf.for %[[ROW:.+]] = %c0 to %c64 step %c8
+// CHECK: scf.for %[[COL:.+]] = %c0 to %c16 step %c8
+// CHECK: vector.transfer_read %arg1[%[[ROW]], %[[COL]]]{{.*}} vector<8xf32>
+// CHECK-COUNT-7: vector.transfer_read %arg1[%{{.+}}, %[[COL]]]{{.*}} vector<8xf32>
+// CHECK: vector.shuffle {{.*}} [0, 8, 1, 9, 4, 12, 5, 13]
+// CHECK: vector.shuffle {{.*}} [2, 10, 3, 11, 6, 14, 7, 15]
+// CHECK-COUNT-6: vector.shuffle {{.*}} [{{[0-9, ]+}}]
+// CHECK: vector.shuffle {{.*}} [0, 1, 8, 9, 4, 5, 12, 13]
+// CHECK: vector.shuffle {{.*}} [2, 3, 10, 11, 6, 7, 14, 15]
+// CHECK-COUNT-6: vector.shuffle {{.*}} [{{[0-9, ]+}}]
+// CHECK: vector.shuffle {{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK: vector.shuffle {{.*}} [4, 5, 6, 7, 12, 13, 14, 15]
+// CHECK-COUNT-6: vector.shuffle {{.*}} [{{[0-9, ]+}}]
+// CHECK-NOT: vector.shuffle
+// CHECK: vector.transfer_write %{{.+}}, %[[BT]][%[[COL]], %[[ROW]]]{{.*}} vector<8xf32>
+// CHECK-COUNT-7: vector.transfer_write %{{.+}}, %[[BT]][%{{.+}}, %[[ROW]]]{{.*}} vector<8xf32>
+// CHECK-NOT: linalg.transpose
 // CHECK: memref.subview %[[BT]]
 // CHECK: vector.fma {{.*}} : vector<16xf32>
 // CHECK-NOT: memref.dealloc
@@ -91,6 +108,27 @@ func.func @left_alone(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x
 
 // -----
 
+// A transposed B whose sizes the lanes do not divide (k = 12) is copied
+// element by element.
+// CHECK-LABEL: func @transposed_b_element_by_element
+// CHECK: %[[BT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<12x16xf32>
+// CHECK-NOT: vector.shuffle
+// CHECK: linalg.transpose ins(%arg1 : memref<16x12xf32>) outs(%[[BT]] : memref<12x16xf32>) permutation = [1, 0]
+// CHECK: vector.fma {{.*}} : vector<16xf32>
+func.func @transposed_b_element_by_element(%a: memref<6x12xf32>, %b: memref<16x12xf32>, %c: memref<6x16xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<6x12xf32>, memref<16x12xf32>) outs(%c : memref<6x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Inside a loop an alloca would grow the stack every iteration: the
 // transposed B is one stack buffer made at the function's entry, which
 // every iteration reuses.
@@ -98,7 +136,7 @@ func.func @left_alone(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x
 // CHECK: %[[BT:.+]] = memref.alloca() {alignment = 64 : i64} : memref<16x64xf32>
 // CHECK: scf.for
 // CHECK-NOT: memref.alloc
-// CHECK: linalg.transpose ins(%arg1 : memref<64x16xf32>) outs(%[[BT]] : memref<16x64xf32>)
+// CHECK: vector.transfer_write %{{.+}}, %[[BT]]
 // CHECK: vector.fma {{.*}} : vector<16xf32>
 // CHECK-NOT: memref.dealloc
 func.func @transposed_b_in_loop(%a: memref<6x16xf32>, %b: memref<64x16xf32>, %c: memref<6x64xf32>, %n: index) {
