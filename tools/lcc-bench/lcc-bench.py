@@ -854,8 +854,14 @@ def distance_form_lines(form, prefix, heads, seq, head_dim, hx, window):
         "(%s, %s, %s, %s) -> %s" % (window, hx, hx, hx, z, hx)]
 
 
-def residual_stack_model(layers, seq, d_model, d_ff, activation, heads=4,
-                         vocab=256, shared_qk=True, forward=False, batch=1,
+# residual_stack_model's heads and vocabulary unless a workload sets them;
+# lcc-bench depth gives its peer the same.
+STACK_HEADS, STACK_VOCAB = 4, 256
+
+
+def residual_stack_model(layers, seq, d_model, d_ff, activation,
+                         heads=STACK_HEADS, vocab=STACK_VOCAB,
+                         shared_qk=True, forward=False, batch=1,
                          window=0, distance_form=None):
     """A pre-norm decoder of `layers` residual (attention, feed-forward)
     pairs: shared-QK causal attention (what LSH hashes; with `shared_qk`
@@ -1162,8 +1168,9 @@ def bench_depth(opts):
             text = residual_stack_model(layers, opts.seq, opts.d_model,
                                         opts.d_ff, opts.activation)
             warm = []
-            peer = (lambda: torch_reformer_step(python, opts, layers,
-                                                reversible)) if python else None
+            peer = (lambda: torch_reformer_step(
+                python, opts, layers, reversible, STACK_HEADS,
+                STACK_VOCAB)) if python else None
             seconds, reports, peers = timed_train_step(
                 text, opts.seq, flags, opts.repeat, opts.threads, pin=True,
                 warm=warm, rounds=opts.rounds, alongside=peer)
@@ -1675,6 +1682,9 @@ def main():
     elif opts.workload == "train":
         bench_train(opts)
     elif opts.workload == "depth":
+        if opts.rounds < 1:
+            sys.exit("lcc-bench: error: --rounds must be at least 1, got %d"
+                     % opts.rounds)
         bench_depth(opts)
     elif opts.workload == "decode":
         bench_decode(opts)

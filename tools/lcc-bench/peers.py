@@ -530,11 +530,11 @@ print(times[len(times) // 2] * 1e3, times[0] * 1e3, peak / 2 ** 20)
 """
 
 
-def torch_reformer_step(python, opts, layers, reversible):
+def torch_reformer_step(python, opts, layers, reversible, heads, vocab):
     """The torch transcription of reformer-pytorch's train step at lcc-bench's
     stack configuration: (median ms, min ms, peak MiB over the model)."""
     args = [python, "-c", TORCH_REFORMER_TRAIN] + [str(x) for x in (
-        layers, opts.seq, opts.d_model, opts.d_ff, 4, 256,
+        layers, opts.seq, opts.d_model, opts.d_ff, heads, vocab,
         max(opts.ff_chunks, 1), int(reversible),
         int(opts.activation == "relu"), opts.repeat,
         len(pinned(opts.threads)),
