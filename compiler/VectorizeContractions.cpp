@@ -199,11 +199,8 @@ void transposeRowsOf8(ImplicitLocOpBuilder &b, MutableArrayRef<Value> rows) {
 /// `target` at (column, row): eight row reads, the register transpose,
 /// eight row writes.
 void copyBlockOf8Transposed(ImplicitLocOpBuilder &b, Value source, Value target,
-                            Value row, Value column) {
-  auto sourceType = cast<MemRefType>(source.getType());
-  auto rowType = VectorType::get({8}, sourceType.getElementType());
-  Value padding =
-      arith::ConstantOp::create(b, b.getZeroAttr(sourceType.getElementType()));
+                            Value row, Value column, Value padding) {
+  auto rowType = VectorType::get({8}, padding.getType());
   auto plus = [&](Value index, int64_t i) -> Value {
     return i == 0 ? index
                   : arith::AddIOp::create(b, index,
@@ -271,7 +268,8 @@ Value transposedCopy(RewriterBase &rewriter, Location loc, Value source,
             [&](OpBuilder &nb, Location nl, Value column, ValueRange) {
               if (lanes == 8) {
                 ImplicitLocOpBuilder ib(nl, nb);
-                copyBlockOf8Transposed(ib, source, temporary, row, column);
+                copyBlockOf8Transposed(ib, source, temporary, row, column,
+                                       padding);
                 scf::YieldOp::create(nb, nl);
                 return;
               }

@@ -82,9 +82,8 @@ if shutil.which("ptxas") or os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
 
 # The CPU's vector instructions, for the tests that run code compiled for a
 # named CPU that has them: `avx2` (Haswell's AVX2 set), `avx512` (Skylake's
-# AVX-512), `avx512-bf16` (dot
-# products) and `amx-bf16` (tile products; Linux grants the tile state on
-# request from 5.16).
+# AVX-512), `avx512-bf16` (dot products) and `amx-bf16` (tile products;
+# Linux grants the tile state on request from 5.16).
 try:
     with open("/proc/cpuinfo") as cpuinfo:
         flags = next((line.split(":", 1)[1].split() for line in cpuinfo

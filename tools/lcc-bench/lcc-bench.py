@@ -1184,7 +1184,7 @@ def bench_depth(opts):
             peer_cells = "- | - | -"
             if peers:
                 peer_cells = "%.0f | %.1f | %.2f" % (
-                    median([p[0] for p in peers]), max(p[2] for p in peers),
+                    median([p[0] for p in peers]), max(p[1] for p in peers),
                     median([r["mean_ms"] / p[0]
                             for r, p in zip(reports, peers)]))
             print("| %d | %s | %.1f | %.1f | %.0f | %.1f | %s | %s |" %

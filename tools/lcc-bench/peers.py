@@ -342,8 +342,8 @@ print(prefill, times[len(times) // 2] * 1e3)
 # in the backward with its RNG state restored) or, not reversible, the same
 # blocks under autograd; final norm, vocabulary head, cross-entropy, Adam.
 # reformer-pytorch is not a Debian package: this is its algorithm on
-# Debian's torch, not its code. Prints the median and minimum ms per step
-# after one warm-up step and the peak resident MiB over the process's
+# Debian's torch, not its code. Prints the median ms per step after one
+# warm-up step and the peak resident MiB over the process's
 # size once the model exists.
 TORCH_REFORMER_TRAIN = """
 import math, resource, sys, time, torch
@@ -518,7 +518,7 @@ def step():
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return loss.item()
-first = step()
+step()
 times = []
 for _ in range(repeat):
     t0 = time.perf_counter(); last = step(); times.append(time.perf_counter() - t0)
@@ -526,22 +526,22 @@ if not math.isfinite(last):
     sys.exit("the transcription's loss is %r" % last)
 times.sort()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
-print(times[len(times) // 2] * 1e3, times[0] * 1e3, peak / 2 ** 20)
+print(times[len(times) // 2] * 1e3, peak / 2 ** 20)
 """
 
 
 def torch_reformer_step(python, opts, layers, reversible, heads, vocab):
     """The torch transcription of reformer-pytorch's train step at lcc-bench's
-    stack configuration: (median ms, min ms, peak MiB over the model)."""
+    stack configuration: (median ms per step, peak MiB over the model)."""
     args = [python, "-c", TORCH_REFORMER_TRAIN] + [str(x) for x in (
         layers, opts.seq, opts.d_model, opts.d_ff, heads, vocab,
         max(opts.ff_chunks, 1), int(reversible),
         int(opts.activation == "relu"), opts.repeat,
         len(pinned(opts.threads)),
         opts.lsh_hashes, opts.lsh_bucket_size)]
-    median, low, peak = map(float, run_pinned(
+    median, peak = map(float, run_pinned(
         args, opts.threads, numpy_env(opts.threads)).split())
-    return median, low, peak
+    return median, peak
 
 def torch_python():
     """A python3 with torch, or None."""
