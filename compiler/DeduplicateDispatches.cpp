@@ -36,17 +36,27 @@ bool isCodeAttribute(NamedAttribute attribute, func::FuncOp dispatch) {
          !llvm::is_contained(lcc::kDispatchNamingAttributes, name);
 }
 
-/// A hash of what the dispatch computes, as the upstream
-/// duplicate-function-elimination pass hashes a function: its type, its
-/// attributes less its names, and each op's name, attributes, properties
-/// and result types with its operands numbered in the dispatch's order.
-/// Equal for copies; a collision only costs an exact comparison.
-llvm::hash_code structuralHash(func::FuncOp dispatch) {
-  llvm::hash_code hash = hash_value(dispatch.getFunctionType());
+/// The attributes of `dispatch` that are part of its code (all but its
+/// names), read once: a function's attribute dictionary is rebuilt from its
+/// properties at each read.
+SmallVector<NamedAttribute> codeAttributesOf(func::FuncOp dispatch) {
+  SmallVector<NamedAttribute> kept;
   for (NamedAttribute attribute : dispatch->getAttrs())
     if (isCodeAttribute(attribute, dispatch))
-      hash =
-          llvm::hash_combine(hash, attribute.getName(), attribute.getValue());
+      kept.push_back(attribute);
+  return kept;
+}
+
+/// A hash of what the dispatch computes, as the upstream
+/// duplicate-function-elimination pass hashes a function: its type, its
+/// code attributes, and each op's name, attributes, properties and result
+/// types with its operands numbered in the dispatch's order. Equal for
+/// copies; a collision only costs an exact comparison.
+llvm::hash_code structuralHash(func::FuncOp dispatch,
+                               ArrayRef<NamedAttribute> codeAttributes) {
+  llvm::hash_code hash = hash_value(dispatch.getFunctionType());
+  for (NamedAttribute attribute : codeAttributes)
+    hash = llvm::hash_combine(hash, attribute.getName(), attribute.getValue());
   llvm::DenseMap<Value, unsigned> numbers;
   auto number = [&](Value value) {
     return llvm::hash_value(
@@ -66,58 +76,69 @@ llvm::hash_code structuralHash(func::FuncOp dispatch) {
   return hash;
 }
 
-/// Whether two dispatches compile to the same kernel: the same type, the
-/// same attributes but their names, and equivalent bodies (ops, attributes,
+/// A dispatch kept as the one kernel of its body, with its code attributes.
+struct KeptDispatch {
+  func::FuncOp dispatch;
+  SmallVector<NamedAttribute> codeAttributes;
+};
+
+/// Whether `dispatch` compiles to the same kernel as `kept`: the same type,
+/// the same code attributes, and equivalent bodies (ops, attributes,
 /// properties, types and uses alike; locations aside).
-bool computeTheSame(func::FuncOp a, func::FuncOp b) {
-  if (a.getFunctionType() != b.getFunctionType())
-    return false;
-  auto codeAttributes = [](func::FuncOp dispatch) {
-    SmallVector<NamedAttribute> kept;
-    for (NamedAttribute attribute : dispatch->getAttrs())
-      if (isCodeAttribute(attribute, dispatch))
-        kept.push_back(attribute);
-    return kept;
-  };
-  return codeAttributes(a) == codeAttributes(b) &&
+bool computeTheSame(const KeptDispatch &kept, func::FuncOp dispatch,
+                    ArrayRef<NamedAttribute> codeAttributes) {
+  func::FuncOp first = kept.dispatch;
+  return first.getFunctionType() == dispatch.getFunctionType() &&
+         ArrayRef<NamedAttribute>(kept.codeAttributes) == codeAttributes &&
          OperationEquivalence::isRegionEquivalentTo(
-             &a.getBody(), &b.getBody(), OperationEquivalence::IgnoreLocations);
+             &first.getBody(), &dispatch.getBody(),
+             OperationEquivalence::IgnoreLocations);
 }
 
 struct DeduplicateDispatchesPass
     : lcc::impl::DeduplicateDispatchesBase<DeduplicateDispatchesPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    llvm::DenseMap<llvm::hash_code, SmallVector<func::FuncOp, 1>> firsts;
+    llvm::DenseMap<llvm::hash_code, SmallVector<KeptDispatch, 1>> firsts;
     llvm::DenseMap<StringAttr, func::FuncOp> kept;
     SmallVector<func::FuncOp> duplicates;
     for (auto dispatch : module.getOps<func::FuncOp>()) {
       if (!dispatch->hasAttr("lcc.dispatch"))
         continue;
-      SmallVector<func::FuncOp, 1> &candidates =
-          firsts[structuralHash(dispatch)];
-      auto first = llvm::find_if(candidates, [&](func::FuncOp candidate) {
-        return computeTheSame(candidate, dispatch);
+      SmallVector<NamedAttribute> codeAttributes = codeAttributesOf(dispatch);
+      SmallVector<KeptDispatch, 1> &candidates =
+          firsts[structuralHash(dispatch, codeAttributes)];
+      auto first = llvm::find_if(candidates, [&](const KeptDispatch &c) {
+        return computeTheSame(c, dispatch, codeAttributes);
       });
       if (first == candidates.end()) {
-        candidates.push_back(dispatch);
+        candidates.push_back({dispatch, std::move(codeAttributes)});
         kept[dispatch.getSymNameAttr()] = dispatch;
       } else {
-        kept[dispatch.getSymNameAttr()] = *first;
+        kept[dispatch.getSymNameAttr()] = first->dispatch;
         duplicates.push_back(dispatch);
       }
     }
     SymbolTable symbols(module);
-    module.walk([&](func::CallOp call) {
+    // Only host programs call dispatches: their bodies need no walk.
+    auto hostCalls = [&](auto callback) {
+      for (auto host : module.getOps<func::FuncOp>())
+        if (!host->hasAttr("lcc.dispatch"))
+          host.walk(callback);
+    };
+    hostCalls([&](func::CallOp call) {
       auto it = kept.find(call.getCalleeAttr().getAttr());
       if (it == kept.end() || it->second.getSymNameAttr() == it->first)
         return;
-      // The call keeps the names of what it computes.
+      // The call keeps the names of what it computes (set at once: each
+      // attribute set alone rebuilds the call's dictionary).
       auto outlined = symbols.lookup<func::FuncOp>(call.getCallee());
-      call->setAttr("lcc.name", outlined.getSymNameAttr());
+      NamedAttrList attributes(call->getDiscardableAttrDictionary());
+      attributes.set("lcc.name", outlined.getSymNameAttr());
       for (StringRef name : lcc::kDispatchNamingAttributes)
         if (Attribute value = outlined->getAttr(name))
-          call->setAttr(name, value);
+          attributes.set(name, value);
+      call->setDiscardableAttrs(attributes.getDictionary(call.getContext()));
       call.setCallee(it->second.getSymName());
     });
     for (func::FuncOp duplicate : duplicates)

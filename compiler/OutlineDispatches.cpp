@@ -140,14 +140,12 @@ public:
       materialize(capture);
   }
 
-  void finish(ValueRange results, ArrayRef<int64_t> workgroupCount) {
+  void finish(ValueRange results) {
     func::ReturnOp::create(builder, dispatch.getLoc(), results);
     Block &entry = dispatch.getBody().front();
     dispatch.setFunctionType(FunctionType::get(dispatch.getContext(),
                                                entry.getArgumentTypes(),
                                                TypeRange(ValueRange(results))));
-    dispatch->setAttr("lcc.workgroup_count",
-                      builder.getDenseI64ArrayAttr(workgroupCount));
   }
 
 private:
@@ -173,7 +171,9 @@ private:
   /// `forward_12_layers_1_ff` (its symbol), shown as `forward_12_layers.1.ff`
   /// with its source position in reports (lcc.name, lcc.location);
   /// `forward_dispatch_12` when its op has no source name.
-  func::FuncOp createDispatch(Location loc) {
+  /// Its attributes are given at creation: each later one would rebuild
+  /// the function's attribute dictionary, for every dispatch of every layer.
+  func::FuncOp createDispatch(Location loc, ArrayRef<int64_t> workgroupCount) {
     OpBuilder b(module.getContext());
     b.setInsertionPointToEnd(module.getBody());
     unsigned index = counter++;
@@ -183,15 +183,20 @@ private:
     std::string display =
         source ? (func.getName() + "_" + Twine(index) + "_" + *source).str()
                : (func.getName() + "_dispatch_" + Twine(index)).str();
-    auto dispatch =
-        func::FuncOp::create(b, loc, lcc::symbolSafe(display),
-                             FunctionType::get(module.getContext(), {}, {}));
-    dispatch.setPrivate();
-    dispatch->setAttr("lcc.dispatch", b.getUnitAttr());
+    SmallVector<NamedAttribute> attributes = {
+        b.getNamedAttr("lcc.dispatch", b.getUnitAttr()),
+        b.getNamedAttr("lcc.workgroup_count",
+                       b.getDenseI64ArrayAttr(workgroupCount))};
     if (source)
-      dispatch->setAttr("lcc.name", b.getStringAttr(display));
+      attributes.push_back(
+          b.getNamedAttr("lcc.name", b.getStringAttr(display)));
     if (std::optional<std::string> position = lcc::sourcePositionOf(loc))
-      dispatch->setAttr("lcc.location", b.getStringAttr(*position));
+      attributes.push_back(
+          b.getNamedAttr("lcc.location", b.getStringAttr(*position)));
+    auto dispatch = func::FuncOp::create(
+        b, loc, lcc::symbolSafe(display),
+        FunctionType::get(module.getContext(), {}, {}), attributes);
+    dispatch.setPrivate();
     dispatch.addEntryBlock();
     symbols.insert(dispatch);
     return dispatch;
@@ -225,7 +230,10 @@ LogicalResult Outliner::outline(scf::ForallOp forall) {
            << "has " << forall.getRank()
            << " dimensions; a workgroup grid has at most 3";
 
-  func::FuncOp dispatch = createDispatch(forall.getLoc());
+  SmallVector<int64_t> workgroupCount = {1, 1, 1};
+  for (int64_t d = 0, e = forall.getRank(); d < e; ++d)
+    workgroupCount[d] = llvm::divideCeil((*ubs)[d] - (*lbs)[d], (*steps)[d]);
+  func::FuncOp dispatch = createDispatch(forall.getLoc(), workgroupCount);
   DispatchBuilder db(dispatch, forall);
   OpBuilder &b = db.getBuilder();
   IRMapping &mapping = db.getMapping();
@@ -241,11 +249,9 @@ LogicalResult Outliner::outline(scf::ForallOp forall) {
   }
 
   // Induction variable d = lower bound + block id d * step.
-  SmallVector<int64_t> workgroupCount = {1, 1, 1};
   const gpu::Dimension dims[] = {gpu::Dimension::x, gpu::Dimension::y,
                                  gpu::Dimension::z};
   for (auto [d, iv] : llvm::enumerate(forall.getInductionVars())) {
-    workgroupCount[d] = llvm::divideCeil((*ubs)[d] - (*lbs)[d], (*steps)[d]);
     Value id = gpu::BlockIdOp::create(b, loc, dims[d]);
     Value offset = arith::MulIOp::create(
         b, loc, id, arith::ConstantIndexOp::create(b, loc, (*steps)[d]));
@@ -282,13 +288,13 @@ LogicalResult Outliner::outline(scf::ForallOp forall) {
   SmallVector<Value> results;
   for (Value output : outputs)
     results.push_back(current[output]);
-  db.finish(results, workgroupCount);
+  db.finish(results);
   replaceWithCall(forall, dispatch, db.getHostOperands());
   return success();
 }
 
 LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
-  func::FuncOp dispatch = createDispatch(op.getLoc());
+  func::FuncOp dispatch = createDispatch(op.getLoc(), {1, 1, 1});
   DispatchBuilder db(dispatch, op);
   for (Region &region : op->getRegions())
     db.materializeCaptures(region);
@@ -297,7 +303,7 @@ LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
   for (OpOperand &init : op.getDpsInitsMutable())
     db.getMapping().map(init.get(), db.addArgument(init.get()));
   Operation *clone = db.getBuilder().clone(*op, db.getMapping());
-  db.finish(clone->getResults(), {1, 1, 1});
+  db.finish(clone->getResults());
   replaceWithCall(op, dispatch, db.getHostOperands());
   return success();
 }
@@ -307,7 +313,7 @@ LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
 /// result travels as a 0-d tensor (an index as i64) that the host reads back
 /// with tensor.extract, which the dispatches using it then clone.
 LogicalResult Outliner::outline(Operation *op) {
-  func::FuncOp dispatch = createDispatch(op->getLoc());
+  func::FuncOp dispatch = createDispatch(op->getLoc(), {1, 1, 1});
   DispatchBuilder db(dispatch, op);
   for (Region &region : op->getRegions())
     db.materializeCaptures(region);
@@ -346,7 +352,7 @@ LogicalResult Outliner::outline(Operation *op) {
     results.push_back(tensor::FromElementsOp::create(
         b, loc, RankedTensorType::get({}, scalar.getType()), scalar));
   }
-  db.finish(results, {1, 1, 1});
+  db.finish(results);
   auto call = func::CallOp::create(host, loc, dispatch, db.getHostOperands());
   host.setInsertionPointAfter(call);
   for (auto [original, carried] :
