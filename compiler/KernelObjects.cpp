@@ -30,6 +30,7 @@ namespace {
 constexpr StringRef kCanonicalEntry = "lcc_kernel";
 /// Bumped when what this file makes of a key's module changes.
 constexpr StringRef kObjectFormat = "lcc-kernel-object-1";
+constexpr StringRef kGlueFormat = "lcc-glue-object-1";
 
 using GlobalSet = SmallPtrSet<const GlobalValue *, 16>;
 
@@ -325,6 +326,34 @@ Error findOrCompile(MutableArrayRef<Kernel> kernels,
   return Error::success();
 }
 
+/// The glue's object: from `cache` when an earlier compile made the same
+/// glue (its bitcode, for the same target, by the same code generator),
+/// else code-generated and stored. It is rebuilt on every compile, so a
+/// warm compile otherwise code-generated it each time.
+Error findOrEmitGlue(Module &glue, const lcc::KernelObjectTarget &target,
+                     lcc::KernelCache &cache, std::string &object,
+                     lcc::KernelObjectCounts &counts) {
+  SmallString<0> bitcode;
+  raw_svector_ostream os(bitcode);
+  WriteBitcodeToFile(glue, os);
+  std::string key =
+      lcc::kernelCacheKey({kGlueFormat, target.description, bitcode.str(),
+                           lcc::codeGeneratorIdentity()});
+  if (std::optional<std::string> cached = cache.lookup(key)) {
+    object = std::move(*cached);
+    counts.glueFromCache = true;
+    return Error::success();
+  }
+  std::unique_ptr<TargetMachine> machine = target.createMachine();
+  if (!machine)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot create a target machine");
+  if (Error error = lcc::emitObject(glue, *machine, object))
+    return error;
+  cache.store(key, object);
+  return Error::success();
+}
+
 } // namespace
 
 std::string lcc::kernelObjectKey(StringRef symbol) {
@@ -384,12 +413,8 @@ Error lcc::compileKernelObjects(Module &module,
     return error;
 
   std::unique_ptr<Module> glue = glueModule(module, symbolOfEntry, entries);
-  std::unique_ptr<TargetMachine> machine = target.createMachine();
-  if (!machine)
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot create a target machine");
   std::string glueObject;
-  if (Error error = emitObject(*glue, *machine, glueObject))
+  if (Error error = findOrEmitGlue(*glue, target, cache, glueObject, counts))
     return error;
   SmallVector<StringRef> objects = {glueObject};
   for (const Kernel &kernel : kernels)

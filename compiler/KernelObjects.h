@@ -67,6 +67,9 @@ struct KernelObjectCounts {
   unsigned kernels = 0;
   unsigned fromCache = 0;
   unsigned compiled = 0;
+  /// Whether the glue (the entry points and what kernels share) came from
+  /// the cache.
+  bool glueFromCache = false;
 };
 
 /// The cache key of the object of the kernel exported as `symbol`: the

@@ -234,9 +234,11 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
     if (!wantSharedObject)
       return image.llvmIR;
     done(llvm::formatv("cpu kernels ({0} distinct: {1} from the cache, {2} "
-                       "compiled)",
+                       "compiled; the glue {3})",
                        image.counts.kernels, image.counts.fromCache,
-                       image.counts.compiled)
+                       image.counts.compiled,
+                       image.counts.glueFromCache ? "from the cache"
+                                                  : "compiled")
              .str());
     ExecutableImage executable;
     executable.target = "x86_64";
