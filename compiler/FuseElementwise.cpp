@@ -107,10 +107,33 @@ struct FuseElementwisePass
     GreedyRewriteConfig config;
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     config.enableFolding(false).enableConstantCSE(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
-      return signalPassFailure();
+    config.setStrictness(GreedyRewriteStrictness::AnyOp);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    // As the greedy driver on the whole module (rounds in its post-order
+    // until one changes nothing) but for the ops inside linalg bodies,
+    // which no pattern here rewrites: they are most of a deep model's ops,
+    // and each round visited every one of them.
+    for (int round = 0;; ++round) {
+      if (round == kMaxRounds) {
+        getOperation()->emitError("elementwise fusion did not converge in ")
+            << kMaxRounds << " rounds";
+        return signalPassFailure();
+      }
+      SmallVector<Operation *> ops;
+      getOperation()->walk([&](Operation *op) {
+        if (op != getOperation() && !op->getParentOfType<linalg::LinalgOp>())
+          ops.push_back(op);
+      });
+      bool changed = false;
+      if (failed(applyOpPatternsGreedily(ops, frozen, config, &changed)))
+        return signalPassFailure();
+      if (!changed)
+        return;
+    }
   }
+
+  /// The greedy driver's own default bound on its rounds.
+  static constexpr int kMaxRounds = 10;
 };
 
 } // namespace
