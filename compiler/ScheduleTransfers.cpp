@@ -18,7 +18,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -67,17 +66,16 @@ bool mayRunEarlier(Operation *op, const llvm::StringSet<> &dispatches) {
 /// no assembly is built in (only a shape). An estimate, to compare two
 /// orders of the same ops.
 uint64_t peakLiveBytes(Block &host) {
-  llvm::DenseMap<Operation *, unsigned> position;
-  for (Operation &op : host)
-    position[&op] = position.size();
-  llvm::DenseMap<Value, Value> owner;
   struct Holding {
     uint64_t bytes = 0;
     unsigned from = 0, to = 0;
   };
-  llvm::MapVector<Value, Holding> holdings;
+  // Called once per transfer on a deep model's whole host program: one map,
+  // from each tensor to the holding of the bytes it names.
+  std::vector<Holding> holdings;
+  llvm::DenseMap<Value, unsigned> holdingOf;
+  unsigned at = 0;
   for (Operation &op : host) {
-    unsigned at = position[&op];
     for (Value result : op.getResults()) {
       auto type = dyn_cast<RankedTensorType>(result.getType());
       if (!type)
@@ -87,26 +85,29 @@ uint64_t peakLiveBytes(Block &host) {
         source = op.getOperand(0);
       else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
         source = insert.getDest();
-      if (source && owner.count(source)) {
-        owner[result] = owner[source];
-        continue;
-      }
-      owner[result] = result;
+      if (source)
+        if (auto held = holdingOf.find(source); held != holdingOf.end()) {
+          unsigned holding = held->second;
+          holdingOf[result] = holding;
+          continue;
+        }
       bool shapeOnly = isa<tensor::EmptyOp>(op) &&
                        llvm::none_of(result.getUsers(), [&](Operation *user) {
                          auto insert = dyn_cast<tensor::InsertSliceOp>(user);
                          return insert && insert.getDest() == result;
                        });
-      holdings[result] = {shapeOnly ? 0 : lcc::byteSize(type), at, at};
+      holdingOf[result] = holdings.size();
+      holdings.push_back({shapeOnly ? 0 : lcc::byteSize(type), at, at});
     }
     for (Value operand : op.getOperands())
-      if (auto held = owner.find(operand); held != owner.end()) {
+      if (auto held = holdingOf.find(operand); held != holdingOf.end()) {
         Holding &holding = holdings[held->second];
         holding.to = std::max(holding.to, at);
       }
+    ++at;
   }
-  std::vector<int64_t> change(position.size() + 1, 0);
-  for (auto &[value, holding] : holdings) {
+  std::vector<int64_t> change(at + 1, 0);
+  for (const Holding &holding : holdings) {
     change[holding.from] += int64_t(holding.bytes);
     change[holding.to + 1] -= int64_t(holding.bytes);
   }
