@@ -74,8 +74,11 @@ void lcc::buildLowerToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createLowerToLinalg({tiling.queryTile, tiling.keyTile}));
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createFuseElementwise());
-  pm.addPass(createCanonicalizerPass(linalgStageCanonicalization()));
-  pm.addPass(createCSEPass());
+  // Function by function, so a train step's loss function and train step
+  // are simplified in parallel.
+  pm.addNestedPass<func::FuncOp>(
+      createCanonicalizerPass(linalgStageCanonicalization()));
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
   // After CSE, which merged them.
   pm.addPass(createRematerializeArgumentOps());
 }
