@@ -113,10 +113,10 @@ struct FuseElementwisePass
     // until one changes nothing) but for the ops inside linalg bodies,
     // which no pattern here rewrites: they are most of a deep model's ops,
     // and each round visited every one of them.
-    for (int round = 0;; ++round) {
-      if (round == kMaxRounds) {
+    for (int64_t round = 0;; ++round) {
+      if (round == config.getMaxIterations()) {
         getOperation()->emitError("elementwise fusion did not converge in ")
-            << kMaxRounds << " rounds";
+            << round << " rounds";
         return signalPassFailure();
       }
       SmallVector<Operation *> ops;
@@ -131,9 +131,6 @@ struct FuseElementwisePass
         return;
     }
   }
-
-  /// The greedy driver's own default bound on its rounds.
-  static constexpr int kMaxRounds = 10;
 };
 
 } // namespace

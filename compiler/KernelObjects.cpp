@@ -30,6 +30,7 @@ namespace {
 constexpr StringRef kCanonicalEntry = "lcc_kernel";
 /// Bumped when what this file makes of a key's module changes.
 constexpr StringRef kObjectFormat = "lcc-kernel-object-1";
+/// Bumped when what this file makes of the glue's module changes.
 constexpr StringRef kGlueFormat = "lcc-glue-object-1";
 
 using GlobalSet = SmallPtrSet<const GlobalValue *, 16>;
