@@ -76,9 +76,9 @@ void lcc::buildLowerToLinalgPipeline(OpPassManager &pm,
   pm.addPass(createFuseElementwise());
   // Function by function, so a train step's loss function and train step
   // are simplified in parallel.
-  pm.addNestedPass<func::FuncOp>(
-      createCanonicalizerPass(linalgStageCanonicalization()));
-  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  OpPassManager &functions = pm.nest<func::FuncOp>();
+  functions.addPass(createCanonicalizerPass(linalgStageCanonicalization()));
+  functions.addPass(createCSEPass());
   // After CSE, which merged them.
   pm.addPass(createRematerializeArgumentOps());
 }
