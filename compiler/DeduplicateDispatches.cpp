@@ -120,13 +120,7 @@ struct DeduplicateDispatchesPass
       }
     }
     SymbolTable symbols(module);
-    // Only host programs call dispatches: their bodies need no walk.
-    auto hostCalls = [&](auto callback) {
-      for (auto host : module.getOps<func::FuncOp>())
-        if (!host->hasAttr("lcc.dispatch"))
-          host.walk(callback);
-    };
-    hostCalls([&](func::CallOp call) {
+    auto pointAtKept = [&](func::CallOp call) {
       auto it = kept.find(call.getCalleeAttr().getAttr());
       if (it == kept.end() || it->second.getSymNameAttr() == it->first)
         return;
@@ -140,7 +134,11 @@ struct DeduplicateDispatchesPass
           attributes.set(name, value);
       call->setDiscardableAttrs(attributes.getDictionary(call.getContext()));
       call.setCallee(it->second.getSymName());
-    });
+    };
+    // Only host programs call dispatches: their bodies need no walk.
+    for (auto host : module.getOps<func::FuncOp>())
+      if (!host->hasAttr("lcc.dispatch"))
+        host.walk(pointAtKept);
     for (func::FuncOp duplicate : duplicates)
       duplicate.erase();
   }

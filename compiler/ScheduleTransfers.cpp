@@ -87,7 +87,7 @@ uint64_t peakLiveBytes(Block &host) {
         source = insert.getDest();
       if (source)
         if (auto held = holdingOf.find(source); held != holdingOf.end()) {
-          unsigned holding = held->second;
+          unsigned holding = held->second; // inserting may move `held`
           holdingOf[result] = holding;
           continue;
         }
