@@ -124,6 +124,13 @@ struct DeduplicateDispatchesPass
       auto it = kept.find(call.getCalleeAttr().getAttr());
       if (it == kept.end() || it->second.getSymNameAttr() == it->first)
         return;
+      // A call pointed here before (by an earlier run, or by outlining,
+      // which calls a copy's first dispatch) already names what it
+      // computes: the callee's names are another copy's.
+      if (call->hasAttr("lcc.name")) {
+        call.setCallee(it->second.getSymName());
+        return;
+      }
       // The call keeps the names of what it computes (set at once: each
       // attribute set alone rebuilds the call's dictionary).
       auto outlined = symbols.lookup<func::FuncOp>(call.getCallee());

@@ -24,6 +24,9 @@
 // CHECK: call @swapped(%{{.+}}, %{{.+}}) :
 // CHECK: call @forward_copy(%{{.+}}, %{{.+}}) :
 // CHECK: call @reversed_copy(%{{.+}}, %{{.+}}) :
+// A call that names what it computes (outlining pointed it at a copy's
+// first dispatch, or an earlier run did) keeps its names.
+// CHECK: call @layer0(%{{.+}}) {lcc.location = "model.mlir:9:3", lcc.name = "forward_12_layers.2.norm"} :
 // CHECK-NOT: func.func private @layer1
 // CHECK-NOT: func.func private @forward_dispatch_2
 // CHECK-DAG: func.func private @layer0(
@@ -45,6 +48,7 @@
 // PLAN: : dispatch other_constant [
 // PLAN: : dispatch table [
 // PLAN: : dispatch other_table [
+// PLAN: : dispatch forward_12_layers.2.norm [
 func.func @forward(%x: tensor<16xf32>) -> tensor<16xf32> {
   %0 = call @layer0(%x) : (tensor<16xf32>) -> tensor<16xf32>
   %1 = call @layer1(%0) : (tensor<16xf32>) -> tensor<16xf32>
@@ -58,7 +62,8 @@ func.func @forward(%x: tensor<16xf32>) -> tensor<16xf32> {
   %9 = call @swapped(%x, %8) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
   %10 = call @forward_copy(%x, %9) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
   %11 = call @reversed_copy(%x, %10) : (tensor<16xf32>, tensor<16xf32>) -> tensor<16xf32>
-  return %11 : tensor<16xf32>
+  %12 = call @layer1(%11) {lcc.location = "model.mlir:9:3", lcc.name = "forward_12_layers.2.norm"} : (tensor<16xf32>) -> tensor<16xf32>
+  return %12 : tensor<16xf32>
 }
 
 func.func private @layer0(%out: tensor<16xf32>) -> tensor<16xf32>
