@@ -9,6 +9,7 @@
 #include "compiler/HostProgram.h"
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 using namespace lcc;
@@ -27,34 +28,37 @@ void lcc::planArena(HostProgram &program) {
     return program.buffers[a].size > program.buffers[b].size;
   });
 
-  // The placed buffers' live ranges and bytes, packed: a deep model's
-  // thousands of buffers are each compared with every one placed before.
+  // The placed buffers' live ranges and bytes, packed and kept in order of
+  // their byte ranges: a buffer's first fit is found walking them from
+  // offset 0, skipping those not alive with it, and stops at the first gap
+  // it fits in (a deep model places thousands).
   struct Placed {
-    unsigned firstCommand, lastCommand;
     uint64_t begin, end;
+    unsigned firstCommand, lastCommand;
+  };
+  auto byBytes = [](const Placed &a, const Placed &b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
   };
   std::vector<Placed> placed;
   placed.reserve(order.size());
   uint64_t arenaSize = 0;
   for (unsigned index : order) {
     PlannedBuffer &buffer = program.buffers[index];
-    // Byte ranges of placed buffers alive at the same time, by offset.
-    SmallVector<std::pair<uint64_t, uint64_t>> busy;
-    for (const Placed &o : placed)
-      if (o.firstCommand <= buffer.lastCommand &&
-          buffer.firstCommand <= o.lastCommand)
-        busy.push_back({o.begin, o.end});
-    llvm::sort(busy);
     uint64_t offset = 0;
-    for (auto [begin, end] : busy) {
-      if (offset + buffer.size <= begin)
+    for (const Placed &o : placed) {
+      if (o.firstCommand > buffer.lastCommand ||
+          buffer.firstCommand > o.lastCommand)
+        continue;
+      if (offset + buffer.size <= o.begin)
         break;
-      offset = std::max(offset, llvm::alignTo(end, kAlignment));
+      offset = std::max(offset, llvm::alignTo(o.end, kAlignment));
     }
     buffer.arenaOffset = offset;
     arenaSize = std::max(arenaSize, offset + buffer.size);
-    placed.push_back({buffer.firstCommand, buffer.lastCommand, offset,
-                      offset + buffer.size});
+    Placed now{offset, offset + buffer.size, buffer.firstCommand,
+               buffer.lastCommand};
+    placed.insert(std::upper_bound(placed.begin(), placed.end(), now, byBytes),
+                  now);
   }
   program.arenaSize = llvm::alignTo(arenaSize, kAlignment);
 }
