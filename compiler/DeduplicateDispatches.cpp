@@ -1,13 +1,14 @@
 //===- DeduplicateDispatches.cpp - one kernel per distinct dispatch -------===//
 //
-// The layers of a model are identical, so outlining gives each layer its own
-// copies of the same dispatches: a depth-2 reversible Reformer train step has
-// about 1,500 dispatch functions with about 130 distinct bodies. Every one of
-// them would be translated, optimised and code-generated (the CPU and the
-// CUDA kernels alike), so the compile time grew with depth. As IREE
-// deduplicates executables, the calls of dispatches with equal bodies are
-// pointed at one of them; each call keeps the name and source position of the
-// dispatch it was outlined as, for the host program's commands and profiles.
+// The layers of a model are identical. Outlining calls one dispatch for the
+// copies of an op it recognises, but not every copy is one there (an op
+// reading one value twice where another reads two equal ones), and the
+// canonicalizer makes more dispatches equal. Every dispatch left would be
+// translated, optimised and code-generated (the CPU and the CUDA kernels
+// alike), so the compile time would grow with depth. As IREE deduplicates
+// executables, the calls of dispatches with equal bodies are pointed at one
+// of them; each call keeps the name and source position of the dispatch it
+// was outlined as, for the host program's commands and profiles.
 //
 //===----------------------------------------------------------------------===//
 

@@ -84,6 +84,131 @@ bool staysOnHost(Operation &op) {
   return false;
 }
 
+/// What a dispatch argument receives from the host: a value the outlined op
+/// read, or (`copiedConstant`) a copy of that passed constant made before
+/// the call.
+struct ArgumentSource {
+  Value outer;
+  bool copiedConstant;
+};
+
+/// The values `op` and the ops nested in it read from outside `op`, in walk
+/// order, repeats included.
+SmallVector<Value> readFromOutside(Operation *op) {
+  SmallVector<Value> values;
+  op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
+    for (Value operand : nested->getOperands())
+      if (nested == op ||
+          !op->isAncestor(operand.getParentRegion()->getParentOp()))
+        values.push_back(operand);
+  });
+  return values;
+}
+
+/// A hash of what `op` computes, equal for copies: each nested op's name,
+/// attributes, properties and types, values defined inside numbered in walk
+/// order, values read from outside by their type.
+llvm::hash_code copyHash(Operation *op) {
+  DenseMap<Value, unsigned> inner;
+  auto number = [&](Value value) {
+    return llvm::hash_value(
+        inner.try_emplace(value, inner.size()).first->second);
+  };
+  auto operand = [&](Value value) -> llvm::hash_code {
+    auto it = inner.find(value);
+    return it == inner.end() ? mlir::hash_value(value.getType())
+                             : llvm::hash_value(it->second);
+  };
+  llvm::hash_code hash = llvm::hash_value(op->getNumRegions());
+  op->walk<WalkOrder::PreOrder>([&](Operation *nested) {
+    hash = llvm::hash_combine(
+        hash, OperationEquivalence::computeHash(
+                  nested, operand, number,
+                  OperationEquivalence::IgnoreLocations));
+    for (Region &region : nested->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          number(argument);
+  });
+  return hash;
+}
+
+/// Whether two top-level ops outline to the same dispatch, and which value
+/// of the second each value the first reads from outside corresponds to.
+/// The dispatch is a function of the op's structure and, for each value it
+/// reads from outside, of whether it is cloned in (then of the producer's
+/// structure, recursively), passed as a constant's copy, or passed: equal
+/// structures with a one-to-one correspondence of those values, kind for
+/// kind, give equal dispatches whose arguments correspond. Stricter than
+/// deduplication (which still runs): a miss only costs the outlining.
+class CopyMatcher {
+public:
+  bool matchOps(Operation *first, Operation *copy) {
+    SmallVector<Value> firstReads = readFromOutside(first);
+    SmallVector<Value> copyReads = readFromOutside(copy);
+    if (firstReads.size() != copyReads.size())
+      return false;
+    for (auto [read, copyRead] : llvm::zip(firstReads, copyReads))
+      if (!matchRead(read, copyRead))
+        return false;
+    return OperationEquivalence::isEquivalentTo(
+        first, copy,
+        [&](Value value, Value copyValue) {
+          if (auto it = inner.find(value); it != inner.end())
+            return success(it->second == copyValue);
+          return success(lookup(value) == copyValue);
+        },
+        [&](Value value, Value copyValue) { inner[value] = copyValue; },
+        OperationEquivalence::IgnoreLocations);
+  }
+
+  /// The copy's value for `value`, read from outside the first op; null
+  /// when it was not matched.
+  Value lookup(Value value) const { return reads.lookup(value); }
+
+private:
+  bool matchRead(Value read, Value copyRead) {
+    if (auto it = reads.find(read); it != reads.end())
+      return it->second == copyRead;
+    if (copyReads.contains(copyRead) || read.getType() != copyRead.getType())
+      return false;
+    Operation *def = read.getDefiningOp();
+    Operation *copyDef = copyRead.getDefiningOp();
+    bool cloned = def && isClonedIntoDispatch(def);
+    if (cloned != (copyDef && isClonedIntoDispatch(copyDef)))
+      return false;
+    if (cloned) {
+      // A producer is cloned into the dispatch once, however many of its
+      // results are read.
+      if (cast<OpResult>(read).getResultNumber() !=
+          cast<OpResult>(copyRead).getResultNumber())
+        return false;
+      if (auto it = clonedProducers.find(def); it != clonedProducers.end()) {
+        if (it->second != copyDef)
+          return false;
+      } else if (copyClonedProducers.contains(copyDef) ||
+                 !matchOps(def, copyDef)) {
+        return false;
+      }
+      clonedProducers[def] = copyDef;
+      copyClonedProducers.insert(copyDef);
+    } else if ((def && isPassedConstant(def)) !=
+               (copyDef && isPassedConstant(copyDef))) {
+      return false;
+    }
+    reads[read] = copyRead;
+    copyReads.insert(copyRead);
+    return true;
+  }
+
+  DenseMap<Value, Value> reads;
+  DenseSet<Value> copyReads;
+  DenseMap<Operation *, Operation *> clonedProducers;
+  DenseSet<Operation *> copyClonedProducers;
+  /// Values defined inside the compared ops.
+  DenseMap<Value, Value> inner;
+};
+
 /// Builds one dispatch function: arguments are added as the body asks for
 /// outer values, outputs last.
 class DispatchBuilder {
@@ -117,6 +242,7 @@ public:
       OpBuilder host(hostPoint);
       Value copy = host.clone(*def)->getResult(0);
       Value arg = addArgument(copy);
+      sources.back() = {v, /*copiedConstant=*/true};
       mapping.map(v, arg);
       return arg;
     }
@@ -128,9 +254,12 @@ public:
     BlockArgument arg =
         entry.addArgument(hostValue.getType(), hostValue.getLoc());
     hostOperands.push_back(hostValue);
+    sources.push_back({hostValue, /*copiedConstant=*/false});
     mapping.map(hostValue, arg);
     return arg;
   }
+
+  ArrayRef<ArgumentSource> getSources() const { return sources; }
 
   /// Values defined outside `region` and used in it, materialised.
   void materializeCaptures(Region &region) {
@@ -154,67 +283,155 @@ private:
   OpBuilder builder{dispatch.getContext()};
   IRMapping mapping;
   SmallVector<Value> hostOperands;
+  SmallVector<ArgumentSource> sources;
 };
 
 class Outliner {
 public:
   Outliner(ModuleOp module, func::FuncOp func)
       : module(module), func(func), symbols(module) {}
+  ~Outliner() { forgetFirsts(); }
 
   LogicalResult outline(scf::ForallOp forall);
   LogicalResult outline(DestinationStyleOpInterface op);
   LogicalResult outline(Operation *op);
   LogicalResult checkHostProgram();
 
+  /// Erases the ops kept to recognise copies: they still read host values.
+  void forgetFirsts() {
+    for (OutlinedFirst &first : firsts)
+      first.op->erase();
+    firsts.clear();
+    firstsByHash.clear();
+  }
+
 private:
-  /// A dispatch named after the model op it computes:
+  /// The names of the next dispatch, after the model op it computes:
   /// `forward_12_layers_1_ff` (its symbol), shown as `forward_12_layers.1.ff`
   /// with its source position in reports (lcc.name, lcc.location);
-  /// `forward_dispatch_12` when its op has no source name.
-  /// Its attributes are given at creation: each later one would rebuild
-  /// the function's attribute dictionary, for every dispatch of every layer.
-  func::FuncOp createDispatch(Location loc, ArrayRef<int64_t> workgroupCount) {
-    OpBuilder b(module.getContext());
-    b.setInsertionPointToEnd(module.getBody());
+  /// `forward_dispatch_12` when its op has no source name (IR written by
+  /// hand, lcc-opt).
+  struct DispatchNames {
+    std::string symbol;
+    std::optional<std::string> shown, position;
+  };
+  DispatchNames nextNames(Location loc) {
     unsigned index = counter++;
     std::optional<std::string> source = lcc::sourceNameOf(loc);
-    // Without a source name (IR written by hand, lcc-opt) the dispatch is
-    // only its number.
-    std::string display =
-        source ? (func.getName() + "_" + Twine(index) + "_" + *source).str()
-               : (func.getName() + "_dispatch_" + Twine(index)).str();
+    DispatchNames names;
+    if (source)
+      names.shown = (func.getName() + "_" + Twine(index) + "_" + *source).str();
+    names.symbol = lcc::symbolSafe(
+        names.shown ? *names.shown
+                    : (func.getName() + "_dispatch_" + Twine(index)).str());
+    names.position = lcc::sourcePositionOf(loc);
+    return names;
+  }
+
+  /// Its attributes are given at creation: each later one would rebuild
+  /// the function's attribute dictionary, for every dispatch of every layer.
+  func::FuncOp createDispatch(Location loc, ArrayRef<int64_t> workgroupCount,
+                              const DispatchNames &names) {
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToEnd(module.getBody());
     SmallVector<NamedAttribute> attributes = {
         b.getNamedAttr("lcc.dispatch", b.getUnitAttr()),
         b.getNamedAttr("lcc.workgroup_count",
                        b.getDenseI64ArrayAttr(workgroupCount))};
-    if (source)
+    if (names.shown)
       attributes.push_back(
-          b.getNamedAttr("lcc.name", b.getStringAttr(display)));
-    if (std::optional<std::string> position = lcc::sourcePositionOf(loc))
+          b.getNamedAttr("lcc.name", b.getStringAttr(*names.shown)));
+    if (names.position)
       attributes.push_back(
-          b.getNamedAttr("lcc.location", b.getStringAttr(*position)));
+          b.getNamedAttr("lcc.location", b.getStringAttr(*names.position)));
     auto dispatch = func::FuncOp::create(
-        b, loc, lcc::symbolSafe(display),
-        FunctionType::get(module.getContext(), {}, {}), attributes);
+        b, loc, names.symbol, FunctionType::get(module.getContext(), {}, {}),
+        attributes);
     dispatch.setPrivate();
     dispatch.addEntryBlock();
     symbols.insert(dispatch);
     return dispatch;
   }
 
+  /// Calls the dispatch of an earlier copy of `op` (another layer's) instead
+  /// of outlining it again, with the names deduplication would give the
+  /// call. `hash` is `op`'s copyHash.
+  bool callEarlierCopy(Operation *op, llvm::hash_code hash,
+                       const DispatchNames &names);
+
+  /// Replaces `op` by a call of its dispatch; `op` is kept, out of the host
+  /// program, to recognise its later copies (see callEarlierCopy).
   void replaceWithCall(Operation *op, func::FuncOp dispatch,
-                       ArrayRef<Value> hostOperands) {
+                       ArrayRef<Value> hostOperands,
+                       ArrayRef<ArgumentSource> sources,
+                       std::optional<llvm::hash_code> hash) {
     OpBuilder b(op);
     auto call = func::CallOp::create(b, op->getLoc(), dispatch, hostOperands);
     op->replaceAllUsesWith(call.getResults());
-    op->erase();
+    if (!hash) {
+      op->erase();
+      return;
+    }
+    op->remove();
+    firstsByHash[*hash].push_back(firsts.size());
+    firsts.push_back({op, dispatch, llvm::to_vector(sources)});
   }
+
+  /// A top-level op outlined first of its copies, out of the host program.
+  struct OutlinedFirst {
+    Operation *op;
+    func::FuncOp dispatch;
+    SmallVector<ArgumentSource> sources;
+  };
 
   ModuleOp module;
   func::FuncOp func;
   SymbolTable symbols;
   unsigned counter = 0;
+  std::vector<OutlinedFirst> firsts;
+  DenseMap<llvm::hash_code, SmallVector<unsigned, 1>> firstsByHash;
 };
+
+bool Outliner::callEarlierCopy(Operation *op, llvm::hash_code hash,
+                               const DispatchNames &names) {
+  auto candidates = firstsByHash.find(hash);
+  if (candidates == firstsByHash.end())
+    return false;
+  // Without a shown name the call is named by the symbol the dispatch would
+  // have had; one already taken would have been renamed.
+  if (!names.shown && symbols.lookup(names.symbol))
+    return false;
+  for (unsigned index : candidates->second) {
+    const OutlinedFirst &first = firsts[index];
+    CopyMatcher matcher;
+    if (!matcher.matchOps(first.op, op))
+      continue;
+    SmallVector<Value> hostOperands;
+    for (const ArgumentSource &source : first.sources) {
+      Value read = matcher.lookup(source.outer);
+      if (!read)
+        return false;
+      hostOperands.push_back(read);
+    }
+    OpBuilder host(op);
+    for (auto [i, source] : llvm::enumerate(first.sources))
+      if (source.copiedConstant)
+        hostOperands[i] =
+            host.clone(*hostOperands[i].getDefiningOp())->getResult(0);
+    auto call =
+        func::CallOp::create(host, op->getLoc(), first.dispatch, hostOperands);
+    NamedAttrList attributes;
+    attributes.set("lcc.name", host.getStringAttr(names.shown.value_or(
+                                   names.symbol)));
+    if (names.position)
+      attributes.set("lcc.location", host.getStringAttr(*names.position));
+    call->setDiscardableAttrs(attributes.getDictionary(op->getContext()));
+    op->replaceAllUsesWith(call.getResults());
+    op->erase();
+    return true;
+  }
+  return false;
+}
 
 LogicalResult Outliner::outline(scf::ForallOp forall) {
   std::optional<SmallVector<int64_t>> lbs =
@@ -230,10 +447,15 @@ LogicalResult Outliner::outline(scf::ForallOp forall) {
            << "has " << forall.getRank()
            << " dimensions; a workgroup grid has at most 3";
 
+  DispatchNames names = nextNames(forall.getLoc());
+  llvm::hash_code hash = copyHash(forall);
+  if (callEarlierCopy(forall, hash, names))
+    return success();
   SmallVector<int64_t> workgroupCount = {1, 1, 1};
   for (int64_t d = 0, e = forall.getRank(); d < e; ++d)
     workgroupCount[d] = llvm::divideCeil((*ubs)[d] - (*lbs)[d], (*steps)[d]);
-  func::FuncOp dispatch = createDispatch(forall.getLoc(), workgroupCount);
+  func::FuncOp dispatch =
+      createDispatch(forall.getLoc(), workgroupCount, names);
   DispatchBuilder db(dispatch, forall);
   OpBuilder &b = db.getBuilder();
   IRMapping &mapping = db.getMapping();
@@ -289,12 +511,17 @@ LogicalResult Outliner::outline(scf::ForallOp forall) {
   for (Value output : outputs)
     results.push_back(current[output]);
   db.finish(results);
-  replaceWithCall(forall, dispatch, db.getHostOperands());
+  replaceWithCall(forall, dispatch, db.getHostOperands(), db.getSources(),
+                  hash);
   return success();
 }
 
 LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
-  func::FuncOp dispatch = createDispatch(op.getLoc(), {1, 1, 1});
+  DispatchNames names = nextNames(op.getLoc());
+  llvm::hash_code hash = copyHash(op);
+  if (callEarlierCopy(op, hash, names))
+    return success();
+  func::FuncOp dispatch = createDispatch(op.getLoc(), {1, 1, 1}, names);
   DispatchBuilder db(dispatch, op);
   for (Region &region : op->getRegions())
     db.materializeCaptures(region);
@@ -304,7 +531,7 @@ LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
     db.getMapping().map(init.get(), db.addArgument(init.get()));
   Operation *clone = db.getBuilder().clone(*op, db.getMapping());
   db.finish(clone->getResults());
-  replaceWithCall(op, dispatch, db.getHostOperands());
+  replaceWithCall(op, dispatch, db.getHostOperands(), db.getSources(), hash);
   return success();
 }
 
@@ -313,7 +540,8 @@ LogicalResult Outliner::outline(DestinationStyleOpInterface op) {
 /// result travels as a 0-d tensor (an index as i64) that the host reads back
 /// with tensor.extract, which the dispatches using it then clone.
 LogicalResult Outliner::outline(Operation *op) {
-  func::FuncOp dispatch = createDispatch(op->getLoc(), {1, 1, 1});
+  func::FuncOp dispatch =
+      createDispatch(op->getLoc(), {1, 1, 1}, nextNames(op->getLoc()));
   DispatchBuilder db(dispatch, op);
   for (Region &region : op->getRegions())
     db.materializeCaptures(region);
@@ -416,6 +644,7 @@ struct OutlineDispatchesPass
         if (failed(result))
           return signalPassFailure();
       }
+      outliner.forgetFirsts();
       // A constant the host itself uses (returns, inserts), and each
       // dispatch's copy of a passed constant, is computed by a dispatch of
       // its own; dispatches clone the smaller constants they read.

@@ -124,6 +124,12 @@ def OutlineDispatches : Pass<"lcc-outline-dispatches", "mlir::ModuleOp"> {
     dispatch reading it: built in, it would make each layer's kernels its
     own. The forall is replaced by a `func.call` of the dispatch.
 
+    A copy of an op already outlined (another layer's: the same ops reading
+    other values of the same kinds, one to one) is not outlined again: it
+    calls the first one's dispatch on its own values, carrying the
+    `lcc.name` and `lcc.location` of what it computes, as
+    `lcc-deduplicate-dispatches` would leave it.
+
     Any other top-level op that computes tensors (a loop over tensors left
     where a one-iteration forall folded away, a strided insert_slice, a
     constant the host returns) becomes a dispatch of one workgroup with
@@ -145,7 +151,9 @@ def DeduplicateDispatches
     each distinct kernel is compiled once however deep the model is. A call
     pointed elsewhere gets the `lcc.name` (else the symbol) and
     `lcc.location` of the dispatch it was outlined as, which the host
-    program's commands (and so reports and profiles) keep. Equal means the
+    program's commands (and so reports and profiles) keep; a call that
+    already has them (pointed at a copy's first dispatch by outlining or an
+    earlier run) keeps its own. Equal means the
     same function type, the same attributes but the names (the workgroup
     count), and equivalent bodies by `OperationEquivalence` (ops,
     attributes and properties, constants, types, which value each operand
