@@ -193,22 +193,25 @@ func.func @passed_constant(%x: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>) 
 // names of what it computes, instead of being outlined again; its passed
 // constant reaches the dispatch as a copy made before the call, as the
 // first's did. Not copies: an op that reads one value where the first read
-// two, and one whose cloned-in constant differs.
+// two, one whose cloned-in constant differs, and one that reads an argument
+// where the first read a passed constant.
 // CHECK-LABEL: func @copies
-// CHECK-SAME: (%[[X:[^:]+]]: tensor<2xi32>, %[[Y:[^:]+]]: tensor<2xi32>)
-// CHECK: %[[T0:.+]] = call @copies_dispatch_4(
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2xi32>, %[[Y:[^:]+]]: tensor<2xi32>, %[[Z:[^:]+]]: tensor<256xi32>)
+// CHECK: %[[T0:.+]] = call @copies_dispatch_5(
 // CHECK: call @copies_0_layers_0_ff(%[[T0]], %[[X]], %[[Y]], %[[E:[^)]+]]) :
-// CHECK: %[[T1:.+]] = call @copies_dispatch_5(
+// CHECK: %[[T1:.+]] = call @copies_dispatch_6(
 // CHECK: call @copies_0_layers_0_ff(%[[T1]], %[[Y]], %[[X]], %[[E]]) {lcc.location = "model.mlir:20:3", lcc.name = "copies_1_layers.1.ff"} :
 // CHECK: call @copies_2_layers_2_ff(%{{.+}}, %[[X]], %[[E]]) :
 // CHECK: call @copies_3_layers_3_ff(%{{.+}}, %[[Y]], %[[X]], %[[E]]) :
+// CHECK: call @copies_4_layers_4_ff(%[[Z]], %[[Y]], %[[X]], %[[E]]) :
 // CHECK-NOT: func.func private @copies_1_layers_1_ff
 // CHECK: func.func private @copies_0_layers_0_ff(
 // CHECK-NOT: func.func private @copies_1_layers_1_ff
 // CHECK: func.func private @copies_2_layers_2_ff(
 // CHECK: func.func private @copies_3_layers_3_ff(
 // CHECK: arith.constant dense<4> : tensor<1xi32>
-func.func @copies(%x: tensor<2xi32>, %y: tensor<2xi32>) -> (tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) {
+// CHECK: func.func private @copies_4_layers_4_ff(
+func.func @copies(%x: tensor<2xi32>, %y: tensor<2xi32>, %z: tensor<256xi32>) -> (tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>) {
   %table0 = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155, 156, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166, 167, 168, 169, 170, 171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255]> : tensor<256xi32>
   %table1 = arith.constant dense<[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 132, 133, 134, 135, 136, 137, 138, 139, 140, 141, 142, 143, 144, 145, 146, 147, 148, 149, 150, 151, 152, 153, 154, 155, 156, 157, 158, 159, 160, 161, 162, 163, 164, 165, 166, 167, 168, 169, 170, 171, 172, 173, 174, 175, 176, 177, 178, 179, 180, 181, 182, 183, 184, 185, 186, 187, 188, 189, 190, 191, 192, 193, 194, 195, 196, 197, 198, 199, 200, 201, 202, 203, 204, 205, 206, 207, 208, 209, 210, 211, 212, 213, 214, 215, 216, 217, 218, 219, 220, 221, 222, 223, 224, 225, 226, 227, 228, 229, 230, 231, 232, 233, 234, 235, 236, 237, 238, 239, 240, 241, 242, 243, 244, 245, 246, 247, 248, 249, 250, 251, 252, 253, 254, 255, 256]> : tensor<256xi32>
   %three = arith.constant dense<3> : tensor<1xi32>
@@ -258,5 +261,16 @@ func.func @copies(%x: tensor<2xi32>, %y: tensor<2xi32>) -> (tensor<2xi32>, tenso
       tensor.parallel_insert_slice %c into %o[%i] [1] [1] : tensor<1xi32> into tensor<2xi32>
     }
   } loc("layers.3.ff"("model.mlir":40:3))
-  return %0, %1, %2, %3 : tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>
+  %4 = scf.forall (%i) in (2) shared_outs(%o = %e) -> (tensor<2xi32>) {
+    %s = tensor.extract_slice %z[%i] [1] [1] : tensor<256xi32> to tensor<1xi32>
+    %u = tensor.extract_slice %y[%i] [1] [1] : tensor<2xi32> to tensor<1xi32>
+    %v = tensor.extract_slice %x[%i] [1] [1] : tensor<2xi32> to tensor<1xi32>
+    %a = arith.addi %s, %u : tensor<1xi32>
+    %b = arith.subi %a, %v : tensor<1xi32>
+    %c = arith.muli %b, %three : tensor<1xi32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %c into %o[%i] [1] [1] : tensor<1xi32> into tensor<2xi32>
+    }
+  } loc("layers.4.ff"("model.mlir":50:3))
+  return %0, %1, %2, %3, %4 : tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>, tensor<2xi32>
 }
