@@ -364,16 +364,12 @@ private:
   void replaceWithCall(Operation *op, func::FuncOp dispatch,
                        ArrayRef<Value> hostOperands,
                        ArrayRef<ArgumentSource> sources,
-                       std::optional<llvm::hash_code> hash) {
+                       llvm::hash_code hash) {
     OpBuilder b(op);
     auto call = func::CallOp::create(b, op->getLoc(), dispatch, hostOperands);
     op->replaceAllUsesWith(call.getResults());
-    if (!hash) {
-      op->erase();
-      return;
-    }
     op->remove();
-    firstsByHash[*hash].push_back(firsts.size());
+    firstsByHash[hash].push_back(firsts.size());
     firsts.push_back({op, dispatch, llvm::to_vector(sources)});
   }
 
