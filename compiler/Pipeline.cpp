@@ -148,6 +148,15 @@ FailureOr<std::string> lcc::compile(ModuleOp module,
       return failure();
     done("decode step");
   }
+  if (!options.attentionPrecision.empty()) {
+    if (failed(runDumpedPipeline(
+            module, "attention-precision", options.dump, [&](PassManager &pm) {
+              pm.addPass(
+                  createHalfPrecisionAttention({options.attentionPrecision}));
+            })))
+      return failure();
+    done("attention precision");
+  }
   if (options.stopAfter == Stage::Attn ||
       options.stopAfter == Stage::AttentionMap)
     return printed(module);

@@ -78,6 +78,10 @@ struct CompileOptions : AttentionFormOptions {
   /// With a value, lcc --decode: attn-generate-decode-step runs after the
   /// train step.
   std::optional<GenerateDecodeStepOptions> decode;
+  /// lcc --attention-precision: "bf16" or "f16" runs
+  /// attn-half-precision-attention after the train and decode steps;
+  /// empty: f32.
+  std::string attentionPrecision;
   /// Receives every stage's text when set.
   StageDumper dump;
   /// lcc --cache-dir / --no-cache: where compiled kernels are kept

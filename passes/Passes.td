@@ -369,6 +369,51 @@ def GenerateDecodeStep : Pass<"attn-generate-decode-step", "mlir::ModuleOp"> {
   ];
 }
 
+def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
+                                  "mlir::ModuleOp"> {
+  let summary = "compute f32 attention in bf16 or f16 (mixed precision)";
+  let description = [{
+    `lcc --attention-precision=bf16|f16`: the attention cores of an f32
+    model compute in a half type while everything else (parameters,
+    projections, feed-forwards, norms, the loss, the optimizer and its
+    state) stays f32, as PyTorch's autocast runs FlashAttention. Runs
+    after the train and decode steps are made, so the forward and its
+    backward are rewritten alike: each `attn.attention`,
+    `attn.attention_backward` and `attn.sparse_attention` on f32 gets its
+    tensor operands rounded to the half type (`arith.truncf`) and
+    computes in it (products on half pairs with f32 sums, softmax and
+    logsumexp in f32, the probabilities and score gradients rounded for
+    their products, FlashAttention-2's way); its tensor results are
+    widened back (`arith.extf`). The logsumexp stays f32.
+
+    Mask and score regions keep working on f32 scores. Attention the half
+    lowering does not compute (`shared_qk`, the LSH, routed, relative,
+    adaptive-span and compressive forms, ring attention) stays f32; the pass says so in one warning
+    naming the first such op and how many there are. A model with no
+    attention it can rewrite is an error.
+
+    Before:
+
+    ```mlir
+    %o = attn.attention %q, %k, %v : (tensor<1x2x64x16xf32>, ...) -> tensor<1x2x64x16xf32>
+    ```
+
+    After:
+
+    ```mlir
+    %qh = arith.truncf %q : tensor<1x2x64x16xf32> to tensor<1x2x64x16xbf16>
+    ...
+    %oh = attn.attention %qh, %kh, %vh : (tensor<1x2x64x16xbf16>, ...) -> tensor<1x2x64x16xbf16>
+    %o = arith.extf %oh : tensor<1x2x64x16xbf16> to tensor<1x2x64x16xf32>
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "The half type attention computes in: bf16 or f16">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def LowerToLinalg : Pass<"attn-lower-to-linalg", "mlir::ModuleOp"> {
   let summary = "lower attn ops to linalg, tensor, arith, math and scf";
   let description = [{

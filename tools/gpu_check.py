@@ -6,8 +6,9 @@ test/e2e model, each bundled model, with the flags of their tests) for
 --target=cpu,cuda, makes its inputs and weights, runs it on the CPU and on the
 CUDA emulator (the GPU kernels on this CPU, with memcheck and racecheck),
 keeps the CPU results and the emulator's error against them; compiles the timing cases (attention forms at 4K-64K tokens)
-and the FlashAttention comparison (bf16 attention at FlashAttention's benchmark
-shapes, d 64 and 128, 1K-16K, causal and not) for --target=cuda. Everything
+and the FlashAttention comparison (bf16 attention forward and backward at
+FlashAttention's benchmark shapes, d 64 and 128, 1K-16K, causal and not) for
+--target=cuda. Everything
 goes to one folder, carried to the GPU machine.
 
 run (on the GPU machine): runs every case on the GPU with lcc-run
@@ -84,6 +85,9 @@ PUBLISHED = {(64, False): "FA2 282-324, FA3 333-497",
              (64, True): "FA2 180-299, FA3 197-473",
              (128, False): "FA2 309-370, FA3 467-648",
              (128, True): "FA2 191-335, FA3 292-616"}
+# The backward's (FLOPs counted as 2.5 times the forward's, as
+# FlashAttention counts them); the paper gives d 128 only.
+PUBLISHED_BACKWARD = {128: "FA2 214-322, FA3 316-561"}
 
 # The other forms, for the model estimate only: (name, dtype, lcc flags).
 ESTIMATED_FORMS = [
@@ -102,12 +106,14 @@ def flash_shape(dim, seq):
     return max(1, 16384 // seq), 2048 // dim
 
 
-def flash_flops(batch, heads, seq, dim, causal):
-    return 4.0 * batch * heads * seq * seq * dim / (2 if causal else 1)
+def flash_flops(batch, heads, seq, dim, causal, backward=False):
+    forward = 4.0 * batch * heads * seq * seq * dim / (2 if causal else 1)
+    return 2.5 * forward if backward else forward
 
 
-def flash_name(dim, seq, causal):
-    return "flash d%d %dK%s" % (dim, seq // 1024, " causal" if causal else "")
+def flash_name(dim, seq, causal, backward=False):
+    return "flash%s d%d %dK%s" % (" bwd" if backward else "", dim, seq // 1024,
+                                  " causal" if causal else "")
 
 
 def sh(args, **kwargs):
@@ -160,6 +166,21 @@ def attention_source(heads, seq, dim, shared, batch=1, dtype="f32",
             "  return %%0 : %s\n}\n" % ((t,) * 9))
 
 
+def attention_backward_source(heads, seq, dim, batch, dtype, causal):
+    """attn.attention_backward alone: the forward's q, k, v, result and
+    f32 logsumexp and the result's gradient in, dq, dk, dv out."""
+    t = "tensor<%dx%dx%dx%dx%s>" % (batch, heads, seq, dim, dtype)
+    lse = "tensor<%dx%dx%dxf32>" % (batch, heads, seq)
+    return ("func.func @backward(%%q: %s, %%k: %s, %%v: %s, %%o: %s, "
+            "%%lse: %s, %%do: %s) -> (%s, %s, %s) {\n"
+            "  %%dq, %%dk, %%dv = attn.attention_backward %%q, %%k, %%v, %%o, "
+            "%%lse, %%do%s : (%s, %s, %s, %s, %s, %s) -> (%s, %s, %s)\n"
+            "  return %%dq, %%dk, %%dv : %s, %s, %s\n}\n" %
+            ((t,) * 4 + (lse, t) + (t,) * 3 +
+             (" {causal = true}" if causal else "",) + (t,) * 4 + (lse, t) +
+             (t,) * 6))
+
+
 def model_microseconds(lcc, source, flags):
     """The kernel report's H100 bound of the model's kernels, summed (us),
     and the bound that takes most of that time."""
@@ -182,17 +203,18 @@ def write_source(path, text):
     return path
 
 
-def flash_microseconds(lcc, path, dim, seq, causal):
-    """The H100 bound of bf16 attention at FlashAttention's shape (its
-    non-causal model written to `path`). The
+def flash_microseconds(lcc, path, dim, seq, causal, backward=False):
+    """The H100 bound of bf16 attention (or its backward) at
+    FlashAttention's shape (its non-causal model written to `path`). The
     report counts a causal kernel's key loop, whose trip count depends on
     the query tile, once; a causal launch visits about half the tile pairs
     of the non-causal one (the diagonal's besides), so its bound is taken
     as half the non-causal's."""
     batch, heads = flash_shape(dim, seq)
-    micro, bound, _ = model_microseconds(
-        lcc, write_source(path, attention_source(heads, seq, dim, False,
-                                                 batch, "bf16", False)), [])
+    source = (attention_backward_source(heads, seq, dim, batch, "bf16", False)
+              if backward else
+              attention_source(heads, seq, dim, False, batch, "bf16", False))
+    micro, bound, _ = model_microseconds(lcc, write_source(path, source), [])
     return (micro / 2 if causal else micro), bound
 
 
@@ -213,6 +235,16 @@ def estimate(bin_dir, out):
                  micro / 1e3,
                  flash_flops(batch, heads, seq, dim, causal) / micro / 1e6,
                  bound, PUBLISHED[(dim, causal)]))
+    for dim, seq, causal in FLASH:
+        batch, heads = flash_shape(dim, seq)
+        micro, bound = flash_microseconds(lcc, source, dim, seq, causal,
+                                          backward=True)
+        print("| dense%s backward | bf16 | %d | %d | %d x %d | %.2f | %.0f | "
+              "%s | %s |" % (" causal" if causal else "", dim, seq, batch,
+                             heads, micro / 1e3,
+                             flash_flops(batch, heads, seq, dim, causal, True)
+                             / micro / 1e6, bound,
+                             PUBLISHED_BACKWARD.get(dim, "-")))
     # '~': some kernel's loop has a trip count the report cannot know (a
     # block table's, buckets', clusters'), counted by its bound or once.
     for name, dtype, flags in ESTIMATED_FORMS:
@@ -300,27 +332,40 @@ def prepare(root, bin_dir, out):
         shape = [1, heads, seq, dim]
         cases.append({"name": name, "dir": slug(name), "kind": "timing",
                       "inputs": [shape] * (2 if shared else 3)})
-    for dim, seq, causal in FLASH:
-        name = flash_name(dim, seq, causal)
-        case = os.path.join(out, slug(name))
-        os.makedirs(case, exist_ok=True)
-        batch, heads = flash_shape(dim, seq)
-        source = write_source(
-            os.path.join(case, "model.mlir"),
-            attention_source(heads, seq, dim, False, batch, "bf16", causal))
-        sh([lcc, source, "--target=cuda", "-o",
-            os.path.join(case, "model.lcm")])
-        micro, _ = flash_microseconds(
-            lcc, os.path.join(case, "estimate.mlir"), dim, seq, causal)
-        cases.append({"name": name, "dir": slug(name), "kind": "flash",
-                      "inputs": [[batch, heads, seq, dim]] * 3,
-                      "dtype": "bf16",
-                      "flops": flash_flops(batch, heads, seq, dim, causal),
-                      "model_ms": micro / 1e3,
-                      "published": PUBLISHED[(dim, causal)]})
+    for backward in (False, True):
+        for dim, seq, causal in FLASH:
+            cases.append(prepare_flash(lcc, out, dim, seq, causal, backward))
     with open(os.path.join(out, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
     print("prepared %d cases in %s" % (len(cases), out))
+
+
+def prepare_flash(lcc, out, dim, seq, causal, backward):
+    """A FlashAttention comparison case: bf16 attention (or its backward
+    alone) at FlashAttention's shape, compiled for cuda."""
+    name = flash_name(dim, seq, causal, backward)
+    case = os.path.join(out, slug(name))
+    os.makedirs(case, exist_ok=True)
+    batch, heads = flash_shape(dim, seq)
+    shape = [batch, heads, seq, dim]
+    if backward:
+        text = attention_backward_source(heads, seq, dim, batch, "bf16", causal)
+        # The same bf16 block serves as q, k, v, o and do: only the time is
+        # read.
+        inputs = [(shape, "bf16")] * 4 + [(shape[:3], "f32"), (shape, "bf16")]
+    else:
+        text = attention_source(heads, seq, dim, False, batch, "bf16", causal)
+        inputs = [(shape, "bf16")] * 3
+    source = write_source(os.path.join(case, "model.mlir"), text)
+    sh([lcc, source, "--target=cuda", "-o", os.path.join(case, "model.lcm")])
+    micro, _ = flash_microseconds(lcc, os.path.join(case, "estimate.mlir"),
+                                  dim, seq, causal, backward)
+    return {"name": name, "dir": slug(name), "kind": "flash",
+            "backward": backward, "inputs": inputs,
+            "flops": flash_flops(batch, heads, seq, dim, causal, backward),
+            "model_ms": micro / 1e3,
+            "published": (PUBLISHED_BACKWARD.get(dim, "-") if backward else
+                          PUBLISHED[(dim, causal)])}
 
 
 def run_cases(bin_dir, out):
@@ -333,12 +378,19 @@ def run_cases(bin_dir, out):
         workdir = os.path.join(out, case["dir"])
         args = list(case.get("args", []))
         if case["kind"] in ("timing", "flash"):
-            for i, shape in enumerate(case["inputs"]):
-                path = os.path.join(workdir, "input%d.npy" % i)
-                sh([testdata, "--output=" + path,
-                    "--shape=" + ",".join(map(str, shape)), "--seed=%d" % i,
-                    "--dtype=" + case.get("dtype", "f32")])
-                args.append("--input=" + os.path.basename(path))
+            # One file per distinct input: (shape, dtype), or a shape (f32).
+            made = {}
+            for i, spec in enumerate(case["inputs"]):
+                shape, dtype = (spec if isinstance(spec[0], list) else
+                                (spec, "f32"))
+                key = (tuple(shape), dtype)
+                if key not in made:
+                    made[key] = "input%d.npy" % i
+                    sh([testdata, "--output=" + os.path.join(workdir,
+                                                             made[key]),
+                        "--shape=" + ",".join(map(str, shape)),
+                        "--seed=%d" % i, "--dtype=" + dtype])
+                args.append("--input=" + made[key])
         os.makedirs(os.path.join(workdir, "gpu"), exist_ok=True)
         result = subprocess.run(
             [run, "model.lcm", "--device=cuda", "--output-dir=gpu",
@@ -380,11 +432,11 @@ def run_cases(bin_dir, out):
             "%.1f" % (peak / 2**20) if peak else "-", status))
     if flash:
         # FLOPs as FlashAttention counts them, so the columns compare.
-        print("\n%-24s %10s %12s %12s  %s" % (
-            "bf16 attention forward", "gpu ms", "TFLOP/s", "model bound",
+        print("\n%-28s %10s %12s %12s  %s" % (
+            "bf16 attention", "gpu ms", "TFLOP/s", "model bound",
             "published H100 fp16 TFLOP/s"))
         for case, ms in flash:
-            print("%-24s %10.3f %12.1f %12.1f  %s" % (
+            print("%-28s %10.3f %12.1f %12.1f  %s" % (
                 case["name"], ms, case["flops"] / (ms * 1e-3) / 1e12,
                 case["flops"] / (case["model_ms"] * 1e-3) / 1e12,
                 case["published"]))

@@ -15,36 +15,59 @@ using namespace mlir;
 using namespace lcc;
 using namespace lcc::lowering;
 
-namespace {
+bool lcc::isPairedHalf(Type elt) { return isa<BFloat16Type, Float16Type>(elt); }
 
-/// Whether attention on `elt` runs its products on pairs of half-precision
-/// values (bf16 or f16, f32 accumulation); f32 runs them on f32.
-bool isPairedHalf(Type elt) { return isa<BFloat16Type, Float16Type>(elt); }
+Value lcc::pairedOperand(TensorBuilder &t, Value x, Type half,
+                         bool kAlongColumns, bool asB) {
+  RankedTensorType type = tensorType(x);
+  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+  int64_t pairs = (kAlongColumns ? columns : rows) / 2;
+  int64_t other = kAlongColumns ? rows : columns;
+  // The summed dimension split in two: [rows, columns / 2, 2] or
+  // [rows / 2, 2, columns].
+  Value split =
+      kAlongColumns
+          ? tensor::ExpandShapeOp::create(
+                t.builder(), t.location(),
+                RankedTensorType::get({rows, pairs, 2}, type.getElementType()),
+                x, ArrayRef<ReassociationIndices>{{0}, {1, 2}})
+          : tensor::ExpandShapeOp::create(
+                t.builder(), t.location(),
+                RankedTensorType::get({pairs, 2, columns},
+                                      type.getElementType()),
+                x, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+  bool round = type.getElementType() != half;
+  if (kAlongColumns && !asB && !round)
+    return split;
+  // The operand's loops are (other, pair, j) for A, (pair, other, j) for B.
+  SmallVector<unsigned> splitDims =
+      kAlongColumns ? (asB ? SmallVector<unsigned>{1, 0, 2}
+                           : SmallVector<unsigned>{0, 1, 2})
+                    : (asB ? SmallVector<unsigned>{0, 2, 1}
+                           : SmallVector<unsigned>{1, 2, 0});
+  SmallVector<int64_t> shape = asB ? SmallVector<int64_t>{pairs, other, 2}
+                                   : SmallVector<int64_t>{other, pairs, 2};
+  return t.map(
+      shape, half, {split}, {t.map(3, splitDims)},
+      [half, round](OpBuilder &b, Location loc, ValueRange a) {
+        return round ? arith::TruncFOp::create(b, loc, half, a[0]).getResult()
+                     : a[0];
+      });
+}
+
+namespace {
 
 /// [rows, columns] viewed as [rows, columns / 2, 2]: each row's adjacent
 /// pairs, as a paired contraction reads its A.
 Value inPairs(TensorBuilder &t, Value x) {
-  RankedTensorType type = tensorType(x);
-  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
-  return tensor::ExpandShapeOp::create(
-      t.builder(), t.location(),
-      RankedTensorType::get({rows, columns / 2, 2}, type.getElementType()), x,
-      ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+  return pairedOperand(t, x, tensorType(x).getElementType(),
+                       /*kAlongColumns=*/true, /*asB=*/false);
 }
 
 /// The rows of `x` ([rows, columns] f32) in pairs, rounded to `half`:
 /// [rows / 2, columns, 2] with out[p, c, j] = x[2p + j, c].
 Value pairRows(TensorBuilder &t, Value x, Type half) {
-  RankedTensorType type = tensorType(x);
-  int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
-  Value split = tensor::ExpandShapeOp::create(
-      t.builder(), t.location(),
-      RankedTensorType::get({rows / 2, 2, columns}, type.getElementType()), x,
-      ArrayRef<ReassociationIndices>{{0, 1}, {2}});
-  return t.map({rows / 2, columns, 2}, half, {split}, {t.map(3, {0, 2, 1})},
-               [half](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                 return arith::TruncFOp::create(b, loc, half, a[0]);
-               });
+  return pairedOperand(t, x, half, /*kAlongColumns=*/false, /*asB=*/true);
 }
 
 /// `value` [batch, heads, seq, dim] transposed once for every query tile:

@@ -59,6 +59,18 @@ using BlockScoreTerm = std::function<mlir::Value(
 using BlockWeights =
     std::function<mlir::Value(TensorBuilder &, const TilePosition &)>;
 
+/// Whether attention on `elt` runs its products on pairs of half-precision
+/// values (bf16 or f16, f32 accumulation); f32 runs them on f32.
+bool isPairedHalf(mlir::Type elt);
+
+/// A block `x` ([rows, columns], f32 or `half`) as an operand of
+/// TensorBuilder::pairedMatmul, rounded to `half`: its summed dimension k
+/// (the columns when `kAlongColumns`, else the rows) in adjacent pairs, as
+/// A ([other, k / 2, 2]) or, with `asB`, as B ([k / 2, other, 2]). A view
+/// when nothing moves or rounds.
+mlir::Value pairedOperand(TensorBuilder &t, mlir::Value x, mlir::Type half,
+                          bool kAlongColumns, bool asB);
+
 /// How a block of dot products is laid out: [query tile, key tile] of
 /// q·kᵀ, [key tile, query tile] of k·(q·scale)ᵀ, already scaled, or
 /// [query tile, key tile] already scaled.

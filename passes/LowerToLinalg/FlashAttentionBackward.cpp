@@ -48,10 +48,24 @@ PaddedBackwardOperands::build(TensorBuilder &t, const FlashAttention &flash,
   p.keyTiles = llvm::divideCeil(p.keySeq, p.keyTile);
   int64_t paddedQueries = p.queryTiles * p.queryTile;
   int64_t paddedKeys = p.keyTiles * p.keyTile;
-  // delta_i = do_i · o_i; padded queries have do = 0 and add nothing.
-  Value delta = t.reduceLastDim(
-      {outGrad, out}, 0.0, [](OpBuilder &b, Location l, ValueRange a) {
-        return multiplyAccumulate(b, l, a[0], a[1], a[2]);
+  // delta_i = do_i · o_i, in f32; padded queries have do = 0 and add
+  // nothing.
+  RankedTensorType outType = tensorType(out);
+  Type f32 = t.builder().getF32Type();
+  unsigned rank = outType.getRank();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  Value delta = t.generic(
+      t.filled(outType.getShape().drop_back(), f32, 0.0), {outGrad, out},
+      {t.identityMap(rank), t.identityMap(rank), t.dropLastMap(rank)},
+      iterators, [f32](OpBuilder &b, Location l, ValueRange a) {
+        auto wide = [&](Value x) {
+          return x.getType() == f32
+                     ? x
+                     : arith::ExtFOp::create(b, l, f32, x).getResult();
+        };
+        return multiplyAccumulate(b, l, wide(a[0]), wide(a[1]), a[2]);
       });
   if (rowStatisticGrad)
     delta = t.mapSameShape(
@@ -187,18 +201,65 @@ SmallVector<Value> lcc::lowering::sumOverKeyTiles(
                        /*overKeyTiles=*/false, widths, elementType, block);
 }
 
+namespace {
+
+/// A block's products on the forward's operand type: on f32 directly, on
+/// bf16 or f16 in pairs of the summed dimension with f32 sums (both
+/// operands rounded to the half type: FlashAttention-2 rounds p and ds so).
+/// Each product is init += a b, with a and b each read along its rows or
+/// its columns as the summed dimension k.
+struct BlockProducts {
+  TensorBuilder &t;
+  /// Null: f32.
+  Type half;
+
+  /// sum_k a(m, k) b(k, n).
+  Value plain(Value a, Value b, Value init) const {
+    return half ? paired(a, true, b, false, init) : t.matmul(a, b, init);
+  }
+  /// sum_k a(m, k) b(n, k).
+  Value transposedB(Value a, Value b, Value init) const {
+    return half ? paired(a, true, b, true, init)
+                : t.matmulTransposedB(a, b, init);
+  }
+  /// sum_k a(k, m) b(k, n).
+  Value transposedA(Value a, Value b, Value init) const {
+    return half ? paired(a, false, b, false, init)
+                : t.matmulTransposedA(a, b, init);
+  }
+
+private:
+  Value paired(Value a, bool aKAlongColumns, Value b, bool bKAlongColumns,
+               Value init) const {
+    return t.pairedMatmul(
+        pairedOperand(t, a, half, aKAlongColumns, /*asB=*/false),
+        pairedOperand(t, b, half, bKAlongColumns, /*asB=*/true), init);
+  }
+};
+
+/// The half type the backward's products run on, or null for f32.
+Type productHalf(Value query) {
+  Type elt = tensorType(query).getElementType();
+  return isPairedHalf(elt) ? elt : Type();
+}
+
+} // namespace
+
 FailureOr<std::pair<Value, Value>>
 FlashAttentionBackward::probabilitiesAndScoreGradients(
     TensorBuilder &t, const BackwardBlock &block, const TilePosition &tile,
     int64_t keySeq) const {
   int64_t queryTile = forward.queryTile, keyTile = forward.keyTile;
-  Type elt = tensorType(block.query).getElementType();
-  Value dots = t.matmulTransposedB(block.query, block.key,
-                                   t.filled({queryTile, keyTile}, elt, 0.0));
+  // Scores, probabilities and their gradients are f32 on every operand
+  // type.
+  Type elt = t.builder().getF32Type();
+  BlockProducts products{t, productHalf(block.query)};
+  Value dots = products.transposedB(block.query, block.key,
+                                    t.filled({queryTile, keyTile}, elt, 0.0));
   Value scores = forward.maskedScores(t, dots, tile, keySeq, /*mask=*/true);
   Value probabilities = recomputedProbabilities(t, scores, block.rowStatistic);
-  Value dP = t.matmulTransposedB(block.outGrad, block.value,
-                                 t.filled({queryTile, keyTile}, elt, 0.0));
+  Value dP = products.transposedB(block.outGrad, block.value,
+                                  t.filled({queryTile, keyTile}, elt, 0.0));
   bool failedDerivative = false;
   Value scoreGrad = t.map(
       {queryTile, keyTile}, elt, {probabilities, dP, block.delta, dots},
@@ -236,7 +297,9 @@ FlashAttentionBackward::probabilitiesAndScoreGradients(
 FailureOr<std::array<Value, 3>>
 FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
   TensorBuilder tb(builder, loc);
-  Type elt = tensorType(forward.query).getElementType();
+  Type half = productHalf(forward.query);
+  // The gradients are summed in f32, on half operands too.
+  Type elt = builder.getF32Type();
   PaddedBackwardOperands padded = PaddedBackwardOperands::build(
       tb, forward, out, outGrad, logSumExp, logSumExpGrad);
   bool failedBlock = false;
@@ -255,12 +318,13 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
       [&](OpBuilder &ub, Location ul, const TilePosition &tile,
           ValueRange state) -> SmallVector<Value> {
         TensorBuilder t(ub, ul);
+        BlockProducts products{t, half};
         BackwardBlock blk = padded.blockAt(ub, ul, tile);
         auto grads = gradientsAt(t, blk, tile);
         if (failed(grads))
           return SmallVector<Value>(state);
-        return {t.matmulTransposedA(grads->second, blk.query, state[0]),
-                t.matmulTransposedA(grads->first, blk.outGrad, state[1])};
+        return {products.transposedA(grads->second, blk.query, state[0]),
+                products.transposedA(grads->first, blk.outGrad, state[1])};
       });
 
   // Kernel 2, per query tile: dq summed over the key tiles it visits.
@@ -270,17 +334,29 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
                       [&](OpBuilder &ub, Location ul, const TilePosition &tile,
                           ValueRange state) -> SmallVector<Value> {
                         TensorBuilder t(ub, ul);
+                        BlockProducts products{t, half};
                         BackwardBlock blk = padded.blockAt(ub, ul, tile);
                         auto grads = gradientsAt(t, blk, tile);
                         if (failed(grads))
                           return SmallVector<Value>(state);
-                        return {t.matmul(grads->second, blk.key, state[0])};
+                        return {
+                            products.plain(grads->second, blk.key, state[0])};
                       })
           .front();
   if (failedBlock)
     return failure();
-  return std::array<Value, 3>{
-      padded.unpadded(builder, loc, queryGrad, /*ofKeys=*/false),
-      padded.unpadded(builder, loc, keyAndValueGrads[0], /*ofKeys=*/true),
-      padded.unpadded(builder, loc, keyAndValueGrads[1], /*ofKeys=*/true)};
+  // Each gradient in its operand's type: rounded once, at the end.
+  auto finished = [&](Value grad, bool ofKeys) {
+    Value x = padded.unpadded(builder, loc, grad, ofKeys);
+    if (!half)
+      return x;
+    return tb.map(tensorType(x).getShape(), half, {x},
+                  {tb.identityMap(tensorType(x).getRank())},
+                  [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                    return arith::TruncFOp::create(b, l, half, a[0]);
+                  });
+  };
+  return std::array<Value, 3>{finished(queryGrad, /*ofKeys=*/false),
+                              finished(keyAndValueGrads[0], /*ofKeys=*/true),
+                              finished(keyAndValueGrads[1], /*ofKeys=*/true)};
 }

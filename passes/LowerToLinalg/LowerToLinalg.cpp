@@ -182,10 +182,10 @@ bool isHalfTensor(Type type) {
          (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
 }
 
-/// bf16 and f16 are computed by the flash form only (attention and sparse
-/// attention: products on pairs of the half type, softmax in f32); every
-/// other op's lowering computes in f32. One error naming the first op
-/// outside that.
+/// bf16 and f16 are computed by the flash form only (attention, its
+/// backward and sparse attention: products on pairs of the half type,
+/// softmax in f32); every other op's lowering computes in f32. One error
+/// naming the first op outside that.
 LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
   WalkResult walk = module.walk([&](Operation *op) {
     StringRef dialect = op->getName().getDialectNamespace();
@@ -207,14 +207,16 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
       std::string half =
           holds([](Type t) { return t.isF16(); }) ? "f16" : "bf16";
       auto attention = dyn_cast<AttentionOp>(op);
-      if (!attention && !isa<SparseAttentionOp>(op))
+      auto backward = dyn_cast<AttentionBackwardOp>(op);
+      if (!attention && !backward && !isa<SparseAttentionOp>(op))
         return half +
-               " is computed by attn.attention and attn.sparse_attention "
-               "(dense, masked and sparse forms) only; give this op f32 "
-               "tensors";
-      if (attention && (attention.getSharedQk() || attention.getLogsumexp()))
-        return half + " attention with shared_qk or a logsumexp (training) "
-                      "is not compiled; give it f32 tensors";
+               " is computed by attn.attention, attn.attention_backward and "
+               "attn.sparse_attention (dense, masked and sparse forms) only; "
+               "give this op f32 tensors";
+      if ((attention && attention.getSharedQk()) ||
+          (backward && backward.getSharedQk()))
+        return half + " attention with shared_qk is not compiled; give it "
+                      "f32 tensors";
       int64_t headDim = tensorType(op->getOperand(0)).getDimSize(3);
       if (headDim % 2 != 0)
         return half + " attention multiplies head_dim in pairs; head_dim " +
@@ -222,6 +224,21 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
       if (tiling.keyTile % 2 != 0)
         return half + " attention multiplies keys in pairs; key-tile " +
                std::to_string(tiling.keyTile) + " is odd";
+      if (!backward)
+        return "";
+      // The backward also sums over queries (dk, dv) and over the values'
+      // head_dim (do·vᵀ).
+      if (tiling.queryTile % 2 != 0)
+        return half +
+               " attention's backward multiplies queries in pairs; "
+               "query-tile " +
+               std::to_string(tiling.queryTile) + " is odd";
+      int64_t valueDim = tensorType(backward.getValue()).getDimSize(3);
+      if (valueDim % 2 != 0)
+        return half +
+               " attention's backward multiplies the values' "
+               "head_dim in pairs; it is " +
+               std::to_string(valueDim) + ", odd";
       return "";
     }();
     if (problem.empty())

@@ -1,6 +1,8 @@
 // RUN: lcc-opt %s --split-input-file --attn-lower-to-linalg="query-tile=32 key-tile=16" --verify-diagnostics | FileCheck %s
 // RUN: not lcc-opt %s --split-input-file --attn-lower-to-linalg="query-tile=32 key-tile=15" 2>&1 | FileCheck %s --check-prefix=ODD-TILE
 // ODD-TILE: error: 'attn.attention' op bf16 attention multiplies keys in pairs; key-tile 15 is odd
+// RUN: not lcc-opt %s --split-input-file --attn-lower-to-linalg="query-tile=31 key-tile=16" 2>&1 | FileCheck %s --check-prefix=ODD-QUERY-TILE
+// ODD-QUERY-TILE: error: 'attn.attention_backward' op bf16 attention's backward multiplies queries in pairs; query-tile 31 is odd
 
 // bf16 attention takes the flash form with both products on bf16 accumulated
 // in f32, A by rows of the summed dimension and B in pairs of it: the
@@ -39,6 +41,46 @@ func.func @bf16_attention(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x64x32xbf16>
 
 // -----
 
+// bf16 attention's backward (FlashAttention-2's, from the saved f32
+// logsumexp) runs its five products on bf16 pairs with f32 sums: per key
+// tile over the query tiles, q·kᵀ and do·vᵀ (B in pairs of head_dim, the
+// keys and values put in pairs per block), then dk += dsᵀ·q and dv += pᵀ·do
+// (ds and p rounded to bf16 in pairs of queries); per query tile over the
+// key tiles, dq += ds·k. delta = do·o is summed in f32; the gradients are
+// summed in f32 and rounded once at the end.
+// CHECK-LABEL: func @bf16_backward
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: scf.forall {{.+}} -> (tensor<1x1x64x32xf32>, tensor<1x1x64x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<32x16x2xbf16>, tensor<16x16x2xbf16>) outs(%{{.+}} : tensor<32x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<32x8x2xbf16>, tensor<8x16x2xbf16>) outs(%{{.+}} : tensor<32x16xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x32x2xbf16>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x16x2xbf16>) outs(%{{.+}} : tensor<16x16xf32>)
+// CHECK: scf.forall {{.+}} -> (tensor<1x1x64x32xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<32x8x2xbf16>, tensor<8x32x2xbf16>) outs(%{{.+}} : tensor<32x32xf32>)
+// CHECK-COUNT-3: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: return
+func.func @bf16_backward(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x64x32xbf16>, %v: tensor<1x1x64x16xbf16>, %o: tensor<1x1x64x16xbf16>, %lse: tensor<1x1x64xf32>, %do: tensor<1x1x64x16xbf16>) -> (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x16xbf16>) {
+  %dq, %dk, %dv = attn.attention_backward %q, %k, %v, %o, %lse, %do
+      : (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64xf32>, tensor<1x1x64x16xbf16>)
+      -> (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x16xbf16>)
+  return %dq, %dk, %dv : tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x16xbf16>
+}
+
+// -----
+
+func.func @odd_value_dim(%q: tensor<1x1x64x32xbf16>, %v: tensor<1x1x64x15xbf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x15xbf16> {
+  // expected-error @below {{'attn.attention_backward' op bf16 attention's backward multiplies the values' head_dim in pairs; it is 15, odd}}
+  %dq, %dk, %dv = attn.attention_backward %q, %q, %v, %v, %lse, %v
+      : (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x15xbf16>, tensor<1x1x64x15xbf16>, tensor<1x1x64xf32>, tensor<1x1x64x15xbf16>)
+      -> (tensor<1x1x64x32xbf16>, tensor<1x1x64x32xbf16>, tensor<1x1x64x15xbf16>)
+  return %dv : tensor<1x1x64x15xbf16>
+}
+
+// -----
+
 func.func @odd_head_dim(%q: tensor<1x1x64x15xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
   // expected-error @below {{'attn.attention' op bf16 attention multiplies head_dim in pairs; head_dim 15 is odd}}
   %0 = attn.attention %q, %q, %v : (tensor<1x1x64x15xbf16>, tensor<1x1x64x15xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16>
@@ -48,7 +90,7 @@ func.func @odd_head_dim(%q: tensor<1x1x64x15xbf16>, %v: tensor<1x1x64x16xbf16>) 
 // -----
 
 func.func @shared_qk(%qk: tensor<1x1x64x16xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
-  // expected-error @below {{'attn.attention' op bf16 attention with shared_qk or a logsumexp (training) is not compiled; give it f32 tensors}}
+  // expected-error @below {{'attn.attention' op bf16 attention with shared_qk is not compiled; give it f32 tensors}}
   %0 = attn.attention %qk, %qk, %v {shared_qk} : (tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16>
   return %0 : tensor<1x1x64x16xbf16>
 }
@@ -57,7 +99,7 @@ func.func @shared_qk(%qk: tensor<1x1x64x16xbf16>, %v: tensor<1x1x64x16xbf16>) ->
 
 // f16 attention is computed as bf16 is; f16 elsewhere is named as f16.
 func.func @f16_shared_qk(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
-  // expected-error @below {{'attn.attention' op f16 attention with shared_qk or a logsumexp (training) is not compiled; give it f32 tensors}}
+  // expected-error @below {{'attn.attention' op f16 attention with shared_qk is not compiled; give it f32 tensors}}
   %0 = attn.attention %q, %q, %q {shared_qk} : (tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16>
   return %0 : tensor<1x1x64x16xf16>
 }
@@ -65,7 +107,7 @@ func.func @f16_shared_qk(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
 // -----
 
 func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor<16xf16>) -> tensor<1x8x16xf16> {
-  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention and attn.sparse_attention (dense, masked and sparse forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.attention_backward and attn.sparse_attention (dense, masked and sparse forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xf16>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x8x16xf16>
   return %0 : tensor<1x8x16xf16>
 }
@@ -73,7 +115,7 @@ func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor
 // -----
 
 func.func @layer_norm(%x: tensor<1x8x16xbf16>, %g: tensor<16xbf16>, %b: tensor<16xbf16>) -> tensor<1x8x16xbf16> {
-  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention and attn.sparse_attention (dense, masked and sparse forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.attention_backward and attn.sparse_attention (dense, masked and sparse forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xbf16>, tensor<16xbf16>, tensor<16xbf16>) -> tensor<1x8x16xbf16>
   return %0 : tensor<1x8x16xbf16>
 }

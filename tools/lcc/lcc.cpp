@@ -119,6 +119,18 @@ cl::opt<bool> cudaTF32(
              "allow_tf32 does (default: exact f32 on CUDA cores)"),
     cl::init(false), cl::cat(lccCategory));
 
+cl::opt<std::string> attentionPrecision(
+    "attention-precision",
+    cl::desc("Type the attention cores compute in: 'f32' (the default), "
+             "'bf16' or 'f16': dense, masked and sparse attention, forward "
+             "and backward, take their operands rounded to it, multiply on "
+             "its pairs with f32 sums (tensor cores on sm_80 and up) and "
+             "return f32; parameters, the other ops, the loss and the "
+             "optimizer stay f32 (mixed precision, as autocast runs "
+             "FlashAttention); other attention forms stay f32 with a "
+             "warning (docs/training.md)"),
+    cl::value_desc("type"), cl::init("f32"), cl::cat(lccCategory));
+
 cl::opt<std::string> attentionName(
     "attention",
     cl::desc("Form of the attention ops (the forms are listed when lcc "
@@ -555,6 +567,13 @@ int main(int argc, char **argv) {
                                 cudaArch + " has none");
     return 1;
   }
+  if (attentionPrecision != "f32" && attentionPrecision != "bf16" &&
+      attentionPrecision != "f16") {
+    lcc::reportError(kTool, "invalid --attention-precision '" +
+                                attentionPrecision +
+                                "'; expected 'f32', 'bf16' or 'f16'");
+    return 1;
+  }
   // Plugins after lcc's own forms: they add forms --attention may name.
   for (const std::string &path : pluginPaths) {
     std::string error;
@@ -694,6 +713,8 @@ int main(int argc, char **argv) {
   options.targetCuda = targetCuda;
   options.cudaArch = cudaArch;
   options.cudaTF32 = cudaTF32;
+  if (attentionPrecision != "f32")
+    options.attentionPrecision = attentionPrecision;
   options.cudaPath = cudaPath;
   options.train = train;
   options.reversible = reversible;

@@ -123,8 +123,8 @@ LogicalResult RingAttentionOp::verify() {
     return failure();
   if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
                                  getResult(), getScale(), getRanks())) ||
-      failed(lcc::attn::detail::verifyAttentionModifiers(
-          *this, getModifiers(), Float32Type::get(getContext()))))
+      failed(
+          lcc::attn::detail::verifyAttentionModifiers(*this, getModifiers())))
     return failure();
   if (Value lse = getLogsumexp()) {
     ShapeChecker check(*this);
@@ -145,8 +145,8 @@ LogicalResult RingAttentionBackwardOp::verify() {
            << getFormOperands().size();
   if (failed(verifyRingAttention(*this, getQuery(), getKey(), getValue(),
                                  getResult(), getScale(), getRanks())) ||
-      failed(lcc::attn::detail::verifyAttentionModifiers(
-          *this, getModifiers(), Float32Type::get(getContext()))))
+      failed(
+          lcc::attn::detail::verifyAttentionModifiers(*this, getModifiers())))
     return failure();
   ShapeChecker check(*this);
   NamedTensor q("query", getQuery());

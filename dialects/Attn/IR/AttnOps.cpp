@@ -263,7 +263,8 @@ LogicalResult AttentionOp::verify() {
   if (Value logSumExp = getLogsumexp()) {
     ShapeChecker check(*this);
     NamedTensor q("query", getQuery()), lse("logsumexp", logSumExp);
-    if (failed(check.elementType(lse, q.elementType())) ||
+    // f32 on half operands too: the backward's exp(s - L) needs L to f32.
+    if (failed(check.elementType(lse, Float32Type::get(getContext()))) ||
         failed(check.shape(lse, {q.dim(0), q.dim(1), q.dim(2)})))
       return failure();
   }
@@ -317,8 +318,9 @@ static LogicalResult verifyModifierBody(Operation *op, Region &region,
   return success();
 }
 
-LogicalResult lcc::attn::detail::verifyAttentionModifiers(
-    Operation *op, MutableArrayRef<Region> modifiers, Type elt) {
+LogicalResult
+lcc::attn::detail::verifyAttentionModifiers(Operation *op,
+                                            MutableArrayRef<Region> modifiers) {
   unsigned count = modifiers.size();
   if (count == 0)
     return success();
@@ -326,7 +328,7 @@ LogicalResult lcc::attn::detail::verifyAttentionModifiers(
     return op->emitOpError()
            << "expected no regions or two (mask, score), got " << count;
   Builder b(op->getContext());
-  Type index = b.getIndexType();
+  Type index = b.getIndexType(), elt = b.getF32Type();
   if (Region *mask = modifierRegion(modifiers, 0)) {
     if (failed(verifyBlockSignature(op, *mask, "mask",
                                     {index, index, index, index},
@@ -367,9 +369,7 @@ lcc::attn::detail::verifyAttentionPositions(Operation *op, ValueRange positions,
 }
 
 LogicalResult AttentionOp::verifyRegions() {
-  return verifyAttentionModifiers(
-      *this, getModifiers(),
-      cast<RankedTensorType>(getQuery().getType()).getElementType());
+  return verifyAttentionModifiers(*this, getModifiers());
 }
 
 std::optional<std::pair<int64_t, int64_t>>

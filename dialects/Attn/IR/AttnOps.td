@@ -64,18 +64,20 @@ def Attn_AttentionOp : Attn_Op<"attention", [Pure,
       key sit at their indices. They need a region or `causal` to mean
       anything.
 
-    * `logsumexp` (optional second result, `[batch, heads, q_seq]`): each
-      query's `log sum_j exp(s_ij)` over its visible keys (-inf when it sees
-      none). The train step asks for it, so that `attn.attention_backward`
-      recomputes the probabilities from it instead of storing them.
+    * `logsumexp` (optional second result, `[batch, heads, q_seq]`, f32
+      whatever the operands' type): each query's `log sum_j exp(s_ij)` over
+      its visible keys (-inf when it sees none). The train step asks for
+      it, so that `attn.attention_backward` recomputes the probabilities
+      from it instead of storing them.
 
-    On bf16 tensors (q, k, v and the result), both products take their
-    operands as bf16 and accumulate in f32; the scores, the softmax and its
-    running state are f32, the probabilities are rounded to bf16 for p·v
-    and the result at the end. The scale is applied to q in f32 before it is
-    rounded. head_dim must be even (products run on pairs of it); f16
-    tensors, and bf16 with `shared_qk` or `logsumexp`, are refused by the
-    lowering with one error.
+    On bf16 or f16 tensors (q, k, v and the result; one type for all),
+    both products take their operands in that type and accumulate in f32;
+    the scores, the softmax and its running state are f32, the
+    probabilities are rounded to the half type for p·v and the result at
+    the end. The scale is applied to q in f32 before it is rounded.
+    A score region works on the f32 scores whatever the operands' type.
+    head_dim must be even (products run on pairs of it); half tensors with
+    `shared_qk` are refused by the lowering with one error.
 
     Example:
 

@@ -42,7 +42,7 @@ LogicalResult AttentionBackwardOp::verify() {
     return failure();
   ShapeChecker check(*this);
   NamedTensor q("query", getQuery()), lse("logsumexp", getLogsumexp());
-  if (failed(check.elementType(lse, q.elementType())) ||
+  if (failed(check.elementType(lse, Float32Type::get(getContext()))) ||
       failed(check.shape(lse, {q.dim(0), q.dim(1), q.dim(2)})) ||
       failed(verifyGradientOf(*this, "result_grad", getResultGrad(), "result",
                               getResult())) ||
@@ -63,7 +63,7 @@ LogicalResult AttentionBackwardOp::verify() {
   if (Value keyGrad = getKeyGrad())
     if (failed(verifyGradientOf(*this, "key_grad", keyGrad, "key", getKey())))
       return failure();
-  return verifyAttentionModifiers(*this, getModifiers(), q.elementType());
+  return verifyAttentionModifiers(*this, getModifiers());
 }
 
 Region *AttentionBackwardOp::getMaskRegion() {

@@ -200,12 +200,12 @@ LogicalResult verifyBlockSignature(mlir::Operation *op, mlir::Region &region,
 /// `modifiers`, or null when absent.
 mlir::Region *modifierRegion(llvm::MutableArrayRef<mlir::Region> modifiers,
                              unsigned index);
-/// Checks the mask and score regions of an attention op whose scores have
-/// element type `elt`.
+/// Checks the mask and score regions of an attention op. Scores are f32
+/// whatever the operands' type (half attention computes them in f32), so
+/// a score region takes and yields f32.
 LogicalResult
 verifyAttentionModifiers(mlir::Operation *op,
-                         llvm::MutableArrayRef<mlir::Region> modifiers,
-                         mlir::Type elt);
+                         llvm::MutableArrayRef<mlir::Region> modifiers);
 
 /// Checks an attention op's `positions`: none, or a [q_seq] and a [k_seq]
 /// of i64 (`query`'s and `key`'s sequences), with a region or `causal` to

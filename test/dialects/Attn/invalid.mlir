@@ -25,6 +25,28 @@ func.func @attention_key_element_type(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x
 
 // -----
 
+// The softmax's statistics are f32 on half operands too.
+func.func @attention_half_logsumexp(%q: tensor<1x2x8x4xbf16>) {
+  // expected-error@+1 {{expected logsumexp element type 'f32', got 'bf16'}}
+  %0, %1 = attn.attention %q, %q, %q : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xbf16>)
+  return
+}
+
+// -----
+
+// A score region works on f32 scores whatever the operands' type.
+func.func @attention_half_score_region(%q: tensor<1x2x8x4xbf16>) {
+  // expected-error@+1 {{'attn.attention' op expected region 'score' argument #0 of type 'f32', got 'bf16'}}
+  %0 = attn.attention %q, %q, %q : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16>
+      score {
+      ^bb0(%s: bf16, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %s : bf16
+      }
+  return
+}
+
+// -----
+
 func.func @attention_integer_operand(%q: tensor<1x2x8x4xi32>) {
   // expected-error@+1 {{operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<1x2x8x4xi32>'}}
   %0 = "attn.attention"(%q, %q, %q) {causal = false} : (tensor<1x2x8x4xi32>, tensor<1x2x8x4xi32>, tensor<1x2x8x4xi32>) -> tensor<1x2x8x4xf32>

@@ -67,6 +67,24 @@ func.func @attention_mask_and_score(%q: tensor<1x2x64x16xf32>)
 
 // -----
 
+// Half attention saves an f32 logsumexp; its score region works on f32
+// scores.
+// CHECK-LABEL: func @half_attention
+// CHECK: attn.attention {{.+}} -> (tensor<1x2x64x16xbf16>, tensor<1x2x64xf32>)
+// CHECK: ^bb0(%{{.+}}: f32,
+func.func @half_attention(%q: tensor<1x2x64x16xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64xf32>) {
+  %0, %1 = attn.attention %q, %q, %q
+      : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>)
+      -> (tensor<1x2x64x16xbf16>, tensor<1x2x64xf32>)
+      score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        attn.yield %s : f32
+      }
+  return %0, %1 : tensor<1x2x64x16xbf16>, tensor<1x2x64xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @shared_qk_attention
 // CHECK-SAME: (%[[QK:.+]]: tensor<1x2x64x16xf16>, %[[V:.+]]: tensor<1x2x64x16xf16>)
 // CHECK: attn.attention %[[QK]], %[[QK]], %[[V]] {causal = true, shared_qk}

@@ -1,0 +1,163 @@
+//===- HalfPrecisionAttention.cpp - attention of f32 models in half -------===//
+//
+// Mixed precision as autocast does it for FlashAttention: the attention
+// cores of an f32 model take their operands rounded to bf16 or f16 and
+// return their results widened to f32; everything around them stays f32.
+// Run after the train step is made, the forward and its backward are
+// rewritten alike, so their gradients are those of the half computation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "dialects/Attn/IR/AttnInterfaces.h"
+#include "dialects/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include "llvm/ADT/SetVector.h"
+
+namespace lcc {
+#define GEN_PASS_DEF_HALFPRECISIONATTENTION
+#include "passes/Passes.h.inc"
+} // namespace lcc
+
+using namespace mlir;
+using namespace lcc;
+using namespace lcc::attn;
+
+namespace {
+
+bool isF32Tensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getElementType().isF32();
+}
+
+/// Why `op` keeps computing in f32, or empty when the half lowering
+/// computes it (LowerToLinalg's checkHalfPrecision is the rule).
+StringRef staysF32(Operation *op) {
+  auto why = [](bool sharedQk) -> StringRef {
+    return sharedQk ? "it has shared_qk" : "";
+  };
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return why(attention.getSharedQk());
+  if (auto backward = dyn_cast<AttentionBackwardOp>(op))
+    return why(backward.getSharedQk());
+  if (isa<SparseAttentionOp>(op))
+    return "";
+  return "its form computes in f32 only";
+}
+
+/// The operands `op` computes on: query, key and value, and for a
+/// backward its result and the result's gradient (never a logsumexp).
+SmallVector<OpOperand *> halfOperands(Operation *op) {
+  if (auto backward = dyn_cast<AttentionBackwardOp>(op))
+    return {&backward.getQueryMutable(), &backward.getKeyMutable(),
+            &backward.getValueMutable(), &backward.getResultMutable(),
+            &backward.getResultGradMutable()};
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return {&attention.getQueryMutable(), &attention.getKeyMutable(),
+            &attention.getValueMutable()};
+  auto sparse = cast<SparseAttentionOp>(op);
+  return {&sparse.getQueryMutable(), &sparse.getKeyMutable(),
+          &sparse.getValueMutable()};
+}
+
+/// The results computed in the half type: the output or the gradients
+/// (never a logsumexp).
+SmallVector<OpResult> halfResults(Operation *op) {
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return {cast<OpResult>(attention.getResult())};
+  SmallVector<OpResult> results;
+  for (OpResult result : op->getResults())
+    results.push_back(result);
+  return results;
+}
+
+/// Rounds `op`'s operands to `half`, computes it in `half` and widens its
+/// results back for their users.
+void computeInHalf(Operation *op, FloatType half) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  auto halfOf = [&](Type type) {
+    return cast<RankedTensorType>(type).clone(half);
+  };
+  for (OpOperand *operand : halfOperands(op)) {
+    Value value = operand->get();
+    operand->set(
+        arith::TruncFOp::create(b, loc, halfOf(value.getType()), value));
+  }
+  b.setInsertionPointAfter(op);
+  for (OpResult result : halfResults(op)) {
+    Type wide = result.getType();
+    result.setType(halfOf(wide));
+    auto widened = arith::ExtFOp::create(b, loc, wide, result);
+    result.replaceAllUsesExcept(widened, widened);
+  }
+}
+
+struct HalfPrecisionAttentionPass
+    : lcc::impl::HalfPrecisionAttentionBase<HalfPrecisionAttentionPass> {
+  using HalfPrecisionAttentionBase::HalfPrecisionAttentionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    FloatType half;
+    if (precision == "bf16")
+      half = BFloat16Type::get(context);
+    else if (precision == "f16")
+      half = Float16Type::get(context);
+    if (!half) {
+      module.emitError() << getArgument() << ": unknown precision '"
+                         << precision << "'; expected bf16 or f16";
+      return signalPassFailure();
+    }
+    // Attention the half lowering computes, and the rest (forward forms and
+    // attention ops on f32 it cannot take), found before anything changes.
+    SmallVector<Operation *> rewritten, kept;
+    module.walk([&](Operation *op) {
+      bool attention =
+          isa<AttentionFormInterface, AttentionBackwardOp, RingAttentionOp>(op);
+      if (!attention || !llvm::any_of(op->getOperands(), isF32Tensor))
+        return;
+      (staysF32(op).empty() ? rewritten : kept).push_back(op);
+    });
+    if (rewritten.empty()) {
+      // Asked for half precision, the model would compute none: say why.
+      if (kept.empty())
+        module.emitError() << "attention-precision=" << precision
+                           << ": the model has no f32 attention to compute "
+                              "in "
+                           << precision;
+      else
+        kept.front()->emitOpError()
+            << "cannot compute in " << precision << ": "
+            << staysF32(kept.front())
+            << ", and no other attention of the model can (attention-precision="
+            << precision << " computes dense, masked and sparse attention "
+            << "without shared_qk); compile in f32";
+      return signalPassFailure();
+    }
+    if (!kept.empty()) {
+      // A model op appears in the loss, the train step and its backward:
+      // counted once per source position.
+      llvm::SetVector<Location> places;
+      for (Operation *op : kept)
+        places.insert(op->getLoc());
+      Operation *first = kept.front();
+      InFlightDiagnostic warning = first->emitWarning();
+      warning << "'" << first->getName() << "' op stays f32 under "
+              << "attention-precision=" << precision << " (" << precision
+              << " computes dense, masked and sparse attention; "
+              << staysF32(first) << ")";
+      if (size_t more = places.size() - 1)
+        warning << "; so does the attention at " << more << " more "
+                << (more == 1 ? "place" : "places") << " of the model";
+    }
+    for (Operation *op : rewritten)
+      computeInHalf(op, half);
+  }
+};
+
+} // namespace

@@ -1,0 +1,104 @@
+// RUN: lcc-opt %s --split-input-file --attn-half-precision-attention --verify-diagnostics | FileCheck %s
+// RUN: not lcc-opt %s --split-input-file --attn-half-precision-attention=precision=f16 2>/dev/null | FileCheck %s --check-prefix=F16
+// RUN: not lcc-opt %s --split-input-file --attn-half-precision-attention=precision=f16 2>&1 >/dev/null | FileCheck %s --check-prefix=F16-DIAG
+// RUN: not lcc-opt %s --split-input-file --attn-half-precision-attention=precision=fp8 2>&1 | FileCheck %s --check-prefix=FP8
+// FP8: error: attn-half-precision-attention: unknown precision 'fp8'; expected bf16 or f16
+
+// The forward (with its logsumexp, as the train step saves it) and its
+// backward compute in bf16: query, key and value, the result and its
+// gradient are rounded; the output and the gradients are widened back; the
+// logsumexp stays f32 on both sides. Mask and score regions are kept as
+// they are (they work on f32 scores).
+// CHECK-LABEL: func @forward_and_backward
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x64x16xf32>, %[[K:.+]]: tensor<1x2x64x16xf32>, %[[V:.+]]: tensor<1x2x64x16xf32>, %[[DO:.+]]: tensor<1x2x64x16xf32>)
+// CHECK: %[[QH:.+]] = arith.truncf %[[Q]] : tensor<1x2x64x16xf32> to tensor<1x2x64x16xbf16>
+// CHECK: %[[KH:.+]] = arith.truncf %[[K]] : tensor<1x2x64x16xf32> to tensor<1x2x64x16xbf16>
+// CHECK: %[[VH:.+]] = arith.truncf %[[V]] : tensor<1x2x64x16xf32> to tensor<1x2x64x16xbf16>
+// CHECK: %[[OH:.+]], %[[LSE:.+]] = attn.attention %[[QH]], %[[KH]], %[[VH]] {causal = true} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64xf32>)
+// CHECK: score
+// CHECK: ^bb0(%{{.+}}: f32,
+// CHECK: %[[O:.+]] = arith.extf %[[OH]] : tensor<1x2x64x16xbf16> to tensor<1x2x64x16xf32>
+// CHECK: %[[OT:.+]] = arith.truncf %[[O]]
+// CHECK: %[[DOH:.+]] = arith.truncf %[[DO]]
+// CHECK: %[[GQ:.+]], %[[GK:.+]], %[[GV:.+]] = attn.attention_backward %{{.+}}, %{{.+}}, %{{.+}}, %[[OT]], %[[LSE]], %[[DOH]] {causal = true} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64xf32>, tensor<1x2x64x16xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>)
+// CHECK-DAG: %[[DQ:.+]] = arith.extf %[[GQ]] : tensor<1x2x64x16xbf16> to tensor<1x2x64x16xf32>
+// CHECK-DAG: %[[DK:.+]] = arith.extf %[[GK]]
+// CHECK-DAG: %[[DV:.+]] = arith.extf %[[GV]]
+// CHECK: return %[[O]], %[[DQ]], %[[DK]], %[[DV]]
+// F16-LABEL: func @forward_and_backward
+// F16: attn.attention {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64xf32>)
+// F16: attn.attention_backward {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>)
+// F16-DIAG: warning: 'attn.attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked and sparse attention; it has shared_qk)
+// F16-DIAG: error: 'attn.lsh_attention' op cannot compute in f16
+func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>, %do: tensor<1x2x64x16xf32>)
+    -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) {
+  %o, %lse = attn.attention %q, %k, %v {causal = true}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64xf32>)
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %near = arith.cmpi ule, %j, %i : index
+        attn.yield %near : i1
+      } score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %half = arith.constant 0.5 : f32
+        %t = arith.mulf %s, %half : f32
+        attn.yield %t : f32
+      }
+  %dq, %dk, %dv = attn.attention_backward %q, %k, %v, %o, %lse, %do {causal = true}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64xf32>, tensor<1x2x64x16xf32>)
+      -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>)
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %near = arith.cmpi ule, %j, %i : index
+        attn.yield %near : i1
+      } score {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %half = arith.constant 0.5 : f32
+        %t = arith.mulf %s, %half : f32
+        attn.yield %t : f32
+      }
+  return %o, %dq, %dk, %dv : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>
+}
+
+// -----
+
+// Sparse attention computes in bf16; shared-QK attention and the other
+// forms stay f32, said once for the first of them with how many more places
+// of the model do; attention already in a half type is left alone.
+// CHECK-LABEL: func @mixed
+// CHECK: attn.sparse_attention fixed {{.+}} -> tensor<1x2x64x16xbf16>
+// CHECK: attn.attention {{.+}} {shared_qk} : (tensor<1x2x64x16xf32>,
+// CHECK: attn.lsh_attention {{.+}} -> tensor<1x2x64x16xf32>
+// CHECK: attn.attention {{.+}} : (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
+func.func @mixed(%q: tensor<1x2x64x16xf32>, %h: tensor<1x2x64x16xf16>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>) {
+  %s = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 32 : i64, summary = 8 : i64}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  // expected-warning@+1 {{'attn.attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked and sparse attention; it has shared_qk); so does the attention at 1 more place of the model}}
+  %r = attn.attention %q, %q, %q {shared_qk}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  %a = attn.attention %h, %h, %h
+      : (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
+  return %s, %r, %l, %a : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>
+}
+
+// -----
+
+// Nothing the model attends with can compute in half: one error naming
+// the first attention and why.
+func.func @nothing_in_half(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
+  // expected-error@+1 {{'attn.lsh_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked and sparse attention without shared_qk); compile in f32}}
+  %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  return %l : tensor<1x2x64x16xf32>
+}
+
+// -----
+
+// expected-error@+1 {{attention-precision=bf16: the model has no f32 attention to compute in bf16}}
+module {
+  func.func @no_attention(%x: tensor<4xf32>) -> tensor<4xf32> {
+    return %x : tensor<4xf32>
+  }
+}
