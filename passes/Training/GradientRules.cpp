@@ -157,9 +157,10 @@ LogicalResult ReverseSweep::visit(Operation *op) {
     return op->emitOpError(
         "has no gradient rule: attn-generate-train-step differentiates the "
         "ops that implement attn::DifferentiableOpInterface (the attn ops, "
-        "arith addf, subf, mulf, divf, negf, maximumf, minimumf, math tanh, "
-        "exp, tensor concat, extract_slice, expand_shape, collapse_shape, "
-        "linalg transpose, and a plugin's ops that attach it)");
+        "arith addf, subf, mulf, divf, negf, maximumf, minimumf, extf, "
+        "truncf, math tanh, exp, tensor concat, extract_slice, expand_shape, "
+        "collapse_shape, linalg transpose and broadcast, and a plugin's ops "
+        "that attach it)");
   SmallVector<Value> operandGradients(op->getNumOperands());
   if (failed(differentiable.buildVectorJacobianProduct(b, resultGradients,
                                                        operandGradients)))

@@ -422,3 +422,28 @@ func.func @loss(%x: tensor<2x3x4xf32>, %labels: tensor<2x3xi32>) -> tensor<f32> 
   %r = attn.all_reduce mean %l : tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// Mixed precision written in the model: the attention between an
+// arith.truncf to bf16 and an arith.extf back saves an f32 logsumexp (the
+// softmax's statistics are f32 on every operand type); the result's
+// gradient reaches its backward rounded to bf16 (extf's rule), which runs
+// on bf16, and its gradients come back widened to f32 (truncf's).
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[QH:.+]] = arith.truncf %{{.+}} : tensor<1x2x8x4xf32> to tensor<1x2x8x4xbf16>
+// CHECK: %[[O:.+]], %[[LSE:.+]] = attn.attention %[[QH]], %[[QH]], %[[QH]] {causal = true} : {{.+}} -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>)
+// CHECK: %[[DOH:.+]] = arith.truncf %{{.+}} : tensor<1x2x8x4xf32> to tensor<1x2x8x4xbf16>
+// CHECK: attn.attention_backward %[[QH]], %[[QH]], %[[QH]], %[[O]], %[[LSE]], %[[DOH]] {causal = true} : {{.+}} -> (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>)
+// CHECK: arith.extf %{{.+}} : tensor<1x2x8x4xbf16> to tensor<1x2x8x4xf32>
+func.func @loss(%x: tensor<1x2x8x4xf32>, %labels: tensor<1x16xi32>) -> tensor<f32> {
+  %w = attn.param "w" : tensor<1x2x8x4xf32>
+  %q = arith.addf %x, %w : tensor<1x2x8x4xf32>
+  %qh = arith.truncf %q : tensor<1x2x8x4xf32> to tensor<1x2x8x4xbf16>
+  %oh = attn.attention %qh, %qh, %qh {causal = true}
+      : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>) -> tensor<1x2x8x4xbf16>
+  %o = arith.extf %oh : tensor<1x2x8x4xbf16> to tensor<1x2x8x4xf32>
+  %logits = tensor.collapse_shape %o [[0], [1, 2], [3]] : tensor<1x2x8x4xf32> into tensor<1x16x4xf32>
+  %l = attn.softmax_cross_entropy %logits, %labels : (tensor<1x16x4xf32>, tensor<1x16xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -16,10 +16,11 @@ SmallVector<Value> lcc::attn::withRowStatistics(OpBuilder &builder,
   OperationState state(op->getLoc(), op->getName());
   state.addOperands(op->getOperands());
   state.addAttributes(op->getAttrs());
+  // The softmax's statistics are f32 whatever the operands' type.
   state.addTypes({op->getResult(0).getType(),
                   RankedTensorType::get(
                       {q.getDimSize(0), q.getDimSize(1), q.getDimSize(2)},
-                      q.getElementType())});
+                      builder.getF32Type())});
   for (Region &region : op->getRegions())
     state.addRegion()->takeBody(region);
   Operation *saved = builder.create(state);

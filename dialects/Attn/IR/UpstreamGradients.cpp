@@ -113,6 +113,19 @@ void expRule(math::ExpOp op, OpBuilder &b, Value dy,
   grads[0] = mulf(b, op.getLoc(), dy, op.getResult());
 }
 
+/// A change of precision passes the gradient back in the operand's type
+/// (mixed precision written in the model: a half attention between an
+/// arith.truncf and an arith.extf).
+void extfRule(arith::ExtFOp op, OpBuilder &b, Value dy,
+              SmallVectorImpl<Value> &grads) {
+  grads[0] = arith::TruncFOp::create(b, op.getLoc(), op.getIn().getType(), dy);
+}
+
+void truncfRule(arith::TruncFOp op, OpBuilder &b, Value dy,
+                SmallVectorImpl<Value> &grads) {
+  grads[0] = arith::ExtFOp::create(b, op.getLoc(), op.getIn().getType(), dy);
+}
+
 /// Each operand of a concatenation gets its slice of the gradient.
 void concatRule(tensor::ConcatOp op, OpBuilder &b, Value dy,
                 SmallVectorImpl<Value> &grads) {
@@ -200,6 +213,10 @@ void lcc::attn::registerUpstreamGradientModels(DialectRegistry &registry) {
         GradientModel<arith::MaximumFOp, maxRule>>(*context);
     arith::MinimumFOp::attachInterface<
         GradientModel<arith::MinimumFOp, minRule>>(*context);
+    arith::ExtFOp::attachInterface<GradientModel<arith::ExtFOp, extfRule>>(
+        *context);
+    arith::TruncFOp::attachInterface<
+        GradientModel<arith::TruncFOp, truncfRule>>(*context);
   });
   registry.addExtension(+[](MLIRContext *context, math::MathDialect *) {
     math::TanhOp::attachInterface<GradientModel<math::TanhOp, tanhRule>>(

@@ -22,6 +22,12 @@
 // RUN: lcc-reference --graph=%S/Inputs/attention-half.json --params=%t.w.safetensors --input=%t.x.npy --input=%t.labels.npy --check-gradients=%t.bf16.safetensors --fd-entries=32 --rtol=3e-2 | FileCheck %s
 // RUN: lcc-run %t.f16.lcm --function=loss_gradients --input=%t.x.npy --input=%t.labels.npy --params=%t.w.safetensors --output-dir=%t.out --results-file=%t.f16.safetensors
 // RUN: lcc-reference --graph=%S/Inputs/attention-half.json --params=%t.w.safetensors --input=%t.x.npy --input=%t.labels.npy --check-gradients=%t.f16.safetensors --fd-entries=32 --rtol=5e-3 | FileCheck %s --check-prefix=F16
+// The same mixed precision written in the model (Inputs/attention-half-ir.mlir:
+// arith.truncf before each attention, arith.extf after): the train step
+// differentiates through the casts, and the gradients are the same bits.
+// RUN: lcc %S/Inputs/attention-half-ir.mlir --train --emit-gradients -o %t.ir.lcm
+// RUN: lcc-run %t.ir.lcm --function=loss_gradients --input=%t.x.npy --input=%t.labels.npy --params=%t.w.safetensors --output-dir=%t.out --results-file=%t.ir.safetensors
+// RUN: cmp %t.ir.safetensors %t.bf16.safetensors
 // CHECK: loss: compiled
 // CHECK-DAG: dense.wq: 32 of 4096 entries
 // CHECK-DAG: window.wk: 32 of 4096 entries
