@@ -14,6 +14,7 @@
 #include "InputKeySelections.h"
 
 #include "compiler/AttentionMap.h"
+#include "compiler/CpuTarget.h"
 #include "compiler/CudaTarget.h"
 #include "compiler/Diagnostics.h"
 #include "compiler/ModelParser.h"
@@ -713,8 +714,22 @@ int main(int argc, char **argv) {
   options.targetCuda = targetCuda;
   options.cudaArch = cudaArch;
   options.cudaTF32 = cudaTF32;
-  if (attentionPrecision != "f32")
+  if (attentionPrecision != "f32") {
     options.attentionPrecision = attentionPrecision;
+    // Not an error: the artifact is right, and its CUDA kernels may be
+    // what the flag is for. But the CPU's half products would be loops.
+    if (targetCpu && (attentionPrecision == "f16" ||
+                      !lcc::cpuVectorRegisters(cpuName).bf16Dot))
+      llvm::errs() << kTool
+                   << ": warning: --attention-precision=" << attentionPrecision
+                   << " on this CPU ("
+                   << (attentionPrecision == "f16"
+                           ? "no CPU has f16 dot products"
+                           : "--cpu=" + cpuName + " has no avx512_bf16")
+                   << ") multiplies half pairs in loops, slower than f32; "
+                      "it pays on CUDA's tensor cores and on CPUs with bf16 "
+                      "dot products or AMX\n";
+  }
   options.cudaPath = cudaPath;
   options.train = train;
   options.reversible = reversible;
