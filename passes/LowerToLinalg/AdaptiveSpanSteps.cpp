@@ -133,8 +133,9 @@ lcc::lowering::planAdaptiveSpanAttention(const AdaptiveSpanOperands &op,
   flash.causal = op.causal;
   flash.causalOffset = mask.memory;
   flash.queryPosition = queryPosition;
-  flash.queryTile = std::min(tiling.queryTile, querySeq);
-  flash.keyTile = std::min(tiling.keyTile, keySeq);
+  Type elt = tensorType(op.query).getElementType();
+  flash.queryTile = flashTile(tiling.queryTile, querySeq, elt);
+  flash.keyTile = flashTile(tiling.keyTile, keySeq, elt);
   int64_t keyTile = flash.keyTile;
   flash.tileVisible = [mask, keyTile](OpBuilder &b, Location loc,
                                       const TilePosition &tile) {

@@ -280,9 +280,11 @@ FlashAttention lcc::configureFlashAttention(OpBuilder &builder,
   flash.causal = op.causal;
   if (op.sharedQK)
     flash.modifyScore = selfScoreOfSharedQK;
+  Type elt = tensorType(op.query).getElementType();
   flash.queryTile =
-      std::min(tiling.queryTile, tensorType(op.query).getDimSize(2));
-  flash.keyTile = std::min(tiling.keyTile, tensorType(op.key).getDimSize(2));
+      flashTile(tiling.queryTile, tensorType(op.query).getDimSize(2), elt);
+  flash.keyTile =
+      flashTile(tiling.keyTile, tensorType(op.key).getDimSize(2), elt);
   // One rule for a query whose every score is -inf, whether its mask hides
   // every key or its score region (or its inputs) scored them all -inf:
   // zeros, its logsumexp -inf (the backward's probabilities are then 0).

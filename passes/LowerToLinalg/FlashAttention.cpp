@@ -10,12 +10,18 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace lcc;
 using namespace lcc::lowering;
 
 bool lcc::isPairedHalf(Type elt) { return isa<BFloat16Type, Float16Type>(elt); }
+
+int64_t lcc::flashTile(int64_t tile, int64_t seq, Type elt) {
+  int64_t clamped = std::min(tile, seq);
+  return isPairedHalf(elt) ? llvm::alignTo(clamped, 2) : clamped;
+}
 
 Value lcc::pairedOperand(TensorBuilder &t, Value x, Type half,
                          bool kAlongColumns, bool asB) {

@@ -63,6 +63,12 @@ using BlockWeights =
 /// values (bf16 or f16, f32 accumulation); f32 runs them on f32.
 bool isPairedHalf(mlir::Type elt);
 
+/// The tile of a flash loop over `seq` positions: `tile`, or the whole
+/// sequence when it is shorter; on half operands (`elt`) even, since their
+/// products sum in pairs along the tiles (an odd sequence then gets one
+/// padded position).
+int64_t flashTile(int64_t tile, int64_t seq, mlir::Type elt);
+
 /// A block `x` ([rows, columns], f32 or `half`) as an operand of
 /// TensorBuilder::pairedMatmul, rounded to `half`: its summed dimension k
 /// (the columns when `kAlongColumns`, else the rows) in adjacent pairs, as
