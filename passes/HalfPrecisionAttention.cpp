@@ -28,6 +28,10 @@ using namespace lcc::attn;
 
 namespace {
 
+/// What the half lowering computes.
+constexpr const char *kHalfForms =
+    "dense, masked, sparse and adaptive-span attention";
+
 bool isF32Tensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && type.getElementType().isF32();
@@ -43,35 +47,37 @@ StringRef staysF32(Operation *op) {
     return why(attention.getSharedQk());
   if (auto backward = dyn_cast<AttentionBackwardOp>(op))
     return why(backward.getSharedQk());
-  if (isa<SparseAttentionOp>(op))
+  if (isa<SparseAttentionOp, AdaptiveSpanAttentionOp,
+          AdaptiveSpanAttentionBackwardOp>(op))
     return "";
   return "its form computes in f32 only";
 }
 
 /// The operands `op` computes on: query, key and value, and for a
-/// backward its result and the result's gradient (never a logsumexp).
+/// backward its result and the result's gradient (never a logsumexp or
+/// adaptive span's z).
 SmallVector<OpOperand *> halfOperands(Operation *op) {
-  if (auto backward = dyn_cast<AttentionBackwardOp>(op))
+  auto backwardOperands = [](auto backward) -> SmallVector<OpOperand *> {
     return {&backward.getQueryMutable(), &backward.getKeyMutable(),
             &backward.getValueMutable(), &backward.getResultMutable(),
             &backward.getResultGradMutable()};
-  if (auto attention = dyn_cast<AttentionOp>(op))
-    return {&attention.getQueryMutable(), &attention.getKeyMutable(),
-            &attention.getValueMutable()};
-  auto sparse = cast<SparseAttentionOp>(op);
-  return {&sparse.getQueryMutable(), &sparse.getKeyMutable(),
-          &sparse.getValueMutable()};
+  };
+  if (auto backward = dyn_cast<AttentionBackwardOp>(op))
+    return backwardOperands(backward);
+  if (auto backward = dyn_cast<AdaptiveSpanAttentionBackwardOp>(op))
+    return backwardOperands(backward);
+  // Forward ops: query, key and value are their first three operands.
+  return {&op->getOpOperand(0), &op->getOpOperand(1), &op->getOpOperand(2)};
 }
 
-/// The results computed in the half type: the output or the gradients
-/// (never a logsumexp).
+/// The results computed in the half type: the output or the gradients of
+/// query, key and value (never a logsumexp or z's gradient).
 SmallVector<OpResult> halfResults(Operation *op) {
-  if (auto attention = dyn_cast<AttentionOp>(op))
-    return {cast<OpResult>(attention.getResult())};
-  SmallVector<OpResult> results;
-  for (OpResult result : op->getResults())
-    results.push_back(result);
-  return results;
+  if (isa<AttentionBackwardOp>(op))
+    return SmallVector<OpResult>(op->getResults());
+  if (isa<AdaptiveSpanAttentionBackwardOp>(op))
+    return SmallVector<OpResult>(op->getResults().take_front(3));
+  return {op->getResult(0)};
 }
 
 /// Rounds `op`'s operands to `half`, computes it in `half` and widens its
@@ -118,7 +124,8 @@ struct HalfPrecisionAttentionPass
     SmallVector<Operation *> rewritten, kept;
     module.walk([&](Operation *op) {
       bool attention =
-          isa<AttentionFormInterface, AttentionBackwardOp, RingAttentionOp>(op);
+          isa<AttentionFormInterface, AttentionBackwardOp,
+              AdaptiveSpanAttentionBackwardOp, RingAttentionOp>(op);
       if (!attention || !llvm::any_of(op->getOperands(), isF32Tensor))
         return;
       (staysF32(op).empty() ? rewritten : kept).push_back(op);
@@ -135,8 +142,8 @@ struct HalfPrecisionAttentionPass
             << "cannot compute in " << precision << ": "
             << staysF32(kept.front())
             << ", and no other attention of the model can (attention-precision="
-            << precision << " computes dense, masked and sparse attention "
-            << "without shared_qk); compile in f32";
+            << precision << " computes " << kHalfForms
+            << " without shared_qk); compile in f32";
       return signalPassFailure();
     }
     if (!kept.empty()) {
@@ -149,8 +156,7 @@ struct HalfPrecisionAttentionPass
       InFlightDiagnostic warning = first->emitWarning();
       warning << "'" << first->getName() << "' op stays f32 under "
               << "attention-precision=" << precision << " (" << precision
-              << " computes dense, masked and sparse attention; "
-              << staysF32(first) << ")";
+              << " computes " << kHalfForms << "; " << staysF32(first) << ")";
       if (size_t more = places.size() - 1)
         warning << "; so does the attention at " << more << " more "
                 << (more == 1 ? "place" : "places") << " of the model";

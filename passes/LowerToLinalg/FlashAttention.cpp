@@ -178,10 +178,9 @@ SmallVector<Value> FlashAttention::updateOnline(
   Value dots =
       paired ? t.pairedMatmul(inPairs(t, keyBlock), scaledQueriesT, zeroDots)
              : t.matmul(keyBlock, scaledQueriesT, zeroDots);
-  if (addToScores) {
-    assert(!paired && "a block score term is added to f32 scores only");
+  // The dots are f32 in either mode.
+  if (addToScores)
     dots = addToScores(t, dots, tile);
-  }
   constexpr auto layout = ScoreBlockLayout::scaledKeysByQueries;
   Value scores;
   if (mask && wholeTileVisible) {
@@ -227,8 +226,6 @@ SmallVector<Value> FlashAttention::updateOnline(
                          });
   // sum' = sum * correction + the block's column sums.
   Value scaledSum = inPlace(rowSumSoFar, correction, t.identityMap(1), times);
-  assert((!weighProbabilities || !paired) &&
-         "probabilities are weighed in f32 only");
   auto [probs, newSum] =
       weighProbabilities
           ? weighedExponentials(t, scores, newMax, scaledSum, tile)

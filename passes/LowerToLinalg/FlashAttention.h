@@ -135,13 +135,14 @@ struct FlashAttention {
   TileVisibilityPredicate tileFull;
   /// Applied to every scaled score, before masking. Null: none.
   ScoreModifier modifyScore;
-  /// Added to every block of scaled scores of the forward, before
-  /// `modifyScore` and masking (f32 operands only). Null: none.
+  /// Added to every block of scaled scores of the forward (f32 on every
+  /// operand type), before `modifyScore` and masking. Null: none.
   BlockScoreTerm addToScores;
   /// Weights m applied after the softmax, renormalised (adaptive span):
   /// out_i = sum_j e_ij m_ij v_j / sum_j e_ij (m_ij + weightFloor) with
   /// e_ij = exp(s_ij) over the visible keys; the logsumexp is then that
-  /// denominator's log. Null: plain softmax (f32 operands only).
+  /// denominator's log. The weights are f32 on every operand type. Null:
+  /// plain softmax.
   BlockWeights weighProbabilities;
   double weightFloor = 0.0;
   /// Whether a query may see no key at all, or see only -inf scores (a

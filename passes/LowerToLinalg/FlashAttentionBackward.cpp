@@ -201,49 +201,43 @@ SmallVector<Value> lcc::lowering::sumOverKeyTiles(
                        /*overKeyTiles=*/false, widths, elementType, block);
 }
 
-namespace {
-
-/// A block's products on the forward's operand type: on f32 directly, on
-/// bf16 or f16 in pairs of the summed dimension with f32 sums (both
-/// operands rounded to the half type: FlashAttention-2 rounds p and ds so).
-/// Each product is init += a b, with a and b each read along its rows or
-/// its columns as the summed dimension k.
-struct BlockProducts {
-  TensorBuilder &t;
-  /// Null: f32.
-  Type half;
-
-  /// sum_k a(m, k) b(k, n).
-  Value plain(Value a, Value b, Value init) const {
-    return half ? paired(a, true, b, false, init) : t.matmul(a, b, init);
-  }
-  /// sum_k a(m, k) b(n, k).
-  Value transposedB(Value a, Value b, Value init) const {
-    return half ? paired(a, true, b, true, init)
-                : t.matmulTransposedB(a, b, init);
-  }
-  /// sum_k a(k, m) b(k, n).
-  Value transposedA(Value a, Value b, Value init) const {
-    return half ? paired(a, false, b, false, init)
-                : t.matmulTransposedA(a, b, init);
-  }
-
-private:
-  Value paired(Value a, bool aKAlongColumns, Value b, bool bKAlongColumns,
-               Value init) const {
-    return t.pairedMatmul(
-        pairedOperand(t, a, half, aKAlongColumns, /*asB=*/false),
-        pairedOperand(t, b, half, bKAlongColumns, /*asB=*/true), init);
-  }
-};
-
-/// The half type the backward's products run on, or null for f32.
-Type productHalf(Value query) {
-  Type elt = tensorType(query).getElementType();
-  return isPairedHalf(elt) ? elt : Type();
+Value BlockProducts::plain(Value a, Value b, Value init) const {
+  return half ? paired(a, true, b, false, init) : t.matmul(a, b, init);
 }
 
-} // namespace
+Value BlockProducts::transposedB(Value a, Value b, Value init) const {
+  return half ? paired(a, true, b, true, init)
+              : t.matmulTransposedB(a, b, init);
+}
+
+Value BlockProducts::transposedA(Value a, Value b, Value init) const {
+  return half ? paired(a, false, b, false, init)
+              : t.matmulTransposedA(a, b, init);
+}
+
+Value BlockProducts::paired(Value a, bool aKAlongColumns, Value b,
+                            bool bKAlongColumns, Value init) const {
+  return t.pairedMatmul(
+      pairedOperand(t, a, half, aKAlongColumns, /*asB=*/false),
+      pairedOperand(t, b, half, bKAlongColumns, /*asB=*/true), init);
+}
+
+BlockProducts BlockProducts::of(TensorBuilder &t, Value query) {
+  Type elt = tensorType(query).getElementType();
+  return {t, isPairedHalf(elt) ? elt : Type()};
+}
+
+Value lcc::lowering::inOperandType(TensorBuilder &t, Value gradient,
+                                   Type type) {
+  if (tensorType(gradient).getElementType() == type)
+    return gradient;
+  RankedTensorType shape = tensorType(gradient);
+  return t.map(shape.getShape(), type, {gradient},
+               {t.identityMap(shape.getRank())},
+               [type](OpBuilder &b, Location l, ValueRange a) -> Value {
+                 return arith::TruncFOp::create(b, l, type, a[0]);
+               });
+}
 
 FailureOr<std::pair<Value, Value>>
 FlashAttentionBackward::probabilitiesAndScoreGradients(
@@ -253,7 +247,7 @@ FlashAttentionBackward::probabilitiesAndScoreGradients(
   // Scores, probabilities and their gradients are f32 on every operand
   // type.
   Type elt = t.builder().getF32Type();
-  BlockProducts products{t, productHalf(block.query)};
+  BlockProducts products = BlockProducts::of(t, block.query);
   Value dots = products.transposedB(block.query, block.key,
                                     t.filled({queryTile, keyTile}, elt, 0.0));
   Value scores = forward.maskedScores(t, dots, tile, keySeq, /*mask=*/true);
@@ -297,7 +291,7 @@ FlashAttentionBackward::probabilitiesAndScoreGradients(
 FailureOr<std::array<Value, 3>>
 FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
   TensorBuilder tb(builder, loc);
-  Type half = productHalf(forward.query);
+  Type half = BlockProducts::of(tb, forward.query).half;
   // The gradients are summed in f32, on half operands too.
   Type elt = builder.getF32Type();
   PaddedBackwardOperands padded = PaddedBackwardOperands::build(
@@ -347,14 +341,8 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
     return failure();
   // Each gradient in its operand's type: rounded once, at the end.
   auto finished = [&](Value grad, bool ofKeys) {
-    Value x = padded.unpadded(builder, loc, grad, ofKeys);
-    if (!half)
-      return x;
-    return tb.map(tensorType(x).getShape(), half, {x},
-                  {tb.identityMap(tensorType(x).getRank())},
-                  [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                    return arith::TruncFOp::create(b, l, half, a[0]);
-                  });
+    return inOperandType(tb, padded.unpadded(builder, loc, grad, ofKeys),
+                         tensorType(forward.query).getElementType());
   };
   return std::array<Value, 3>{finished(queryGrad, /*ofKeys=*/false),
                               finished(keyAndValueGrads[0], /*ofKeys=*/true),

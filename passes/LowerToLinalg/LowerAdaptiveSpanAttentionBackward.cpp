@@ -50,8 +50,9 @@ BlockGradients blockGradients(TensorBuilder &t, const FlashAttention &flash,
                               const TilePosition &tile, int64_t keySeq) {
   int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
   Type f32 = t.builder().getF32Type();
-  Value dots = t.matmulTransposedB(blk.query, blk.key,
-                                   t.filled({queryTile, keyTile}, f32, 0.0));
+  BlockProducts products = BlockProducts::of(t, blk.query);
+  Value dots = products.transposedB(blk.query, blk.key,
+                                    t.filled({queryTile, keyTile}, f32, 0.0));
   Value scores = mask.hideBeyondReach(
       t, flash.maskedScores(t, dots, tile, keySeq, /*mask=*/true), tile,
       /*keysByQueries=*/false);
@@ -60,8 +61,8 @@ BlockGradients blockGradients(TensorBuilder &t, const FlashAttention &flash,
                          /*keysByQueries=*/false);
   Value ramp = mask.onRamp(t, {queryTile, keyTile}, tile,
                            /*keysByQueries=*/false);
-  Value dP = t.matmulTransposedB(blk.outGrad, blk.value,
-                                 t.filled({queryTile, keyTile}, f32, 0.0));
+  Value dP = products.transposedB(blk.outGrad, blk.value,
+                                  t.filled({queryTile, keyTile}, f32, 0.0));
   auto blockMap = [&](ScalarBody body) {
     return t.map({queryTile, keyTile}, f32, {e, m, ramp, dP, blk.delta},
                  {t.identityMap(2), t.identityMap(2), t.identityMap(2),
@@ -121,11 +122,13 @@ struct LowerAdaptiveSpanAttentionBackward
             ValueRange state) -> SmallVector<Value> {
           TensorBuilder t(ub, ul);
           BackwardBlock blk = padded.blockAt(ub, ul, tile);
+          BlockProducts products = BlockProducts::of(t, blk.query);
           BlockGradients g =
               blockGradients(t, flash, mask, blk, tile, padded.keySeq);
+          // The ramp's per-key sum stays f32 (a column sum, no product).
           Value ones = t.filled({queryTile, 1}, f32, 1.0);
-          return {t.matmulTransposedA(g.scoreGrad, blk.query, state[0]),
-                  t.matmulTransposedA(g.weights, blk.outGrad, state[1]),
+          return {products.transposedA(g.scoreGrad, blk.query, state[0]),
+                  products.transposedA(g.weights, blk.outGrad, state[1]),
                   t.matmulTransposedA(g.rampGrad, ones, state[2])};
         });
     // Kernel 2, per query tile: dq.
@@ -139,7 +142,8 @@ struct LowerAdaptiveSpanAttentionBackward
               BackwardBlock blk = padded.blockAt(ub, ul, tile);
               BlockGradients g =
                   blockGradients(t, flash, mask, blk, tile, padded.keySeq);
-              return {t.matmul(g.scoreGrad, blk.key, state[0])};
+              return {BlockProducts::of(t, blk.query)
+                          .plain(g.scoreGrad, blk.key, state[0])};
             })
             .front();
 
@@ -152,11 +156,16 @@ struct LowerAdaptiveSpanAttentionBackward
           return mul(b, l, a[0], floatConstant(b, l, f32, slope));
         });
 
-    rewriter.replaceOp(
-        op,
-        {padded.unpadded(rewriter, loc, queryGrad, /*ofKeys=*/false),
-         padded.unpadded(rewriter, loc, perKey[0], /*ofKeys=*/true),
-         padded.unpadded(rewriter, loc, perKey[1], /*ofKeys=*/true), zGrad});
+    // The gradients in their operands' type (f32 sums, rounded once); z's
+    // is f32.
+    Type elt = tensorType(op.getQuery()).getElementType();
+    auto finished = [&](Value grad, bool ofKeys) {
+      return inOperandType(tb, padded.unpadded(rewriter, loc, grad, ofKeys),
+                           elt);
+    };
+    rewriter.replaceOp(op, {finished(queryGrad, /*ofKeys=*/false),
+                            finished(perKey[0], /*ofKeys=*/true),
+                            finished(perKey[1], /*ofKeys=*/true), zGrad});
     return success();
   }
 

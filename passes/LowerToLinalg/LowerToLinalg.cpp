@@ -182,10 +182,10 @@ bool isHalfTensor(Type type) {
          (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
 }
 
-/// bf16 and f16 are computed by the flash form only (attention, its
-/// backward and sparse attention: products on pairs of the half type,
-/// softmax in f32); every other op's lowering computes in f32. One error
-/// naming the first op outside that.
+/// bf16 and f16 are computed by the flash form only (attention, sparse
+/// and adaptive-span attention and the backwards: products on pairs of the
+/// half type, softmax in f32); every other op's lowering computes in f32. One
+/// error naming the first op outside that.
 LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
   WalkResult walk = module.walk([&](Operation *op) {
     StringRef dialect = op->getName().getDialectNamespace();
@@ -208,11 +208,14 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
           holds([](Type t) { return t.isF16(); }) ? "f16" : "bf16";
       auto attention = dyn_cast<AttentionOp>(op);
       auto backward = dyn_cast<AttentionBackwardOp>(op);
-      if (!attention && !backward && !isa<SparseAttentionOp>(op))
+      bool isBackward = backward || isa<AdaptiveSpanAttentionBackwardOp>(op);
+      if (!attention && !isBackward &&
+          !isa<SparseAttentionOp, AdaptiveSpanAttentionOp>(op))
         return half +
-               " is computed by attn.attention, attn.attention_backward and "
-               "attn.sparse_attention (dense, masked and sparse forms) only; "
-               "give this op f32 tensors";
+               " is computed by attn.attention, attn.sparse_attention and "
+               "attn.adaptive_span_attention and their backward ops (dense, "
+               "masked, sparse and adaptive-span forms) only; give this op "
+               "f32 tensors";
       if ((attention && attention.getSharedQk()) ||
           (backward && backward.getSharedQk()))
         return half + " attention with shared_qk is not compiled; give it "
@@ -224,7 +227,7 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
       if (tiling.keyTile % 2 != 0)
         return half + " attention multiplies keys in pairs; key-tile " +
                std::to_string(tiling.keyTile) + " is odd";
-      if (!backward)
+      if (!isBackward)
         return "";
       // The backward also sums over queries (dk, dv) and over the values'
       // head_dim (do·vᵀ).
@@ -233,7 +236,8 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
                " attention's backward multiplies queries in pairs; "
                "query-tile " +
                std::to_string(tiling.queryTile) + " is odd";
-      int64_t valueDim = tensorType(backward.getValue()).getDimSize(3);
+      // Query, key, value: the first three operands of every backward.
+      int64_t valueDim = tensorType(op->getOperand(2)).getDimSize(3);
       if (valueDim % 2 != 0)
         return half +
                " attention's backward multiplies the values' "

@@ -107,7 +107,7 @@ func.func @f16_shared_qk(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
 // -----
 
 func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor<16xf16>) -> tensor<1x8x16xf16> {
-  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.attention_backward and attn.sparse_attention (dense, masked and sparse forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.sparse_attention and attn.adaptive_span_attention and their backward ops (dense, masked, sparse and adaptive-span forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xf16>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x8x16xf16>
   return %0 : tensor<1x8x16xf16>
 }
@@ -115,7 +115,7 @@ func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor
 // -----
 
 func.func @layer_norm(%x: tensor<1x8x16xbf16>, %g: tensor<16xbf16>, %b: tensor<16xbf16>) -> tensor<1x8x16xbf16> {
-  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.attention_backward and attn.sparse_attention (dense, masked and sparse forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.sparse_attention and attn.adaptive_span_attention and their backward ops (dense, masked, sparse and adaptive-span forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xbf16>, tensor<16xbf16>, tensor<16xbf16>) -> tensor<1x8x16xbf16>
   return %0 : tensor<1x8x16xbf16>
 }

@@ -516,12 +516,14 @@ LogicalResult lcc::attn::detail::verifyAdaptiveSpanAttention(
   int64_t querySeq = q.dim(2), keySeq = k.dim(2);
   if (!queryOffset && failed(verifyMemoryBeforeSegment(op, querySeq, keySeq)))
     return failure();
-  if (failed(check.elementType(span, q.elementType())) ||
+  // The span and the softmax's normaliser are f32 on half operands too.
+  Type f32 = Float32Type::get(op->getContext());
+  if (failed(check.elementType(span, f32)) ||
       failed(check.shape(span, {q.dim(1)})))
     return failure();
   if (logNormalizer) {
     NamedTensor n("log_normalizer", logNormalizer);
-    if (failed(check.elementType(n, q.elementType())) ||
+    if (failed(check.elementType(n, f32)) ||
         failed(check.shape(n, {q.dim(0), q.dim(1), q.dim(2)})))
       return failure();
   }
