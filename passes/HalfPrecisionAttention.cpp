@@ -10,6 +10,8 @@
 
 #include "passes/Passes.h"
 
+#include "passes/LowerToLinalg/Lowerings.h"
+
 #include "dialects/Attn/IR/AttnInterfaces.h"
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -38,19 +40,17 @@ bool isF32Tensor(Value value) {
 }
 
 /// Why `op` keeps computing in f32, or empty when the half lowering
-/// computes it (LowerToLinalg's checkHalfPrecision is the rule).
+/// computes it.
 StringRef staysF32(Operation *op) {
-  auto why = [](bool sharedQk) -> StringRef {
-    return sharedQk ? "it has shared_qk" : "";
-  };
-  if (auto attention = dyn_cast<AttentionOp>(op))
-    return why(attention.getSharedQk());
-  if (auto backward = dyn_cast<AttentionBackwardOp>(op))
-    return why(backward.getSharedQk());
-  if (isa<SparseAttentionOp, AdaptiveSpanAttentionOp,
-          AdaptiveSpanAttentionBackwardOp>(op))
+  switch (halfPrecisionSupport(op)) {
+  case HalfPrecisionSupport::computed:
     return "";
-  return "its form computes in f32 only";
+  case HalfPrecisionSupport::sharedQK:
+    return "it has shared_qk";
+  case HalfPrecisionSupport::f32FormOnly:
+    return "its form computes in f32 only";
+  }
+  llvm_unreachable("every support is named");
 }
 
 /// The operands `op` computes on: query, key and value, and for a

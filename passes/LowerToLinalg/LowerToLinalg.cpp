@@ -182,6 +182,23 @@ bool isHalfTensor(Type type) {
          (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
 }
 
+} // namespace
+
+HalfPrecisionSupport lcc::halfPrecisionSupport(Operation *op) {
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return attention.getSharedQk() ? HalfPrecisionSupport::sharedQK
+                                   : HalfPrecisionSupport::computed;
+  if (auto backward = dyn_cast<AttentionBackwardOp>(op))
+    return backward.getSharedQk() ? HalfPrecisionSupport::sharedQK
+                                  : HalfPrecisionSupport::computed;
+  if (isa<SparseAttentionOp, AdaptiveSpanAttentionOp,
+          AdaptiveSpanAttentionBackwardOp>(op))
+    return HalfPrecisionSupport::computed;
+  return HalfPrecisionSupport::f32FormOnly;
+}
+
+namespace {
+
 /// bf16 and f16 are computed by the flash form only (attention, sparse
 /// and adaptive-span attention and the backwards: products on pairs of the
 /// half type, softmax in f32); every other op's lowering computes in f32. One
@@ -206,20 +223,21 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
       // The ops' verifiers keep one op to one half type.
       std::string half =
           holds([](Type t) { return t.isF16(); }) ? "f16" : "bf16";
-      auto attention = dyn_cast<AttentionOp>(op);
-      auto backward = dyn_cast<AttentionBackwardOp>(op);
-      bool isBackward = backward || isa<AdaptiveSpanAttentionBackwardOp>(op);
-      if (!attention && !isBackward &&
-          !isa<SparseAttentionOp, AdaptiveSpanAttentionOp>(op))
+      switch (halfPrecisionSupport(op)) {
+      case HalfPrecisionSupport::f32FormOnly:
         return half +
                " is computed by attn.attention, attn.sparse_attention and "
                "attn.adaptive_span_attention and their backward ops (dense, "
                "masked, sparse and adaptive-span forms) only; give this op "
                "f32 tensors";
-      if ((attention && attention.getSharedQk()) ||
-          (backward && backward.getSharedQk()))
+      case HalfPrecisionSupport::sharedQK:
         return half + " attention with shared_qk is not compiled; give it "
                       "f32 tensors";
+      case HalfPrecisionSupport::computed:
+        break;
+      }
+      bool isBackward =
+          isa<AttentionBackwardOp, AdaptiveSpanAttentionBackwardOp>(op);
       int64_t headDim = tensorType(op->getOperand(0)).getDimSize(3);
       if (headDim % 2 != 0)
         return half + " attention multiplies head_dim in pairs; head_dim " +
