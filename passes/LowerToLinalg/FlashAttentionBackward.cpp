@@ -59,13 +59,9 @@ PaddedBackwardOperands::build(TensorBuilder &t, const FlashAttention &flash,
   Value delta = t.generic(
       t.filled(outType.getShape().drop_back(), f32, 0.0), {outGrad, out},
       {t.identityMap(rank), t.identityMap(rank), t.dropLastMap(rank)},
-      iterators, [f32](OpBuilder &b, Location l, ValueRange a) {
-        auto wide = [&](Value x) {
-          return x.getType() == f32
-                     ? x
-                     : arith::ExtFOp::create(b, l, f32, x).getResult();
-        };
-        return multiplyAccumulate(b, l, wide(a[0]), wide(a[1]), a[2]);
+      iterators, [](OpBuilder &b, Location l, ValueRange a) {
+        return multiplyAccumulate(b, l, widenedToF32(b, l, a[0]),
+                                  widenedToF32(b, l, a[1]), a[2]);
       });
   if (rowStatisticGrad)
     delta = t.mapSameShape(

@@ -18,6 +18,11 @@ Value mul(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MulFOp::create(b, loc, x, y);
 }
 
+Value widenedToF32(OpBuilder &b, Location loc, Value x) {
+  Type f32 = b.getF32Type();
+  return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
+}
+
 Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }

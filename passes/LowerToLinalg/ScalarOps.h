@@ -27,6 +27,8 @@ mlir::Value add(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                 mlir::Value y);
 mlir::Value mul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                 mlir::Value y);
+/// `x` (a float of any width) as f32: half values widened, f32 as it is.
+mlir::Value widenedToF32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
 /// A float constant of `type`.
 mlir::Value floatConstant(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Type type, double value);

@@ -83,9 +83,7 @@ Value combineParts(TensorBuilder &t, std::pair<Value, Value> first,
       {t.identityMap(4), t.identityMap(4), t.dropLastMap(4), t.dropLastMap(4)},
       [elt](OpBuilder &b, Location loc, ValueRange a) -> Value {
         Type f32 = b.getF32Type();
-        auto wide = [&](Value x) -> Value {
-          return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
-        };
+        auto wide = [&](Value x) { return widenedToF32(b, loc, x); };
         Value top = larger(b, loc, a[2], a[3]);
         Value w1 = expShifted(b, loc, a[2], top);
         Value w2 = expShifted(b, loc, a[3], top);
@@ -205,7 +203,7 @@ bool splitsIntoParts(SparseAttentionOp op, std::string &why) {
     return false;
   }
   // bf16 and f16 multiply keys in pairs: each part's key tile must be even.
-  if (q.getElementType().isBF16() || q.getElementType().isF16()) {
+  if (isPairedHalf(q.getElementType())) {
     int64_t partKeys = op.getPattern() == SparsePattern::Fixed
                            ? seq / stride * op.getSummary().value_or(0)
                            : seq / stride;
