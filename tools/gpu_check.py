@@ -331,7 +331,8 @@ def prepare(root, bin_dir, out):
             os.path.join(case, "model.lcm")] + flags)
         shape = [1, heads, seq, dim]
         cases.append({"name": name, "dir": slug(name), "kind": "timing",
-                      "inputs": [shape] * (2 if shared else 3)})
+                      "inputs": [(shape, "f32", i)
+                                 for i in range(2 if shared else 3)]})
     for backward in (False, True):
         for dim, seq, causal in FLASH:
             cases.append(prepare_flash(lcc, out, dim, seq, causal, backward))
@@ -350,12 +351,13 @@ def prepare_flash(lcc, out, dim, seq, causal, backward):
     shape = [batch, heads, seq, dim]
     if backward:
         text = attention_backward_source(heads, seq, dim, batch, "bf16", causal)
-        # The same bf16 block serves as q, k, v, o and do: only the time is
-        # read.
-        inputs = [(shape, "bf16")] * 4 + [(shape[:3], "f32"), (shape, "bf16")]
+        # The same bf16 block (seed 0) serves as q, k, v, o and do: only the
+        # time is read.
+        inputs = ([(shape, "bf16", 0)] * 4 + [(shape[:3], "f32", 4)] +
+                  [(shape, "bf16", 0)])
     else:
         text = attention_source(heads, seq, dim, False, batch, "bf16", causal)
-        inputs = [(shape, "bf16")] * 3
+        inputs = [(shape, "bf16", i) for i in range(3)]
     source = write_source(os.path.join(case, "model.mlir"), text)
     sh([lcc, source, "--target=cuda", "-o", os.path.join(case, "model.lcm")])
     micro, _ = flash_microseconds(lcc, os.path.join(case, "estimate.mlir"),
@@ -378,18 +380,16 @@ def run_cases(bin_dir, out):
         workdir = os.path.join(out, case["dir"])
         args = list(case.get("args", []))
         if case["kind"] in ("timing", "flash"):
-            # One file per distinct input: (shape, dtype), or a shape (f32).
+            # Each input is (shape, dtype, seed); equal ones share a file.
             made = {}
-            for i, spec in enumerate(case["inputs"]):
-                shape, dtype = (spec if isinstance(spec[0], list) else
-                                (spec, "f32"))
-                key = (tuple(shape), dtype)
+            for i, (shape, dtype, seed) in enumerate(case["inputs"]):
+                key = (tuple(shape), dtype, seed)
                 if key not in made:
                     made[key] = "input%d.npy" % i
                     sh([testdata, "--output=" + os.path.join(workdir,
                                                              made[key]),
                         "--shape=" + ",".join(map(str, shape)),
-                        "--seed=%d" % i, "--dtype=" + dtype])
+                        "--seed=%d" % seed, "--dtype=" + dtype])
                 args.append("--input=" + made[key])
         os.makedirs(os.path.join(workdir, "gpu"), exist_ok=True)
         result = subprocess.run(
