@@ -18,8 +18,10 @@ DistanceBands::DistanceBands(int64_t memory, int64_t queryTile, int64_t keyTile,
       paddedKeySeq(paddedKeySeq),
       // The last key tile's last key against the first query...
       firstDistance(memory - paddedKeySeq + 1),
-      // ...to the first key against the last (padded) query.
-      rows(paddedQuerySeq + paddedKeySeq - 1) {}
+      // ...to the first key against the last (padded) query, and the
+      // last band's rounding.
+      rows(paddedQuerySeq + paddedKeySeq - 1 +
+           (bandRows() - (queryTile + keyTile - 1))) {}
 
 Value DistanceBands::distanceShift(OpBuilder &b, Location loc) const {
   if (!queryOffset)

@@ -19,6 +19,7 @@
 #include "passes/Passes.h"
 
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <optional>
 
@@ -44,7 +45,12 @@ struct DistanceBands {
   DistanceBands(int64_t memory, int64_t queryTile, int64_t keyTile,
                 int64_t paddedQuerySeq, int64_t paddedKeySeq);
 
-  int64_t bandRows() const { return queryTile + keyTile - 1; }
+  /// The Tq + Tk - 1 distances a tile pair meets, rounded up to whole
+  /// m16 tiles so that the band's products run on tensor cores; the rows
+  /// past them are read by no block and get no gradient.
+  int64_t bandRows() const {
+    return llvm::alignTo(queryTile + keyTile - 1, 16);
+  }
 
   /// The first row of the band of the tile pair (qs, ks), whose queries
   /// are placed among the keys: distance M + qs - ks - (Tk - 1), never
