@@ -32,7 +32,7 @@ namespace {
 
 /// What the half lowering computes.
 constexpr const char *kHalfForms =
-    "dense, masked, sparse and adaptive-span attention";
+    "dense, masked, sparse, adaptive-span and relative attention";
 
 bool isF32Tensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -53,9 +53,9 @@ StringRef staysF32(Operation *op) {
   llvm_unreachable("every support is named");
 }
 
-/// The operands `op` computes on: query, key and value, and for a
-/// backward its result and the result's gradient (never a logsumexp or
-/// adaptive span's z).
+/// The operands `op` computes on: query, key and value (and relative
+/// attention's encodings and biases), and for a backward its result and
+/// the result's gradient (never a logsumexp or adaptive span's z).
 SmallVector<OpOperand *> halfOperands(Operation *op) {
   auto backwardOperands = [](auto backward) -> SmallVector<OpOperand *> {
     return {&backward.getQueryMutable(), &backward.getKeyMutable(),
@@ -66,14 +66,24 @@ SmallVector<OpOperand *> halfOperands(Operation *op) {
     return backwardOperands(backward);
   if (auto backward = dyn_cast<AdaptiveSpanAttentionBackwardOp>(op))
     return backwardOperands(backward);
+  if (auto backward = dyn_cast<RelativeAttentionBackwardOp>(op)) {
+    SmallVector<OpOperand *> operands = backwardOperands(backward);
+    operands.append({&backward.getPosMutable(), &backward.getUMutable(),
+                     &backward.getWMutable()});
+    return operands;
+  }
+  if (auto relative = dyn_cast<RelativeAttentionOp>(op))
+    return {&relative.getQueryMutable(), &relative.getKeyMutable(),
+            &relative.getValueMutable(), &relative.getPosMutable(),
+            &relative.getUMutable(),     &relative.getWMutable()};
   // Forward ops: query, key and value are their first three operands.
   return {&op->getOpOperand(0), &op->getOpOperand(1), &op->getOpOperand(2)};
 }
 
 /// The results computed in the half type: the output or the gradients of
-/// query, key and value (never a logsumexp or z's gradient).
+/// the operands it computes on (never a logsumexp or z's gradient).
 SmallVector<OpResult> halfResults(Operation *op) {
-  if (isa<AttentionBackwardOp>(op))
+  if (isa<AttentionBackwardOp, RelativeAttentionBackwardOp>(op))
     return SmallVector<OpResult>(op->getResults());
   if (isa<AdaptiveSpanAttentionBackwardOp>(op))
     return SmallVector<OpResult>(op->getResults().take_front(3));
@@ -123,9 +133,9 @@ struct HalfPrecisionAttentionPass
     // attention ops on f32 it cannot take), found before anything changes.
     SmallVector<Operation *> rewritten, kept;
     module.walk([&](Operation *op) {
-      bool attention =
-          isa<AttentionFormInterface, AttentionBackwardOp,
-              AdaptiveSpanAttentionBackwardOp, RingAttentionOp>(op);
+      bool attention = isa<AttentionFormInterface, AttentionBackwardOp,
+                           AdaptiveSpanAttentionBackwardOp,
+                           RelativeAttentionBackwardOp, RingAttentionOp>(op);
       if (!attention || !llvm::any_of(op->getOperands(), isF32Tensor))
         return;
       (staysF32(op).empty() ? rewritten : kept).push_back(op);

@@ -379,8 +379,10 @@ def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
     state) stays f32, as PyTorch's autocast runs FlashAttention. Runs
     after the train and decode steps are made, so the forward and its
     backward are rewritten alike: each `attn.attention`,
-    `attn.sparse_attention` and `attn.adaptive_span_attention` on f32 and
-    their backward ops get their tensor operands rounded to the half type
+    `attn.sparse_attention`, `attn.adaptive_span_attention` and
+    `attn.relative_attention` on f32 and their backward ops get their
+    tensor operands (relative attention's encodings and biases too)
+    rounded to the half type
     (`arith.truncf`) and compute in it (products on half pairs with f32
     sums, softmax and logsumexp in f32, the probabilities and score
     gradients rounded for their products, FlashAttention-2's way); their
@@ -388,8 +390,8 @@ def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
     normaliser), the span `z` and its gradient stay f32.
 
     Mask and score regions keep working on f32 scores. Attention the half
-    lowering does not compute (`shared_qk`, the LSH, routed, relative and
-    compressive forms, ring attention) stays f32; the pass says so in one warning
+    lowering does not compute (`shared_qk`, the LSH and routed forms,
+    ring attention) stays f32; the pass says so in one warning
     naming the first such op and how many there are. A model with no
     attention it can rewrite is an error.
 

@@ -69,7 +69,7 @@ struct RelativeAttentionBackward {
 
 private:
   // The operands padded to whole tiles.
-  Value query, key, value, paddedOutGrad, lse, delta;
+  PaddedBackwardOperands padded;
 
   RelativeBlock blockAt(OpBuilder &b, Location loc,
                         const TilePosition &tile) const;
@@ -89,36 +89,33 @@ RelativeAttentionBackward::blockAt(OpBuilder &b, Location loc,
   TensorBuilder t(b, loc);
   const FlashAttention &flash = plan.flash;
   int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
+  BackwardBlock operands = padded.blockAt(b, loc, tile);
+  RelativeBlock blk;
+  blk.query = operands.query;
+  blk.key = operands.key;
+  blk.value = operands.value;
+  blk.outGrad = operands.outGrad;
   // The tile's queries are placed among the keys; their rows are these.
   Value queryStart = flash.queryIndex(b, loc, tile.queryStart);
-  RelativeBlock blk;
-  blk.query =
-      tileOf(b, loc, query, tile.batch, tile.head, queryStart, queryTile);
-  blk.key = tileOf(b, loc, key, tile.batch, tile.head, tile.keyStart, keyTile);
-  blk.value =
-      tileOf(b, loc, value, tile.batch, tile.head, tile.keyStart, keyTile);
-  blk.outGrad = tileOf(b, loc, paddedOutGrad, tile.batch, tile.head, queryStart,
-                       queryTile);
   blk.positionQuery = tileOf(b, loc, plan.positionQueries, tile.batch,
                              tile.head, queryStart, queryTile);
   blk.band = plan.band(b, loc, tile);
-  Value blockLse =
-      rowTileOf(b, loc, lse, tile.batch, tile.head, queryStart, queryTile);
-  Value blockDelta =
-      rowTileOf(b, loc, delta, tile.batch, tile.head, queryStart, queryTile);
 
-  Type elt = tensorType(blk.query).getElementType();
+  // Scores, probabilities and their gradients are f32 on every operand
+  // type; half operands meet in pairs (BlockProducts).
+  Type elt = b.getF32Type();
+  BlockProducts products = BlockProducts::of(t, blk.query);
   auto constant = [&](OpBuilder &ob, Location ol, double v) {
     return floatConstant(ob, ol, elt, v);
   };
   double scale = flash.scale;
   Value dots = t.mapSameShape(
-      {t.matmulTransposedB(blk.query, blk.key,
-                           t.filled({queryTile, keyTile}, elt, 0.0))},
+      {products.transposedB(blk.query, blk.key,
+                            t.filled({queryTile, keyTile}, elt, 0.0))},
       [&](OpBuilder &ob, Location ol, ValueRange a) {
         return mul(ob, ol, a[0], constant(ob, ol, scale));
       });
-  Value bandProducts = t.matmulTransposedB(
+  Value bandProducts = products.transposedB(
       blk.band, blk.positionQuery,
       t.filled({plan.bands.bandRows(), queryTile}, elt, 0.0));
   Value scores = flash.maskedScores(
@@ -128,11 +125,11 @@ RelativeAttentionBackward::blockAt(OpBuilder &b, Location loc,
       tile, plan.keySeq, /*mask=*/true, ScoreBlockLayout::scaledQueriesByKeys);
   // A query that sees no key (padding, same_length's empty windows) has no
   // probabilities.
-  blk.probabilities = recomputedProbabilities(t, scores, blockLse);
-  Value dP = t.matmulTransposedB(blk.outGrad, blk.value,
-                                 t.filled({queryTile, keyTile}, elt, 0.0));
+  blk.probabilities = recomputedProbabilities(t, scores, operands.rowStatistic);
+  Value dP = products.transposedB(blk.outGrad, blk.value,
+                                  t.filled({queryTile, keyTile}, elt, 0.0));
   blk.scoreGrads = t.map(
-      {queryTile, keyTile}, elt, {blk.probabilities, dP, blockDelta},
+      {queryTile, keyTile}, elt, {blk.probabilities, dP, operands.delta},
       {t.identityMap(2), t.identityMap(2), t.dropLastMap(2)},
       [&](OpBuilder &ob, Location ol, ValueRange a) {
         return mul(ob, ol, a[0], arith::SubFOp::create(ob, ol, a[1], a[2]));
@@ -176,20 +173,18 @@ std::pair<Value, Value>
 RelativeAttentionBackward::keyAndValueGradients(OpBuilder &builder,
                                                 Location loc) const {
   const FlashAttention &flash = plan.flash;
-  RankedTensorType kType = tensorType(key);
-  int64_t headDim = kType.getDimSize(3);
-  int64_t valueDim = tensorType(value).getDimSize(3);
+  // Summed in f32 on every operand type.
   SmallVector<Value> grads = sumOverQueryTiles(
-      builder, loc, flash, kType.getDimSize(0), kType.getDimSize(1),
-      kType.getDimSize(2) / flash.keyTile,
-      plan.paddedQuerySeq / flash.queryTile, {headDim, valueDim},
-      kType.getElementType(),
+      builder, loc, flash, padded.batch, padded.heads, padded.keyTiles,
+      padded.queryTiles, {padded.headDim, padded.valueDim},
+      builder.getF32Type(),
       [&](OpBuilder &ub, Location ul, const TilePosition &tile,
           ValueRange state) -> SmallVector<Value> {
         TensorBuilder t(ub, ul);
         RelativeBlock blk = blockAt(ub, ul, tile);
-        return {t.matmulTransposedA(blk.scoreGrads, blk.query, state[0]),
-                t.matmulTransposedA(blk.probabilities, blk.outGrad, state[1])};
+        BlockProducts products = BlockProducts::of(t, blk.query);
+        return {products.transposedA(blk.scoreGrads, blk.query, state[0]),
+                products.transposedA(blk.probabilities, blk.outGrad, state[1])};
       });
   TensorBuilder tb(builder, loc);
   return {scaled(tb, grads[0], flash.scale), grads[1]};
@@ -200,12 +195,12 @@ RelativeAttentionBackward::queryAndPositionGradients(OpBuilder &builder,
                                                      Location loc) const {
   const FlashAttention &flash = plan.flash;
   TensorBuilder tb(builder, loc);
-  RankedTensorType qType = tensorType(query);
-  Type elt = qType.getElementType();
-  int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
-  int64_t paddedQueries = qType.getDimSize(2), headDim = qType.getDimSize(3);
+  // Summed in f32 on every operand type.
+  Type elt = builder.getF32Type();
+  int64_t batch = padded.batch, heads = padded.heads;
   int64_t queryTile = flash.queryTile, keyTile = flash.keyTile;
-  int64_t keyTiles = tensorType(key).getDimSize(2) / keyTile;
+  int64_t paddedQueries = padded.queryTiles * queryTile,
+          headDim = padded.headDim, keyTiles = padded.keyTiles;
   int64_t rows = plan.bands.rows, bandRows = plan.bands.bandRows();
 
   auto forall = scf::ForallOp::create(
@@ -255,6 +250,8 @@ RelativeAttentionBackward::queryAndPositionGradients(OpBuilder &builder,
                       [&](OpBuilder &ub, Location ul) -> SmallVector<Value> {
                         TensorBuilder t(ub, ul);
                         RelativeBlock blk = blockAt(ub, ul, tile);
+                        BlockProducts products =
+                            BlockProducts::of(t, blk.query);
                         Value g = diagonals(t, blk.scoreGrads, bandRows);
                         Value start = plan.bands.bandStart(ub, ul, tile);
                         SmallVector<OpFoldResult> offsets = {
@@ -266,14 +263,16 @@ RelativeAttentionBackward::queryAndPositionGradients(OpBuilder &builder,
                             ub, ul,
                             RankedTensorType::get({bandRows, headDim}, elt),
                             state[2], offsets, sizes);
-                        bandGrad = t.matmul(g, blk.positionQuery, bandGrad);
+                        bandGrad =
+                            products.plain(g, blk.positionQuery, bandGrad);
                         SmallVector<OpFoldResult> strides(2,
                                                           ub.getIndexAttr(1));
-                        return {t.matmul(blk.scoreGrads, blk.key, state[0]),
-                                t.matmulTransposedA(g, blk.band, state[1]),
-                                tensor::InsertSliceOp::create(ub, ul, bandGrad,
-                                                              state[2], offsets,
-                                                              sizes, strides)};
+                        return {
+                            products.plain(blk.scoreGrads, blk.key, state[0]),
+                            products.transposedA(g, blk.band, state[1]),
+                            tensor::InsertSliceOp::create(ub, ul, bandGrad,
+                                                          state[2], offsets,
+                                                          sizes, strides)};
                       }));
             });
         Value contentGrad = scaled(outer, keyLoop.getResult(0), flash.scale);
@@ -378,43 +377,25 @@ RelativeAttentionBackward::Gradients
 RelativeAttentionBackward::build(OpBuilder &builder, Location loc) {
   TensorBuilder tb(builder, loc);
   const FlashAttention &flash = plan.flash;
-  int64_t paddedQueries = plan.paddedQuerySeq;
-  int64_t paddedKeys = plan.bands.paddedKeySeq;
-  query = padSeq(tb, flash.query, paddedQueries);
-  key = padSeq(tb, flash.key, paddedKeys);
-  value = padSeq(tb, flash.value, paddedKeys);
-  paddedOutGrad = padSeq(tb, outGrad, paddedQueries);
-  // A padded query sees nothing: its probabilities are 0, whatever score
-  // the position term gives it.
-  lse = padSeq(tb, logSumExp, paddedQueries, kNegativeInfinity);
-  delta = padSeq(tb,
-                 tb.reduceLastDim({outGrad, out}, 0.0,
-                                  [](OpBuilder &b, Location l, ValueRange a) {
-                                    return multiplyAccumulate(b, l, a[0], a[1],
-                                                              a[2]);
-                                  }),
-                 paddedQueries);
+  // A padded query sees nothing (its logsumexp -inf): its probabilities are
+  // 0, whatever score the position term gives it.
+  padded = PaddedBackwardOperands::build(tb, flash, out, outGrad, logSumExp);
 
   auto [keyGrad, valueGrad] = keyAndValueGradients(builder, loc);
   auto [queryGrad, contentBiasGrad, positionBiasGrad, tableGrad] =
       queryAndPositionGradients(builder, loc);
 
-  RankedTensorType qType = tensorType(flash.query);
-  RankedTensorType kType = tensorType(flash.key),
-                   vType = tensorType(flash.value);
-  auto unpadded = [&](Value x, RankedTensorType type) -> Value {
-    if (tensorType(x) == type)
-      return x;
-    SmallVector<OpFoldResult> zeros(4, builder.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes;
-    for (int64_t size : type.getShape())
-      sizes.push_back(builder.getIndexAttr(size));
-    return sliceOf(builder, loc, type, x, zeros, sizes);
+  // Summed in f32, each is rounded once to its operand's type.
+  Type operandType = tensorType(flash.query).getElementType();
+  auto finished = [&](Value grad) {
+    return inOperandType(tb, grad, operandType);
   };
-  return {
-      unpadded(queryGrad, qType),         unpadded(keyGrad, kType),
-      unpadded(valueGrad, vType),         positionGradient(tb, tableGrad),
-      sumOverDim(tb, contentBiasGrad, 0), sumOverDim(tb, positionBiasGrad, 0)};
+  return {finished(padded.unpadded(builder, loc, queryGrad, /*ofKeys=*/false)),
+          finished(padded.unpadded(builder, loc, keyGrad, /*ofKeys=*/true)),
+          finished(padded.unpadded(builder, loc, valueGrad, /*ofKeys=*/true)),
+          finished(positionGradient(tb, tableGrad)),
+          finished(sumOverDim(tb, contentBiasGrad, 0)),
+          finished(sumOverDim(tb, positionBiasGrad, 0))};
 }
 
 struct LowerRelativeAttentionBackward

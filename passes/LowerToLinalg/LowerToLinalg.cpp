@@ -192,17 +192,18 @@ HalfPrecisionSupport lcc::halfPrecisionSupport(Operation *op) {
     return backward.getSharedQk() ? HalfPrecisionSupport::sharedQK
                                   : HalfPrecisionSupport::computed;
   if (isa<SparseAttentionOp, AdaptiveSpanAttentionOp,
-          AdaptiveSpanAttentionBackwardOp>(op))
+          AdaptiveSpanAttentionBackwardOp, RelativeAttentionOp,
+          RelativeAttentionBackwardOp>(op))
     return HalfPrecisionSupport::computed;
   return HalfPrecisionSupport::f32FormOnly;
 }
 
 namespace {
 
-/// bf16 and f16 are computed by the flash form only (attention, sparse
-/// and adaptive-span attention and the backwards: products on pairs of the
-/// half type, softmax in f32); every other op's lowering computes in f32. One
-/// error naming the first op outside that.
+/// bf16 and f16 are computed by the flash form only (attention, sparse,
+/// adaptive-span and relative attention and the backwards: products on
+/// pairs of the half type, softmax in f32); every other op's lowering
+/// computes in f32. One error naming the first op outside that.
 LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
   WalkResult walk = module.walk([&](Operation *op) {
     StringRef dialect = op->getName().getDialectNamespace();
@@ -226,10 +227,10 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
       switch (halfPrecisionSupport(op)) {
       case HalfPrecisionSupport::f32FormOnly:
         return half +
-               " is computed by attn.attention, attn.sparse_attention and "
-               "attn.adaptive_span_attention and their backward ops (dense, "
-               "masked, sparse and adaptive-span forms) only; give this op "
-               "f32 tensors";
+               " is computed by attn.attention, attn.sparse_attention, "
+               "attn.adaptive_span_attention and attn.relative_attention and "
+               "their backward ops (dense, masked, sparse, adaptive-span and "
+               "relative forms) only; give this op f32 tensors";
       case HalfPrecisionSupport::sharedQK:
         return half + " attention with shared_qk is not compiled; give it "
                       "f32 tensors";
@@ -237,7 +238,8 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
         break;
       }
       bool isBackward =
-          isa<AttentionBackwardOp, AdaptiveSpanAttentionBackwardOp>(op);
+          isa<AttentionBackwardOp, AdaptiveSpanAttentionBackwardOp,
+              RelativeAttentionBackwardOp>(op);
       int64_t headDim = tensorType(op->getOperand(0)).getDimSize(3);
       if (headDim % 2 != 0)
         return half + " attention multiplies head_dim in pairs; head_dim " +

@@ -86,9 +86,9 @@ mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
                                 AttentionTiling tiling);
 
 /// Whether the half-precision lowering computes an attention op (or an
-/// attention backward op) on bf16 or f16: dense, masked, sparse and
-/// adaptive-span attention and their backward ops do, unless shared-QK
-/// (LowerToLinalg.cpp). The lowering's refusal and
+/// attention backward op) on bf16 or f16: dense, masked, sparse,
+/// adaptive-span and relative attention and their backward ops do, unless
+/// shared-QK (LowerToLinalg.cpp). The lowering's refusal and
 /// attn-half-precision-attention's choice both ask it.
 enum class HalfPrecisionSupport { computed, sharedQK, f32FormOnly };
 HalfPrecisionSupport halfPrecisionSupport(mlir::Operation *op);

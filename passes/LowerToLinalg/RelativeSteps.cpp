@@ -1,6 +1,7 @@
 //===- RelativeSteps.cpp - what relative attention and its backward share -===//
 
 #include "passes/LowerToLinalg/RelativeSteps.h"
+#include "passes/LowerToLinalg/FlashAttentionBackward.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
 
@@ -70,19 +71,23 @@ Value distanceTable(TensorBuilder &t, Value pos, const DistanceBands &bands,
                });
 }
 
-/// q + bias[h] over [batch, heads, seq, head_dim], times `scale` when given.
+/// q + bias[h] over [batch, heads, seq, head_dim], times `scale` when given:
+/// on half operands summed (and scaled) in f32 and rounded once.
 Value withHeadBias(TensorBuilder &t, Value q, Value bias,
                    std::optional<double> scale) {
   RankedTensorType type = tensorType(q);
-  return t.map(type.getShape(), type.getElementType(), {q, bias},
-               {t.identityMap(4), t.map(4, {1, 3})},
-               [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
-                 Value sum = add(b, loc, a[0], a[1]);
-                 if (!scale)
-                   return sum;
-                 return mul(b, loc, sum,
-                            floatConstant(b, loc, sum.getType(), *scale));
-               });
+  Type elt = type.getElementType();
+  return t.map(
+      type.getShape(), elt, {q, bias}, {t.identityMap(4), t.map(4, {1, 3})},
+      [&](OpBuilder &b, Location loc, ValueRange a) -> Value {
+        Value sum =
+            add(b, loc, widenedToF32(b, loc, a[0]), widenedToF32(b, loc, a[1]));
+        if (scale)
+          sum = mul(b, loc, sum, floatConstant(b, loc, sum.getType(), *scale));
+        if (sum.getType() == elt)
+          return sum;
+        return arith::TruncFOp::create(b, loc, elt, sum).getResult();
+      });
 }
 
 /// `same_length`: key j is visible to query i only at a distance M + i - j
@@ -166,8 +171,9 @@ RelativeAttentionPlan lcc::lowering::planRelativeAttention(
   flash.causal = true;
   flash.causalOffset = memory;
   flash.queryPosition = queryPosition;
-  flash.queryTile = std::min(tiling.queryTile, querySeq);
-  flash.keyTile = std::min(tiling.keyTile, keySeq);
+  Type elt = tensorType(op.query).getElementType();
+  flash.queryTile = flashTile(tiling.queryTile, querySeq, elt);
+  flash.keyTile = flashTile(tiling.keyTile, keySeq, elt);
   if (op.sameLength)
     limitDistance(flash, memory, *op.sameLength, keySeq);
   // Placed anywhere, a query may see no key at all.
@@ -212,15 +218,33 @@ Value transposedRows(TensorBuilder &t, Value x) {
                [](OpBuilder &, Location, ValueRange a) { return a[0]; });
 }
 
+/// [batch, heads, seq, dim] (half) as the B operand of paired products
+/// summing over dim: [batch, heads, dim / 2, seq, 2].
+Value pairedTransposedRows(TensorBuilder &t, Value x) {
+  RankedTensorType type = tensorType(x);
+  ArrayRef<int64_t> s = type.getShape();
+  MLIRContext *context = x.getContext();
+  AffineExpr d[5];
+  bindDims(context, d[0], d[1], d[2], d[3], d[4]);
+  AffineMap read =
+      AffineMap::get(5, 0, {d[0], d[1], d[3], d[2] * 2 + d[4]}, context);
+  return t.map({s[0], s[1], s[3] / 2, s[2], 2}, type.getElementType(), {x},
+               {read},
+               [](OpBuilder &, Location, ValueRange a) { return a[0]; });
+}
+
 } // namespace
 
 BlockScoreTerm RelativeAttentionPlan::positionTerm(TensorBuilder &tb) const {
-  // Transposed once up front, so that each block's product is a plain
-  // contraction.
-  Value positionQueriesT = transposedRows(tb, positionQueries);
+  // Laid out once up front as each block's product takes it (transposed,
+  // or in pairs of head_dim on half operands), so that the loop over key
+  // tiles only slices it.
+  Type half = BlockProducts::of(tb, positionQueries).half;
+  Value positionQueriesT = half ? pairedTransposedRows(tb, positionQueries)
+                                : transposedRows(tb, positionQueries);
   RelativeAttentionPlan plan = *this;
-  return [plan, positionQueriesT](TensorBuilder &t, Value dots,
-                                  const TilePosition &tile) -> Value {
+  return [plan, positionQueriesT, half](TensorBuilder &t, Value dots,
+                                        const TilePosition &tile) -> Value {
     OpBuilder &b = t.builder();
     Location loc = t.location();
     Value band = plan.band(b, loc, tile);
@@ -231,14 +255,27 @@ BlockScoreTerm RelativeAttentionPlan::positionTerm(TensorBuilder &tb) const {
     // At a run-time position the tile's queries sit there among the keys
     // but are the first of their own.
     Value queryStart = plan.flash.queryIndex(b, loc, tile.queryStart);
-    Value queries =
-        sliceOf(b, loc, RankedTensorType::get({headDim, queryTile}, elt),
-                positionQueriesT,
-                {tile.batch, tile.head, b.getIndexAttr(0), queryStart},
-                {b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(headDim),
-                 b.getIndexAttr(queryTile)});
-    Value bandProducts = t.matmul(
-        band, queries, t.filled({bandType.getDimSize(0), queryTile}, elt, 0.0));
+    auto one = b.getIndexAttr(1), zero = b.getIndexAttr(0);
+    // f32 sums on every operand type (the scores are f32).
+    Value init =
+        t.filled({bandType.getDimSize(0), queryTile}, b.getF32Type(), 0.0);
+    Value bandProducts;
+    if (half) {
+      Value queries = sliceOf(
+          b, loc, RankedTensorType::get({headDim / 2, queryTile, 2}, elt),
+          positionQueriesT, {tile.batch, tile.head, zero, queryStart, zero},
+          {one, one, b.getIndexAttr(headDim / 2), b.getIndexAttr(queryTile),
+           b.getIndexAttr(2)});
+      bandProducts = t.pairedMatmul(
+          pairedOperand(t, band, half, /*kAlongColumns=*/true, /*asB=*/false),
+          queries, init);
+    } else {
+      Value queries = sliceOf(
+          b, loc, RankedTensorType::get({headDim, queryTile}, elt),
+          positionQueriesT, {tile.batch, tile.head, zero, queryStart},
+          {one, one, b.getIndexAttr(headDim), b.getIndexAttr(queryTile)});
+      bandProducts = t.matmul(band, queries, init);
+    }
     return addPositionTerm(t, dots, bandProducts,
                            ScoreBlockLayout::scaledKeysByQueries);
   };

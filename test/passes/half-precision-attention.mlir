@@ -28,7 +28,7 @@
 // F16-LABEL: func @forward_and_backward
 // F16: attn.attention {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64xf32>)
 // F16: attn.attention_backward {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>)
-// F16-DIAG: warning: 'attn.attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked, sparse and adaptive-span attention; it has shared_qk)
+// F16-DIAG: warning: 'attn.attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked, sparse, adaptive-span and relative attention; it has shared_qk)
 // F16-DIAG: error: 'attn.lsh_attention' op cannot compute in f16
 func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>, %do: tensor<1x2x64x16xf32>)
     -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) {
@@ -73,7 +73,7 @@ func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16x
 func.func @mixed(%q: tensor<1x2x64x16xf32>, %h: tensor<1x2x64x16xf16>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>) {
   %s = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 32 : i64, summary = 8 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
-  // expected-warning@+1 {{'attn.attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked, sparse and adaptive-span attention; it has shared_qk); so does the attention at 1 more place of the model}}
+  // expected-warning@+1 {{'attn.attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked, sparse, adaptive-span and relative attention; it has shared_qk); so does the attention at 1 more place of the model}}
   %r = attn.attention %q, %q, %q {shared_qk}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
@@ -104,10 +104,31 @@ func.func @adaptive_span(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>, %z: 
 
 // -----
 
+// Transformer-XL attention computes in bf16, forward and backward: query,
+// key, value, the encodings and both biases are rounded, the logsumexp
+// stays f32, and every gradient (pos, u and w too) is widened back.
+// CHECK-LABEL: func @relative
+// CHECK-COUNT-6: arith.truncf
+// CHECK: %[[O:.+]], %[[L:.+]] = attn.relative_attention {{.+}} : (tensor<1x2x8x4xbf16>, tensor<1x2x16x4xbf16>, tensor<1x2x16x4xbf16>, tensor<2x16x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>)
+// CHECK: attn.relative_attention_backward {{.+}} : (tensor<1x2x8x4xbf16>, tensor<1x2x16x4xbf16>, tensor<1x2x16x4xbf16>, tensor<2x16x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>, tensor<1x2x8x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x16x4xbf16>, tensor<1x2x16x4xbf16>, tensor<2x16x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>)
+// CHECK-COUNT-6: arith.extf
+// CHECK: return
+func.func @relative(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>, %pos: tensor<2x16x4xf32>, %u: tensor<2x4xf32>)
+    -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %o, %lse = attn.relative_attention %q, %k, %k, %pos, %u, %u {clamp_len = 10 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8xf32>)
+  %g:6 = attn.relative_attention_backward %q, %k, %k, %pos, %u, %u, %o, %lse, %o {clamp_len = 10 : i64}
+      : (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8xf32>, tensor<1x2x8x4xf32>)
+      -> (tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<1x2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return %o, %g#0, %g#1, %g#3, %g#4, %g#5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x16x4xf32>, tensor<2x16x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
 // Nothing the model attends with can compute in half: one error naming
 // the first attention and why.
 func.func @nothing_in_half(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
-  // expected-error@+1 {{'attn.lsh_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked, sparse and adaptive-span attention without shared_qk); compile in f32}}
+  // expected-error@+1 {{'attn.lsh_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked, sparse, adaptive-span and relative attention without shared_qk); compile in f32}}
   %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   return %l : tensor<1x2x64x16xf32>

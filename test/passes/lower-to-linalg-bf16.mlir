@@ -71,6 +71,48 @@ func.func @bf16_backward(%q: tensor<1x1x64x32xbf16>, %k: tensor<1x1x64x32xbf16>,
 
 // -----
 
+// Transformer-XL attention in bf16: q + u and (q + w) * scale summed in f32
+// and rounded once; the table of 32 + 48 - 1 distances, one more row for the
+// bands of 32 + 16 - 1 rounded up to 48 (whole m16 tiles); (q + w) * scale
+// laid out once in pairs of head_dim; each tile pair's band product on
+// bf16 pairs with f32 sums, added to the f32 scores.
+// CHECK-LABEL: func @bf16_relative
+// CHECK: ins(%arg0, %arg3 : tensor<1x1x32x16xbf16>, tensor<1x16xbf16>)
+// CHECK: arith.extf
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<1x80x16xbf16>
+// CHECK: } -> tensor<1x1x8x32x2xbf16>
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.+}} [1, 48, 16] [1, 1, 1] : tensor<1x80x16xbf16> to tensor<48x16xbf16>
+// CHECK: tensor.extract_slice %{{.+}} [1, 1, 8, 32, 2] [1, 1, 1, 1, 1] : tensor<1x1x8x32x2xbf16> to tensor<8x32x2xbf16>
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<48x8x2xbf16>, tensor<8x32x2xbf16>) outs(%{{.+}} : tensor<48x32xf32>)
+func.func @bf16_relative(%q: tensor<1x1x32x16xbf16>, %k: tensor<1x1x48x16xbf16>, %pos: tensor<1x48x16xbf16>, %u: tensor<1x16xbf16>) -> (tensor<1x1x32x16xbf16>, tensor<1x1x32xf32>) {
+  %o, %lse = attn.relative_attention %q, %k, %k, %pos, %u, %u
+      : (tensor<1x1x32x16xbf16>, tensor<1x1x48x16xbf16>, tensor<1x1x48x16xbf16>, tensor<1x48x16xbf16>, tensor<1x16xbf16>, tensor<1x16xbf16>) -> (tensor<1x1x32x16xbf16>, tensor<1x1x32xf32>)
+  return %o, %lse : tensor<1x1x32x16xbf16>, tensor<1x1x32xf32>
+}
+
+// -----
+
+// Its backward: the gradients summed in f32 (the table's too), the band's
+// three products on bf16 pairs: the band's scores, the band's gradient
+// (summed over the query tile) and the queries' (summed over the band's 48
+// rows).
+// CHECK-LABEL: func @bf16_relative_backward
+// CHECK: scf.forall {{.+}} -> (tensor<1x1x32x16xf32>, tensor<1x1x16xf32>, tensor<1x1x16xf32>, tensor<1x1x80x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<48x8x2xbf16>, tensor<8x32x2xbf16>) outs(%{{.+}} : tensor<48x32xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<48x16x2xbf16>, tensor<16x16x2xbf16>) outs(%{{.+}} : tensor<48x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<32x24x2xbf16>, tensor<24x16x2xbf16>) outs(%{{.+}} : tensor<32x16xf32>)
+// CHECK: return
+func.func @bf16_relative_backward(%q: tensor<1x1x32x16xbf16>, %k: tensor<1x1x48x16xbf16>, %pos: tensor<1x48x16xbf16>, %u: tensor<1x16xbf16>, %lse: tensor<1x1x32xf32>) -> (tensor<1x1x32x16xbf16>, tensor<1x48x16xbf16>, tensor<1x16xbf16>) {
+  %g:6 = attn.relative_attention_backward %q, %k, %k, %pos, %u, %u, %q, %lse, %q
+      : (tensor<1x1x32x16xbf16>, tensor<1x1x48x16xbf16>, tensor<1x1x48x16xbf16>, tensor<1x48x16xbf16>, tensor<1x16xbf16>, tensor<1x16xbf16>, tensor<1x1x32x16xbf16>, tensor<1x1x32xf32>, tensor<1x1x32x16xbf16>)
+      -> (tensor<1x1x32x16xbf16>, tensor<1x1x48x16xbf16>, tensor<1x1x48x16xbf16>, tensor<1x48x16xbf16>, tensor<1x16xbf16>, tensor<1x16xbf16>)
+  return %g#0, %g#3, %g#5 : tensor<1x1x32x16xbf16>, tensor<1x48x16xbf16>, tensor<1x16xbf16>
+}
+
+// -----
+
 func.func @odd_value_dim(%q: tensor<1x1x64x32xbf16>, %v: tensor<1x1x64x15xbf16>, %lse: tensor<1x1x64xf32>) -> tensor<1x1x64x15xbf16> {
   // expected-error @below {{'attn.attention_backward' op bf16 attention's backward multiplies the values' head_dim in pairs; it is 15, odd}}
   %dq, %dk, %dv = attn.attention_backward %q, %q, %v, %v, %lse, %v
@@ -107,7 +149,7 @@ func.func @f16_shared_qk(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
 // -----
 
 func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor<16xf16>) -> tensor<1x8x16xf16> {
-  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.sparse_attention and attn.adaptive_span_attention and their backward ops (dense, masked, sparse and adaptive-span forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention and attn.relative_attention and their backward ops (dense, masked, sparse, adaptive-span and relative forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xf16>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x8x16xf16>
   return %0 : tensor<1x8x16xf16>
 }
@@ -115,7 +157,7 @@ func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor
 // -----
 
 func.func @layer_norm(%x: tensor<1x8x16xbf16>, %g: tensor<16xbf16>, %b: tensor<16xbf16>) -> tensor<1x8x16xbf16> {
-  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.sparse_attention and attn.adaptive_span_attention and their backward ops (dense, masked, sparse and adaptive-span forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention and attn.relative_attention and their backward ops (dense, masked, sparse, adaptive-span and relative forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xbf16>, tensor<16xbf16>, tensor<16xbf16>) -> tensor<1x8x16xbf16>
   return %0 : tensor<1x8x16xbf16>
 }

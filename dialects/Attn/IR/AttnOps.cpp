@@ -485,8 +485,9 @@ LogicalResult lcc::attn::detail::verifyRelativeAttention(
       failed(check.shape(bw, {q.dim(1), q.dim(3)})))
     return failure();
   if (logSumExp) {
+    // f32 on half operands too, as attention's.
     NamedTensor lse("logsumexp", logSumExp);
-    if (failed(check.elementType(lse, q.elementType())) ||
+    if (failed(check.elementType(lse, Float32Type::get(op->getContext()))) ||
         failed(check.shape(lse, {q.dim(0), q.dim(1), q.dim(2)})))
       return failure();
   }

@@ -348,10 +348,11 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
       `t < N`, so that every query sees the same number of keys once the
       memory is full: the reference's `same_length` with `mem_len = N`.
 
-    * `logsumexp` (optional second result, `[batch, heads, q_seq]`): each
-      query's `log sum_j exp(score(i, j))` over its visible keys (-inf when it
-      sees none), which `attn.relative_attention_backward` recomputes the
-      probabilities from. The train step asks for it.
+    * `logsumexp` (optional second result, `[batch, heads, q_seq]`, f32
+      whatever the operands' type): each query's `log sum_j exp(score(i,
+      j))` over its visible keys (-inf when it sees none), which
+      `attn.relative_attention_backward` recomputes the probabilities from.
+      The train step asks for it.
     * `query_offset` (optional, a 0-d i32 known at run time): query `i`
       sits at key position `query_offset + i` instead of `M + i`, the
       distances and causality counted from there, and `pos` may hold any
@@ -362,8 +363,12 @@ def Attn_RelativeAttentionOp : Attn_Op<"relative_attention", [Pure,
 
     The lowering is the flash form; no `[q_seq, k_seq]` tensor is built. A
     query tile meets the distances of a key tile in a band of
-    `query tile + key tile - 1` encodings: their product with `q + w` is one
-    contraction per tile pair, read along its diagonals into the scores.
+    `query tile + key tile - 1` encodings (rounded up to a multiple of 16
+    rows, whole tensor-core tiles): their product with `q + w` is one
+    contraction per tile pair, read along its diagonals into the scores. On
+    bf16 or f16 operands (pos, u and w of the query's type) the products
+    take pairs of the half type with f32 sums; `q + u` and `q + w` are
+    summed in f32 and rounded once; scores and the softmax are f32.
 
     Example (a segment of 128 after a memory of 128):
 

@@ -1014,6 +1014,15 @@ func.func @relative_pos_type(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xbf16>, 
 
 // -----
 
+// Relative attention's logsumexp is f32 on half operands too.
+func.func @relative_half_logsumexp(%q: tensor<1x2x8x4xbf16>, %pos: tensor<2x8x4xbf16>, %u: tensor<2x4xbf16>) {
+  // expected-error@+1 {{'attn.relative_attention' op expected logsumexp element type 'f32', got 'bf16'}}
+  %0:2 = attn.relative_attention %q, %q, %q, %pos, %u, %u : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xbf16>)
+  return
+}
+
+// -----
+
 func.func @relative_logsumexp_shape(%q: tensor<1x2x8x4xf32>, %pos: tensor<2x8x4xf32>, %u: tensor<2x4xf32>) {
   // expected-error@+1 {{'attn.relative_attention' op expected logsumexp of shape [1, 2, 8], got [1, 2, 4]}}
   %0:2 = attn.relative_attention %q, %q, %q, %pos, %u, %u : (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x4xf32>)

@@ -85,6 +85,16 @@ func.func @half_attention(%q: tensor<1x2x64x16xbf16>) -> (tensor<1x2x64x16xbf16>
 
 // -----
 
+// So does half relative attention.
+// CHECK-LABEL: func @half_relative
+// CHECK: attn.relative_attention {{.+}} -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>)
+func.func @half_relative(%q: tensor<1x2x8x4xbf16>, %pos: tensor<2x8x4xbf16>, %u: tensor<2x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>) {
+  %0:2 = attn.relative_attention %q, %q, %q, %pos, %u, %u : (tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8x4xbf16>, tensor<2x8x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>)
+  return %0#0, %0#1 : tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @shared_qk_attention
 // CHECK-SAME: (%[[QK:.+]]: tensor<1x2x64x16xf16>, %[[V:.+]]: tensor<1x2x64x16xf16>)
 // CHECK: attn.attention %[[QK]], %[[QK]], %[[V]] {causal = true, shared_qk}
