@@ -42,15 +42,7 @@ bool isF32Tensor(Value value) {
 /// Why `op` keeps computing in f32, or empty when the half lowering
 /// computes it.
 StringRef staysF32(Operation *op) {
-  switch (halfPrecisionSupport(op)) {
-  case HalfPrecisionSupport::computed:
-    return "";
-  case HalfPrecisionSupport::sharedQK:
-    return "it has shared_qk";
-  case HalfPrecisionSupport::f32FormOnly:
-    return "its form computes in f32 only";
-  }
-  llvm_unreachable("every support is named");
+  return computesInHalfPrecision(op) ? "" : "its form computes in f32 only";
 }
 
 /// The operands `op` computes on: query, key and value (and relative
@@ -98,10 +90,14 @@ void computeInHalf(Operation *op, FloatType half) {
   auto halfOf = [&](Type type) {
     return cast<RankedTensorType>(type).clone(half);
   };
+  // One rounding per value: shared-QK attention's key must stay its query.
+  DenseMap<Value, Value> rounded;
   for (OpOperand *operand : halfOperands(op)) {
     Value value = operand->get();
-    operand->set(
-        arith::TruncFOp::create(b, loc, halfOf(value.getType()), value));
+    Value &half = rounded[value];
+    if (!half)
+      half = arith::TruncFOp::create(b, loc, halfOf(value.getType()), value);
+    operand->set(half);
   }
   b.setInsertionPointAfter(op);
   for (OpResult result : halfResults(op)) {
@@ -152,8 +148,7 @@ struct HalfPrecisionAttentionPass
             << "cannot compute in " << precision << ": "
             << staysF32(kept.front())
             << ", and no other attention of the model can (attention-precision="
-            << precision << " computes " << kHalfForms
-            << " without shared_qk); compile in f32";
+            << precision << " computes " << kHalfForms << "); compile in f32";
       return signalPassFailure();
     }
     if (!kept.empty()) {

@@ -378,7 +378,8 @@ def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
     projections, feed-forwards, norms, the loss, the optimizer and its
     state) stays f32, as PyTorch's autocast runs FlashAttention. Runs
     after the train and decode steps are made, so the forward and its
-    backward are rewritten alike: each `attn.attention`,
+    backward are rewritten alike: each `attn.attention` (shared-QK too: its
+    keys, the unit queries, normalised in f32 and rounded),
     `attn.sparse_attention`, `attn.adaptive_span_attention` and
     `attn.relative_attention` on f32 and their backward ops get their
     tensor operands (relative attention's encodings and biases too)
@@ -390,8 +391,8 @@ def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
     normaliser), the span `z` and its gradient stay f32.
 
     Mask and score regions keep working on f32 scores. Attention the half
-    lowering does not compute (`shared_qk`, the LSH and routed forms,
-    ring attention) stays f32; the pass says so in one warning
+    lowering does not compute (the LSH and routed forms, ring attention)
+    stays f32; the pass says so in one warning
     naming the first such op and how many there are. A model with no
     attention it can rewrite is an error.
 

@@ -50,6 +50,12 @@ NUMERICS = [
      ["--attention=sparse", "--sparse-pattern=fixed", "--sparse-stride=16",
       "--sparse-summary=4", "--sparse-block=16"], "exact"),
     ("attention-bf16", "test/e2e/Inputs/attention-bf16.mlir", [], "bf16"),
+    # Mixed precision: relative attention's content and band products on
+    # bf16 pairs, shared-QK keys normalised in f32 and rounded.
+    ("transformer-xl-tiny-bf16", "models/transformer-xl-tiny.mlir",
+     ["--attention-precision=bf16"], "bf16"),
+    ("reformer-tiny-bf16", "models/reformer-tiny.mlir",
+     ["--attention-precision=bf16"], "bf16"),
     # Relative attention over a memory, and sines of angles up to 127.
     ("transformer-xl-tiny", "models/transformer-xl-tiny.mlir", [], "exact"),
     # Adaptive span's weighed flash loop; compress, slices and stop_gradient.

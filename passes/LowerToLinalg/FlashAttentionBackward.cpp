@@ -223,18 +223,6 @@ BlockProducts BlockProducts::of(TensorBuilder &t, Value query) {
   return {t, isPairedHalf(elt) ? elt : Type()};
 }
 
-Value lcc::lowering::inOperandType(TensorBuilder &t, Value gradient,
-                                   Type type) {
-  if (tensorType(gradient).getElementType() == type)
-    return gradient;
-  RankedTensorType shape = tensorType(gradient);
-  return t.map(shape.getShape(), type, {gradient},
-               {t.identityMap(shape.getRank())},
-               [type](OpBuilder &b, Location l, ValueRange a) -> Value {
-                 return arith::TruncFOp::create(b, l, type, a[0]);
-               });
-}
-
 FailureOr<std::pair<Value, Value>>
 FlashAttentionBackward::probabilitiesAndScoreGradients(
     TensorBuilder &t, const BackwardBlock &block, const TilePosition &tile,
@@ -337,8 +325,8 @@ FlashAttentionBackward::build(OpBuilder &builder, Location loc) const {
     return failure();
   // Each gradient in its operand's type: rounded once, at the end.
   auto finished = [&](Value grad, bool ofKeys) {
-    return inOperandType(tb, padded.unpadded(builder, loc, grad, ofKeys),
-                         tensorType(forward.query).getElementType());
+    return withElementType(tb, padded.unpadded(builder, loc, grad, ofKeys),
+                           tensorType(forward.query).getElementType());
   };
   return std::array<Value, 3>{finished(queryGrad, /*ofKeys=*/false),
                               finished(keyAndValueGrads[0], /*ofKeys=*/true),

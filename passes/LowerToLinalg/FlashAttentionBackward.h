@@ -25,7 +25,8 @@ namespace lcc::lowering {
 mlir::Value recomputedProbabilities(TensorBuilder &t, mlir::Value scores,
                                     mlir::Value logSumExp);
 
-/// A backward block's products on the forward's operand type: on f32
+/// A flash block's products on the attention's operand type (a backward's
+/// five, relative attention's band products forward and backward): on f32
 /// directly; on bf16 or f16 in pairs of the summed dimension with f32 sums,
 /// both operands rounded to the half type (FlashAttention-2 rounds p and ds
 /// so). Each is init += a b, each operand read along its rows or columns as
@@ -35,7 +36,7 @@ struct BlockProducts {
   /// Null: f32.
   mlir::Type half;
 
-  /// The products of a backward whose forward's query is `query`.
+  /// The products of an attention whose operands are of `operand`'s type.
   static BlockProducts of(TensorBuilder &t, mlir::Value query);
 
   /// sum_k a(m, k) b(k, n).
@@ -49,11 +50,6 @@ private:
   mlir::Value paired(mlir::Value a, bool aKAlongColumns, mlir::Value b,
                      bool bKAlongColumns, mlir::Value init) const;
 };
-
-/// A gradient summed in f32 as its operand's `type` (rounded once, at the
-/// end, when that is a half type).
-mlir::Value inOperandType(TensorBuilder &t, mlir::Value gradient,
-                          mlir::Type type);
 
 /// One tile pair's operands in a flash backward.
 struct BackwardBlock {

@@ -160,8 +160,8 @@ struct LowerAdaptiveSpanAttentionBackward
     // is f32.
     Type elt = tensorType(op.getQuery()).getElementType();
     auto finished = [&](Value grad, bool ofKeys) {
-      return inOperandType(tb, padded.unpadded(rewriter, loc, grad, ofKeys),
-                           elt);
+      return withElementType(tb, padded.unpadded(rewriter, loc, grad, ofKeys),
+                             elt);
     };
     rewriter.replaceOp(op, {finished(queryGrad, /*ofKeys=*/false),
                             finished(perKey[0], /*ofKeys=*/true),

@@ -388,7 +388,7 @@ RelativeAttentionBackward::build(OpBuilder &builder, Location loc) {
   // Summed in f32, each is rounded once to its operand's type.
   Type operandType = tensorType(flash.query).getElementType();
   auto finished = [&](Value grad) {
-    return inOperandType(tb, grad, operandType);
+    return withElementType(tb, grad, operandType);
   };
   return {finished(padded.unpadded(builder, loc, queryGrad, /*ofKeys=*/false)),
           finished(padded.unpadded(builder, loc, keyGrad, /*ofKeys=*/true)),

@@ -184,18 +184,10 @@ bool isHalfTensor(Type type) {
 
 } // namespace
 
-HalfPrecisionSupport lcc::halfPrecisionSupport(Operation *op) {
-  if (auto attention = dyn_cast<AttentionOp>(op))
-    return attention.getSharedQk() ? HalfPrecisionSupport::sharedQK
-                                   : HalfPrecisionSupport::computed;
-  if (auto backward = dyn_cast<AttentionBackwardOp>(op))
-    return backward.getSharedQk() ? HalfPrecisionSupport::sharedQK
-                                  : HalfPrecisionSupport::computed;
-  if (isa<SparseAttentionOp, AdaptiveSpanAttentionOp,
-          AdaptiveSpanAttentionBackwardOp, RelativeAttentionOp,
-          RelativeAttentionBackwardOp>(op))
-    return HalfPrecisionSupport::computed;
-  return HalfPrecisionSupport::f32FormOnly;
+bool lcc::computesInHalfPrecision(Operation *op) {
+  return isa<AttentionOp, AttentionBackwardOp, SparseAttentionOp,
+             AdaptiveSpanAttentionOp, AdaptiveSpanAttentionBackwardOp,
+             RelativeAttentionOp, RelativeAttentionBackwardOp>(op);
 }
 
 namespace {
@@ -224,19 +216,12 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
       // The ops' verifiers keep one op to one half type.
       std::string half =
           holds([](Type t) { return t.isF16(); }) ? "f16" : "bf16";
-      switch (halfPrecisionSupport(op)) {
-      case HalfPrecisionSupport::f32FormOnly:
+      if (!computesInHalfPrecision(op))
         return half +
                " is computed by attn.attention, attn.sparse_attention, "
                "attn.adaptive_span_attention and attn.relative_attention and "
                "their backward ops (dense, masked, sparse, adaptive-span and "
                "relative forms) only; give this op f32 tensors";
-      case HalfPrecisionSupport::sharedQK:
-        return half + " attention with shared_qk is not compiled; give it "
-                      "f32 tensors";
-      case HalfPrecisionSupport::computed:
-        break;
-      }
       bool isBackward =
           isa<AttentionBackwardOp, AdaptiveSpanAttentionBackwardOp,
               RelativeAttentionBackwardOp>(op);

@@ -86,12 +86,11 @@ mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
                                 AttentionTiling tiling);
 
 /// Whether the half-precision lowering computes an attention op (or an
-/// attention backward op) on bf16 or f16: dense, masked, sparse,
-/// adaptive-span and relative attention and their backward ops do, unless
-/// shared-QK (LowerToLinalg.cpp). The lowering's refusal and
-/// attn-half-precision-attention's choice both ask it.
-enum class HalfPrecisionSupport { computed, sharedQK, f32FormOnly };
-HalfPrecisionSupport halfPrecisionSupport(mlir::Operation *op);
+/// attention backward op) on bf16 or f16: dense (shared-QK too), masked,
+/// sparse, adaptive-span and relative attention and their backward ops do
+/// (LowerToLinalg.cpp); the other forms compute in f32 only. The lowering's
+/// refusal and attn-half-precision-attention's choice both ask it.
+bool computesInHalfPrecision(mlir::Operation *op);
 
 /// The train step's ops: the backward of each model op, head split and
 /// merge, clipping and optimizer updates (LowerTrainingOps.cpp).

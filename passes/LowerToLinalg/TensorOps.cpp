@@ -137,10 +137,19 @@ RowExponentials rowExponentials(TensorBuilder &tb, Value x) {
 }
 
 Value rowSumOfSquares(TensorBuilder &tb, Value x) {
-  return tb.reduceLastDim({x}, 0.0,
-                          [](OpBuilder &b, Location loc, ValueRange a) {
-                            return add(b, loc, a[1], mul(b, loc, a[0], a[0]));
-                          });
+  // Summed in f32 on half rows too.
+  RankedTensorType type = tensorType(x);
+  unsigned rank = type.getRank();
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  iterators.back() = utils::IteratorType::reduction;
+  return tb.generic(
+      tb.filled(type.getShape().drop_back(), tb.builder().getF32Type(), 0.0),
+      {x}, {tb.identityMap(rank), tb.dropLastMap(rank)}, iterators,
+      [](OpBuilder &b, Location loc, ValueRange a) {
+        Value v = widenedToF32(b, loc, a[0]);
+        return add(b, loc, a[1], mul(b, loc, v, v));
+      });
 }
 
 Value argmaxLastDim(OpBuilder &b, Location loc, TensorBuilder &tb, Value x) {
@@ -294,18 +303,42 @@ Value fromAttentionRows(OpBuilder &b, Location loc, Value rows,
       ArrayRef<ReassociationIndices>{{0, 1}, {2}, {3}});
 }
 
+Value withElementType(TensorBuilder &tb, Value x, Type type) {
+  RankedTensorType shape = tensorType(x);
+  if (shape.getElementType() == type)
+    return x;
+  bool widens = shape.getElementType().getIntOrFloatBitWidth() <
+                type.getIntOrFloatBitWidth();
+  return tb.map(
+      shape.getShape(), type, {x}, {tb.identityMap(shape.getRank())},
+      [type, widens](OpBuilder &b, Location l, ValueRange a) -> Value {
+        if (widens)
+          return arith::ExtFOp::create(b, l, type, a[0]);
+        return arith::TruncFOp::create(b, l, type, a[0]);
+      });
+}
+
 Value normalizeRows(TensorBuilder &tb, Value x) {
   Value sumSquares = rowSumOfSquares(tb, x);
   RankedTensorType type = tensorType(x);
+  Type elt = type.getElementType();
   unsigned rank = type.getRank();
-  return tb.map(type.getShape(), type.getElementType(), {x, sumSquares},
+  return tb.map(type.getShape(), elt, {x, sumSquares},
                 {tb.identityMap(rank), tb.dropLastMap(rank)},
-                [](OpBuilder &b, Location loc, ValueRange a) {
-                  return mul(b, loc, a[0], inverseNorm(b, loc, a[1]));
+                [elt](OpBuilder &b, Location loc, ValueRange a) -> Value {
+                  Value unit = mul(b, loc, widenedToF32(b, loc, a[0]),
+                                   inverseNorm(b, loc, a[1]));
+                  if (unit.getType() == elt)
+                    return unit;
+                  return arith::TruncFOp::create(b, loc, elt, unit);
                 });
 }
 
 Value normalizeRowsBackward(TensorBuilder &tb, Value x, Value normalizedGrad) {
+  // In f32 on half operands.
+  Type f32 = tb.builder().getF32Type();
+  x = withElementType(tb, x, f32);
+  normalizedGrad = withElementType(tb, normalizedGrad, f32);
   RankedTensorType type = tensorType(x);
   unsigned rank = type.getRank();
   Value normalized = normalizeRows(tb, x);

@@ -121,12 +121,18 @@ mlir::Value fromAttentionRows(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value argmaxLastDim(mlir::OpBuilder &b, mlir::Location loc,
                           TensorBuilder &tb, mlir::Value x);
 
-/// Rows of `x` divided by their L2 norm (floored: see inverseNorm).
+/// `x` with its elements widened or rounded to `type` (`x` itself when
+/// they are of it).
+mlir::Value withElementType(TensorBuilder &tb, mlir::Value x, mlir::Type type);
+
+/// Rows of `x` divided by their L2 norm (floored: see inverseNorm); on
+/// half rows the norm is summed in f32 and each row rounded once.
 mlir::Value normalizeRows(TensorBuilder &tb, mlir::Value x);
 
 /// The gradient of `x` through normalizeRows, given the gradient of the
 /// normalised rows: (dn - n (n · dn)) / ||x|| where the norm is above the
-/// floor of inverseNorm, dn / floor below it.
+/// floor of inverseNorm, dn / floor below it. f32, computed in f32 on half
+/// operands too.
 mlir::Value normalizeRowsBackward(TensorBuilder &tb, mlir::Value x,
                                   mlir::Value normalizedGrad);
 

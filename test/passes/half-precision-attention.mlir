@@ -28,7 +28,7 @@
 // F16-LABEL: func @forward_and_backward
 // F16: attn.attention {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64xf32>)
 // F16: attn.attention_backward {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>)
-// F16-DIAG: warning: 'attn.attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked, sparse, adaptive-span and relative attention; it has shared_qk)
+// F16-DIAG: warning: 'attn.lsh_attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked, sparse, adaptive-span and relative attention; its form computes in f32 only)
 // F16-DIAG: error: 'attn.lsh_attention' op cannot compute in f16
 func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>, %do: tensor<1x2x64x16xf32>)
     -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) {
@@ -62,22 +62,25 @@ func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16x
 
 // -----
 
-// Sparse attention computes in bf16; shared-QK attention and the other
-// forms stay f32, said once for the first of them with how many more places
-// of the model do; attention already in a half type is left alone.
+// Sparse and shared-QK attention compute in bf16; the LSH and routed forms
+// stay f32, said once for the first of them with how many more places of
+// the model do; attention already in a half type is left alone.
 // CHECK-LABEL: func @mixed
 // CHECK: attn.sparse_attention fixed {{.+}} -> tensor<1x2x64x16xbf16>
-// CHECK: attn.attention {{.+}} {shared_qk} : (tensor<1x2x64x16xf32>,
+// CHECK: attn.attention %[[QH:[^,]+]], %[[QH]], %[[QH]] {shared_qk} : (tensor<1x2x64x16xbf16>,
 // CHECK: attn.lsh_attention {{.+}} -> tensor<1x2x64x16xf32>
+// CHECK: attn.routed_attention {{.+}} -> tensor<1x2x64x16xf32>
 // CHECK: attn.attention {{.+}} : (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
 func.func @mixed(%q: tensor<1x2x64x16xf32>, %h: tensor<1x2x64x16xf16>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>) {
   %s = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 32 : i64, summary = 8 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
-  // expected-warning@+1 {{'attn.attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked, sparse, adaptive-span and relative attention; it has shared_qk); so does the attention at 1 more place of the model}}
   %r = attn.attention %q, %q, %q {shared_qk}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  // expected-warning@+1 {{'attn.lsh_attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked, sparse, adaptive-span and relative attention; its form computes in f32 only); so does the attention at 1 more place of the model}}
   %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  %rt = attn.routed_attention %q, %q, %q {clusters = 4 : i64, window = 16 : i64}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   %a = attn.attention %h, %h, %h
       : (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
   return %s, %r, %l, %a : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>
@@ -105,10 +108,12 @@ func.func @adaptive_span(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>, %z: 
 // -----
 
 // Transformer-XL attention computes in bf16, forward and backward: query,
-// key, value, the encodings and both biases are rounded, the logsumexp
-// stays f32, and every gradient (pos, u and w too) is widened back.
+// key, value, the encodings and both biases are rounded (once per value:
+// here key and value are one, u and w are one), the logsumexp stays f32,
+// and every gradient (pos, u and w too) is widened back.
 // CHECK-LABEL: func @relative
-// CHECK-COUNT-6: arith.truncf
+// CHECK-COUNT-4: arith.truncf
+// CHECK-NOT: arith.truncf
 // CHECK: %[[O:.+]], %[[L:.+]] = attn.relative_attention {{.+}} : (tensor<1x2x8x4xbf16>, tensor<1x2x16x4xbf16>, tensor<1x2x16x4xbf16>, tensor<2x16x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>)
 // CHECK: attn.relative_attention_backward {{.+}} : (tensor<1x2x8x4xbf16>, tensor<1x2x16x4xbf16>, tensor<1x2x16x4xbf16>, tensor<2x16x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>, tensor<1x2x8x4xbf16>, tensor<1x2x8xf32>, tensor<1x2x8x4xbf16>) -> (tensor<1x2x8x4xbf16>, tensor<1x2x16x4xbf16>, tensor<1x2x16x4xbf16>, tensor<2x16x4xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>)
 // CHECK-COUNT-6: arith.extf
@@ -128,7 +133,7 @@ func.func @relative(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>, %pos: ten
 // Nothing the model attends with can compute in half: one error naming
 // the first attention and why.
 func.func @nothing_in_half(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
-  // expected-error@+1 {{'attn.lsh_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked, sparse, adaptive-span and relative attention without shared_qk); compile in f32}}
+  // expected-error@+1 {{'attn.lsh_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked, sparse, adaptive-span and relative attention); compile in f32}}
   %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   return %l : tensor<1x2x64x16xf32>

@@ -131,8 +131,19 @@ func.func @odd_head_dim(%q: tensor<1x1x64x15xbf16>, %v: tensor<1x1x64x16xbf16>) 
 
 // -----
 
+// Shared QK in bf16: the keys, the unit queries, are normalised with the
+// sum of squares in f32 and rounded once; a token's own score is -1e5 on
+// the f32 scores.
+// CHECK-LABEL: func @shared_qk
+// CHECK-DAG: %[[SELF:.+]] = arith.constant -1.000000e+05 : f32
+// CHECK: ins(%arg0 : tensor<1x1x64x16xbf16>) outs(%{{.+}} : tensor<1x1x64xf32>)
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: math.rsqrt
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<1x1x64x16xbf16>
+// CHECK: scf.forall
+// CHECK: arith.select %{{.+}}, %[[SELF]], %{{.+}} : f32
 func.func @shared_qk(%qk: tensor<1x1x64x16xbf16>, %v: tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16> {
-  // expected-error @below {{'attn.attention' op bf16 attention with shared_qk is not compiled; give it f32 tensors}}
   %0 = attn.attention %qk, %qk, %v {shared_qk} : (tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>, tensor<1x1x64x16xbf16>) -> tensor<1x1x64x16xbf16>
   return %0 : tensor<1x1x64x16xbf16>
 }
@@ -140,8 +151,10 @@ func.func @shared_qk(%qk: tensor<1x1x64x16xbf16>, %v: tensor<1x1x64x16xbf16>) ->
 // -----
 
 // f16 attention is computed as bf16 is; f16 elsewhere is named as f16.
+// CHECK-LABEL: func @f16_shared_qk
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK: } -> tensor<1x1x64x16xf16>
 func.func @f16_shared_qk(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
-  // expected-error @below {{'attn.attention' op f16 attention with shared_qk is not compiled; give it f32 tensors}}
   %0 = attn.attention %q, %q, %q {shared_qk} : (tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>, tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16>
   return %0 : tensor<1x1x64x16xf16>
 }

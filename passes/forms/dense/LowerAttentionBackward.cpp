@@ -193,10 +193,17 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
       rewriter.replaceOp(op, {queryGrad, keyGrad, valueGrad});
       return success();
     }
-    // Shared QK: the keys were the normalised queries.
+    // Shared QK: the keys were the normalised queries. On half operands
+    // both parts of the query's gradient are summed in f32 and rounded
+    // once.
     TensorBuilder tb(rewriter, op.getLoc());
+    Type elt = tensorType(op.getQuery()).getElementType();
     Value throughKeys = normalizeRowsBackward(tb, op.getQuery(), keyGrad);
-    rewriter.replaceOp(op, {addTensors(tb, queryGrad, throughKeys), valueGrad});
+    Value queryGradF32 = withElementType(tb, queryGrad, rewriter.getF32Type());
+    rewriter.replaceOp(
+        op,
+        {withElementType(tb, addTensors(tb, queryGradF32, throughKeys), elt),
+         valueGrad});
     return success();
   }
 
