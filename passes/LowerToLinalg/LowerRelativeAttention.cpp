@@ -5,8 +5,10 @@
 // with the queries M = k_seq - q_seq keys late; the position term is added
 // to each block of scores. A query tile [qs, qs + Tq) meets a key tile
 // [ks, ks + Tk) at the distances M + qs - ks - (Tk - 1) ... M + qs - ks +
-// Tq - 1, a band of Tq + Tk - 1 encodings: one contraction of that band
-// with the tile's (q + w) · scale, whose diagonals are the block's terms
+// Tq - 1, a band of Tq + Tk - 1 encodings (rounded up to whole m16 tiles,
+// for the tensor cores): one contraction of that band with the tile's
+// (q + w) · scale (on bf16/f16 pairs with f32 sums), whose diagonals are
+// the block's terms
 // (Transformer-XL's _rel_shift, done per tile and exactly). No [q_seq,
 // k_seq] tensor is built. The steps shared with the backward are in
 // RelativeSteps.h.
