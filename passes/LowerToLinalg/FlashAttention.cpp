@@ -53,12 +53,10 @@ Value lcc::pairedOperand(TensorBuilder &t, Value x, Type half,
                            : SmallVector<unsigned>{1, 2, 0});
   SmallVector<int64_t> shape = asB ? SmallVector<int64_t>{pairs, other, 2}
                                    : SmallVector<int64_t>{other, pairs, 2};
-  return t.map(
-      shape, half, {split}, {t.map(3, splitDims)},
-      [half, round](OpBuilder &b, Location loc, ValueRange a) {
-        return round ? arith::TruncFOp::create(b, loc, half, a[0]).getResult()
-                     : a[0];
-      });
+  return t.map(shape, half, {split}, {t.map(3, splitDims)},
+               [half](OpBuilder &b, Location loc, ValueRange a) {
+                 return roundedTo(b, loc, a[0], half);
+               });
 }
 
 namespace {
@@ -534,9 +532,7 @@ std::pair<Value, Value> FlashAttention::buildTiles(OpBuilder &builder,
                                              a[1], zero);
           share = arith::SelectOp::create(b, loc, none, zero, share);
         }
-        return elt == f32
-                   ? share
-                   : arith::TruncFOp::create(b, loc, elt, share).getResult();
+        return roundedTo(b, loc, share, elt);
       });
   // log(sum) + max: -inf + -inf = -inf for a query that sees nothing.
   Value rowLogSumExp;

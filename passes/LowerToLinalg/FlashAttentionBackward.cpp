@@ -218,8 +218,8 @@ Value BlockProducts::paired(Value a, bool aKAlongColumns, Value b,
       pairedOperand(t, b, half, bKAlongColumns, /*asB=*/true), init);
 }
 
-BlockProducts BlockProducts::of(TensorBuilder &t, Value query) {
-  Type elt = tensorType(query).getElementType();
+BlockProducts BlockProducts::of(TensorBuilder &t, Value operand) {
+  Type elt = tensorType(operand).getElementType();
   return {t, isPairedHalf(elt) ? elt : Type()};
 }
 

@@ -37,7 +37,7 @@ struct BlockProducts {
   mlir::Type half;
 
   /// The products of an attention whose operands are of `operand`'s type.
-  static BlockProducts of(TensorBuilder &t, mlir::Value query);
+  static BlockProducts of(TensorBuilder &t, mlir::Value operand);
 
   /// sum_k a(m, k) b(k, n).
   mlir::Value plain(mlir::Value a, mlir::Value b, mlir::Value init) const;

@@ -84,9 +84,7 @@ Value withHeadBias(TensorBuilder &t, Value q, Value bias,
             add(b, loc, widenedToF32(b, loc, a[0]), widenedToF32(b, loc, a[1]));
         if (scale)
           sum = mul(b, loc, sum, floatConstant(b, loc, sum.getType(), *scale));
-        if (sum.getType() == elt)
-          return sum;
-        return arith::TruncFOp::create(b, loc, elt, sum).getResult();
+        return roundedTo(b, loc, sum, elt);
       });
 }
 

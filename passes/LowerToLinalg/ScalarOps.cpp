@@ -23,6 +23,10 @@ Value widenedToF32(OpBuilder &b, Location loc, Value x) {
   return x.getType() == f32 ? x : arith::ExtFOp::create(b, loc, f32, x);
 }
 
+Value roundedTo(OpBuilder &b, Location loc, Value x, Type type) {
+  return x.getType() == type ? x : arith::TruncFOp::create(b, loc, type, x);
+}
+
 Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }

@@ -29,6 +29,9 @@ mlir::Value mul(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                 mlir::Value y);
 /// `x` (a float of any width) as f32: half values widened, f32 as it is.
 mlir::Value widenedToF32(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x);
+/// `x` (f32) as `type`: rounded to a half type, as it is when f32.
+mlir::Value roundedTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Type type);
 /// A float constant of `type`.
 mlir::Value floatConstant(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Type type, double value);

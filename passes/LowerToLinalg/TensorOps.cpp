@@ -307,15 +307,13 @@ Value withElementType(TensorBuilder &tb, Value x, Type type) {
   RankedTensorType shape = tensorType(x);
   if (shape.getElementType() == type)
     return x;
-  bool widens = shape.getElementType().getIntOrFloatBitWidth() <
-                type.getIntOrFloatBitWidth();
-  return tb.map(
-      shape.getShape(), type, {x}, {tb.identityMap(shape.getRank())},
-      [type, widens](OpBuilder &b, Location l, ValueRange a) -> Value {
-        if (widens)
-          return arith::ExtFOp::create(b, l, type, a[0]);
-        return arith::TruncFOp::create(b, l, type, a[0]);
-      });
+  // Half and f32 only: widened to f32, or f32 rounded to the half type.
+  return tb.map(shape.getShape(), type, {x}, {tb.identityMap(shape.getRank())},
+                [type](OpBuilder &b, Location l, ValueRange a) -> Value {
+                  if (type.isF32())
+                    return widenedToF32(b, l, a[0]);
+                  return roundedTo(b, l, a[0], type);
+                });
 }
 
 Value normalizeRows(TensorBuilder &tb, Value x) {
@@ -328,9 +326,7 @@ Value normalizeRows(TensorBuilder &tb, Value x) {
                 [elt](OpBuilder &b, Location loc, ValueRange a) -> Value {
                   Value unit = mul(b, loc, widenedToF32(b, loc, a[0]),
                                    inverseNorm(b, loc, a[1]));
-                  if (unit.getType() == elt)
-                    return unit;
-                  return arith::TruncFOp::create(b, loc, elt, unit);
+                  return roundedTo(b, loc, unit, elt);
                 });
 }
 

@@ -194,8 +194,9 @@ struct LowerAttentionBackward : OpRewritePattern<AttentionBackwardOp> {
       return success();
     }
     // Shared QK: the keys were the normalised queries. On half operands
-    // both parts of the query's gradient are summed in f32 and rounded
-    // once.
+    // the flash backward's query and key gradients come rounded to the half
+    // type; the key gradient goes through the normalisation in f32, the two
+    // parts are summed in f32 and the sum is rounded.
     TensorBuilder tb(rewriter, op.getLoc());
     Type elt = tensorType(op.getQuery()).getElementType();
     Value throughKeys = normalizeRowsBackward(tb, op.getQuery(), keyGrad);

@@ -82,7 +82,6 @@ Value combineParts(TensorBuilder &t, std::pair<Value, Value> first,
       {first.first, second.first, first.second, second.second},
       {t.identityMap(4), t.identityMap(4), t.dropLastMap(4), t.dropLastMap(4)},
       [elt](OpBuilder &b, Location loc, ValueRange a) -> Value {
-        Type f32 = b.getF32Type();
         auto wide = [&](Value x) { return widenedToF32(b, loc, x); };
         Value top = larger(b, loc, a[2], a[3]);
         Value w1 = expShifted(b, loc, a[2], top);
@@ -90,9 +89,7 @@ Value combineParts(TensorBuilder &t, std::pair<Value, Value> first,
         Value sum = add(b, loc, mul(b, loc, wide(a[0]), w1),
                         mul(b, loc, wide(a[1]), w2));
         Value share = arith::DivFOp::create(b, loc, sum, add(b, loc, w1, w2));
-        return elt == f32
-                   ? share
-                   : arith::TruncFOp::create(b, loc, elt, share).getResult();
+        return roundedTo(b, loc, share, elt);
       });
 }
 
