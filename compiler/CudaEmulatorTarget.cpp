@@ -676,30 +676,6 @@ Error EmulatedKernels::run() {
   return Error::success();
 }
 
-/// f32 -> bf16, rounding to nearest even as PTX's cvt.rn.bf16.f32 does:
-/// the x86-64 backend calls it (compiler-rt's name) where the GPU has an
-/// instruction, and the shared object links no compiler runtime.
-void defineBFloat16Truncation(Module &module) {
-  LLVMContext &context = module.getContext();
-  Function *truncate = Function::Create(
-      FunctionType::get(Type::getBFloatTy(context), {Type::getFloatTy(context)},
-                        false),
-      GlobalValue::ExternalLinkage, "__truncsfbf2", module);
-  truncate->setVisibility(GlobalValue::HiddenVisibility);
-  IRBuilder<> b(BasicBlock::Create(context, "entry", truncate));
-  Value *x = truncate->getArg(0);
-  Value *bits = b.CreateBitCast(x, b.getInt32Ty());
-  Value *lowestKept = b.CreateAnd(b.CreateLShr(bits, 16), 1);
-  Value *rounded =
-      b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lowestKept, b.getInt32(0x7fff))),
-                   16);
-  // NaN stays NaN (quiet), whatever rounding would make of its payload.
-  Value *quiet = b.CreateOr(b.CreateLShr(bits, 16), 0x40);
-  Value *half = b.CreateSelect(b.CreateFCmpUNO(x, x), quiet, rounded);
-  b.CreateRet(b.CreateBitCast(b.CreateTrunc(half, b.getInt16Ty()),
-                              b.getBFloatTy()));
-}
-
 } // namespace
 
 Error lcc::compileKernelsForEmulator(Module &kernels, const StageDumper &dump,
@@ -740,7 +716,7 @@ Error lcc::compileKernelsForEmulator(Module &kernels, const StageDumper &dump,
     dump("gpu-emulator.ll", text);
   }
   // Only code generation calls it.
-  if (!kernels.getFunction("__truncsfbf2"))
+  if (!kernels.getFunction(kBFloat16Truncation))
     defineBFloat16Truncation(kernels);
   return lcc::linkSharedObject(kernels, *machine, sharedObject);
 }

@@ -414,6 +414,12 @@ Error lcc::compileKernelObjects(Module &module,
     return error;
 
   std::unique_ptr<Module> glue = glueModule(module, symbolOfEntry, entries);
+  // A kernel that keeps bf16 values in registers on a CPU without bf16
+  // conversions calls compiler-rt's: defined once, in the glue.
+  if (llvm::any_of(kernels, [](const Kernel &kernel) {
+        return lcc::refersToUndefined(kernel.object, kBFloat16Truncation);
+      }))
+    defineBFloat16Truncation(*glue);
   std::string glueObject;
   if (Error error = findOrEmitGlue(*glue, target, cache, glueObject, counts))
     return error;

@@ -3,8 +3,10 @@
 #include "compiler/SharedObjectLinker.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -110,4 +112,46 @@ Error lcc::linkSharedObject(Module &module, TargetMachine &machine,
   if (Error error = emitObject(module, machine, object))
     return error;
   return linkSharedObject(ArrayRef<StringRef>{object}, sharedObject);
+}
+
+void lcc::defineBFloat16Truncation(Module &module) {
+  LLVMContext &context = module.getContext();
+  Function *truncate = Function::Create(
+      FunctionType::get(Type::getBFloatTy(context), {Type::getFloatTy(context)},
+                        false),
+      GlobalValue::ExternalLinkage, kBFloat16Truncation, module);
+  truncate->setVisibility(GlobalValue::HiddenVisibility);
+  IRBuilder<> b(BasicBlock::Create(context, "entry", truncate));
+  Value *x = truncate->getArg(0);
+  Value *bits = b.CreateBitCast(x, b.getInt32Ty());
+  Value *lowestKept = b.CreateAnd(b.CreateLShr(bits, 16), 1);
+  Value *rounded = b.CreateLShr(
+      b.CreateAdd(bits, b.CreateAdd(lowestKept, b.getInt32(0x7fff))), 16);
+  // NaN stays NaN (quiet), whatever rounding would make of its payload.
+  Value *quiet = b.CreateOr(b.CreateLShr(bits, 16), 0x40);
+  Value *half = b.CreateSelect(b.CreateFCmpUNO(x, x), quiet, rounded);
+  b.CreateRet(
+      b.CreateBitCast(b.CreateTrunc(half, b.getInt16Ty()), b.getBFloatTy()));
+}
+
+bool lcc::refersToUndefined(StringRef object, StringRef symbol) {
+  Expected<std::unique_ptr<object::ObjectFile>> file =
+      object::ObjectFile::createObjectFile(MemoryBufferRef(object, "kernel"));
+  if (!file) {
+    // The linker reads it next and says what is wrong with it.
+    consumeError(file.takeError());
+    return false;
+  }
+  for (const object::SymbolRef &entry : (*file)->symbols()) {
+    Expected<uint32_t> flags = entry.getFlags();
+    Expected<StringRef> name = entry.getName();
+    if (!flags || !name) {
+      consumeError(flags.takeError());
+      consumeError(name.takeError());
+      continue;
+    }
+    if ((*flags & object::SymbolRef::SF_Undefined) && *name == symbol)
+      return true;
+  }
+  return false;
 }

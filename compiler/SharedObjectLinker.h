@@ -38,6 +38,20 @@ llvm::Error linkSharedObject(llvm::Module &module,
                              llvm::TargetMachine &machine,
                              std::string &sharedObject);
 
+/// compiler-rt's f32 -> bf16 conversion, which the x86-64 backend calls
+/// where it keeps a bf16 value in a register (promoted to f32) and the CPU
+/// has no conversion instruction.
+inline constexpr const char *kBFloat16Truncation = "__truncsfbf2";
+
+/// Defines kBFloat16Truncation in `module`, hidden, rounding to nearest
+/// even (NaN stays a quiet NaN) as the lowering's own conversions and PTX's
+/// cvt.rn.bf16.f32 do: the shared objects link no compiler runtime.
+void defineBFloat16Truncation(llvm::Module &module);
+
+/// Whether the object file `object` (its bytes) refers to `symbol` without
+/// defining it.
+bool refersToUndefined(llvm::StringRef object, llvm::StringRef symbol);
+
 } // namespace lcc
 
 #endif // LCC_COMPILER_SHAREDOBJECTLINKER_H
