@@ -32,7 +32,7 @@ namespace {
 
 /// What the half lowering computes.
 constexpr const char *kHalfForms =
-    "dense, masked, sparse, adaptive-span and relative attention";
+    "dense, masked, sparse, adaptive-span, relative and LSH attention";
 
 bool isF32Tensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -45,9 +45,10 @@ StringRef staysF32(Operation *op) {
   return computesInHalfPrecision(op) ? "" : "its form computes in f32 only";
 }
 
-/// The operands `op` computes on: query, key and value (and relative
-/// attention's encodings and biases), and for a backward its result and
-/// the result's gradient (never a logsumexp or adaptive span's z).
+/// The operands `op` computes on: query, key and value (LSH's query_key
+/// and value; relative attention's encodings and biases too), and for a
+/// backward its result and the result's gradient (never a logsumexp or
+/// adaptive span's z).
 SmallVector<OpOperand *> halfOperands(Operation *op) {
   auto backwardOperands = [](auto backward) -> SmallVector<OpOperand *> {
     return {&backward.getQueryMutable(), &backward.getKeyMutable(),
@@ -64,6 +65,11 @@ SmallVector<OpOperand *> halfOperands(Operation *op) {
                      &backward.getWMutable()});
     return operands;
   }
+  if (auto lsh = dyn_cast<LSHAttentionOp>(op))
+    return {&lsh.getQueryKeyMutable(), &lsh.getValueMutable()};
+  if (auto backward = dyn_cast<LSHAttentionBackwardOp>(op))
+    return {&backward.getQueryKeyMutable(), &backward.getValueMutable(),
+            &backward.getResultMutable(), &backward.getResultGradMutable()};
   if (auto relative = dyn_cast<RelativeAttentionOp>(op))
     return {&relative.getQueryMutable(), &relative.getKeyMutable(),
             &relative.getValueMutable(), &relative.getPosMutable(),
@@ -75,7 +81,8 @@ SmallVector<OpOperand *> halfOperands(Operation *op) {
 /// The results computed in the half type: the output or the gradients of
 /// the operands it computes on (never a logsumexp or z's gradient).
 SmallVector<OpResult> halfResults(Operation *op) {
-  if (isa<AttentionBackwardOp, RelativeAttentionBackwardOp>(op))
+  if (isa<AttentionBackwardOp, RelativeAttentionBackwardOp,
+          LSHAttentionBackwardOp>(op))
     return SmallVector<OpResult>(op->getResults());
   if (isa<AdaptiveSpanAttentionBackwardOp>(op))
     return SmallVector<OpResult>(op->getResults().take_front(3));
@@ -129,9 +136,10 @@ struct HalfPrecisionAttentionPass
     // attention ops on f32 it cannot take), found before anything changes.
     SmallVector<Operation *> rewritten, kept;
     module.walk([&](Operation *op) {
-      bool attention = isa<AttentionFormInterface, AttentionBackwardOp,
-                           AdaptiveSpanAttentionBackwardOp,
-                           RelativeAttentionBackwardOp, RingAttentionOp>(op);
+      bool attention =
+          isa<AttentionFormInterface, AttentionBackwardOp,
+              AdaptiveSpanAttentionBackwardOp, RelativeAttentionBackwardOp,
+              LSHAttentionBackwardOp, RingAttentionOp>(op);
       if (!attention || !llvm::any_of(op->getOperands(), isF32Tensor))
         return;
       (staysF32(op).empty() ? rewritten : kept).push_back(op);

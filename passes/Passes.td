@@ -380,9 +380,10 @@ def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
     after the train and decode steps are made, so the forward and its
     backward are rewritten alike: each `attn.attention` (shared-QK too: its
     keys, the unit queries, normalised in f32 and rounded),
-    `attn.sparse_attention`, `attn.adaptive_span_attention` and
-    `attn.relative_attention` on f32 and their backward ops get their
-    tensor operands (relative attention's encodings and biases too)
+    `attn.sparse_attention`, `attn.adaptive_span_attention`,
+    `attn.relative_attention` and `attn.lsh_attention` on f32 and their
+    backward ops get their tensor operands (relative attention's encodings
+    and biases too; LSH's result and its gradient for its backward)
     rounded to the half type
     (`arith.truncf`) and compute in it (products on half pairs with f32
     sums, softmax and logsumexp in f32, the probabilities and score
@@ -391,7 +392,7 @@ def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
     normaliser), the span `z` and its gradient stay f32.
 
     Mask and score regions keep working on f32 scores. Attention the half
-    lowering does not compute (the LSH and routed forms, ring attention)
+    lowering does not compute (the routed form, ring attention)
     stays f32; the pass says so in one warning
     naming the first such op and how many there are. A model with no
     attention it can rewrite is an error.

@@ -56,6 +56,9 @@ NUMERICS = [
      ["--attention-precision=bf16"], "bf16"),
     ("reformer-tiny-bf16", "models/reformer-tiny.mlir",
      ["--attention-precision=bf16"], "bf16"),
+    # LSH chunks' products on bf16 pairs; tokens hashed widened to f32.
+    ("reformer-tiny-lsh-bf16", "models/reformer-tiny.mlir",
+     ["--attention=lsh", "--attention-precision=bf16"], "bf16"),
     # Relative attention over a memory, and sines of angles up to 127.
     ("transformer-xl-tiny", "models/transformer-xl-tiny.mlir", [], "exact"),
     # Adaptive span's weighed flash loop; compress, slices and stop_gradient.
@@ -103,6 +106,7 @@ ESTIMATED_FORMS = [
                                 "--sparse-pattern=strided",
                                 "--sparse-stride=128"]),
     ("lsh-4", "f32", ["--attention=lsh"]),
+    ("lsh-4", "bf16", ["--attention=lsh"]),
     ("routed", "f32", ["--attention=routed"]),
 ]
 

@@ -77,6 +77,32 @@ int64_t flashTile(int64_t tile, int64_t seq, mlir::Type elt);
 mlir::Value pairedOperand(TensorBuilder &t, mlir::Value x, mlir::Type half,
                           bool kAlongColumns, bool asB);
 
+/// A block's products on the attention's operand type (a flash backward's
+/// five, relative attention's band products, LSH's chunk products): on f32
+/// directly; on bf16 or f16 in pairs of the summed dimension with f32 sums,
+/// both operands rounded to the half type (FlashAttention-2 rounds p and ds
+/// so). Each is init += a b, each operand read along its rows or columns as
+/// the summed dimension k.
+struct BlockProducts {
+  TensorBuilder &t;
+  /// Null: f32.
+  mlir::Type half;
+
+  /// The products of an attention whose operands are of `operand`'s type.
+  static BlockProducts of(TensorBuilder &t, mlir::Value operand);
+
+  /// sum_k a(m, k) b(k, n).
+  mlir::Value plain(mlir::Value a, mlir::Value b, mlir::Value init) const;
+  /// sum_k a(m, k) b(n, k).
+  mlir::Value transposedB(mlir::Value a, mlir::Value b, mlir::Value init) const;
+  /// sum_k a(k, m) b(k, n).
+  mlir::Value transposedA(mlir::Value a, mlir::Value b, mlir::Value init) const;
+
+private:
+  mlir::Value paired(mlir::Value a, bool aKAlongColumns, mlir::Value b,
+                     bool bKAlongColumns, mlir::Value init) const;
+};
+
 /// How a block of dot products is laid out: [query tile, key tile] of
 /// q·kᵀ, [key tile, query tile] of k·(q·scale)ᵀ, already scaled, or
 /// [query tile, key tile] already scaled.

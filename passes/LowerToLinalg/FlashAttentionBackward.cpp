@@ -197,32 +197,6 @@ SmallVector<Value> lcc::lowering::sumOverKeyTiles(
                        /*overKeyTiles=*/false, widths, elementType, block);
 }
 
-Value BlockProducts::plain(Value a, Value b, Value init) const {
-  return half ? paired(a, true, b, false, init) : t.matmul(a, b, init);
-}
-
-Value BlockProducts::transposedB(Value a, Value b, Value init) const {
-  return half ? paired(a, true, b, true, init)
-              : t.matmulTransposedB(a, b, init);
-}
-
-Value BlockProducts::transposedA(Value a, Value b, Value init) const {
-  return half ? paired(a, false, b, false, init)
-              : t.matmulTransposedA(a, b, init);
-}
-
-Value BlockProducts::paired(Value a, bool aKAlongColumns, Value b,
-                            bool bKAlongColumns, Value init) const {
-  return t.pairedMatmul(
-      pairedOperand(t, a, half, aKAlongColumns, /*asB=*/false),
-      pairedOperand(t, b, half, bKAlongColumns, /*asB=*/true), init);
-}
-
-BlockProducts BlockProducts::of(TensorBuilder &t, Value operand) {
-  Type elt = tensorType(operand).getElementType();
-  return {t, isPairedHalf(elt) ? elt : Type()};
-}
-
 FailureOr<std::pair<Value, Value>>
 FlashAttentionBackward::probabilitiesAndScoreGradients(
     TensorBuilder &t, const BackwardBlock &block, const TilePosition &tile,

@@ -25,32 +25,6 @@ namespace lcc::lowering {
 mlir::Value recomputedProbabilities(TensorBuilder &t, mlir::Value scores,
                                     mlir::Value logSumExp);
 
-/// A flash block's products on the attention's operand type (a backward's
-/// five, relative attention's band products forward and backward): on f32
-/// directly; on bf16 or f16 in pairs of the summed dimension with f32 sums,
-/// both operands rounded to the half type (FlashAttention-2 rounds p and ds
-/// so). Each is init += a b, each operand read along its rows or columns as
-/// the summed dimension k.
-struct BlockProducts {
-  TensorBuilder &t;
-  /// Null: f32.
-  mlir::Type half;
-
-  /// The products of an attention whose operands are of `operand`'s type.
-  static BlockProducts of(TensorBuilder &t, mlir::Value operand);
-
-  /// sum_k a(m, k) b(k, n).
-  mlir::Value plain(mlir::Value a, mlir::Value b, mlir::Value init) const;
-  /// sum_k a(m, k) b(n, k).
-  mlir::Value transposedB(mlir::Value a, mlir::Value b, mlir::Value init) const;
-  /// sum_k a(k, m) b(k, n).
-  mlir::Value transposedA(mlir::Value a, mlir::Value b, mlir::Value init) const;
-
-private:
-  mlir::Value paired(mlir::Value a, bool aKAlongColumns, mlir::Value b,
-                     bool bKAlongColumns, mlir::Value init) const;
-};
-
 /// One tile pair's operands in a flash backward.
 struct BackwardBlock {
   mlir::Value query, key, value, outGrad, rowStatistic, delta;

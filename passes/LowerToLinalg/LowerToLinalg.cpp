@@ -187,15 +187,17 @@ bool isHalfTensor(Type type) {
 bool lcc::computesInHalfPrecision(Operation *op) {
   return isa<AttentionOp, AttentionBackwardOp, SparseAttentionOp,
              AdaptiveSpanAttentionOp, AdaptiveSpanAttentionBackwardOp,
-             RelativeAttentionOp, RelativeAttentionBackwardOp>(op);
+             RelativeAttentionOp, RelativeAttentionBackwardOp, LSHAttentionOp,
+             LSHAttentionBackwardOp>(op);
 }
 
 namespace {
 
-/// bf16 and f16 are computed by the flash form only (attention, sparse,
-/// adaptive-span and relative attention and the backwards: products on
-/// pairs of the half type, softmax in f32); every other op's lowering
-/// computes in f32. One error naming the first op outside that.
+/// bf16 and f16 are computed by the flash form (attention, sparse,
+/// adaptive-span and relative attention and the backwards) and LSH
+/// attention: products on pairs of the half type, softmax in f32; every
+/// other op's lowering computes in f32. One error naming the first op
+/// outside that, or whose paired dimensions are odd.
 LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
   WalkResult walk = module.walk([&](Operation *op) {
     StringRef dialect = op->getName().getDialectNamespace();
@@ -219,30 +221,42 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
       if (!computesInHalfPrecision(op))
         return half +
                " is computed by attn.attention, attn.sparse_attention, "
-               "attn.adaptive_span_attention and attn.relative_attention and "
-               "their backward ops (dense, masked, sparse, adaptive-span and "
-               "relative forms) only; give this op f32 tensors";
+               "attn.adaptive_span_attention, attn.relative_attention and "
+               "attn.lsh_attention and their backward ops (dense, masked, "
+               "sparse, adaptive-span, relative and LSH forms) only; give "
+               "this op f32 tensors";
       bool isBackward =
           isa<AttentionBackwardOp, AdaptiveSpanAttentionBackwardOp,
-              RelativeAttentionBackwardOp>(op);
+              RelativeAttentionBackwardOp, LSHAttentionBackwardOp>(op);
+      // LSH's operands are query_key and value; a chunk's keys are two
+      // chunks, always even.
+      bool isLSH = isa<LSHAttentionOp, LSHAttentionBackwardOp>(op);
       int64_t headDim = tensorType(op->getOperand(0)).getDimSize(3);
       if (headDim % 2 != 0)
         return half + " attention multiplies head_dim in pairs; head_dim " +
                std::to_string(headDim) + " is odd";
-      if (tiling.keyTile % 2 != 0)
+      if (!isLSH && tiling.keyTile % 2 != 0)
         return half + " attention multiplies keys in pairs; key-tile " +
                std::to_string(tiling.keyTile) + " is odd";
       if (!isBackward)
         return "";
       // The backward also sums over queries (dk, dv) and over the values'
       // head_dim (do·vᵀ).
-      if (tiling.queryTile % 2 != 0)
+      if (auto lsh = dyn_cast<LSHAttentionBackwardOp>(op)) {
+        if (lsh.getBucketSize() % 2 != 0)
+          return half +
+                 " LSH attention's backward multiplies a chunk's queries in "
+                 "pairs; bucket_size " +
+                 std::to_string(lsh.getBucketSize()) + " is odd";
+      } else if (tiling.queryTile % 2 != 0) {
         return half +
                " attention's backward multiplies queries in pairs; "
                "query-tile " +
                std::to_string(tiling.queryTile) + " is odd";
-      // Query, key, value: the first three operands of every backward.
-      int64_t valueDim = tensorType(op->getOperand(2)).getDimSize(3);
+      }
+      // The value: LSH's second operand, every flash backward's third.
+      int64_t valueDim =
+          tensorType(op->getOperand(isLSH ? 1 : 2)).getDimSize(3);
       if (valueDim % 2 != 0)
         return half +
                " attention's backward multiplies the values' "

@@ -28,8 +28,8 @@
 // F16-LABEL: func @forward_and_backward
 // F16: attn.attention {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64xf32>)
 // F16: attn.attention_backward {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>)
-// F16-DIAG: warning: 'attn.lsh_attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked, sparse, adaptive-span and relative attention; its form computes in f32 only)
-// F16-DIAG: error: 'attn.lsh_attention' op cannot compute in f16
+// F16-DIAG: warning: 'attn.routed_attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked, sparse, adaptive-span, relative and LSH attention; its form computes in f32 only)
+// F16-DIAG: error: 'attn.routed_attention' op cannot compute in f16
 func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>, %do: tensor<1x2x64x16xf32>)
     -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) {
   %o, %lse = attn.attention %q, %k, %v {causal = true}
@@ -62,28 +62,54 @@ func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16x
 
 // -----
 
-// Sparse and shared-QK attention compute in bf16; the LSH and routed forms
-// stay f32, said once for the first of them with how many more places of
+// Sparse, shared-QK and LSH attention compute in bf16; the routed form
+// stays f32, said once for the first place with how many more places of
 // the model do; attention already in a half type is left alone.
 // CHECK-LABEL: func @mixed
 // CHECK: attn.sparse_attention fixed {{.+}} -> tensor<1x2x64x16xbf16>
 // CHECK: attn.attention %[[QH:[^,]+]], %[[QH]], %[[QH]] {shared_qk} : (tensor<1x2x64x16xbf16>,
-// CHECK: attn.lsh_attention {{.+}} -> tensor<1x2x64x16xf32>
+// CHECK: attn.lsh_attention %[[QL:[^,]+]], %[[QL]] {{.+}} -> tensor<1x2x64x16xbf16>
+// CHECK: attn.routed_attention {{.+}} -> tensor<1x2x64x16xf32>
 // CHECK: attn.routed_attention {{.+}} -> tensor<1x2x64x16xf32>
 // CHECK: attn.attention {{.+}} : (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
-func.func @mixed(%q: tensor<1x2x64x16xf32>, %h: tensor<1x2x64x16xf16>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>) {
+func.func @mixed(%q: tensor<1x2x64x16xf32>, %h: tensor<1x2x64x16xf16>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>) {
   %s = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 32 : i64, summary = 8 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   %r = attn.attention %q, %q, %q {shared_qk}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
-  // expected-warning@+1 {{'attn.lsh_attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked, sparse, adaptive-span and relative attention; its form computes in f32 only); so does the attention at 1 more place of the model}}
   %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  // expected-warning@+1 {{'attn.routed_attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked, sparse, adaptive-span, relative and LSH attention; its form computes in f32 only); so does the attention at 1 more place of the model}}
   %rt = attn.routed_attention %q, %q, %q {clusters = 4 : i64, window = 16 : i64}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  %rt2 = attn.routed_attention %q, %q, %q {clusters = 2 : i64, window = 32 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   %a = attn.attention %h, %h, %h
       : (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
-  return %s, %r, %l, %a : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>
+  return %s, %r, %l, %rt, %rt2, %a : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>
+}
+
+// -----
+
+// LSH attention computes in bf16, forward and backward: query_key and
+// value, the result and its gradient are rounded; the result and both
+// gradients are widened back.
+// CHECK-LABEL: func @lsh
+// CHECK-COUNT-2: arith.truncf
+// CHECK-NOT: arith.truncf
+// CHECK: %[[O:.+]] = attn.lsh_attention {{.+}} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>) -> tensor<1x2x64x8xbf16>
+// CHECK: arith.extf
+// CHECK-COUNT-2: arith.truncf
+// CHECK: attn.lsh_attention_backward {{.+}} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>, tensor<1x2x64x8xbf16>, tensor<1x2x64x8xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>)
+// CHECK-COUNT-2: arith.extf
+// CHECK: return
+func.func @lsh(%qk: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x8xf32>, %do: tensor<1x2x64x8xf32>)
+    -> (tensor<1x2x64x8xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>) {
+  %o = attn.lsh_attention %qk, %v {n_hashes = 2 : i64, bucket_size = 16 : i64, causal = true}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32>
+  %g:2 = attn.lsh_attention_backward %qk, %v, %o, %do {n_hashes = 2 : i64, bucket_size = 16 : i64, causal = true}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>)
+  return %o, %g#0, %g#1 : tensor<1x2x64x8xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>
 }
 
 // -----
@@ -133,10 +159,10 @@ func.func @relative(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>, %pos: ten
 // Nothing the model attends with can compute in half: one error naming
 // the first attention and why.
 func.func @nothing_in_half(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
-  // expected-error@+1 {{'attn.lsh_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked, sparse, adaptive-span and relative attention); compile in f32}}
-  %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
-      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
-  return %l : tensor<1x2x64x16xf32>
+  // expected-error@+1 {{'attn.routed_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked, sparse, adaptive-span, relative and LSH attention); compile in f32}}
+  %r = attn.routed_attention %q, %q, %q {clusters = 4 : i64, window = 16 : i64}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  return %r : tensor<1x2x64x16xf32>
 }
 
 // -----

@@ -161,8 +161,75 @@ func.func @f16_shared_qk(%q: tensor<1x1x64x16xf16>) -> tensor<1x1x64x16xf16> {
 
 // -----
 
+// LSH attention in bf16: tokens hashed widened to f32; keys (the unit
+// queries) and queries (times the scale) gathered in f32 and rounded once;
+// a chunk's k·(q·scale)ᵀ and p·v on bf16 pairs with f32 sums; each
+// round's outputs f32, combined in f32 and rounded at the end.
+// CHECK-LABEL: func @bf16_lsh
+// CHECK: ins(%{{.+}} : tensor<2x64x16xbf16>) outs(%{{.+}} : tensor<2x64xf32>)
+// CHECK: scf.forall
+// CHECK: ins(%{{.+}} : tensor<16x16xbf16>) outs(%{{.+}} : tensor<16x16xf32>)
+// CHECK: scf.forall
+// CHECK: scf.forall {{.+}} -> (tensor<2x2x64x8xf32>, tensor<2x2x64xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<64x16xbf16>
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<80x16xbf16>
+// CHECK: } -> tensor<80x8xbf16>
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<32x8x2xbf16>, tensor<8x16x2xbf16>) outs(%{{.+}} : tensor<32x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x8x2xbf16>) outs(%{{.+}} : tensor<16x8xf32>)
+// CHECK: outs(%{{.+}} : tensor<2x64x8xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<2x64x8xbf16>
+// CHECK: return
+func.func @bf16_lsh(%qk: tensor<1x2x64x16xbf16>, %v: tensor<1x2x64x8xbf16>) -> tensor<1x2x64x8xbf16> {
+  %0 = attn.lsh_attention %qk, %v {n_hashes = 2 : i64, bucket_size = 16 : i64, causal = true}
+      : (tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>) -> tensor<1x2x64x8xbf16>
+  return %0 : tensor<1x2x64x8xbf16>
+}
+
+// -----
+
+// Its backward: the chunk's five products on bf16 pairs (p, ds and the
+// output's gradient rounded for them), every gradient summed in f32 and
+// rounded once at the end.
+// CHECK-LABEL: func @bf16_lsh_backward
+// CHECK: scf.forall {{.+}} -> (tensor<2x2x64x16xf32>, tensor<2x2x64x16xf32>, tensor<2x2x64x16xf32>, tensor<2x2x64x8xf32>, tensor<2x2x64x8xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<16x8x2xbf16>, tensor<8x32x2xbf16>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<16x4x2xbf16>, tensor<4x32x2xbf16>) outs(%{{.+}} : tensor<16x32xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<16x16x2xbf16>, tensor<16x16x2xbf16>) outs(%{{.+}} : tensor<16x16xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<32x8x2xbf16>, tensor<8x16x2xbf16>) outs(%{{.+}} : tensor<32x16xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<32x8x2xbf16>, tensor<8x8x2xbf16>) outs(%{{.+}} : tensor<32x8xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<2x64x16xbf16>
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<2x64x8xbf16>
+// CHECK: return
+func.func @bf16_lsh_backward(%qk: tensor<1x2x64x16xbf16>, %v: tensor<1x2x64x8xbf16>, %o: tensor<1x2x64x8xbf16>, %do: tensor<1x2x64x8xbf16>)
+    -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>) {
+  %g:2 = attn.lsh_attention_backward %qk, %v, %o, %do {n_hashes = 2 : i64, bucket_size = 16 : i64, causal = true}
+      : (tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>, tensor<1x2x64x8xbf16>, tensor<1x2x64x8xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>)
+  return %g#0, %g#1 : tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>
+}
+
+// -----
+
+func.func @bf16_lsh_odd_bucket(%qk: tensor<1x2x60x16xbf16>, %v: tensor<1x2x60x8xbf16>, %o: tensor<1x2x60x8xbf16>, %do: tensor<1x2x60x8xbf16>)
+    -> (tensor<1x2x60x16xbf16>, tensor<1x2x60x8xbf16>) {
+  // expected-error @below {{'attn.lsh_attention_backward' op bf16 LSH attention's backward multiplies a chunk's queries in pairs; bucket_size 15 is odd}}
+  %g:2 = attn.lsh_attention_backward %qk, %v, %o, %do {n_hashes = 2 : i64, bucket_size = 15 : i64}
+      : (tensor<1x2x60x16xbf16>, tensor<1x2x60x8xbf16>, tensor<1x2x60x8xbf16>, tensor<1x2x60x8xbf16>) -> (tensor<1x2x60x16xbf16>, tensor<1x2x60x8xbf16>)
+  return %g#0, %g#1 : tensor<1x2x60x16xbf16>, tensor<1x2x60x8xbf16>
+}
+
+// -----
+
 func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor<16xf16>) -> tensor<1x8x16xf16> {
-  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention and attn.relative_attention and their backward ops (dense, masked, sparse, adaptive-span and relative forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention, attn.relative_attention and attn.lsh_attention and their backward ops (dense, masked, sparse, adaptive-span, relative and LSH forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xf16>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x8x16xf16>
   return %0 : tensor<1x8x16xf16>
 }
@@ -170,7 +237,7 @@ func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor
 // -----
 
 func.func @layer_norm(%x: tensor<1x8x16xbf16>, %g: tensor<16xbf16>, %b: tensor<16xbf16>) -> tensor<1x8x16xbf16> {
-  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention and attn.relative_attention and their backward ops (dense, masked, sparse, adaptive-span and relative forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention, attn.relative_attention and attn.lsh_attention and their backward ops (dense, masked, sparse, adaptive-span, relative and LSH forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xbf16>, tensor<16xbf16>, tensor<16xbf16>) -> tensor<1x8x16xbf16>
   return %0 : tensor<1x8x16xbf16>
 }

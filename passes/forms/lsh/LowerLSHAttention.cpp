@@ -146,7 +146,8 @@ Value lowering::lshRotationsOf(OpBuilder &b, Location loc, const LSHShape &s,
 Value lowering::hashTokens(OpBuilder &b, Location loc, const LSHShape &s,
                            Value qk, Value rotations) {
   TensorBuilder tb(b, loc);
-  Type f32 = tensorType(qk).getElementType(), i32 = b.getI32Type();
+  Type elt = tensorType(qk).getElementType(), f32 = b.getF32Type(),
+       i32 = b.getI32Type();
   int64_t tile = s.bucket;
   auto unit = b.getIndexAttr(1);
   Value bucketsOf = tb.empty({s.rows, s.rounds, s.padded}, i32);
@@ -161,9 +162,14 @@ Value lowering::hashTokens(OpBuilder &b, Location loc, const LSHShape &s,
   Value row = hash.getInductionVars()[0], round = hash.getInductionVars()[1];
   Value start = arith::MulIOp::create(b, loc, hash.getInductionVars()[2],
                                       indexConstant(b, loc, tile));
-  Value tokens = sliceOf(b, loc, RankedTensorType::get({tile, s.dim}, f32), qk,
-                         {row, start, b.getIndexAttr(0)},
-                         {unit, b.getIndexAttr(tile), b.getIndexAttr(s.dim)});
+  // Half tokens are hashed widened: the rotations and projections are f32,
+  // so a token falls in the bucket f32 gives its rounded value.
+  Value tokens = withElementType(
+      t,
+      sliceOf(b, loc, RankedTensorType::get({tile, s.dim}, elt), qk,
+              {row, start, b.getIndexAttr(0)},
+              {unit, b.getIndexAttr(tile), b.getIndexAttr(s.dim)}),
+      f32);
   Value rotation =
       sliceOf(b, loc, RankedTensorType::get({s.dim, s.half}, f32), rotations,
               {b.getIndexAttr(0), round, b.getIndexAttr(0)},
@@ -286,7 +292,7 @@ LSHShape LSHShape::of(Value queryKey, Value value, int64_t nHashes,
 LSHSorting lowering::hashAndSort(OpBuilder &b, Location loc, const LSHShape &s,
                                  Value queryKey, Value value, uint64_t seed) {
   TensorBuilder tb(b, loc);
-  Type f32 = tensorType(queryKey).getElementType();
+  Type f32 = b.getF32Type();
   SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
   LSHSorting sorting;
   sorting.queryKey = tensor::CollapseShapeOp::create(
@@ -345,14 +351,15 @@ Value lowering::gatherRows(TensorBuilder &t, Value source, Value row,
       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
         Value p = castToIndex(b, l, a[0]);
         Value d = linalg::IndexOp::create(b, l, 1);
-        Value x =
-            tensor::ExtractOp::create(b, l, source, ValueRange{row, p, d});
+        Value x = widenedToF32(
+            b, l,
+            tensor::ExtractOp::create(b, l, source, ValueRange{row, p, d}));
         if (invNorm)
           x = mul(b, l, x,
                   tensor::ExtractOp::create(b, l, invNorm, ValueRange{row, p}));
         if (scale != 1.0)
-          x = mul(b, l, x, floatConstant(b, l, elt, scale));
-        return x;
+          x = mul(b, l, x, floatConstant(b, l, b.getF32Type(), scale));
+        return roundedTo(b, l, x, elt);
       });
 }
 
@@ -416,7 +423,8 @@ std::pair<Value, Value> softmaxTimesValues(TensorBuilder &t, const LSHShape &s,
                     b, loc, ValueRange{floatConstant(b, loc, f32, 0.0)},
                     ValueRange{outputsInto})
                     .getResult(0);
-  Value weighted = t.matmulTransposedA(probs, values, zeros);
+  Value weighted =
+      BlockProducts::of(t, values).transposedA(probs, values, zeros);
   auto parallel = [](unsigned rank) {
     return SmallVector<utils::IteratorType>(rank,
                                             utils::IteratorType::parallel);
@@ -512,16 +520,16 @@ std::pair<Value, Value> attendChunkOfGroup(TensorBuilder &t, const LSHShape &s,
                                            Value outputs, Value logSumExps) {
   OpBuilder &b = t.builder();
   Location loc = t.location();
-  Type f32 = tensorType(keys).getElementType();
+  Type f32 = b.getF32Type();
   int64_t bucket = s.bucket;
   Value queryAt = arith::AddIOp::create(b, loc, at, t.index(bucket));
   Value queryPos = rowsOf(b, loc, positions, queryAt, bucket);
   Value keyPos = rowsOf(b, loc, positions, at, 2 * bucket);
   // k·(q·scale)ᵀ: the queries' one transposition, of bucket x dim, is the
   // product's.
-  Value dots = t.matmulTransposedB(rowsOf(b, loc, keys, at, 2 * bucket),
-                                   rowsOf(b, loc, queries, at, bucket),
-                                   t.filled({2 * bucket, bucket}, f32, 0.0));
+  Value dots = BlockProducts::of(t, keys).transposedB(
+      rowsOf(b, loc, keys, at, 2 * bucket), rowsOf(b, loc, queries, at, bucket),
+      t.filled({2 * bucket, bucket}, f32, 0.0));
   Value scores = chunkScores(t, s, dots, queryPos, keyPos,
                              ScoreBlockLayout::scaledKeysByQueries);
   return softmaxTimesValues(t, s, scores,
@@ -551,7 +559,8 @@ RoundResults lowering::attendChunks(OpBuilder &b, Location loc,
   Value qk = sorting.queryKey, value = sorting.value, invNorm = sorting.invNorm,
         sortedPositions = sorting.sorted.positions;
   TensorBuilder tb(b, loc);
-  Type f32 = tensorType(qk).getElementType();
+  // Each round's outputs and logsumexps are f32 on half operands too.
+  Type f32 = b.getF32Type();
   auto unit = b.getIndexAttr(1);
   int64_t group = chunksPerGroup(s.chunks);
   int64_t groupRows = group * s.bucket;
@@ -689,7 +698,10 @@ struct LowerLSHAttention : OpRewritePattern<LSHAttentionOp> {
     LSHSorting sorting = hashAndSort(b, loc, s, queryKey, value,
                                      static_cast<uint64_t>(op.getSeed()));
     RoundResults rounds = attendChunks(b, loc, s, sorting);
-    Value combined = undoSortAndCombine(tb, s, sorting.sorted.inverse, rounds);
+    // Combined in f32, rounded once to the operands' type.
+    Value combined = withElementType(
+        tb, undoSortAndCombine(tb, s, sorting.sorted.inverse, rounds),
+        tensorType(value).getElementType());
     SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
     return tensor::ExpandShapeOp::create(b, loc, value.getType(), combined,
                                          merge);

@@ -153,7 +153,8 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
                               const RoundResults &rounds,
                               const RoundGradients &grads) {
   TensorBuilder tb(b, loc);
-  Type f32 = tensorType(sorting.queryKey).getElementType();
+  // Scores, probabilities and every gradient are f32 on half operands too.
+  Type f32 = b.getF32Type();
   int64_t bucket = s.bucket;
   auto empty = [&](int64_t width) {
     return tb.empty({s.rows, s.rounds, s.padded, width}, f32);
@@ -177,8 +178,11 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
   Value keys = gatherRows(t, sorting.queryKey, chunk.row, keyPos, 2 * bucket,
                           sorting.invNorm);
   Value values = gatherRows(t, sorting.value, chunk.row, keyPos, 2 * bucket);
-  Value dots = t.matmulTransposedB(queries, keys,
-                                   t.filled({bucket, 2 * bucket}, f32, 0.0));
+  // Half operands meet in pairs with f32 sums; p, ds and do are rounded to
+  // their type for the products, as the forward rounds p.
+  BlockProducts products = BlockProducts::of(t, queries);
+  Value dots = products.transposedB(queries, keys,
+                                    t.filled({bucket, 2 * bucket}, f32, 0.0));
   Value scores = chunkScores(t, s, dots, queryPos, keyPos);
   auto rowBlock = [&](Value x) {
     auto unit = b.getIndexAttr(1);
@@ -210,8 +214,8 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
       {outputGrad, outputs}, 0.0, [](OpBuilder &nb, Location l, ValueRange a) {
         return multiplyAccumulate(nb, l, a[0], a[1], a[2]);
       });
-  Value dP = t.matmulTransposedB(outputGrad, values,
-                                 t.filled({bucket, 2 * bucket}, f32, 0.0));
+  Value dP = products.transposedB(outputGrad, values,
+                                  t.filled({bucket, 2 * bucket}, f32, 0.0));
   Value scoreGrad = t.map(
       {bucket, 2 * bucket}, f32,
       {probabilities, dP, delta, lseGrad, queryPos, keyPos},
@@ -229,10 +233,10 @@ ChunkGradients chunksBackward(OpBuilder &b, Location loc, const LSHShape &s,
                                        floatConstant(nb, l, f32, 0.0), ds);
       });
   Value queryGrad =
-      t.matmul(scoreGrad, keys, t.filled({bucket, s.dim}, f32, 0.0));
-  Value keyGrad = t.matmulTransposedA(scoreGrad, queries,
-                                      t.filled({2 * bucket, s.dim}, f32, 0.0));
-  Value valueGrad = t.matmulTransposedA(
+      products.plain(scoreGrad, keys, t.filled({bucket, s.dim}, f32, 0.0));
+  Value keyGrad = products.transposedA(scoreGrad, queries,
+                                       t.filled({2 * bucket, s.dim}, f32, 0.0));
+  Value valueGrad = products.transposedA(
       probabilities, outputGrad, t.filled({2 * bucket, s.valueDim}, f32, 0.0));
   auto half = [&](Value x, bool lookBack, int64_t width) {
     return sliceOf(b, loc, RankedTensorType::get({bucket, width}, f32), x,
@@ -316,9 +320,12 @@ struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
             ? chunkAttention()
             : buildRecomputed(b, chunkAttention);
     SmallVector<ReassociationIndices> merge = {{0, 1}, {2}, {3}};
+    // The result and its gradient are read in f32.
     auto flat = [&](Value x) -> Value {
-      return tensor::CollapseShapeOp::create(b, loc, padSeq(tb, x, s.padded),
-                                             merge);
+      return withElementType(tb,
+                             tensor::CollapseShapeOp::create(
+                                 b, loc, padSeq(tb, x, s.padded), merge),
+                             b.getF32Type());
     };
     // Where each round's sort put each token: read by the combine's
     // backward and by the undoing of the sort.
@@ -333,16 +340,17 @@ struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
                                      {chunks.ownValues, chunks.lookBackValues});
     Value queryKeyGrad = addTensors(
         tb, direct, normalizeRowsBackward(tb, sorting.queryKey, throughKeys));
+    // Summed in f32, rounded once to the operands' type.
     auto unpadded = [&](Value x, Type type) -> Value {
       auto like = cast<RankedTensorType>(type);
       int64_t width = like.getDimSize(3);
-      Value rows = x;
+      Value rows = withElementType(tb, x, like.getElementType());
       if (s.padded != s.seq)
         rows = sliceOf(
             b, loc,
             RankedTensorType::get({s.rows, s.seq, width},
                                   like.getElementType()),
-            x, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
+            rows, {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0)},
             {b.getIndexAttr(s.rows), b.getIndexAttr(s.seq),
              b.getIndexAttr(width)});
       return tensor::ExpandShapeOp::create(b, loc, like, rows, merge);
