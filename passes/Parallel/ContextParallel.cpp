@@ -94,6 +94,13 @@ FailureOr<int64_t> ContextParallelPass::sequenceLength(func::FuncOp function) {
                     "[batch, heads, seq, dim]");
       return WalkResult::interrupt();
     }
+    // The collectives and the ring's exchanges carry f32.
+    if (!query.getElementType().isF32()) {
+      op->emitError() << "attends on " << query.getElementType()
+                      << " operands: context parallelism exchanges f32 "
+                         "between ranks only; give the model f32 tensors";
+      return WalkResult::interrupt();
+    }
     int64_t queries = query.getDimSize(2);
     for (Value operand : op->getOperands())
       if (RankedTensorType type = tensorOf(operand);

@@ -22,6 +22,14 @@ func.func @positions(%x: tensor<1x6x4xf32>) -> tensor<1x6x4xf32> {
 
 // -----
 
+func.func @half(%q: tensor<1x2x4x2xbf16>) -> tensor<1x2x4x2xbf16> {
+  // expected-error@+1 {{attends on 'bf16' operands: context parallelism exchanges f32 between ranks only; give the model f32 tensors}}
+  %o = attn.attention %q, %q, %q : (tensor<1x2x4x2xbf16>, tensor<1x2x4x2xbf16>, tensor<1x2x4x2xbf16>) -> tensor<1x2x4x2xbf16>
+  return %o : tensor<1x2x4x2xbf16>
+}
+
+// -----
+
 func.func @memory(%q: tensor<1x2x4x2xf32>, %kv: tensor<1x2x8x2xf32>) -> tensor<1x2x4x2xf32> {
   // expected-error@+1 {{attends to 8 positions from 4 queries (memories of earlier segments): context parallelism splits one sequence, and attention within it}}
   %o = attn.attention %q, %kv, %kv : (tensor<1x2x4x2xf32>, tensor<1x2x8x2xf32>, tensor<1x2x8x2xf32>) -> tensor<1x2x4x2xf32>
