@@ -32,7 +32,8 @@ namespace {
 
 /// What the half lowering computes.
 constexpr const char *kHalfForms =
-    "dense, masked, sparse, adaptive-span, relative and LSH attention";
+    "dense, masked, sparse, adaptive-span, relative, LSH and routed "
+    "attention";
 
 bool isF32Tensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -46,9 +47,9 @@ StringRef staysF32(Operation *op) {
 }
 
 /// The operands `op` computes on: query, key and value (LSH's query_key
-/// and value; relative attention's encodings and biases too), and for a
-/// backward its result and the result's gradient (never a logsumexp or
-/// adaptive span's z).
+/// and value; relative attention's encodings and biases and routed
+/// attention's centroids too), and for a backward its result and the
+/// result's gradient (never a logsumexp or adaptive span's z).
 SmallVector<OpOperand *> halfOperands(Operation *op) {
   auto backwardOperands = [](auto backward) -> SmallVector<OpOperand *> {
     return {&backward.getQueryMutable(), &backward.getKeyMutable(),
@@ -70,6 +71,21 @@ SmallVector<OpOperand *> halfOperands(Operation *op) {
   if (auto backward = dyn_cast<LSHAttentionBackwardOp>(op))
     return {&backward.getQueryKeyMutable(), &backward.getValueMutable(),
             &backward.getResultMutable(), &backward.getResultGradMutable()};
+  auto routedOperands = [](auto routed) -> SmallVector<OpOperand *> {
+    SmallVector<OpOperand *> operands = {&routed.getQueryMutable(),
+                                         &routed.getKeyMutable(),
+                                         &routed.getValueMutable()};
+    if (routed.getCentroids())
+      operands.push_back(&routed.getCentroidsMutable()[0]);
+    return operands;
+  };
+  if (auto routed = dyn_cast<RoutedAttentionOp>(op))
+    return routedOperands(routed);
+  if (auto backward = dyn_cast<RoutedAttentionBackwardOp>(op)) {
+    SmallVector<OpOperand *> operands = routedOperands(backward);
+    operands.push_back(&backward.getResultGradMutable());
+    return operands;
+  }
   if (auto relative = dyn_cast<RelativeAttentionOp>(op))
     return {&relative.getQueryMutable(), &relative.getKeyMutable(),
             &relative.getValueMutable(), &relative.getPosMutable(),
@@ -82,7 +98,7 @@ SmallVector<OpOperand *> halfOperands(Operation *op) {
 /// the operands it computes on (never a logsumexp or z's gradient).
 SmallVector<OpResult> halfResults(Operation *op) {
   if (isa<AttentionBackwardOp, RelativeAttentionBackwardOp,
-          LSHAttentionBackwardOp>(op))
+          LSHAttentionBackwardOp, RoutedAttentionBackwardOp>(op))
     return SmallVector<OpResult>(op->getResults());
   if (isa<AdaptiveSpanAttentionBackwardOp>(op))
     return SmallVector<OpResult>(op->getResults().take_front(3));
@@ -136,10 +152,10 @@ struct HalfPrecisionAttentionPass
     // attention ops on f32 it cannot take), found before anything changes.
     SmallVector<Operation *> rewritten, kept;
     module.walk([&](Operation *op) {
-      bool attention =
-          isa<AttentionFormInterface, AttentionBackwardOp,
-              AdaptiveSpanAttentionBackwardOp, RelativeAttentionBackwardOp,
-              LSHAttentionBackwardOp, RingAttentionOp>(op);
+      bool attention = isa<AttentionFormInterface, AttentionBackwardOp,
+                           AdaptiveSpanAttentionBackwardOp,
+                           RelativeAttentionBackwardOp, LSHAttentionBackwardOp,
+                           RoutedAttentionBackwardOp, RingAttentionOp>(op);
       if (!attention || !llvm::any_of(op->getOperands(), isF32Tensor))
         return;
       (staysF32(op).empty() ? rewritten : kept).push_back(op);

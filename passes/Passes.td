@@ -381,10 +381,10 @@ def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
     backward are rewritten alike: each `attn.attention` (shared-QK too: its
     keys, the unit queries, normalised in f32 and rounded),
     `attn.sparse_attention`, `attn.adaptive_span_attention`,
-    `attn.relative_attention` and `attn.lsh_attention` on f32 and their
-    backward ops get their tensor operands (relative attention's encodings
-    and biases too; LSH's result and its gradient for its backward)
-    rounded to the half type
+    `attn.relative_attention`, `attn.lsh_attention` and
+    `attn.routed_attention` on f32 and their backward ops get their tensor
+    operands (relative attention's encodings and biases and routed
+    attention's centroids too) rounded to the half type
     (`arith.truncf`) and compute in it (products on half pairs with f32
     sums, softmax and logsumexp in f32, the probabilities and score
     gradients rounded for their products, FlashAttention-2's way); their
@@ -392,8 +392,7 @@ def HalfPrecisionAttention : Pass<"attn-half-precision-attention",
     normaliser), the span `z` and its gradient stay f32.
 
     Mask and score regions keep working on f32 scores. Attention the half
-    lowering does not compute (the routed form, ring attention)
-    stays f32; the pass says so in one warning
+    lowering does not compute (ring attention) stays f32; the pass says so in one warning
     naming the first such op and how many there are. A model with no
     attention it can rewrite is an error.
 

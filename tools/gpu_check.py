@@ -59,6 +59,8 @@ NUMERICS = [
     # LSH chunks' products on bf16 pairs; tokens hashed widened to f32.
     ("reformer-tiny-lsh-bf16", "models/reformer-tiny.mlir",
      ["--attention=lsh", "--attention-precision=bf16"], "bf16"),
+    ("transformer-tiny-routed-bf16", "models/transformer-tiny.mlir",
+     ["--attention=routed", "--attention-precision=bf16"], "bf16"),
     # Relative attention over a memory, and sines of angles up to 127.
     ("transformer-xl-tiny", "models/transformer-xl-tiny.mlir", [], "exact"),
     # Adaptive span's weighed flash loop; compress, slices and stop_gradient.
@@ -108,6 +110,7 @@ ESTIMATED_FORMS = [
     ("lsh-4", "f32", ["--attention=lsh"]),
     ("lsh-4", "bf16", ["--attention=lsh"]),
     ("routed", "f32", ["--attention=routed"]),
+    ("routed", "bf16", ["--attention=routed"]),
 ]
 
 

@@ -188,13 +188,14 @@ bool lcc::computesInHalfPrecision(Operation *op) {
   return isa<AttentionOp, AttentionBackwardOp, SparseAttentionOp,
              AdaptiveSpanAttentionOp, AdaptiveSpanAttentionBackwardOp,
              RelativeAttentionOp, RelativeAttentionBackwardOp, LSHAttentionOp,
-             LSHAttentionBackwardOp>(op);
+             LSHAttentionBackwardOp, RoutedAttentionOp,
+             RoutedAttentionBackwardOp>(op);
 }
 
 namespace {
 
 /// bf16 and f16 are computed by the flash form (attention, sparse,
-/// adaptive-span and relative attention and the backwards) and LSH
+/// adaptive-span and relative attention and the backwards), LSH and routed
 /// attention: products on pairs of the half type, softmax in f32; every
 /// other op's lowering computes in f32. One error naming the first op
 /// outside that, or whose paired dimensions are odd.
@@ -219,23 +220,34 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
       std::string half =
           holds([](Type t) { return t.isF16(); }) ? "f16" : "bf16";
       if (!computesInHalfPrecision(op))
-        return half +
-               " is computed by attn.attention, attn.sparse_attention, "
-               "attn.adaptive_span_attention, attn.relative_attention and "
-               "attn.lsh_attention and their backward ops (dense, masked, "
-               "sparse, adaptive-span, relative and LSH forms) only; give "
-               "this op f32 tensors";
+        return half + " is computed by attn.attention, attn.sparse_attention, "
+                      "attn.adaptive_span_attention, attn.relative_attention, "
+                      "attn.lsh_attention and attn.routed_attention and their "
+                      "backward ops (dense, masked, sparse, adaptive-span, "
+                      "relative, LSH and routed forms) only; give this op f32 "
+                      "tensors";
       bool isBackward =
           isa<AttentionBackwardOp, AdaptiveSpanAttentionBackwardOp,
-              RelativeAttentionBackwardOp, LSHAttentionBackwardOp>(op);
+              RelativeAttentionBackwardOp, LSHAttentionBackwardOp,
+              RoutedAttentionBackwardOp>(op);
       // LSH's operands are query_key and value; a chunk's keys are two
-      // chunks, always even.
+      // chunks, always even. A routed query sees its cluster's window.
       bool isLSH = isa<LSHAttentionOp, LSHAttentionBackwardOp>(op);
+      std::optional<int64_t> window;
+      if (auto routed = dyn_cast<RoutedAttentionOp>(op))
+        window = routed.getWindow();
+      if (auto routed = dyn_cast<RoutedAttentionBackwardOp>(op))
+        window = routed.getWindow();
       int64_t headDim = tensorType(op->getOperand(0)).getDimSize(3);
       if (headDim % 2 != 0)
         return half + " attention multiplies head_dim in pairs; head_dim " +
                std::to_string(headDim) + " is odd";
-      if (!isLSH && tiling.keyTile % 2 != 0)
+      if (window && *window % 2 != 0)
+        return half +
+               " routed attention multiplies a cluster's window of keys in "
+               "pairs; window " +
+               std::to_string(*window) + " is odd";
+      if (!isLSH && !window && tiling.keyTile % 2 != 0)
         return half + " attention multiplies keys in pairs; key-tile " +
                std::to_string(tiling.keyTile) + " is odd";
       if (!isBackward)
@@ -248,6 +260,15 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
                  " LSH attention's backward multiplies a chunk's queries in "
                  "pairs; bucket_size " +
                  std::to_string(lsh.getBucketSize()) + " is odd";
+      } else if (window) {
+        // A tile of sorted queries (RoutedShape: up to 64).
+        int64_t tile =
+            std::min<int64_t>(64, tensorType(op->getOperand(0)).getDimSize(2));
+        if (tile % 2 != 0)
+          return half +
+                 " routed attention's backward multiplies a tile of queries "
+                 "in pairs; the query seq " +
+                 std::to_string(tile) + " is odd";
       } else if (tiling.queryTile % 2 != 0) {
         return half +
                " attention's backward multiplies queries in pairs; "

@@ -87,8 +87,9 @@ mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
 
 /// Whether the half-precision lowering computes an attention op (or an
 /// attention backward op) on bf16 or f16: dense (shared-QK too), masked,
-/// sparse, adaptive-span, relative and LSH attention and their backward ops
-/// do (LowerToLinalg.cpp); the other forms compute in f32 only. The lowering's
+/// sparse, adaptive-span, relative, LSH and routed attention and their
+/// backward ops do (LowerToLinalg.cpp); ring attention computes in f32
+/// only. The lowering's
 /// refusal and attn-half-precision-attention's choice both ask it.
 bool computesInHalfPrecision(mlir::Operation *op);
 

@@ -28,8 +28,8 @@
 // F16-LABEL: func @forward_and_backward
 // F16: attn.attention {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64xf32>)
 // F16: attn.attention_backward {{.+}} -> (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>)
-// F16-DIAG: warning: 'attn.routed_attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked, sparse, adaptive-span, relative and LSH attention; its form computes in f32 only)
-// F16-DIAG: error: 'attn.routed_attention' op cannot compute in f16
+// F16-DIAG: warning: 'attn.ring_attention' op stays f32 under attention-precision=f16 (f16 computes dense, masked, sparse, adaptive-span, relative, LSH and routed attention; its form computes in f32 only)
+// F16-DIAG: error: 'attn.ring_attention' op cannot compute in f16
 func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x16xf32>, %do: tensor<1x2x64x16xf32>)
     -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) {
   %o, %lse = attn.attention %q, %k, %v {causal = true}
@@ -62,31 +62,38 @@ func.func @forward_and_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16x
 
 // -----
 
-// Sparse, shared-QK and LSH attention compute in bf16; the routed form
-// stays f32, said once for the first place with how many more places of
-// the model do; attention already in a half type is left alone.
+// Sparse, shared-QK, LSH and routed attention compute in bf16 (routed
+// attention's centroids are rounded too); ring attention stays f32, said
+// once for the first place with how many more places of the model do;
+// attention already in a half type is left alone.
 // CHECK-LABEL: func @mixed
 // CHECK: attn.sparse_attention fixed {{.+}} -> tensor<1x2x64x16xbf16>
 // CHECK: attn.attention %[[QH:[^,]+]], %[[QH]], %[[QH]] {shared_qk} : (tensor<1x2x64x16xbf16>,
 // CHECK: attn.lsh_attention %[[QL:[^,]+]], %[[QL]] {{.+}} -> tensor<1x2x64x16xbf16>
-// CHECK: attn.routed_attention {{.+}} -> tensor<1x2x64x16xf32>
-// CHECK: attn.routed_attention {{.+}} -> tensor<1x2x64x16xf32>
+// CHECK: attn.routed_attention {{.+}} -> tensor<1x2x64x16xbf16>
+// CHECK: attn.routed_attention {{.+}} centroids %{{.+}} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<2x2x16xbf16>) -> tensor<1x2x64x16xbf16>
+// CHECK: attn.ring_attention {{.+}} -> tensor<1x2x64x16xf32>
+// CHECK: attn.ring_attention {{.+}} -> tensor<1x2x64x16xf32>
 // CHECK: attn.attention {{.+}} : (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
-func.func @mixed(%q: tensor<1x2x64x16xf32>, %h: tensor<1x2x64x16xf16>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>) {
+func.func @mixed(%q: tensor<1x2x64x16xf32>, %c: tensor<2x2x16xf32>, %h: tensor<1x2x64x16xf16>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>) {
   %s = attn.sparse_attention fixed %q, %q, %q {block = 16 : i64, stride = 32 : i64, summary = 8 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   %r = attn.attention %q, %q, %q {shared_qk}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   %l = attn.lsh_attention %q, %q {n_hashes = 2 : i64, bucket_size = 16 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
-  // expected-warning@+1 {{'attn.routed_attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked, sparse, adaptive-span, relative and LSH attention; its form computes in f32 only); so does the attention at 1 more place of the model}}
   %rt = attn.routed_attention %q, %q, %q {clusters = 4 : i64, window = 16 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
-  %rt2 = attn.routed_attention %q, %q, %q {clusters = 2 : i64, window = 32 : i64}
+  %rt2 = attn.routed_attention %q, %q, %q centroids %c {clusters = 2 : i64, window = 32 : i64}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<2x2x16xf32>) -> tensor<1x2x64x16xf32>
+  // expected-warning@+1 {{'attn.ring_attention' op stays f32 under attention-precision=bf16 (bf16 computes dense, masked, sparse, adaptive-span, relative, LSH and routed attention; its form computes in f32 only); so does the attention at 1 more place of the model}}
+  %ring = attn.ring_attention %q, %q, %q {ranks = 2 : i64}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
+  %ring2 = attn.ring_attention %q, %q, %q {causal = true, ranks = 2 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   %a = attn.attention %h, %h, %h
       : (tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16>) -> tensor<1x2x64x16xf16>
-  return %s, %r, %l, %rt, %rt2, %a : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>
+  return %s, %r, %l, %rt, %rt2, %ring, %ring2, %a : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf16>
 }
 
 // -----
@@ -110,6 +117,25 @@ func.func @lsh(%qk: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x8xf32>, %do: tensor
   %g:2 = attn.lsh_attention_backward %qk, %v, %o, %do {n_hashes = 2 : i64, bucket_size = 16 : i64, causal = true}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>)
   return %o, %g#0, %g#1 : tensor<1x2x64x8xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>
+}
+
+// -----
+
+// Routed attention's backward computes in bf16: query, key, value, the
+// centroids and the result's gradient are rounded (there is no saved
+// result: the backward recomputes its probabilities); the three gradients
+// are widened back.
+// CHECK-LABEL: func @routed_backward
+// CHECK-COUNT-5: arith.truncf
+// CHECK-NOT: arith.truncf
+// CHECK: attn.routed_attention_backward {{.+}} : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>, tensor<2x4x16xbf16>, tensor<1x2x64x8xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>)
+// CHECK-COUNT-3: arith.extf
+// CHECK: return
+func.func @routed_backward(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x64x16xf32>, %v: tensor<1x2x64x8xf32>, %c: tensor<2x4x16xf32>, %do: tensor<1x2x64x8xf32>)
+    -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>) {
+  %g:3 = attn.routed_attention_backward %q, %k, %v centroids %c, %do {clusters = 4 : i64, window = 16 : i64, causal = true}
+      : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>, tensor<2x4x16xf32>, tensor<1x2x64x8xf32>) -> (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>)
+  return %g#0, %g#1, %g#2 : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x8xf32>
 }
 
 // -----
@@ -159,8 +185,8 @@ func.func @relative(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x16x4xf32>, %pos: ten
 // Nothing the model attends with can compute in half: one error naming
 // the first attention and why.
 func.func @nothing_in_half(%q: tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32> {
-  // expected-error@+1 {{'attn.routed_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked, sparse, adaptive-span, relative and LSH attention); compile in f32}}
-  %r = attn.routed_attention %q, %q, %q {clusters = 4 : i64, window = 16 : i64}
+  // expected-error@+1 {{'attn.ring_attention' op cannot compute in bf16: its form computes in f32 only, and no other attention of the model can (attention-precision=bf16 computes dense, masked, sparse, adaptive-span, relative, LSH and routed attention); compile in f32}}
+  %r = attn.ring_attention %q, %q, %q {ranks = 2 : i64}
       : (tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>) -> tensor<1x2x64x16xf32>
   return %r : tensor<1x2x64x16xf32>
 }

@@ -228,8 +228,63 @@ func.func @bf16_lsh_odd_bucket(%qk: tensor<1x2x60x16xbf16>, %v: tensor<1x2x60x8x
 
 // -----
 
+// Routed attention in bf16: the tokens and centroids routed widened to
+// f32 (unit rows, cosines); a tile's scores against a cluster's window
+// and p·v on bf16 pairs with f32 sums; the outputs f32 until the result
+// is rounded once.
+// CHECK-LABEL: func @bf16_routed
+// CHECK: ins(%{{.+}} : tensor<1x2x64x16xbf16>) outs(%{{.+}} : tensor<1x2x64x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<64x8x2xbf16>, tensor<8x16x2xbf16>) outs(%{{.+}} : tensor<64x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<64x8x2xbf16>, tensor<8x8x2xbf16>) outs(%{{.+}} : tensor<64x8xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: } -> tensor<2x64x8xbf16>
+// CHECK: return
+func.func @bf16_routed(%q: tensor<1x2x64x16xbf16>, %v: tensor<1x2x64x8xbf16>, %c: tensor<2x4x16xbf16>) -> tensor<1x2x64x8xbf16> {
+  %0 = attn.routed_attention %q, %q, %v centroids %c {clusters = 4 : i64, window = 16 : i64, causal = true}
+      : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>, tensor<2x4x16xbf16>) -> tensor<1x2x64x8xbf16>
+  return %0 : tensor<1x2x64x8xbf16>
+}
+
+// -----
+
+// Its backward: do·vᵀ, ds·k, dsᵀ·q and pᵀ·do on bf16 pairs (ds and p
+// rounded for them), every gradient summed in f32 and rounded once.
+// CHECK-LABEL: func @bf16_routed_backward
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<64x4x2xbf16>, tensor<4x16x2xbf16>) outs(%{{.+}} : tensor<64x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<64x8x2xbf16>, tensor<8x16x2xbf16>) outs(%{{.+}} : tensor<64x16xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<16x32x2xbf16>, tensor<32x16x2xbf16>) outs(%{{.+}} : tensor<16x16xf32>)
+// CHECK: ins(%{{.+}}, %{{.+}} : tensor<16x32x2xbf16>, tensor<32x8x2xbf16>) outs(%{{.+}} : tensor<16x8xf32>)
+// CHECK: return
+func.func @bf16_routed_backward(%q: tensor<1x2x64x16xbf16>, %v: tensor<1x2x64x8xbf16>, %do: tensor<1x2x64x8xbf16>)
+    -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>) {
+  %g:3 = attn.routed_attention_backward %q, %q, %v, %do {clusters = 4 : i64, window = 16 : i64}
+      : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>, tensor<1x2x64x8xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>)
+  return %g#0, %g#1, %g#2 : tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x8xbf16>
+}
+
+// -----
+
+func.func @bf16_routed_odd_window(%q: tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16> {
+  // expected-error @below {{'attn.routed_attention' op bf16 routed attention multiplies a cluster's window of keys in pairs; window 15 is odd}}
+  %0 = attn.routed_attention %q, %q, %q {clusters = 4 : i64, window = 15 : i64}
+      : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>) -> tensor<1x2x64x16xbf16>
+  return %0 : tensor<1x2x64x16xbf16>
+}
+
+// -----
+
+func.func @bf16_routed_odd_tile(%q: tensor<1x2x45x16xbf16>) -> (tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>) {
+  // expected-error @below {{'attn.routed_attention_backward' op bf16 routed attention's backward multiplies a tile of queries in pairs; the query seq 45 is odd}}
+  %g:3 = attn.routed_attention_backward %q, %q, %q, %q {clusters = 3 : i64, window = 16 : i64}
+      : (tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>) -> (tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>)
+  return %g#0, %g#1, %g#2 : tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>, tensor<1x2x45x16xbf16>
+}
+
+// -----
+
 func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor<16xf16>) -> tensor<1x8x16xf16> {
-  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention, attn.relative_attention and attn.lsh_attention and their backward ops (dense, masked, sparse, adaptive-span, relative and LSH forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention, attn.relative_attention, attn.lsh_attention and attn.routed_attention and their backward ops (dense, masked, sparse, adaptive-span, relative, LSH and routed forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xf16>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x8x16xf16>
   return %0 : tensor<1x8x16xf16>
 }
@@ -237,7 +292,7 @@ func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor
 // -----
 
 func.func @layer_norm(%x: tensor<1x8x16xbf16>, %g: tensor<16xbf16>, %b: tensor<16xbf16>) -> tensor<1x8x16xbf16> {
-  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention, attn.relative_attention and attn.lsh_attention and their backward ops (dense, masked, sparse, adaptive-span, relative and LSH forms) only; give this op f32 tensors}}
+  // expected-error @below {{'attn.layer_norm' op bf16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention, attn.relative_attention, attn.lsh_attention and attn.routed_attention and their backward ops (dense, masked, sparse, adaptive-span, relative, LSH and routed forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xbf16>, tensor<16xbf16>, tensor<16xbf16>) -> tensor<1x8x16xbf16>
   return %0 : tensor<1x8x16xbf16>
 }

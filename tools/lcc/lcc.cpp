@@ -124,8 +124,8 @@ cl::opt<std::string> attentionPrecision(
     "attention-precision",
     cl::desc("Type the attention cores compute in: 'f32' (the default), "
              "'bf16' or 'f16': dense, masked, sparse, adaptive-span, "
-             "relative and LSH attention, forward and backward, take their "
-             "operands rounded to it, multiply on "
+             "relative, LSH and routed attention, forward and backward, take "
+             "their operands rounded to it, multiply on "
              "its pairs with f32 sums (tensor cores on sm_80 and up) and "
              "return f32; parameters, the other ops, the loss and the "
              "optimizer stay f32 (mixed precision, as autocast runs "

@@ -11,11 +11,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/forms/routed/RoutedForm.h"
+#include "passes/LowerToLinalg/FlashAttention.h"
 #include "passes/LowerToLinalg/Lowerings.h"
-#include "passes/forms/routed/RoutedSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/forms/routed/RoutedForm.h"
+#include "passes/forms/routed/RoutedSteps.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -37,13 +38,14 @@ namespace {
 Value attendCluster(TensorBuilder &u, const RoutedShape &s,
                     const SortedQueryTile &tile, Value r, Value c, Value acc,
                     const Routing &routing, Value k, Value v) {
-  Type f32 = tensorType(k).getElementType();
+  Type f32 = u.builder().getF32Type();
   ClusterWindow window = gatherClusterWindow(u, s, r, c, routing, k, v);
   Value scores = clusterScores(u, s, tile, c, window);
   RowExponentials e = rowExponentials(u, scores);
   Value probs = e.exps, sums = e.sums;
-  Value weighted =
-      u.matmul(probs, window.values, u.filled({s.tile, s.valueDim}, f32, 0.0));
+  Value weighted = BlockProducts::of(u, window.values)
+                       .plain(probs, window.values,
+                              u.filled({s.tile, s.valueDim}, f32, 0.0));
   // Rows of other clusters (or with nothing visible) add zero.
   return u.map(
       {s.tile, s.valueDim}, f32, {acc, weighted, sums},
@@ -63,7 +65,8 @@ Value attendCluster(TensorBuilder &u, const RoutedShape &s,
 Value attendClusters(OpBuilder &b, Location loc, const RoutedShape &s, Value q,
                      Value k, Value v, const Routing &routing) {
   TensorBuilder tb(b, loc);
-  Type f32 = tensorType(q).getElementType();
+  // The outputs are summed in f32 on half operands too.
+  Type f32 = b.getF32Type();
   int64_t tiles = llvm::divideCeil(s.querySeq, s.tile);
   auto unit = b.getIndexAttr(1);
   auto attend = scf::ForallOp::create(
@@ -110,13 +113,16 @@ struct LowerRoutedAttention : OpRewritePattern<RoutedAttentionOp> {
         rewriter, loc, s, attentionRows(rewriter, loc, op.getQuery()),
         attentionRows(rewriter, loc, op.getKey()),
         attentionRows(rewriter, loc, op.getValue()), routing);
-    // Step 6: back to the original order.
+    // Step 6: back to the original order, rounded once to the result's
+    // type.
+    TensorBuilder tb(rewriter, loc);
+    Value out = withElementType(tb,
+                                unsortRows(rewriter, loc, sortedOut,
+                                           routing.sortedPlace,
+                                           {s.rows, s.querySeq, s.valueDim}),
+                                tensorType(op.getResult()).getElementType());
     rewriter.replaceOp(
-        op, fromAttentionRows(rewriter, loc,
-                              unsortRows(rewriter, loc, sortedOut,
-                                         routing.sortedPlace,
-                                         {s.rows, s.querySeq, s.valueDim}),
-                              op.getResult().getType()));
+        op, fromAttentionRows(rewriter, loc, out, op.getResult().getType()));
     return success();
   }
 };

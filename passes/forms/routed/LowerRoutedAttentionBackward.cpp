@@ -16,11 +16,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/forms/routed/RoutedForm.h"
+#include "passes/LowerToLinalg/FlashAttention.h"
 #include "passes/LowerToLinalg/Lowerings.h"
-#include "passes/forms/routed/RoutedSteps.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/TensorOps.h"
+#include "passes/forms/routed/RoutedForm.h"
+#include "passes/forms/routed/RoutedSteps.h"
 
 #include "dialects/Attn/IR/AttnOps.h"
 
@@ -67,11 +68,13 @@ ClusterTileGradient differentiateCluster(TensorBuilder &u, const RoutedShape &s,
                                          const SortedQueryTile &tile, Value c,
                                          const ClusterWindow &window,
                                          Value outGrad) {
-  Type f32 = tensorType(outGrad).getElementType();
+  // f32 on half operands too, whose products take half pairs.
+  Type f32 = u.builder().getF32Type();
   ClusterTileGradient g;
   g.probs = probabilities(u, s, clusterScores(u, s, tile, c, window));
-  Value probGrad = u.matmulTransposedB(outGrad, window.values,
-                                       u.filled({s.tile, s.window}, f32, 0.0));
+  Value probGrad = BlockProducts::of(u, outGrad)
+                       .transposedB(outGrad, window.values,
+                                    u.filled({s.tile, s.window}, f32, 0.0));
   Value weighted = u.mapSameShape({g.probs, probGrad},
                                   [](OpBuilder &b, Location l, ValueRange a) {
                                     return mul(b, l, a[0], a[1]);
@@ -93,7 +96,7 @@ Value sortedQueryGradients(OpBuilder &b, Location loc, const RoutedShape &s,
                            Value q, Value k, Value v, Value outGrad,
                            const Routing &routing) {
   TensorBuilder tb(b, loc);
-  Type f32 = tensorType(q).getElementType();
+  Type f32 = b.getF32Type();
   int64_t tiles = llvm::divideCeil(s.querySeq, s.tile);
   auto unit = b.getIndexAttr(1);
   auto kernel = scf::ForallOp::create(
@@ -118,7 +121,8 @@ Value sortedQueryGradients(OpBuilder &b, Location loc, const RoutedShape &s,
         ClusterTileGradient g =
             differentiateCluster(u, s, tile, c, window, tileOutGrad);
         scf::YieldOp::create(nb, nl,
-                             u.matmul(g.scoreGrad, window.keys, acc[0]));
+                             BlockProducts::of(u, window.keys)
+                                 .plain(g.scoreGrad, window.keys, acc[0]));
       });
   b.setInsertionPointToStart(kernel.getTerminator().getBody());
   insertIntoShared(b, loc, perCluster.getResult(0),
@@ -163,7 +167,7 @@ WindowGradients windowGradients(OpBuilder &b, Location loc,
                                 const RoutedShape &s, Value q, Value k, Value v,
                                 Value outGrad, const Routing &routing) {
   TensorBuilder tb(b, loc);
-  Type f32 = tensorType(q).getElementType(), i32 = b.getI32Type();
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
   auto unit = b.getIndexAttr(1), zero = b.getIndexAttr(0);
   auto kernel = scf::ForallOp::create(
       b, loc,
@@ -198,8 +202,9 @@ WindowGradients windowGradients(OpBuilder &b, Location loc,
         Value tileOutGrad = gatherTileRows(u, s, tile, r, outGrad, s.valueDim);
         ClusterTileGradient g =
             differentiateCluster(u, s, tile, c, window, tileOutGrad);
-        Value keyGrad = u.matmulTransposedA(g.scoreGrad, tile.queries, acc[0]);
-        Value valueGrad = u.matmulTransposedA(g.probs, tileOutGrad, acc[1]);
+        BlockProducts products = BlockProducts::of(u, tile.queries);
+        Value keyGrad = products.transposedA(g.scoreGrad, tile.queries, acc[0]);
+        Value valueGrad = products.transposedA(g.probs, tileOutGrad, acc[1]);
         scf::YieldOp::create(nb, nl, ValueRange{keyGrad, valueGrad});
       });
   Value slots = windowSlots(t, s, window);
@@ -267,12 +272,16 @@ struct LowerRoutedAttentionBackward
     Value queryGrad =
         unsortRows(rewriter, loc, sortedQueryGrad, routing.sortedPlace,
                    {s.rows, s.querySeq, s.dim});
-    rewriter.replaceOp(
-        op,
-        {fromAttentionRows(rewriter, loc, queryGrad, tensorType(op.getQuery())),
-         fromAttentionRows(rewriter, loc, keyGrad, tensorType(op.getKey())),
-         fromAttentionRows(rewriter, loc, valueGrad,
-                           tensorType(op.getValue()))});
+    // Summed in f32, rounded once to the operands' types.
+    auto like = [&](Value grad, Value operand) {
+      RankedTensorType type = tensorType(operand);
+      return fromAttentionRows(rewriter, loc,
+                               withElementType(tb, grad, type.getElementType()),
+                               type);
+    };
+    rewriter.replaceOp(op, {like(queryGrad, op.getQuery()),
+                            like(keyGrad, op.getKey()),
+                            like(valueGrad, op.getValue())});
     return success();
   }
 };

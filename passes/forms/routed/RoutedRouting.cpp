@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/LowerToLinalg/CountingSort.h"
+#include "passes/LowerToLinalg/FlashAttention.h"
 #include "passes/LowerToLinalg/ScalarOps.h"
 #include "passes/LowerToLinalg/SplitMix64.h"
 #include "passes/forms/routed/RoutedSteps.h"
@@ -131,8 +132,15 @@ Routing lcc::lowering::routeTokens(OpBuilder &b, Location loc,
                                    Value centroids, int64_t seed,
                                    bool withClusterStarts) {
   TensorBuilder tb(b, loc);
-  Value qUnit = attentionRows(b, loc, normalizeRows(tb, query));
-  Value kUnit = attentionRows(b, loc, normalizeRows(tb, key));
+  // Half operands are routed widened: unit vectors, cosines and k-means are
+  // f32, so a token goes where f32 sends its rounded value.
+  auto unitRows = [&](Value x) {
+    return attentionRows(
+        b, loc, normalizeRows(tb, withElementType(tb, x, b.getF32Type())));
+  };
+  Value qUnit = unitRows(query), kUnit = unitRows(key);
+  if (centroids)
+    centroids = withElementType(tb, centroids, b.getF32Type());
   Value unitCentroids =
       routedCentroids(b, loc, s, centroids, seed, qUnit, kUnit);
   Routing routing;
@@ -229,11 +237,13 @@ Value lcc::lowering::clusterScores(TensorBuilder &t, const RoutedShape &s,
                                    const ClusterWindow &window) {
   OpBuilder &nb = t.builder();
   Location nl = t.location();
-  Type f32 = tensorType(tile.queries).getElementType();
+  // f32 on half operands too, whose products take half pairs.
+  Type f32 = nb.getF32Type();
   double scale = s.scale;
   bool causal = s.causal;
-  Value dots = t.matmulTransposedB(tile.queries, window.keys,
-                                   t.filled({s.tile, s.window}, f32, 0.0));
+  Value dots = BlockProducts::of(t, tile.queries)
+                   .transposedB(tile.queries, window.keys,
+                                t.filled({s.tile, s.window}, f32, 0.0));
   Value cluster = castToI32(nb, nl, c);
   return t.map({s.tile, s.window}, f32,
                {dots, tile.clusters, tile.positions, window.positions},
