@@ -31,6 +31,14 @@ lists such seeds. A real bug
   model-fuzz.py --bin=build/bin --fresh=5               5 new seeds, printed
   model-fuzz.py --bin=build/bin --count=2000 --jobs=2   a long run
 
+With --attention-precision=bf16 (or f16) each model is also compiled with
+its attention in the half type (lcc --attention-precision) and its
+results held to the f32 compiled model's: within 3e-2 (f16 5e-3) of the
+largest element, or, for an ill-conditioned model, within 10x its
+sensitivity to f32 rounding scaled up to the half type's (2^15 for bf16,
+2^12 for f16). A model the compiler refuses to compute in half (odd
+head_dim, no attention it can take) is checked in f32 alone.
+
 A failing seed keeps its directory (model, graph, inputs, weights and the
 tool's output) under --work and is printed with the command that reproduces
 it. The last line is "N passed, N failed". Only the Python standard library
@@ -56,6 +64,12 @@ RTOL = 1e-5
 # may land (lcc's exp and tanh are polynomial approximations a few ulps from
 # libm's): the conditioning run stores every intermediate this far off.
 PERTURB_ULPS = 4
+# --attention-precision: how far the half model's results may be from the
+# f32 model's (relative to the largest element), and the half type's
+# rounding over f32's (2^-8 and 2^-11 against 2^-23), which scales a model's
+# sensitivity to f32 rounding up to its sensitivity to the half type's.
+HALF_RTOL = {"bf16": 3e-2, "f16": 5e-3}
+HALF_ROUNDING_RATIO = {"bf16": 2.0 ** 15, "f16": 2.0 ** 12}
 
 
 # ---------------------------------------------------------------------------
@@ -1018,6 +1032,11 @@ def check_seed(seed, args):
                                          args)
         if failure:
             return seed, failure, False
+    if args.attention_precision:
+        failure = check_half_precision(directory, model, data_seed,
+                                       input_files, tool, args)
+        if failure:
+            return seed, failure, False
     if not args.keep:
         shutil.rmtree(directory)
     return seed, None, conditioned
@@ -1071,6 +1090,53 @@ def check_context_parallel(directory, model, input_files, tool, args):
             return ("result%d over %d ranks differs from one process's: %s"
                     % (i, ranks, output.strip().splitlines()[-1]))
     args.split_seeds.append(directory)
+    return None
+
+
+def check_half_precision(directory, model, data_seed, input_files, tool,
+                         args):
+    """The model compiled with --attention-precision gives the f32 compiled
+    model's results to the half type's rounding (HALF_RTOL, or 10x the
+    model's sensitivity to f32 rounding scaled to the half type's); a model
+    the compiler refuses to compute in half is skipped. A seed checked is
+    added to args.half_seeds."""
+    precision = args.attention_precision
+    status, output = run_tool(
+        [tool("lcc"), "model.mlir", "-o", "half.lcm",
+         "--attention-precision=" + precision], directory, args.timeout)
+    if status != 0:
+        refused = "attention-precision" in output or "in pairs" in output
+        if refused and "internal error" not in output:
+            args.half_refusals.append(refusal_reason(output))
+            return None
+        return "lcc --attention-precision=%s failed: %s" % (
+            precision, output.splitlines()[-1] if output else "")
+    os.makedirs(os.path.join(directory, "half"))
+    status, output = run_tool(
+        [tool("lcc-run"), "half.lcm", "--params=weights.safetensors",
+         "--output-dir=half", "--threads=1"] +
+        ["--input=" + f for f in input_files], directory, args.timeout)
+    if status != 0:
+        return "lcc-run of the %s model failed: %s" % (
+            precision, output.splitlines()[-1] if output else "")
+    bound = HALF_RTOL[precision]
+    for i, out in enumerate(model.outputs):
+        if out.approximate:
+            continue
+        status, output = run_tool(
+            [tool("lcc-compare"), os.path.join("half", "result%d.npy" % i),
+             os.path.join("out", "result%d.npy" % i), "--rtol=%g" % bound],
+            directory, args.timeout)
+        if status == 0:
+            continue
+        error = relative_error(output)
+        sensitivity = HALF_ROUNDING_RATIO[precision] * reference_sensitivity(
+            model, data_seed, i, directory, input_files, tool, args)
+        if not math.isfinite(error) or error > max(bound, 10 * sensitivity):
+            return ("result%d with %s attention differs from f32's: rel_err "
+                    "%.3e, the model's sensitivity to %s rounding %.3e" %
+                    (i, precision, error, precision, sensitivity))
+    args.half_seeds.append(directory)
     return None
 
 
@@ -1163,6 +1229,12 @@ def main():
                              "under mpirun give one process's results (a "
                              "model the compiler refuses to split is "
                              "skipped)")
+    parser.add_argument("--attention-precision", choices=["bf16", "f16"],
+                        help="also compile each model with its attention "
+                             "in this type (lcc --attention-precision) and "
+                             "hold its results to the f32 model's at that "
+                             "type's rounding (a model the compiler "
+                             "refuses to compute in half is skipped)")
     parser.add_argument("--print-model", type=int, metavar="SEED",
                         help="print the IR of one seed and exit")
     args = parser.parse_args()
@@ -1187,6 +1259,8 @@ def main():
     start = time.time()
     args.split_seeds = []
     args.split_refusals = []
+    args.half_seeds = []
+    args.half_refusals = []
     failures, conditioned = [], []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for seed, problem, widened in pool.map(lambda s: check_seed(s, args),
@@ -1213,6 +1287,16 @@ def main():
         # What the refusals were, most common first: what to split next.
         counts = {}
         for reason in args.split_refusals:
+            counts[reason] = counts.get(reason, 0) + 1
+        for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+            print("  %d refused: %s" % (count, reason))
+    if args.attention_precision:
+        print("%d also with %s attention (lcc --attention-precision=%s); "
+              "the compiler refused the others" % (
+                  len(args.half_seeds), args.attention_precision,
+                  args.attention_precision))
+        counts = {}
+        for reason in args.half_refusals:
             counts[reason] = counts.get(reason, 0) + 1
         for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
             print("  %d refused: %s" % (count, reason))
