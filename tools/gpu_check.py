@@ -59,8 +59,13 @@ NUMERICS = [
     # LSH chunks' products on bf16 pairs; tokens hashed widened to f32.
     ("reformer-tiny-lsh-bf16", "models/reformer-tiny.mlir",
      ["--attention=lsh", "--attention-precision=bf16"], "bf16"),
-    ("transformer-tiny-routed-bf16", "models/transformer-tiny.mlir",
-     ["--attention=routed", "--attention-precision=bf16"], "bf16"),
+    # Routed attention's products on bf16 pairs, with given centroids: a
+    # whole routed model's k-means amplifies bf16's rounding (its result
+    # moves by a third when only its weights are rounded to bf16), so the
+    # GPU's sums, in another order than the CPU's, route other tokens.
+    ("routed-given-centroids-bf16",
+     "test/e2e/Inputs/routed-given-centroids.mlir",
+     ["--attention-precision=bf16"], "bf16"),
     # Relative attention over a memory, and sines of angles up to 127.
     ("transformer-xl-tiny", "models/transformer-xl-tiny.mlir", [], "exact"),
     # Adaptive span's weighed flash loop; compress, slices and stop_gradient.

@@ -330,6 +330,18 @@ LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
     std::optional<CachedAttention> cached = cachedAttentionOf(op);
     if (!cached)
       return failure();
+    // The caches and the forms' steps are f32; --attention-precision,
+    // which runs after this pass, is how a model decodes in half.
+    for (Type type : op->getOperandTypes())
+      if (Type element = getElementTypeOrSelf(type);
+          isa<BFloat16Type, Float16Type>(element)) {
+        StringRef half = element.isBF16() ? "bf16" : "f16";
+        return op->emitError()
+               << "--decode: this attention computes in " << half
+               << ", and the decode step's caches hold f32: give it f32 "
+                  "operands and compile with --attention-precision="
+               << half << " instead";
+      }
     OpBuilder b(op);
     b.setInsertionPointAfter(op);
     std::string whyNot;
