@@ -1053,23 +1053,35 @@ def refusal_reason(output):
     return re.sub(r"[0-9]+", "N", line)
 
 
+def compile_variant(directory, tool, args, flag, lcm, refusal_words,
+                    refusals):
+    """lcc on the model with `flag`, into `lcm`: True when it compiled;
+    None when the compiler refused it (an error line naming one of
+    `refusal_words`, and no internal error), the reason added to
+    `refusals`; else what failed."""
+    status, output = run_tool([tool("lcc"), "model.mlir", "-o", lcm, flag],
+                              directory, args.timeout)
+    if status == 0:
+        return True
+    refused = any(word in output for word in refusal_words)
+    if refused and "internal error" not in output:
+        refusals.append(refusal_reason(output))
+        return None
+    return "lcc %s failed: %s" % (
+        flag, output.splitlines()[-1] if output else "")
+
+
 def check_context_parallel(directory, model, input_files, tool, args):
     """The model compiled with --context-parallel=P and run by P ranks
     under mpirun gives one process's results (rtol 1e-5); a model the
     compiler refuses to split (its error names context parallelism) is
     skipped. A seed checked is added to args.split_seeds."""
     ranks = args.context_parallel
-    status, output = run_tool(
-        [tool("lcc"), "model.mlir", "-o", "split.lcm",
-         "--context-parallel=%d" % ranks], directory, args.timeout)
-    if status != 0:
-        refused = ("context parallel" in output or
-                   "--context-parallel" in output)
-        if refused and "internal error" not in output:
-            args.split_refusals.append(refusal_reason(output))
-            return None
-        return "lcc --context-parallel=%d failed: %s" % (
-            ranks, output.splitlines()[-1] if output else "")
+    compiled = compile_variant(
+        directory, tool, args, "--context-parallel=%d" % ranks, "split.lcm",
+        ("context parallel", "--context-parallel"), args.split_refusals)
+    if compiled is not True:
+        return compiled
     os.makedirs(os.path.join(directory, "split"))
     status, output = run_tool(
         ["mpirun", "--oversubscribe", "-np", str(ranks), tool("lcc-run"),
@@ -1101,16 +1113,11 @@ def check_half_precision(directory, model, data_seed, input_files, tool,
     the compiler refuses to compute in half is skipped. A seed checked is
     added to args.half_seeds."""
     precision = args.attention_precision
-    status, output = run_tool(
-        [tool("lcc"), "model.mlir", "-o", "half.lcm",
-         "--attention-precision=" + precision], directory, args.timeout)
-    if status != 0:
-        refused = "attention-precision" in output or "in pairs" in output
-        if refused and "internal error" not in output:
-            args.half_refusals.append(refusal_reason(output))
-            return None
-        return "lcc --attention-precision=%s failed: %s" % (
-            precision, output.splitlines()[-1] if output else "")
+    compiled = compile_variant(
+        directory, tool, args, "--attention-precision=" + precision,
+        "half.lcm", ("attention-precision", "in pairs"), args.half_refusals)
+    if compiled is not True:
+        return compiled
     os.makedirs(os.path.join(directory, "half"))
     status, output = run_tool(
         [tool("lcc-run"), "half.lcm", "--params=weights.safetensors",
@@ -1187,6 +1194,16 @@ def rounding_sensitivity(index, directory, input_files, tool, args):
          os.path.join(directory, "ref", "result%d.npy" % index), "--rtol=1"],
         directory, args.timeout)
     return relative_error(output)
+
+
+def print_refusals(reasons):
+    """The compiler's refusals counted by reason, most common first: what
+    to support next."""
+    counts = {}
+    for reason in reasons:
+        counts[reason] = counts.get(reason, 0) + 1
+    for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+        print("  %d refused: %s" % (count, reason))
 
 
 def parse_seeds(text):
@@ -1284,22 +1301,13 @@ def main():
               "compiler refused to split the others" % (
                   len(args.split_seeds), args.context_parallel,
                   args.context_parallel))
-        # What the refusals were, most common first: what to split next.
-        counts = {}
-        for reason in args.split_refusals:
-            counts[reason] = counts.get(reason, 0) + 1
-        for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
-            print("  %d refused: %s" % (count, reason))
+        print_refusals(args.split_refusals)
     if args.attention_precision:
         print("%d also with %s attention (lcc --attention-precision=%s); "
               "the compiler refused the others" % (
                   len(args.half_seeds), args.attention_precision,
                   args.attention_precision))
-        counts = {}
-        for reason in args.half_refusals:
-            counts[reason] = counts.get(reason, 0) + 1
-        for reason, count in sorted(counts.items(), key=lambda kv: -kv[1]):
-            print("  %d refused: %s" % (count, reason))
+        print_refusals(args.half_refusals)
     print("%d passed, %d failed" % (len(seeds) - len(failures), len(failures)))
     return 1 if failures else 0
 
