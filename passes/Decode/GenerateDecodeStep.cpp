@@ -28,6 +28,7 @@
 #include "passes/AttentionForms.h"
 #include "passes/Decode/MemoryAttentionSteps.h"
 #include "passes/Decode/SequencePositions.h"
+#include "passes/LowerToLinalg/Lowerings.h"
 #include "passes/LowerToLinalg/RegionArithmetic.h"
 #include "passes/Passes.h"
 #include "passes/Training/TrainStep.h"
@@ -332,16 +333,12 @@ LogicalResult GenerateDecodeStepPass::buildPrefill(func::FuncOp model) {
       return failure();
     // The caches and the forms' steps are f32; --attention-precision,
     // which runs after this pass, is how a model decodes in half.
-    for (Type type : op->getOperandTypes())
-      if (Type element = getElementTypeOrSelf(type);
-          isa<BFloat16Type, Float16Type>(element)) {
-        StringRef half = element.isBF16() ? "bf16" : "f16";
-        return op->emitError()
-               << "--decode: this attention computes in " << half
-               << ", and the decode step's caches hold f32: give it f32 "
-                  "operands and compile with --attention-precision="
-               << half << " instead";
-      }
+    if (StringRef half = halfPrecisionOf(op); !half.empty())
+      return op->emitError()
+             << "--decode: this attention computes in " << half
+             << ", and the decode step's caches hold f32: give it f32 "
+                "operands and compile with --attention-precision="
+             << half << " instead";
     OpBuilder b(op);
     b.setInsertionPointAfter(op);
     std::string whyNot;

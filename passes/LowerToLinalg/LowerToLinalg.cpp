@@ -175,14 +175,27 @@ LogicalResult assignsToResults(func::FuncOp func) {
   return success();
 }
 
-/// Whether `type` is a tensor of f16 or bf16.
-bool isHalfTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor &&
-         (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
+} // namespace
+
+StringRef lcc::halfPrecisionOf(Operation *op) {
+  for (Type type :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes())) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && tensor.getElementType().isF16())
+      return "f16";
+    if (tensor && tensor.getElementType().isBF16())
+      return "bf16";
+  }
+  return "";
 }
 
-} // namespace
+LogicalResult lcc::checkPairedSize(Operation *op, StringRef multiplies,
+                                   StringRef name, int64_t size) {
+  if (size % 2 == 0)
+    return success();
+  return op->emitOpError() << halfPrecisionOf(op) << " " << multiplies
+                           << " in pairs; " << name << " " << size << " is odd";
+}
 
 bool lcc::computesInHalfPrecision(Operation *op) {
   return isa<AttentionOp, AttentionBackwardOp, SparseAttentionOp,
@@ -198,27 +211,18 @@ namespace {
 /// adaptive-span and relative attention and the backwards), LSH and routed
 /// attention: products on pairs of the half type, softmax in f32; every
 /// other op's lowering computes in f32. One error naming the first op
-/// outside that, or whose paired dimensions are odd.
+/// outside that, or whose paired dimensions are odd (the LSH and routed
+/// forms check their own sizes, in their checkLowering).
 LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
   WalkResult walk = module.walk([&](Operation *op) {
     StringRef dialect = op->getName().getDialectNamespace();
     if (dialect != AttnDialect::getDialectNamespace() &&
         !isAttentionFormDialect(dialect))
       return WalkResult::advance();
-    if (!llvm::any_of(op->getOperandTypes(), isHalfTensor) &&
-        !llvm::any_of(op->getResultTypes(), isHalfTensor))
+    std::string half = halfPrecisionOf(op).str();
+    if (half.empty())
       return WalkResult::advance();
     auto problem = [&]() -> std::string {
-      auto types =
-          llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes());
-      auto holds = [&](auto isType) {
-        return llvm::any_of(types, [&](Type type) {
-          return isType(getElementTypeOrSelf(type));
-        });
-      };
-      // The ops' verifiers keep one op to one half type.
-      std::string half =
-          holds([](Type t) { return t.isF16(); }) ? "f16" : "bf16";
       if (!computesInHalfPrecision(op))
         return half + " is computed by attn.attention, attn.sparse_attention, "
                       "attn.adaptive_span_attention, attn.relative_attention, "
@@ -226,58 +230,28 @@ LogicalResult checkHalfPrecision(ModuleOp module, AttentionTiling tiling) {
                       "backward ops (dense, masked, sparse, adaptive-span, "
                       "relative, LSH and routed forms) only; give this op f32 "
                       "tensors";
-      bool isBackward =
-          isa<AttentionBackwardOp, AdaptiveSpanAttentionBackwardOp,
-              RelativeAttentionBackwardOp, LSHAttentionBackwardOp,
-              RoutedAttentionBackwardOp>(op);
-      // LSH's operands are query_key and value; a chunk's keys are two
-      // chunks, always even. A routed query sees its cluster's window.
-      bool isLSH = isa<LSHAttentionOp, LSHAttentionBackwardOp>(op);
-      std::optional<int64_t> window;
-      if (auto routed = dyn_cast<RoutedAttentionOp>(op))
-        window = routed.getWindow();
-      if (auto routed = dyn_cast<RoutedAttentionBackwardOp>(op))
-        window = routed.getWindow();
       int64_t headDim = tensorType(op->getOperand(0)).getDimSize(3);
       if (headDim % 2 != 0)
         return half + " attention multiplies head_dim in pairs; head_dim " +
                std::to_string(headDim) + " is odd";
-      if (window && *window % 2 != 0)
-        return half +
-               " routed attention multiplies a cluster's window of keys in "
-               "pairs; window " +
-               std::to_string(*window) + " is odd";
-      if (!isLSH && !window && tiling.keyTile % 2 != 0)
+      if (isa<LSHAttentionOp, LSHAttentionBackwardOp, RoutedAttentionOp,
+              RoutedAttentionBackwardOp>(op))
+        return "";
+      if (tiling.keyTile % 2 != 0)
         return half + " attention multiplies keys in pairs; key-tile " +
                std::to_string(tiling.keyTile) + " is odd";
-      if (!isBackward)
+      if (!isa<AttentionBackwardOp, AdaptiveSpanAttentionBackwardOp,
+               RelativeAttentionBackwardOp>(op))
         return "";
       // The backward also sums over queries (dk, dv) and over the values'
       // head_dim (do·vᵀ).
-      if (auto lsh = dyn_cast<LSHAttentionBackwardOp>(op)) {
-        if (lsh.getBucketSize() % 2 != 0)
-          return half +
-                 " LSH attention's backward multiplies a chunk's queries in "
-                 "pairs; bucket_size " +
-                 std::to_string(lsh.getBucketSize()) + " is odd";
-      } else if (window) {
-        // A tile of sorted queries (RoutedShape: up to 64).
-        int64_t tile =
-            std::min<int64_t>(64, tensorType(op->getOperand(0)).getDimSize(2));
-        if (tile % 2 != 0)
-          return half +
-                 " routed attention's backward multiplies a tile of queries "
-                 "in pairs; the query seq " +
-                 std::to_string(tile) + " is odd";
-      } else if (tiling.queryTile % 2 != 0) {
+      if (tiling.queryTile % 2 != 0)
         return half +
                " attention's backward multiplies queries in pairs; "
                "query-tile " +
                std::to_string(tiling.queryTile) + " is odd";
-      }
-      // The value: LSH's second operand, every flash backward's third.
-      int64_t valueDim =
-          tensorType(op->getOperand(isLSH ? 1 : 2)).getDimSize(3);
+      // Query, key, value: the first three operands of every backward.
+      int64_t valueDim = tensorType(op->getOperand(2)).getDimSize(3);
       if (valueDim % 2 != 0)
         return half +
                " attention's backward multiplies the values' "

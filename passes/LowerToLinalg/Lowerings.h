@@ -93,6 +93,18 @@ mlir::Value buildFlashAttention(mlir::OpBuilder &builder, attn::AttentionOp op,
 /// refusal and attn-half-precision-attention's choice both ask it.
 bool computesInHalfPrecision(mlir::Operation *op);
 
+/// The half type `op` computes in: "bf16" or "f16" when a tensor operand or
+/// result is of it (the verifiers keep one op to one half type), else
+/// empty.
+llvm::StringRef halfPrecisionOf(mlir::Operation *op);
+
+/// For a form's checkLowering: `size`, which `op` multiplies in pairs of
+/// its half type, is even; else one error, "<half> <multiplies> in pairs;
+/// <name> <size> is odd".
+mlir::LogicalResult checkPairedSize(mlir::Operation *op,
+                                    llvm::StringRef multiplies,
+                                    llvm::StringRef name, int64_t size);
+
 /// The train step's ops: the backward of each model op, head split and
 /// merge, clipping and optimizer updates (LowerTrainingOps.cpp).
 void populateTrainingOpLoweringPatterns(mlir::RewritePatternSet &patterns);

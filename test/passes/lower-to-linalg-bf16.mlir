@@ -283,6 +283,24 @@ func.func @bf16_routed_odd_tile(%q: tensor<1x2x45x16xbf16>) -> (tensor<1x2x45x16
 
 // -----
 
+func.func @bf16_lsh_odd_values(%q: tensor<1x2x64x16xbf16>, %v: tensor<1x2x64x5xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x5xbf16>) {
+  // expected-error @below {{'attn.lsh_attention_backward' op bf16 attention's backward multiplies the values' head_dim in pairs; head_dim 5 is odd}}
+  %g:2 = attn.lsh_attention_backward %q, %v, %v, %v {n_hashes = 2 : i64, bucket_size = 16 : i64}
+      : (tensor<1x2x64x16xbf16>, tensor<1x2x64x5xbf16>, tensor<1x2x64x5xbf16>, tensor<1x2x64x5xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x5xbf16>)
+  return %g#0, %g#1 : tensor<1x2x64x16xbf16>, tensor<1x2x64x5xbf16>
+}
+
+// -----
+
+func.func @bf16_routed_odd_values(%q: tensor<1x2x64x16xbf16>, %v: tensor<1x2x64x5xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x5xbf16>) {
+  // expected-error @below {{'attn.routed_attention_backward' op bf16 attention's backward multiplies the values' head_dim in pairs; head_dim 5 is odd}}
+  %g:3 = attn.routed_attention_backward %q, %q, %v, %v {clusters = 4 : i64, window = 16 : i64}
+      : (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x5xbf16>, tensor<1x2x64x5xbf16>) -> (tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x5xbf16>)
+  return %g#0, %g#1, %g#2 : tensor<1x2x64x16xbf16>, tensor<1x2x64x16xbf16>, tensor<1x2x64x5xbf16>
+}
+
+// -----
+
 func.func @f16_layer_norm(%x: tensor<1x8x16xf16>, %g: tensor<16xf16>, %b: tensor<16xf16>) -> tensor<1x8x16xf16> {
   // expected-error @below {{'attn.layer_norm' op f16 is computed by attn.attention, attn.sparse_attention, attn.adaptive_span_attention, attn.relative_attention, attn.lsh_attention and attn.routed_attention and their backward ops (dense, masked, sparse, adaptive-span, relative, LSH and routed forms) only; give this op f32 tensors}}
   %0 = attn.layer_norm %x, %g, %b : (tensor<1x8x16xf16>, tensor<16xf16>, tensor<16xf16>) -> tensor<1x8x16xf16>

@@ -209,6 +209,7 @@ void lcc::registerLSHAttentionForm() {
     populateLSHAttentionLoweringPatterns(patterns);
     populateLSHAttentionBackwardLoweringPatterns(patterns);
   };
+  form.checkLowering = checkLSHAttentionLowering;
   form.estimateCost = estimateLSH;
   form.rewrite = [](RewriterBase &rewriter, AttentionOp op,
                     const AttentionFormOptions &options, int64_t seed) {

@@ -34,6 +34,11 @@ void populateLSHAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateLSHAttentionBackwardLoweringPatterns(
     mlir::RewritePatternSet &patterns);
 
+/// The form's checkLowering: on a half type the backward multiplies a
+/// chunk's queries and the values' head_dim in pairs; one error where
+/// bucket_size or it is odd (LowerLSHAttentionBackward.cpp).
+mlir::LogicalResult checkLSHAttentionLowering(mlir::Operation *root);
+
 /// n_buckets from which "auto" hashes LSH attention factorized: 16K tokens
 /// in buckets of 64. Below it the plain hash costs little (at 4K, 32
 /// rotation columns beside the chunks' 256 multiply-adds per dimension);

@@ -376,6 +376,21 @@ struct LowerLSHAttentionBackward : OpRewritePattern<LSHAttentionBackwardOp> {
 
 } // namespace
 
+LogicalResult lcc::checkLSHAttentionLowering(Operation *root) {
+  WalkResult walk = root->walk([](LSHAttentionBackwardOp op) {
+    if (halfPrecisionOf(op).empty())
+      return WalkResult::advance();
+    bool odd = failed(checkPairedSize(
+                   op, "LSH attention's backward multiplies a chunk's queries",
+                   "bucket_size", op.getBucketSize())) ||
+               failed(checkPairedSize(
+                   op, "attention's backward multiplies the values' head_dim",
+                   "head_dim", tensorType(op.getValue()).getDimSize(3)));
+    return odd ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 void lcc::populateLSHAttentionBackwardLoweringPatterns(
     RewritePatternSet &patterns) {
   patterns.add<LowerLSHAttentionBackward>(patterns.getContext());

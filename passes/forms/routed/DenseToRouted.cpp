@@ -105,6 +105,7 @@ void lcc::registerRoutedAttentionForm() {
     populateRoutedAttentionBackwardLoweringPatterns(patterns);
     populateRoutedCentroidUpdateLoweringPatterns(patterns);
   };
+  form.checkLowering = checkRoutedAttentionLowering;
   form.opName = attn::RoutedAttentionOp::getOperationName();
   form.buildKeySelectionProbe = buildRoutedKeySelectionProbe;
   form.fillDecodeCaches = fillRoutedDecodeCaches;

@@ -288,6 +288,35 @@ struct LowerRoutedAttentionBackward
 
 } // namespace
 
+LogicalResult lcc::checkRoutedAttentionLowering(Operation *root) {
+  auto windowOdd = [](Operation *op, int64_t window) {
+    return failed(checkPairedSize(
+        op, "routed attention multiplies a cluster's window of keys", "window",
+        window));
+  };
+  WalkResult walk = root->walk([&](Operation *op) {
+    if (auto routed = dyn_cast<RoutedAttentionOp>(op);
+        routed && !halfPrecisionOf(op).empty() &&
+        windowOdd(op, routed.getWindow()))
+      return WalkResult::interrupt();
+    auto backward = dyn_cast<RoutedAttentionBackwardOp>(op);
+    if (!backward || halfPrecisionOf(op).empty() || !hasStaticShapes(op))
+      return WalkResult::advance();
+    RoutedShape s = routedShapeOf(backward);
+    bool odd =
+        windowOdd(op, s.window) ||
+        failed(checkPairedSize(op,
+                               "routed attention's backward multiplies a "
+                               "tile of queries",
+                               "the query seq", s.tile)) ||
+        failed(checkPairedSize(
+            op, "attention's backward multiplies the values' head_dim",
+            "head_dim", s.valueDim));
+    return odd ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 void lcc::populateRoutedAttentionBackwardLoweringPatterns(
     RewritePatternSet &patterns) {
   patterns.add<LowerRoutedAttentionBackward>(patterns.getContext());

@@ -35,6 +35,12 @@ void populateRoutedAttentionLoweringPatterns(mlir::RewritePatternSet &patterns);
 void populateRoutedAttentionBackwardLoweringPatterns(
     mlir::RewritePatternSet &patterns);
 
+/// The form's checkLowering: on a half type a query's scores and output
+/// sum over its cluster's window in pairs, and the backward a tile of
+/// sorted queries and the values' head_dim; one error where one is odd
+/// (LowerRoutedAttentionBackward.cpp).
+mlir::LogicalResult checkRoutedAttentionLowering(mlir::Operation *root);
+
 /// attn.routed_centroid_update, the centroids' moving average
 /// (LowerRoutedCentroidUpdate.cpp).
 void populateRoutedCentroidUpdateLoweringPatterns(
